@@ -1,0 +1,47 @@
+/**
+ * Compactors turn a run of messages into a summary. Implementations (template, LLM) live in
+ * `@ctxlog/compaction`.
+ *
+ * @since 0.1.0
+ */
+import * as Context from "effect/Context"
+import type * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
+import type { Message } from "./Message.js"
+
+/** What to compact. @since 0.1.0 */
+export interface CompactionInput {
+  readonly messages: ReadonlyArray<Message>
+  /** The previous summary, rolled forward into the new one. */
+  readonly previousSummary: string | null
+  readonly goal?: string | null
+  readonly maxSummaryTokens?: number
+}
+
+/** A summary. @since 0.1.0 */
+export interface CompactionOutput {
+  readonly summary: string
+}
+
+/** A compactor failed (model error, timeout, empty output). @since 0.1.0 */
+export class CompactionError extends Schema.TaggedError<CompactionError>()("CompactionError", {
+  compactor: Schema.String,
+  reason: Schema.Literal("model", "timeout", "empty", "input"),
+  detail: Schema.String
+}) {
+  override get message(): string {
+    return `compactor ${this.compactor} failed (${this.reason}): ${this.detail}`
+  }
+}
+
+/** Summarizes messages. @since 0.1.0 */
+export class Compactor extends Context.Tag("@ctxlog/core/Compactor")<Compactor, Compactor.Service>() {}
+
+/** @since 0.1.0 */
+export declare namespace Compactor {
+  /** @since 0.1.0 */
+  export interface Service {
+    readonly name: string
+    readonly compact: (input: CompactionInput) => Effect.Effect<CompactionOutput, CompactionError>
+  }
+}

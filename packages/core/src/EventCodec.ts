@@ -1,0 +1,233 @@
+/**
+ * The stored form of events, and the upcaster chain that lets a log written by an older release replay.
+ *
+ * A stored event is `{ type, schemaVersion, data }` where `data` is JSON text: the exact bytes a store
+ * writes and hashes. Decoding runs the upcasters for `type` from `schemaVersion` up to the current one,
+ * then validates against the current schema; a failure names the field that was wrong.
+ *
+ * @since 0.1.0
+ */
+import * as Effect from "effect/Effect"
+import * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
+import { type EventType, isEventType, schemaVersions, WindowEvent } from "./WindowEvent.js"
+
+/** An event as stored. @since 0.1.0 */
+export interface StoredEvent {
+  readonly type: string
+  readonly schemaVersion: number
+  /** JSON text. */
+  readonly data: string
+}
+
+/** Where a stored event came from, for error messages. @since 0.1.0 */
+export interface Location {
+  readonly stream?: string
+  readonly version?: number
+  readonly line?: number
+}
+
+/**
+ * A stored event could not be decoded. `path` names the offending field (`message.parts.0.type`), and
+ * `stream`/`version`/`line` say where the event was.
+ * @since 0.1.0
+ */
+export class EventDecodeError extends Schema.TaggedError<EventDecodeError>()("EventDecodeError", {
+  type: Schema.String,
+  schemaVersion: Schema.Number,
+  path: Schema.String,
+  detail: Schema.String,
+  stream: Schema.optional(Schema.String),
+  version: Schema.optional(Schema.Number),
+  line: Schema.optional(Schema.Number)
+}) {
+  override get message(): string {
+    const where = [
+      this.stream === undefined ? undefined : `stream ${this.stream}`,
+      this.version === undefined ? undefined : `version ${this.version}`,
+      this.line === undefined ? undefined : `line ${this.line}`
+    ]
+      .filter((part) => part !== undefined)
+      .join(", ")
+    const field = this.path === "" ? "" : ` at "${this.path}"`
+    return `cannot decode ${this.type} v${this.schemaVersion}${where === "" ? "" : ` (${where})`}${field}: ${this.detail}`
+  }
+}
+
+/** An event handed to a store does not match its schema; nothing was written. @since 0.1.0 */
+export class EventEncodeError extends Schema.TaggedError<EventEncodeError>()("EventEncodeError", {
+  type: Schema.String,
+  index: Schema.Number,
+  path: Schema.String,
+  detail: Schema.String
+}) {
+  override get message(): string {
+    return `event #${this.index} (${this.type}) is malformed at "${this.path}": ${this.detail}`
+  }
+}
+
+/**
+ * Moves the JSON of one event type from `fromVersion` to `fromVersion + 1`.
+ * @since 0.1.0
+ */
+export interface Upcaster {
+  readonly type: EventType
+  readonly fromVersion: number
+  readonly up: (data: unknown) => unknown
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value)
+
+/**
+ * MessageAppended v1 (0.0.x releases) stored `content: string` plus optional `toolCalls` and
+ * `toolCallId`; v2 stores typed `parts`.
+ */
+const messageAppendedV1: Upcaster = {
+  type: "MessageAppended",
+  fromVersion: 1,
+  up: (data) => {
+    if (!isRecord(data) || !isRecord(data.message)) return data
+    const { content, toolCalls, toolCallId, isError, ...message } = data.message
+    const parts: Array<unknown> = []
+    if (typeof toolCallId === "string") {
+      parts.push({
+        type: "tool_result",
+        toolCallId,
+        content: typeof content === "string" ? content : "",
+        isError: isError === true
+      })
+    } else if (typeof content === "string" && content.length > 0) {
+      parts.push({ type: "text", text: content })
+    }
+    if (Array.isArray(toolCalls)) {
+      for (const call of toolCalls) {
+        if (isRecord(call)) parts.push({ type: "tool_call", id: call.id, name: call.name, input: call.input ?? null })
+      }
+    }
+    return { ...data, message: { kind: "chat", ...message, parts } }
+  }
+}
+
+/** The built-in upcasters, oldest first. @since 0.1.0 */
+export const upcasters: ReadonlyArray<Upcaster> = [messageAppendedV1]
+
+const decodeEvent = Schema.decodeUnknownEither(WindowEvent)
+const encodeEvent = Schema.encodeEither(WindowEvent)
+
+const firstIssue = (error: ParseResult.ParseError): { path: string; detail: string } => {
+  const issues = ParseResult.ArrayFormatter.formatErrorSync(error)
+  const issue = issues[0]
+  return issue === undefined
+    ? { path: "", detail: error.message }
+    : { path: issue.path.map(String).join("."), detail: issue.message }
+}
+
+/** Decode a stored event, upcasting it first. @since 0.1.0 */
+export const decode = (stored: StoredEvent, location: Location = {}): Effect.Effect<WindowEvent, EventDecodeError> =>
+  Effect.suspend(() => {
+    const fail = (path: string, detail: string) =>
+      Effect.fail(
+        new EventDecodeError({
+          type: stored.type,
+          schemaVersion: stored.schemaVersion,
+          path,
+          detail,
+          ...(location.stream === undefined ? {} : { stream: location.stream }),
+          ...(location.version === undefined ? {} : { version: location.version }),
+          ...(location.line === undefined ? {} : { line: location.line })
+        })
+      )
+    if (!isEventType(stored.type)) return fail("_tag", `unknown event type "${stored.type}"`)
+    const current = schemaVersions[stored.type]
+    if (!Number.isInteger(stored.schemaVersion) || stored.schemaVersion < 1 || stored.schemaVersion > current) {
+      return fail("", `schema version ${stored.schemaVersion} is not between 1 and ${current}`)
+    }
+    let data: unknown
+    try {
+      data = JSON.parse(stored.data)
+    } catch (cause) {
+      return fail("", `data is not JSON: ${cause instanceof Error ? cause.message : String(cause)}`)
+    }
+    for (let version = stored.schemaVersion; version < current; version++) {
+      const upcaster = upcasters.find(
+        (candidate) => candidate.type === stored.type && candidate.fromVersion === version
+      )
+      if (upcaster !== undefined) data = upcaster.up(data)
+    }
+    if (isRecord(data) && data._tag !== stored.type) {
+      return fail("_tag", `data says "${String(data._tag)}" but the stored type is "${stored.type}"`)
+    }
+    const decoded = decodeEvent(data, { errors: "first", onExcessProperty: "error" })
+    if (decoded._tag === "Left") {
+      const { path, detail } = firstIssue(decoded.left)
+      return fail(path, detail)
+    }
+    return Effect.succeed(decoded.right)
+  })
+
+/**
+ * Encode events for storage, validating each; the first malformed one fails the whole batch.
+ * @since 0.1.0
+ */
+export const encodeAll = (
+  events: ReadonlyArray<unknown>
+): Effect.Effect<ReadonlyArray<StoredEvent>, EventEncodeError> =>
+  Effect.suspend(() => {
+    const stored: Array<StoredEvent> = []
+    for (const [index, event] of events.entries()) {
+      const type = isRecord(event) && typeof event._tag === "string" ? event._tag : "unknown"
+      // Validate the typed value first (decode), so a hand-built object with a wrong field is caught.
+      const validated = decodeEvent(event, { errors: "first", onExcessProperty: "error" })
+      if (validated._tag === "Left") {
+        const { path, detail } = firstIssue(validated.left)
+        return Effect.fail(new EventEncodeError({ type, index, path, detail }))
+      }
+      const encoded = encodeEvent(validated.right)
+      if (encoded._tag === "Left") {
+        const { path, detail } = firstIssue(encoded.left)
+        return Effect.fail(new EventEncodeError({ type, index, path, detail }))
+      }
+      stored.push({
+        type: validated.right._tag,
+        schemaVersion: schemaVersions[validated.right._tag],
+        data: JSON.stringify(encoded.right)
+      })
+    }
+    return Effect.succeed(stored)
+  })
+
+/** Decode a JSON-lines export (`{ type, schemaVersion, data }` per line) with line numbers in errors. @since 0.1.0 */
+export const decodeJsonLines = (text: string): Effect.Effect<ReadonlyArray<WindowEvent>, EventDecodeError> =>
+  Effect.forEach(
+    text.split("\n").flatMap((raw, index) => (raw.trim() === "" ? [] : [{ raw, line: index + 1 }])),
+    ({ raw, line }) => {
+      let record: unknown
+      try {
+        record = JSON.parse(raw)
+      } catch (cause) {
+        return Effect.fail(
+          new EventDecodeError({
+            type: "unknown",
+            schemaVersion: 0,
+            path: "",
+            detail: `line is not JSON: ${cause instanceof Error ? cause.message : String(cause)}`,
+            line
+          })
+        )
+      }
+      if (!isRecord(record) || typeof record.type !== "string" || typeof record.schemaVersion !== "number") {
+        return Effect.fail(
+          new EventDecodeError({
+            type: "unknown",
+            schemaVersion: 0,
+            path: "type",
+            detail: "expected { type: string, schemaVersion: number, data }",
+            line
+          })
+        )
+      }
+      const data = typeof record.data === "string" ? record.data : JSON.stringify(record.data)
+      return decode({ type: record.type, schemaVersion: record.schemaVersion, data }, { line })
+    }
+  )

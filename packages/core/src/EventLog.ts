@@ -1,0 +1,171 @@
+/**
+ * Durable, append-only storage of window events, one stream per conversation.
+ *
+ * Guarantees every backend gives (the conformance suite in `@ctxlog/core/testing` checks them):
+ * per-stream versions are 1-based and contiguous; an append is all-or-nothing; `expected` is checked
+ * in the same transaction as the write, and a mismatch is a typed {@link ConcurrencyConflict} that
+ * writes nothing; re-appending events whose ids are all present already succeeds and writes nothing;
+ * ids partly present fail with {@link DuplicateEventIds}; global positions follow commit order.
+ *
+ * @since 0.1.0
+ */
+import * as Context from "effect/Context"
+import type * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
+import type * as Stream from "effect/Stream"
+import type { EventDecodeError, EventEncodeError } from "./EventCodec.js"
+import * as appendRules from "./internal/appendRules.js"
+import * as memory from "./internal/memoryEventLog.js"
+import type { WindowEvent } from "./WindowEvent.js"
+
+/** A stream (conversation) id. @since 0.1.0 */
+export type StreamId = string
+
+/**
+ * What the writer believes the stream's version is: an exact version (0 = no events yet),
+ * `"no_stream"`, `"stream_exists"`, or `"any"` (no check).
+ * @since 0.1.0
+ */
+export const ExpectedVersion = Schema.Union(
+  Schema.Int.pipe(Schema.nonNegative()),
+  Schema.Literal("no_stream", "stream_exists", "any")
+)
+/** @since 0.1.0 */
+export type ExpectedVersion = typeof ExpectedVersion.Type
+
+/** Who and why: stored beside each event. @since 0.1.0 */
+export interface EventMetadata {
+  readonly causationId?: string
+  readonly correlationId?: string
+  readonly turn?: number
+  readonly actor?: string
+}
+
+/** A stored event with its position in the log. @since 0.1.0 */
+export interface Envelope {
+  readonly stream: StreamId
+  readonly version: number
+  readonly position: number
+  readonly eventId: string
+  readonly type: WindowEvent["_tag"]
+  readonly schemaVersion: number
+  readonly event: WindowEvent
+  /** The stored JSON text of the event (the hashed bytes). */
+  readonly data: string
+  readonly metadata: EventMetadata
+  /** Epoch milliseconds, from the `Clock` of the writer. */
+  readonly recordedAt: number
+  readonly hash: string
+}
+
+/** What an append did. @since 0.1.0 */
+export interface AppendResult {
+  readonly stream: StreamId
+  /** The stream version after the append: pass it as `expected` next time. */
+  readonly nextExpectedVersion: number
+  /** Events written (0 for an empty batch or an idempotent retry). */
+  readonly written: number
+  /** Global position of the last event written, if any. */
+  readonly lastPosition: number | undefined
+}
+
+/** A stream and its activity. @since 0.1.0 */
+export interface StreamInfo {
+  readonly stream: StreamId
+  readonly version: number
+  readonly createdAt: number
+  readonly updatedAt: number
+}
+
+/** The stream is not at the version the writer expected; nothing was written. @since 0.1.0 */
+export class ConcurrencyConflict extends Schema.TaggedError<ConcurrencyConflict>()("ConcurrencyConflict", {
+  stream: Schema.String,
+  expected: ExpectedVersion,
+  actual: Schema.Int
+}) {
+  override get message(): string {
+    return `stream "${this.stream}": expected version ${this.expected}, actual ${this.actual}`
+  }
+}
+
+/**
+ * Some event ids of the batch are stored already (or repeat within the batch, or belong to another
+ * stream or position); nothing was written.
+ * @since 0.1.0
+ */
+export class DuplicateEventIds extends Schema.TaggedError<DuplicateEventIds>()("DuplicateEventIds", {
+  stream: Schema.String,
+  ids: Schema.Array(Schema.String),
+  detail: Schema.String
+}) {
+  override get message(): string {
+    return `stream "${this.stream}": ${this.detail} (${this.ids.join(", ")})`
+  }
+}
+
+/** The storage failed (I/O, driver, corrupt row). @since 0.1.0 */
+export class StoreError extends Schema.TaggedError<StoreError>()("StoreError", {
+  operation: Schema.String,
+  detail: Schema.String
+}) {
+  override get message(): string {
+    return `event store ${this.operation} failed: ${this.detail}`
+  }
+}
+
+/** Options of a stream read. @since 0.1.0 */
+export interface ReadOptions {
+  /** First version to read (inclusive, default 1). */
+  readonly from?: number
+  /** Last version to read (inclusive). */
+  readonly to?: number
+}
+
+/** Options of a read across all streams. @since 0.1.0 */
+export interface ReadAllOptions {
+  /** Read events after this global position (exclusive, default 0). */
+  readonly after?: number
+  readonly limit?: number
+}
+
+/** Durable, append-only storage of window events. @since 0.1.0 */
+export class EventLog extends Context.Tag("@ctxlog/core/EventLog")<EventLog, EventLog.Service>() {}
+
+/** @since 0.1.0 */
+export declare namespace EventLog {
+  /** @since 0.1.0 */
+  export interface Service {
+    readonly append: (
+      stream: StreamId,
+      events: ReadonlyArray<WindowEvent>,
+      expected: ExpectedVersion,
+      metadata?: EventMetadata
+    ) => Effect.Effect<AppendResult, ConcurrencyConflict | DuplicateEventIds | EventEncodeError | StoreError>
+    readonly read: (stream: StreamId, options?: ReadOptions) => Stream.Stream<Envelope, StoreError | EventDecodeError>
+    readonly readAll: (options?: ReadAllOptions) => Stream.Stream<Envelope, StoreError | EventDecodeError>
+    /** Current version of a stream (0 when it has no events). */
+    readonly version: (stream: StreamId) => Effect.Effect<number, StoreError>
+    readonly streams: () => Effect.Effect<ReadonlyArray<StreamInfo>, StoreError>
+  }
+}
+
+/** An in-memory event log: for tests, demos and single-process scratch work. @since 0.1.0 */
+export const layerMemory: Layer.Layer<EventLog> = Layer.effect(EventLog, memory.make)
+
+/** Build an in-memory event log (each call is a fresh, empty log). @since 0.1.0 */
+export const makeMemory: Effect.Effect<EventLog.Service> = memory.make
+
+/**
+ * The append rules every backend applies inside its transaction, given what is stored: duplicate-id
+ * detection, idempotent retries, expected-version checks. Exported so SQL backends share them.
+ * @since 0.1.0
+ */
+export const checkAppend: (
+  input: appendRules.AppendCheckInput
+) => Effect.Effect<appendRules.AppendDecision, ConcurrencyConflict | DuplicateEventIds> = appendRules.checkAppend
+
+/** @since 0.1.0 */
+export type AppendCheckInput = appendRules.AppendCheckInput
+/** @since 0.1.0 */
+export type AppendDecision = appendRules.AppendDecision

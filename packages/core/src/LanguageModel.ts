@@ -1,0 +1,102 @@
+/**
+ * The port to a language model. Implementations (Anthropic, OpenAI-compatible, the offline scripted
+ * model) live in `@ctxlog/providers`; compactors and summarizers depend only on this tag.
+ *
+ * @since 0.1.0
+ */
+import * as Context from "effect/Context"
+import type * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
+import type * as Stream from "effect/Stream"
+import type { JsonValue, Part, Role } from "./Message.js"
+
+/** A tool the model may call. @since 0.1.0 */
+export interface ToolSpec {
+  readonly name: string
+  readonly description: string
+  /** JSON Schema of the input. */
+  readonly inputSchema: { readonly [key: string]: JsonValue }
+}
+
+/** A provider-neutral chat message. @since 0.1.0 */
+export interface ChatMessage {
+  readonly role: Role
+  readonly parts: ReadonlyArray<Part>
+}
+
+/** A provider-neutral request. @since 0.1.0 */
+export interface ModelRequest {
+  readonly system?: string
+  readonly messages: ReadonlyArray<ChatMessage>
+  readonly tools?: ReadonlyArray<ToolSpec>
+  readonly maxOutputTokens?: number
+  readonly temperature?: number
+}
+
+/** Token usage as the provider reported it. `inputTokens` counts the whole prompt, cached tokens included. @since 0.1.0 */
+export interface Usage {
+  readonly inputTokens: number
+  readonly outputTokens: number
+  readonly cacheReadTokens: number
+  readonly cacheWriteTokens: number
+}
+
+/** Why the model stopped. @since 0.1.0 */
+export type StopReason = "end_turn" | "tool_use" | "max_tokens" | "stop_sequence" | "other"
+
+/** A complete model response. @since 0.1.0 */
+export interface ModelResponse {
+  readonly provider: string
+  readonly model: string
+  /** The assistant message: text and tool calls. */
+  readonly parts: ReadonlyArray<Part>
+  readonly stopReason: StopReason
+  readonly usage: Usage
+}
+
+/** A streamed piece of a response; the last one is `done` with the whole response. @since 0.1.0 */
+export type ModelChunk =
+  | { readonly _tag: "TextDelta"; readonly text: string }
+  | { readonly _tag: "ToolCallDelta"; readonly id: string; readonly name: string; readonly inputJson: string }
+  | { readonly _tag: "Done"; readonly response: ModelResponse }
+
+/** Why a provider call failed. @since 0.1.0 */
+export const ProviderErrorReason = Schema.Literal(
+  "rate_limited",
+  "overloaded",
+  "auth",
+  "bad_request",
+  "network",
+  "timeout",
+  "malformed_response",
+  "server"
+)
+/** @since 0.1.0 */
+export type ProviderErrorReason = typeof ProviderErrorReason.Type
+
+/** A provider call failed (after any retries). @since 0.1.0 */
+export class ProviderError extends Schema.TaggedError<ProviderError>()("ProviderError", {
+  provider: Schema.String,
+  reason: ProviderErrorReason,
+  detail: Schema.String,
+  status: Schema.optional(Schema.Number),
+  retryAfterMs: Schema.optional(Schema.Number)
+}) {
+  override get message(): string {
+    return `${this.provider}: ${this.reason}${this.status === undefined ? "" : ` (HTTP ${this.status})`}: ${this.detail}`
+  }
+}
+
+/** A language model. @since 0.1.0 */
+export class LanguageModel extends Context.Tag("@ctxlog/core/LanguageModel")<LanguageModel, LanguageModel.Service>() {}
+
+/** @since 0.1.0 */
+export declare namespace LanguageModel {
+  /** @since 0.1.0 */
+  export interface Service {
+    readonly provider: string
+    readonly model: string
+    readonly generate: (request: ModelRequest) => Effect.Effect<ModelResponse, ProviderError>
+    readonly stream: (request: ModelRequest) => Stream.Stream<ModelChunk, ProviderError>
+  }
+}

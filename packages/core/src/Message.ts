@@ -1,0 +1,217 @@
+/**
+ * Messages: what a context window is made of.
+ *
+ * A message's `tokens` are counted once, when it enters the log, and stored in the event that put it
+ * there; replay never needs a tokenizer. `origin` is the `{ version, eventId }` of that event (blame).
+ *
+ * @since 0.1.0
+ */
+import * as Schema from "effect/Schema"
+
+/**
+ * Every kind of message. `chat` is ordinary conversation; the others tag injected context so it can be
+ * found and removed as a group.
+ * @since 0.1.0
+ */
+export const MessageKind = Schema.Literal(
+  "chat",
+  "recall",
+  "correction",
+  "graph_facts",
+  "persona_facts",
+  "trajectory_hints",
+  "tree_memory",
+  "reasoning_strategies",
+  "lsp",
+  "code_context",
+  "summary",
+  "cross_session",
+  "session_digest",
+  "document_rag",
+  "seam",
+  "briefing"
+)
+/** @since 0.1.0 */
+export type MessageKind = typeof MessageKind.Type
+
+/** All message kinds, in declaration order. @since 0.1.0 */
+export const messageKinds: ReadonlyArray<MessageKind> = MessageKind.literals
+
+/** Kinds that tag injected context (everything but `chat`). @since 0.1.0 */
+export const InjectedKind = Schema.Literal(
+  "recall",
+  "correction",
+  "graph_facts",
+  "persona_facts",
+  "trajectory_hints",
+  "tree_memory",
+  "reasoning_strategies",
+  "lsp",
+  "code_context",
+  "summary",
+  "cross_session",
+  "session_digest",
+  "document_rag",
+  "seam",
+  "briefing"
+)
+/** @since 0.1.0 */
+export type InjectedKind = typeof InjectedKind.Type
+
+/** The speaker of a message. @since 0.1.0 */
+export const Role = Schema.Literal("system", "user", "assistant", "tool")
+/** @since 0.1.0 */
+export type Role = typeof Role.Type
+
+/** A message id (client-made, unique within a stream). @since 0.1.0 */
+export const MessageId = Schema.String.pipe(Schema.minLength(1))
+
+/** Plain text. @since 0.1.0 */
+export const TextPart = Schema.Struct({
+  type: Schema.Literal("text"),
+  text: Schema.String
+})
+/** @since 0.1.0 */
+export type TextPart = typeof TextPart.Type
+
+/** JSON value carried by a tool call's input. @since 0.1.0 */
+export const JsonValue: Schema.Schema<JsonValue> = Schema.suspend(() =>
+  Schema.Union(
+    Schema.Null,
+    Schema.Boolean,
+    Schema.Number,
+    Schema.String,
+    Schema.Array(JsonValue),
+    Schema.Record({ key: Schema.String, value: JsonValue })
+  )
+)
+/** @since 0.1.0 */
+export type JsonValue =
+  | null
+  | boolean
+  | number
+  | string
+  | ReadonlyArray<JsonValue>
+  | { readonly [key: string]: JsonValue }
+
+/** An assistant's request to run a tool. @since 0.1.0 */
+export const ToolCallPart = Schema.Struct({
+  type: Schema.Literal("tool_call"),
+  id: Schema.String.pipe(Schema.minLength(1)),
+  name: Schema.String.pipe(Schema.minLength(1)),
+  input: JsonValue
+})
+/** @since 0.1.0 */
+export type ToolCallPart = typeof ToolCallPart.Type
+
+/** The output of a tool call, answering the call with the same id. @since 0.1.0 */
+export const ToolResultPart = Schema.Struct({
+  type: Schema.Literal("tool_result"),
+  toolCallId: Schema.String.pipe(Schema.minLength(1)),
+  content: Schema.String,
+  isError: Schema.Boolean
+})
+/** @since 0.1.0 */
+export type ToolResultPart = typeof ToolResultPart.Type
+
+/** One part of a message. @since 0.1.0 */
+export const Part = Schema.Union(TextPart, ToolCallPart, ToolResultPart)
+/** @since 0.1.0 */
+export type Part = typeof Part.Type
+
+/** The event that put a message in the window. @since 0.1.0 */
+export const Origin = Schema.Struct({
+  version: Schema.Int.pipe(Schema.positive()),
+  eventId: Schema.String
+})
+/** @since 0.1.0 */
+export type Origin = typeof Origin.Type
+
+/** A message as it is stored in events and held by the window. @since 0.1.0 */
+export const Message = Schema.Struct({
+  id: MessageId,
+  role: Role,
+  kind: MessageKind,
+  parts: Schema.Array(Part),
+  tokens: Schema.Int.pipe(Schema.nonNegative()),
+  pinned: Schema.optional(Schema.Boolean),
+  origin: Schema.optional(Origin)
+})
+/** @since 0.1.0 */
+export type Message = typeof Message.Type
+
+/**
+ * A message before it enters the log: no id, no token count, no origin yet.
+ * @since 0.1.0
+ */
+export interface MessageInput {
+  readonly role: Role
+  readonly parts: ReadonlyArray<Part>
+  readonly kind?: MessageKind
+  readonly pinned?: boolean
+  /** Keep a caller-chosen id (for example one from an imported transcript). */
+  readonly id?: string
+}
+
+/** A text part. @since 0.1.0 */
+export const text = (value: string): TextPart => ({ type: "text", text: value })
+
+/** A tool call part. @since 0.1.0 */
+export const toolCall = (id: string, name: string, input: JsonValue): ToolCallPart => ({
+  type: "tool_call",
+  id,
+  name,
+  input
+})
+
+/** A tool result part. @since 0.1.0 */
+export const toolResult = (toolCallId: string, content: string, isError = false): ToolResultPart => ({
+  type: "tool_result",
+  toolCallId,
+  content,
+  isError
+})
+
+/** A system message input. @since 0.1.0 */
+export const system = (value: string): MessageInput => ({ role: "system", parts: [text(value)] })
+/** A user message input. @since 0.1.0 */
+export const user = (value: string): MessageInput => ({ role: "user", parts: [text(value)] })
+/** An assistant message input, with optional tool calls. @since 0.1.0 */
+export const assistant = (value: string, calls: ReadonlyArray<ToolCallPart> = []): MessageInput => ({
+  role: "assistant",
+  parts: value.length > 0 ? [text(value), ...calls] : calls
+})
+/** A tool message input answering `toolCallId`. @since 0.1.0 */
+export const tool = (toolCallId: string, content: string, isError = false): MessageInput => ({
+  role: "tool",
+  parts: [toolResult(toolCallId, content, isError)]
+})
+
+/** The tool calls a message makes. @since 0.1.0 */
+export const toolCallsOf = (message: { readonly parts: ReadonlyArray<Part> }): ReadonlyArray<ToolCallPart> =>
+  message.parts.filter((part): part is ToolCallPart => part.type === "tool_call")
+
+/** The tool results a message carries. @since 0.1.0 */
+export const toolResultsOf = (message: { readonly parts: ReadonlyArray<Part> }): ReadonlyArray<ToolResultPart> =>
+  message.parts.filter((part): part is ToolResultPart => part.type === "tool_result")
+
+/** The text of a message: its text parts joined by newlines. @since 0.1.0 */
+export const textOf = (message: { readonly parts: ReadonlyArray<Part> }): string =>
+  message.parts
+    .filter((part): part is TextPart => part.type === "text")
+    .map((part) => part.text)
+    .join("\n")
+
+/**
+ * Everything in a message that a tokenizer should see, as one string: text, tool names and inputs,
+ * tool outputs. Token counters count this.
+ * @since 0.1.0
+ */
+export const tokenTextOf = (message: { readonly parts: ReadonlyArray<Part> }): string =>
+  message.parts
+    .map((part) => {
+      if (part.type === "text") return part.text
+      if (part.type === "tool_call") return `${part.name} ${JSON.stringify(part.input)}`
+      return part.content
+    })
+    .join("\n")

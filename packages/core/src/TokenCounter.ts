@@ -1,0 +1,58 @@
+/**
+ * Token counting. A message's tokens are counted once, when it enters the log.
+ *
+ * `layerGpt` uses `gpt-tokenizer` (o200k_base by default, cl100k_base on request). `layerHeuristic`
+ * estimates from characters, for models with no local tokenizer; its estimates are corrected by the
+ * usage providers report (see `Window.calibrationRatio`).
+ *
+ * @since 0.1.0
+ */
+import * as Context from "effect/Context"
+import * as Layer from "effect/Layer"
+import { countTokens as countCl100k } from "gpt-tokenizer/encoding/cl100k_base"
+import { countTokens as countO200k } from "gpt-tokenizer/encoding/o200k_base"
+import { type Part, tokenTextOf } from "./Message.js"
+
+/** Tokens a chat format adds around each message (role markers). @since 0.1.0 */
+export const messageOverhead = 4
+
+/** Counts tokens. @since 0.1.0 */
+export class TokenCounter extends Context.Tag("@ctxlog/core/TokenCounter")<TokenCounter, TokenCounter.Service>() {}
+
+/** @since 0.1.0 */
+export declare namespace TokenCounter {
+  /** @since 0.1.0 */
+  export interface Service {
+    /** The tokenizer's name, e.g. `o200k_base` or `heuristic(4)`. */
+    readonly name: string
+    readonly count: (text: string) => number
+    /** Tokens of a message: its text, tool names, inputs and outputs, plus the per-message overhead. */
+    readonly countMessage: (message: { readonly parts: ReadonlyArray<Part> }) => number
+  }
+}
+
+/** Build a counter from a text counter. @since 0.1.0 */
+export const make = (name: string, count: (text: string) => number): TokenCounter.Service => ({
+  name,
+  count,
+  countMessage: (message) => count(tokenTextOf(message)) + messageOverhead
+})
+
+/** The encodings bundled with `gpt-tokenizer` that we expose. @since 0.1.0 */
+export type Encoding = "o200k_base" | "cl100k_base"
+
+/** A counter backed by `gpt-tokenizer`. @since 0.1.0 */
+export const gpt = (encoding: Encoding = "o200k_base"): TokenCounter.Service =>
+  make(encoding, encoding === "o200k_base" ? countO200k : countCl100k)
+
+/** A counter that estimates `ceil(chars / charsPerToken)`. @since 0.1.0 */
+export const heuristic = (charsPerToken = 4): TokenCounter.Service =>
+  make(`heuristic(${charsPerToken})`, (text) => Math.ceil(text.length / charsPerToken))
+
+/** `gpt-tokenizer` with o200k_base (or the given encoding). @since 0.1.0 */
+export const layerGpt = (encoding: Encoding = "o200k_base"): Layer.Layer<TokenCounter> =>
+  Layer.succeed(TokenCounter, gpt(encoding))
+
+/** The character heuristic (4 characters a token by default). @since 0.1.0 */
+export const layerHeuristic = (charsPerToken = 4): Layer.Layer<TokenCounter> =>
+  Layer.succeed(TokenCounter, heuristic(charsPerToken))

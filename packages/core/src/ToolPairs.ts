@@ -1,0 +1,72 @@
+/**
+ * Tool call / tool result pairing: the structure no trim, compaction or render may break.
+ *
+ * @since 0.1.0
+ */
+import { type Message, toolCallsOf, toolResultsOf } from "./Message.js"
+
+/**
+ * Split messages into atomic groups, in order of each group's first message. A message that makes tool
+ * calls forms one group with every message that answers one of those calls; any other message is a
+ * group of its own. Dropping whole groups never separates a call from its result.
+ * @since 0.1.0
+ */
+export const groups = (messages: ReadonlyArray<Message>): ReadonlyArray<ReadonlyArray<Message>> => {
+  const groupOfCall = new Map<string, number>()
+  const members: Array<Array<Message>> = []
+  for (const message of messages) {
+    // A message joins the group of the first call it answers; otherwise it starts a new group.
+    const answered = toolResultsOf(message)
+      .map((result) => groupOfCall.get(result.toolCallId))
+      .find((group) => group !== undefined)
+    const index = answered ?? members.length
+    if (answered === undefined) members.push([message])
+    else members[answered]?.push(message)
+    for (const call of toolCallsOf(message)) groupOfCall.set(call.id, index)
+  }
+  return members
+}
+
+/** A tool-pairing problem in a message list. @since 0.1.0 */
+export type PairingProblem =
+  | { readonly _tag: "OrphanResult"; readonly messageId: string; readonly toolCallId: string }
+  | { readonly _tag: "DuplicateResult"; readonly messageId: string; readonly toolCallId: string }
+  | { readonly _tag: "MissingResult"; readonly messageId: string; readonly toolCallId: string }
+
+/**
+ * Find every result without an earlier call, every call answered twice, and every call in
+ * `completed` (its result was seen once) whose result is no longer present.
+ * @since 0.1.0
+ */
+export const problems = (
+  messages: ReadonlyArray<Message>,
+  completed: ReadonlyArray<string> = []
+): ReadonlyArray<PairingProblem> => {
+  const found: Array<PairingProblem> = []
+  const calls = new Map<string, string>()
+  const answered = new Set<string>()
+  for (const message of messages) {
+    for (const result of toolResultsOf(message)) {
+      if (!calls.has(result.toolCallId)) {
+        found.push({ _tag: "OrphanResult", messageId: message.id, toolCallId: result.toolCallId })
+      } else if (answered.has(result.toolCallId)) {
+        found.push({ _tag: "DuplicateResult", messageId: message.id, toolCallId: result.toolCallId })
+      }
+      answered.add(result.toolCallId)
+    }
+    for (const call of toolCallsOf(message)) calls.set(call.id, message.id)
+  }
+  const completedSet = new Set(completed)
+  for (const [toolCallId, messageId] of calls) {
+    if (completedSet.has(toolCallId) && !answered.has(toolCallId)) {
+      found.push({ _tag: "MissingResult", messageId, toolCallId })
+    }
+  }
+  return found
+}
+
+/** Tool call ids made in `messages` that have no result in them yet. @since 0.1.0 */
+export const pendingCalls = (messages: ReadonlyArray<Message>): ReadonlyArray<string> => {
+  const answered = new Set(messages.flatMap((message) => toolResultsOf(message).map((result) => result.toolCallId)))
+  return messages.flatMap((message) => toolCallsOf(message).map((call) => call.id)).filter((id) => !answered.has(id))
+}

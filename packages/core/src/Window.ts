@@ -1,0 +1,161 @@
+/**
+ * The context window: a projection of a stream of {@link WindowEvent}s.
+ *
+ * Four partitions line up with the slots of an LLM API: `system` (identity and rules), `knowledge`
+ * (stable knowledge first, then injected context such as recall), `taskState` + `signals` (goal,
+ * subgoals; ephemeral notes cleared after each render), and `history` (turns, tool calls and results:
+ * the compression target).
+ *
+ * @since 0.1.0
+ */
+import * as Schema from "effect/Schema"
+import * as evolveInternal from "./internal/evolve.js"
+import { Message } from "./Message.js"
+import type { WindowEvent } from "./WindowEvent.js"
+
+/** Goal and subgoals, with their token counts (counted when they were set). @since 0.1.0 */
+export const TaskState = Schema.Struct({
+  goal: Schema.NullOr(Schema.String),
+  goalTokens: Schema.Int,
+  subgoals: Schema.Array(Schema.String),
+  subgoalTokens: Schema.Int
+})
+/** @since 0.1.0 */
+export type TaskState = typeof TaskState.Type
+
+/** An ephemeral runtime note for the next render only. @since 0.1.0 */
+export const Signal = Schema.Struct({
+  id: Schema.String,
+  text: Schema.String,
+  tokens: Schema.Int
+})
+/** @since 0.1.0 */
+export type Signal = typeof Signal.Type
+
+/** A summary recorded for a tool call/result pair, applied later under pressure. @since 0.1.0 */
+export const DeferredSummary = Schema.Struct({
+  toolCallId: Schema.String,
+  resultMessageId: Schema.String,
+  summary: Schema.String,
+  tokens: Schema.Int
+})
+/** @since 0.1.0 */
+export type DeferredSummary = typeof DeferredSummary.Type
+
+/** A seam message in the window and its level. @since 0.1.0 */
+export const SeamRef = Schema.Struct({
+  messageId: Schema.String,
+  level: Schema.Int
+})
+/** @since 0.1.0 */
+export type SeamRef = typeof SeamRef.Type
+
+/** Compaction bookkeeping. @since 0.1.0 */
+export const CompactionState = Schema.Struct({
+  /** Turns completed in this stream. */
+  turn: Schema.Int,
+  /** Turns since the last hard compaction (every turn counts). */
+  turnsSinceHard: Schema.Int,
+  /** Turns left in the cooldown after a hard compaction. */
+  cooldownRemaining: Schema.Int,
+  /** Guard: a compaction already ran this turn. */
+  compactedThisTurn: Schema.Boolean
+})
+/** @since 0.1.0 */
+export type CompactionState = typeof CompactionState.Type
+
+/** Cached token totals per partition. @since 0.1.0 */
+export const Tokens = Schema.Struct({
+  system: Schema.Int,
+  knowledge: Schema.Int,
+  taskState: Schema.Int,
+  signals: Schema.Int,
+  history: Schema.Int,
+  total: Schema.Int
+})
+/** @since 0.1.0 */
+export type Tokens = typeof Tokens.Type
+
+/** Estimated against provider-reported prompt tokens, summed over renders. @since 0.1.0 */
+export const Calibration = Schema.Struct({
+  estimatedInputTokens: Schema.Int,
+  reportedInputTokens: Schema.Int,
+  observations: Schema.Int
+})
+/** @since 0.1.0 */
+export type Calibration = typeof Calibration.Type
+
+/** The projected window. Plain data: it encodes to JSON for snapshots. @since 0.1.0 */
+export const Window = Schema.Struct({
+  /** Number of events folded in: equals the stream version. */
+  version: Schema.Int,
+  system: Schema.Array(Message),
+  knowledge: Schema.Array(Message),
+  taskState: TaskState,
+  signals: Schema.Array(Signal),
+  history: Schema.Array(Message),
+  tokens: Tokens,
+  completedToolIds: Schema.Array(Schema.String),
+  compaction: CompactionState,
+  /** Tool call ids whose pairs wait for a deferred summary. */
+  pendingToolPairs: Schema.Array(Schema.String),
+  deferredSummaries: Schema.Array(DeferredSummary),
+  seams: Schema.Array(SeamRef),
+  cycle: Schema.Int,
+  /** The rolling summary carried into the next compaction. */
+  carryOver: Schema.NullOr(Schema.String),
+  /** Stream version through which history has been compacted. */
+  watermark: Schema.NullOr(Schema.Int),
+  calibration: Calibration
+})
+/** @since 0.1.0 */
+export type Window = typeof Window.Type
+
+/** The partitions that hold messages. @since 0.1.0 */
+export type MessagePartition = "system" | "knowledge" | "history"
+
+/** The window before any event. @since 0.1.0 */
+export const empty: Window = evolveInternal.empty
+
+/**
+ * Fold one event into the window. Pure and total: no clock, no randomness, no I/O.
+ * @since 0.1.0
+ */
+export const evolve: (window: Window, event: WindowEvent) => Window = evolveInternal.evolve
+
+/** Fold events, in order, from `from` (the empty window by default). @since 0.1.0 */
+export const replay = (events: Iterable<WindowEvent>, from: Window = empty): Window => {
+  let window = from
+  for (const event of events) window = evolve(window, event)
+  return window
+}
+
+/** Every message in render order: system, knowledge, history. @since 0.1.0 */
+export const messages = (window: Window): ReadonlyArray<Message> => [
+  ...window.system,
+  ...window.knowledge,
+  ...window.history
+]
+
+/** Find a message anywhere in the window. @since 0.1.0 */
+export const findMessage = (window: Window, id: string): Message | undefined =>
+  messages(window).find((message) => message.id === id)
+
+/** The highest seam level present, if any. @since 0.1.0 */
+export const highestSeamLevel = (window: Window): number | undefined =>
+  window.seams.length === 0 ? undefined : Math.max(...window.seams.map((seam) => seam.level))
+
+/**
+ * The ratio reported/estimated prompt tokens observed so far (1 before any usage was reported).
+ * Multiply a local estimate by it to correct for a model with no local tokenizer.
+ * @since 0.1.0
+ */
+export const calibrationRatio = (window: Window): number =>
+  window.calibration.estimatedInputTokens > 0 && window.calibration.reportedInputTokens > 0
+    ? window.calibration.reportedInputTokens / window.calibration.estimatedInputTokens
+    : 1
+
+/** Decode an unknown value (for example a stored snapshot) into a Window. @since 0.1.0 */
+export const decodeUnknown = Schema.decodeUnknown(Window)
+/** Encode a window to its JSON shape. @since 0.1.0 */
+export const encode = Schema.encode(Window)

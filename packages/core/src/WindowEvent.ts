@@ -1,0 +1,293 @@
+/**
+ * Window events: every change to what an agent sends its model, as an immutable fact.
+ *
+ * An event records the decision, not the inputs to re-decide it: `HistoryTrimmed` carries the ids it
+ * removed, so replay never re-runs a policy and never needs a tokenizer or a model. Every event carries
+ * its own `id` (a client-made UUIDv7): re-appending the same ids is idempotent.
+ *
+ * @since 0.1.0
+ */
+import * as Schema from "effect/Schema"
+import { InjectedKind, Message } from "./Message.js"
+import { Signal, Tokens } from "./Window.js"
+
+/** An event id. @since 0.1.0 */
+export const EventId = Schema.String.pipe(Schema.minLength(1))
+
+const base = { id: EventId }
+
+/** The system partition was replaced. @since 0.1.0 */
+export const SystemPromptSet = Schema.TaggedStruct("SystemPromptSet", { ...base, messages: Schema.Array(Message) })
+/** The stable knowledge was replaced (injected context is kept). @since 0.1.0 */
+export const KnowledgeSet = Schema.TaggedStruct("KnowledgeSet", { ...base, messages: Schema.Array(Message) })
+/** The task goal was set (or cleared with `null`). @since 0.1.0 */
+export const TaskGoalSet = Schema.TaggedStruct("TaskGoalSet", {
+  ...base,
+  goal: Schema.NullOr(Schema.String),
+  tokens: Schema.Int
+})
+/** The subgoals were replaced. @since 0.1.0 */
+export const SubgoalsSet = Schema.TaggedStruct("SubgoalsSet", {
+  ...base,
+  subgoals: Schema.Array(Schema.String),
+  tokens: Schema.Int
+})
+/** An ephemeral signal was raised for the next render. @since 0.1.0 */
+export const SignalRaised = Schema.TaggedStruct("SignalRaised", { ...base, signal: Signal })
+/** A message was appended to history. @since 0.1.0 */
+export const MessageAppended = Schema.TaggedStruct("MessageAppended", { ...base, message: Message })
+/** Injected context of one kind replaced whatever of that kind the window held. @since 0.1.0 */
+export const MessagesInjected = Schema.TaggedStruct("MessagesInjected", {
+  ...base,
+  kind: InjectedKind,
+  messages: Schema.Array(Message)
+})
+/** Messages were removed from the window (they stay in the log). @since 0.1.0 */
+export const MessagesRemoved = Schema.TaggedStruct("MessagesRemoved", {
+  ...base,
+  messageIds: Schema.Array(Schema.String),
+  reason: Schema.String
+})
+/** A message was pinned or unpinned (pinned messages survive trimming and compaction). @since 0.1.0 */
+export const MessagePinned = Schema.TaggedStruct("MessagePinned", {
+  ...base,
+  messageId: Schema.String,
+  pinned: Schema.Boolean
+})
+/** The oldest history was dropped to fit a token budget. @since 0.1.0 */
+export const HistoryTrimmed = Schema.TaggedStruct("HistoryTrimmed", {
+  ...base,
+  budget: Schema.Int,
+  removedIds: Schema.Array(Schema.String)
+})
+/** History was cleared; the system prompt stays. @since 0.1.0 */
+export const HistoryCleared = Schema.TaggedStruct("HistoryCleared", { ...base })
+/** Everything but the system prompt was reset. @since 0.1.0 */
+export const ConversationReset = Schema.TaggedStruct("ConversationReset", { ...base })
+/** A turn ended (drives compaction cooldowns and counters). @since 0.1.0 */
+export const TurnCompleted = Schema.TaggedStruct("TurnCompleted", { ...base })
+/** A request was rendered for a provider. Clears signals. @since 0.1.0 */
+export const PromptRendered = Schema.TaggedStruct("PromptRendered", {
+  ...base,
+  provider: Schema.String,
+  model: Schema.String,
+  tokens: Tokens,
+  sha256: Schema.String
+})
+/**
+ * What the provider reported for a call. `inputTokens` is the whole prompt, cached tokens included;
+ * `cacheReadTokens` and `cacheWriteTokens` are parts of it.
+ * @since 0.1.0
+ */
+export const UsageReported = Schema.TaggedStruct("UsageReported", {
+  ...base,
+  provider: Schema.String,
+  model: Schema.String,
+  estimatedInputTokens: Schema.Int,
+  inputTokens: Schema.Int,
+  outputTokens: Schema.Int,
+  cacheReadTokens: Schema.Int,
+  cacheWriteTokens: Schema.Int
+})
+
+/** One pruned tool output. @since 0.1.0 */
+export const PrunedOutput = Schema.Struct({
+  messageId: Schema.String,
+  toolCallId: Schema.String,
+  content: Schema.String,
+  tokens: Schema.Int
+})
+/** Older tool outputs were replaced by short stubs (call/result structure kept). @since 0.1.0 */
+export const ToolOutputPruned = Schema.TaggedStruct("ToolOutputPruned", {
+  ...base,
+  outputs: Schema.Array(PrunedOutput)
+})
+/** Tool pairs were queued for a deferred summary. @since 0.1.0 */
+export const ToolPairsQueued = Schema.TaggedStruct("ToolPairsQueued", {
+  ...base,
+  toolCallIds: Schema.Array(Schema.String)
+})
+/** A summary for a tool pair was recorded, to be applied later. @since 0.1.0 */
+export const ToolPairSummaryDeferred = Schema.TaggedStruct("ToolPairSummaryDeferred", {
+  ...base,
+  toolCallId: Schema.String,
+  resultMessageId: Schema.String,
+  summary: Schema.String,
+  tokens: Schema.Int
+})
+/** Deferred summaries replaced their tool outputs. @since 0.1.0 */
+export const DeferredSummariesApplied = Schema.TaggedStruct("DeferredSummariesApplied", {
+  ...base,
+  toolCallIds: Schema.Array(Schema.String)
+})
+/** Both deferred queues were cleared. @since 0.1.0 */
+export const DeferredSummariesFlushed = Schema.TaggedStruct("DeferredSummariesFlushed", { ...base })
+
+/** How a compaction was triggered. @since 0.1.0 */
+export const CompactionTier = Schema.Literal("soft", "hard", "manual", "proactive", "memory")
+/** @since 0.1.0 */
+export type CompactionTier = typeof CompactionTier.Type
+
+/**
+ * Old history was replaced by a summary. `removedIds` includes the previous summary when it rolled
+ * forward; `summary` sits where the first removed message was.
+ * @since 0.1.0
+ */
+export const Compacted = Schema.TaggedStruct("Compacted", {
+  ...base,
+  tier: CompactionTier,
+  summary: Schema.NullOr(Message),
+  removedIds: Schema.Array(Schema.String),
+  carryOver: Schema.NullOr(Schema.String),
+  throughVersion: Schema.Int,
+  cooldownTurns: Schema.Int
+})
+/** A compaction was attempted and failed; the window is unchanged. @since 0.1.0 */
+export const CompactionFailed = Schema.TaggedStruct("CompactionFailed", {
+  ...base,
+  tier: CompactionTier,
+  reason: Schema.String
+})
+/** A compaction was undone: its summary left, the messages it removed came back. @since 0.1.0 */
+export const CompactionReverted = Schema.TaggedStruct("CompactionReverted", {
+  ...base,
+  compactionEventId: Schema.String,
+  removedIds: Schema.Array(Schema.String),
+  restored: Schema.Array(Message),
+  carryOver: Schema.NullOr(Schema.String),
+  watermark: Schema.NullOr(Schema.Int)
+})
+
+/** A range of history was folded into a seam message at a level. @since 0.1.0 */
+export const SeamProduced = Schema.TaggedStruct("SeamProduced", {
+  ...base,
+  level: Schema.Int,
+  message: Message,
+  replacedIds: Schema.Array(Schema.String)
+})
+/** Earlier seams and recent messages were fused into one seam. @since 0.1.0 */
+export const SeamsRecompacted = Schema.TaggedStruct("SeamsRecompacted", {
+  ...base,
+  level: Schema.Int,
+  message: Message,
+  replacedIds: Schema.Array(Schema.String)
+})
+/** A briefing was produced (it leads history). @since 0.1.0 */
+export const BriefingProduced = Schema.TaggedStruct("BriefingProduced", { ...base, message: Message })
+/** A new cycle started: the listed history left the window. @since 0.1.0 */
+export const CycleAdvanced = Schema.TaggedStruct("CycleAdvanced", {
+  ...base,
+  cycle: Schema.Int,
+  removedIds: Schema.Array(Schema.String)
+})
+/** Seam bookkeeping was reset at a cycle boundary. @since 0.1.0 */
+export const SeamsReset = Schema.TaggedStruct("SeamsReset", { ...base })
+
+/** A subject–predicate–object fact. @since 0.1.0 */
+export const Fact = Schema.Struct({
+  subject: Schema.String,
+  predicate: Schema.String,
+  object: Schema.String,
+  sourceMessageId: Schema.NullOr(Schema.String)
+})
+/** @since 0.1.0 */
+export type Fact = typeof Fact.Type
+/** Knowledge-graph facts were recorded (the window is unchanged; a graph index reads them). @since 0.1.0 */
+export const FactsRecorded = Schema.TaggedStruct("FactsRecorded", { ...base, facts: Schema.Array(Fact) })
+
+/** Every window event. @since 0.1.0 */
+export const WindowEvent = Schema.Union(
+  SystemPromptSet,
+  KnowledgeSet,
+  TaskGoalSet,
+  SubgoalsSet,
+  SignalRaised,
+  MessageAppended,
+  MessagesInjected,
+  MessagesRemoved,
+  MessagePinned,
+  HistoryTrimmed,
+  HistoryCleared,
+  ConversationReset,
+  TurnCompleted,
+  PromptRendered,
+  UsageReported,
+  ToolOutputPruned,
+  ToolPairsQueued,
+  ToolPairSummaryDeferred,
+  DeferredSummariesApplied,
+  DeferredSummariesFlushed,
+  Compacted,
+  CompactionFailed,
+  CompactionReverted,
+  SeamProduced,
+  SeamsRecompacted,
+  BriefingProduced,
+  CycleAdvanced,
+  SeamsReset,
+  FactsRecorded
+)
+/** @since 0.1.0 */
+export type WindowEvent = typeof WindowEvent.Type
+/** The encoded (JSON) shape of an event. @since 0.1.0 */
+export type WindowEventEncoded = typeof WindowEvent.Encoded
+
+/** The tag of an event type. @since 0.1.0 */
+export type EventType = WindowEvent["_tag"]
+
+/** One event type by tag. @since 0.1.0 */
+export type EventOf<T extends EventType> = Extract<WindowEvent, { readonly _tag: T }>
+
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never
+
+/**
+ * An event before an id is given to it: what `decide` returns. The service stamps ids from `Ids`.
+ * @since 0.1.0
+ */
+export type Draft = DistributiveOmit<WindowEvent, "id">
+
+/** Give a draft its id. @since 0.1.0 */
+export const stamp = (draft: Draft, id: string): WindowEvent => ({ ...draft, id }) as WindowEvent
+
+/**
+ * The current schema version of each event type. Bump it when a type's shape changes, and add an
+ * upcaster from the previous version in `EventCodec`.
+ * @since 0.1.0
+ */
+export const schemaVersions: { readonly [T in EventType]: number } = {
+  SystemPromptSet: 1,
+  KnowledgeSet: 1,
+  TaskGoalSet: 1,
+  SubgoalsSet: 1,
+  SignalRaised: 1,
+  MessageAppended: 2,
+  MessagesInjected: 1,
+  MessagesRemoved: 1,
+  MessagePinned: 1,
+  HistoryTrimmed: 1,
+  HistoryCleared: 1,
+  ConversationReset: 1,
+  TurnCompleted: 1,
+  PromptRendered: 1,
+  UsageReported: 1,
+  ToolOutputPruned: 1,
+  ToolPairsQueued: 1,
+  ToolPairSummaryDeferred: 1,
+  DeferredSummariesApplied: 1,
+  DeferredSummariesFlushed: 1,
+  Compacted: 1,
+  CompactionFailed: 1,
+  CompactionReverted: 1,
+  SeamProduced: 1,
+  SeamsRecompacted: 1,
+  BriefingProduced: 1,
+  CycleAdvanced: 1,
+  SeamsReset: 1,
+  FactsRecorded: 1
+}
+
+/** Every event type name. @since 0.1.0 */
+export const eventTypes = Object.keys(schemaVersions) as ReadonlyArray<EventType>
+
+/** Whether a string names a known event type. @since 0.1.0 */
+export const isEventType = (value: string): value is EventType => Object.hasOwn(schemaVersions, value)

@@ -1,0 +1,38 @@
+/**
+ * @ctxlog/core — the context window as a projection of an append-only event log.
+ *
+ * @since 0.1.0
+ */
+
+/** Compactor port. @since 0.1.0 */
+export * as Compactor from "./Compactor.js"
+/** The window operations façade. @since 0.1.0 */
+export * as ContextService from "./ContextService.js"
+/** Conversation memory port. @since 0.1.0 */
+export * as ConversationMemory from "./ConversationMemory.js"
+/** Pure command side. @since 0.1.0 */
+export * as Decide from "./Decide.js"
+/** Stored event form and upcasters. @since 0.1.0 */
+export * as EventCodec from "./EventCodec.js"
+/** The per-stream hash chain. @since 0.1.0 */
+export * as EventHash from "./EventHash.js"
+/** The event log port and its in-memory layer. @since 0.1.0 */
+export * as EventLog from "./EventLog.js"
+/** Id generation. @since 0.1.0 */
+export * as Ids from "./Ids.js"
+/** Language model port. @since 0.1.0 */
+export * as LanguageModel from "./LanguageModel.js"
+/** Messages and parts. @since 0.1.0 */
+export * as Message from "./Message.js"
+/** Recall source port. @since 0.1.0 */
+export * as RecallSource from "./RecallSource.js"
+/** Token counting. @since 0.1.0 */
+export * as TokenCounter from "./TokenCounter.js"
+/** Tool call / result pairing. @since 0.1.0 */
+export * as ToolPairs from "./ToolPairs.js"
+/** The window projection. @since 0.1.0 */
+export * as Window from "./Window.js"
+/** Window events. @since 0.1.0 */
+export * as WindowEvent from "./WindowEvent.js"
+/** Window loading. @since 0.1.0 */
+export * as WindowRepository from "./WindowRepository.js"
