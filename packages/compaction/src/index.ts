@@ -1,0 +1,6 @@
+/**
+ * @ctxlog/compaction
+ *
+ * @since 0.1.0
+ */
+export {}

@@ -1,0 +1,6 @@
+/**
+ * @ctxlog/memory
+ *
+ * @since 0.1.0
+ */
+export {}

@@ -1,0 +1,6 @@
+/**
+ * @ctxlog/providers
+ *
+ * @since 0.1.0
+ */
+export {}

@@ -1,0 +1,6 @@
+/**
+ * @ctxlog/seam
+ *
+ * @since 0.1.0
+ */
+export {}
