@@ -30,6 +30,8 @@ export * as RecallSource from "./RecallSource.js"
 export * as TokenCounter from "./TokenCounter.js"
 /** Tool call / result pairing. @since 0.1.0 */
 export * as ToolPairs from "./ToolPairs.js"
+/** OpenAI-format transcript import. @since 0.1.0 */
+export * as Transcript from "./Transcript.js"
 /** The window projection. @since 0.1.0 */
 export * as Window from "./Window.js"
 /** Window events. @since 0.1.0 */

@@ -1,0 +1,100 @@
+/**
+ * Import chat transcripts in the OpenAI chat-completions format (`role`, `content`, `tool_calls`,
+ * `tool_call_id`) as message inputs, so real agent runs can be replayed into a window.
+ *
+ * @since 0.1.0
+ */
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
+import { JsonValue, type MessageInput, type Part, text, toolCall, toolResult } from "./Message.js"
+
+/** A transcript could not be read. `index` is the message's position in the list. @since 0.1.0 */
+export class TranscriptError extends Schema.TaggedError<TranscriptError>()("TranscriptError", {
+  index: Schema.Number,
+  detail: Schema.String
+}) {
+  override get message(): string {
+    return `transcript message #${this.index}: ${this.detail}`
+  }
+}
+
+const OpenAIToolCall = Schema.Struct({
+  id: Schema.String,
+  type: Schema.optional(Schema.String),
+  function: Schema.Struct({ name: Schema.String, arguments: Schema.String })
+})
+
+const ContentPart = Schema.Struct({ type: Schema.String, text: Schema.optional(Schema.String) })
+
+/** One message in OpenAI chat format. @since 0.1.0 */
+export const OpenAIChatMessage = Schema.Struct({
+  role: Schema.Literal("system", "developer", "user", "assistant", "tool"),
+  content: Schema.optional(Schema.NullOr(Schema.Union(Schema.String, Schema.Array(ContentPart)))),
+  tool_calls: Schema.optional(Schema.NullOr(Schema.Array(OpenAIToolCall))),
+  tool_call_id: Schema.optional(Schema.String)
+})
+/** @since 0.1.0 */
+export type OpenAIChatMessage = typeof OpenAIChatMessage.Type
+
+const decodeMessage = Schema.decodeUnknownEither(OpenAIChatMessage)
+
+const contentText = (content: OpenAIChatMessage["content"]): string =>
+  content === undefined || content === null
+    ? ""
+    : typeof content === "string"
+      ? content
+      : content.map((part) => part.text ?? "").join("")
+
+const isJson = Schema.is(JsonValue)
+
+const parseArguments = (raw: string): JsonValue => {
+  try {
+    const parsed: unknown = JSON.parse(raw)
+    return isJson(parsed) ? parsed : raw
+  } catch {
+    // Models sometimes emit arguments that are not JSON; keep them verbatim.
+    return raw
+  }
+}
+
+/**
+ * Convert OpenAI chat messages to message inputs. Tool calls keep their ids; `tool` messages become
+ * tool results. Extra fields (such as `reasoning_content`) are ignored.
+ * @since 0.1.0
+ */
+export const fromOpenAIChat = (
+  messages: ReadonlyArray<unknown>
+): Effect.Effect<ReadonlyArray<MessageInput>, TranscriptError> =>
+  Effect.forEach(messages, (raw, index) => {
+    const decoded = decodeMessage(raw, { onExcessProperty: "ignore" })
+    if (decoded._tag === "Left") {
+      return Effect.fail(new TranscriptError({ index, detail: decoded.left.message }))
+    }
+    const message = decoded.right
+    const body = contentText(message.content)
+    switch (message.role) {
+      case "system":
+      case "developer":
+        return Effect.succeed<MessageInput>({ role: "system", parts: [text(body)] })
+      case "user":
+        return Effect.succeed<MessageInput>({ role: "user", parts: [text(body)] })
+      case "assistant": {
+        const parts: Array<Part> = body.length > 0 ? [text(body)] : []
+        for (const call of message.tool_calls ?? []) {
+          parts.push(toolCall(call.id, call.function.name, parseArguments(call.function.arguments)))
+        }
+        return Effect.succeed<MessageInput>({ role: "assistant", parts: parts.length > 0 ? parts : [text("")] })
+      }
+      case "tool":
+        if (message.tool_call_id === undefined) {
+          return Effect.fail(new TranscriptError({ index, detail: "tool message without tool_call_id" }))
+        }
+        return Effect.succeed<MessageInput>({ role: "tool", parts: [toolResult(message.tool_call_id, body)] })
+    }
+  })
+
+/** Read a transcript file's `{ messages: [...] }` JSON value. @since 0.1.0 */
+export const fromTranscriptJson = (json: unknown): Effect.Effect<ReadonlyArray<MessageInput>, TranscriptError> =>
+  typeof json === "object" && json !== null && "messages" in json && Array.isArray(json.messages)
+    ? fromOpenAIChat(json.messages)
+    : Effect.fail(new TranscriptError({ index: -1, detail: "expected an object with a messages array" }))
