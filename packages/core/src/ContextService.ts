@@ -29,7 +29,11 @@ import { type RecallError, RecallSource } from "./RecallSource.js"
 import { TokenCounter } from "./TokenCounter.js"
 import * as Window from "./Window.js"
 import { type Draft, stamp, type WindowEvent } from "./WindowEvent.js"
-import { WindowRepository } from "./WindowRepository.js"
+import * as EventLogModule from "./EventLog.js"
+import * as IdsModule from "./Ids.js"
+import * as RecallSourceModule from "./RecallSource.js"
+import * as TokenCounterModule from "./TokenCounter.js"
+import { layerReplay as layerReplayRepository, WindowRepository } from "./WindowRepository.js"
 
 /** What an operation did: the window after it and the events it wrote (none for a no-op). @since 0.1.0 */
 export interface Outcome {
@@ -285,3 +289,14 @@ export const layer: Layer.Layer<
   never,
   EventLog | WindowRepository | TokenCounter | Ids | RecallSource
 > = Layer.effect(ContextService, make)
+
+/**
+ * Everything in memory, for demos and tests: the service over `EventLog.layerMemory`, the replaying
+ * repository, `gpt-tokenizer` (o200k_base), UUIDv7 ids and no recall source. The log is exposed too.
+ * @since 0.1.0
+ */
+export const layerMemory: Layer.Layer<ContextService | EventLog> = layer.pipe(
+  Layer.provideMerge(layerReplayRepository),
+  Layer.provideMerge(EventLogModule.layerMemory),
+  Layer.provide(Layer.mergeAll(TokenCounterModule.layerGpt(), IdsModule.layerUuidV7, RecallSourceModule.layerEmpty))
+)
