@@ -1,0 +1,171 @@
+import { Compactor, LanguageModel, Message } from "@ctxlog/core"
+import { assert, describe, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import * as Stream from "effect/Stream"
+import * as TestClock from "effect/TestClock"
+import { LlmCompactor, TemplateCompactor } from "../src/index.js"
+
+let n = 0
+const msg = (input: Message.MessageInput): Message.Message => ({
+  id: `m${++n}`,
+  role: input.role,
+  kind: input.kind ?? "chat",
+  parts: input.parts,
+  tokens: 10
+})
+
+const conversation: ReadonlyArray<Message.Message> = [
+  msg(Message.user("Fix the failing test in src/parser.ts")),
+  msg(Message.assistant("Let me run the tests first.", [Message.toolCall("c1", "bash", { command: "npm test" })])),
+  msg(Message.tool("c1", "Error: expected 3 but got 4\n  at src/parser.ts:12", true)),
+  msg(
+    Message.assistant("The issue is an off-by-one in parse(). I will change the loop bound.", [
+      Message.toolCall("c2", "edit", { path: "src/parser.ts", old: "<=", new: "<" })
+    ])
+  ),
+  msg(Message.tool("c2", "edited src/parser.ts"))
+]
+
+describe("TemplateCompactor", () => {
+  it.effect("keeps goal, decisions, tools with outcomes, files and errors", () =>
+    Effect.gen(function* () {
+      const { summary } = yield* TemplateCompactor.make().compact({
+        messages: conversation,
+        previousSummary: null,
+        goal: "make the parser tests pass"
+      })
+      assert.include(summary, "## Goal\nmake the parser tests pass")
+      assert.include(summary, "off-by-one")
+      assert.include(summary, "bash(command=npm test) → error")
+      assert.include(summary, "edit(path=src/parser.ts) → ok")
+      assert.include(summary, "- src/parser.ts")
+      assert.include(summary, "## Errors\n- bash: Error: expected 3 but got 4")
+    })
+  )
+
+  it.effect("is deterministic", () =>
+    Effect.gen(function* () {
+      const compactor = TemplateCompactor.make()
+      const a = yield* compactor.compact({ messages: conversation, previousSummary: "before" })
+      const b = yield* compactor.compact({ messages: conversation, previousSummary: "before" })
+      assert.strictEqual(a.summary, b.summary)
+    })
+  )
+
+  it.effect("rolls the previous summary forward and respects maxBytes", () =>
+    Effect.gen(function* () {
+      const compactor = TemplateCompactor.make({ maxBytes: 600 })
+      const first = yield* compactor.compact({ messages: conversation, previousSummary: null })
+      const many = Array.from({ length: 60 }, (_, i) =>
+        msg(Message.user(`request number ${i} about file lib/module${i}.py with a long explanation attached`))
+      )
+      const second = yield* compactor.compact({ messages: many, previousSummary: first.summary })
+      assert.isAtMost(new TextEncoder().encode(second.summary).length, 600)
+      assert.include(second.summary, "## Earlier (carried over)")
+      assert.include(second.summary, "# Summary of earlier conversation")
+      // The newest requests survive the cap; the oldest go first (the first one stays as the goal).
+      assert.include(second.summary, "request number 59")
+      assert.notInclude(second.summary, "- request number 0 ")
+      assert.include(second.summary, "## Goal\nrequest number 0 ")
+    })
+  )
+
+  it.effect("fails with a typed error on empty input", () =>
+    Effect.gen(function* () {
+      const result = yield* Effect.either(TemplateCompactor.make().compact({ messages: [], previousSummary: null }))
+      assert.isTrue(Either.isLeft(result))
+      if (Either.isLeft(result)) assert.strictEqual(result.left.reason, "input")
+    })
+  )
+
+  it.effect("the layer provides the Compactor service", () =>
+    Effect.gen(function* () {
+      const compactor = yield* Compactor.Compactor
+      assert.strictEqual(compactor.name, "template")
+    }).pipe(Effect.provide(TemplateCompactor.layer({ maxBytes: 1000 })))
+  )
+})
+
+/** A scripted language model: `generate` answers; streaming is not used by compactors. */
+const scripted = (generate: LanguageModel.LanguageModel.Service["generate"]): LanguageModel.LanguageModel.Service => ({
+  provider: "scripted",
+  model: "test",
+  generate,
+  stream: () => Stream.dieMessage("streaming is not used by compactors")
+})
+
+const modelLayer = (
+  generate: LanguageModel.LanguageModel.Service["generate"]
+): Layer.Layer<LanguageModel.LanguageModel> => Layer.succeed(LanguageModel.LanguageModel, scripted(generate))
+
+const answer = (text: string): LanguageModel.ModelResponse => ({
+  provider: "scripted",
+  model: "test",
+  parts: [Message.text(text)],
+  stopReason: "end_turn",
+  usage: { inputTokens: 1, outputTokens: 1, cacheReadTokens: 0, cacheWriteTokens: 0 }
+})
+
+describe("LlmCompactor", () => {
+  it.effect("asks for the sections, rolls the previous summary in, returns the answer", () => {
+    const seen: Array<LanguageModel.ModelRequest> = []
+    return Effect.gen(function* () {
+      const compactor = yield* Compactor.Compactor
+      const out = yield* compactor.compact({
+        messages: conversation,
+        previousSummary: "PREVIOUS",
+        maxSummaryTokens: 200
+      })
+      assert.strictEqual(out.summary, "## Goal\nfix parser")
+      const request = seen[0]
+      assert.isDefined(request)
+      assert.strictEqual(request?.maxOutputTokens, 200)
+      for (const title of LlmCompactor.sections) assert.include(request?.system ?? "", `## ${title}`)
+      const body = Message.textOf(request?.messages[0] ?? { parts: [] })
+      assert.include(body, "PREVIOUS")
+      assert.include(body, "[tool call bash")
+    }).pipe(
+      Effect.provide(
+        LlmCompactor.layer({ maxSummaryTokens: 500 }).pipe(
+          Layer.provide(
+            modelLayer((request) => {
+              seen.push(request)
+              return Effect.succeed(answer("  ## Goal\nfix parser  "))
+            })
+          )
+        )
+      )
+    )
+  })
+
+  it.effect("maps a provider failure and an empty answer to typed errors", () =>
+    Effect.gen(function* () {
+      const failing = LlmCompactor.make(
+        scripted(() =>
+          Effect.fail(new LanguageModel.ProviderError({ provider: "p", reason: "server", detail: "boom" }))
+        )
+      )
+      const error = yield* Effect.flip(failing.compact({ messages: conversation, previousSummary: null }))
+      assert.strictEqual(error.reason, "model")
+      const empty = LlmCompactor.make(scripted(() => Effect.succeed(answer("   "))))
+      const error2 = yield* Effect.flip(empty.compact({ messages: conversation, previousSummary: null }))
+      assert.strictEqual(error2.reason, "empty")
+    })
+  )
+
+  it.effect("times out with a typed error", () =>
+    Effect.gen(function* () {
+      const hanging = LlmCompactor.make(
+        scripted(() => Effect.never),
+        { timeout: "5 seconds" }
+      )
+      const fiber = yield* Effect.fork(Effect.flip(hanging.compact({ messages: conversation, previousSummary: null })))
+      yield* TestClock.adjust("6 seconds")
+      const error = yield* Fiber.join(fiber)
+      assert.strictEqual(error.reason, "timeout")
+    })
+  )
+})
