@@ -1,0 +1,51 @@
+/**
+ * Flash briefings: the message that opens a new cycle. It carries what the seams of the ending cycle
+ * knew plus the agent's current state (mode, workspace, working set, todos, plan), and needs no model
+ * call — the seams are summaries already.
+ *
+ * @since 0.1.0
+ */
+import * as ArchivedContext from "./ArchivedContext.js"
+
+/** The agent state a briefing restates. Every field is optional. @since 0.1.0 */
+export interface BriefingState {
+  readonly mode?: string
+  readonly workspace?: string
+  readonly workingSet?: ReadonlyArray<string>
+  readonly todos?: ReadonlyArray<string>
+  readonly plan?: string | ReadonlyArray<string>
+}
+
+const list = (items: ReadonlyArray<string>): string => items.map((item) => `- ${item}`).join("\n")
+
+/** Render agent state as the briefing's state text (empty fields are left out). @since 0.1.0 */
+export const stateText = (state: BriefingState): string => {
+  const sections: Array<string> = []
+  if (state.mode !== undefined && state.mode.length > 0) sections.push(`Mode: ${state.mode}`)
+  if (state.workspace !== undefined && state.workspace.length > 0) sections.push(`Workspace: ${state.workspace}`)
+  if (state.workingSet !== undefined && state.workingSet.length > 0) {
+    sections.push(`Working set:\n${list(state.workingSet)}`)
+  }
+  if (state.todos !== undefined && state.todos.length > 0) sections.push(`Todos:\n${list(state.todos)}`)
+  if (state.plan !== undefined) {
+    const plan = typeof state.plan === "string" ? state.plan : list(state.plan)
+    if (plan.length > 0) sections.push(`Plan:\n${plan}`)
+  }
+  return sections.join("\n")
+}
+
+/**
+ * The briefing text: the seams' blocks, highest level first (older first within a level), then the
+ * state text, inside one `<briefing>` element.
+ * @since 0.1.0
+ */
+export const render = (seams: ReadonlyArray<ArchivedContext.Block>, state?: string): string => {
+  const ordered = seams
+    .map((seam, index) => ({ seam, index }))
+    .sort((a, b) => b.seam.level - a.seam.level || a.index - b.index)
+    .map(({ seam }) => ArchivedContext.render(seam.level, seam.body, seam.attributes))
+  const parts = ["<briefing>", "Context carried over from the previous cycle.", ...ordered]
+  if (state !== undefined && state.trim().length > 0) parts.push(`<state>\n${state.trim()}\n</state>`)
+  parts.push("</briefing>")
+  return parts.join("\n")
+}

@@ -1,0 +1,252 @@
+import { Compactor, ContextService, Message, type Window, type WindowEvent } from "@ctxlog/core"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
+import * as ArchivedContext from "../ArchivedContext.js"
+import * as Briefing from "../Briefing.js"
+import * as SeamConfig from "../SeamConfig.js"
+import { SeamRangeChanged, SeamRangeError } from "../SeamError.js"
+import type { PipelineOptions, PipelineOutcome, Seam, SeamHost } from "../SeamHost.js"
+import { adjust, splitPinned } from "./range.js"
+
+export const resolveConfig = SeamConfig.make
+
+/** Window seam levels are plain integers in events; read anything out of range as the nearest level. */
+const toSeamLevel = (level: number): SeamConfig.SeamLevel => (level <= 1 ? 1 : level === 2 ? 2 : 3)
+
+const highestOf = (window: Window.Window): Option.Option<SeamConfig.SeamLevel> =>
+  window.seams.length === 0
+    ? Option.none()
+    : Option.some(toSeamLevel(Math.max(...window.seams.map((seam) => seam.level))))
+
+const checkRange = (
+  operation: string,
+  messages: ReadonlyArray<Message.Message>,
+  level: number,
+  start: number,
+  end: number
+): Effect.Effect<void, SeamRangeError> => {
+  const fail = (detail: string) =>
+    Effect.fail(new SeamRangeError({ operation, start, end, length: messages.length, detail }))
+  if (!SeamConfig.isSeamLevel(level)) return fail(`level ${level} is not 1, 2 or 3`)
+  if (!Number.isInteger(start) || !Number.isInteger(end)) return fail("start and end must be integers")
+  if (start < 0 || end > messages.length) return fail("range is out of bounds")
+  if (start > end) return fail("start is after end")
+  return Effect.void
+}
+
+const lastIndexWhere = <A>(items: ReadonlyArray<A>, predicate: (item: A) => boolean): number => {
+  for (let index = items.length - 1; index >= 0; index--) {
+    const item = items[index]
+    if (item !== undefined && predicate(item)) return index
+  }
+  return -1
+}
+
+export const make = (config: SeamConfig.SeamConfig) =>
+  Effect.gen(function* () {
+    const compactor = yield* Compactor.Compactor
+    const ctx = yield* ContextService.ContextService
+
+    const prepareOne = (input: Message.MessageInput, kind: Message.InjectedKind) =>
+      Effect.flatMap(ctx.prepare([input], kind), ([message]) =>
+        message === undefined
+          ? Effect.dieMessage("ContextService.prepare returned no message")
+          : Effect.succeed(message)
+      )
+
+    const seamMessage = (level: SeamConfig.SeamLevel, summary: string, workspace: string | undefined) =>
+      prepareOne(
+        {
+          role: "assistant",
+          parts: [Message.text(ArchivedContext.render(level, summary, workspace === undefined ? {} : { workspace }))]
+        },
+        "seam"
+      )
+
+    const summarize = (messages: ReadonlyArray<Message.Message>, level: SeamConfig.SeamLevel) =>
+      Effect.map(
+        compactor.compact({
+          messages,
+          previousSummary: null,
+          maxSummaryTokens: SeamConfig.valueAt(config.summaryTokens, level)
+        }),
+        (output) => output.summary
+      )
+
+    const produceSoftSeam: SeamHost.Service["produceSoftSeam"] = (
+      messages,
+      level,
+      start,
+      end,
+      workspace,
+      pinnedIndices = []
+    ) =>
+      Effect.gen(function* () {
+        yield* checkRange("produceSoftSeam", messages, level, start, end)
+        const range = adjust(messages, start, end)
+        const { fold, kept } = splitPinned(messages, range.start, range.end, pinnedIndices)
+        if (fold.length === 0) {
+          return yield* new SeamRangeError({
+            operation: "produceSoftSeam",
+            start,
+            end,
+            length: messages.length,
+            detail: "nothing to fold once pinned messages and tool pairs are kept whole"
+          })
+        }
+        const summary = yield* summarize(fold, level)
+        const message = yield* seamMessage(level, summary, workspace)
+        return {
+          level,
+          message,
+          replacedIds: fold.map((item) => item.id),
+          keptIds: kept.map((item) => item.id),
+          start: range.start,
+          end: range.end,
+          recompacted: false
+        } satisfies Seam
+      })
+
+    const recompact: SeamHost.Service["recompact"] = (existingSeams, recent, level, start, end) =>
+      Effect.gen(function* () {
+        yield* checkRange("recompact", recent, level, start, end)
+        const fail = (detail: string) =>
+          new SeamRangeError({ operation: "recompact", start, end, length: recent.length, detail })
+        const existingLevels = ArchivedContext.collect(existingSeams).map((block) => block.level)
+        const highest = existingLevels.length === 0 ? 0 : Math.max(...existingLevels)
+        if (level < highest) return yield* fail(`level ${level} is below an existing seam's level ${highest}`)
+        const seamIds = new Set(existingSeams.map((seam) => seam.id))
+        const range = adjust(recent, start, end)
+        const split = splitPinned(recent, range.start, range.end, [])
+        const fold = split.fold.filter((message) => !seamIds.has(message.id))
+        if (existingSeams.length + fold.length === 0) return yield* fail("no seams and nothing to fold")
+        const summary = yield* summarize([...existingSeams, ...fold], level)
+        const message = yield* seamMessage(level, summary, undefined)
+        return {
+          level,
+          message,
+          replacedIds: [...existingSeams.map((seam) => seam.id), ...fold.map((item) => item.id)],
+          keptIds: split.kept.map((item) => item.id),
+          start: range.start,
+          end: range.end,
+          recompacted: true
+        } satisfies Seam
+      })
+
+    const produceFlashBriefing: SeamHost.Service["produceFlashBriefing"] = (existingSeams, stateText) =>
+      prepareOne(
+        { role: "user", parts: [Message.text(Briefing.render(ArchivedContext.collect(existingSeams), stateText))] },
+        "briefing"
+      )
+
+    const reset: SeamHost.Service["reset"] = (stream) =>
+      ctx.run(stream, (window) =>
+        Either.right(window.seams.length === 0 ? [] : [{ _tag: "SeamsReset" } satisfies WindowEvent.Draft])
+      )
+
+    const seamMessagesOf = (window: Window.Window): ReadonlyArray<Message.Message> => {
+      const ids = new Set(window.seams.map((seam) => seam.messageId))
+      return window.history.filter((message) => ids.has(message.id))
+    }
+
+    const requirePresent = (stream: string, window: Window.Window, ids: ReadonlyArray<string>) => {
+      const present = new Set(window.history.map((message) => message.id))
+      const missing = ids.find((id) => !present.has(id))
+      return missing === undefined ? Either.void : Either.left(new SeamRangeChanged({ stream, messageId: missing }))
+    }
+
+    /** A cycle boundary: a briefing leads, history before the verbatim window leaves, seams reset. */
+    const advanceCycle = (stream: string, window: Window.Window, stateText: string | undefined) =>
+      Effect.gen(function* () {
+        const seams = seamMessagesOf(window)
+        const briefing = yield* produceFlashBriefing(seams, stateText)
+        return yield* ctx.run(stream, (current) =>
+          Either.map(
+            requirePresent(
+              stream,
+              current,
+              seams.map((seam) => seam.id)
+            ),
+            (): ReadonlyArray<WindowEvent.Draft> => {
+              const cut = adjust(current.history, 0, SeamConfig.verbatimWindowStart(config, current.history.length)).end
+              const { fold } = splitPinned(current.history, 0, cut, [])
+              const removed = new Set([
+                ...fold.filter((message) => message.kind !== "briefing").map((message) => message.id),
+                ...seamMessagesOf(current).map((seam) => seam.id)
+              ])
+              return [
+                { _tag: "BriefingProduced", message: briefing },
+                { _tag: "CycleAdvanced", cycle: current.cycle + 1, removedIds: [...removed] },
+                { _tag: "SeamsReset" }
+              ]
+            }
+          )
+        )
+      })
+
+    const run: SeamHost.Service["run"] = (stream, options: PipelineOptions = {}) =>
+      Effect.gen(function* () {
+        const window = yield* ctx.load(stream)
+        const nothing = (level: Option.Option<SeamConfig.SeamLevel>): PipelineOutcome => ({
+          window,
+          events: [],
+          level,
+          action: "none",
+          cycleAdvanced: false
+        })
+        if (!config.enabled) return nothing(Option.none())
+        const highest = highestOf(window)
+        const due = SeamConfig.levelFor(config, options.activeInputTokens ?? window.tokens.total, highest)
+        if (Option.isNone(due)) return nothing(due)
+        const level = due.value
+        const history = window.history
+        const seams = seamMessagesOf(window)
+        // Fold only what follows the newest seam or briefing: those are summaries already.
+        const start = lastIndexWhere(history, (message) => message.kind === "seam" || message.kind === "briefing") + 1
+        const end = Math.max(start, SeamConfig.verbatimWindowStart(config, history.length))
+        const escalate =
+          seams.length > 0 &&
+          ((Option.isSome(highest) && level > highest.value) || seams.length >= config.maxSeamsPerLevel)
+        const range = adjust(history, start, end)
+        if (!escalate && splitPinned(history, range.start, range.end, []).fold.length === 0) return nothing(due)
+        const seam = escalate
+          ? yield* recompact(seams, history, level, start, end)
+          : yield* produceSoftSeam(history, level, start, end, options.workspace)
+        const draft: WindowEvent.Draft = seam.recompacted
+          ? { _tag: "SeamsRecompacted", level, message: seam.message, replacedIds: seam.replacedIds }
+          : { _tag: "SeamProduced", level, message: seam.message, replacedIds: seam.replacedIds }
+        const appended = yield* ctx.run(stream, (current) =>
+          Either.map(requirePresent(stream, current, seam.replacedIds), () => [draft])
+        )
+        const action = seam.recompacted ? "recompacted" : "produced"
+        if (!(config.advanceCycle && level === 3)) {
+          return { ...appended, level: due, action, cycleAdvanced: false } satisfies PipelineOutcome
+        }
+        const cycled = yield* advanceCycle(stream, appended.window, options.stateText)
+        return {
+          window: cycled.window,
+          events: [...appended.events, ...cycled.events],
+          level: due,
+          action,
+          cycleAdvanced: true
+        } satisfies PipelineOutcome
+      })
+
+    const service: SeamHost.Service = {
+      config,
+      configEnabled: config.enabled,
+      highestLevel: (stream) => Effect.map(ctx.load(stream), highestOf),
+      seamCount: (stream) => Effect.map(ctx.load(stream), (window) => window.seams.length),
+      seamLevelFor: (activeInputTokens, highestExisting) =>
+        SeamConfig.levelFor(config, activeInputTokens, highestExisting),
+      verbatimWindowStart: (messageCount) => SeamConfig.verbatimWindowStart(config, messageCount),
+      collectSeamTexts: ArchivedContext.collect,
+      produceSoftSeam,
+      recompact,
+      produceFlashBriefing,
+      reset,
+      run
+    }
+    return service
+  })
