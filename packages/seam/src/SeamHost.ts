@@ -7,7 +7,8 @@
  *
  * @since 0.1.0
  */
-import type { Compactor, ContextService, EventCodec, EventLog, Message } from "@ctxlog/core"
+import { LlmCompactor, TemplateCompactor } from "@ctxlog/compaction"
+import type { Compactor, ContextService, EventCodec, EventLog, LanguageModel, Message } from "@ctxlog/core"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -138,6 +139,28 @@ export const layerCompactor = (
   config: SeamConfigInput
 ): Layer.Layer<SeamHost, InvalidSeamConfig, Compactor.Compactor | ContextService.ContextService> =>
   Layer.effect(SeamHost, Effect.flatMap(internal.resolveConfig(config), internal.make))
+
+/**
+ * The default host: seams are summarized by the compaction package's deterministic
+ * `TemplateCompactor` (no model call). `maxBytes` caps every summary (default 4096).
+ * @since 0.1.0
+ */
+export const layer = (
+  config: SeamConfigInput,
+  options: TemplateCompactor.Options = {}
+): Layer.Layer<SeamHost, InvalidSeamConfig, ContextService.ContextService> =>
+  layerCompactor(config).pipe(Layer.provide(TemplateCompactor.layer(options)))
+
+/**
+ * A host whose seams are summarized by the `LanguageModel` in context, through the compaction
+ * package's `LlmCompactor` (each level's `summaryTokens` bounds the answer).
+ * @since 0.1.0
+ */
+export const layerLlm = (
+  config: SeamConfigInput,
+  options: LlmCompactor.Options = {}
+): Layer.Layer<SeamHost, InvalidSeamConfig, ContextService.ContextService | LanguageModel.LanguageModel> =>
+  layerCompactor(config).pipe(Layer.provide(LlmCompactor.layer(options)))
 
 /** Run the seam pipeline on a stream with the host in context. @since 0.1.0 */
 export const runSeamPipeline = (
