@@ -11,3 +11,5 @@ export * as ConversationMemoryPolicy from "./ConversationMemoryPolicy.js"
 export * as SlidingWindowMemory from "./SlidingWindowMemory.js"
 /** Conversation memory keeping the newest history within a token budget, tool-pair safe. @since 0.1.0 */
 export * as TokenWindowMemory from "./TokenWindowMemory.js"
+/** Per-turn context assembly: concurrent recall and graph-fact lookup, retrieval policy, skill disambiguation. @since 0.1.0 */
+export * as ContextAssembly from "./ContextAssembly.js"

@@ -1,0 +1,140 @@
+import { Message, type RecallSource, type Window } from "@ctxlog/core"
+import * as Either from "effect/Either"
+import * as Schema from "effect/Schema"
+
+/** Texts compare equal when they differ only in case and whitespace. */
+export const normalize = (text: string): string => text.replace(/\s+/g, " ").trim().toLowerCase()
+
+/** What the window already holds, for dedupe: normalized texts and message ids. */
+export interface Held {
+  readonly texts: ReadonlySet<string>
+  readonly ids: ReadonlySet<string>
+}
+
+/**
+ * Everything in the window except the injected kinds about to be refreshed: those are replaced, so a
+ * fresh hit equal to a stale one must not be deduped away.
+ */
+export const held = (window: Window.Window, refreshed: ReadonlySet<Message.MessageKind>): Held => {
+  const messages = [...window.system, ...window.knowledge, ...window.history].filter(
+    (message) => !refreshed.has(message.kind)
+  )
+  return {
+    texts: new Set(
+      messages.map((message) => normalize(Message.tokenTextOf(message))).filter((text) => text.length > 0)
+    ),
+    ids: new Set(messages.map((message) => message.id))
+  }
+}
+
+/** A recall hit reduced to the text that will be injected. */
+export interface Candidate {
+  readonly text: string
+  readonly score: number
+  readonly tokens: number
+  readonly source?: { readonly stream: string; readonly messageId: string }
+}
+
+/** Why candidates were left out, by count. */
+export interface Dropped {
+  readonly belowFloor: number
+  readonly duplicate: number
+  readonly overBudget: number
+}
+
+/** The text a hit injects: its text, or for tool parts their names, inputs and outputs. */
+export const hitText = (hit: RecallSource.RecallHit): string => Message.tokenTextOf(hit.message).trim()
+
+/**
+ * Apply the retrieval policy to one kind's candidates: best score first, drop those under the floor,
+ * those whose text the window (or an earlier kind) holds already, or whose source message is in the
+ * window, then fill the budget greedily (a hit too big for what is left is skipped, a smaller one
+ * after it may still fit). `seen` is updated with the kept texts so kinds do not repeat each other.
+ */
+export const select = (
+  candidates: ReadonlyArray<Candidate>,
+  options: {
+    readonly budget: number
+    readonly minScore: number
+    readonly dedupe: boolean
+    readonly stream: string
+    readonly held: Held
+    readonly seen: Set<string>
+  }
+): { readonly kept: ReadonlyArray<Candidate>; readonly dropped: Dropped } => {
+  const ordered = candidates
+    .map((candidate, index) => ({ candidate, index }))
+    .sort((a, b) => b.candidate.score - a.candidate.score || a.index - b.index)
+    .map(({ candidate }) => candidate)
+  const kept: Array<Candidate> = []
+  let belowFloor = 0
+  let duplicate = 0
+  let overBudget = 0
+  let used = 0
+  for (const candidate of ordered) {
+    if (!(candidate.score >= options.minScore)) {
+      belowFloor++
+      continue
+    }
+    const key = normalize(candidate.text)
+    const inWindow =
+      options.held.texts.has(key) ||
+      options.seen.has(key) ||
+      (candidate.source !== undefined &&
+        candidate.source.stream === options.stream &&
+        options.held.ids.has(candidate.source.messageId))
+    if (key.length === 0 || (options.dedupe && inWindow)) {
+      duplicate++
+      continue
+    }
+    if (used + candidate.tokens > options.budget) {
+      overBudget++
+      continue
+    }
+    kept.push(candidate)
+    used += candidate.tokens
+    options.seen.add(key)
+  }
+  return { kept, dropped: { belowFloor, duplicate, overBudget } }
+}
+
+// ---- skill disambiguation ---------------------------------------------------------------------------
+
+/** Ask for a bare JSON array: the easiest answer to check and the hardest to misread. */
+export const skillPrompt = (
+  query: string,
+  candidates: ReadonlyArray<{ readonly name: string; readonly description: string }>
+): { readonly system: string; readonly user: string } => ({
+  system:
+    "You choose which skill best serves a request. Several skills matched it with close scores. " +
+    "Order them from most to least suitable. Answer with only a JSON array of the skill names, " +
+    'for example ["first", "second"], and nothing else.',
+  user: [
+    `Request: ${query}`,
+    "",
+    "Skills:",
+    ...candidates.map((skill) => `- ${skill.name}: ${skill.description}`)
+  ].join("\n")
+})
+
+const decodeNames = Schema.decodeUnknownEither(Schema.parseJson(Schema.Array(Schema.String)))
+
+/**
+ * Read the model's order: the first `[...]` in the answer must be a JSON array of distinct candidate
+ * names (at least one). Names it leaves out follow in score order. Anything else is `undefined`.
+ */
+export const parseOrder = (answer: string, candidates: ReadonlyArray<string>): ReadonlyArray<string> | undefined => {
+  const start = answer.indexOf("[")
+  const end = answer.indexOf("]", start)
+  if (start === -1 || end === -1) return undefined
+  const parsed = decodeNames(answer.slice(start, end + 1))
+  if (Either.isLeft(parsed) || parsed.right.length === 0) return undefined
+  const known = new Set(candidates)
+  const order: Array<string> = []
+  for (const item of parsed.right) {
+    const name = item.trim()
+    if (!known.has(name) || order.includes(name)) return undefined
+    order.push(name)
+  }
+  return [...order, ...candidates.filter((name) => !order.includes(name))]
+}
