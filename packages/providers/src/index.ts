@@ -1,6 +1,26 @@
 /**
- * @ctxlog/providers
+ * @ctxlog/providers — per-provider rendering of ctxlog windows (CtxBuilder) and LanguageModel clients.
  *
  * @since 0.1.0
  */
-export {}
+
+/** The Anthropic Messages strategy. @since 0.1.0 */
+export * as AnthropicCtx from "./AnthropicCtx.js"
+/** The builder interface and `forProvider`. @since 0.1.0 */
+export * as CtxBuilder from "./CtxBuilder.js"
+/** The generic OpenAI-compatible strategy. @since 0.1.0 */
+export * as DefaultCtx from "./DefaultCtx.js"
+/** The typed error for requests a provider would reject. @since 0.1.0 */
+export * as InvalidRequest from "./InvalidRequest.js"
+/** The Ollama strategy. @since 0.1.0 */
+export * as OllamaCtx from "./OllamaCtx.js"
+/** The OpenAI strategies (Chat Completions, Responses). @since 0.1.0 */
+export * as OpenAICtx from "./OpenAICtx.js"
+/** `PromptRendered` / `UsageReported` recording. @since 0.1.0 */
+export * as RenderRecord from "./RenderRecord.js"
+/** Tool pairing and adjacency checks. @since 0.1.0 */
+export * as RequestValidator from "./RequestValidator.js"
+/** Usage-calibrated token estimates. @since 0.1.0 */
+export * as TokenEstimate from "./TokenEstimate.js"
+/** Head + tail truncation of tool outputs. @since 0.1.0 */
+export * as Truncation from "./Truncation.js"

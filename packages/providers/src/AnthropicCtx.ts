@@ -1,0 +1,99 @@
+/**
+ * The Anthropic Messages API strategy. Identity, then knowledge (stable `chat` knowledge first, then
+ * injected kinds) as system blocks; task state and signals as the first user turn; history as
+ * `tool_use` / `tool_result` blocks with strict role alternation; the turn reminder prepended to the
+ * last user message. At most four `cache_control` breakpoints, in this order of value: the
+ * conversation prefix (end of the message before the last user message), end of injected knowledge,
+ * end of stable knowledge, end of identity, end of tools. A breakpoint whose cached prefix is shorter
+ * than the model's minimum cacheable length is skipped: the API would silently not cache it.
+ *
+ * @since 0.1.0
+ */
+import type { Window } from "@ctxlog/core"
+import * as Either from "effect/Either"
+import type { BuildOptions, Built, CommonConfig, CtxBuilder } from "./CtxBuilder.js"
+import type { InvalidRequest } from "./InvalidRequest.js"
+import * as anthropicRender from "./internal/anthropicRender.js"
+import * as common from "./internal/builderCommon.js"
+import { fromWindow } from "./internal/sections.js"
+import type { AnthropicRequest } from "./internal/wire.js"
+import * as RequestValidator from "./RequestValidator.js"
+import * as Truncation from "./Truncation.js"
+
+export type {
+  AnthropicContentBlock,
+  AnthropicMessage,
+  AnthropicRequest,
+  AnthropicTextBlock,
+  AnthropicTool,
+  AnthropicToolResultBlock,
+  AnthropicToolUseBlock,
+  CacheControl
+} from "./internal/wire.js"
+
+/** Settings of the Anthropic strategy. @since 0.1.0 */
+export interface Config extends CommonConfig {
+  /** Minimum cacheable prompt length for this model (default from {@link minCacheableTokensFor}). */
+  readonly minCacheableTokens?: number
+  /** Cache lifetime of every breakpoint: `5m` (the API default) or `1h`. */
+  readonly cacheTtl?: "5m" | "1h"
+  /** Set false to place no breakpoints. Default true. */
+  readonly promptCaching?: boolean
+}
+
+/** Default context window of Claude models. @since 0.1.0 */
+export const defaultContextWindow = 200_000
+
+/** Default tool-output limits (characters). @since 0.1.0 */
+export const defaultToolOutputLimits: Truncation.Limits = { defaultChars: 40_000 }
+
+/**
+ * The documented minimum cacheable prompt length by model family: 4096 for Opus 4.5+ and Haiku 4.5,
+ * 2048 for older Haiku, 1024 otherwise (Sonnet, Opus 4/4.1, Claude 3.x). Override it in the config
+ * when Anthropic changes it.
+ * @since 0.1.0
+ */
+export const minCacheableTokensFor = (model: string): number => {
+  const name = model.toLowerCase()
+  if (/opus-4-[5-9]|haiku-4/.test(name)) return 4096
+  if (name.includes("haiku")) return 2048
+  return 1024
+}
+
+/** Build the Anthropic strategy. @since 0.1.0 */
+export const make = (config: Config): CtxBuilder<AnthropicRequest> => {
+  const ctxWindow = common.clampBudget(config.contextWindow ?? defaultContextWindow, 1024, undefined)
+  const limits = config.toolOutputLimits ?? defaultToolOutputLimits
+  const threshold = config.compressionThreshold ?? 0.8
+  const build = (
+    window: Window.Window,
+    options: BuildOptions = {}
+  ): Either.Either<Built<AnthropicRequest>, InvalidRequest> =>
+    Either.flatMap(RequestValidator.history("anthropic", window.history, window.completedToolIds), () =>
+      Either.map(
+        anthropicRender.render(fromWindow(window, options.systemPrompt), {
+          model: config.model,
+          maxTokens: options.maxOutputTokens ?? config.maxOutputTokens ?? 4096,
+          temperature: options.temperature,
+          tools: options.tools,
+          reminder: options.turnReminder,
+          minCacheableTokens: config.minCacheableTokens ?? minCacheableTokensFor(config.model),
+          cacheTtl: config.cacheTtl,
+          cache: config.promptCaching ?? true
+        }),
+        ({ request, breakpoints }) => ({
+          request,
+          stats: common.statsOf(window, options.tools, ctxWindow, breakpoints)
+        })
+      )
+    )
+  return {
+    name: "anthropic",
+    model: config.model,
+    ctxWindow,
+    build,
+    needsCompression: (window) => common.needsCompression(window, ctxWindow, threshold),
+    compressionPlan: common.compressionPlan,
+    truncateToolOutput: (result, toolName) => Truncation.truncateToolOutput(result, toolName, limits)
+  }
+}

@@ -1,0 +1,40 @@
+/**
+ * The typed error every builder returns instead of a request the provider would reject.
+ *
+ * @since 0.1.0
+ */
+import * as Schema from "effect/Schema"
+
+/**
+ * A window (or neutral request) cannot be rendered into a valid provider request: an orphaned or
+ * duplicated tool result, a tool call without its result, broken role alternation, too many cache
+ * breakpoints. Names the message and tool call where it can.
+ * @since 0.1.0
+ */
+export class InvalidRequest extends Schema.TaggedError<InvalidRequest>()("InvalidRequest", {
+  provider: Schema.String,
+  detail: Schema.String,
+  messageId: Schema.optional(Schema.String),
+  toolCallId: Schema.optional(Schema.String)
+}) {
+  override get message(): string {
+    const where = [
+      this.messageId === undefined ? undefined : `message ${this.messageId}`,
+      this.toolCallId === undefined ? undefined : `tool call ${this.toolCallId}`
+    ].filter((part) => part !== undefined)
+    return `${this.provider} request: ${this.detail}${where.length === 0 ? "" : ` (${where.join(", ")})`}`
+  }
+}
+
+/** Build an {@link InvalidRequest} without spelling out absent optional fields. @since 0.1.0 */
+export const make = (
+  provider: string,
+  detail: string,
+  where: { readonly messageId?: string | undefined; readonly toolCallId?: string | undefined } = {}
+): InvalidRequest =>
+  new InvalidRequest({
+    provider,
+    detail,
+    ...(where.messageId === undefined ? {} : { messageId: where.messageId }),
+    ...(where.toolCallId === undefined ? {} : { toolCallId: where.toolCallId })
+  })

@@ -1,0 +1,106 @@
+/**
+ * The OpenAI strategy: `system` messages (`developer` for reasoning models: o1, o3, o4, gpt-5),
+ * identity then stable knowledge then injected knowledge, task state and signals as a user message,
+ * history as `tool_calls` / `tool` messages (each `tool` message right after the assistant message
+ * that made the call). `makeResponses` renders the same window for the Responses API (`input` items:
+ * `message`, `function_call`, `function_call_output`). OpenAI caches prompt prefixes automatically,
+ * so the order is the only cache hint.
+ *
+ * @since 0.1.0
+ */
+import type { Window } from "@ctxlog/core"
+import * as Either from "effect/Either"
+import type { BuildOptions, Built, CommonConfig, CtxBuilder } from "./CtxBuilder.js"
+import { makeChat } from "./DefaultCtx.js"
+import type { InvalidRequest } from "./InvalidRequest.js"
+import * as common from "./internal/builderCommon.js"
+import * as chatRender from "./internal/chatRender.js"
+import { fromWindow } from "./internal/sections.js"
+import type { ChatCompletionsRequest, ResponsesRequest } from "./internal/wire.js"
+import * as RequestValidator from "./RequestValidator.js"
+import * as Truncation from "./Truncation.js"
+
+export type {
+  ChatCompletionsRequest,
+  ChatMessage,
+  ChatTool,
+  ChatToolCall,
+  ResponsesInputItem,
+  ResponsesRequest,
+  ResponsesTool
+} from "./internal/wire.js"
+
+/** Settings of the OpenAI strategy. @since 0.1.0 */
+export interface Config extends CommonConfig {
+  /** Which API to render for (`forProvider` reads it). Default `chat_completions`. */
+  readonly api?: "chat_completions" | "responses"
+  /** Force the reasoning-model rules (`developer` role, no temperature); detected from the name otherwise. */
+  readonly reasoning?: boolean
+}
+
+/** Default context window. @since 0.1.0 */
+export const defaultContextWindow = 128_000
+
+/** Default tool-output limits (characters). @since 0.1.0 */
+export const defaultToolOutputLimits: Truncation.Limits = { defaultChars: 40_000 }
+
+/** Whether a model is a reasoning model (o1, o3, o4, gpt-5 families). @since 0.1.0 */
+export const isReasoningModel = (model: string): boolean => /^(o1|o3|o4|gpt-5)([-.]|$)/.test(model.toLowerCase())
+
+const settingsFor =
+  (config: Config) =>
+  (options: BuildOptions): Omit<chatRender.Settings, "reminder" | "model"> => {
+    const reasoning = config.reasoning ?? isReasoningModel(config.model)
+    return {
+      systemRole: reasoning ? "developer" : "system",
+      mergeSystem: false,
+      contextRole: reasoning ? "developer" : "system",
+      tokenParam: reasoning ? "max_completion_tokens" : "max_tokens",
+      maxTokens: options.maxOutputTokens,
+      // Reasoning models reject `temperature`.
+      temperature: reasoning ? undefined : options.temperature,
+      tools: options.tools
+    }
+  }
+
+/** Build the Chat Completions strategy. @since 0.1.0 */
+export const make = (config: Config): CtxBuilder<ChatCompletionsRequest> =>
+  makeChat(config, {
+    name: "openai",
+    floor: 1024,
+    defaultContextWindow,
+    limits: defaultToolOutputLimits,
+    settings: settingsFor(config)
+  })
+
+/** Build the Responses API strategy. @since 0.1.0 */
+export const makeResponses = (config: Config): CtxBuilder<ResponsesRequest> => {
+  const ctxWindow = common.clampBudget(config.contextWindow ?? defaultContextWindow, 1024, undefined)
+  const limits = config.toolOutputLimits ?? defaultToolOutputLimits
+  const threshold = config.compressionThreshold ?? 0.8
+  const settings = settingsFor(config)
+  const build = (
+    window: Window.Window,
+    options: BuildOptions = {}
+  ): Either.Either<Built<ResponsesRequest>, InvalidRequest> =>
+    Either.flatMap(RequestValidator.history("openai-responses", window.history, window.completedToolIds), () =>
+      Either.map(
+        chatRender.renderResponses(fromWindow(window, options.systemPrompt), {
+          ...settings(options),
+          model: config.model,
+          maxTokens: options.maxOutputTokens ?? config.maxOutputTokens,
+          reminder: options.turnReminder
+        }),
+        (request) => ({ request, stats: common.statsOf(window, options.tools, ctxWindow, 0) })
+      )
+    )
+  return {
+    name: "openai-responses",
+    model: config.model,
+    ctxWindow,
+    build,
+    needsCompression: (window) => common.needsCompression(window, ctxWindow, threshold),
+    compressionPlan: common.compressionPlan,
+    truncateToolOutput: (result, toolName) => Truncation.truncateToolOutput(result, toolName, limits)
+  }
+}

@@ -1,0 +1,48 @@
+/**
+ * Tool-output truncation shared by every builder: keep the head and the tail of a long output and
+ * say how much was cut, so the model knows something is missing (and roughly where).
+ *
+ * @since 0.1.0
+ */
+import type { Message } from "@ctxlog/core"
+
+/** Per-tool character limits, with a default for tools not listed. @since 0.1.0 */
+export interface Limits {
+  readonly defaultChars: number
+  readonly perTool?: { readonly [toolName: string]: number }
+  /** Share of the kept characters taken from the head (the rest from the tail). Default 0.6. */
+  readonly headRatio?: number
+}
+
+/** The marker put where characters were cut. @since 0.1.0 */
+export const marker = (elided: number): string => `\n[... ${elided} chars elided ...]\n`
+
+/**
+ * Keep at most `maxChars` characters of `text` (marker excluded): the head and the tail, with a
+ * marker naming how many characters were cut in between. Text that fits is returned unchanged.
+ * @since 0.1.0
+ */
+export const headTail = (text: string, maxChars: number, headRatio = 0.6): string => {
+  if (text.length <= maxChars) return text
+  const keep = Math.max(0, Math.floor(maxChars))
+  const head = Math.floor(keep * Math.min(1, Math.max(0, headRatio)))
+  const tail = keep - head
+  const elided = text.length - head - tail
+  return `${text.slice(0, head)}${marker(elided)}${tail === 0 ? "" : text.slice(text.length - tail)}`
+}
+
+/** The character limit for a tool. @since 0.1.0 */
+export const limitFor = (limits: Limits, toolName: string): number =>
+  limits.perTool !== undefined && Object.hasOwn(limits.perTool, toolName)
+    ? (limits.perTool[toolName] ?? limits.defaultChars)
+    : limits.defaultChars
+
+/** Truncate a tool result's content to the limit of its tool. @since 0.1.0 */
+export const truncateToolOutput = (
+  result: Message.ToolResultPart,
+  toolName: string,
+  limits: Limits
+): Message.ToolResultPart => {
+  const content = headTail(result.content, limitFor(limits, toolName), limits.headRatio)
+  return content === result.content ? result : { ...result, content }
+}

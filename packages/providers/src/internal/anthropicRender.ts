@@ -1,0 +1,236 @@
+/**
+ * Sections → Anthropic Messages request. Identity and knowledge become system blocks, task state and
+ * signals the first user turn, history `tool_use` / `tool_result` blocks with strict role
+ * alternation; up to four `cache_control` breakpoints go where the prefix is stable.
+ */
+import type { LanguageModel, Message } from "@ctxlog/core"
+import * as Either from "effect/Either"
+import { type InvalidRequest, make as invalid } from "../InvalidRequest.js"
+import { anthropic as validateAnthropic, maxCacheBreakpoints } from "../RequestValidator.js"
+import { roughTokens, type Sections, type Turn, wrapContext } from "./sections.js"
+import type {
+  AnthropicContentBlock,
+  AnthropicMessage,
+  AnthropicRequest,
+  AnthropicTextBlock,
+  AnthropicTool,
+  CacheControl,
+  JsonObject
+} from "./wire.js"
+
+export interface Settings {
+  readonly model: string
+  readonly maxTokens: number
+  readonly temperature?: number | undefined
+  readonly tools?: ReadonlyArray<LanguageModel.ToolSpec> | undefined
+  readonly reminder?: string | undefined
+  /** A breakpoint whose cached prefix is shorter than this is not placed (the API would ignore it). */
+  readonly minCacheableTokens: number
+  readonly cacheTtl?: "5m" | "1h" | undefined
+  /** Place breakpoints at all. */
+  readonly cache: boolean
+}
+
+export interface Rendered {
+  readonly request: AnthropicRequest
+  readonly breakpoints: number
+}
+
+/** Placeholder first user turn when history starts with the assistant (the API wants a user first). */
+export const continuationText = "(conversation continues)"
+
+const isJsonObject = (value: Message.JsonValue): value is JsonObject =>
+  typeof value === "object" && value !== null && !Array.isArray(value)
+
+interface Draft {
+  readonly role: "user" | "assistant"
+  readonly content: ReadonlyArray<AnthropicContentBlock>
+  /** Tokens of this message as the log counted them. */
+  readonly tokens: number
+  /** Whether any of it came from history (task state alone does not). */
+  readonly fromHistory: boolean
+}
+
+const text = (value: string): ReadonlyArray<AnthropicTextBlock> =>
+  value.length === 0 ? [] : [{ type: "text", text: value }]
+
+const draftOf = (turn: Turn): Either.Either<Draft, InvalidRequest> => {
+  switch (turn._tag) {
+    case "User":
+      return Either.right({ role: "user", content: text(turn.text), tokens: turn.tokens, fromHistory: true })
+    case "Context":
+      return Either.right({
+        role: "user",
+        content: text(wrapContext(turn.kind === "chat" ? turn.role : turn.kind, turn.text)),
+        tokens: turn.tokens,
+        fromHistory: true
+      })
+    case "Results":
+      return Either.right({
+        role: "user",
+        content: turn.results.map(({ part }) => ({
+          type: "tool_result",
+          tool_use_id: part.toolCallId,
+          content: part.content,
+          ...(part.isError ? { is_error: true } : {})
+        })),
+        tokens: turn.tokens,
+        fromHistory: true
+      })
+    case "Assistant": {
+      const blocks: Array<AnthropicContentBlock> = [...text(turn.text)]
+      for (const call of turn.calls) {
+        if (!isJsonObject(call.input)) {
+          return Either.left(
+            invalid("anthropic", "tool_use input must be a JSON object", {
+              messageId: turn.messageId,
+              toolCallId: call.id
+            })
+          )
+        }
+        blocks.push({ type: "tool_use", id: call.id, name: call.name, input: call.input })
+      }
+      return Either.right({ role: "assistant", content: blocks, tokens: turn.tokens, fromHistory: true })
+    }
+  }
+}
+
+/** Merge same-role neighbours; in user messages tool results go first (the API requires it). */
+const alternate = (drafts: ReadonlyArray<Draft>): ReadonlyArray<Draft> => {
+  const merged: Array<Draft> = []
+  for (const draft of drafts) {
+    if (draft.content.length === 0) continue
+    const last = merged[merged.length - 1]
+    if (last !== undefined && last.role === draft.role) {
+      merged[merged.length - 1] = {
+        role: last.role,
+        content: [...last.content, ...draft.content],
+        tokens: last.tokens + draft.tokens,
+        fromHistory: last.fromHistory || draft.fromHistory
+      }
+    } else {
+      merged.push(draft)
+    }
+  }
+  return merged.map((draft) =>
+    draft.role === "user"
+      ? {
+          ...draft,
+          content: [
+            ...draft.content.filter((block) => block.type === "tool_result"),
+            ...draft.content.filter((block) => block.type !== "tool_result")
+          ]
+        }
+      : draft
+  )
+}
+
+const withReminder = (drafts: ReadonlyArray<Draft>, reminder: string | undefined): ReadonlyArray<Draft> => {
+  if (reminder === undefined || reminder.length === 0) return drafts
+  const index = drafts.map((draft) => draft.role).lastIndexOf("user")
+  const target = drafts[index]
+  if (target === undefined) {
+    return [...drafts, { role: "user", content: text(reminder), tokens: roughTokens(reminder), fromHistory: false }]
+  }
+  // After any tool results (they must lead the message), before the user's own words.
+  const at = target.content.filter((block) => block.type === "tool_result").length
+  const content = [...target.content.slice(0, at), ...text(reminder), ...target.content.slice(at)]
+  return drafts.map((draft, position) => (position === index ? { ...draft, content } : draft))
+}
+
+const mark = <B extends { readonly cache_control?: CacheControl }>(block: B, control: CacheControl): B => ({
+  ...block,
+  cache_control: control
+})
+
+const markLast = <B extends { readonly cache_control?: CacheControl }>(
+  blocks: ReadonlyArray<B>,
+  control: CacheControl
+): ReadonlyArray<B> => blocks.map((block, index) => (index === blocks.length - 1 ? mark(block, control) : block))
+
+/** Render sections; validates the result with the Messages API rules. */
+export const render = (sections: Sections, settings: Settings): Either.Either<Rendered, InvalidRequest> => {
+  const turnDrafts: Array<Draft> = []
+  if (sections.state !== undefined) {
+    turnDrafts.push({
+      role: "user",
+      content: text(sections.state.text),
+      tokens: sections.state.tokens,
+      fromHistory: false
+    })
+  }
+  for (const turn of sections.turns) {
+    const draft = draftOf(turn)
+    if (Either.isLeft(draft)) return Either.left(draft.left)
+    turnDrafts.push(draft.right)
+  }
+  let drafts = alternate(turnDrafts)
+  if (drafts[0]?.role === "assistant") {
+    drafts = [{ role: "user", content: text(continuationText), tokens: 0, fromHistory: false }, ...drafts]
+  }
+  // The stable prefix ends right before the last user message (which carries the reminder).
+  const lastUser = drafts.map((draft) => draft.role).lastIndexOf("user")
+  drafts = withReminder(drafts, settings.reminder)
+
+  const identity: ReadonlyArray<AnthropicTextBlock> = sections.identity.flatMap((piece) => text(piece.text))
+  const stable: ReadonlyArray<AnthropicTextBlock> = sections.stable.flatMap((piece) => text(piece.text))
+  const injected: ReadonlyArray<AnthropicTextBlock> = sections.injected.flatMap((piece) =>
+    text(wrapContext(piece.kind, piece.text))
+  )
+  const tools: ReadonlyArray<AnthropicTool> = (settings.tools ?? []).map((tool) => ({
+    name: tool.name,
+    description: tool.description,
+    input_schema: tool.inputSchema
+  }))
+
+  // Candidate breakpoints, each with the length of the prefix it would cache.
+  const sum = (pieces: ReadonlyArray<{ readonly tokens: number }>) =>
+    pieces.reduce((total, piece) => total + piece.tokens, 0)
+  const toolsEnd = tools.length === 0 ? 0 : roughTokens(JSON.stringify(tools))
+  const identityEnd = toolsEnd + sum(sections.identity)
+  const stableEnd = identityEnd + sum(sections.stable)
+  const injectedEnd = stableEnd + sum(sections.injected)
+  const tail = lastUser - 1
+  const tailDraft = drafts[tail]
+  const tailEnd = injectedEnd + sum(drafts.slice(0, Math.max(0, tail + 1)))
+  type Slot = "tools" | "identity" | "stable" | "injected" | "history"
+  const candidates: ReadonlyArray<{ readonly slot: Slot; readonly present: boolean; readonly prefix: number }> = [
+    // Highest value first: the conversation prefix grows every turn; tools are covered by identity.
+    { slot: "history", present: tailDraft?.fromHistory === true, prefix: tailEnd },
+    { slot: "injected", present: injected.length > 0, prefix: injectedEnd },
+    { slot: "stable", present: stable.length > 0, prefix: stableEnd },
+    { slot: "identity", present: identity.length > 0, prefix: identityEnd },
+    { slot: "tools", present: tools.length > 0, prefix: toolsEnd }
+  ]
+  const chosen = new Set<Slot>(
+    settings.cache
+      ? candidates
+          .filter((candidate) => candidate.present && candidate.prefix >= settings.minCacheableTokens)
+          .slice(0, maxCacheBreakpoints)
+          .map((candidate) => candidate.slot)
+      : []
+  )
+  const control: CacheControl =
+    settings.cacheTtl === undefined ? { type: "ephemeral" } : { type: "ephemeral", ttl: settings.cacheTtl }
+  const at = <B extends { readonly cache_control?: CacheControl }>(slot: Slot, blocks: ReadonlyArray<B>) =>
+    chosen.has(slot) ? markLast(blocks, control) : blocks
+
+  const system = [...at("identity", identity), ...at("stable", stable), ...at("injected", injected)]
+  const messages: ReadonlyArray<AnthropicMessage> = drafts.map((draft, index) => ({
+    role: draft.role,
+    content: index === tail ? at("history", draft.content) : draft.content
+  }))
+  const request: AnthropicRequest = {
+    model: settings.model,
+    max_tokens: settings.maxTokens,
+    ...(settings.temperature === undefined ? {} : { temperature: settings.temperature }),
+    ...(system.length === 0 ? {} : { system }),
+    ...(tools.length === 0 ? {} : { tools: at("tools", tools) }),
+    messages,
+    stream: true
+  }
+  if (messages.length === 0) {
+    return Either.left(invalid("anthropic", "nothing to send: no task state, no history and no turn reminder"))
+  }
+  return Either.map(validateAnthropic(request), () => ({ request, breakpoints: chosen.size }))
+}

@@ -1,0 +1,214 @@
+/**
+ * Sections → OpenAI Chat Completions request (also Ollama `/v1`, vLLM, llama.cpp server) and
+ * Sections → OpenAI Responses request.
+ */
+import type { LanguageModel } from "@ctxlog/core"
+import * as Either from "effect/Either"
+import type { InvalidRequest } from "../InvalidRequest.js"
+import * as RequestValidator from "../RequestValidator.js"
+import { type Sections, wrapContext } from "./sections.js"
+import type {
+  ChatCompletionsRequest,
+  ChatMessage,
+  ChatTool,
+  ResponsesInputItem,
+  ResponsesRequest,
+  ResponsesTool
+} from "./wire.js"
+
+export interface Settings {
+  readonly model: string
+  /** Role of identity and knowledge: `developer` for reasoning models. */
+  readonly systemRole: "system" | "developer"
+  /** One system message for everything (small local models often honour only the first). */
+  readonly mergeSystem: boolean
+  /** Role of system or injected messages found inside history. */
+  readonly contextRole: "system" | "developer" | "user"
+  readonly tokenParam: "max_tokens" | "max_completion_tokens"
+  readonly maxTokens?: number | undefined
+  readonly temperature?: number | undefined
+  readonly tools?: ReadonlyArray<LanguageModel.ToolSpec> | undefined
+  readonly reminder?: string | undefined
+}
+
+/** Tool results have no error flag in these APIs: say it in the text. */
+export const errorPrefix = "[tool error] "
+
+const resultText = (content: string, isError: boolean): string => (isError ? `${errorPrefix}${content}` : content)
+
+/** The system-side texts: identity, stable knowledge, injected knowledge (each joined). */
+const systemTexts = (sections: Sections, merge: boolean): ReadonlyArray<string> => {
+  const identity = sections.identity.map((piece) => piece.text).join("\n\n")
+  const stable = sections.stable.map((piece) => piece.text).join("\n\n")
+  const injected = sections.injected.map((piece) => wrapContext(piece.kind, piece.text)).join("\n\n")
+  const texts = [identity, stable, injected].filter((value) => value.length > 0)
+  return merge ? (texts.length === 0 ? [] : [texts.join("\n\n")]) : texts
+}
+
+const withReminder = <M>(
+  messages: ReadonlyArray<M>,
+  reminder: string | undefined,
+  isUser: (message: M) => message is M & { readonly content: string },
+  make: (content: string) => M
+): ReadonlyArray<M> => {
+  if (reminder === undefined || reminder.length === 0) return messages
+  let index = -1
+  messages.forEach((message, position) => {
+    if (isUser(message)) index = position
+  })
+  const target = messages[index]
+  if (target === undefined || !isUser(target)) return [...messages, make(reminder)]
+  return messages.map((message, position) =>
+    position === index ? { ...target, content: `${reminder}\n\n${target.content}` } : message
+  )
+}
+
+/** Render a Chat Completions request; validates it. */
+export const renderChat = (
+  provider: string,
+  sections: Sections,
+  settings: Settings
+): Either.Either<ChatCompletionsRequest, InvalidRequest> => {
+  const messages: Array<ChatMessage> = systemTexts(sections, settings.mergeSystem).map((content) => ({
+    role: settings.systemRole,
+    content
+  }))
+  if (sections.state !== undefined) messages.push({ role: "user", content: sections.state.text })
+  for (const turn of sections.turns) {
+    switch (turn._tag) {
+      case "User":
+        messages.push({ role: "user", content: turn.text })
+        break
+      case "Context":
+        messages.push({
+          role: settings.contextRole,
+          content:
+            turn.kind === "chat" && settings.contextRole !== "user"
+              ? turn.text
+              : wrapContext(turn.kind === "chat" ? turn.role : turn.kind, turn.text)
+        })
+        break
+      case "Assistant":
+        if (turn.text.length === 0 && turn.calls.length === 0) break
+        messages.push({
+          role: "assistant",
+          content: turn.text.length === 0 ? null : turn.text,
+          ...(turn.calls.length === 0
+            ? {}
+            : {
+                tool_calls: turn.calls.map((call) => ({
+                  id: call.id,
+                  type: "function" as const,
+                  function: { name: call.name, arguments: JSON.stringify(call.input) }
+                }))
+              })
+        })
+        break
+      case "Results":
+        for (const { part } of turn.results) {
+          messages.push({
+            role: "tool",
+            tool_call_id: part.toolCallId,
+            content: resultText(part.content, part.isError)
+          })
+        }
+        break
+    }
+  }
+  const final = withReminder<ChatMessage>(
+    messages,
+    settings.reminder,
+    (message): message is ChatMessage & { readonly role: "user"; readonly content: string } => message.role === "user",
+    (content) => ({ role: "user", content })
+  )
+  const tools: ReadonlyArray<ChatTool> = (settings.tools ?? []).map((tool) => ({
+    type: "function",
+    function: { name: tool.name, description: tool.description, parameters: tool.inputSchema }
+  }))
+  const request: ChatCompletionsRequest = {
+    model: settings.model,
+    messages: final,
+    ...(tools.length === 0 ? {} : { tools }),
+    ...(settings.maxTokens === undefined
+      ? {}
+      : settings.tokenParam === "max_tokens"
+        ? { max_tokens: settings.maxTokens }
+        : { max_completion_tokens: settings.maxTokens }),
+    ...(settings.temperature === undefined ? {} : { temperature: settings.temperature }),
+    stream: true,
+    stream_options: { include_usage: true }
+  }
+  return Either.map(RequestValidator.chatCompletions(request, provider), () => request)
+}
+
+/** Render a Responses request; validates it. */
+export const renderResponses = (
+  sections: Sections,
+  settings: Settings
+): Either.Either<ResponsesRequest, InvalidRequest> => {
+  const input: Array<ResponsesInputItem> = systemTexts(sections, settings.mergeSystem).map((content) => ({
+    type: "message",
+    role: settings.systemRole,
+    content
+  }))
+  if (sections.state !== undefined) input.push({ type: "message", role: "user", content: sections.state.text })
+  for (const turn of sections.turns) {
+    switch (turn._tag) {
+      case "User":
+        input.push({ type: "message", role: "user", content: turn.text })
+        break
+      case "Context":
+        input.push({
+          type: "message",
+          role: settings.contextRole,
+          content:
+            turn.kind === "chat" && settings.contextRole !== "user"
+              ? turn.text
+              : wrapContext(turn.kind === "chat" ? turn.role : turn.kind, turn.text)
+        })
+        break
+      case "Assistant":
+        if (turn.text.length > 0) input.push({ type: "message", role: "assistant", content: turn.text })
+        for (const call of turn.calls) {
+          input.push({
+            type: "function_call",
+            call_id: call.id,
+            name: call.name,
+            arguments: JSON.stringify(call.input)
+          })
+        }
+        break
+      case "Results":
+        for (const { part } of turn.results) {
+          input.push({
+            type: "function_call_output",
+            call_id: part.toolCallId,
+            output: resultText(part.content, part.isError)
+          })
+        }
+        break
+    }
+  }
+  const final = withReminder<ResponsesInputItem>(
+    input,
+    settings.reminder,
+    (item): item is ResponsesInputItem & { readonly role: "user"; readonly content: string } =>
+      item.type === "message" && item.role === "user",
+    (content) => ({ type: "message", role: "user", content })
+  )
+  const tools: ReadonlyArray<ResponsesTool> = (settings.tools ?? []).map((tool) => ({
+    type: "function",
+    name: tool.name,
+    description: tool.description,
+    parameters: tool.inputSchema
+  }))
+  const request: ResponsesRequest = {
+    model: settings.model,
+    input: final,
+    ...(tools.length === 0 ? {} : { tools }),
+    ...(settings.maxTokens === undefined ? {} : { max_output_tokens: settings.maxTokens }),
+    ...(settings.temperature === undefined ? {} : { temperature: settings.temperature }),
+    stream: true
+  }
+  return Either.map(RequestValidator.responses(request), () => request)
+}

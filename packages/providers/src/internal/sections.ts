@@ -1,0 +1,171 @@
+/**
+ * The provider-neutral shape every builder renders from: the window cut into its API slots, with
+ * history put in "tool round" order (each call's results right after the message that made it).
+ */
+import { type LanguageModel, Message, type Window } from "@ctxlog/core"
+
+/** A piece of text with the tokens the log counted for it. */
+export interface Piece {
+  readonly text: string
+  readonly tokens: number
+}
+
+/** One history step, in render order. */
+export type Turn =
+  | { readonly _tag: "User"; readonly messageId: string; readonly text: string; readonly tokens: number }
+  | {
+      readonly _tag: "Context"
+      readonly messageId: string
+      readonly kind: Message.MessageKind
+      readonly role: Message.Role
+      readonly text: string
+      readonly tokens: number
+    }
+  | {
+      readonly _tag: "Assistant"
+      readonly messageId: string
+      readonly text: string
+      readonly calls: ReadonlyArray<Message.ToolCallPart>
+      readonly tokens: number
+    }
+  | {
+      readonly _tag: "Results"
+      readonly results: ReadonlyArray<{ readonly messageId: string; readonly part: Message.ToolResultPart }>
+      readonly tokens: number
+    }
+
+/** A knowledge message: stable (`chat`) or injected (any other kind). */
+export interface KnowledgePiece extends Piece {
+  readonly kind: Message.MessageKind
+}
+
+/** The slots of a request. */
+export interface Sections {
+  readonly identity: ReadonlyArray<Piece>
+  readonly stable: ReadonlyArray<KnowledgePiece>
+  readonly injected: ReadonlyArray<KnowledgePiece>
+  /** Task state and signals, rendered as the first user turn. */
+  readonly state: Piece | undefined
+  readonly turns: ReadonlyArray<Turn>
+}
+
+/** A rough token estimate for text the log did not count (tool schemas, an override prompt). */
+export const roughTokens = (text: string): number => Math.ceil(text.length / 4)
+
+/** Wrap injected context so the model can tell what it is. */
+export const wrapContext = (kind: string, text: string): string => `<context kind="${kind}">\n${text}\n</context>`
+
+const renderState = (window: Window.Window): Piece | undefined => {
+  const lines: Array<string> = []
+  const { goal, subgoals } = window.taskState
+  if (goal !== null || subgoals.length > 0) {
+    lines.push("<task_state>")
+    if (goal !== null) lines.push(`goal: ${goal}`)
+    if (subgoals.length > 0) {
+      lines.push("subgoals:")
+      for (const [index, subgoal] of subgoals.entries()) lines.push(`${index + 1}. ${subgoal}`)
+    }
+    lines.push("</task_state>")
+  }
+  if (window.signals.length > 0) {
+    lines.push("<signals>")
+    for (const signal of window.signals) lines.push(`- ${signal.text}`)
+    lines.push("</signals>")
+  }
+  return lines.length === 0
+    ? undefined
+    : { text: lines.join("\n"), tokens: window.tokens.taskState + window.tokens.signals }
+}
+
+/**
+ * Put history in tool-round order: an assistant message is followed by the results of its calls
+ * (in call order), wherever they sat; other messages keep their place. Results that appear before
+ * any call with their id stay where they are (the validator reports them).
+ */
+export const orderTurns = (history: ReadonlyArray<Message.Message>): ReadonlyArray<Turn> => {
+  const answers = new Map<string, { readonly messageId: string; readonly part: Message.ToolResultPart }>()
+  const called = new Set<string>()
+  for (const message of history) {
+    for (const result of Message.toolResultsOf(message)) {
+      if (called.has(result.toolCallId) && !answers.has(result.toolCallId)) {
+        answers.set(result.toolCallId, { messageId: message.id, part: result })
+      }
+    }
+    for (const call of Message.toolCallsOf(message)) called.add(call.id)
+  }
+  const tokensOf = new Map(history.map((message) => [message.id, message.tokens]))
+  const placed = new Set<string>()
+  const turns: Array<Turn> = []
+  for (const message of history) {
+    const text = Message.textOf(message)
+    const calls = Message.toolCallsOf(message)
+    if (message.role === "assistant" && message.kind === "chat") {
+      turns.push({ _tag: "Assistant", messageId: message.id, text, calls, tokens: message.tokens })
+      const results = calls.flatMap((call) => {
+        const answer = answers.get(call.id)
+        return answer === undefined ? [] : [answer]
+      })
+      if (results.length > 0) {
+        for (const result of results) placed.add(result.part.toolCallId)
+        const ids = new Set(results.map((result) => result.messageId))
+        const tokens = [...ids].reduce((total, id) => total + (tokensOf.get(id) ?? 0), 0)
+        turns.push({ _tag: "Results", results, tokens })
+      }
+      continue
+    }
+    const leftover = Message.toolResultsOf(message)
+      .filter((result) => !placed.has(result.toolCallId))
+      .map((part) => ({ messageId: message.id, part }))
+    if (leftover.length > 0) turns.push({ _tag: "Results", results: leftover, tokens: message.tokens })
+    if (text.length === 0) continue
+    const tokens = leftover.length > 0 ? 0 : message.tokens
+    if (message.kind !== "chat" || message.role === "system") {
+      turns.push({ _tag: "Context", messageId: message.id, kind: message.kind, role: message.role, text, tokens })
+    } else {
+      turns.push({ _tag: "User", messageId: message.id, text, tokens })
+    }
+  }
+  return turns
+}
+
+/** Cut a window into sections. `systemPrompt` replaces the identity partition for this render. */
+export const fromWindow = (window: Window.Window, systemPrompt: string | undefined): Sections => ({
+  identity:
+    systemPrompt !== undefined
+      ? [{ text: systemPrompt, tokens: roughTokens(systemPrompt) }]
+      : window.system
+          .map((message) => ({ text: Message.textOf(message), tokens: message.tokens }))
+          .filter((piece) => piece.text.length > 0),
+  stable: window.knowledge
+    .filter((message) => message.kind === "chat")
+    .map((message) => ({ text: Message.textOf(message), tokens: message.tokens, kind: message.kind }))
+    .filter((piece) => piece.text.length > 0),
+  injected: window.knowledge
+    .filter((message) => message.kind !== "chat")
+    .map((message) => ({ text: Message.textOf(message), tokens: message.tokens, kind: message.kind }))
+    .filter((piece) => piece.text.length > 0),
+  state: renderState(window),
+  turns: orderTurns(window.history)
+})
+
+/** The messages of a neutral request, as window messages with synthetic ids and rough token counts. */
+export const messagesOfRequest = (request: LanguageModel.ModelRequest): ReadonlyArray<Message.Message> =>
+  request.messages.map((message, index) => ({
+    id: `request-message-${index + 1}`,
+    role: message.role,
+    kind: "chat",
+    parts: message.parts,
+    tokens: roughTokens(Message.tokenTextOf(message))
+  }))
+
+/** Cut a provider-neutral request into sections (no knowledge, no task state). */
+export const fromModelRequest = (request: LanguageModel.ModelRequest): Sections => ({
+  identity:
+    request.system === undefined || request.system.length === 0
+      ? []
+      : [{ text: request.system, tokens: roughTokens(request.system) }],
+  stable: [],
+  injected: [],
+  state: undefined,
+  turns: orderTurns(messagesOfRequest(request))
+})

@@ -1,0 +1,229 @@
+import { Message, ToolPairs, Window, type WindowEvent } from "@ctxlog/core"
+import { describe, expect, it } from "@effect/vitest"
+import * as Either from "effect/Either"
+import fc from "fast-check"
+import { AnthropicCtx, type CtxBuilder, OllamaCtx, OpenAICtx } from "../src/index.js"
+import { msg, windowOf } from "./fixture.js"
+
+type Step =
+  | { readonly _tag: "user"; readonly tokens: number }
+  | { readonly _tag: "assistant"; readonly tokens: number }
+  | { readonly _tag: "summary"; readonly tokens: number }
+  | {
+      readonly _tag: "round"
+      readonly calls: number
+      readonly order: ReadonlyArray<number>
+      readonly interleave: boolean
+      readonly resultsAsUser: boolean
+      readonly tokens: number
+    }
+
+const step: fc.Arbitrary<Step> = fc.oneof(
+  fc.record({ _tag: fc.constant("user" as const), tokens: fc.integer({ min: 1, max: 900 }) }),
+  fc.record({ _tag: fc.constant("assistant" as const), tokens: fc.integer({ min: 1, max: 900 }) }),
+  fc.record({ _tag: fc.constant("summary" as const), tokens: fc.integer({ min: 1, max: 900 }) }),
+  fc.integer({ min: 1, max: 3 }).chain((calls) =>
+    fc.record({
+      _tag: fc.constant("round" as const),
+      calls: fc.constant(calls),
+      order: fc.shuffledSubarray([...Array(calls).keys()], { minLength: calls, maxLength: calls }),
+      interleave: fc.boolean(),
+      resultsAsUser: fc.boolean(),
+      tokens: fc.integer({ min: 1, max: 900 })
+    })
+  )
+)
+
+const scenario = fc.record({
+  system: fc.array(fc.integer({ min: 1, max: 3000 }), { maxLength: 2 }),
+  stable: fc.array(fc.integer({ min: 1, max: 3000 }), { maxLength: 2 }),
+  injected: fc.array(fc.integer({ min: 1, max: 1500 }), { maxLength: 2 }),
+  goal: fc.boolean(),
+  signals: fc.integer({ min: 0, max: 2 }),
+  steps: fc.array(step, { maxLength: 14 }),
+  dropGroups: fc.array(fc.boolean(), { maxLength: 20 }),
+  minCacheable: fc.integer({ min: 1, max: 4096 }),
+  reminder: fc.boolean()
+})
+
+type Scenario = typeof scenario extends fc.Arbitrary<infer A> ? A : never
+
+const windowFor = (s: Scenario): Window.Window => {
+  const events: Array<WindowEvent.Draft> = []
+  if (s.system.length > 0) {
+    events.push({
+      _tag: "SystemPromptSet",
+      messages: s.system.map((tokens, i) => msg(`sys-${i}`, Message.system(`identity ${i}`), tokens))
+    })
+  }
+  if (s.stable.length > 0) {
+    events.push({
+      _tag: "KnowledgeSet",
+      messages: s.stable.map((tokens, i) => msg(`kn-${i}`, Message.system(`knowledge ${i}`), tokens))
+    })
+  }
+  if (s.injected.length > 0) {
+    events.push({
+      _tag: "MessagesInjected",
+      kind: "recall",
+      messages: s.injected.map((tokens, i) => msg(`rc-${i}`, Message.system(`recall ${i}`), tokens, "recall"))
+    })
+  }
+  if (s.goal) events.push({ _tag: "TaskGoalSet", goal: "ship it", tokens: 3 })
+  for (let i = 0; i < s.signals; i++) {
+    events.push({ _tag: "SignalRaised", signal: { id: `sig-${i}`, text: `signal ${i}`, tokens: 3 } })
+  }
+  const append = (message: Message.Message): void => {
+    events.push({ _tag: "MessageAppended", message })
+  }
+  for (const [n, st] of s.steps.entries()) {
+    switch (st._tag) {
+      case "user":
+        append(msg(`u-${n}`, Message.user(`user ${n}`), st.tokens))
+        break
+      case "assistant":
+        append(msg(`a-${n}`, Message.assistant(`assistant ${n}`), st.tokens))
+        break
+      case "summary":
+        append(msg(`s-${n}`, Message.system(`summary ${n}`), st.tokens, "summary"))
+        break
+      case "round": {
+        const ids = [...Array(st.calls).keys()].map((i) => `call-${n}-${i}`)
+        append(
+          msg(
+            `a-${n}`,
+            Message.assistant(
+              "",
+              ids.map((id) => Message.toolCall(id, "tool", { n }))
+            ),
+            st.tokens
+          )
+        )
+        st.order.forEach((i, position) => {
+          if (st.interleave && position === 1) append(msg(`ui-${n}`, Message.user(`meanwhile ${n}`), 2))
+          const id = ids[i] ?? "missing"
+          append(
+            st.resultsAsUser
+              ? msg(`r-${n}-${i}`, { role: "user", parts: [Message.toolResult(id, `out ${i}`)] }, 5)
+              : msg(`r-${n}-${i}`, Message.tool(id, `out ${i}`, i === 0), 5)
+          )
+        })
+      }
+    }
+  }
+  const full = windowOf(events)
+  // Trim whole tool rounds, as every policy must.
+  const dropped = ToolPairs.groups(full.history)
+    .filter((_, i) => s.dropGroups[i] === true)
+    .flatMap((group) => group.map((message) => message.id))
+  return dropped.length === 0
+    ? full
+    : Window.evolve(full, { _tag: "MessagesRemoved", id: "trim", messageIds: dropped, reason: "trim" })
+}
+
+const reminder = (s: Scenario) => (s.reminder ? { turnReminder: "remember" } : {})
+
+describe("properties over random windows", () => {
+  it("every Anthropic request has <= 4 cache_control markers and valid tool_use/tool_result adjacency", () => {
+    fc.assert(
+      fc.property(scenario, (s) => {
+        const window = windowFor(s)
+        const result = AnthropicCtx.make({ model: "claude-sonnet-4-5", minCacheableTokens: s.minCacheable }).build(
+          window,
+          reminder(s)
+        )
+        if (window.history.length === 0 && !s.goal && s.signals === 0 && !s.reminder) {
+          expect(Either.isLeft(result)).toBe(true)
+          return
+        }
+        if (Either.isLeft(result)) throw new Error(result.left.message)
+        const request = result.right.request
+        const json = JSON.stringify(request)
+        expect((json.match(/"cache_control"/g) ?? []).length).toBeLessThanOrEqual(4)
+        request.messages.forEach((message, i) => {
+          const previous = request.messages[i - 1]
+          const next = request.messages[i + 1]
+          if (previous !== undefined) expect(previous.role).not.toBe(message.role)
+          for (const block of message.content) {
+            if (block.type === "tool_use") {
+              expect(message.role).toBe("assistant")
+              expect(next?.content.some((b) => b.type === "tool_result" && b.tool_use_id === block.id)).toBe(true)
+            }
+            if (block.type === "tool_result") {
+              expect(message.role).toBe("user")
+              expect(previous?.content.some((b) => b.type === "tool_use" && b.id === block.tool_use_id)).toBe(true)
+            }
+          }
+          const types = message.content.map((block) => block.type)
+          const firstOther = types.findIndex((type) => type !== "tool_result")
+          if (firstOther !== -1) expect(types.slice(firstOther)).not.toContain("tool_result")
+        })
+        expect(request.messages[0]?.role).toBe("user")
+      }),
+      { numRuns: 300 }
+    )
+  })
+
+  it("every OpenAI request has each tool message right after its tool_calls assistant message", () => {
+    fc.assert(
+      fc.property(scenario, (s) => {
+        const window = windowFor(s)
+        for (const builder of [OpenAICtx.make({ model: "gpt-4o" }), OllamaCtx.make({ model: "llama3.2" })]) {
+          const result = builder.build(window, reminder(s))
+          if (Either.isLeft(result)) throw new Error(result.left.message)
+          const messages = result.right.request.messages
+          messages.forEach((message, i) => {
+            if (message.role !== "tool") return
+            let j = i - 1
+            while (messages[j]?.role === "tool") j--
+            const owner = messages[j]
+            expect(owner?.role).toBe("assistant")
+            const calls = owner?.role === "assistant" ? (owner.tool_calls ?? []).map((call) => call.id) : []
+            expect(calls).toContain(message.tool_call_id)
+          })
+          // and every call is answered
+          messages.forEach((message, i) => {
+            if (message.role !== "assistant") return
+            const answered = new Set<string>()
+            for (let j = i + 1; messages[j]?.role === "tool"; j++) {
+              const tool = messages[j]
+              if (tool?.role === "tool") answered.add(tool.tool_call_id)
+            }
+            for (const call of message.tool_calls ?? []) expect(answered.has(call.id)).toBe(true)
+          })
+        }
+      }),
+      { numRuns: 300 }
+    )
+  })
+
+  it("removing a tool call but keeping its results is always a typed InvalidRequest naming the call", () => {
+    fc.assert(
+      fc.property(scenario, fc.nat(), (s, pick) => {
+        const window = windowFor(s)
+        const callers = window.history.filter((message) => Message.toolCallsOf(message).length > 0)
+        fc.pre(callers.length > 0)
+        const victim = callers[pick % callers.length]
+        if (victim === undefined) return
+        const broken = Window.evolve(window, {
+          _tag: "MessagesRemoved",
+          id: "break",
+          messageIds: [victim.id],
+          reason: "bug"
+        })
+        const ids = Message.toolCallsOf(victim).map((call) => call.id)
+        const builders: ReadonlyArray<CtxBuilder.CtxBuilder<CtxBuilder.RenderedRequest>> = [
+          AnthropicCtx.make({ model: "claude-sonnet-4-5" }),
+          OpenAICtx.make({ model: "gpt-4o" }),
+          OpenAICtx.makeResponses({ model: "gpt-4o" })
+        ]
+        for (const builder of builders) {
+          const result = builder.build(broken)
+          expect(Either.isLeft(result)).toBe(true)
+          if (Either.isLeft(result)) expect(ids).toContain(result.left.toolCallId)
+        }
+      }),
+      { numRuns: 200 }
+    )
+  })
+})
