@@ -5,7 +5,17 @@
  * @since 0.1.0
  */
 
+/** What a compaction removes and summarizes. @since 0.1.0 */
+export * as CompressionPlan from "./CompressionPlan.js"
+/** Deferred tool-pair summaries. @since 0.1.0 */
+export * as DeferredSummaries from "./DeferredSummaries.js"
 /** Summaries by a language model. @since 0.1.0 */
 export * as LlmCompactor from "./LlmCompactor.js"
 /** Deterministic summaries, no model. @since 0.1.0 */
 export * as TemplateCompactor from "./TemplateCompactor.js"
+/** None / Soft / Hard compaction tiers. @since 0.1.0 */
+export * as TieredCompaction from "./TieredCompaction.js"
+/** Old tool outputs replaced by stubs. @since 0.1.0 */
+export * as ToolOutputPruning from "./ToolOutputPruning.js"
+/** Undoing a compaction. @since 0.1.0 */
+export * as UndoCompaction from "./UndoCompaction.js"
