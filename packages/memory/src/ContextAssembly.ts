@@ -14,10 +14,10 @@
 import {
   ContextService,
   type Decide,
+  type EventLog,
   LanguageModel,
-  type Message,
+  Message,
   RecallSource,
-  type EventLog as EventLogModule,
   type Window
 } from "@ctxlog/core"
 import * as Duration from "effect/Duration"
@@ -124,11 +124,12 @@ const sameTexts = (a: ReadonlyArray<string>, b: ReadonlyArray<string>): boolean 
  * Refresh the injected context of `stream` for `query`: look up recall, graph facts and code context
  * concurrently, apply `policy`, replace stale recall and graph-fact messages with the fresh selection,
  * and report what changed. A kind whose fresh selection is empty has its stale messages removed; a kind
- * whose selection equals what the window holds is left alone. A lookup failure writes nothing.
+ * whose selection equals what the window holds is left alone. A blank query looks nothing up. A lookup
+ * failure writes nothing.
  * @since 0.1.0
  */
 export const prepareContext = (
-  stream: EventLogModule.StreamId,
+  stream: EventLog.StreamId,
   query: string,
   policy: RetrievalPolicy = defaultPolicy
 ): Effect.Effect<ContextDelta, PrepareContextError, ContextService.ContextService | RecallSource.RecallSource> =>
@@ -175,7 +176,7 @@ export const prepareContext = (
         const current = yield* context.load(stream)
         const stale = [...current.knowledge, ...current.history].filter((message) => message.kind === kind)
         const texts = chosen.kept.map((candidate) => candidate.text)
-        if (sameTexts(texts, stale.map(textOfInjected))) {
+        if (sameTexts(texts, stale.map(Message.textOf))) {
           return {
             delta: deltaOf(kind, stale, [], true, chosen.dropped),
             window: current
@@ -221,14 +222,16 @@ const candidates = (
   kind: Message.InjectedKind,
   hits: ReadonlyArray<RecallSource.RecallHit>
 ): Effect.Effect<ReadonlyArray<Candidate>> => {
-  const texts = hits.map(hitText)
+  // A hit with no text has nothing to inject.
+  const useful = hits.filter((hit) => hitText(hit).length > 0)
+  const texts = useful.map(hitText)
   return Effect.map(
     context.prepare(
-      texts.map((text) => ({ role: "system", parts: [{ type: "text", text }] })),
+      texts.map((text) => Message.system(text)),
       kind
     ),
     (prepared) =>
-      hits.map((hit, index) => ({
+      useful.map((hit, index) => ({
         text: texts[index] ?? "",
         score: hit.score,
         tokens: prepared[index]?.tokens ?? 0,
@@ -236,9 +239,6 @@ const candidates = (
       }))
   )
 }
-
-const textOfInjected = (message: Message.Message): string =>
-  message.parts.map((part) => (part.type === "text" ? part.text : "")).join("\n")
 
 const deltaOf = (
   kind: Message.InjectedKind,
@@ -260,7 +260,7 @@ const deltaOf = (
  * @since 0.1.0
  */
 export const injectCodeContext = (
-  stream: EventLogModule.StreamId,
+  stream: EventLog.StreamId,
   items: ReadonlyArray<string | Message.MessageInput>
 ): Effect.Effect<
   ContextService.Outcome,

@@ -259,6 +259,26 @@ describe("prepareContext", () => {
     )
   )
 
+  it.effect("a recalled tool output is injected as plain text", () =>
+    Effect.gen(function* () {
+      // Injected messages may not carry tool parts; the hit's content goes in as text.
+      const delta = yield* ContextAssembly.prepareContext("t", "q", { budgets: { recall: 100, graphFacts: 0 } })
+      assert.deepStrictEqual(delta.recall.injected.map(Message.textOf), ["drwxr-xr-x keys/"])
+      assert.deepStrictEqual(
+        delta.recall.injected.map((message) => message.role),
+        ["system"]
+      )
+    }).pipe(
+      Effect.provide(
+        contextWith(
+          RecallSource.layerStatic({
+            recall: [{ message: Message.tool("call-7", "drwxr-xr-x keys/"), score: 1 }, hit("   ", 2)]
+          })
+        )
+      )
+    )
+  )
+
   it.effect("bad policies and failed lookups are typed errors that write nothing", () =>
     Effect.gen(function* () {
       yield* seed("e")
