@@ -1,0 +1,147 @@
+import { ContextService, Message, ToolPairs } from "@ctxlog/core"
+import { assert, describe, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Ref from "effect/Ref"
+import { DeferredSummaries } from "../src/index.js"
+import { CompactorProbe, filler, testLayer } from "./harness.js"
+
+const options: DeferredSummaries.Options = { cutoffTokens: 200 }
+
+const seed = (stream: string) =>
+  Effect.gen(function* () {
+    const ctx = yield* ContextService.ContextService
+    return yield* ctx.appendMessages(stream, [
+      Message.user("inspect the repo"),
+      Message.assistant("Reading both files.", [
+        Message.toolCall("big1", "cat", { path: "src/a.ts" }),
+        Message.toolCall("small", "ls", { path: "." })
+      ]),
+      Message.tool("big1", `export const a = 1\n${filler(2000)}`),
+      Message.tool("small", "a.ts b.ts"),
+      Message.assistant("", [Message.toolCall("big2", "cat", { path: "src/b.ts" })]),
+      Message.tool("big2", `export const b = 2\n${filler(3000)}`)
+    ])
+  })
+
+const outputOf = (history: ReadonlyArray<Message.Message>, toolCallId: string) =>
+  history.flatMap((message) => Message.toolResultsOf(message)).find((part) => part.toolCallId === toolCallId)?.content
+
+describe("deferred tool-pair summaries", () => {
+  it.effect(
+    "maybeSummarizeToolPair queues the pairs over the cutoff and records a summary for each, changing nothing yet",
+    () =>
+      Effect.gen(function* () {
+        const ctx = yield* ContextService.ContextService
+        const before = (yield* seed("d")).window
+        const result = yield* DeferredSummaries.maybeSummarizeToolPair("d", options)
+        assert.deepStrictEqual(result.queued, ["big1", "big2"])
+        assert.deepStrictEqual(result.deferred, ["big1", "big2"])
+        const window = yield* ctx.load("d")
+        assert.deepStrictEqual(window.history, before.history)
+        assert.deepStrictEqual(window.pendingToolPairs, [])
+        assert.deepStrictEqual(
+          window.deferredSummaries.map((summary) => summary.toolCallId),
+          ["big1", "big2"]
+        )
+        assert.include(window.deferredSummaries[0]?.summary ?? "", "[summary of cat output")
+        // Nothing new over the cutoff: nothing to do, and the compactor is not called again.
+        const again = yield* DeferredSummaries.maybeSummarizeToolPair("d", options)
+        assert.deepStrictEqual(again, { queued: [], deferred: [] })
+        assert.strictEqual(yield* Ref.get((yield* CompactorProbe).calls), 2)
+      }).pipe(Effect.provide(testLayer))
+  )
+
+  it.effect("a compactor failure leaves the rest of the backlog queued; the next call drains it", () =>
+    Effect.gen(function* () {
+      const ctx = yield* ContextService.ContextService
+      const probe = yield* CompactorProbe
+      yield* seed("df")
+      yield* Ref.set(probe.failNext, 1)
+      const failed = yield* Effect.either(DeferredSummaries.maybeSummarizeToolPair("df", options))
+      assert.strictEqual(failed._tag, "Left")
+      assert.deepStrictEqual((yield* ctx.load("df")).pendingToolPairs, ["big1", "big2"])
+      const drained = yield* DeferredSummaries.maybeSummarizeToolPair("df", options)
+      assert.deepStrictEqual(drained, { queued: [], deferred: ["big1", "big2"] })
+      assert.deepStrictEqual((yield* ctx.load("df")).pendingToolPairs, [])
+    }).pipe(Effect.provide(testLayer))
+  )
+
+  it.effect("applyDeferredSummaries applies all in reverse order and returns the count", () =>
+    Effect.gen(function* () {
+      const ctx = yield* ContextService.ContextService
+      const before = (yield* seed("a")).window
+      yield* DeferredSummaries.maybeSummarizeToolPair("a", options)
+      const applied = yield* DeferredSummaries.applyDeferredSummaries("a")
+      assert.strictEqual(applied, 2)
+      const window = yield* ctx.load("a")
+      assert.include(outputOf(window.history, "big1") ?? "", "[summary of cat output")
+      assert.include(outputOf(window.history, "big2") ?? "", "[summary of cat output")
+      assert.strictEqual(outputOf(window.history, "small"), "a.ts b.ts")
+      assert.isBelow(window.tokens.total, before.tokens.total)
+      assert.deepStrictEqual(window.deferredSummaries, [])
+      assert.deepStrictEqual(ToolPairs.problems(window.history, window.completedToolIds), [])
+      assert.strictEqual(yield* DeferredSummaries.applyDeferredSummaries("a"), 0)
+    }).pipe(Effect.provide(testLayer))
+  )
+
+  it.effect("the applied event lists the newest summary first", () =>
+    Effect.gen(function* () {
+      const ctx = yield* ContextService.ContextService
+      yield* seed("r")
+      yield* DeferredSummaries.maybeSummarizeToolPair("r", options)
+      const window = yield* ctx.load("r")
+      assert.deepStrictEqual(DeferredSummaries.decideApply(window), [
+        { _tag: "DeferredSummariesApplied", toolCallIds: ["big2", "big1"] }
+      ])
+    }).pipe(Effect.provide(testLayer))
+  )
+
+  it.effect("maybeApplyDeferredSummaries: only above the soft threshold or at the count cutoff", () =>
+    Effect.gen(function* () {
+      const window = (yield* seed("m")).window
+      yield* DeferredSummaries.maybeSummarizeToolPair("m", options)
+      const roomy = { budget: window.tokens.total * 10, softThreshold: 0.7, countCutoff: 3 }
+      assert.strictEqual(yield* DeferredSummaries.maybeApplyDeferredSummaries("m", roomy), 0)
+      assert.strictEqual(yield* DeferredSummaries.maybeApplyDeferredSummaries("m", { ...roomy, countCutoff: 2 }), 2)
+      yield* seed("m2")
+      yield* DeferredSummaries.maybeSummarizeToolPair("m2", options)
+      const tight = { budget: window.tokens.total, softThreshold: 0.7, countCutoff: 99 }
+      assert.strictEqual(yield* DeferredSummaries.maybeApplyDeferredSummaries("m2", tight), 2)
+    }).pipe(Effect.provide(testLayer))
+  )
+
+  it.effect("flushDeferredSummaries clears both queues without touching history", () =>
+    Effect.gen(function* () {
+      const ctx = yield* ContextService.ContextService
+      const probe = yield* CompactorProbe
+      const before = (yield* seed("fl")).window
+      yield* Ref.set(probe.failNext, 1)
+      // big1 fails and stays queued along with big2: one queue holds two, the other none.
+      yield* Effect.either(DeferredSummaries.maybeSummarizeToolPair("fl", options))
+      yield* Ref.set(probe.failNext, 0)
+      const mid = yield* ctx.load("fl")
+      assert.strictEqual(mid.pendingToolPairs.length, 2)
+      const cleared = yield* DeferredSummaries.flushDeferredSummaries("fl")
+      assert.deepStrictEqual(cleared, { pending: 2, deferred: 0 })
+      const window = yield* ctx.load("fl")
+      assert.deepStrictEqual(window.pendingToolPairs, [])
+      assert.deepStrictEqual(window.deferredSummaries, [])
+      assert.deepStrictEqual(window.history, before.history)
+      // Both queues non-empty, then flushed.
+      yield* seed("fl2")
+      yield* Ref.set(probe.failNext, 0)
+      yield* DeferredSummaries.maybeSummarizeToolPair("fl2", { cutoffTokens: 600 })
+      // big1 (under this cutoff) is queued by hand, so both queues hold something.
+      yield* ctx.run("fl2", () => Either.right([{ _tag: "ToolPairsQueued", toolCallIds: ["big1"] } as const]))
+      const both = yield* ctx.load("fl2")
+      assert.isAbove(both.pendingToolPairs.length, 0)
+      assert.isAbove(both.deferredSummaries.length, 0)
+      const clearedBoth = yield* DeferredSummaries.flushDeferredSummaries("fl2")
+      assert.isAbove(clearedBoth.pending, 0)
+      assert.isAbove(clearedBoth.deferred, 0)
+      const empty = yield* ctx.load("fl2")
+      assert.deepStrictEqual([empty.pendingToolPairs, empty.deferredSummaries], [[], []])
+    }).pipe(Effect.provide(testLayer))
+  )
+})
