@@ -301,8 +301,9 @@ describe("runSeamPipeline", () => {
     }).pipe(withHost({ thresholds: low, verbatimWindow: 4, maxSeamsPerLevel: 2 }))
   )
 
-  it.effect("at level 3 with advanceCycle: briefing with state text, cycle advanced, seams reset", () =>
-    Effect.gen(function* () {
+  it.effect("at level 3 with advanceCycle: briefing with state text, cycle advanced, seams reset", () => {
+    const calls: CompactorCalls = []
+    return Effect.gen(function* () {
       const ctx = yield* ContextService.ContextService
       const host = yield* SeamHost.SeamHost
       const before = yield* setup("p6", turns(0, 4))
@@ -327,8 +328,22 @@ describe("runSeamPipeline", () => {
       assert.deepStrictEqual(ids(rest), [pinned?.id, ...ids(before.window.history.slice(12))])
       assert.deepStrictEqual(yield* host.highestLevel("p6"), Option.none())
       assert.strictEqual(yield* host.seamCount("p6"), 0)
-    }).pipe(withHost({ thresholds: { level1: 50, level2: 100, level3: 300 }, verbatimWindow: 4, advanceCycle: true }))
-  )
+      // The next cycle's seam folds the previous briefing in, so its content is carried, not dropped.
+      yield* ctx.appendMessages("p6", turns(4, 6))
+      const next = yield* SeamHost.runSeamPipeline("p6", { activeInputTokens: 400 })
+      const fused = next.events[0]
+      assert.strictEqual(fused?._tag, "SeamsRecompacted")
+      if (fused?._tag === "SeamsRecompacted") assert.strictEqual(fused.replacedIds[0], briefing?.id)
+      assert.strictEqual(calls[calls.length - 1]?.messages[0]?.id, briefing?.id)
+      assert.strictEqual(next.window.cycle, 2)
+      assert.deepStrictEqual(
+        next.window.history.filter((message) => message.kind === "briefing").map((message) => message.id),
+        [next.events[1]?._tag === "BriefingProduced" ? next.events[1].message.id : "missing"]
+      )
+    }).pipe(
+      withHost({ thresholds: { level1: 50, level2: 100, level3: 300 }, verbatimWindow: 4, advanceCycle: true }, calls)
+    )
+  })
 
   it.effect("reset clears seam state; the next seam starts at level 1 again after the old one", () =>
     Effect.gen(function* () {

@@ -205,13 +205,19 @@ export const make = (config: SeamConfig.SeamConfig) =>
         // Fold only what follows the newest seam or briefing: those are summaries already.
         const start = lastIndexWhere(history, (message) => message.kind === "seam" || message.kind === "briefing") + 1
         const end = Math.max(start, SeamConfig.verbatimWindowStart(config, history.length))
+        const cycleEnds = config.advanceCycle && level === 3
+        // A cycle's briefing replaces the previous one, so the seam that ends a cycle folds the previous
+        // briefing in: what it carried reaches the next briefing instead of being dropped.
+        const earlier = cycleEnds ? [...history.filter((message) => message.kind === "briefing"), ...seams] : seams
         const escalate =
-          seams.length > 0 &&
-          ((Option.isSome(highest) && level > highest.value) || seams.length >= config.maxSeamsPerLevel)
+          earlier.length > 0 &&
+          ((Option.isSome(highest) && level > highest.value) ||
+            seams.length >= config.maxSeamsPerLevel ||
+            earlier.length > seams.length)
         const range = adjust(history, start, end)
         if (!escalate && splitPinned(history, range.start, range.end, []).fold.length === 0) return nothing(due)
         const seam = escalate
-          ? yield* recompact(seams, history, level, start, end)
+          ? yield* recompact(earlier, history, level, start, end)
           : yield* produceSoftSeam(history, level, start, end, options.workspace)
         const draft: WindowEvent.Draft = seam.recompacted
           ? { _tag: "SeamsRecompacted", level, message: seam.message, replacedIds: seam.replacedIds }
@@ -220,7 +226,7 @@ export const make = (config: SeamConfig.SeamConfig) =>
           Either.map(requirePresent(stream, current, seam.replacedIds), () => [draft])
         )
         const action = seam.recompacted ? "recompacted" : "produced"
-        if (!(config.advanceCycle && level === 3)) {
+        if (!cycleEnds) {
           return { ...appended, level: due, action, cycleAdvanced: false } satisfies PipelineOutcome
         }
         const cycled = yield* advanceCycle(stream, appended.window, options.stateText)
