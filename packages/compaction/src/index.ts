@@ -5,6 +5,8 @@
  * @since 0.1.0
  */
 
+/** A conversation memory that compacts, with its state in events. @since 0.1.0 */
+export * as CompactingMemory from "./CompactingMemory.js"
 /** What a compaction removes and summarizes. @since 0.1.0 */
 export * as CompressionPlan from "./CompressionPlan.js"
 /** Deferred tool-pair summaries. @since 0.1.0 */

@@ -1,0 +1,229 @@
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import {
+  Compactor,
+  ContextService,
+  ConversationMemory,
+  Ids,
+  Message,
+  RecallSource,
+  TokenCounter,
+  ToolPairs,
+  WindowRepository
+} from "@ctxlog/core"
+import { assert, describe, it } from "@effect/vitest"
+import * as Context from "effect/Context"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import * as Ref from "effect/Ref"
+import { CompactingMemory, TemplateCompactor } from "../src/index.js"
+import * as FileEventLog from "./fileEventLog.js"
+import { CompactorProbe, coreLayer, countingCompactor, filler } from "./harness.js"
+
+/** The inner memory: a conversation is the history of the stream of the same name. */
+const innerMemory: Layer.Layer<ConversationMemory.ConversationMemory, never, ContextService.ContextService> =
+  Layer.effect(
+    ConversationMemory.ConversationMemory,
+    Effect.map(ContextService.ContextService, (ctx) => {
+      const fail = (conversationId: string, operation: string) => (error: { readonly message: string }) =>
+        new ConversationMemory.MemoryError({ conversationId, operation, detail: error.message })
+      return {
+        load: (id) =>
+          ctx.load(id).pipe(
+            Effect.map((window) => window.history),
+            Effect.mapError(fail(id, "load"))
+          ),
+        append: (id, messages) =>
+          ctx.appendMessages(id, messages).pipe(
+            Effect.map((outcome) =>
+              outcome.events.flatMap((event) => (event._tag === "MessageAppended" ? [event.message] : []))
+            ),
+            Effect.mapError(fail(id, "append"))
+          ),
+        clear: (id) => ctx.clearHistory(id).pipe(Effect.asVoid, Effect.mapError(fail(id, "clear")))
+      }
+    })
+  )
+
+const policy: CompactingMemory.Policy = { triggerTokens: 1000, keepTokens: 400, maxSummaryTokens: 200 }
+
+const memoryLayer = CompactingMemory.layer(policy).pipe(
+  Layer.provide(innerMemory),
+  Layer.provideMerge(Layer.merge(coreLayer, countingCompactor))
+)
+
+const exchange = (i: number): ReadonlyArray<Message.MessageInput> => [
+  Message.user(`question ${i} about src/file${i}.ts ${filler(400)}`),
+  Message.assistant("", [Message.toolCall(`call-${i}`, "read", { path: `src/file${i}.ts` })]),
+  Message.tool(`call-${i}`, filler(300)),
+  Message.assistant(`answer ${i}`)
+]
+
+const tokens = (messages: ReadonlyArray<Message.Message>) =>
+  messages.reduce((total, message) => total + message.tokens, 0)
+
+describe("CompactingMemory", () => {
+  it.effect("returns everything below the trigger, then [summary, ...kept] once compacted", () =>
+    Effect.gen(function* () {
+      const memory = yield* ConversationMemory.ConversationMemory
+      const ctx = yield* ContextService.ContextService
+      const probe = yield* CompactorProbe
+      yield* memory.append("c", exchange(1))
+      assert.strictEqual((yield* memory.load("c")).length, 4)
+      for (let i = 2; i <= 8; i++) yield* memory.append("c", exchange(i))
+      const loaded = yield* memory.load("c")
+      assert.strictEqual(loaded[0]?.kind, "summary")
+      assert.isAtMost(tokens(loaded.slice(1)), policy.keepTokens)
+      assert.deepStrictEqual(ToolPairs.problems(loaded), [])
+      assert.strictEqual(yield* Ref.get(probe.calls), 1)
+      // Recorded as an event on the compaction stream; the inner conversation is untouched.
+      const state = yield* ctx.load(CompactingMemory.defaultStreamOf("c"))
+      assert.strictEqual(state.history[0]?.id, loaded[0]?.id)
+      assert.strictEqual(state.watermark, 32 - (loaded.length - 1))
+      assert.strictEqual((yield* ctx.load("c")).history.length, 32)
+      // Loading again does not compact again.
+      const again = yield* memory.load("c")
+      assert.deepStrictEqual(again, loaded)
+      assert.strictEqual(yield* Ref.get(probe.calls), 1)
+      // Past the trigger again: the summary rolls forward.
+      for (let i = 9; i <= 14; i++) yield* memory.append("c", exchange(i))
+      const rolled = yield* memory.load("c")
+      assert.strictEqual(yield* Ref.get(probe.calls), 2)
+      assert.notStrictEqual(rolled[0]?.id, loaded[0]?.id)
+      assert.include(Message.textOf(rolled[0] ?? { parts: [] }), "## Earlier (carried over)")
+      assert.include(Message.textOf(rolled[0] ?? { parts: [] }), "question 1 about")
+    }).pipe(Effect.provide(memoryLayer))
+  )
+
+  it.effect("a compactor error goes to the caller that drove it, is recorded, and the next load retries", () =>
+    Effect.gen(function* () {
+      const memory = yield* ConversationMemory.ConversationMemory
+      const ctx = yield* ContextService.ContextService
+      const probe = yield* CompactorProbe
+      for (let i = 1; i <= 8; i++) yield* memory.append("e", exchange(i))
+      yield* Ref.set(probe.failNext, 1)
+      const error = yield* Effect.flip(memory.load("e"))
+      assert.strictEqual(error._tag, "MemoryError")
+      assert.strictEqual(error.operation, "compact")
+      const state = yield* ctx.load(CompactingMemory.defaultStreamOf("e"))
+      assert.isNull(state.watermark)
+      assert.strictEqual(state.version, 1)
+      const retried = yield* memory.load("e")
+      assert.strictEqual(retried[0]?.kind, "summary")
+      assert.strictEqual(yield* Ref.get(probe.calls), 2)
+    }).pipe(Effect.provide(memoryLayer))
+  )
+
+  it.effect("clear resets the compaction state too", () =>
+    Effect.gen(function* () {
+      const memory = yield* ConversationMemory.ConversationMemory
+      for (let i = 1; i <= 8; i++) yield* memory.append("cl", exchange(i))
+      assert.strictEqual((yield* memory.load("cl"))[0]?.kind, "summary")
+      yield* memory.clear("cl")
+      assert.deepStrictEqual(yield* memory.load("cl"), [])
+      yield* memory.append("cl", exchange(1))
+      assert.strictEqual((yield* memory.load("cl")).length, 4)
+    }).pipe(Effect.provide(memoryLayer))
+  )
+})
+
+/** A compactor that counts its calls and waits for a gate before answering. */
+class Gate extends Context.Tag("test/Gate")<
+  Gate,
+  { readonly open: Deferred.Deferred<void>; readonly started: Deferred.Deferred<void>; readonly calls: Ref.Ref<number> }
+>() {}
+
+const gatedCompactor: Layer.Layer<Compactor.Compactor | Gate> = Layer.effectContext(
+  Effect.gen(function* () {
+    const open = yield* Deferred.make<void>()
+    const started = yield* Deferred.make<void>()
+    const calls = yield* Ref.make(0)
+    const inner = TemplateCompactor.make()
+    const service: Compactor.Compactor.Service = {
+      name: "gated",
+      compact: (input) =>
+        Ref.update(calls, (n) => n + 1).pipe(
+          Effect.zipRight(Deferred.succeed(started, undefined)),
+          Effect.zipRight(Deferred.await(open)),
+          Effect.zipRight(inner.compact(input))
+        )
+    }
+    return Context.make(Compactor.Compactor, service).pipe(Context.add(Gate, { open, started, calls }))
+  })
+)
+
+describe("CompactingMemory concurrency", () => {
+  it.effect("two concurrent loads of one conversation call the compactor exactly once", () =>
+    Effect.gen(function* () {
+      const memory = yield* ConversationMemory.ConversationMemory
+      const gate = yield* Gate
+      for (let i = 1; i <= 8; i++) yield* memory.append("cc", exchange(i))
+      const a = yield* Effect.fork(memory.load("cc"))
+      const b = yield* Effect.fork(memory.load("cc"))
+      yield* Deferred.await(gate.started)
+      // The caller that is not driving answers at once, with the previous (here: no) summary.
+      const early = yield* Effect.raceFirst(Fiber.join(a), Fiber.join(b)).pipe(Effect.fork, Effect.flatMap(Fiber.join))
+      assert.strictEqual(early.length, 32)
+      assert.notStrictEqual(early[0]?.kind, "summary")
+      yield* Deferred.succeed(gate.open, undefined)
+      const [fromA, fromB] = [yield* Fiber.join(a), yield* Fiber.join(b)]
+      assert.strictEqual(yield* Ref.get(gate.calls), 1)
+      const driven = fromA[0]?.kind === "summary" ? fromA : fromB
+      assert.strictEqual(driven[0]?.kind, "summary")
+      assert.deepStrictEqual(yield* memory.load("cc"), driven)
+      assert.strictEqual(yield* Ref.get(gate.calls), 1)
+    }).pipe(
+      Effect.provide(
+        CompactingMemory.layer(policy).pipe(
+          Layer.provide(innerMemory),
+          Layer.provideMerge(Layer.merge(coreLayer, gatedCompactor))
+        )
+      )
+    )
+  )
+})
+
+describe("CompactingMemory restart", () => {
+  it.effect("compact, exit, reopen the log file, load: no second compaction of the same prefix", () => {
+    const dir = mkdtempSync(join(tmpdir(), "ctxlog-compaction-"))
+    const file = join(dir, "events.jsonl")
+    const durable = CompactingMemory.layer(policy).pipe(
+      Layer.provide(innerMemory),
+      Layer.provideMerge(countingCompactor),
+      Layer.provideMerge(
+        ContextService.layer.pipe(
+          Layer.provideMerge(WindowRepository.layerReplay),
+          Layer.provideMerge(FileEventLog.layer(file)),
+          Layer.provideMerge(Layer.mergeAll(TokenCounter.layerHeuristic(4), Ids.layerUuidV7, RecallSource.layerEmpty))
+        )
+      )
+    )
+    const session = <A, E>(body: Effect.Effect<A, E, ConversationMemory.ConversationMemory | CompactorProbe>) =>
+      Effect.gen(function* () {
+        const result = yield* body
+        const calls = yield* Ref.get((yield* CompactorProbe).calls)
+        return { result, calls }
+      }).pipe(Effect.provide(durable))
+    return Effect.gen(function* () {
+      const first = yield* session(
+        Effect.gen(function* () {
+          const memory = yield* ConversationMemory.ConversationMemory
+          for (let i = 1; i <= 8; i++) yield* memory.append("r", exchange(i))
+          return yield* memory.load("r")
+        })
+      )
+      assert.strictEqual(first.calls, 1)
+      assert.strictEqual(first.result[0]?.kind, "summary")
+      // A new process: a fresh layer over the same file.
+      const second = yield* session(Effect.flatMap(ConversationMemory.ConversationMemory, (memory) => memory.load("r")))
+      assert.strictEqual(second.calls, 0)
+      assert.deepStrictEqual(
+        second.result.map((message) => [message.id, message.parts]),
+        first.result.map((message) => [message.id, message.parts])
+      )
+    }).pipe(Effect.ensuring(Effect.sync(() => rmSync(dir, { recursive: true, force: true }))))
+  })
+})
