@@ -11,6 +11,7 @@ import {
 import { assert, describe, it } from "@effect/vitest"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as fc from "effect/FastCheck"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -311,6 +312,56 @@ describe("prepareContext", () => {
         )
       )
     )
+  )
+})
+
+describe("prepareContext properties", () => {
+  const hitArb = fc.record({
+    text: fc.constantFrom("alpha", "beta gamma", "Alpha", "delta epsilon zeta", "eta", "theta iota", "kappa"),
+    suffix: fc.nat({ max: 3 }),
+    score: fc.double({ min: 0, max: 1, noNaN: true })
+  })
+  const toHits = (items: ReadonlyArray<{ text: string; suffix: number; score: number }>) =>
+    items.map((item) => hit(`${item.text} ${"x".repeat(item.suffix * 5)}`.trim(), item.score))
+
+  it.effect.prop(
+    "budgets, floor and dedupe hold, and repeated calls keep one set per kind",
+    [
+      fc.array(hitArb, { maxLength: 12 }),
+      fc.array(hitArb, { maxLength: 8 }),
+      fc.integer({ min: 0, max: 40 }),
+      fc.integer({ min: 0, max: 20 }),
+      fc.double({ min: 0, max: 1, noNaN: true })
+    ],
+    ([recallItems, factItems, recallBudget, factsBudget, minScore]) =>
+      Effect.gen(function* () {
+        const context = yield* ContextService.ContextService
+        yield* context.appendMessages("p", [Message.user("alpha"), Message.assistant("kappa")])
+        const policy = { budgets: { recall: recallBudget, graphFacts: factsBudget }, minScore }
+        for (let call = 0; call < 2; call++) {
+          const delta = yield* ContextAssembly.prepareContext("p", "q", policy)
+          const window = delta.window
+          const of = (kind: Message.InjectedKind) => window.knowledge.filter((message) => message.kind === kind)
+          const tokensOf = (messages: ReadonlyArray<Message.Message>) =>
+            messages.reduce((total, message) => total + message.tokens, 0)
+          assert.isAtMost(tokensOf(of("recall")), recallBudget)
+          assert.isAtMost(tokensOf(of("graph_facts")), factsBudget)
+          const scoreOf = new Map(
+            [...toHits(recallItems), ...toHits(factItems)].map((item) => [Message.textOf(item.message), item.score])
+          )
+          const injected = [...of("recall"), ...of("graph_facts")].map(Message.textOf)
+          for (const text of injected) assert.isAtLeast(scoreOf.get(text) ?? -1, minScore)
+          // No text twice, and nothing the history already says.
+          const keys = injected.map((text) => text.toLowerCase())
+          assert.strictEqual(new Set(keys).size, keys.length)
+          assert.isFalse(keys.includes("alpha") || keys.includes("kappa"))
+        }
+      }).pipe(
+        Effect.provide(
+          contextWith(RecallSource.layerStatic({ recall: toHits(recallItems), graph_facts: toHits(factItems) }))
+        )
+      ),
+    { fastCheck: { numRuns: 60 } }
   )
 })
 
