@@ -3,7 +3,7 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import { ArchivedContext, Briefing, SeamHost } from "../src/index.js"
+import { ArchivedContext, Briefing, type SeamConfig, SeamHost } from "../src/index.js"
 import type { SeamConfigInput } from "../src/SeamConfig.js"
 import { type CompactorCalls, coreLayer, hostLayer, prepared } from "./support.js"
 
@@ -117,7 +117,9 @@ describe("produceSoftSeam", () => {
       assert.include(reversed.message, "start is after end")
       const onlyPinned = yield* Effect.flip(host.produceSoftSeam(messages, 1, 1, 2))
       assert.include(onlyPinned.message, "nothing to fold")
-      const badLevel = yield* Effect.flip(host.recompact([], messages, 4 as never, 0, 1))
+      // A level from untyped input (JSON), as a caller outside TypeScript could pass it.
+      const untypedLevel: SeamConfig.SeamLevel = JSON.parse("4")
+      const badLevel = yield* Effect.flip(host.recompact([], messages, untypedLevel, 0, 1))
       assert.include(badLevel.message, "level 4 is not 1, 2 or 3")
     }).pipe(withHost({ thresholds: low }))
   )
