@@ -24,3 +24,11 @@ export * as RequestValidator from "./RequestValidator.js"
 export * as TokenEstimate from "./TokenEstimate.js"
 /** Head + tail truncation of tool outputs. @since 0.1.0 */
 export * as Truncation from "./Truncation.js"
+/** `LanguageModel` over the Anthropic Messages API. @since 0.1.0 */
+export * as AnthropicModel from "./AnthropicModel.js"
+/** A deterministic scripted `LanguageModel`. @since 0.1.0 */
+export * as OfflineModel from "./OfflineModel.js"
+/** `LanguageModel` over OpenAI-compatible Chat Completions (OpenAI, Ollama, vLLM, llama.cpp). @since 0.1.0 */
+export * as OpenAICompatibleModel from "./OpenAICompatibleModel.js"
+/** Retry policy and schedule of the clients. @since 0.1.0 */
+export * as RetryPolicy from "./RetryPolicy.js"

@@ -1,0 +1,142 @@
+/**
+ * A deterministic, scripted `LanguageModel` for demos and tests: no network, no randomness. A
+ * {@link Script} maps each request (and the call's number) to a {@link Reply}; {@link fromReplies}
+ * plays a fixed list; {@link echoScript}, the default, answers from the last user message and issues a
+ * tool call when a line reads `/call <tool> <json input>`.
+ *
+ * @since 0.1.0
+ */
+import { LanguageModel, Message } from "@ctxlog/core"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Ref from "effect/Ref"
+import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
+
+/** What the scripted model answers. @since 0.1.0 */
+export interface Reply {
+  readonly text?: string
+  readonly toolCalls?: ReadonlyArray<{ readonly name: string; readonly input: Message.JsonValue; readonly id?: string }>
+  /** Default: `tool_use` when there are tool calls, else `end_turn`. */
+  readonly stopReason?: LanguageModel.StopReason
+}
+
+/** A script: the reply to the `call`-th request (0-based), or a failure to return instead. @since 0.1.0 */
+export type Script = (request: LanguageModel.ModelRequest, call: number) => Reply | LanguageModel.ProviderError
+
+/** Name the offline model reports as its provider. @since 0.1.0 */
+export const provider = "offline"
+
+/** Play `replies` in order; a request past the end fails with `bad_request`. @since 0.1.0 */
+export const fromReplies =
+  (replies: ReadonlyArray<Reply>): Script =>
+  (_request, call) =>
+    replies[call] ??
+    new LanguageModel.ProviderError({
+      provider,
+      reason: "bad_request",
+      detail: `the script has ${replies.length} replies; request #${call + 1} has none`
+    })
+
+const lastUserText = (request: LanguageModel.ModelRequest): string | undefined => {
+  for (let index = request.messages.length - 1; index >= 0; index--) {
+    const message = request.messages[index]
+    if (message?.role === "user" && Message.textOf(message).length > 0) return Message.textOf(message)
+  }
+  return undefined
+}
+
+const decodeJson = Schema.decodeUnknownOption(Schema.parseJson(Message.JsonValue))
+
+/**
+ * The default script. After tool results it reports them; a user line `/call <tool> <json>` becomes
+ * a tool call (input `{}` without JSON, `{ "text": … }` when the rest is not JSON); anything else is
+ * echoed back as `You said: …`.
+ * @since 0.1.0
+ */
+export const echoScript: Script = (request) => {
+  const last = request.messages[request.messages.length - 1]
+  const results = last === undefined ? [] : Message.toolResultsOf(last)
+  if (results.length > 0) {
+    const lines = results.map(
+      (result) => `- ${result.toolCallId}${result.isError ? " (error)" : ""}: ${result.content.slice(0, 200)}`
+    )
+    return { text: `Tool results:\n${lines.join("\n")}` }
+  }
+  const text = lastUserText(request) ?? ""
+  const calls = text.split("\n").flatMap((line) => {
+    const match = /^\/call\s+(\S+)(?:\s+([\s\S]*))?$/.exec(line.trim())
+    if (match === null) return []
+    const [, name = "", rest = ""] = match
+    const parsed = rest.trim().length === 0 ? { _tag: "Some" as const, value: {} } : decodeJson(rest.trim())
+    return [{ name, input: parsed._tag === "Some" ? parsed.value : { text: rest.trim() } }]
+  })
+  if (calls.length > 0) return { toolCalls: calls }
+  return { text: text.length === 0 ? "Nothing to answer yet." : `You said: ${text}` }
+}
+
+const estimate = (text: string): number => Math.ceil(text.length / 4)
+
+const respond = (
+  model: string,
+  request: LanguageModel.ModelRequest,
+  reply: Reply,
+  call: number
+): LanguageModel.ModelResponse => {
+  const calls = (reply.toolCalls ?? []).map((toolCall, index) =>
+    Message.toolCall(toolCall.id ?? `offline_call_${call + 1}_${index + 1}`, toolCall.name, toolCall.input)
+  )
+  const text = reply.text ?? ""
+  return {
+    provider,
+    model,
+    parts: [...(text.length === 0 ? [] : [Message.text(text)]), ...calls],
+    stopReason: reply.stopReason ?? (calls.length > 0 ? "tool_use" : "end_turn"),
+    usage: {
+      inputTokens: estimate(JSON.stringify(request)),
+      outputTokens: estimate(text) + estimate(JSON.stringify(calls)),
+      cacheReadTokens: 0,
+      cacheWriteTokens: 0
+    }
+  }
+}
+
+/** The response as chunks: text a word at a time, one delta per tool call, then `Done`. */
+const chunksOf = (response: LanguageModel.ModelResponse): ReadonlyArray<LanguageModel.ModelChunk> => [
+  ...response.parts.flatMap((part): ReadonlyArray<LanguageModel.ModelChunk> => {
+    if (part.type === "text") return (part.text.match(/\S+\s*|\s+/g) ?? []).map((text) => ({ _tag: "TextDelta", text }))
+    if (part.type === "tool_call") {
+      return [{ _tag: "ToolCallDelta", id: part.id, name: part.name, inputJson: JSON.stringify(part.input) }]
+    }
+    return []
+  }),
+  { _tag: "Done", response }
+]
+
+/** Build the scripted model; calls are numbered from 0 per instance. @since 0.1.0 */
+export const make = (
+  script: Script = echoScript,
+  model = "offline-echo"
+): Effect.Effect<LanguageModel.LanguageModel.Service> =>
+  Effect.map(Ref.make(0), (calls) => {
+    const generate = (request: LanguageModel.ModelRequest) =>
+      Effect.flatMap(
+        Ref.getAndUpdate(calls, (n) => n + 1),
+        (call) => {
+          const reply = script(request, call)
+          return reply instanceof LanguageModel.ProviderError
+            ? Effect.fail(reply)
+            : Effect.succeed(respond(model, request, reply, call))
+        }
+      )
+    return {
+      provider,
+      model,
+      generate,
+      stream: (request) => Stream.flatMap(Stream.fromEffect(generate(request)), (r) => Stream.fromIterable(chunksOf(r)))
+    }
+  })
+
+/** The scripted model as the `LanguageModel` service (the echo script by default). @since 0.1.0 */
+export const layer = (script: Script = echoScript, model = "offline-echo"): Layer.Layer<LanguageModel.LanguageModel> =>
+  Layer.effect(LanguageModel.LanguageModel, make(script, model))

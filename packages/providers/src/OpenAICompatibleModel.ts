@@ -1,0 +1,142 @@
+/**
+ * `LanguageModel` over an OpenAI-compatible Chat Completions endpoint (`POST {baseUrl}/chat/completions`):
+ * OpenAI (`https://api.openai.com/v1`), Ollama (`http://localhost:11434/v1`), vLLM, llama.cpp server.
+ * Plain `fetch`, always streamed with `stream_options.include_usage` (SSE via eventsource-parser; a
+ * server that answers with one JSON document is read too), retries with exponential backoff on 429 /
+ * 5xx that honour `Retry-After` / `retry-after-ms`, a response timeout and an idle timeout. Sends
+ * requests built by {@link OpenAICtx}, {@link OllamaCtx} or {@link DefaultCtx} unchanged (`streamRequest`).
+ *
+ * @since 0.1.0
+ */
+import { LanguageModel } from "@ctxlog/core"
+import * as Config from "effect/Config"
+import type * as ConfigError from "effect/ConfigError"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Stream from "effect/Stream"
+import type { InvalidRequest } from "./InvalidRequest.js"
+import * as chatRender from "./internal/chatRender.js"
+import * as http from "./internal/http.js"
+import { collect, reveal, type Secret, trimSlash } from "./internal/modelClient.js"
+import * as openaiDecode from "./internal/openaiDecode.js"
+import { fromModelRequest, messagesOfRequest } from "./internal/sections.js"
+import type { ChatCompletionsRequest } from "./internal/wire.js"
+import { isReasoningModel } from "./OpenAICtx.js"
+import { serialize } from "./RenderRecord.js"
+import * as RequestValidator from "./RequestValidator.js"
+import * as RetryPolicy from "./RetryPolicy.js"
+
+/** Client settings. @since 0.1.0 */
+export interface ClientConfig {
+  /** The API root, e.g. `https://api.openai.com/v1` or `http://localhost:11434/v1`. */
+  readonly baseUrl: string
+  /** Sent as `Authorization: Bearer …` when given (local servers usually need none). */
+  readonly apiKey?: Secret
+  readonly model: string
+  /** Name reported in responses and errors. Default `openai-compatible`. */
+  readonly provider?: string
+  /** Extra headers (e.g. `OpenAI-Organization`). */
+  readonly headers?: { readonly [name: string]: string }
+  /** Force reasoning-model rendering of port requests (`developer` role); detected from the name otherwise. */
+  readonly reasoning?: boolean
+  readonly maxOutputTokens?: number
+  /** Default 120 s. */
+  readonly timeoutMs?: number
+  /** Default 60 s. */
+  readonly idleTimeoutMs?: number
+  readonly retry?: Partial<RetryPolicy.RetryPolicy>
+}
+
+/** The port plus sending of pre-built requests. @since 0.1.0 */
+export interface Client extends LanguageModel.LanguageModel.Service {
+  readonly toRequest: (request: LanguageModel.ModelRequest) => Either.Either<ChatCompletionsRequest, InvalidRequest>
+  readonly streamRequest: (
+    request: ChatCompletionsRequest
+  ) => Stream.Stream<LanguageModel.ModelChunk, LanguageModel.ProviderError>
+  readonly generateRequest: (
+    request: ChatCompletionsRequest
+  ) => Effect.Effect<LanguageModel.ModelResponse, LanguageModel.ProviderError>
+}
+
+/** Build the client. @since 0.1.0 */
+export const make = (config: ClientConfig): Client => {
+  const provider = config.provider ?? "openai-compatible"
+  const settings: http.Settings = {
+    provider,
+    url: `${trimSlash(config.baseUrl)}/chat/completions`,
+    headers: {
+      accept: "text/event-stream",
+      ...(config.apiKey === undefined ? {} : { authorization: `Bearer ${reveal(config.apiKey)}` }),
+      ...config.headers
+    },
+    timeoutMs: config.timeoutMs ?? 120_000,
+    idleTimeoutMs: config.idleTimeoutMs ?? 60_000,
+    retry: RetryPolicy.make(config.retry)
+  }
+  const reasoning = config.reasoning ?? isReasoningModel(config.model)
+  const toRequest = (request: LanguageModel.ModelRequest): Either.Either<ChatCompletionsRequest, InvalidRequest> =>
+    Either.flatMap(RequestValidator.history(provider, messagesOfRequest(request)), () =>
+      chatRender.renderChat(provider, fromModelRequest(request), {
+        model: config.model,
+        systemRole: reasoning ? "developer" : "system",
+        mergeSystem: false,
+        contextRole: reasoning ? "developer" : "system",
+        tokenParam: reasoning ? "max_completion_tokens" : "max_tokens",
+        maxTokens: request.maxOutputTokens ?? config.maxOutputTokens,
+        temperature: reasoning ? undefined : request.temperature,
+        tools: request.tools,
+        reminder: undefined
+      })
+    )
+  const streamRequest = (
+    request: ChatCompletionsRequest
+  ): Stream.Stream<LanguageModel.ModelChunk, LanguageModel.ProviderError> =>
+    Stream.unwrap(
+      Effect.map(http.post(settings, serialize(request)), (opened) =>
+        openaiDecode.chunks(provider, opened, request.model)
+      )
+    )
+  const stream = (request: LanguageModel.ModelRequest) =>
+    Either.match(toRequest(request), {
+      onLeft: (invalid) => Stream.fail(http.providerError(provider, "bad_request", invalid.message)),
+      onRight: streamRequest
+    })
+  return {
+    provider,
+    model: config.model,
+    generate: (request) => collect(provider, stream(request)),
+    stream,
+    toRequest,
+    streamRequest,
+    generateRequest: (request) => collect(provider, streamRequest(request))
+  }
+}
+
+/** The client as the `LanguageModel` service. @since 0.1.0 */
+export const layer = (config: ClientConfig): Layer.Layer<LanguageModel.LanguageModel> =>
+  Layer.succeed(LanguageModel.LanguageModel, make(config))
+
+/**
+ * The client from the environment: `OPENAI_BASE_URL` (default `https://api.openai.com/v1`; Ollama:
+ * `http://localhost:11434/v1`), `OPENAI_API_KEY` (optional), `OPENAI_MODEL` (required).
+ * @since 0.1.0
+ */
+export const layerConfig: Layer.Layer<LanguageModel.LanguageModel, ConfigError.ConfigError> = Layer.effect(
+  LanguageModel.LanguageModel,
+  Effect.map(
+    Config.all({
+      baseUrl: Config.withDefault(Config.string("OPENAI_BASE_URL"), "https://api.openai.com/v1"),
+      apiKey: Config.option(Config.redacted("OPENAI_API_KEY")),
+      model: Config.string("OPENAI_MODEL")
+    }),
+    ({ baseUrl, apiKey, model }) =>
+      make({
+        baseUrl,
+        model,
+        provider: baseUrl.includes("api.openai.com") ? "openai" : "openai-compatible",
+        ...Option.match(apiKey, { onNone: () => ({}), onSome: (key) => ({ apiKey: key }) })
+      })
+  )
+)
