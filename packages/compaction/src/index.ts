@@ -15,6 +15,8 @@ export * as DeferredSummaries from "./DeferredSummaries.js"
 export * as LlmCompactor from "./LlmCompactor.js"
 /** Deterministic summaries, no model. @since 0.1.0 */
 export * as TemplateCompactor from "./TemplateCompactor.js"
+/** Task goal and subgoals, refreshed in the background. @since 0.1.0 */
+export * as TaskGoalRefresh from "./TaskGoalRefresh.js"
 /** None / Soft / Hard compaction tiers. @since 0.1.0 */
 export * as TieredCompaction from "./TieredCompaction.js"
 /** Old tool outputs replaced by stubs. @since 0.1.0 */
