@@ -1,8 +1,10 @@
 import { Compactor, ContextService, EventLog, Message, ToolPairs } from "@ctxlog/core"
 import { assert, describe, it } from "@effect/vitest"
+import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Stream from "effect/Stream"
 import { ArchivedContext, Briefing, type SeamConfig, SeamHost } from "../src/index.js"
 import type { SeamConfigInput } from "../src/SeamConfig.js"
 import { type CompactorCalls, coreLayer, hostLayer, prepared } from "./support.js"
@@ -204,6 +206,12 @@ describe("runSeamPipeline", () => {
       assert.deepStrictEqual(yield* host.highestLevel("p1"), Option.some(1))
       assert.strictEqual(yield* host.seamCount("p1"), 1)
       assert.isBelow(out.window.tokens.history, before.window.tokens.history)
+      const log = yield* EventLog.EventLog
+      const stored = Chunk.toReadonlyArray(yield* Stream.runCollect(log.read("p1", { from: out.window.version })))
+      assert.deepStrictEqual(
+        stored.map((envelope) => [envelope.type, envelope.metadata.actor]),
+        [["SeamProduced", "seam"]]
+      )
       // Nothing more to fold: a second run is a no-op.
       const again = yield* SeamHost.runSeamPipeline("p1")
       assert.strictEqual(again.action, "none")

@@ -44,6 +44,9 @@ const inputsOf = (turn: Turn, i: number): ReadonlyArray<Message.MessageInput> =>
 }
 
 describe("replay", () => {
+  // Event types seen across all generated logs: the last test checks the generator reaches every step.
+  const seen = new Set<string>()
+
   it.effect.prop(
     "a log with seams replays to the live window; no tool pair is ever split",
     [fc.array(turnArb, { minLength: 6, maxLength: 14 }), configArb],
@@ -62,6 +65,7 @@ describe("replay", () => {
           assert.deepStrictEqual(ToolPairs.problems(live.history, live.completedToolIds), [])
         }
         const events = Chunk.toReadonlyArray(yield* Stream.runCollect(log.read("r"))).map((envelope) => envelope.event)
+        for (const event of events) seen.add(event._tag)
         assert.isTrue(events.some((event) => event._tag === "SeamProduced"))
         assert.deepStrictEqual(Window.replay(events), live)
         assert.deepStrictEqual(yield* ctx.load("r"), live)
@@ -89,4 +93,10 @@ describe("replay", () => {
       ),
     { timeout: 120_000, fastCheck: { numRuns: 40 } }
   )
+
+  it("the generated logs exercised every seam event", () => {
+    for (const tag of ["SeamProduced", "SeamsRecompacted", "BriefingProduced", "CycleAdvanced", "SeamsReset"]) {
+      assert.isTrue(seen.has(tag), `no generated log contained ${tag}`)
+    }
+  })
 })

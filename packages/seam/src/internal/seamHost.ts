@@ -48,6 +48,10 @@ export const make = (config: SeamConfig.SeamConfig) =>
     const compactor = yield* Compactor.Compactor
     const ctx = yield* ContextService.ContextService
 
+    // Seam events name their writer in the log metadata, for blame.
+    const append: ContextService.ContextService.Service["run"] = (stream, decide) =>
+      ctx.run(stream, decide, { actor: "seam" })
+
     const prepareOne = (input: Message.MessageInput, kind: Message.InjectedKind) =>
       Effect.flatMap(ctx.prepare([input], kind), ([message]) =>
         message === undefined
@@ -141,7 +145,7 @@ export const make = (config: SeamConfig.SeamConfig) =>
       )
 
     const reset: SeamHost.Service["reset"] = (stream) =>
-      ctx.run(stream, (window) =>
+      append(stream, (window) =>
         Either.right(window.seams.length === 0 ? [] : [{ _tag: "SeamsReset" } satisfies WindowEvent.Draft])
       )
 
@@ -161,7 +165,7 @@ export const make = (config: SeamConfig.SeamConfig) =>
       Effect.gen(function* () {
         const seams = seamMessagesOf(window)
         const briefing = yield* produceFlashBriefing(seams, stateText)
-        return yield* ctx.run(stream, (current) =>
+        return yield* append(stream, (current) =>
           Either.map(
             requirePresent(
               stream,
@@ -222,7 +226,7 @@ export const make = (config: SeamConfig.SeamConfig) =>
         const draft: WindowEvent.Draft = seam.recompacted
           ? { _tag: "SeamsRecompacted", level, message: seam.message, replacedIds: seam.replacedIds }
           : { _tag: "SeamProduced", level, message: seam.message, replacedIds: seam.replacedIds }
-        const appended = yield* ctx.run(stream, (current) =>
+        const appended = yield* append(stream, (current) =>
           Either.map(requirePresent(stream, current, seam.replacedIds), () => [draft])
         )
         const action = seam.recompacted ? "recompacted" : "produced"
