@@ -1,15 +1,30 @@
 /**
- * @ctxlog/memory
+ * @ctxlog/memory — durable event logs (SQLite, PostgreSQL), snapshots, recall index and memory policies.
  *
  * @since 0.1.0
  */
-export {}
 
+/** Vector-search extension point. @since 0.1.0 */
+export * as Embedder from "./Embedder.js"
+/** A RecallSource over the recall index. @since 0.1.0 */
+export * as FullTextRecall from "./FullTextRecall.js"
+/** The durable log on PostgreSQL. @since 0.1.0 */
+export * as PostgresEventLog from "./PostgresEventLog.js"
+/** The recall index kept inline with appends. @since 0.1.0 */
+export * as RecallIndex from "./RecallIndex.js"
+/** Secret redaction before write. @since 0.1.0 */
+export * as Redaction from "./Redaction.js"
+/** The snapshot-backed window repository. @since 0.1.0 */
+export * as SnapshotRepository from "./SnapshotRepository.js"
+/** Snapshot storage. @since 0.1.0 */
+export * as SnapshotStore from "./SnapshotStore.js"
+/** The durable log on SQLite. @since 0.1.0 */
+export * as SqliteEventLog from "./SqliteEventLog.js"
+/** Per-turn context assembly: concurrent recall and graph-fact lookup, retrieval policy, skill disambiguation. @since 0.1.0 */
+export * as ContextAssembly from "./ContextAssembly.js"
 /** Conversation memory over the log, shaped by a policy. @since 0.1.0 */
 export * as ConversationMemoryPolicy from "./ConversationMemoryPolicy.js"
 /** Conversation memory keeping the last n messages, tool-pair safe. @since 0.1.0 */
 export * as SlidingWindowMemory from "./SlidingWindowMemory.js"
 /** Conversation memory keeping the newest history within a token budget, tool-pair safe. @since 0.1.0 */
 export * as TokenWindowMemory from "./TokenWindowMemory.js"
-/** Per-turn context assembly: concurrent recall and graph-fact lookup, retrieval policy, skill disambiguation. @since 0.1.0 */
-export * as ContextAssembly from "./ContextAssembly.js"

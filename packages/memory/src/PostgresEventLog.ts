@@ -1,0 +1,35 @@
+/**
+ * The shared durable log: PostgreSQL through kysely and `pg`, for several processes or machines.
+ *
+ * - Every append takes a transaction-scoped advisory lock, so global positions follow commit order (a
+ *   reader that checkpoints a position never skips a late commit) and hash chains stay linear.
+ * - The schema is created and migrated on open (kysely `Migrator`, migrations shipped in code); triggers
+ *   reject UPDATE, DELETE and TRUNCATE on `events`. The hot path runs named (prepared) statements.
+ * - Besides the `EventLog`, the layer provides a snapshot-backed `WindowRepository`, the `SnapshotStore`
+ *   and the `RecallIndex` (`tsvector` + `ts_rank`, kept in the append's transaction).
+ *
+ * @since 0.1.0
+ */
+import type { EventLog } from "@ctxlog/core"
+import type * as Context from "effect/Context"
+import type * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type * as Scope from "effect/Scope"
+import { build, type CommonOptions, type Services } from "./internal/layer.js"
+import * as backend from "./internal/postgresBackend.js"
+
+/** Options of the PostgreSQL log. @since 0.1.0 */
+export interface Options extends CommonOptions {
+  /** A connection URL, e.g. `postgres://user:pass@127.0.0.1:5432/ctxlog`. */
+  readonly url: string
+  /** Pool size (default 10). */
+  readonly maxConnections?: number
+}
+
+/** Connect, migrate and build the services; the pool ends with the scope. @since 0.1.0 */
+export const make = (options: Options): Effect.Effect<Context.Context<Services>, EventLog.StoreError, Scope.Scope> =>
+  build(backend.make({ url: options.url, maxConnections: options.maxConnections ?? 10 }), options)
+
+/** The PostgreSQL log and its companions (`EventLog`, `WindowRepository`, `SnapshotStore`, `RecallIndex`). @since 0.1.0 */
+export const layer = (options: Options): Layer.Layer<Services, EventLog.StoreError> =>
+  Layer.scopedContext(make(options))

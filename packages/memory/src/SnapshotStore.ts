@@ -1,0 +1,43 @@
+/**
+ * Where folded projections (windows) are kept so that loading reads only the tail of a stream. One
+ * snapshot per stream and projection: saving replaces the previous one. Snapshots are a cache of the
+ * log, never a source of truth; a snapshot of another projection version is ignored by its reader.
+ *
+ * @since 0.1.0
+ */
+import type { EventLog } from "@ctxlog/core"
+import * as Context from "effect/Context"
+import type * as Effect from "effect/Effect"
+import type * as Option from "effect/Option"
+
+/** A stored projection state. @since 0.1.0 */
+export interface Snapshot {
+  readonly stream: string
+  /** Which projection this is (`"window"` for the context window). */
+  readonly projection: string
+  /** The version of the projection code that produced `state`. */
+  readonly projectionVersion: number
+  /** The stream version folded into `state`. */
+  readonly version: number
+  /** The encoded state (JSON text). */
+  readonly state: string
+  /** Epoch milliseconds. */
+  readonly createdAt: number
+}
+
+/** Stores snapshots beside the log. @since 0.1.0 */
+export class SnapshotStore extends Context.Tag("@ctxlog/memory/SnapshotStore")<
+  SnapshotStore,
+  SnapshotStore.Service
+>() {}
+
+/** @since 0.1.0 */
+export declare namespace SnapshotStore {
+  /** @since 0.1.0 */
+  export interface Service {
+    /** The newest snapshot of a stream's projection, whatever its projection version. */
+    readonly latest: (stream: string, projection: string) => Effect.Effect<Option.Option<Snapshot>, EventLog.StoreError>
+    /** Save (replace) the snapshot of a stream's projection. */
+    readonly save: (snapshot: Omit<Snapshot, "createdAt">) => Effect.Effect<void, EventLog.StoreError>
+  }
+}

@@ -1,0 +1,46 @@
+/**
+ * The embedded durable log: SQLite through kysely and better-sqlite3, one file (or `":memory:"`).
+ *
+ * - WAL journal; `durability: "full"` (the default) sets `synchronous=FULL`, so an acknowledged append
+ *   survives a power cut; `"normal"` trades the last commits on power loss for speed.
+ * - Appends run in `BEGIN IMMEDIATE` transactions: several processes may share the file, and global
+ *   positions follow commit order. The hot path runs statements prepared once.
+ * - The schema is created and migrated on open (kysely `Migrator`, migrations shipped in code); triggers
+ *   reject UPDATE and DELETE on `events`.
+ * - Besides the `EventLog`, the layer provides a snapshot-backed `WindowRepository`, the `SnapshotStore`
+ *   and the `RecallIndex` (FTS5 with BM25, kept in the append's transaction).
+ *
+ * @since 0.1.0
+ */
+import type { EventLog } from "@ctxlog/core"
+import type * as Context from "effect/Context"
+import type * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type * as Scope from "effect/Scope"
+import { build, type CommonOptions, type Services } from "./internal/layer.js"
+import * as backend from "./internal/sqliteBackend.js"
+
+/** Options of the SQLite log. @since 0.1.0 */
+export interface Options extends CommonOptions {
+  /** Database file path, or `":memory:"` for a private in-memory database. */
+  readonly filename: string
+  /** `"full"` (default): `synchronous=FULL`; `"normal"`: `synchronous=NORMAL`. */
+  readonly durability?: "full" | "normal"
+  /** How long a writer waits for another process's transaction (default 5,000 ms). */
+  readonly busyTimeoutMs?: number
+}
+
+/** Open the database and build the services; closed with the scope. @since 0.1.0 */
+export const make = (options: Options): Effect.Effect<Context.Context<Services>, EventLog.StoreError, Scope.Scope> =>
+  build(
+    backend.make({
+      filename: options.filename,
+      durability: options.durability ?? "full",
+      busyTimeoutMs: options.busyTimeoutMs ?? 5000
+    }),
+    options
+  )
+
+/** The SQLite log and its companions (`EventLog`, `WindowRepository`, `SnapshotStore`, `RecallIndex`). @since 0.1.0 */
+export const layer = (options: Options): Layer.Layer<Services, EventLog.StoreError> =>
+  Layer.scopedContext(make(options))

@@ -1,0 +1,82 @@
+import type { EventLog } from "@ctxlog/core"
+import type * as Effect from "effect/Effect"
+import type { Kysely } from "kysely"
+import type { Database, Dialect } from "./schema.js"
+import type { NewEntry, NewEvent, NewFact } from "./statements.js"
+
+type StoreError = EventLog.StoreError
+
+/** A stream's row as the append path needs it. */
+export interface StreamHead {
+  readonly version: number
+  readonly head: string
+  readonly createdAt: number
+}
+
+/** The writes of one transaction. Every call runs a statement prepared once per connection. */
+export interface WriteTx {
+  readonly stream: (stream: string) => Effect.Effect<StreamHead | undefined, StoreError>
+  readonly locate: (
+    ids: ReadonlyArray<string>
+  ) => Effect.Effect<ReadonlyMap<string, { readonly stream: string; readonly version: number }>, StoreError>
+  readonly saveStream: (stream: string, version: number, head: string, now: number) => Effect.Effect<void, StoreError>
+  readonly insertEvent: (row: NewEvent) => Effect.Effect<number, StoreError>
+  readonly indexEntry: (entry: NewEntry) => Effect.Effect<void, StoreError>
+  readonly removeDocument: (owner: string, documentId: string) => Effect.Effect<void, StoreError>
+  readonly insertFact: (fact: NewFact) => Effect.Effect<void, StoreError>
+}
+
+/** Which rows a full-text search may see. */
+export interface SearchFilter {
+  readonly source: "message" | "document"
+  readonly stream?: string
+  readonly excludeStream?: string
+  readonly owner?: string
+  /** Only these kinds (messages). */
+  readonly kinds?: ReadonlyArray<string>
+}
+
+/** A full-text match, best first. */
+export interface SearchRow {
+  readonly source: string
+  readonly stream_id: string | null
+  readonly ref: string
+  readonly document_id: string | null
+  readonly kind: string
+  readonly role: string
+  readonly text: string
+  readonly tokens: number
+  readonly global_position: number | null
+  readonly score: number
+}
+
+/** What a dialect provides to the shared store code. */
+export interface Backend {
+  readonly dialect: Dialect
+  readonly db: Kysely<Database>
+  /**
+   * Run `body` in one write transaction that excludes every other writer (`BEGIN IMMEDIATE` on SQLite,
+   * an advisory transaction lock on PostgreSQL): committed if it succeeds, rolled back otherwise.
+   */
+  readonly transact: <A, E>(
+    operation: string,
+    body: (tx: WriteTx) => Effect.Effect<A, E>
+  ) => Effect.Effect<A, E | StoreError>
+  /** Run a kysely query, mapping a throw to a `StoreError` naming the operation. */
+  readonly query: <A>(operation: string, run: (db: Kysely<Database>) => Promise<A>) => Effect.Effect<A, StoreError>
+  /** Full-text search with the dialect's ranking (BM25 on SQLite, `ts_rank` on PostgreSQL). */
+  readonly search: (
+    terms: ReadonlyArray<string>,
+    filter: SearchFilter,
+    limit: number
+  ) => Effect.Effect<ReadonlyArray<SearchRow>, StoreError>
+}
+
+/** A short description of a thrown value. */
+export const describe = (cause: unknown): string => {
+  if (cause instanceof Error) {
+    const code = "code" in cause && typeof cause.code === "string" ? ` [${cause.code}]` : ""
+    return `${cause.message}${code}`
+  }
+  return String(cause)
+}

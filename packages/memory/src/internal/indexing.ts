@@ -1,0 +1,69 @@
+import { Message, type WindowEvent } from "@ctxlog/core"
+
+/** The messages an event brings into the window, which the recall index keeps. */
+export const messagesOf = (event: WindowEvent.WindowEvent): ReadonlyArray<Message.Message> => {
+  switch (event._tag) {
+    case "MessageAppended":
+    case "SeamProduced":
+    case "SeamsRecompacted":
+    case "BriefingProduced":
+      return [event.message]
+    case "MessagesInjected":
+      return event.messages
+    case "Compacted":
+      return event.summary === null ? [] : [event.summary]
+    default:
+      // System prompts and knowledge are always in the window; restored messages were indexed when
+      // they first entered it; the other events carry no message.
+      return []
+  }
+}
+
+/** The facts an event records. */
+export const factsOf = (event: WindowEvent.WindowEvent): ReadonlyArray<WindowEvent.Fact> =>
+  event._tag === "FactsRecorded" ? event.facts : []
+
+/** What full-text search sees of a message: text, tool names and inputs, tool outputs. */
+export const searchableText = (message: Message.Message): string => Message.tokenTextOf(message)
+
+/**
+ * Split a document into chunks of at most `maxChars`: paragraphs are packed together, a paragraph that
+ * is too long is split on lines, and a line that is too long is cut.
+ */
+export const chunk = (text: string, maxChars: number): ReadonlyArray<string> => {
+  const pieces: Array<string> = []
+  for (const paragraph of text.split(/\n\s*\n/)) {
+    if (paragraph.length <= maxChars) {
+      pieces.push(paragraph)
+      continue
+    }
+    for (const line of paragraph.split("\n")) {
+      for (let start = 0; start < line.length || start === 0; start += maxChars) {
+        pieces.push(line.slice(start, start + maxChars))
+        if (line.length === 0) break
+      }
+    }
+  }
+  const chunks: Array<string> = []
+  let current = ""
+  for (const piece of pieces) {
+    const joined = current === "" ? piece : `${current}\n\n${piece}`
+    if (joined.length <= maxChars) {
+      current = joined
+    } else {
+      if (current.trim() !== "") chunks.push(current.trim())
+      current = piece
+    }
+  }
+  if (current.trim() !== "") chunks.push(current.trim())
+  return chunks
+}
+
+const escapeRegExp = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
+
+/** Whether `text` mentions `entity` as a whole word or phrase, ignoring case. */
+export const mentions = (text: string, entity: string): boolean => {
+  const needle = entity.trim()
+  if (needle.length < 2) return false
+  return new RegExp(`(?<![\\p{L}\\p{N}_])${escapeRegExp(needle)}(?![\\p{L}\\p{N}_])`, "iu").test(text)
+}

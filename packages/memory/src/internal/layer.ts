@@ -1,0 +1,44 @@
+import { EventLog, WindowRepository } from "@ctxlog/core"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
+import * as Redaction from "../Redaction.js"
+import { RecallIndex } from "../RecallIndex.js"
+import * as SnapshotRepository from "../SnapshotRepository.js"
+import { SnapshotStore } from "../SnapshotStore.js"
+import type { Backend } from "./backend.js"
+import * as Store from "./store.js"
+
+/** Options every durable layer accepts. */
+export interface CommonOptions {
+  /** Snapshot the window every N events folded by a load (default 100; 0 = never). */
+  readonly snapshotEvery?: number
+  /** Secret patterns removed before events are written (default `Redaction.defaults`). */
+  readonly redaction?: Redaction.Redactor
+  /** Largest document chunk in characters (default 1,500). */
+  readonly chunkChars?: number
+}
+
+/** Everything a durable layer provides. */
+export type Services = EventLog.EventLog | WindowRepository.WindowRepository | SnapshotStore | RecallIndex
+
+/** Open a backend and build the services over it. */
+export const build = <E>(
+  backend: Effect.Effect<Backend, E, Scope.Scope>,
+  options: CommonOptions
+): Effect.Effect<Context.Context<Services>, E, Scope.Scope> =>
+  Effect.map(backend, (opened) => {
+    const store = Store.make(opened, {
+      redactor: options.redaction ?? Redaction.defaults,
+      pageSize: 500,
+      chunkChars: options.chunkChars ?? 1500
+    })
+    const repository = SnapshotRepository.make(store.log, store.snapshots, {
+      ...(options.snapshotEvery === undefined ? {} : { every: options.snapshotEvery })
+    })
+    return Context.make(EventLog.EventLog, store.log).pipe(
+      Context.add(WindowRepository.WindowRepository, repository),
+      Context.add(SnapshotStore, store.snapshots),
+      Context.add(RecallIndex, store.recall)
+    )
+  })

@@ -1,0 +1,165 @@
+import { type Kysely, type Migration, type MigrationProvider, sql } from "kysely"
+import type { Dialect } from "./schema.js"
+
+// Migrations are numbered, append-only and shipped in code: never edit one that has been released, add
+// the next number instead. The schema they produce is checked against test/schema.*.snapshot.json.
+
+/** Integers that hold positions, versions and epoch milliseconds. */
+const bigint = (dialect: Dialect) => (dialect === "sqlite" ? "integer" : "bigint")
+
+const events = (dialect: Dialect): Migration => ({
+  up: async (db: Kysely<unknown>) => {
+    const int = bigint(dialect)
+    const strict = dialect === "sqlite" ? sql`strict` : sql``
+    await db.schema
+      .createTable("streams")
+      .addColumn("stream_id", "text", (c) => c.primaryKey())
+      .addColumn("version", int, (c) => c.notNull())
+      .addColumn("head_hash", "text", (c) => c.notNull())
+      .addColumn("created_at", int, (c) => c.notNull())
+      .addColumn("updated_at", int, (c) => c.notNull())
+      .modifyEnd(strict)
+      .execute()
+    await db.schema
+      .createTable("events")
+      .addColumn("global_position", int, (c) =>
+        // AUTOINCREMENT: a position is never reused, even after a rolled-back tail.
+        dialect === "sqlite" ? c.primaryKey().autoIncrement() : c.primaryKey().generatedAlwaysAsIdentity()
+      )
+      .addColumn("event_id", "text", (c) => c.notNull().unique())
+      .addColumn("stream_id", "text", (c) => c.notNull().references("streams.stream_id"))
+      .addColumn("stream_version", int, (c) => c.notNull())
+      .addColumn("type", "text", (c) => c.notNull())
+      .addColumn("schema_version", "integer", (c) => c.notNull())
+      .addColumn("data", "text", (c) => c.notNull())
+      .addColumn("metadata", dialect === "sqlite" ? "text" : "jsonb", (c) => c.notNull())
+      .addColumn("recorded_at", int, (c) => c.notNull())
+      .addColumn("hash", "text", (c) => c.notNull())
+      .addUniqueConstraint("events_stream_version_unique", ["stream_id", "stream_version"])
+      .modifyEnd(strict)
+      .execute()
+    if (dialect === "sqlite") {
+      await sql`create trigger events_reject_update before update on events
+        begin select raise(abort, 'events are append-only: UPDATE rejected'); end`.execute(db)
+      await sql`create trigger events_reject_delete before delete on events
+        begin select raise(abort, 'events are append-only: DELETE rejected'); end`.execute(db)
+    } else {
+      await sql`create function ctxlog_reject_event_change() returns trigger language plpgsql as $$
+        begin raise exception 'events are append-only: % rejected', tg_op; end $$`.execute(db)
+      await sql`create trigger events_reject_update before update on events
+        for each row execute function ctxlog_reject_event_change()`.execute(db)
+      await sql`create trigger events_reject_delete before delete on events
+        for each row execute function ctxlog_reject_event_change()`.execute(db)
+      await sql`create trigger events_reject_truncate before truncate on events
+        for each statement execute function ctxlog_reject_event_change()`.execute(db)
+    }
+  }
+})
+
+const snapshots = (dialect: Dialect): Migration => ({
+  up: async (db: Kysely<unknown>) => {
+    const int = bigint(dialect)
+    await db.schema
+      .createTable("snapshots")
+      .addColumn("stream_id", "text", (c) => c.notNull())
+      .addColumn("projection", "text", (c) => c.notNull())
+      .addColumn("projection_version", "integer", (c) => c.notNull())
+      .addColumn("stream_version", int, (c) => c.notNull())
+      .addColumn("state", "text", (c) => c.notNull())
+      .addColumn("created_at", int, (c) => c.notNull())
+      .addPrimaryKeyConstraint("snapshots_pk", ["stream_id", "projection"])
+      .modifyEnd(dialect === "sqlite" ? sql`strict` : sql``)
+      .execute()
+  }
+})
+
+const recall = (dialect: Dialect): Migration => ({
+  up: async (db: Kysely<unknown>) => {
+    const int = bigint(dialect)
+    const strict = dialect === "sqlite" ? sql`strict` : sql``
+    await db.schema
+      .createTable("stream_owners")
+      .addColumn("stream_id", "text", (c) => c.primaryKey())
+      .addColumn("owner", "text", (c) => c.notNull())
+      .modifyEnd(strict)
+      .execute()
+    await db.schema.createIndex("stream_owners_owner").on("stream_owners").column("owner").execute()
+    await db.schema
+      .createTable("recall_entries")
+      .addColumn("entry_id", int, (c) =>
+        dialect === "sqlite" ? c.primaryKey().autoIncrement() : c.primaryKey().generatedAlwaysAsIdentity()
+      )
+      .addColumn("source", "text", (c) => c.notNull())
+      .addColumn("stream_id", "text")
+      .addColumn("owner", "text")
+      .addColumn("ref", "text", (c) => c.notNull())
+      .addColumn("document_id", "text")
+      .addColumn("kind", "text", (c) => c.notNull())
+      .addColumn("role", "text", (c) => c.notNull())
+      .addColumn("text", "text", (c) => c.notNull())
+      .addColumn("tokens", "integer", (c) => c.notNull())
+      .addColumn("global_position", int)
+      .addColumn("created_at", int, (c) => c.notNull())
+      .$call((builder) =>
+        dialect === "postgres"
+          ? builder.addColumn("tsv", sql`tsvector`, (c) =>
+              c.generatedAlwaysAs(sql`to_tsvector('english', "text")`).stored().notNull()
+            )
+          : builder
+      )
+      .modifyEnd(strict)
+      .execute()
+    // A message is indexed once per stream, however often it is re-injected.
+    await db.schema
+      .createIndex("recall_entries_stream_ref")
+      .on("recall_entries")
+      .columns(["stream_id", "ref"])
+      .unique()
+      .execute()
+    await db.schema
+      .createIndex("recall_entries_owner")
+      .on("recall_entries")
+      .columns(["owner", "source", "document_id"])
+      .execute()
+    if (dialect === "sqlite") {
+      // Its own content (not external-content): rows are removed by rowid when a document is re-ingested.
+      await sql`create virtual table recall_fts using fts5(text, tokenize = 'porter unicode61')`.execute(db)
+    } else {
+      await sql`create index recall_entries_tsv on recall_entries using gin (tsv)`.execute(db)
+    }
+  }
+})
+
+const facts = (dialect: Dialect): Migration => ({
+  up: async (db: Kysely<unknown>) => {
+    const int = bigint(dialect)
+    await db.schema
+      .createTable("facts")
+      .addColumn("fact_id", int, (c) =>
+        dialect === "sqlite" ? c.primaryKey().autoIncrement() : c.primaryKey().generatedAlwaysAsIdentity()
+      )
+      .addColumn("stream_id", "text", (c) => c.notNull())
+      .addColumn("event_id", "text", (c) => c.notNull())
+      .addColumn("subject", "text", (c) => c.notNull())
+      .addColumn("predicate", "text", (c) => c.notNull())
+      .addColumn("object", "text", (c) => c.notNull())
+      .addColumn("source_message_id", "text")
+      .addColumn("global_position", int, (c) => c.notNull())
+      .modifyEnd(dialect === "sqlite" ? sql`strict` : sql``)
+      .execute()
+    await db.schema.createIndex("facts_stream").on("facts").column("stream_id").execute()
+  }
+})
+
+/** The migrations of one dialect, by name. */
+export const migrations = (dialect: Dialect): Record<string, Migration> => ({
+  "0001_events": events(dialect),
+  "0002_snapshots": snapshots(dialect),
+  "0003_recall": recall(dialect),
+  "0004_facts": facts(dialect)
+})
+
+/** Kysely's `MigrationProvider` over the in-code migrations. */
+export const provider = (dialect: Dialect): MigrationProvider => ({
+  getMigrations: () => Promise.resolve(migrations(dialect))
+})

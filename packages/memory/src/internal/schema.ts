@@ -1,0 +1,86 @@
+import type { ColumnType, Generated } from "kysely"
+
+/** Both dialects store epoch milliseconds in BIGINT/INTEGER columns; `pg` is told to parse int8 as number. */
+export interface StreamsTable {
+  readonly stream_id: string
+  readonly version: number
+  readonly head_hash: string
+  readonly created_at: number
+  readonly updated_at: number
+}
+
+export interface EventsTable {
+  readonly global_position: Generated<number>
+  readonly event_id: string
+  readonly stream_id: string
+  readonly stream_version: number
+  readonly type: string
+  readonly schema_version: number
+  /** The exact bytes that were hashed. */
+  readonly data: string
+  /** TEXT on SQLite, JSONB on PostgreSQL (which returns it parsed). */
+  readonly metadata: ColumnType<unknown, string, never>
+  readonly recorded_at: number
+  readonly hash: string
+}
+
+export interface SnapshotsTable {
+  readonly stream_id: string
+  readonly projection: string
+  readonly projection_version: number
+  readonly stream_version: number
+  readonly state: string
+  readonly created_at: number
+}
+
+export interface StreamOwnersTable {
+  readonly stream_id: string
+  readonly owner: string
+}
+
+export interface RecallEntriesTable {
+  readonly entry_id: Generated<number>
+  /** `message` (from a stream's events) or `document` (ingested text). */
+  readonly source: string
+  readonly stream_id: string | null
+  /** Documents carry their owner; messages take it from `stream_owners` at query time. */
+  readonly owner: string | null
+  /** Message id, or the chunk number of a document. */
+  readonly ref: string
+  readonly document_id: string | null
+  readonly kind: string
+  readonly role: string
+  readonly text: string
+  readonly tokens: number
+  readonly global_position: number | null
+  readonly created_at: number
+}
+
+export interface FactsTable {
+  readonly fact_id: Generated<number>
+  readonly stream_id: string
+  readonly event_id: string
+  readonly subject: string
+  readonly predicate: string
+  readonly object: string
+  readonly source_message_id: string | null
+  readonly global_position: number
+}
+
+/** SQLite only: the FTS5 table over `recall_entries.text`, keyed by `entry_id`. */
+export interface RecallFtsTable {
+  readonly rowid: number
+  readonly text: string
+}
+
+export interface Database {
+  readonly streams: StreamsTable
+  readonly events: EventsTable
+  readonly snapshots: SnapshotsTable
+  readonly stream_owners: StreamOwnersTable
+  readonly recall_entries: RecallEntriesTable
+  readonly facts: FactsTable
+  readonly recall_fts: RecallFtsTable
+}
+
+export type Dialect = "sqlite" | "postgres"

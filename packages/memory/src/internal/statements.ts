@@ -1,0 +1,145 @@
+import { type Compilable, type Kysely, type RawBuilder, sql } from "kysely"
+import type { Database } from "./schema.js"
+
+// The append hot path builds its statements with kysely once, then runs the compiled SQL through the
+// driver's own prepared statements: kysely would rebuild and recompile the query on every call.
+
+/** A named placeholder inside a kysely query, resolved when the compiled statement runs. */
+class Slot {
+  constructor(readonly name: string) {}
+}
+
+/** A placeholder for the value named `name`. */
+export const slot = <T>(name: string): RawBuilder<T> => sql<T>`${new Slot(name)}`
+
+/** SQL text plus, per parameter, the slot it takes its value from (or a constant kysely inlined). */
+export interface Compiled {
+  readonly sql: string
+  readonly parameters: ReadonlyArray<{ readonly slot: string } | { readonly value: unknown }>
+}
+
+/** Compile a kysely query once. */
+export const compile = (query: Compilable): Compiled => {
+  const compiled = query.compile()
+  return {
+    sql: compiled.sql,
+    parameters: compiled.parameters.map((parameter) =>
+      parameter instanceof Slot ? { slot: parameter.name } : { value: parameter }
+    )
+  }
+}
+
+/** The parameter list of a compiled statement for these values. */
+export const bind = (statement: Compiled, values: object): Array<unknown> =>
+  statement.parameters.map((parameter) => ("slot" in parameter ? Reflect.get(values, parameter.slot) : parameter.value))
+
+/** The statements of the append path, compiled by the dialect of `db`. */
+export const appendStatements = (db: Kysely<Database>) => ({
+  selectStream: compile(
+    db
+      .selectFrom("streams")
+      .select(["version", "head_hash", "created_at"])
+      .where("stream_id", "=", slot<string>("stream"))
+  ),
+  upsertStream: compile(
+    db
+      .insertInto("streams")
+      .values({
+        stream_id: slot<string>("stream"),
+        version: slot<number>("version"),
+        head_hash: slot<string>("head"),
+        created_at: slot<number>("now"),
+        updated_at: slot<number>("now")
+      })
+      .onConflict((conflict) =>
+        conflict.column("stream_id").doUpdateSet({
+          version: slot<number>("version"),
+          head_hash: slot<string>("head"),
+          updated_at: slot<number>("now")
+        })
+      )
+  ),
+  insertEvent: compile(
+    db
+      .insertInto("events")
+      .values({
+        event_id: slot<string>("event_id"),
+        stream_id: slot<string>("stream_id"),
+        stream_version: slot<number>("stream_version"),
+        type: slot<string>("type"),
+        schema_version: slot<number>("schema_version"),
+        data: slot<string>("data"),
+        metadata: slot<string>("metadata"),
+        recorded_at: slot<number>("recorded_at"),
+        hash: slot<string>("hash")
+      })
+      .returning("global_position")
+  ),
+  insertEntry: compile(
+    db
+      .insertInto("recall_entries")
+      .values({
+        source: slot<string>("source"),
+        stream_id: slot<string | null>("stream_id"),
+        owner: slot<string | null>("owner"),
+        ref: slot<string>("ref"),
+        document_id: slot<string | null>("document_id"),
+        kind: slot<string>("kind"),
+        role: slot<string>("role"),
+        text: slot<string>("text"),
+        tokens: slot<number>("tokens"),
+        global_position: slot<number | null>("global_position"),
+        created_at: slot<number>("created_at")
+      })
+      .onConflict((conflict) => conflict.columns(["stream_id", "ref"]).doNothing())
+      .returning("entry_id")
+  ),
+  insertFact: compile(
+    db.insertInto("facts").values({
+      stream_id: slot<string>("stream_id"),
+      event_id: slot<string>("event_id"),
+      subject: slot<string>("subject"),
+      predicate: slot<string>("predicate"),
+      object: slot<string>("object"),
+      source_message_id: slot<string | null>("source_message_id"),
+      global_position: slot<number>("global_position")
+    })
+  )
+})
+
+/** Rows the append path writes. */
+export interface NewEvent {
+  readonly event_id: string
+  readonly stream_id: string
+  readonly stream_version: number
+  readonly type: string
+  readonly schema_version: number
+  readonly data: string
+  readonly metadata: string
+  readonly recorded_at: number
+  readonly hash: string
+}
+
+export interface NewEntry {
+  readonly source: "message" | "document"
+  readonly stream_id: string | null
+  readonly owner: string | null
+  readonly ref: string
+  readonly document_id: string | null
+  readonly kind: string
+  readonly role: string
+  readonly text: string
+  readonly tokens: number
+  readonly global_position: number | null
+  readonly created_at: number
+}
+
+export interface NewFact {
+  readonly stream_id: string
+  readonly event_id: string
+  readonly subject: string
+  readonly predicate: string
+  readonly object: string
+  readonly source_message_id: string | null
+  readonly global_position: number
+}
