@@ -32,7 +32,7 @@ import { type Candidate, type Dropped, held, hitText, parseOrder, select, skillP
  * @since 0.1.0
  */
 export interface RetrievalPolicy {
-  /** Token budget per kind; 0 turns a kind off. `codeContext` defaults to 0 (not looked up). */
+  /** Token budget per kind; 0 turns a kind off (and removes what an earlier call injected). `codeContext` defaults to 0 (not looked up). */
   readonly budgets: {
     readonly recall: number
     readonly graphFacts: number
