@@ -1,0 +1,77 @@
+import { ContextService, EventLog, Ids, Message, RecallSource, TokenCounter, WindowRepository } from "@ctxlog/core"
+import { assert, describe, it, layer } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
+import { AnthropicCtx, RenderRecord, TokenEstimate } from "../src/index.js"
+
+const live = ContextService.layer.pipe(
+  Layer.provideMerge(WindowRepository.layerReplay),
+  Layer.provideMerge(EventLog.layerMemory),
+  Layer.provideMerge(Layer.mergeAll(TokenCounter.layerGpt(), Ids.layerSequential("t"), RecallSource.layerEmpty))
+)
+
+const builder = AnthropicCtx.make({ model: "claude-sonnet-4-5" })
+
+layer(live)("RenderRecord", (it) => {
+  it.effect("records PromptRendered with the sha256 of the exact request and clears signals", () =>
+    Effect.gen(function* () {
+      const ctx = yield* ContextService.ContextService
+      yield* ctx.setSystemPrompt("render", "You are helpful.")
+      yield* ctx.raiseSignal("render", "disk almost full")
+      yield* ctx.appendMessages("render", [Message.user("hi")])
+      const window = yield* ctx.load("render")
+      const built = builder.build(window, { turnReminder: "be brief" })
+      if (Either.isLeft(built)) return yield* Effect.die(built.left)
+      assert.include(JSON.stringify(built.right.request), "disk almost full")
+      const outcome = yield* RenderRecord.recordRender("render", built.right, {
+        provider: "anthropic",
+        model: "claude-sonnet-4-5"
+      })
+      const event = outcome.events[0]
+      assert.strictEqual(event?._tag, "PromptRendered")
+      if (event?._tag !== "PromptRendered") return
+      assert.strictEqual(event.sha256, RenderRecord.requestSha256(built.right.request))
+      assert.match(event.sha256, /^[0-9a-f]{64}$/)
+      assert.deepStrictEqual(event.tokens, window.tokens)
+      assert.deepStrictEqual(outcome.window.signals, [])
+      // The next render no longer carries the signal, and its hash differs.
+      const next = builder.build(outcome.window, { turnReminder: "be brief" })
+      if (Either.isLeft(next)) return yield* Effect.die(next.left)
+      assert.notInclude(JSON.stringify(next.right.request), "disk almost full")
+      assert.notStrictEqual(RenderRecord.requestSha256(next.right.request), event.sha256)
+    })
+  )
+
+  it.effect("records usage and calibrates the next estimate by the observed ratio", () =>
+    Effect.gen(function* () {
+      const ctx = yield* ContextService.ContextService
+      const counter = yield* TokenCounter.TokenCounter
+      yield* ctx.appendMessages("usage", [Message.user("a question of some length")])
+      const window = yield* ctx.load("usage")
+      const before = TokenEstimate.estimateTokens(window, counter)
+      assert.strictEqual(before.ratio, 1)
+      assert.strictEqual(before.calibrated, before.raw)
+      const usage = { inputTokens: before.raw * 3, outputTokens: 7, cacheReadTokens: 0, cacheWriteTokens: 0 }
+      const outcome = yield* RenderRecord.recordUsage("usage", usage, before.raw, { provider: "p", model: "m" })
+      const event = outcome.events[0]
+      assert.strictEqual(event?._tag, "UsageReported")
+      assert.deepStrictEqual(outcome.window.calibration, {
+        estimatedInputTokens: before.raw,
+        reportedInputTokens: before.raw * 3,
+        observations: 1
+      })
+      const after = TokenEstimate.estimateTokens(outcome.window, counter, { turnReminder: "note" })
+      assert.strictEqual(after.ratio, 3)
+      assert.strictEqual(after.raw, before.raw + counter.count("note"))
+      assert.strictEqual(after.calibrated, after.raw * 3)
+      assert.strictEqual(TokenEstimate.calibrate(outcome.window, 100), 300)
+    })
+  )
+})
+
+describe("RenderRecord.serialize", () => {
+  it("is JSON.stringify, the bytes the clients send", () => {
+    assert.strictEqual(RenderRecord.serialize({ a: 1, b: [true] }), '{"a":1,"b":[true]}')
+  })
+})
