@@ -187,6 +187,10 @@ describe("runSeamPipeline", () => {
       const host = yield* SeamHost.SeamHost
       const before = yield* setup("p1", turns(0, 3))
       assert.deepStrictEqual(yield* host.highestLevel("p1"), Option.none())
+      assert.deepStrictEqual(host.seamLevelFor(49, Option.none()), Option.none())
+      assert.deepStrictEqual(host.seamLevelFor(50, Option.none()), Option.some(1))
+      assert.deepStrictEqual(host.seamLevelFor(50, Option.some(3)), Option.some(3))
+      assert.strictEqual(host.verbatimWindowStart(before.window.history.length), 8)
       const out = yield* SeamHost.runSeamPipeline("p1", { workspace: "/repo" })
       assert.strictEqual(out.action, "produced")
       assert.deepStrictEqual(out.level, Option.some(1))
