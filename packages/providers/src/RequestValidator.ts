@@ -13,6 +13,9 @@ import type { AnthropicRequest, ChatCompletionsRequest, ChatMessage, ResponsesRe
 /** Anthropic's limit on `cache_control` breakpoints in one request. @since 0.1.0 */
 export const maxCacheBreakpoints = 4
 
+/** Tool use ids the Messages API accepts. @since 0.1.0 */
+export const anthropicIdPattern = /^[a-zA-Z0-9_-]+$/
+
 const ok: Either.Either<void, InvalidRequest> = Either.right(undefined)
 
 /**
@@ -89,6 +92,9 @@ export const anthropic = (request: AnthropicRequest): Either.Either<void, Invali
       if (block.type === "text" && block.text.length === 0) return fail(`message #${index + 1} has an empty text block`)
       if (block.type === "tool_use") {
         if (message.role !== "assistant") return fail("tool_use outside an assistant message", block.id)
+        if (!anthropicIdPattern.test(block.id)) {
+          return fail("tool_use id must match ^[a-zA-Z0-9_-]+$ for the Messages API", block.id)
+        }
         if (seenIds.has(block.id)) return fail("tool_use id is used twice", block.id)
         seenIds.add(block.id)
         const answered = next?.content.some((item) => item.type === "tool_result" && item.tool_use_id === block.id)
