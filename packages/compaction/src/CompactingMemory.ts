@@ -19,6 +19,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
+import * as Schema from "effect/Schema"
 
 /** When and how much to compact. @since 0.1.0 */
 export interface Policy {
@@ -30,6 +31,40 @@ export interface Policy {
   readonly maxSummaryTokens?: number
   /** The stream holding a conversation's compaction events (default `<conversationId>/compaction`). */
   readonly streamOf?: (conversationId: string) => string
+}
+
+/** A policy setting is out of range. @since 0.1.0 */
+export class InvalidPolicy extends Schema.TaggedError<InvalidPolicy>()("InvalidPolicy", {
+  field: Schema.String,
+  value: Schema.Unknown,
+  detail: Schema.String
+}) {
+  override get message(): string {
+    return `compacting memory policy: ${this.field} = ${JSON.stringify(this.value)}: ${this.detail}`
+  }
+}
+
+/** Check a policy: non-negative integer token bounds with `keepTokens <= triggerTokens`. @since 0.1.0 */
+export const validate = (policy: Policy): Either.Either<Policy, InvalidPolicy> => {
+  const bad = (field: string, value: unknown, detail: string) =>
+    Either.left(new InvalidPolicy({ field, value, detail }))
+  if (!Number.isInteger(policy.triggerTokens) || policy.triggerTokens < 0) {
+    return bad("triggerTokens", policy.triggerTokens, "must be a non-negative integer")
+  }
+  if (!Number.isInteger(policy.keepTokens) || policy.keepTokens < 0 || policy.keepTokens > policy.triggerTokens) {
+    return bad(
+      "keepTokens",
+      policy.keepTokens,
+      `must be an integer between 0 and triggerTokens (${policy.triggerTokens})`
+    )
+  }
+  if (
+    policy.maxSummaryTokens !== undefined &&
+    (!Number.isInteger(policy.maxSummaryTokens) || policy.maxSummaryTokens <= 0)
+  ) {
+    return bad("maxSummaryTokens", policy.maxSummaryTokens, "must be a positive integer")
+  }
+  return Either.right(policy)
 }
 
 /** The default compaction stream of a conversation. @since 0.1.0 */
@@ -64,8 +99,9 @@ export const make = (
   inner: ConversationMemory.ConversationMemory.Service,
   policy: Policy,
   compactor: Compactor.Compactor.Service
-): Effect.Effect<ConversationMemory.ConversationMemory.Service, never, ContextService.ContextService> =>
+): Effect.Effect<ConversationMemory.ConversationMemory.Service, InvalidPolicy, ContextService.ContextService> =>
   Effect.gen(function* () {
+    yield* validate(policy)
     const ctx = yield* ContextService.ContextService
     const streamOf = policy.streamOf ?? defaultStreamOf
     // Conversations whose compaction is running now, in this process.
@@ -86,7 +122,7 @@ export const make = (
         const rest = all.slice(watermark)
         const current = summary === undefined ? rest : [summary, ...rest]
         if (tokensOf(rest) <= policy.triggerTokens) return current
-        const cut = cutIndex(rest, Math.min(policy.keepTokens, policy.triggerTokens))
+        const cut = cutIndex(rest, policy.keepTokens)
         if (cut === 0) return current
         const drive = yield* Ref.modify(inFlight, (running) =>
           running.has(conversationId) ? [false, running] : [true, new Set([...running, conversationId])]
@@ -176,7 +212,7 @@ export const layer = (
   policy: Policy
 ): Layer.Layer<
   ConversationMemory.ConversationMemory,
-  never,
+  InvalidPolicy,
   ConversationMemory.ConversationMemory | Compactor.Compactor | ContextService.ContextService
 > =>
   Layer.effect(

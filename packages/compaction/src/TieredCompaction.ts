@@ -23,6 +23,7 @@ import * as Data from "effect/Data"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Schema from "effect/Schema"
 import * as CompressionPlan from "./CompressionPlan.js"
 import * as DeferredSummaries from "./DeferredSummaries.js"
 import * as TemplateCompactor from "./TemplateCompactor.js"
@@ -76,8 +77,19 @@ export type Result =
 /** The services compaction needs. @since 0.1.0 */
 export type Requirements = ContextService.ContextService | Compactor.Compactor | TokenCounter.TokenCounter
 
+/** A compaction setting is out of range; nothing was written. @since 0.1.0 */
+export class InvalidConfig extends Schema.TaggedError<InvalidConfig>()("InvalidConfig", {
+  field: Schema.String,
+  value: Schema.Unknown,
+  detail: Schema.String
+}) {
+  override get message(): string {
+    return `compaction config: ${this.field} = ${JSON.stringify(this.value)}: ${this.detail}`
+  }
+}
+
 /** Everything a compaction can fail with. @since 0.1.0 */
-export type Failure = ContextService.LogError | Compactor.CompactionError
+export type Failure = ContextService.LogError | Compactor.CompactionError | InvalidConfig
 
 /** Optional hooks of `compactContext`, called in this order: archive → summarize → probe → finalize → persist. @since 0.1.0 */
 export interface Hooks {
@@ -118,6 +130,35 @@ const settings = (config: Config) => ({
   calibrate: config.calibrate ?? true,
   timeout: config.compactorTimeout ?? Duration.seconds(120)
 })
+
+const share = (value: number | undefined) => value === undefined || (Number.isFinite(value) && value > 0 && value <= 1)
+
+/**
+ * Check a config: a positive integer budget, shares in (0, 1], `softThreshold <= hardThreshold`,
+ * `targetRatio < hardThreshold`, non-negative integer cooldown and a positive summary bound.
+ * @since 0.1.0
+ */
+export const validate = (config: Config): Either.Either<Config, InvalidConfig> => {
+  const bad = (field: string, value: unknown, detail: string) =>
+    Either.left(new InvalidConfig({ field, value, detail }))
+  if (!Number.isInteger(config.budget) || config.budget <= 0)
+    return bad("budget", config.budget, "must be a positive integer")
+  for (const field of ["softThreshold", "hardThreshold", "targetRatio", "proactiveThreshold"] as const) {
+    if (!share(config[field])) return bad(field, config[field], "must be a share of the budget in (0, 1]")
+  }
+  const s = settings(config)
+  if (s.soft > s.hard) return bad("softThreshold", s.soft, `must not exceed hardThreshold (${s.hard})`)
+  if (s.target >= s.hard) return bad("targetRatio", s.target, `must be below hardThreshold (${s.hard})`)
+  if (!Number.isInteger(s.cooldown) || s.cooldown < 0)
+    return bad("cooldownTurns", s.cooldown, "must be a non-negative integer")
+  if (!Number.isInteger(s.maxSummaryTokens) || s.maxSummaryTokens <= 0) {
+    return bad("maxSummaryTokens", s.maxSummaryTokens, "must be a positive integer")
+  }
+  return Either.right(config)
+}
+
+/** How many turns completed since the last hard compaction (every turn counts). @since 0.1.0 */
+export const turnsSinceLastHardCompaction = (window: Window.Window): number => window.compaction.turnsSinceHard
 
 /** Estimated prompt tokens of a window (calibrated by reported usage unless disabled). @since 0.1.0 */
 export const usedTokens = (window: Window.Window, calibrate = true): number =>
@@ -302,6 +343,7 @@ const fallbackCompactor = (maxSummaryTokens: number) =>
  */
 export const maybeCompact = (stream: EventLog.StreamId, config: Config): Effect.Effect<Result, Failure, Requirements> =>
   Effect.gen(function* () {
+    yield* validate(config)
     const ctx = yield* ContextService.ContextService
     const compactor = yield* Compactor.Compactor
     const s = settings(config)
@@ -362,6 +404,20 @@ export const compactContext = (
   options: CompactContextOptions = {}
 ): Effect.Effect<Summarized, Failure, Requirements> =>
   Effect.gen(function* () {
+    if (maxSummaryTokens !== undefined && (!Number.isInteger(maxSummaryTokens) || maxSummaryTokens <= 0)) {
+      return yield* new InvalidConfig({
+        field: "maxSummaryTokens",
+        value: maxSummaryTokens,
+        detail: "must be a positive integer"
+      })
+    }
+    if (options.keepTokens !== undefined && !(options.keepTokens >= 0)) {
+      return yield* new InvalidConfig({
+        field: "keepTokens",
+        value: options.keepTokens,
+        detail: "must not be negative"
+      })
+    }
     const ctx = yield* ContextService.ContextService
     const compactor = yield* Compactor.Compactor
     const window = yield* ctx.load(stream)
@@ -398,6 +454,7 @@ export const maybeProactiveCompress = (
   usage?: ProactiveUsage
 ): Effect.Effect<Result, Failure, Requirements> =>
   Effect.gen(function* () {
+    yield* validate(config)
     const ctx = yield* ContextService.ContextService
     const compactor = yield* Compactor.Compactor
     const s = settings(config)
@@ -436,8 +493,13 @@ export const maybeProactiveCompress = (
 export const maybeSoftCompactMidIteration = (
   stream: EventLog.StreamId,
   config: Config
-): Effect.Effect<Result, ContextService.LogError, ContextService.ContextService | TokenCounter.TokenCounter> =>
+): Effect.Effect<
+  Result,
+  ContextService.LogError | InvalidConfig,
+  ContextService.ContextService | TokenCounter.TokenCounter
+> =>
   Effect.gen(function* () {
+    yield* validate(config)
     const ctx = yield* ContextService.ContextService
     const window = yield* ctx.load(stream)
     if (pressure(window, config) === "None") return { _tag: "NoChange", reason: "no pressure", window } as const

@@ -155,6 +155,22 @@ const gatedCompactor: Layer.Layer<Compactor.Compactor | Gate> = Layer.effectCont
   })
 )
 
+describe("CompactingMemory policy", () => {
+  it.effect("an out-of-range policy is a typed error naming the field", () =>
+    Effect.gen(function* () {
+      const error = yield* Effect.flip(
+        CompactingMemory.make(
+          { load: () => Effect.succeed([]), append: () => Effect.succeed([]), clear: () => Effect.void },
+          { triggerTokens: 100, keepTokens: 200 },
+          TemplateCompactor.make()
+        )
+      )
+      assert.strictEqual(error._tag, "InvalidPolicy")
+      assert.strictEqual(error.field, "keepTokens")
+    }).pipe(Effect.provide(coreLayer))
+  )
+})
+
 describe("CompactingMemory concurrency", () => {
   it.effect("two concurrent loads of one conversation call the compactor exactly once", () =>
     Effect.gen(function* () {

@@ -127,8 +127,9 @@ describe("maybeCompact tiers", () => {
       assert.isAtMost(result.window.tokens.total, config.budget * 0.5)
       assert.strictEqual(result.window.history[0]?.kind, "summary")
       assert.include(Message.textOf(result.summary), "answer every question")
+      assert.strictEqual(TieredCompaction.pressure(result.window, config), "None")
       assert.strictEqual(result.window.compaction.cooldownRemaining, 2)
-      assert.strictEqual(result.window.compaction.turnsSinceHard, 0)
+      assert.strictEqual(TieredCompaction.turnsSinceLastHardCompaction(result.window), 0)
       assert.isTrue(result.window.compaction.compactedThisTurn)
       assert.strictEqual(result.window.carryOver, Message.textOf(result.summary))
       noOrphans(result.window)
@@ -240,6 +241,32 @@ describe("maybeCompact tiers", () => {
       assert.deepStrictEqual(after.history, before.history)
       yield* Ref.set(probe.hang, false)
       assert.strictEqual((yield* TieredCompaction.maybeCompact("to", config))._tag, "Compacted")
+    }).pipe(Effect.provide(testLayer))
+  )
+})
+
+describe("config validation", () => {
+  it.effect("a setting out of range is a typed error naming the field, and nothing is written", () =>
+    Effect.gen(function* () {
+      const ctx = yield* ContextService.ContextService
+      yield* fillWithChat("v", "Hard")
+      const version = (yield* ctx.load("v")).version
+      const cases: ReadonlyArray<[Partial<TieredCompaction.Config>, string]> = [
+        [{ budget: 0 }, "budget"],
+        [{ softThreshold: 0.9, hardThreshold: 0.8 }, "softThreshold"],
+        [{ targetRatio: 0.9 }, "targetRatio"],
+        [{ hardThreshold: 1.5 }, "hardThreshold"],
+        [{ cooldownTurns: -1 }, "cooldownTurns"]
+      ]
+      for (const [patch, field] of cases) {
+        const error = yield* Effect.flip(TieredCompaction.maybeCompact("v", { ...config, ...patch }))
+        assert.strictEqual(error._tag, "InvalidConfig")
+        if (error._tag === "InvalidConfig") assert.strictEqual(error.field, field)
+      }
+      const bad = yield* Effect.flip(TieredCompaction.compactContext("v", -5))
+      assert.strictEqual(bad._tag, "InvalidConfig")
+      assert.strictEqual((yield* ctx.load("v")).version, version)
+      assert.strictEqual(yield* calls, 0)
     }).pipe(Effect.provide(testLayer))
   )
 })

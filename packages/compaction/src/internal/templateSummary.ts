@@ -142,12 +142,20 @@ export const extract = (
 const section = (title: string, items: ReadonlyArray<string>): string =>
   items.length === 0 ? "" : `\n## ${title}\n${items.map((item) => `- ${item}`).join("\n")}\n`
 
+const title = "# Summary of earlier conversation"
+
+/** A carried-over summary without its own title line, so titles do not pile up as summaries roll. */
+const withoutTitle = (summary: string): string => {
+  const trimmed = summary.trim()
+  return trimmed.startsWith(title) ? trimmed.slice(title.length).trim() : trimmed
+}
+
 /** Render sections to text. */
 export const render = (sections: Sections): string =>
   [
-    "# Summary of earlier conversation\n",
+    `${title}\n`,
     sections.goal === null ? "" : `\n## Goal\n${sections.goal}\n`,
-    sections.earlier === null ? "" : `\n## Earlier (carried over)\n${sections.earlier.trim()}\n`,
+    sections.earlier === null ? "" : `\n## Earlier (carried over)\n${withoutTitle(sections.earlier)}\n`,
     section("User requests", sections.requests),
     section("Decisions", sections.decisions),
     section("Files touched", sections.files),
