@@ -28,10 +28,11 @@ export interface Options {
 
 type Hit = RecallSource.RecallHit
 
+// A short header only: where a hit came from is in `RecallHit.source`, not worth prompt tokens.
 const line = (hit: RecallIndex.SearchHit): string =>
   hit.source === "document"
-    ? `[document ${hit.documentId ?? "?"} part ${Number(hit.ref) + 1}]\n${hit.text}`
-    : `[${hit.role} message ${hit.ref}${hit.stream === undefined ? "" : ` in ${hit.stream}`}]\n${hit.text}`
+    ? `[document ${hit.documentId ?? ""}]\n${hit.text}`
+    : `[earlier ${hit.role} message]\n${hit.text}`
 
 const toHit = (hit: RecallIndex.SearchHit): Hit => ({
   // Recalled text is injected as plain text: a recalled tool result must not look like a real one.

@@ -15,8 +15,11 @@ import type * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
-import { build, type CommonOptions, type Services } from "./internal/layer.js"
+import { build, type CommonOptions, type Services as LayerServices } from "./internal/layer.js"
 import * as backend from "./internal/postgresBackend.js"
+
+/** What the layer provides: `EventLog`, `WindowRepository`, `SnapshotStore`, `RecallIndex`. @since 0.1.0 */
+export type Services = LayerServices
 
 /** Options of the PostgreSQL log. @since 0.1.0 */
 export interface Options extends CommonOptions {

@@ -1,0 +1,108 @@
+/**
+ * vitest globalSetup: gives the PostgreSQL tests a real server. With `CTXLOG_TEST_PG_URL` set, that
+ * server is used. Otherwise a throwaway cluster is created with `initdb` in a temporary directory and
+ * started with `pg_ctl` on 127.0.0.1 and a free port, and stopped (and deleted) after the run. With
+ * neither a URL nor the binaries, the run fails with a message saying what to install: PostgreSQL
+ * tests are never skipped.
+ */
+import { execFileSync } from "node:child_process"
+import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs"
+import { createServer } from "node:net"
+import { tmpdir } from "node:os"
+import { delimiter, join } from "node:path"
+import type { TestProject } from "vitest/node"
+
+declare module "vitest" {
+  export interface ProvidedContext {
+    /** Admin URL of the test server: tests create their own databases on it. */
+    readonly pgUrl: string
+  }
+}
+
+const findBinaries = (): { initdb: string; pgCtl: string } | undefined => {
+  const dirs = (process.env.PATH ?? "").split(delimiter).filter((dir) => dir !== "")
+  const versioned = existsSync("/usr/lib/postgresql")
+    ? readdirSync("/usr/lib/postgresql")
+        .filter((version) => /^\d+$/.test(version))
+        .sort((a, b) => Number(b) - Number(a))
+        .map((version) => `/usr/lib/postgresql/${version}/bin`)
+    : []
+  for (const dir of [...dirs, ...versioned]) {
+    const initdb = join(dir, "initdb")
+    const pgCtl = join(dir, "pg_ctl")
+    if (existsSync(initdb) && existsSync(pgCtl)) return { initdb, pgCtl }
+  }
+  return undefined
+}
+
+const freePort = (): Promise<number> =>
+  new Promise((resolve, reject) => {
+    const server = createServer()
+    server.once("error", reject)
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address()
+      server.close(() =>
+        typeof address === "object" && address !== null ? resolve(address.port) : reject(new Error("no port"))
+      )
+    })
+  })
+
+export default async function setup(project: TestProject): Promise<(() => void) | undefined> {
+  const fromEnv = process.env.CTXLOG_TEST_PG_URL
+  if (fromEnv !== undefined && fromEnv !== "") {
+    project.provide("pgUrl", fromEnv)
+    return undefined
+  }
+  const binaries = findBinaries()
+  if (binaries === undefined) {
+    throw new Error(
+      "PostgreSQL tests need a server: set CTXLOG_TEST_PG_URL=postgres://user@host:port/db, or install " +
+        "PostgreSQL (Debian/Ubuntu: apt-get install postgresql) so that initdb and pg_ctl are found on PATH " +
+        "or under /usr/lib/postgresql/*/bin."
+    )
+  }
+  const dir = mkdtempSync(join(tmpdir(), "ctxlog-pg-"))
+  // initdb and pg_ctl refuse to run as root: run them as the postgres user, in a directory it owns.
+  const asRoot = process.getuid?.() === 0
+  if (asRoot) {
+    const uid = Number(execFileSync("id", ["-u", "postgres"], { encoding: "utf8" }).trim())
+    const gid = Number(execFileSync("id", ["-g", "postgres"], { encoding: "utf8" }).trim())
+    chownSync(dir, uid, gid)
+  }
+  const run = (command: string, args: ReadonlyArray<string>) =>
+    execFileSync(asRoot ? "runuser" : command, asRoot ? ["-u", "postgres", "--", command, ...args] : [...args], {
+      stdio: ["ignore", "pipe", "pipe"],
+      encoding: "utf8"
+    })
+  const data = join(dir, "data")
+  const port = await freePort()
+  try {
+    run(binaries.initdb, ["-D", data, "-A", "trust", "-U", "postgres", "-E", "UTF8", "--no-locale", "--no-sync"])
+    // fsync off: a throwaway test cluster; durability of PostgreSQL itself is not what these tests check.
+    run(binaries.pgCtl, [
+      "-D",
+      data,
+      "-l",
+      join(dir, "server.log"),
+      "-w",
+      "-t",
+      "60",
+      "-o",
+      `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200`,
+      "start"
+    ])
+  } catch (cause) {
+    rmSync(dir, { recursive: true, force: true })
+    const detail =
+      typeof cause === "object" && cause !== null && "stderr" in cause ? String(cause.stderr) : String(cause)
+    throw new Error(`could not start a test PostgreSQL server with ${binaries.initdb}: ${detail}`)
+  }
+  project.provide("pgUrl", `postgres://postgres@127.0.0.1:${port}/postgres`)
+  return () => {
+    try {
+      run(binaries.pgCtl, ["-D", data, "-m", "fast", "-w", "stop"])
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }
+}
