@@ -126,7 +126,10 @@ describe("AnthropicModel against a local Messages API", () => {
         chunks.filter((chunk) => chunk._tag === "TextDelta").map((chunk) => chunk.text),
         ["Reading ", "it."]
       )
-      assert.strictEqual(chunks.filter((chunk) => chunk._tag === "ToolCallDelta").length, 2)
+      assert.deepStrictEqual(
+        chunks.flatMap((chunk) => (chunk._tag === "ToolCallDelta" ? [chunk.inputJson] : [])),
+        ["", '{"path": "src/', 'date.ts"}']
+      )
       const done = chunks[chunks.length - 1]
       assert.strictEqual(done?._tag, "Done")
       if (done?._tag !== "Done") return

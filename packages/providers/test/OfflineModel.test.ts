@@ -3,7 +3,7 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
-import { OfflineModel } from "../src/index.js"
+import { OfflineModel, RetryPolicy } from "../src/index.js"
 
 const ask = (text: string): LanguageModel.ModelRequest => ({
   messages: [{ role: "user", parts: [Message.text(text)] }]
@@ -63,4 +63,19 @@ describe("OfflineModel", () => {
       assert.strictEqual(chunks[chunks.length - 1]?._tag, "Done")
     }).pipe(Effect.provide(OfflineModel.layer()))
   )
+})
+
+describe("RetryPolicy.parseRetryAfter", () => {
+  const headers = (entries: Record<string, string>) => ({ get: (name: string) => entries[name] ?? null })
+  it("reads retry-after-ms, seconds and HTTP dates", () => {
+    const now = Date.parse("2026-11-22T00:00:00Z")
+    assert.strictEqual(RetryPolicy.parseRetryAfter(headers({ "retry-after-ms": "250" }), now), 250)
+    assert.strictEqual(RetryPolicy.parseRetryAfter(headers({ "retry-after": "3" }), now), 3000)
+    assert.strictEqual(
+      RetryPolicy.parseRetryAfter(headers({ "retry-after": "Sun, 22 Nov 2026 00:00:05 GMT" }), now),
+      5000
+    )
+    assert.isUndefined(RetryPolicy.parseRetryAfter(headers({ "retry-after": "soon" }), now))
+    assert.isUndefined(RetryPolicy.parseRetryAfter(headers({}), now))
+  })
 })

@@ -117,6 +117,10 @@ describe("OpenAICompatibleModel against a local Chat Completions API", () => {
         chunks.filter((c) => c._tag === "TextDelta").map((c) => c.text),
         ["Read", "ing."]
       )
+      assert.deepStrictEqual(
+        chunks.flatMap((c) => (c._tag === "ToolCallDelta" ? [`${c.id}:${c.inputJson}`] : [])),
+        ["call_1:", 'call_1:{"path":', 'call_1:"src/date.ts"}']
+      )
       const done = chunks[chunks.length - 1]
       if (done?._tag !== "Done") return assert.fail("no Done chunk")
       assert.deepStrictEqual(done.response.parts, expectedParts)

@@ -1,5 +1,5 @@
 /** The shared fixture window: every partition filled, a parallel tool call pair, a recall injection. */
-import { Message, Window, type WindowEvent } from "@ctxlog/core"
+import { Message, Window, WindowEvent } from "@ctxlog/core"
 
 let counter = 0
 const eventId = () => `ev-${++counter}`
@@ -14,9 +14,7 @@ export const msg = (
 
 /** Replay events onto the empty window. */
 export const windowOf = (events: ReadonlyArray<WindowEvent.Draft>): Window.Window =>
-  Window.replay(
-    events.map((draft, index) => ({ ...draft, id: `fixture-${index + 1}-${eventId()}` }) as WindowEvent.WindowEvent)
-  )
+  Window.replay(events.map((draft, index) => WindowEvent.stamp(draft, `fixture-${index + 1}-${eventId()}`)))
 
 export const fixtureEvents: ReadonlyArray<WindowEvent.Draft> = [
   {

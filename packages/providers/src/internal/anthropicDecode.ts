@@ -109,7 +109,11 @@ const step = (
         state.text(block.text)
         return Either.right([{ _tag: "TextDelta", text: block.text }])
       }
-      if (block?.type === "tool_use") state.call(key, block.id ?? "", block.name ?? "")
+      if (block?.type === "tool_use") {
+        // Announce the call at once: a call with no input gets no input_json_delta.
+        state.call(key, block.id ?? "", block.name ?? "")
+        return Either.right([{ _tag: "ToolCallDelta", id: block.id ?? "", name: block.name ?? "", inputJson: "" }])
+      }
       return Either.right([])
     }
     case "content_block_delta": {

@@ -1,6 +1,7 @@
 /** What the model clients share: collecting a stream into its response, key handling. */
 import type { LanguageModel } from "@ctxlog/core"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Stream from "effect/Stream"
 import { providerError } from "./http.js"
@@ -11,13 +12,13 @@ export const collect = (
   stream: Stream.Stream<LanguageModel.ModelChunk, LanguageModel.ProviderError>
 ): Effect.Effect<LanguageModel.ModelResponse, LanguageModel.ProviderError> =>
   Effect.flatMap(
-    Stream.runFold(stream, undefined as LanguageModel.ModelResponse | undefined, (found, chunk) =>
-      chunk._tag === "Done" ? chunk.response : found
+    Stream.runFold(stream, Option.none<LanguageModel.ModelResponse>(), (found, chunk) =>
+      chunk._tag === "Done" ? Option.some(chunk.response) : found
     ),
-    (response) =>
-      response === undefined
-        ? Effect.fail(providerError(provider, "malformed_response", "the response never completed"))
-        : Effect.succeed(response)
+    Option.match({
+      onNone: () => Effect.fail(providerError(provider, "malformed_response", "the response never completed")),
+      onSome: Effect.succeed
+    })
   )
 
 /** A secret given as a string or an Effect `Redacted`. */

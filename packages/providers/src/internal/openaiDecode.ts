@@ -114,7 +114,8 @@ const apply = (
       state.call(key, call.id ?? "", call.function?.name ?? "")
       const args = call.function?.arguments ?? ""
       const pending = state.callJson(key, args)
-      if (pending !== undefined && args.length > 0) {
+      // Announce a new call (it carries the id) even before any arguments arrive.
+      if (pending !== undefined && (args.length > 0 || (call.id ?? "").length > 0)) {
         out.push({ _tag: "ToolCallDelta", id: pending.id, name: pending.name, inputJson: args })
       }
     }
