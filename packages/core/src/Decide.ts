@@ -91,7 +91,11 @@ const checkAppend = (window: Window.Window, command: WindowCommand, messages: Re
       answered.add(result.toolCallId)
     }
     for (const call of made) {
-      if (calls.has(call.id)) return invalid(command, `tool call id "${call.id}" is used already`, message.id)
+      // A completed call id stays taken even after its pair left the window: its result could never
+      // be appended again ("already has a result"), so the new call would dangle.
+      if (calls.has(call.id) || answered.has(call.id)) {
+        return invalid(command, `tool call id "${call.id}" is used already`, message.id)
+      }
       calls.add(call.id)
     }
   }
@@ -135,7 +139,12 @@ export const decide = (
           ? [...window.knowledge, ...window.history]
           : [...window.system, ...window.history, ...window.knowledge.filter((message) => message.kind !== "chat")]
       const taken = new Set(others.map((message) => message.id))
-      const clash = command.messages.find((message) => taken.has(message.id))
+      // An id repeated within the new partition clashes too.
+      const clash = command.messages.find((message) => {
+        if (taken.has(message.id)) return true
+        taken.add(message.id)
+        return false
+      })
       if (clash !== undefined) return invalid(command, "message id is already in the window", clash.id)
       return Either.right([
         command._tag === "SetSystemPrompt"

@@ -12,19 +12,34 @@ import { type Message, toolCallsOf, toolResultsOf } from "./Message.js"
  * @since 0.1.0
  */
 export const groups = (messages: ReadonlyArray<Message>): ReadonlyArray<ReadonlyArray<Message>> => {
-  const groupOfCall = new Map<string, number>()
-  const members: Array<Array<Message>> = []
-  for (const message of messages) {
-    // A message joins the group of the first call it answers; otherwise it starts a new group.
-    const answered = toolResultsOf(message)
-      .map((result) => groupOfCall.get(result.toolCallId))
-      .find((group) => group !== undefined)
-    const index = answered ?? members.length
-    if (answered === undefined) members.push([message])
-    else members[answered]?.push(message)
-    for (const call of toolCallsOf(message)) groupOfCall.set(call.id, index)
+  // Union-find over message positions: a message that answers calls joins the group of every call it
+  // answers, so one result message answering two calls made by two messages binds all three together.
+  const parent = messages.map((_, index) => index)
+  const root = (index: number): number => {
+    let at = index
+    while (parent[at] !== at) at = parent[at] ?? at
+    return at
   }
-  return members
+  const callAt = new Map<string, number>()
+  for (const [index, message] of messages.entries()) {
+    for (const result of toolResultsOf(message)) {
+      const call = callAt.get(result.toolCallId)
+      if (call === undefined) continue
+      const [a, b] = [root(call), root(index)]
+      // The earlier message stays the root, so a group sorts by its first message.
+      if (a !== b) parent[Math.max(a, b)] = Math.min(a, b)
+    }
+    for (const call of toolCallsOf(message)) callAt.set(call.id, index)
+  }
+  const members = new Map<number, Array<Message>>()
+  for (const [index, message] of messages.entries()) {
+    const group = root(index)
+    const list = members.get(group)
+    if (list === undefined) members.set(group, [message])
+    else list.push(message)
+  }
+  // Map iteration follows insertion order: each group is inserted at its first (root) message.
+  return [...members.values()]
 }
 
 /** A tool-pairing problem in a message list. @since 0.1.0 */
