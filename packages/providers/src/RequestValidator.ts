@@ -89,7 +89,9 @@ export const anthropic = (request: AnthropicRequest): Either.Either<void, Invali
     if (message.content.length === 0) return fail(`message #${index + 1} has no content`)
     let leading = true
     for (const block of message.content) {
-      if (block.type === "text" && block.text.length === 0) return fail(`message #${index + 1} has an empty text block`)
+      if (block.type === "text" && block.text.trim().length === 0) {
+        return fail(`message #${index + 1} has an empty (or whitespace-only) text block`)
+      }
       if (block.type === "tool_use") {
         if (message.role !== "assistant") return fail("tool_use outside an assistant message", block.id)
         if (!anthropicIdPattern.test(block.id)) {

@@ -204,3 +204,26 @@ describe("budget and compression", () => {
     expect(roomy.removeIds).toEqual([])
   })
 })
+
+describe("Anthropic text rules", () => {
+  it("drops whitespace-only text and trims a final assistant prefill", () => {
+    const window = windowOf([
+      { _tag: "MessageAppended", message: msg("u-1", Message.user("hi"), 2) },
+      { _tag: "MessageAppended", message: msg("a-1", Message.assistant("  \n"), 2) },
+      { _tag: "MessageAppended", message: msg("u-2", Message.user("again"), 2) },
+      { _tag: "MessageAppended", message: msg("a-2", Message.assistant("Sure, "), 2) }
+    ])
+    const { request } = built(AnthropicCtx.make({ model: "claude-sonnet-4-5" }), window)
+    expect(request.messages).toEqual([
+      {
+        role: "user",
+        content: [
+          { type: "text", text: "hi" },
+          { type: "text", text: "<reminder>Keep edits minimal.</reminder>" },
+          { type: "text", text: "again" }
+        ]
+      },
+      { role: "assistant", content: [{ type: "text", text: "Sure," }] }
+    ])
+  })
+})

@@ -51,8 +51,18 @@ interface Draft {
   readonly fromHistory: boolean
 }
 
+// The API rejects text blocks that are empty or only whitespace.
 const text = (value: string): ReadonlyArray<AnthropicTextBlock> =>
-  value.length === 0 ? [] : [{ type: "text", text: value }]
+  value.trim().length === 0 ? [] : [{ type: "text", text: value }]
+
+/** A final assistant message is a prefill, and a prefill may not end with whitespace. */
+const trimPrefill = (drafts: ReadonlyArray<Draft>): ReadonlyArray<Draft> => {
+  const last = drafts[drafts.length - 1]
+  const block = last?.content[last.content.length - 1]
+  if (last === undefined || last.role !== "assistant" || block?.type !== "text") return drafts
+  const trimmed: AnthropicTextBlock = { ...block, text: block.text.trimEnd() }
+  return [...drafts.slice(0, -1), { ...last, content: [...last.content.slice(0, -1), trimmed] }]
+}
 
 const draftOf = (turn: Turn): Either.Either<Draft, InvalidRequest> => {
   switch (turn._tag) {
@@ -132,8 +142,10 @@ const withReminder = (drafts: ReadonlyArray<Draft>, reminder: string | undefined
   if (target === undefined) {
     return [...drafts, { role: "user", content: text(reminder), tokens: roughTokens(reminder), fromHistory: false }]
   }
-  // After any tool results (they must lead the message), before the user's own words.
-  const at = target.content.filter((block) => block.type === "tool_result").length
+  // Right before the newest text of the message (merged turns may hold several), else at its end:
+  // tool results must lead the message, so the reminder never goes before them.
+  const lastText = target.content.map((block) => block.type).lastIndexOf("text")
+  const at = lastText === -1 ? target.content.length : lastText
   const content = [...target.content.slice(0, at), ...text(reminder), ...target.content.slice(at)]
   return drafts.map((draft, position) => (position === index ? { ...draft, content } : draft))
 }
@@ -170,7 +182,7 @@ export const render = (sections: Sections, settings: Settings): Either.Either<Re
   }
   // The stable prefix ends right before the last user message (which carries the reminder).
   const lastUser = drafts.map((draft) => draft.role).lastIndexOf("user")
-  drafts = withReminder(drafts, settings.reminder)
+  drafts = trimPrefill(withReminder(drafts, settings.reminder))
 
   const identity: ReadonlyArray<AnthropicTextBlock> = sections.identity.flatMap((piece) => text(piece.text))
   const stable: ReadonlyArray<AnthropicTextBlock> = sections.stable.flatMap((piece) => text(piece.text))
