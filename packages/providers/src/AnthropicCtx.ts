@@ -3,8 +3,9 @@
  * injected kinds) as system blocks; task state and signals as the first user turn; history as
  * `tool_use` / `tool_result` blocks with strict role alternation; the turn reminder in the last user
  * message, right before its newest text (tool results must lead, so never before them). At most
- * four `cache_control` breakpoints, in this order of value: the conversation prefix (end of the message before the last user message), end of injected knowledge,
- * end of stable knowledge, end of identity, end of tools. A breakpoint whose cached prefix is shorter
+ * four `cache_control` breakpoints, in this order of value: the conversation prefix (end of the
+ * message before the last user message), end of injected knowledge, end of stable knowledge, end of
+ * identity, end of tools. A breakpoint whose cached prefix is shorter
  * than the model's minimum cacheable length is skipped: the API would silently not cache it.
  *
  * @since 0.1.0

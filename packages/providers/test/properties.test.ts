@@ -2,7 +2,7 @@ import { Message, ToolPairs, Window, type WindowEvent } from "@ctxlog/core"
 import { describe, expect, it } from "@effect/vitest"
 import * as Either from "effect/Either"
 import fc from "fast-check"
-import { AnthropicCtx, type CtxBuilder, OllamaCtx, OpenAICtx } from "../src/index.js"
+import { AnthropicCtx, type CtxBuilder, OllamaCtx, OpenAICtx, RequestValidator } from "../src/index.js"
 import { msg, windowOf } from "./fixture.js"
 
 type Step =
@@ -224,6 +224,23 @@ describe("properties over random windows", () => {
         }
       }),
       { numRuns: 200 }
+    )
+  })
+
+  it("a compression plan removes whole tool rounds: the rest of history stays valid", () => {
+    fc.assert(
+      fc.property(scenario, fc.integer({ min: 0, max: 5000 }), (s, ceiling) => {
+        const window = windowFor(s)
+        const plan = AnthropicCtx.make({ model: "claude-sonnet-4-5" }).compressionPlan(window, ceiling)
+        const removed = new Set(plan.removeIds)
+        const kept = window.history.filter((message) => !removed.has(message.id))
+        const removedMessages = window.history.filter((message) => removed.has(message.id))
+        expect(Either.isRight(RequestValidator.history("any", kept))).toBe(true)
+        expect(Either.isRight(RequestValidator.history("any", removedMessages))).toBe(true)
+        expect(plan.tokens + plan.keptTokens).toBe(window.tokens.history)
+        if (window.history.length > 0) expect(kept.length).toBeGreaterThan(0)
+      }),
+      { numRuns: 300 }
     )
   })
 })
