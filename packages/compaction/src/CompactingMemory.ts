@@ -20,6 +20,7 @@ import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
+import { by } from "./internal/metadata.js"
 
 /** When and how much to compact. @since 0.1.0 */
 export interface Policy {
@@ -140,10 +141,13 @@ export const make = (
             .pipe(
               Effect.tapError((error) =>
                 ctx
-                  .run(stream, () =>
-                    Either.right<ReadonlyArray<WindowEvent.Draft>>([
-                      { _tag: "CompactionFailed", tier: "memory", reason: error.message }
-                    ])
+                  .run(
+                    stream,
+                    () =>
+                      Either.right<ReadonlyArray<WindowEvent.Draft>>([
+                        { _tag: "CompactionFailed", tier: "memory", reason: error.message }
+                      ]),
+                    by("CompactingMemory.compact")
                   )
                   .pipe(Effect.ignore)
               ),
@@ -155,21 +159,24 @@ export const make = (
           )
           if (message === undefined) return yield* Effect.dieMessage("prepare returned no message")
           const outcome = yield* ctx
-            .run(stream, (window) =>
-              // Another process moved the watermark meanwhile: keep its result, write nothing.
-              (window.watermark ?? 0) !== watermark
-                ? Either.right<ReadonlyArray<WindowEvent.Draft>>([])
-                : Either.right<ReadonlyArray<WindowEvent.Draft>>([
-                    {
-                      _tag: "Compacted",
-                      tier: "memory",
-                      summary: message,
-                      removedIds: [...(summary === undefined ? [] : [summary.id]), ...compacted.map((m) => m.id)],
-                      carryOver: output.summary,
-                      throughVersion: watermark + cut,
-                      cooldownTurns: 0
-                    }
-                  ])
+            .run(
+              stream,
+              (window) =>
+                // Another process moved the watermark meanwhile: keep its result, write nothing.
+                (window.watermark ?? 0) !== watermark
+                  ? Either.right<ReadonlyArray<WindowEvent.Draft>>([])
+                  : Either.right<ReadonlyArray<WindowEvent.Draft>>([
+                      {
+                        _tag: "Compacted",
+                        tier: "memory",
+                        summary: message,
+                        removedIds: [...(summary === undefined ? [] : [summary.id]), ...compacted.map((m) => m.id)],
+                        carryOver: output.summary,
+                        throughVersion: watermark + cut,
+                        cooldownTurns: 0
+                      }
+                    ]),
+              by("CompactingMemory.compact")
             )
             .pipe(Effect.mapError(memoryError(conversationId, "compact")))
           if (outcome.events.length === 0) return yield* load(conversationId)
@@ -187,10 +194,13 @@ export const make = (
       Effect.gen(function* () {
         yield* inner.clear(conversationId)
         yield* ctx
-          .run(streamOf(conversationId), (window) =>
-            Either.right<ReadonlyArray<WindowEvent.Draft>>(
-              window.watermark === null && window.history.length === 0 ? [] : [{ _tag: "ConversationReset" }]
-            )
+          .run(
+            streamOf(conversationId),
+            (window) =>
+              Either.right<ReadonlyArray<WindowEvent.Draft>>(
+                window.watermark === null && window.history.length === 0 ? [] : [{ _tag: "ConversationReset" }]
+              ),
+            by("CompactingMemory.clear")
           )
           .pipe(Effect.mapError(memoryError(conversationId, "clear")))
       })

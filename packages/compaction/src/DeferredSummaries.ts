@@ -8,6 +8,7 @@
 import { Compactor, ContextService, type EventLog, Message, TokenCounter, Window, type WindowEvent } from "@ctxlog/core"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import { by } from "./internal/metadata.js"
 
 /** Options of tool-pair summarization. @since 0.1.0 */
 export interface Options {
@@ -34,6 +35,13 @@ export interface ApplyPolicy {
   /** Apply as soon as this many summaries wait (default 8). */
   readonly countCutoff?: number
 }
+
+// A pair summary needs no document title (the template compactor starts with one).
+const withoutTitle = (summary: string): string =>
+  summary
+    .trim()
+    .replace(/^# [^\n]*\n+/, "")
+    .trim()
 
 const cutoffOf = (options: Options): number => options.cutoffTokens ?? 1000
 
@@ -89,12 +97,16 @@ export const maybeSummarizeToolPair = (
     const counter = yield* TokenCounter.TokenCounter
     const cutoff = cutoffOf(options)
     const maxSummaryTokens = options.maxSummaryTokens ?? Math.max(16, Math.min(256, Math.floor(cutoff / 4)))
-    const queuedOutcome = yield* ctx.run(stream, (window) => {
-      const ids = candidates(window, options)
-      return Either.right<ReadonlyArray<WindowEvent.Draft>>(
-        ids.length === 0 ? [] : [{ _tag: "ToolPairsQueued", toolCallIds: ids }]
-      )
-    })
+    const queuedOutcome = yield* ctx.run(
+      stream,
+      (window) => {
+        const ids = candidates(window, options)
+        return Either.right<ReadonlyArray<WindowEvent.Draft>>(
+          ids.length === 0 ? [] : [{ _tag: "ToolPairsQueued", toolCallIds: ids }]
+        )
+      },
+      by("maybeSummarizeToolPair")
+    )
     const queued = queuedOutcome.events.flatMap((event) => (event._tag === "ToolPairsQueued" ? event.toolCallIds : []))
     const deferred: Array<string> = []
     for (const toolCallId of queuedOutcome.window.pendingToolPairs) {
@@ -111,29 +123,33 @@ export const maybeSummarizeToolPair = (
         previousSummary: null,
         maxSummaryTokens
       })
-      const summary = `[summary of ${pair.call.name} output, ${pair.result.content.length} chars] ${output.summary.trim()}`
-      const outcome = yield* ctx.run(stream, (window) => {
-        const current = pairsOf(window).get(toolCallId)
-        if (current === undefined || !window.pendingToolPairs.includes(toolCallId)) {
-          return Either.right<ReadonlyArray<WindowEvent.Draft>>([])
-        }
-        const parts = current.resultMessage.parts.map((part) =>
-          part.type === "tool_result" && part.toolCallId === toolCallId ? { ...part, content: summary } : part
-        )
-        return Either.right<ReadonlyArray<WindowEvent.Draft>>([
-          {
-            _tag: "ToolPairSummaryDeferred",
-            toolCallId,
-            resultMessageId: current.resultMessage.id,
-            summary,
-            tokens: counter.countMessage({ parts })
+      const summary = `[summary of ${pair.call.name} output, ${pair.result.content.length} chars] ${withoutTitle(output.summary)}`
+      const outcome = yield* ctx.run(
+        stream,
+        (window) => {
+          const current = pairsOf(window).get(toolCallId)
+          if (current === undefined || !window.pendingToolPairs.includes(toolCallId)) {
+            return Either.right<ReadonlyArray<WindowEvent.Draft>>([])
           }
-        ])
-      })
+          const parts = current.resultMessage.parts.map((part) =>
+            part.type === "tool_result" && part.toolCallId === toolCallId ? { ...part, content: summary } : part
+          )
+          return Either.right<ReadonlyArray<WindowEvent.Draft>>([
+            {
+              _tag: "ToolPairSummaryDeferred",
+              toolCallId,
+              resultMessageId: current.resultMessage.id,
+              summary,
+              tokens: counter.countMessage({ parts })
+            }
+          ])
+        },
+        by("maybeSummarizeToolPair")
+      )
       if (outcome.events.length > 0) deferred.push(toolCallId)
     }
     return { queued, deferred }
-  })
+  }).pipe(Effect.withSpan("DeferredSummaries.maybeSummarizeToolPair", { attributes: { stream } }))
 
 /** The draft applying every deferred summary (newest first, as evolve applies them), if any. @since 0.1.0 */
 export const decideApply = (window: Window.Window): ReadonlyArray<WindowEvent.Draft> =>
@@ -152,7 +168,7 @@ export const applyDeferredSummaries = (
 ): Effect.Effect<number, ContextService.LogError, ContextService.ContextService> =>
   Effect.flatMap(ContextService.ContextService, (ctx) =>
     Effect.map(
-      ctx.run(stream, (window) => Either.right(decideApply(window))),
+      ctx.run(stream, (window) => Either.right(decideApply(window)), by("applyDeferredSummaries")),
       (outcome) =>
         outcome.events.reduce(
           (total, event) => total + (event._tag === "DeferredSummariesApplied" ? event.toolCallIds.length : 0),
@@ -174,7 +190,11 @@ export const maybeApplyDeferredSummaries = (
 ): Effect.Effect<number, ContextService.LogError, ContextService.ContextService> =>
   Effect.flatMap(ContextService.ContextService, (ctx) =>
     Effect.map(
-      ctx.run(stream, (window) => Either.right(due(window, policy) ? decideApply(window) : [])),
+      ctx.run(
+        stream,
+        (window) => Either.right(due(window, policy) ? decideApply(window) : []),
+        by("maybeApplyDeferredSummaries")
+      ),
       (outcome) =>
         outcome.events.reduce(
           (total, event) => total + (event._tag === "DeferredSummariesApplied" ? event.toolCallIds.length : 0),
@@ -196,11 +216,15 @@ export const flushDeferredSummaries = (
   Effect.gen(function* () {
     const ctx = yield* ContextService.ContextService
     let cleared: FlushResult = { pending: 0, deferred: 0 }
-    yield* ctx.run(stream, (window) => {
-      cleared = { pending: window.pendingToolPairs.length, deferred: window.deferredSummaries.length }
-      return Either.right<ReadonlyArray<WindowEvent.Draft>>(
-        cleared.pending + cleared.deferred === 0 ? [] : [{ _tag: "DeferredSummariesFlushed" }]
-      )
-    })
+    yield* ctx.run(
+      stream,
+      (window) => {
+        cleared = { pending: window.pendingToolPairs.length, deferred: window.deferredSummaries.length }
+        return Either.right<ReadonlyArray<WindowEvent.Draft>>(
+          cleared.pending + cleared.deferred === 0 ? [] : [{ _tag: "DeferredSummariesFlushed" }]
+        )
+      },
+      by("flushDeferredSummaries")
+    )
     return cleared
   })

@@ -18,6 +18,7 @@ import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
+import { by } from "./internal/metadata.js"
 
 /** An extraction failed (it is dropped; the next call schedules it again). @since 0.1.0 */
 export class ExtractionError extends Schema.TaggedError<ExtractionError>()("ExtractionError", {
@@ -109,35 +110,39 @@ export const make = (
     const setSlot = (key: string, slot: Slot) => Ref.update(slots, (current) => new Map([...current, [key, slot]]))
 
     const apply = (stream: EventLog.StreamId, extracted: Extracted) =>
-      ctx.run(stream, (window) => {
-        if (extracted._tag === "goal") {
+      ctx.run(
+        stream,
+        (window) => {
+          if (extracted._tag === "goal") {
+            return Either.right<ReadonlyArray<WindowEvent.Draft>>(
+              window.taskState.goal === extracted.goal
+                ? []
+                : [
+                    {
+                      _tag: "TaskGoalSet",
+                      goal: extracted.goal,
+                      tokens: extracted.goal === null ? 0 : counter.count(extracted.goal)
+                    }
+                  ]
+            )
+          }
+          const same =
+            window.taskState.subgoals.length === extracted.subgoals.length &&
+            window.taskState.subgoals.every((subgoal, index) => subgoal === extracted.subgoals[index])
           return Either.right<ReadonlyArray<WindowEvent.Draft>>(
-            window.taskState.goal === extracted.goal
+            same
               ? []
               : [
                   {
-                    _tag: "TaskGoalSet",
-                    goal: extracted.goal,
-                    tokens: extracted.goal === null ? 0 : counter.count(extracted.goal)
+                    _tag: "SubgoalsSet",
+                    subgoals: extracted.subgoals,
+                    tokens: extracted.subgoals.reduce((total, subgoal) => total + counter.count(subgoal), 0)
                   }
                 ]
           )
-        }
-        const same =
-          window.taskState.subgoals.length === extracted.subgoals.length &&
-          window.taskState.subgoals.every((subgoal, index) => subgoal === extracted.subgoals[index])
-        return Either.right<ReadonlyArray<WindowEvent.Draft>>(
-          same
-            ? []
-            : [
-                {
-                  _tag: "SubgoalsSet",
-                  subgoals: extracted.subgoals,
-                  tokens: extracted.subgoals.reduce((total, subgoal) => total + counter.count(subgoal), 0)
-                }
-              ]
-        )
-      })
+        },
+        by("TaskGoalRefresh")
+      )
 
     const refresh = (what: Extracted["_tag"]) => (stream: EventLog.StreamId) =>
       lock.withPermits(1)(

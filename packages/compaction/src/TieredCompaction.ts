@@ -28,6 +28,7 @@ import * as CompressionPlan from "./CompressionPlan.js"
 import * as DeferredSummaries from "./DeferredSummaries.js"
 import * as TemplateCompactor from "./TemplateCompactor.js"
 import * as ToolOutputPruning from "./ToolOutputPruning.js"
+import { by } from "./internal/metadata.js"
 
 /** Token pressure on a window. @since 0.1.0 */
 export type Pressure = "None" | "Soft" | "Hard"
@@ -198,8 +199,10 @@ const softStep = (stream: EventLog.StreamId, config: Config) =>
   Effect.gen(function* () {
     const ctx = yield* ContextService.ContextService
     const counter = yield* TokenCounter.TokenCounter
-    return yield* ctx.run(stream, (window) =>
-      Either.right(decideSoft(window, config.prune ?? {}, counter.countMessage))
+    return yield* ctx.run(
+      stream,
+      (window) => Either.right(decideSoft(window, config.prune ?? {}, counter.countMessage)),
+      by("TieredCompaction.soft")
     )
   })
 
@@ -268,10 +271,13 @@ const summarize = (
     })
     const produced = yield* Effect.either(produce)
     if (Either.isLeft(produced)) {
-      yield* ctx.run(stream, () =>
-        Either.right<ReadonlyArray<WindowEvent.Draft>>([
-          { _tag: "CompactionFailed", tier: job.tier, reason: produced.left.message }
-        ])
+      yield* ctx.run(
+        stream,
+        () =>
+          Either.right<ReadonlyArray<WindowEvent.Draft>>([
+            { _tag: "CompactionFailed", tier: job.tier, reason: produced.left.message }
+          ]),
+        by(`TieredCompaction.${job.tier}`)
       )
       return yield* Effect.fail(produced.left)
     }
@@ -279,22 +285,26 @@ const summarize = (
     const [summary] = yield* ctx.prepare([{ role: "user", parts: [Message.text(summaryText)] }], "summary")
     if (summary === undefined) return yield* Effect.dieMessage("prepare returned no message")
     const appended = yield* Effect.either(
-      ctx.run(stream, (current) => {
-        const present = new Set(current.history.map((message) => message.id))
-        const missing = plan.removeIds.filter((id) => !present.has(id))
-        if (missing.length > 0) return Either.left(new Stale({ missing }))
-        return Either.right<ReadonlyArray<WindowEvent.Draft>>([
-          {
-            _tag: "Compacted",
-            tier: job.tier,
-            summary,
-            removedIds: plan.removeIds,
-            carryOver: summaryText,
-            throughVersion: current.version,
-            cooldownTurns: job.cooldownTurns
-          }
-        ])
-      })
+      ctx.run(
+        stream,
+        (current) => {
+          const present = new Set(current.history.map((message) => message.id))
+          const missing = plan.removeIds.filter((id) => !present.has(id))
+          if (missing.length > 0) return Either.left(new Stale({ missing }))
+          return Either.right<ReadonlyArray<WindowEvent.Draft>>([
+            {
+              _tag: "Compacted",
+              tier: job.tier,
+              summary,
+              removedIds: plan.removeIds,
+              carryOver: summaryText,
+              throughVersion: current.version,
+              cooldownTurns: job.cooldownTurns
+            }
+          ])
+        },
+        by(`TieredCompaction.${job.tier}`)
+      )
     )
     if (Either.isLeft(appended)) {
       const error = appended.left
@@ -390,7 +400,7 @@ export const maybeCompact = (stream: EventLog.StreamId, config: Config): Effect.
       compactor,
       hooks: {}
     })
-  })
+  }).pipe(Effect.withSpan("TieredCompaction.maybeCompact", { attributes: { stream } }))
 
 /**
  * Compact now, whatever the pressure: summarize all but the newest history with the `Compactor`,
@@ -433,7 +443,7 @@ export const compactContext = (
       compactor,
       hooks: options.hooks ?? {}
     })
-  })
+  }).pipe(Effect.withSpan("TieredCompaction.compactContext", { attributes: { stream } }))
 
 /** Usage the provider reported for the last call, if known. @since 0.1.0 */
 export interface ProactiveUsage {
@@ -483,7 +493,7 @@ export const maybeProactiveCompress = (
       compactor,
       hooks: {}
     })
-  })
+  }).pipe(Effect.withSpan("TieredCompaction.maybeProactiveCompress", { attributes: { stream } }))
 
 /**
  * Between tool calls of one iteration: the Soft tier only (apply deferred summaries, prune tool
@@ -507,4 +517,4 @@ export const maybeSoftCompactMidIteration = (
     return soft.events.length > 0
       ? ({ _tag: "SoftCompacted", window: soft.window, events: soft.events } as const)
       : ({ _tag: "NoChange", reason: "soft tier found nothing to do", window: soft.window } as const)
-  })
+  }).pipe(Effect.withSpan("TieredCompaction.maybeSoftCompactMidIteration", { attributes: { stream } }))

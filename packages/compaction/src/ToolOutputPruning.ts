@@ -8,6 +8,7 @@
 import { ContextService, type EventLog, Message, TokenCounter, type Window, type WindowEvent } from "@ctxlog/core"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import { by } from "./internal/metadata.js"
 
 /** Limits for one tool. @since 0.1.0 */
 export interface ToolLimit {
@@ -147,5 +148,9 @@ export const pruneToolOutputs = (
   Effect.gen(function* () {
     const ctx = yield* ContextService.ContextService
     const counter = yield* TokenCounter.TokenCounter
-    return yield* ctx.run(stream, (window) => Either.right(decide(window, options, counter.countMessage)))
+    return yield* ctx.run(
+      stream,
+      (window) => Either.right(decide(window, options, counter.countMessage)),
+      by("pruneToolOutputs")
+    )
   })

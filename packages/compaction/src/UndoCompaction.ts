@@ -10,6 +10,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
+import { by } from "./internal/metadata.js"
 
 /** No `Compacted` event with this id in the stream. @since 0.1.0 */
 export class CompactionNotFound extends Schema.TaggedError<CompactionNotFound>()("CompactionNotFound", {
@@ -89,5 +90,9 @@ export const undoCompaction = (
     }
     const compacted = found.event
     const before = Window.replay(envelopes.slice(0, at).map((envelope) => envelope.event))
-    return yield* ctx.run(stream, (window) => decide(stream, window, compacted, before))
-  })
+    return yield* ctx.run(
+      stream,
+      (window) => decide(stream, window, compacted, before),
+      by("undoCompaction", compactionEventId)
+    )
+  }).pipe(Effect.withSpan("UndoCompaction.undoCompaction", { attributes: { stream } }))

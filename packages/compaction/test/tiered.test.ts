@@ -1,9 +1,11 @@
-import { Compactor, ContextService, Message, ToolPairs, type Window } from "@ctxlog/core"
+import { Compactor, ContextService, EventLog, Message, ToolPairs, type Window } from "@ctxlog/core"
 import { assert, describe, it } from "@effect/vitest"
+import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Fiber from "effect/Fiber"
 import * as Ref from "effect/Ref"
+import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
 import { TieredCompaction } from "../src/index.js"
 import { CompactorProbe, filler, testLayer, toolTurn } from "./harness.js"
@@ -133,6 +135,11 @@ describe("maybeCompact tiers", () => {
       assert.isTrue(result.window.compaction.compactedThisTurn)
       assert.strictEqual(result.window.carryOver, Message.textOf(result.summary))
       noOrphans(result.window)
+      // The log says who decided it.
+      const log = yield* EventLog.EventLog
+      const stored = Chunk.toReadonlyArray(yield* Stream.runCollect(log.read("h2")))
+      const compacted = stored.find((envelope) => envelope.type === "Compacted")
+      assert.strictEqual(compacted?.metadata.actor, "@ctxlog/compaction/TieredCompaction.hard")
     }).pipe(Effect.provide(testLayer))
   )
 
