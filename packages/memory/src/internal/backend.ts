@@ -36,6 +36,16 @@ export interface SearchFilter {
   readonly kinds?: ReadonlyArray<string>
 }
 
+/** A query split into safe words (see `search.ts`). */
+export interface SearchTerms {
+  /** Distinct terms. */
+  readonly terms: ReadonlyArray<string>
+  /** Every word, in order (for phrase matching). */
+  readonly words: ReadonlyArray<string>
+  /** The query text itself, for a database parser that splits words its own way (bound, never spliced). */
+  readonly text: string
+}
+
 /** A full-text match, best first. */
 export interface SearchRow {
   readonly source: string
@@ -64,9 +74,13 @@ export interface Backend {
   ) => Effect.Effect<A, E | StoreError>
   /** Run a kysely query, mapping a throw to a `StoreError` naming the operation. */
   readonly query: <A>(operation: string, run: (db: Kysely<Database>) => Promise<A>) => Effect.Effect<A, StoreError>
-  /** Full-text search with the dialect's ranking (BM25 on SQLite, `ts_rank` on PostgreSQL). */
+  /**
+   * Full-text search in tiers: rows holding the whole query as a phrase first, then rows holding every
+   * term, then rows holding any term; within a tier, the dialect's ranking (BM25 on SQLite, `ts_rank`
+   * on PostgreSQL).
+   */
   readonly search: (
-    terms: ReadonlyArray<string>,
+    query: SearchTerms,
     filter: SearchFilter,
     limit: number
   ) => Effect.Effect<ReadonlyArray<SearchRow>, StoreError>

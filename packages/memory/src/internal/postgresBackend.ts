@@ -7,7 +7,7 @@ import pg from "pg"
 import { type Backend, describe, type SearchRow, type WriteTx } from "./backend.js"
 import { provider } from "./migrations.js"
 import type { Database } from "./schema.js"
-import { filterSql } from "./search.js"
+import { filterSql, tierBonus } from "./search.js"
 import { appendStatements, bind, type Compiled } from "./statements.js"
 
 export interface PostgresOptions {
@@ -127,18 +127,24 @@ export const make = (options: PostgresOptions): Effect.Effect<Backend, EventLog.
     const query: Backend["query"] = (operation, runQuery) =>
       Effect.tryPromise({ try: () => runQuery(db), catch: storeError(operation) })
 
-    const search: Backend["search"] = (terms, filter, limit) =>
+    // The query goes through PostgreSQL's own parser (as the indexed text did: `django.core.exceptions` is
+    // one host-like token there, three words for us); the any-term query is the all-terms one with its
+    // ANDs turned into ORs (lexemes never contain " & ").
+    const search: Backend["search"] = ({ terms, text }, filter, limit) =>
       terms.length === 0
         ? Effect.succeed([])
         : query("search", async (db) => {
             const result = await sql<SearchRow>`
               select e.source, e.stream_id, e.ref, e.document_id, e.kind, e.role, e.text, e.tokens,
                      e.global_position,
-                     ts_rank(e.tsv, q.any_term) + case when e.tsv @@ q.all_terms then 1 else 0 end as score
+                     ts_rank(e.tsv, q.any_term)
+                       + case when e.tsv @@ q.all_terms then ${tierBonus.all} else 0 end
+                       + case when e.tsv @@ q.phrase then ${tierBonus.phrase - tierBonus.all} else 0 end as score
               from recall_entries e
               left join stream_owners o on o.stream_id = e.stream_id
-              cross join (select to_tsquery('english', ${terms.join(" | ")}) as any_term,
-                                 plainto_tsquery('english', ${terms.join(" ")}) as all_terms) q
+              cross join (select replace(plainto_tsquery('english', ${text})::text, ' & ', ' | ')::tsquery as any_term,
+                                 plainto_tsquery('english', ${text}) as all_terms,
+                                 phraseto_tsquery('english', ${text}) as phrase) q
               where e.tsv @@ q.any_term and ${filterSql(filter)}
               order by score desc, e.entry_id
               limit ${limit}`.execute(db)

@@ -1,5 +1,5 @@
 import { sql } from "kysely"
-import type { SearchFilter } from "./backend.js"
+import type { SearchFilter, SearchTerms } from "./backend.js"
 
 /** The WHERE conditions of a search, shared by both dialects (`e` = recall_entries, `o` = stream_owners). */
 export const filterSql = (filter: SearchFilter) => {
@@ -23,7 +23,14 @@ export const filterSql = (filter: SearchFilter) => {
  * deduplicated, at most 48. Only such words reach a MATCH or tsquery expression, so no query syntax can
  * be injected through them.
  */
-export const terms = (query: string): ReadonlyArray<string> => {
-  const words = query.toLowerCase().match(/[\p{L}\p{N}_]+/gu) ?? []
-  return [...new Set(words.filter((word) => word.length >= 2))].slice(0, 48)
+export const terms = (query: string): SearchTerms => {
+  const words = (query.toLowerCase().match(/[\p{L}\p{N}_]+/gu) ?? []).slice(0, 64)
+  return {
+    terms: [...new Set(words.filter((word) => word.length >= 2))].slice(0, 48),
+    words,
+    text: query.slice(0, 2000)
+  }
 }
+
+/** Tier bonus added to a row's relevance: a phrase match outranks an all-terms match, which outranks the rest. */
+export const tierBonus = { phrase: 2000, all: 1000 } as const

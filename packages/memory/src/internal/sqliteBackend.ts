@@ -4,10 +4,10 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import type * as Scope from "effect/Scope"
 import { Kysely, Migrator, SqliteDialect, sql } from "kysely"
-import { type Backend, describe, type SearchRow, type WriteTx } from "./backend.js"
+import { type Backend, describe, type SearchFilter, type SearchRow, type WriteTx } from "./backend.js"
 import { provider } from "./migrations.js"
 import type { Database } from "./schema.js"
-import { filterSql } from "./search.js"
+import { filterSql, tierBonus } from "./search.js"
 import { appendStatements, bind, type Compiled } from "./statements.js"
 
 export interface SqliteOptions {
@@ -149,21 +149,42 @@ export const make = (options: SqliteOptions): Effect.Effect<Backend, EventLog.St
     const query: Backend["query"] = (operation, run) =>
       Effect.tryPromise({ try: () => run(db), catch: storeError(operation) })
 
-    const search: Backend["search"] = (terms, filter, limit) =>
+    const matchRows = (match: string, filter: SearchFilter, limit: number, bonus: number) =>
+      query("search", async (db) => {
+        const result = await sql<SearchRow & { entry_id: number }>`
+          select e.entry_id, e.source, e.stream_id, e.ref, e.document_id, e.kind, e.role, e.text, e.tokens,
+                 e.global_position, ${bonus} - bm25(recall_fts) as score
+          from recall_fts
+          join recall_entries e on e.entry_id = recall_fts.rowid
+          left join stream_owners o on o.stream_id = e.stream_id
+          where recall_fts match ${match} and ${filterSql(filter)}
+          order by bm25(recall_fts), e.entry_id
+          limit ${limit}`.execute(db)
+        return result.rows
+      })
+
+    // FTS5 cannot say per row which of several sub-queries it matched, so the tiers are three queries.
+    const search: Backend["search"] = ({ terms, words }, filter, limit) =>
       terms.length === 0
         ? Effect.succeed([])
-        : query("search", async (db) => {
-            const match = terms.map((term) => `"${term}"`).join(" OR ")
-            const result = await sql<SearchRow>`
-              select e.source, e.stream_id, e.ref, e.document_id, e.kind, e.role, e.text, e.tokens,
-                     e.global_position, -bm25(recall_fts) as score
-              from recall_fts
-              join recall_entries e on e.entry_id = recall_fts.rowid
-              left join stream_owners o on o.stream_id = e.stream_id
-              where recall_fts match ${match} and ${filterSql(filter)}
-              order by bm25(recall_fts), e.entry_id
-              limit ${limit}`.execute(db)
-            return result.rows
+        : Effect.gen(function* () {
+            const quoted = terms.map((term) => `"${term}"`)
+            const tiers = [
+              ...(words.length > 1 ? [{ match: `"${words.join(" ")}"`, bonus: tierBonus.phrase }] : []),
+              ...(terms.length > 1 ? [{ match: quoted.join(" AND "), bonus: tierBonus.all }] : []),
+              { match: quoted.join(" OR "), bonus: 0 }
+            ]
+            const seen = new Set<number>()
+            const rows: Array<SearchRow> = []
+            for (const tier of tiers) {
+              if (rows.length >= limit) break
+              for (const { entry_id, ...row } of yield* matchRows(tier.match, filter, limit, tier.bonus)) {
+                if (seen.has(entry_id) || rows.length >= limit) continue
+                seen.add(entry_id)
+                rows.push(row)
+              }
+            }
+            return rows
           })
 
     return { dialect: "sqlite", db, transact, query, search } satisfies Backend

@@ -106,13 +106,22 @@ export const postgres = (
     )
   )
 
-/** The window façade over a store, with full-text recall, gpt token counts and UUIDv7 ids. */
+const core = ContextService.layer.pipe(
+  Layer.provideMerge(FullTextRecall.layer()),
+  Layer.provideMerge(Layer.mergeAll(TokenCounter.layerGpt(), Ids.layerUuidV7))
+)
+
+/** The façade's services. */
+export type Facade = ContextService.ContextService | RecallSource.RecallSource | TokenCounter.TokenCounter | Ids.Ids
+
+/** The window façade over a test store, with full-text recall, gpt token counts and UUIDv7 ids. */
 export const withContext = <E>(store: Layer.Layer<TestStore, E>): Layer.Layer<TestApp, E> =>
-  ContextService.layer.pipe(
-    Layer.provideMerge(FullTextRecall.layer()),
-    Layer.provideMerge(store),
-    Layer.provideMerge(Layer.mergeAll(TokenCounter.layerGpt(), Ids.layerUuidV7))
-  )
+  core.pipe(Layer.provideMerge(store))
+
+/** The window façade over a plain store. */
+export const withContextOnly = <E>(
+  store: Layer.Layer<SqliteEventLog.Services, E>
+): Layer.Layer<SqliteEventLog.Services | Facade, E> => core.pipe(Layer.provideMerge(store))
 
 /** Count the rows of `events` through raw SQL. */
 export const countEvents = Effect.flatMap(RawSql, (raw) =>
