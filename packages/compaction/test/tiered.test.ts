@@ -1,4 +1,4 @@
-import { Compactor, ContextService, EventLog, Message, ToolPairs, type Window } from "@ctxlog/core"
+import { Compactor, ContextService, EventLog, Message, ToolPairs, Window } from "@ctxlog/core"
 import { assert, describe, it } from "@effect/vitest"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
@@ -248,6 +248,46 @@ describe("maybeCompact tiers", () => {
       assert.deepStrictEqual(after.history, before.history)
       yield* Ref.set(probe.hang, false)
       assert.strictEqual((yield* TieredCompaction.maybeCompact("to", config))._tag, "Compacted")
+    }).pipe(Effect.provide(testLayer))
+  )
+})
+
+describe("chunked eviction", () => {
+  const render = (window: Window.Window) =>
+    Window.messages(window)
+      .map((message) => JSON.stringify([message.role, message.parts]))
+      .join("\n")
+
+  /** Run 60 chat turns; return how many compacted, checking the prefix is untouched in between. */
+  const run = (stream: string, targetRatio: number) =>
+    Effect.gen(function* () {
+      const ctx = yield* ContextService.ContextService
+      yield* ctx.setSystemPrompt(stream, "You are terse.")
+      let previous = ""
+      let compactions = 0
+      for (let turn = 0; turn < 60; turn++) {
+        yield* ctx.appendMessages(stream, [
+          Message.user(`turn ${turn}: ${filler(400, "q")}`),
+          Message.assistant(`reply ${turn}: ${filler(400, "a")}`)
+        ])
+        const result = yield* TieredCompaction.maybeCompact(stream, { ...config, targetRatio })
+        const prompt = render(result.window)
+        if (result._tag === "NoChange") assert.isTrue(prompt.startsWith(previous), `turn ${turn} changed the prefix`)
+        else compactions += 1
+        assert.isAtMost(result.window.tokens.total, config.budget)
+        previous = prompt
+        yield* ctx.completeTurn(stream)
+      }
+      return compactions
+    })
+
+  it.effect("between compactions the rendered prefix stays byte-identical; a lower target means fewer breaks", () =>
+    Effect.gen(function* () {
+      const chunked = yield* run("chunked", 0.4)
+      const eager = yield* run("eager", 0.8)
+      console.log(`chunked eviction over 60 turns: ${chunked} prefix breaks at targetRatio 0.4, ${eager} at 0.8`)
+      assert.isAbove(chunked, 0)
+      assert.isBelow(chunked * 2, eager)
     }).pipe(Effect.provide(testLayer))
   )
 })
