@@ -31,6 +31,11 @@ export interface Options {
    * rendered prefix less often, so provider prompt caches keep hitting.
    */
   readonly batch?: number
+  /**
+   * Prune only when it frees at least this many tokens (default 0), like Anthropic's
+   * `clear_at_least`: a prefix break must be worth it.
+   */
+  readonly clearAtLeast?: number
 }
 
 /** The prefix of every stub: a stub is never pruned again. @since 0.1.0 */
@@ -123,7 +128,11 @@ export const plan = (
       outputs.push({ messageId: message.id, toolCallId, content, tokens: countMessage({ parts }) })
     }
   }
-  return outputs
+  const before = new Map(window.history.map((message) => [message.id, message.tokens]))
+  const after = new Map(outputs.map((output) => [output.messageId, output.tokens]))
+  let freed = 0
+  for (const [messageId, tokens] of after) freed += (before.get(messageId) ?? tokens) - tokens
+  return freed < (options.clearAtLeast ?? 0) ? undefined : outputs
 }
 
 /** The draft to append for a pruning decision, if any. @since 0.1.0 */

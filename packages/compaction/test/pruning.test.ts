@@ -71,6 +71,26 @@ describe("tool-output pruning", () => {
   )
 })
 
+describe("tool-output pruning threshold", () => {
+  it.effect("clearAtLeast: prunes nothing unless enough tokens are freed", () =>
+    Effect.gen(function* () {
+      const ctx = yield* ContextService.ContextService
+      const window = (yield* ctx.appendMessages("cl", [Message.user("go"), ...rounds(["a", "b", "c"])])).window
+      const plan = ToolOutputPruning.plan(window, { keepRecent: 2 }, (message) => Message.tokenTextOf(message).length)
+      assert.strictEqual(plan?.length, 1)
+      assert.isUndefined(ToolOutputPruning.plan(window, { keepRecent: 2, clearAtLeast: 100_000 }, () => 1))
+      assert.strictEqual(
+        (yield* ToolOutputPruning.pruneToolOutputs("cl", { keepRecent: 2, clearAtLeast: 10_000 })).events.length,
+        0
+      )
+      assert.strictEqual(
+        (yield* ToolOutputPruning.pruneToolOutputs("cl", { keepRecent: 2, clearAtLeast: 100 })).events.length,
+        1
+      )
+    }).pipe(Effect.provide(testLayer))
+  )
+})
+
 describe("compressionPlan", () => {
   it.effect("never splits a tool pair, keeps pinned groups and unanswered calls, drains a tail that does not fit", () =>
     Effect.gen(function* () {

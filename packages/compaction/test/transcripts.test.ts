@@ -36,7 +36,7 @@ const config: TieredCompaction.Config = {
   hardThreshold: 0.85,
   targetRatio: 0.5,
   cooldownTurns: 2,
-  prune: { keepRecent: 3, minChars: 400, batch: 4 }
+  prune: { keepRecent: 3, minChars: 400, clearAtLeast: 2000 }
 }
 
 /** A simple serialization of what would be sent: every message, in render order. */
