@@ -21,6 +21,7 @@ import type { AnthropicRequest } from "./internal/wire.js"
 import * as RequestValidator from "./RequestValidator.js"
 import * as Truncation from "./Truncation.js"
 
+/** Request shapes of the Anthropic Messages API. @since 0.1.0 */
 export type {
   AnthropicContentBlock,
   AnthropicMessage,

@@ -16,6 +16,7 @@ import type { ChatCompletionsRequest } from "./internal/wire.js"
 import * as RequestValidator from "./RequestValidator.js"
 import * as Truncation from "./Truncation.js"
 
+/** Request shapes of the Chat Completions API. @since 0.1.0 */
 export type { ChatCompletionsRequest, ChatMessage, ChatTool, ChatToolCall } from "./internal/wire.js"
 
 /** Settings of the generic strategy. @since 0.1.0 */

@@ -20,6 +20,7 @@ import type { ChatCompletionsRequest, ResponsesRequest } from "./internal/wire.j
 import * as RequestValidator from "./RequestValidator.js"
 import * as Truncation from "./Truncation.js"
 
+/** Request shapes of the OpenAI Chat Completions and Responses APIs. @since 0.1.0 */
 export type {
   ChatCompletionsRequest,
   ChatMessage,
