@@ -74,12 +74,16 @@ export const TextPart = Schema.Struct({
 /** @since 0.1.0 */
 export type TextPart = typeof TextPart.Type
 
-/** JSON value carried by a tool call's input. @since 0.1.0 */
+/**
+ * JSON value carried by a tool call's input. Numbers must be finite: `NaN` and `Infinity` would be
+ * written as `null`, and the replayed window would differ from the live one.
+ * @since 0.1.0
+ */
 export const JsonValue: Schema.Schema<JsonValue> = Schema.suspend(() =>
   Schema.Union(
     Schema.Null,
     Schema.Boolean,
-    Schema.Number,
+    Schema.JsonNumber,
     Schema.String,
     Schema.Array(JsonValue),
     Schema.Record({ key: Schema.String, value: JsonValue })

@@ -1,0 +1,48 @@
+import { assert, describe, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import { Message, TokenCounter } from "../src/index.js"
+
+describe("TokenCounter", () => {
+  it("o200k_base and cl100k_base are different tokenizers", () => {
+    const o200k = TokenCounter.gpt()
+    const cl100k = TokenCounter.gpt("cl100k_base")
+    assert.strictEqual(o200k.name, "o200k_base")
+    assert.strictEqual(cl100k.name, "cl100k_base")
+    assert.strictEqual(o200k.count("hello world"), 2)
+    assert.strictEqual(cl100k.count("hello world"), 2)
+    const text = "Привет, мир! これは日本語のテキストです。 नमस्ते दुनिया"
+    assert.notStrictEqual(o200k.count(text), cl100k.count(text))
+    assert.isBelow(o200k.count(text), cl100k.count(text))
+  })
+
+  it("the heuristic counts ceil(chars / charsPerToken)", () => {
+    const four = TokenCounter.heuristic()
+    assert.strictEqual(four.name, "heuristic(4)")
+    assert.deepStrictEqual(["", "a", "abcd", "abcde", "x".repeat(401)].map(four.count), [0, 1, 1, 2, 101])
+    assert.strictEqual(TokenCounter.heuristic(2).count("abcde"), 3)
+  })
+
+  it("countMessage counts text, tool names, inputs and outputs, plus the per-message overhead", () => {
+    const counter = TokenCounter.heuristic()
+    assert.strictEqual(TokenCounter.messageOverhead, 4)
+    assert.strictEqual(counter.countMessage(Message.user("abcdefgh")), 2 + 4)
+    assert.strictEqual(counter.countMessage({ parts: [] }), 4)
+    // `ls {"path":"."}` is 15 characters.
+    assert.strictEqual(
+      counter.countMessage(Message.assistant("", [Message.toolCall("c1", "ls", { path: "." })])),
+      4 + 4
+    )
+    assert.strictEqual(counter.countMessage(Message.tool("c1", "x".repeat(40))), 10 + 4)
+    const gpt = TokenCounter.gpt()
+    assert.strictEqual(gpt.countMessage(Message.user("hello world")), gpt.count("hello world") + 4)
+  })
+
+  it.effect("the layers provide the counters", () =>
+    Effect.gen(function* () {
+      const cl100k = yield* Effect.provide(TokenCounter.TokenCounter, TokenCounter.layerGpt("cl100k_base"))
+      assert.strictEqual(cl100k.name, "cl100k_base")
+      const heuristic = yield* Effect.provide(TokenCounter.TokenCounter, TokenCounter.layerHeuristic(3))
+      assert.strictEqual(heuristic.count("abcdefg"), 3)
+    })
+  )
+})

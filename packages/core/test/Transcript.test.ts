@@ -1,0 +1,102 @@
+import { readdirSync, readFileSync } from "node:fs"
+import { assert, describe, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import { ContextService, Message, Transcript } from "../src/index.js"
+import { checkConsistent, live } from "./Scenario.js"
+
+/** The failure of `effect`; a success fails the test. */
+const failureOf = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.flatMap(Effect.either(effect), (result) =>
+    Either.isLeft(result) ? Effect.succeed(result.left) : Effect.sync(() => assert.fail("expected a failure"))
+  )
+
+describe("Transcript.fromOpenAIChat", () => {
+  it.effect("converts every role, keeps tool call ids and parses JSON arguments", () =>
+    Effect.gen(function* () {
+      const inputs = yield* Transcript.fromOpenAIChat([
+        { role: "system", content: "be brief" },
+        {
+          role: "developer",
+          content: [
+            { type: "text", text: "dev " },
+            { type: "text", text: "rules" }
+          ]
+        },
+        { role: "user", content: "list files" },
+        {
+          role: "assistant",
+          content: null,
+          reasoning_content: "ignored",
+          tool_calls: [
+            { id: "call_a", type: "function", function: { name: "ls", arguments: '{"path":"."}' } },
+            { id: "call_b", type: "function", function: { name: "sh", arguments: "not json" } }
+          ]
+        },
+        { role: "tool", tool_call_id: "call_a", content: "a.txt" },
+        { role: "tool", tool_call_id: "call_b", content: "" },
+        { role: "assistant", content: null }
+      ])
+      assert.deepStrictEqual(inputs, [
+        Message.system("be brief"),
+        Message.system("dev rules"),
+        Message.user("list files"),
+        Message.assistant("", [
+          Message.toolCall("call_a", "ls", { path: "." }),
+          Message.toolCall("call_b", "sh", "not json")
+        ]),
+        Message.tool("call_a", "a.txt"),
+        Message.tool("call_b", ""),
+        { role: "assistant", parts: [Message.text("")] }
+      ])
+    })
+  )
+
+  it.effect("a bad message is a typed TranscriptError with its index", () =>
+    Effect.gen(function* () {
+      const ok = { role: "user", content: "hi" }
+      const badRole = yield* failureOf(Transcript.fromOpenAIChat([ok, ok, { role: "robot", content: "x" }]))
+      assert.instanceOf(badRole, Transcript.TranscriptError)
+      assert.strictEqual(badRole.index, 2)
+      assert.include(badRole.message, "transcript message #2")
+      const noCallId = yield* failureOf(Transcript.fromOpenAIChat([ok, { role: "tool", content: "out" }]))
+      assert.strictEqual(noCallId.index, 1)
+      assert.match(noCallId.detail, /without tool_call_id/)
+      const badCall = yield* failureOf(
+        Transcript.fromOpenAIChat([{ role: "assistant", tool_calls: [{ id: "c", function: { name: "ls" } }] }])
+      )
+      assert.strictEqual(badCall.index, 0)
+      const notObject = yield* failureOf(Transcript.fromOpenAIChat([ok, "hello"]))
+      assert.strictEqual(notObject.index, 1)
+      const noMessages = yield* failureOf(Transcript.fromTranscriptJson({ turns: [] }))
+      assert.strictEqual(noMessages.index, -1)
+    })
+  )
+})
+
+describe("shared transcripts", () => {
+  const dir = new URL("../../../../shared/transcripts/", import.meta.url)
+  const files = readdirSync(dir).filter((name) => name.endsWith(".json"))
+
+  it("are present", () => {
+    assert.isAtLeast(files.length, 4)
+  })
+
+  for (const file of files) {
+    it.effect(`${file} imports, appends with its tool pairs intact, and replays to the live window`, () =>
+      Effect.gen(function* () {
+        const ctx = yield* ContextService.ContextService
+        const inputs = yield* Transcript.fromTranscriptJson(JSON.parse(readFileSync(new URL(file, dir), "utf8")))
+        const [first, ...rest] = inputs
+        const system = first?.role === "system" ? [first] : []
+        if (system.length > 0) yield* ctx.setSystemPrompt(file, system)
+        const out = yield* ctx.appendMessages(file, system.length > 0 ? rest : inputs)
+        assert.strictEqual(out.window.history.length + out.window.system.length, inputs.length)
+        yield* checkConsistent(out, file)
+        const trimmed = yield* ctx.trimToBudget(file, Math.floor(out.window.tokens.total / 3))
+        assert.isBelow(trimmed.window.history.length, out.window.history.length)
+        yield* checkConsistent(trimmed, file)
+      }).pipe(Effect.provide(live()))
+    )
+  }
+})
