@@ -15,6 +15,7 @@
  * @since 0.1.0
  */
 import { Compactor, ContextService, ConversationMemory, type Message, ToolPairs, type WindowEvent } from "@ctxlog/core"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
@@ -30,6 +31,8 @@ export interface Policy {
   readonly keepTokens: number
   /** Passed to the compactor (default 1024). */
   readonly maxSummaryTokens?: number
+  /** How long one compactor call may take (default 120 seconds). */
+  readonly compactorTimeout?: Duration.DurationInput
   /** The stream holding a conversation's compaction events (default `<conversationId>/compaction`). */
   readonly streamOf?: (conversationId: string) => string
 }
@@ -105,6 +108,7 @@ export const make = (
     yield* validate(policy)
     const ctx = yield* ContextService.ContextService
     const streamOf = policy.streamOf ?? defaultStreamOf
+    const timeout = Duration.decode(policy.compactorTimeout ?? Duration.seconds(120))
     // Conversations whose compaction is running now, in this process.
     const inFlight = yield* Ref.make<ReadonlySet<string>>(new Set())
 
@@ -139,6 +143,15 @@ export const make = (
               maxSummaryTokens: policy.maxSummaryTokens ?? 1024
             })
             .pipe(
+              Effect.timeoutFail({
+                duration: timeout,
+                onTimeout: () =>
+                  new Compactor.CompactionError({
+                    compactor: compactor.name,
+                    reason: "timeout",
+                    detail: `no summary within ${Duration.format(timeout)}`
+                  })
+              }),
               Effect.tapError((error) =>
                 ctx
                   .run(

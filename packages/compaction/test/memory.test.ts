@@ -19,6 +19,7 @@ import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
+import * as TestClock from "effect/TestClock"
 import { CompactingMemory, TemplateCompactor } from "../src/index.js"
 import * as FileEventLog from "./fileEventLog.js"
 import { CompactorProbe, coreLayer, countingCompactor, filler } from "./harness.js"
@@ -114,6 +115,25 @@ describe("CompactingMemory", () => {
       const retried = yield* memory.load("e")
       assert.strictEqual(retried[0]?.kind, "summary")
       assert.strictEqual(yield* Ref.get(probe.calls), 2)
+    }).pipe(Effect.provide(memoryLayer))
+  )
+
+  it.effect("a compactor timeout fails the driving load, is recorded, and the next load retries", () =>
+    Effect.gen(function* () {
+      const memory = yield* ConversationMemory.ConversationMemory
+      const ctx = yield* ContextService.ContextService
+      const probe = yield* CompactorProbe
+      for (let i = 1; i <= 8; i++) yield* memory.append("to", exchange(i))
+      yield* Ref.set(probe.hang, true)
+      const fiber = yield* Effect.fork(Effect.flip(memory.load("to")))
+      yield* TestClock.adjust("121 seconds")
+      const error = yield* Fiber.join(fiber)
+      assert.include(error.detail, "(timeout)")
+      const state = yield* ctx.load(CompactingMemory.defaultStreamOf("to"))
+      assert.isNull(state.watermark)
+      assert.strictEqual(state.version, 1)
+      yield* Ref.set(probe.hang, false)
+      assert.strictEqual((yield* memory.load("to"))[0]?.kind, "summary")
     }).pipe(Effect.provide(memoryLayer))
   )
 
