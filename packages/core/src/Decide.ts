@@ -134,6 +134,12 @@ export const decide = (
     case "SetKnowledge": {
       const problem = checkNoToolParts(command, command.messages)
       if (problem !== undefined) return problem
+      // Stable knowledge is what a later KnowledgeSet replaces; an injected kind here would outlive it.
+      const injected =
+        command._tag === "SetKnowledge" ? command.messages.find((message) => message.kind !== "chat") : undefined
+      if (injected !== undefined) {
+        return invalid(command, `stable knowledge cannot be of kind "${injected.kind}": inject it instead`, injected.id)
+      }
       const others =
         command._tag === "SetSystemPrompt"
           ? [...window.knowledge, ...window.history]

@@ -133,6 +133,64 @@ describe("ContextService", () => {
     )
   })
 
+  describe("setKnowledge rejections", () => {
+    it.effect("rejects knowledge of an injected kind, which a later setKnowledge could not replace", () =>
+      Effect.gen(function* () {
+        const ctx = yield* service
+        yield* expectInvalid(
+          ctx.setKnowledge(stream, [{ ...Message.system("x"), id: "k1", kind: "recall" }]),
+          "k1",
+          /cannot be of kind "recall"/
+        )
+      }).pipe(Effect.provide(live()))
+    )
+  })
+
+  describe("run", () => {
+    it.effect("a decision's own error comes back typed and nothing is written", () =>
+      Effect.gen(function* () {
+        yield* given([appended(message("u1", "user", "hi"))])
+        const ctx = yield* service
+        const before = yield* logState
+        const error = yield* failureOf(ctx.run(stream, () => Either.left({ _tag: "PolicyRefused" as const })))
+        assert.deepStrictEqual(error, { _tag: "PolicyRefused" })
+        assert.deepStrictEqual(yield* logState, before)
+      }).pipe(Effect.provide(live()))
+    )
+
+    it.effect("concurrent writers at one version both land: the loser re-decides on the new window", () =>
+      Effect.gen(function* () {
+        yield* given([appended(message("a1", "assistant", [Message.toolCall("c1", "ls", null)]))])
+        const ctx = yield* service
+        const outcomes = yield* Effect.all(
+          Array.from({ length: 6 }, (_, index) => ctx.appendMessages(stream, [Message.user(`writer ${index}`)])),
+          { concurrency: "unbounded" }
+        )
+        const window = yield* ctx.load(stream)
+        assert.strictEqual(window.version, 7)
+        assert.strictEqual(new Set(outcomes.map((outcome) => outcome.window.version)).size, 6)
+        assert.sameMembers(
+          window.history.slice(1).map(Message.textOf),
+          Array.from({ length: 6 }, (_, index) => `writer ${index}`)
+        )
+        yield* checkConsistent({ window, events: [] })
+        // Two writers answering the same call: one wins, the other re-decides and is refused.
+        const answers = yield* Effect.all(
+          [
+            ctx.appendMessages(stream, [Message.tool("c1", "one")]),
+            ctx.appendMessages(stream, [Message.tool("c1", "two")])
+          ],
+          { concurrency: "unbounded", mode: "either" }
+        )
+        assert.deepStrictEqual(answers.map((answer) => (Either.isLeft(answer) ? answer.left._tag : "ok")).sort(), [
+          "InvalidCommand",
+          "ok"
+        ])
+        assert.deepStrictEqual((yield* ctx.load(stream)).completedToolIds, ["c1"])
+      }).pipe(Effect.provide(live()))
+    )
+  })
+
   describe("task state and signals", () => {
     it.effect("setTaskGoal and setSubgoals count their tokens; a null goal counts nothing", () =>
       Effect.gen(function* () {
