@@ -66,15 +66,27 @@ export const defaults: Redactor = make(defaultRules)
 /** A redactor that changes nothing (opt out explicitly). @since 0.1.0 */
 export const none: Redactor = make([])
 
-/** Redact every string inside a JSON-like value (object keys are kept). @since 0.1.0 */
+/**
+ * Redact every string inside a JSON-like value (object keys are kept). What no rule changed is returned
+ * as the same object, so `redactValue(r, value) === value` tells that nothing was redacted.
+ * @since 0.1.0
+ */
 export const redactValue = (redactor: Redactor, value: unknown): unknown => {
   if (redactor.rules.length === 0) return value
   if (typeof value === "string") return redactor.redact(value)
-  if (Array.isArray(value)) return value.map((item) => redactValue(redactor, item))
+  if (Array.isArray(value)) {
+    const items = value.map((item) => redactValue(redactor, item))
+    return items.every((item, index) => item === value[index]) ? value : items
+  }
   if (typeof value === "object" && value !== null) {
+    let changed = false
     const out: Record<string, unknown> = {}
-    for (const [key, item] of Object.entries(value)) out[key] = redactValue(redactor, item)
-    return out
+    for (const [key, item] of Object.entries(value)) {
+      const redacted = redactValue(redactor, item)
+      if (redacted !== item) changed = true
+      out[key] = redacted
+    }
+    return changed ? out : value
   }
   return value
 }

@@ -33,7 +33,13 @@ const storeError = (operation: string) => (cause: unknown) =>
 export const make = (options: PostgresOptions): Effect.Effect<Backend, EventLog.StoreError, Scope.Scope> =>
   Effect.gen(function* () {
     const pool = yield* Effect.acquireRelease(
-      Effect.sync(() => new pg.Pool({ connectionString: options.url, max: options.maxConnections, types })),
+      Effect.sync(() => {
+        const pool = new pg.Pool({ connectionString: options.url, max: options.maxConnections, types })
+        // An idle connection the server dropped is reported here; without a listener Node would crash the
+        // process. The pool discards it, and the next query that needs the server fails with a StoreError.
+        pool.on("error", () => undefined)
+        return pool
+      }),
       (pool) => Effect.promise(() => pool.end())
     )
     // A pool connects lazily: check the server now so a bad URL fails the layer, not the first append.

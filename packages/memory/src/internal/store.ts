@@ -105,18 +105,23 @@ export const make = (backend: Backend, options: StoreOptions): Store => {
   const append: EventLog.EventLog.Service["append"] = (stream, events, expected, metadata = {}) =>
     Effect.gen(function* () {
       // Redact before encoding: the stored bytes, the hash chain and the index only see redacted text.
-      const stored = yield* EventCodec.encodeAll(events.map((event) => Redaction.redactValue(redactor, event)))
-      const redacted = yield* Effect.forEach(stored, (record, index) =>
-        EventCodec.decode(record).pipe(
-          Effect.mapError(
-            (error) =>
-              new EventLog.StoreError({
-                operation: "append",
-                detail: `event #${index} no longer decodes after redaction: ${error.message}`
-              })
-          )
-        )
-      )
+      const redactedValues = events.map((event) => Redaction.redactValue(redactor, event))
+      const stored = yield* EventCodec.encodeAll(redactedValues)
+      // The index must see what was stored: an event a rule changed is decoded back from its stored bytes.
+      const redacted = yield* Effect.forEach(stored, (record, index) => {
+        const original = events[index]
+        return original !== undefined && redactedValues[index] === original
+          ? Effect.succeed(original)
+          : EventCodec.decode(record).pipe(
+              Effect.mapError(
+                (error) =>
+                  new EventLog.StoreError({
+                    operation: "append",
+                    detail: `event #${index} no longer decodes after redaction: ${error.message}`
+                  })
+              )
+            )
+      })
       const now = yield* Clock.currentTimeMillis
       const metadataJson = JSON.stringify(Redaction.redactValue(redactor, { ...metadata, recordedAt: now }))
       const ids = events.map((event) => event.id)
