@@ -7,9 +7,13 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Schema from "effect/Schema"
 import fc from "fast-check"
 import { ContextService, Message, ToolPairs, Window } from "../src/index.js"
 import { checkTokens, live, stream, written } from "./Scenario.js"
+
+const encodeWindow = Schema.encodeSync(Window.Window)
+const decodeWindow = Schema.decodeUnknownSync(Window.Window)
 
 const kinds = ["recall", "lsp", "summary", "cross_session"] as const
 
@@ -31,6 +35,7 @@ type Op =
   | { readonly _tag: "turn" }
   | { readonly _tag: "clear" }
   | { readonly _tag: "reset" }
+  | { readonly _tag: "fork"; readonly at: number }
 
 const words = fc.string({ minLength: 0, maxLength: 24 })
 
@@ -80,7 +85,8 @@ const op: fc.Arbitrary<Op> = fc.oneof(
   { weight: 1, arbitrary: fc.constant({ _tag: "render" } as const) },
   { weight: 1, arbitrary: fc.constant({ _tag: "turn" } as const) },
   { weight: 1, arbitrary: fc.constant({ _tag: "clear" } as const) },
-  { weight: 1, arbitrary: fc.constant({ _tag: "reset" } as const) }
+  { weight: 1, arbitrary: fc.constant({ _tag: "reset" } as const) },
+  { weight: 1, arbitrary: fc.record({ _tag: fc.constant("fork"), at: fc.nat(30) }) }
 )
 
 /** Run one operation; a rejected command (InvalidCommand) is an allowed outcome, any other failure is not. */
@@ -151,6 +157,17 @@ const step = (ctx: ContextService.ContextService.Service, operation: Op, fresh: 
         return yield* ctx.clearHistory(stream)
       case "reset":
         return yield* ctx.resetConversation(stream)
+      case "fork": {
+        // Forking at any version equals replaying that prefix (event ids renamed to the fork's own).
+        const version = operation.at % (window.version + 1)
+        const into = `fork-${fresh()}`
+        const fork = yield* ctx.forkAt(stream, version, into)
+        const prefix = (yield* written()).slice(0, version)
+        const renamed = prefix.map((event, index) => ({ ...event, id: fork.events[index]?.id ?? "missing" }))
+        assert.deepStrictEqual(fork.window, Window.replay(renamed))
+        assert.deepStrictEqual(yield* ctx.load(into), fork.window)
+        return { window, events: [] }
+      }
     }
   })
 
@@ -181,6 +198,8 @@ const program = (ops: ReadonlyArray<Op>) =>
       assert.deepStrictEqual(ToolPairs.problems(replayed.history, replayed.completedToolIds), [])
       previous = replayed
     }
+    // The final window survives its JSON snapshot form unchanged.
+    assert.deepStrictEqual(decodeWindow(JSON.parse(JSON.stringify(encodeWindow(previous)))), previous)
   }).pipe(Effect.provide(live()))
 
 /** Sequences that broke earlier versions: always run, before the random ones. */
@@ -208,7 +227,7 @@ const regressions: Array<[Array<Op>]> = [
 
 describe("ContextService properties", () => {
   it.effect(
-    "replay equals live, token totals equal the sums, tool pairs are never split (1000 sequences)",
+    "replay equals live, token totals equal the sums, tool pairs are never split, forks equal prefixes (1000 sequences)",
     () =>
       Effect.promise(() =>
         fc.assert(
