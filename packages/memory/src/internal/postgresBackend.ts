@@ -48,7 +48,10 @@ export const make = (options: PostgresOptions): Effect.Effect<Backend, EventLog.
       catch: storeError("connect to PostgreSQL")
     })
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
-    const migrated = yield* Effect.promise(() => new Migrator({ db, provider: provider("postgres") }).migrateToLatest())
+    const migrated = yield* Effect.tryPromise({
+      try: () => new Migrator({ db, provider: provider("postgres") }).migrateToLatest(),
+      catch: storeError("migrate PostgreSQL")
+    })
     if (migrated.error !== undefined) return yield* Effect.fail(storeError("migrate PostgreSQL")(migrated.error))
 
     const compiled = appendStatements(db)

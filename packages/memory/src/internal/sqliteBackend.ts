@@ -38,7 +38,10 @@ export const make = (options: SqliteOptions): Effect.Effect<Backend, EventLog.St
       (database) => Effect.sync(() => database.open && database.close())
     )
     const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: raw }) })
-    const migrated = yield* Effect.promise(() => new Migrator({ db, provider: provider("sqlite") }).migrateToLatest())
+    const migrated = yield* Effect.tryPromise({
+      try: () => new Migrator({ db, provider: provider("sqlite") }).migrateToLatest(),
+      catch: storeError(`migrate ${options.filename}`)
+    })
     if (migrated.error !== undefined) {
       return yield* Effect.fail(storeError(`migrate ${options.filename}`)(migrated.error))
     }
