@@ -243,6 +243,13 @@ export const maybeCompact = (stream: EventLog.StreamId, config: Config): Effect.
     if (initial === "Soft") return softResult
     const window = soft.window
     if (pressure(window, config) !== "Hard") return softResult
+    // A summarization result also lists the soft-tier events that came before it.
+    const withSoftEvents = (result: Summarized): Result =>
+      result._tag === "Compacted"
+        ? { ...result, events: [...soft.events, ...result.events] }
+        : softResult._tag === "SoftCompacted"
+          ? { ...softResult, window: result.window }
+          : result
     const cooling = window.compaction.cooldownRemaining > 0
     const guarded = window.compaction.compactedThisTurn
     if (cooling || guarded) {
@@ -254,27 +261,31 @@ export const maybeCompact = (stream: EventLog.StreamId, config: Config): Effect.
       }
       const plan = CompressionPlan.compressionPlan(window, keepCeiling(window, config, s.target, s.maxSummaryTokens))
       if (CompressionPlan.isEmpty(plan)) return softResult
-      return yield* summarize(stream, window, {
-        tier: "soft",
-        plan,
-        maxSummaryTokens: s.maxSummaryTokens,
-        cooldownTurns: 0,
-        timeout: s.timeout,
-        compactor: fallbackCompactor(s.maxSummaryTokens),
-        hooks: {}
-      })
+      return withSoftEvents(
+        yield* summarize(stream, window, {
+          tier: "soft",
+          plan,
+          maxSummaryTokens: s.maxSummaryTokens,
+          cooldownTurns: 0,
+          timeout: s.timeout,
+          compactor: fallbackCompactor(s.maxSummaryTokens),
+          hooks: {}
+        })
+      )
     }
     const plan = CompressionPlan.compressionPlan(window, keepCeiling(window, config, s.target, s.maxSummaryTokens))
     if (CompressionPlan.isEmpty(plan)) return softResult
-    return yield* summarize(stream, window, {
-      tier: "hard",
-      plan,
-      maxSummaryTokens: s.maxSummaryTokens,
-      cooldownTurns: s.cooldown,
-      timeout: s.timeout,
-      compactor,
-      hooks: {}
-    })
+    return withSoftEvents(
+      yield* summarize(stream, window, {
+        tier: "hard",
+        plan,
+        maxSummaryTokens: s.maxSummaryTokens,
+        cooldownTurns: s.cooldown,
+        timeout: s.timeout,
+        compactor,
+        hooks: {}
+      })
+    )
   }).pipe(Effect.withSpan("TieredCompaction.maybeCompact", { attributes: { stream } }))
 
 /**

@@ -143,6 +143,24 @@ describe("maybeCompact tiers", () => {
     }).pipe(Effect.provide(testLayer))
   )
 
+  it.effect("Hard: the result lists the soft-tier events before the Compacted one", () =>
+    Effect.gen(function* () {
+      const ctx = yield* ContextService.ContextService
+      // Three tool turns: pruning frees one output only (the newest two stay whole), not enough.
+      for (let i = 0; i < 3; i++) yield* ctx.appendMessages("h3", toolTurn(`probe ${i}`, "grep", 2400))
+      yield* fillWithChat("h3", "Hard")
+      yield* ctx.appendMessages("h3", [Message.user(filler(4000))])
+      const result = yield* TieredCompaction.maybeCompact("h3", config)
+      assert.strictEqual(result._tag, "Compacted")
+      if (result._tag !== "Compacted") return
+      assert.deepStrictEqual(
+        result.events.map((event) => event._tag),
+        ["ToolOutputPruned", "Compacted"]
+      )
+      noOrphans(result.window)
+    }).pipe(Effect.provide(testLayer))
+  )
+
   it.effect("cooldown: no model call while cooling, a template fallback only over the budget, model again after", () =>
     Effect.gen(function* () {
       const ctx = yield* ContextService.ContextService
