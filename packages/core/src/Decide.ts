@@ -170,7 +170,12 @@ export const decide = (
       return Either.right(command.messages.map((message) => ({ _tag: "MessageAppended", message }) as const))
     }
     case "ClearHistory":
-      return window.history.length === 0 && window.completedToolIds.length === 0
+      // Bookkeeping about history (queued or deferred tool pairs, seams) is cleared with it.
+      return window.history.length === 0 &&
+        window.completedToolIds.length === 0 &&
+        window.pendingToolPairs.length === 0 &&
+        window.deferredSummaries.length === 0 &&
+        window.seams.length === 0
         ? none
         : Either.right([{ _tag: "HistoryCleared" }])
     case "RemoveKind": {
@@ -182,6 +187,10 @@ export const decide = (
         : Either.right([{ _tag: "MessagesRemoved", messageIds: ids, reason: `kind:${command.kind}` }])
     }
     case "TrimToBudget": {
+      // NaN compares false with everything and would drop all but the newest group.
+      if (Number.isNaN(command.budget) || (Number.isFinite(command.budget) && !Number.isInteger(command.budget))) {
+        return invalid(command, `budget must be a whole number of tokens, got ${command.budget}`)
+      }
       const removedIds = trimPlan(window, command.budget)
       return removedIds.length === 0
         ? none

@@ -391,6 +391,20 @@ describe("ContextService", () => {
       }).pipe(Effect.provide(live()))
     )
 
+    it.effect("clears queued and deferred tool pairs and seams even when history is already empty", () =>
+      Effect.gen(function* () {
+        yield* given([
+          { _tag: "ToolPairsQueued", toolCallIds: ["c1"] },
+          { _tag: "ToolPairSummaryDeferred", toolCallId: "c2", resultMessageId: "t2", summary: "s", tokens: 3 }
+        ])
+        const ctx = yield* service
+        const out = yield* ctx.clearHistory(stream)
+        thenEvents(out, [{ _tag: "HistoryCleared" }])
+        assert.deepStrictEqual([out.window.pendingToolPairs, out.window.deferredSummaries], [[], []])
+        yield* checkConsistent(out)
+      }).pipe(Effect.provide(live()))
+    )
+
     it.effect("with only a system prompt is a no-op that writes nothing", () =>
       Effect.gen(function* () {
         const before = yield* given([{ _tag: "SystemPromptSet", messages: [systemPrompt] }])
@@ -539,6 +553,16 @@ describe("ContextService", () => {
         assert.deepStrictEqual(idsOf(out.window.history), ["a2"])
         assert.deepStrictEqual(idsOf(out.window.system), ["sys"])
         yield* checkConsistent(out)
+      }).pipe(Effect.provide(live()))
+    )
+
+    it.effect("rejects a budget that is not a whole number; an infinite budget is a no-op", () =>
+      Effect.gen(function* () {
+        yield* setup
+        const ctx = yield* service
+        yield* expectInvalid(ctx.trimToBudget(stream, Number.NaN), undefined, /whole number of tokens, got NaN/)
+        yield* expectInvalid(ctx.trimToBudget(stream, 20.5), undefined, /got 20.5/)
+        thenEvents(yield* ctx.trimToBudget(stream, Number.POSITIVE_INFINITY), [])
       }).pipe(Effect.provide(live()))
     )
 
