@@ -7,8 +7,9 @@ import { type Message, toolCallsOf, toolResultsOf } from "./Message.js"
 
 /**
  * Split messages into atomic groups, in order of each group's first message. A message that makes tool
- * calls forms one group with every message that answers one of those calls; any other message is a
- * group of its own. Dropping whole groups never separates a call from its result.
+ * calls forms one group with every message that answers one of those calls, and groups that share a
+ * result message are one group; any other message is a group of its own. Dropping whole groups never
+ * separates a call from its result.
  * @since 0.1.0
  */
 export const groups = (messages: ReadonlyArray<Message>): ReadonlyArray<ReadonlyArray<Message>> => {
