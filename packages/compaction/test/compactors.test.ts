@@ -1,4 +1,4 @@
-import { Compactor, LanguageModel, Message } from "@ctxlog/core"
+import { Compactor, ContextService, LanguageModel, Message } from "@ctxlog/core"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -6,7 +6,8 @@ import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
-import { LlmCompactor, TemplateCompactor } from "../src/index.js"
+import { LlmCompactor, TemplateCompactor, TieredCompaction } from "../src/index.js"
+import { coreLayer } from "./harness.js"
 
 let n = 0
 const msg = (input: Message.MessageInput): Message.Message => ({
@@ -168,4 +169,43 @@ describe("LlmCompactor", () => {
       assert.strictEqual(error.reason, "timeout")
     })
   )
+})
+
+describe("LlmCompactor in tiered compaction", () => {
+  it.effect("a hard compaction summarizes through the language model and bounds the answer", () => {
+    const requests: Array<LanguageModel.ModelRequest> = []
+    return Effect.gen(function* () {
+      const ctx = yield* ContextService.ContextService
+      for (let i = 0; i < 12; i++) {
+        yield* ctx.appendMessages("llm", [
+          Message.user(`question ${i} ${"q ".repeat(300)}`),
+          Message.assistant("a ".repeat(300))
+        ])
+      }
+      const result = yield* TieredCompaction.maybeCompact("llm", { budget: 4000, maxSummaryTokens: 100 })
+      assert.strictEqual(result._tag, "Compacted")
+      if (result._tag !== "Compacted") return
+      assert.strictEqual(requests.length, 1)
+      assert.strictEqual(requests[0]?.maxOutputTokens, 100)
+      assert.isTrue(Message.textOf(result.summary).startsWith("## Goal\nanswer questions"))
+      // The model answered far more than asked: the summary is cut to the bound.
+      assert.isAtMost(result.summary.tokens, 100)
+    }).pipe(
+      Effect.provide(
+        Layer.merge(
+          coreLayer,
+          LlmCompactor.layer().pipe(
+            Layer.provide(
+              modelLayer((request) => {
+                requests.push(request)
+                return Effect.succeed(
+                  answer(`## Goal\nanswer questions\n## Decisions\n${"- keep going\n".repeat(200)}`)
+                )
+              })
+            )
+          )
+        )
+      )
+    )
+  })
 })
