@@ -13,35 +13,56 @@
  *
  * @since 0.1.0
  */
-import { Message, RecallSource, TokenCounter } from "@ctxlog/core"
+import { type EventLog, Message, RecallSource, TokenCounter } from "@ctxlog/core"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import { cosine, Embedder } from "./Embedder.js"
+import { cosine, type EmbedError, Embedder } from "./Embedder.js"
 import * as RecallIndex from "./RecallIndex.js"
 
 /** Tuning. @since 0.1.0 */
 export interface Options {
   /** Full-text candidates fetched before the budget is applied (default 20). */
   readonly candidates?: number
+  /**
+   * A hit larger than the budget left is cut to an excerpt around its first matching word, if at least
+   * this many tokens are left (default 48; 0 = never cut, skip instead).
+   */
+  readonly minExcerptTokens?: number
 }
 
 type Hit = RecallSource.RecallHit
 
 // A short header only: where a hit came from is in `RecallHit.source`, not worth prompt tokens.
-const line = (hit: RecallIndex.SearchHit): string =>
-  hit.source === "document"
-    ? `[document ${hit.documentId ?? ""}]\n${hit.text}`
-    : `[earlier ${hit.role} message]\n${hit.text}`
+const header = (hit: RecallIndex.SearchHit): string =>
+  hit.source === "document" ? `[document ${hit.documentId ?? ""}]` : `[earlier ${hit.role} message]`
 
-const toHit = (hit: RecallIndex.SearchHit): Hit => ({
+const toHit = (hit: RecallIndex.SearchHit, body: string): Hit => ({
   // Recalled text is injected as plain text: a recalled tool result must not look like a real one.
-  message: { role: "system", parts: [Message.text(line(hit))] },
+  message: { role: "system", parts: [Message.text(`${header(hit)}\n${body}`)] },
   score: hit.score,
   ...(hit.source === "message" && hit.stream !== undefined
     ? { source: { stream: hit.stream, messageId: hit.ref } }
     : {})
 })
+
+/** At most `maxChars` of `text`, starting a little before the first word of the query it contains. */
+const excerpt = (text: string, query: string, maxChars: number): string => {
+  const lower = text.toLowerCase()
+  const words = (query.toLowerCase().match(/[\p{L}\p{N}_]{3,}/gu) ?? []).map((word) => lower.indexOf(word))
+  const found = words.filter((at) => at >= 0)
+  const first = found.length === 0 ? 0 : Math.min(...found)
+  const start = Math.max(0, Math.min(first - Math.floor(maxChars / 4), text.length - maxChars))
+  const end = Math.min(text.length, start + maxChars)
+  return `${start > 0 ? "…" : ""}${text.slice(start, end)}${end < text.length ? "…" : ""}`
+}
+
+/** A hit, and how to make a smaller one from it (search hits; facts are one line and never cut). */
+interface Candidate {
+  readonly hit: Hit
+  readonly shrink?: (maxChars: number) => Hit
+  readonly length: number
+}
 
 /** Build the source from the index and token counter (and an optional embedder). @since 0.1.0 */
 export const make = (
@@ -52,6 +73,7 @@ export const make = (
     const counter = yield* TokenCounter.TokenCounter
     const embedder = yield* Effect.serviceOption(Embedder)
     const candidates = options.candidates ?? 20
+    const minExcerptTokens = options.minExcerptTokens ?? 48
 
     const rerank = (query: string, hits: ReadonlyArray<RecallIndex.SearchHit>) =>
       Option.match(embedder, {
@@ -76,10 +98,20 @@ export const make = (
     ) =>
       index.search({ scope, query: request.query, limit: candidates, ...(kinds === undefined ? {} : { kinds }) }).pipe(
         Effect.flatMap((hits) => rerank(request.query, hits)),
-        Effect.map((hits) => hits.map(toHit))
+        Effect.map((hits) =>
+          hits.map(
+            (hit): Candidate => ({
+              hit: toHit(hit, hit.text),
+              shrink: (maxChars) => toHit(hit, excerpt(hit.text, request.query, maxChars)),
+              length: hit.text.length
+            })
+          )
+        )
       )
 
-    const lookup = (request: RecallSource.RecallRequest) => {
+    const lookup = (
+      request: RecallSource.RecallRequest
+    ): Effect.Effect<ReadonlyArray<Candidate>, EventLog.StoreError | EmbedError> => {
       switch (request.kind) {
         case "recall":
           return search(request, RecallIndex.inStream(request.stream))
@@ -108,34 +140,58 @@ export const make = (
               .pipe(
                 Effect.map((facts) =>
                   facts.map(
-                    (fact): Hit => ({
-                      message: {
-                        role: "system",
-                        parts: [Message.text(`${fact.subject} ${fact.predicate} ${fact.object}`)]
-                      },
-                      score: fact.mentions,
-                      ...(fact.sourceMessageId === undefined
-                        ? {}
-                        : { source: { stream: fact.stream, messageId: fact.sourceMessageId } })
+                    (fact): Candidate => ({
+                      length: 0,
+                      hit: {
+                        message: {
+                          role: "system",
+                          parts: [Message.text(`${fact.subject} ${fact.predicate} ${fact.object}`)]
+                        },
+                        score: fact.mentions,
+                        ...(fact.sourceMessageId === undefined
+                          ? {}
+                          : { source: { stream: fact.stream, messageId: fact.sourceMessageId } })
+                      }
                     })
                   )
                 )
               )
           )
         default:
-          return Effect.succeed([])
+          return Effect.succeed<ReadonlyArray<Candidate>>([])
       }
     }
 
-    const withinBudget = (hits: ReadonlyArray<Hit>, budget: number): ReadonlyArray<Hit> => {
+    /** The longest excerpt of a candidate that fits in `room` tokens (binary search on its length). */
+    const fitted = (candidate: Candidate, room: number): Hit | undefined => {
+      const shrink = candidate.shrink
+      if (shrink === undefined || minExcerptTokens <= 0 || room < minExcerptTokens) return undefined
+      let low = 0
+      let high = candidate.length
+      let best: Hit | undefined
+      while (low <= high) {
+        const middle = Math.floor((low + high) / 2)
+        const hit = shrink(middle)
+        if (counter.countMessage(hit.message) <= room) {
+          best = middle > 0 ? hit : best
+          low = middle + 1
+        } else {
+          high = middle - 1
+        }
+      }
+      return best
+    }
+
+    const withinBudget = (found: ReadonlyArray<Candidate>, budget: number): ReadonlyArray<Hit> => {
       const kept: Array<Hit> = []
       let used = 0
-      for (const hit of hits) {
-        const tokens = counter.countMessage(hit.message)
-        // Skip what does not fit but keep looking: a smaller, lower-ranked hit may still fit.
-        if (used + tokens > budget) continue
+      for (const candidate of found) {
+        const tokens = counter.countMessage(candidate.hit.message)
+        const hit = used + tokens <= budget ? candidate.hit : fitted(candidate, budget - used)
+        // What does not fit even cut is skipped; a smaller, lower-ranked hit may still fit.
+        if (hit === undefined) continue
         kept.push(hit)
-        used += tokens
+        used += counter.countMessage(hit.message)
       }
       return kept
     }

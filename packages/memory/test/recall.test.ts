@@ -1,4 +1,4 @@
-import { ContextService, Message, RecallSource } from "@ctxlog/core"
+import { ContextService, Message, RecallSource, TokenCounter } from "@ctxlog/core"
 import { freshStream } from "@ctxlog/core/testing"
 import { assert, describe, it, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
@@ -84,6 +84,31 @@ layer(store)("FullTextRecall", (it) => {
         Effect.either(source.recall({ kind: "recall", stream, query: "zeppelin", budget: 500 }))
       ).pipe(Effect.provide(failingEmbedder))
       assert.isTrue(Either.isLeft(failed) && failed.left._tag === "RecallError")
+    })
+  )
+
+  it.effect("a hit larger than the budget comes back as an excerpt around the match", () =>
+    Effect.gen(function* () {
+      const ctx = yield* ContextService.ContextService
+      const counter = yield* TokenCounter.TokenCounter
+      const stream = freshStream("long")
+      const filler = (from: number) => Array.from({ length: 400 }, (_, n) => `line ${from + n} ok`).join("\n")
+      yield* ctx.appendMessages(stream, [
+        Message.assistant("", [Message.toolCall("c1", "bash", { command: "make" })]),
+        Message.tool("c1", `${filler(0)}\nfatal: linker cannot find -lzeppelin\n${filler(400)}`)
+      ])
+      const source = yield* RecallSource.RecallSource
+      const hits = yield* source.recall({ kind: "recall", stream, query: "cannot find lzeppelin", budget: 100 })
+      assert.strictEqual(hits.length, 1)
+      const text = Message.textOf(hits[0]?.message ?? Message.user(""))
+      assert.include(text, "linker cannot find -lzeppelin")
+      assert.include(text, "…")
+      assert.isAtMost(counter.countMessage(hits[0]?.message ?? Message.user("")), 100)
+      assert.isAbove(counter.countMessage(hits[0]?.message ?? Message.user("")), 50)
+      const strict = yield* Effect.flatMap(FullTextRecall.make({ minExcerptTokens: 0 }), (plain) =>
+        plain.recall({ kind: "recall", stream, query: "cannot find lzeppelin", budget: 100 })
+      )
+      assert.deepStrictEqual(strict, [])
     })
   )
 
