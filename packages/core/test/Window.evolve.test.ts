@@ -299,8 +299,8 @@ describe("evolve", () => {
     const window = when(start, { _tag: "DeferredSummariesApplied", toolCallIds: ["c2", "c3"] })
     const t3 = window.history.find((item) => item.id === "t3")
     assert.deepStrictEqual(t3?.parts, [Message.toolResult("c2", "s2"), Message.toolResult("c3", "s3")])
-    // Applied newest first, so the oldest of the message's summaries is applied last and sets its count.
-    assert.strictEqual(t3?.tokens, 8)
+    // Each summary's count is the message (10) with only its own output replaced: both savings apply.
+    assert.strictEqual(t3?.tokens, 8 + 7 - 10)
     assert.deepStrictEqual(
       window.history.find((item) => item.id === "t1"),
       start.history.find((item) => item.id === "t1")

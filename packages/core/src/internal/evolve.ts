@@ -107,17 +107,18 @@ const isStable = (message: Message): boolean => message.kind === "chat"
 
 const applyDeferred = (window: Window, event: EventOf<"DeferredSummariesApplied">): Window => {
   const wanted = new Set(event.toolCallIds)
+  const before = new Map(window.history.map((message) => [message.id, message.tokens]))
   let history = window.history
   // Reverse order: the newest deferred summary is applied first, as recorded.
   for (const deferred of [...window.deferredSummaries].reverse()) {
     if (!wanted.has(deferred.toolCallId)) continue
-    history = rewriteToolOutput(
-      history,
-      deferred.resultMessageId,
-      deferred.toolCallId,
-      deferred.summary,
-      deferred.tokens
-    )
+    const recorded = before.get(deferred.resultMessageId)
+    const current = history.find((message) => message.id === deferred.resultMessageId)
+    if (recorded === undefined || current === undefined) continue
+    // A summary's `tokens` counts the whole message with only its own output replaced. Apply its saving,
+    // so that two summaries answering calls in one message both count (with one, this is `tokens`).
+    const tokens = Math.max(0, current.tokens - (recorded - deferred.tokens))
+    history = rewriteToolOutput(history, deferred.resultMessageId, deferred.toolCallId, deferred.summary, tokens)
   }
   return {
     ...window,
