@@ -111,6 +111,34 @@ for (const [label, live] of backends) {
         })
       )
 
+      it.effect("reads long streams across pages, in order, from any version", () =>
+        Effect.gen(function* () {
+          const log = yield* EventLog.EventLog
+          const stream = freshStream("long")
+          const first = yield* log.append(stream, sampleEvents(700), "no_stream")
+          yield* log.append(stream, sampleEvents(600), 700)
+          const all = yield* readAllOf(stream)
+          assert.deepStrictEqual(
+            all.map((envelope) => envelope.version),
+            Array.from({ length: 1300 }, (_, index) => index + 1)
+          )
+          assert.isTrue(EventHash.verify(all).ok)
+          const tail = yield* Stream.runCollect(log.read(stream, { from: 450, to: 1201 })).pipe(
+            Effect.map(Chunk.toReadonlyArray)
+          )
+          assert.strictEqual(tail.length, 752)
+          assert.strictEqual(tail[0]?.version, 450)
+          assert.strictEqual(tail[751]?.version, 1201)
+          const global = yield* Stream.runCollect(
+            log.readAll({ after: (first.lastPosition ?? 0) - 700, limit: 1100 })
+          ).pipe(Effect.map(Chunk.toReadonlyArray))
+          assert.strictEqual(global.length, 1100)
+          assert.isTrue(
+            global.every((envelope, index) => index === 0 || envelope.position > (global[index - 1]?.position ?? 0))
+          )
+        })
+      )
+
       it.effect("keeps metadata and lists streams with counts and last activity", () =>
         Effect.gen(function* () {
           const log = yield* EventLog.EventLog

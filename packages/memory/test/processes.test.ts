@@ -58,6 +58,27 @@ describe("SQLite across processes", () => {
   )
 
   it.live(
+    "6 processes create a new file and its stream at once: migrations do not collide, one no_stream wins",
+    () =>
+      Effect.gen(function* () {
+        const filename = tempFile()
+        const stream = freshStream("create")
+        const startAt = String(Date.now() + 3000)
+        const outcomes = yield* Effect.all(
+          Array.from({ length: 6 }, (_, index) =>
+            child("appendOnce.ts", [filename, stream, startAt, `n${index}`, "no_stream"])
+          ),
+          { concurrency: "unbounded" }
+        )
+        const written = outcomes.filter((outcome) => JSON.stringify(outcome).includes('"written"'))
+        const conflicts = outcomes.filter((outcome) => JSON.stringify(outcome) === '{"outcome":"conflict","actual":2}')
+        assert.strictEqual(written.length, 1, JSON.stringify(outcomes))
+        assert.strictEqual(conflicts.length, 5, JSON.stringify(outcomes))
+      }),
+    120_000
+  )
+
+  it.live(
     "a window written by a process that exited loads deep-equal after reopening",
     () =>
       Effect.gen(function* () {

@@ -2,6 +2,7 @@ import { EventLog } from "@ctxlog/core"
 import BetterSqlite3 from "better-sqlite3"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
 import { Kysely, Migrator, SqliteDialect, sql } from "kysely"
 import { type Backend, describe, type SearchFilter, type SearchRow, type WriteTx } from "./backend.js"
@@ -26,10 +27,11 @@ export const make = (options: SqliteOptions): Effect.Effect<Backend, EventLog.St
       Effect.try({
         try: () => {
           const database = new BetterSqlite3(options.filename)
+          // busy_timeout first: switching a new file to WAL waits for another process opening it too.
           // journal_mode persists in the file; the others are per connection, so set them on every open.
+          database.pragma(`busy_timeout = ${options.busyTimeoutMs}`)
           database.pragma("journal_mode = WAL")
           database.pragma(`synchronous = ${options.durability === "full" ? "FULL" : "NORMAL"}`)
-          database.pragma(`busy_timeout = ${options.busyTimeoutMs}`)
           database.pragma("foreign_keys = ON")
           return database
         },
@@ -38,13 +40,20 @@ export const make = (options: SqliteOptions): Effect.Effect<Backend, EventLog.St
       (database) => Effect.sync(() => database.open && database.close())
     )
     const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: raw }) })
-    const migrated = yield* Effect.tryPromise({
+    // Two processes opening a new file at once can collide on the first migration (SQLITE_BUSY or
+    // "already exists"); each migration is one transaction, so trying again is safe and then finds
+    // the schema in place.
+    yield* Effect.tryPromise({
       try: () => new Migrator({ db, provider: provider("sqlite") }).migrateToLatest(),
       catch: storeError(`migrate ${options.filename}`)
-    })
-    if (migrated.error !== undefined) {
-      return yield* Effect.fail(storeError(`migrate ${options.filename}`)(migrated.error))
-    }
+    }).pipe(
+      Effect.flatMap((migrated) =>
+        migrated.error === undefined
+          ? Effect.void
+          : Effect.fail(storeError(`migrate ${options.filename}`)(migrated.error))
+      ),
+      Effect.retry(Schedule.intersect(Schedule.spaced("100 millis"), Schedule.recurs(4)))
+    )
 
     const compiled = appendStatements(db)
     const prepare = (statement: Compiled) => {
