@@ -8,13 +8,8 @@
  */
 import * as Schema from "effect/Schema"
 
-/**
- * Every kind of message. `chat` is ordinary conversation; the others tag injected context so it can be
- * found and removed as a group.
- * @since 0.1.0
- */
-export const MessageKind = Schema.Literal(
-  "chat",
+/** The kinds that tag injected context, in declaration order. @since 0.1.0 */
+export const injectedKinds = [
   "recall",
   "correction",
   "graph_facts",
@@ -30,7 +25,14 @@ export const MessageKind = Schema.Literal(
   "document_rag",
   "seam",
   "briefing"
-)
+] as const
+
+/**
+ * Every kind of message. `chat` is ordinary conversation; the others tag injected context so it can be
+ * found and removed as a group.
+ * @since 0.1.0
+ */
+export const MessageKind = Schema.Literal("chat", ...injectedKinds)
 /** @since 0.1.0 */
 export type MessageKind = typeof MessageKind.Type
 
@@ -38,23 +40,7 @@ export type MessageKind = typeof MessageKind.Type
 export const messageKinds: ReadonlyArray<MessageKind> = MessageKind.literals
 
 /** Kinds that tag injected context (everything but `chat`). @since 0.1.0 */
-export const InjectedKind = Schema.Literal(
-  "recall",
-  "correction",
-  "graph_facts",
-  "persona_facts",
-  "trajectory_hints",
-  "tree_memory",
-  "reasoning_strategies",
-  "lsp",
-  "code_context",
-  "summary",
-  "cross_session",
-  "session_digest",
-  "document_rag",
-  "seam",
-  "briefing"
-)
+export const InjectedKind = Schema.Literal(...injectedKinds)
 /** @since 0.1.0 */
 export type InjectedKind = typeof InjectedKind.Type
 
