@@ -79,23 +79,20 @@ const validate = (request: CtxBuilder.RenderedRequest) =>
       ? RequestValidator.responses(request)
       : RequestValidator.anthropic(request)
 
-describe("full stack on SQLite", () => {
-  it.live(
-    "a transcript turn by turn: compaction, seams, renders; the reopened log matches and verifies",
-    () => {
-      const dir = mkdtempSync(join(tmpdir(), "ctxlog-fullstack-"))
-      const filename = join(dir, "events.db")
-      return Effect.gen(function* () {
-        const json: unknown = JSON.parse(
-          readFileSync(join(transcriptsDir(), "04-mini-swe-agent-django-11910.json"), "utf8")
-        )
+/** Import a transcript turn by turn into a window on a new SQLite file; reopen the file at the end. */
+const turnLoop = (transcript: string) =>
+  Effect.acquireUseRelease(
+    Effect.sync(() => mkdtempSync(join(tmpdir(), "ctxlog-fullstack-"))),
+    (dir) =>
+      Effect.gen(function* () {
+        const filename = join(dir, "events.db")
+        const json: unknown = JSON.parse(readFileSync(join(transcriptsDir(), transcript), "utf8"))
         const { system, turns } = turnsOf(yield* Transcript.fromTranscriptJson(json))
-        assert.isAbove(turns.length, 20)
 
         const run = yield* Effect.gen(function* () {
           const ctx = yield* ContextService.ContextService
-          let window = (yield* ctx.setSystemPrompt(stream, system.map((message) => Message.textOf(message)).join("\n")))
-            .window
+          const prompt = system.map((message) => Message.textOf(message)).join("\n")
+          let window = (yield* ctx.setSystemPrompt(stream, prompt)).window
           const compactions: Array<string> = []
           const seamActions: Array<string> = []
           const invalid: Array<string> = []
@@ -112,7 +109,7 @@ describe("full stack on SQLite", () => {
             for (const builder of builders) {
               const built = builder.build(seams.window)
               if (Either.isLeft(built)) {
-                invalid.push(`${builder.name}: ${built.left.message}`)
+                invalid.push(`turn ${index}, ${builder.name}: ${built.left.message}`)
                 continue
               }
               rendered.push(built.right.request)
@@ -123,18 +120,6 @@ describe("full stack on SQLite", () => {
           return { window, compactions, seamActions, invalid, rendered }
         }).pipe(Effect.provide(live(filename)))
 
-        // The loop really exercised compaction and seams, and every render was accepted by its builder.
-        assert.deepStrictEqual(run.invalid, [])
-        assert.strictEqual(run.rendered.length, turns.length * builders.length)
-        assert.strictEqual(run.compactions.filter((tag) => tag === "Compacted").length, 1)
-        assert.include(run.compactions, "SoftCompacted")
-        assert.include(run.seamActions, "produced")
-        // Every rendered request passes the provider's rules again.
-        for (const request of run.rendered) {
-          const checked = validate(request)
-          assert.isTrue(Either.isRight(checked), Either.isLeft(checked) ? checked.left.message : "")
-        }
-
         // A fresh layer over the same file.
         const reopened = yield* Effect.gen(function* () {
           const ctx = yield* ContextService.ContextService
@@ -143,18 +128,64 @@ describe("full stack on SQLite", () => {
           const envelopes = Chunk.toReadonlyArray(yield* Stream.runCollect(log.read(stream)))
           return { window, envelopes }
         }).pipe(Effect.provide(core(filename)))
+        return { turns: turns.length, run, reopened }
+      }),
+    (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
+  )
 
-        assert.deepStrictEqual(yield* Window.encode(reopened.window), yield* Window.encode(run.window))
-        assert.strictEqual(reopened.envelopes.length, run.window.version)
-        assert.strictEqual(
-          reopened.envelopes.filter((envelope) => envelope.type === "PromptRendered").length,
-          run.rendered.length
-        )
-        assert.deepStrictEqual(EventHash.verify(reopened.envelopes).ok, true)
-        assert.deepStrictEqual(ToolPairs.problems(reopened.window.history, reopened.window.completedToolIds), [])
-        assert.deepStrictEqual(ToolPairs.pendingCalls(reopened.window.history), [])
-      }).pipe(Effect.ensuring(Effect.sync(() => rmSync(dir, { recursive: true, force: true }))))
-    },
+/** What must hold after any turn loop. */
+const checkLoop = ({ turns, run, reopened }: Effect.Effect.Success<ReturnType<typeof turnLoop>>) =>
+  Effect.gen(function* () {
+    // Every render was accepted by its builder, and passes the provider's rules again.
+    assert.deepStrictEqual(run.invalid, [])
+    assert.strictEqual(run.rendered.length, turns * builders.length)
+    for (const request of run.rendered) {
+      const checked = validate(request)
+      assert.isTrue(Either.isRight(checked), Either.isLeft(checked) ? checked.left.message : "")
+    }
+    // The reopened window is the live one; the log holds every event, every render, an intact chain.
+    assert.deepStrictEqual(yield* Window.encode(reopened.window), yield* Window.encode(run.window))
+    assert.strictEqual(reopened.envelopes.length, run.window.version)
+    assert.strictEqual(
+      reopened.envelopes.filter((envelope) => envelope.type === "PromptRendered").length,
+      run.rendered.length
+    )
+    assert.deepStrictEqual(EventHash.verify(reopened.envelopes).ok, true)
+    // No tool call without its result or result without its call.
+    assert.deepStrictEqual(ToolPairs.problems(reopened.window.history, reopened.window.completedToolIds), [])
+    assert.deepStrictEqual(ToolPairs.pendingCalls(reopened.window.history), [])
+  })
+
+describe("full stack on SQLite", () => {
+  it.live(
+    "the django transcript turn by turn: compaction, seams, renders; the reopened log matches and verifies",
+    () =>
+      Effect.gen(function* () {
+        const loop = yield* turnLoop("04-mini-swe-agent-django-11910.json")
+        assert.isAbove(loop.turns, 100)
+        // The loop really exercised the soft tier, a manual compaction and seams.
+        assert.strictEqual(loop.run.compactions.filter((tag) => tag === "Compacted").length, 1)
+        assert.include(loop.run.compactions, "SoftCompacted")
+        assert.include(loop.run.seamActions, "produced")
+        yield* checkLoop(loop)
+      }),
     120_000
   )
+
+  for (const transcript of [
+    "01-sweagent-enigma-ctf-i-got-id.json",
+    "06-openhands-codeact-ponyc-4588.json",
+    "10-claude-code-agentcmd-navuser-initials.json"
+  ]) {
+    it.live(
+      `${transcript} turn by turn: the reopened log matches the live window and verifies`,
+      () =>
+        Effect.gen(function* () {
+          const loop = yield* turnLoop(transcript)
+          assert.strictEqual(loop.run.compactions.filter((tag) => tag === "Compacted").length, 1)
+          yield* checkLoop(loop)
+        }),
+      120_000
+    )
+  }
 })
