@@ -215,7 +215,7 @@ const firstLine = (value: string, max: number): string => {
 
 /**
  * A deterministic extractor: the goal is the first line of the last user message; subgoals are the
- * list items (`-`, `*`, `1.`) of the last assistant message that has any.
+ * list items (`-`, `*`, `1.`) of the newest assistant message that contains list items.
  * @since 0.1.0
  */
 export const heuristicExtractor: Extractor = {

@@ -1,5 +1,5 @@
 import { type Compilable, type Kysely, type RawBuilder, sql } from "kysely"
-import type { Database } from "./schema.js"
+import type { Database, RecallEntriesTable } from "./schema.js"
 
 // The append hot path builds its statements with kysely once, then runs the compiled SQL through the
 // driver's own prepared statements: kysely would rebuild and recompile the query on every call.
@@ -120,19 +120,8 @@ export interface NewEvent {
   readonly hash: string
 }
 
-export interface NewEntry {
-  readonly source: "message" | "document"
-  readonly stream_id: string | null
-  readonly owner: string | null
-  readonly ref: string
-  readonly document_id: string | null
-  readonly kind: string
-  readonly role: string
-  readonly text: string
-  readonly tokens: number
-  readonly global_position: number | null
-  readonly created_at: number
-}
+/** A recall row to insert: the table's columns less the generated id, with the source narrowed. */
+export type NewEntry = Omit<RecallEntriesTable, "entry_id" | "source"> & { readonly source: "message" | "document" }
 
 export interface NewFact {
   readonly stream_id: string
