@@ -2,15 +2,21 @@
  * The window façade: every operation is load → decide → append (expected version) → evolve, and
  * returns the new window with the events it wrote.
  *
- * A stale write (another writer appended in between) is retried on a freshly loaded window: `decide`
- * is pure, so re-deciding is safe.
+ * The service keeps the last window of each stream it touched in memory (an LRU bounded by streams) and
+ * decides on it directly: the append's expected-version check, in the same transaction as the write,
+ * tells whether another writer got there first. Then the window catches up by reading only the tail of
+ * the stream, and the decision runs again (`decide` is pure, so re-deciding is safe), with jittered
+ * exponential backoff between attempts. A decision that writes nothing checks the stream's version
+ * before it returns, so it never answers from a stale window.
  *
  * @since 0.1.0
  */
 import * as Context from "effect/Context"
+import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
+import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import { decide, type InvalidCommand, type WindowCommand } from "./Decide.js"
@@ -136,152 +142,228 @@ export declare namespace ContextService {
 const isConflict = (error: unknown): boolean =>
   typeof error === "object" && error !== null && "_tag" in error && error._tag === "ConcurrencyConflict"
 
-/** Build the service from its dependencies. @since 0.1.0 */
-export const make = Effect.gen(function* () {
-  const log = yield* EventLog
-  const repository = yield* WindowRepository
-  const counter = yield* TokenCounter
-  const ids = yield* Ids
-  const recallSource = yield* RecallSource
+/** How the service caches windows and retries stale writes. @since 0.1.0 */
+export interface Options {
+  /** Streams whose last window is kept in memory (least recently used leave first; default 1,000). */
+  readonly cacheStreams?: number
+  /** Attempts after a concurrency conflict before it is returned (default 10). */
+  readonly conflictRetries?: number
+  /** First backoff between attempts; it doubles, with jitter (default 2 ms; the first retry is at once). */
+  readonly conflictBackoff?: Duration.DurationInput
+}
 
-  const load = repository.load
-
-  const run: ContextService.Service["run"] = (stream, decideFn, metadata) =>
-    Effect.gen(function* () {
-      const window = yield* load(stream)
-      const drafts = yield* Either.match(decideFn(window), {
-        onLeft: (error) => Effect.fail(error),
-        onRight: (events) => Effect.succeed(events)
-      })
-      if (drafts.length === 0) return { window, events: [] }
-      const events: Array<WindowEvent> = []
-      for (const draft of drafts) events.push(stamp(draft, yield* ids.next))
-      yield* log.append(stream, events, window.version, metadata)
-      return { window: Window.replay(events, window), events }
-    }).pipe(Effect.retry({ times: 8, while: isConflict }))
-
-  const prepare = (inputs: ReadonlyArray<MessageInput>, kind?: InjectedKind) =>
-    Effect.forEach(inputs, (input) =>
-      Effect.map(
-        input.id === undefined ? ids.next : Effect.succeed(input.id),
-        (id): Message => ({
-          id,
-          role: input.role,
-          kind: kind ?? input.kind ?? "chat",
-          parts: input.parts,
-          tokens: counter.countMessage(input),
-          ...(input.pinned === true ? { pinned: true } : {})
-        })
-      )
-    )
-
-  const command = (stream: StreamId, cmd: WindowCommand) => run(stream, (window) => decide(window, cmd))
-
-  const asInputs = (items: ReadonlyArray<string | MessageInput>, role: MessageInput["role"]) =>
-    items.map(
-      (item): MessageInput => (typeof item === "string" ? { role, parts: [{ type: "text", text: item }] } : item)
-    )
-
-  const removeKind = (stream: StreamId, kind: InjectedKind) => command(stream, { _tag: "RemoveKind", kind })
-  const remover = (kind: InjectedKind) => (stream: StreamId) => removeKind(stream, kind)
-
-  const inject: ContextService.Service["inject"] = (stream, kind, items) =>
-    Effect.flatMap(prepare(asInputs(items, "system"), kind), (messages) =>
-      command(stream, { _tag: "Inject", kind, messages })
-    )
-
-  const recallInto =
-    (kind: InjectedKind): Recall =>
-    (stream, query, budget, owner) =>
-      Effect.gen(function* () {
-        const hits = yield* recallSource.recall({
-          kind,
-          stream,
-          query,
-          budget,
-          ...(owner === undefined ? {} : { owner })
-        })
-        const prepared = yield* prepare(
-          hits.map((hit) => hit.message),
-          kind
-        )
-        // The source promises to respect the budget; enforce it anyway, best hits first.
-        const kept: Array<Message> = []
-        let used = 0
-        for (const message of prepared) {
-          if (used + message.tokens > budget) break
-          kept.push(message)
-          used += message.tokens
-        }
-        return yield* command(stream, { _tag: "Inject", kind, messages: kept })
-      })
-
-  const forkAt: ContextService.Service["forkAt"] = (stream, version, into) =>
-    Effect.gen(function* () {
-      const current = yield* log.version(stream)
-      if (!Number.isInteger(version) || version < 0 || version > current) {
-        return yield* new VersionNotFound({ stream, version, current })
-      }
-      const source = yield* Stream.runCollect(log.read(stream, { to: version }))
-      const events: Array<WindowEvent> = []
-      for (const envelope of source) events.push({ ...envelope.event, id: yield* ids.next })
-      yield* log.append(into, events, "no_stream", { actor: "fork", causationId: `${stream}@${version}` })
-      return { window: Window.replay(events), events }
-    })
-
-  const service: ContextService.Service = {
-    load,
-    run,
-    prepare,
-    setSystemPrompt: (stream, prompt) =>
-      Effect.flatMap(prepare(typeof prompt === "string" ? asInputs([prompt], "system") : prompt), (messages) =>
-        command(stream, { _tag: "SetSystemPrompt", messages })
-      ),
-    setKnowledge: (stream, knowledge) =>
-      Effect.flatMap(prepare(asInputs(knowledge, "system")), (messages) =>
-        command(stream, { _tag: "SetKnowledge", messages })
-      ),
-    setTaskGoal: (stream, goal) =>
-      command(stream, { _tag: "SetTaskGoal", goal, tokens: goal === null ? 0 : counter.count(goal) }),
-    setSubgoals: (stream, subgoals) =>
-      command(stream, {
-        _tag: "SetSubgoals",
-        subgoals,
-        tokens: subgoals.reduce((total, subgoal) => total + counter.count(subgoal), 0)
-      }),
-    raiseSignal: (stream, text) =>
-      Effect.flatMap(ids.next, (id) =>
-        command(stream, { _tag: "RaiseSignal", signal: { id, text, tokens: counter.count(text) } })
-      ),
-    appendMessages: (stream, inputs) =>
-      Effect.flatMap(prepare(inputs), (messages) => command(stream, { _tag: "AppendMessages", messages })),
-    clearHistory: (stream) => command(stream, { _tag: "ClearHistory" }),
-    removeKind,
-    removeRecallMessages: remover("recall"),
-    removeCorrectionMessages: remover("correction"),
-    removeGraphFactsMessages: remover("graph_facts"),
-    removePersonaFactsMessages: remover("persona_facts"),
-    removeTrajectoryHintsMessages: remover("trajectory_hints"),
-    removeTreeMemoryMessages: remover("tree_memory"),
-    removeReasoningStrategiesMessages: remover("reasoning_strategies"),
-    removeLspMessages: remover("lsp"),
-    removeCodeContextMessages: remover("code_context"),
-    removeSummaryMessages: remover("summary"),
-    removeCrossSessionMessages: remover("cross_session"),
-    removeSessionDigestMessage: remover("session_digest"),
-    removeDocumentRagMessages: remover("document_rag"),
-    trimToBudget: (stream, budget) => command(stream, { _tag: "TrimToBudget", budget }),
-    inject,
-    injectSemanticRecall: recallInto("recall"),
-    injectCrossSessionContext: recallInto("cross_session"),
-    injectSummaries: recallInto("summary"),
-    pin: (stream, messageId, pinned = true) => command(stream, { _tag: "Pin", messageId, pinned }),
-    completeTurn: (stream) => command(stream, { _tag: "CompleteTurn" }),
-    resetConversation: (stream) => command(stream, { _tag: "ResetConversation" }),
-    forkAt
+/** A map that forgets its least recently used entries past `capacity`. */
+class Lru<K, V> {
+  readonly #entries = new Map<K, V>()
+  constructor(readonly capacity: number) {}
+  get(key: K): V | undefined {
+    const value = this.#entries.get(key)
+    if (value !== undefined) {
+      this.#entries.delete(key)
+      this.#entries.set(key, value)
+    }
+    return value
   }
-  return service
-})
+  set(key: K, value: V): void {
+    this.#entries.delete(key)
+    this.#entries.set(key, value)
+    if (this.#entries.size > this.capacity) {
+      const oldest = this.#entries.keys().next()
+      if (oldest.done !== true) this.#entries.delete(oldest.value)
+    }
+  }
+  delete(key: K): void {
+    this.#entries.delete(key)
+  }
+}
+
+/** Build the service from its dependencies, with options. @since 0.1.0 */
+export const makeWith = (options: Options = {}) =>
+  Effect.gen(function* () {
+    const log = yield* EventLog
+    const repository = yield* WindowRepository
+    const counter = yield* TokenCounter
+    const ids = yield* Ids
+    const recallSource = yield* RecallSource
+    const cache = new Lru<StreamId, Window.Window>(Math.max(1, options.cacheStreams ?? 1000))
+    const retry = Schedule.exponential(options.conflictBackoff ?? "2 millis").pipe(
+      Schedule.jittered,
+      // The first retry runs at once: catching up with the tail is usually all a conflict needs.
+      Schedule.union(Schedule.once),
+      Schedule.intersect(Schedule.recurs(Math.max(0, options.conflictRetries ?? 10))),
+      Schedule.whileInput(isConflict)
+    )
+
+    const remember = (stream: StreamId, window: Window.Window): Window.Window => {
+      const cached = cache.get(stream)
+      // Another fiber may have cached a newer window of this stream meanwhile: keep the newest.
+      if (cached === undefined || cached.version <= window.version) cache.set(stream, window)
+      return window
+    }
+
+    /** The cached window (or the stored one), brought up to the stream's current version. */
+    const fresh = (stream: StreamId) =>
+      Effect.gen(function* () {
+        const cached = cache.get(stream)
+        if (cached === undefined) return remember(stream, yield* repository.load(stream))
+        if ((yield* log.version(stream)) === cached.version) return cached
+        return remember(stream, yield* repository.catchUp(stream, cached))
+      })
+
+    const load: ContextService.Service["load"] = fresh
+
+    const run: ContextService.Service["run"] = (stream, decideFn, metadata) => {
+      let attempt = 0
+      return Effect.gen(function* () {
+        // First attempt: the cached window as it is (the append checks it). After a conflict: catch up.
+        const cached = attempt++ === 0 ? cache.get(stream) : undefined
+        let window = cached ?? (yield* fresh(stream))
+        let decision = decideFn(window)
+        // A decision that writes nothing (no events, or refused) is checked by no append: make sure it was
+        // not made on a stale window (another writer may have added the tool call a result answers).
+        const writes = Either.isRight(decision) && decision.right.length > 0
+        if (cached !== undefined && !writes && (yield* log.version(stream)) !== cached.version) {
+          window = yield* fresh(stream)
+          decision = decideFn(window)
+        }
+        const drafts = yield* Either.match(decision, { onLeft: Effect.fail, onRight: Effect.succeed })
+        if (drafts.length === 0) return { window, events: [] }
+        const events: Array<WindowEvent> = []
+        for (const draft of drafts) events.push(stamp(draft, yield* ids.next))
+        const appended = yield* log.append(stream, events, window.version, metadata)
+        // Fold what the log holds (a store may have redacted a secret), so the cache equals a replay.
+        const written = appended.stored ?? events
+        const next = remember(stream, Window.replay(written, window))
+        yield* repository.committed(stream, next)
+        return { window: next, events: written }
+      }).pipe(Effect.retry(retry))
+    }
+
+    const prepare = (inputs: ReadonlyArray<MessageInput>, kind?: InjectedKind) =>
+      Effect.forEach(inputs, (input) =>
+        Effect.map(
+          input.id === undefined ? ids.next : Effect.succeed(input.id),
+          (id): Message => ({
+            id,
+            role: input.role,
+            kind: kind ?? input.kind ?? "chat",
+            parts: input.parts,
+            tokens: counter.countMessage(input),
+            ...(input.pinned === true ? { pinned: true } : {})
+          })
+        )
+      )
+
+    const command = (stream: StreamId, cmd: WindowCommand) => run(stream, (window) => decide(window, cmd))
+
+    const asInputs = (items: ReadonlyArray<string | MessageInput>, role: MessageInput["role"]) =>
+      items.map(
+        (item): MessageInput => (typeof item === "string" ? { role, parts: [{ type: "text", text: item }] } : item)
+      )
+
+    const removeKind = (stream: StreamId, kind: InjectedKind) => command(stream, { _tag: "RemoveKind", kind })
+    const remover = (kind: InjectedKind) => (stream: StreamId) => removeKind(stream, kind)
+
+    const inject: ContextService.Service["inject"] = (stream, kind, items) =>
+      Effect.flatMap(prepare(asInputs(items, "system"), kind), (messages) =>
+        command(stream, { _tag: "Inject", kind, messages })
+      )
+
+    const recallInto =
+      (kind: InjectedKind): Recall =>
+      (stream, query, budget, owner) =>
+        Effect.gen(function* () {
+          const hits = yield* recallSource.recall({
+            kind,
+            stream,
+            query,
+            budget,
+            ...(owner === undefined ? {} : { owner })
+          })
+          const prepared = yield* prepare(
+            hits.map((hit) => hit.message),
+            kind
+          )
+          // The source promises to respect the budget; enforce it anyway, best hits first.
+          const kept: Array<Message> = []
+          let used = 0
+          for (const message of prepared) {
+            if (used + message.tokens > budget) break
+            kept.push(message)
+            used += message.tokens
+          }
+          return yield* command(stream, { _tag: "Inject", kind, messages: kept })
+        })
+
+    const forkAt: ContextService.Service["forkAt"] = (stream, version, into) =>
+      Effect.gen(function* () {
+        const current = yield* log.version(stream)
+        if (!Number.isInteger(version) || version < 0 || version > current) {
+          return yield* new VersionNotFound({ stream, version, current })
+        }
+        const source = yield* Stream.runCollect(log.read(stream, { to: version }))
+        const events: Array<WindowEvent> = []
+        for (const envelope of source) events.push({ ...envelope.event, id: yield* ids.next })
+        yield* log.append(into, events, "no_stream", { actor: "fork", causationId: `${stream}@${version}` })
+        return { window: Window.replay(events), events }
+      })
+
+    const service: ContextService.Service = {
+      load,
+      run,
+      prepare,
+      setSystemPrompt: (stream, prompt) =>
+        Effect.flatMap(prepare(typeof prompt === "string" ? asInputs([prompt], "system") : prompt), (messages) =>
+          command(stream, { _tag: "SetSystemPrompt", messages })
+        ),
+      setKnowledge: (stream, knowledge) =>
+        Effect.flatMap(prepare(asInputs(knowledge, "system")), (messages) =>
+          command(stream, { _tag: "SetKnowledge", messages })
+        ),
+      setTaskGoal: (stream, goal) =>
+        command(stream, { _tag: "SetTaskGoal", goal, tokens: goal === null ? 0 : counter.count(goal) }),
+      setSubgoals: (stream, subgoals) =>
+        command(stream, {
+          _tag: "SetSubgoals",
+          subgoals,
+          tokens: subgoals.reduce((total, subgoal) => total + counter.count(subgoal), 0)
+        }),
+      raiseSignal: (stream, text) =>
+        Effect.flatMap(ids.next, (id) =>
+          command(stream, { _tag: "RaiseSignal", signal: { id, text, tokens: counter.count(text) } })
+        ),
+      appendMessages: (stream, inputs) =>
+        Effect.flatMap(prepare(inputs), (messages) => command(stream, { _tag: "AppendMessages", messages })),
+      clearHistory: (stream) => command(stream, { _tag: "ClearHistory" }),
+      removeKind,
+      removeRecallMessages: remover("recall"),
+      removeCorrectionMessages: remover("correction"),
+      removeGraphFactsMessages: remover("graph_facts"),
+      removePersonaFactsMessages: remover("persona_facts"),
+      removeTrajectoryHintsMessages: remover("trajectory_hints"),
+      removeTreeMemoryMessages: remover("tree_memory"),
+      removeReasoningStrategiesMessages: remover("reasoning_strategies"),
+      removeLspMessages: remover("lsp"),
+      removeCodeContextMessages: remover("code_context"),
+      removeSummaryMessages: remover("summary"),
+      removeCrossSessionMessages: remover("cross_session"),
+      removeSessionDigestMessage: remover("session_digest"),
+      removeDocumentRagMessages: remover("document_rag"),
+      trimToBudget: (stream, budget) => command(stream, { _tag: "TrimToBudget", budget }),
+      inject,
+      injectSemanticRecall: recallInto("recall"),
+      injectCrossSessionContext: recallInto("cross_session"),
+      injectSummaries: recallInto("summary"),
+      pin: (stream, messageId, pinned = true) => command(stream, { _tag: "Pin", messageId, pinned }),
+      completeTurn: (stream) => command(stream, { _tag: "CompleteTurn" }),
+      resetConversation: (stream) => command(stream, { _tag: "ResetConversation" }),
+      forkAt
+    }
+    return service
+  })
+
+/** Build the service from its dependencies (default options). @since 0.1.0 */
+export const make = makeWith()
 
 /** The service over its dependencies. @since 0.1.0 */
 export const layer: Layer.Layer<
@@ -289,6 +371,12 @@ export const layer: Layer.Layer<
   never,
   EventLog | WindowRepository | TokenCounter | Ids | RecallSource
 > = Layer.effect(ContextService, make)
+
+/** The service over its dependencies, with cache and retry options. @since 0.1.0 */
+export const layerWith = (
+  options: Options
+): Layer.Layer<ContextService, never, EventLog | WindowRepository | TokenCounter | Ids | RecallSource> =>
+  Layer.effect(ContextService, makeWith(options))
 
 /**
  * Everything in memory, for demos and tests: the service over `EventLog.layerMemory`, the replaying

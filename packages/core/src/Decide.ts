@@ -7,9 +7,10 @@
  * @since 0.1.0
  */
 import * as Either from "effect/Either"
+import * as HashMap from "effect/HashMap"
 import * as Schema from "effect/Schema"
+import { type State, stateOf } from "./internal/evolve.js"
 import { type InjectedKind, type Message, toolCallsOf, toolResultsOf } from "./Message.js"
-import * as ToolPairs from "./ToolPairs.js"
 import * as Window from "./Window.js"
 import type { Draft, Fact } from "./WindowEvent.js"
 
@@ -54,21 +55,40 @@ const checkNoToolParts = (command: WindowCommand, messages: ReadonlyArray<Messag
     : invalid(command, "injected and partition messages cannot carry tool calls or results", offender.id)
 }
 
-const checkNewIds = (window: Window.Window, command: WindowCommand, messages: ReadonlyArray<Message>) => {
-  const taken = new Set(Window.messages(window).map((message) => message.id))
+/** Whether a message id is taken in the window: system and knowledge are scanned (small), history by index. */
+const takenIn =
+  (state: State, skip?: ReadonlySet<string>) =>
+  (id: string): boolean =>
+    skip?.has(id) !== true &&
+    (state.system.some((message) => message.id === id) ||
+      state.knowledge.some((message) => message.id === id) ||
+      state.history.has(id))
+
+const checkNewIds = (
+  state: State,
+  command: WindowCommand,
+  messages: ReadonlyArray<Message>,
+  replaced?: ReadonlySet<string>
+) => {
+  const inWindow = takenIn(state, replaced)
+  const seen = new Set<string>()
   for (const message of messages) {
-    if (taken.has(message.id)) return invalid(command, "message id is already in the window", message.id)
-    taken.add(message.id)
+    if (seen.has(message.id) || inWindow(message.id)) {
+      return invalid(command, "message id is already in the window", message.id)
+    }
+    seen.add(message.id)
   }
   return undefined
 }
 
-/** Validate appended messages against the history they join. */
-const checkAppend = (window: Window.Window, command: WindowCommand, messages: ReadonlyArray<Message>) => {
-  const duplicate = checkNewIds(window, command, messages)
+/** Validate appended messages against the history they join. O(the messages appended). */
+const checkAppend = (state: State, command: WindowCommand, messages: ReadonlyArray<Message>) => {
+  const duplicate = checkNewIds(state, command, messages)
   if (duplicate !== undefined) return duplicate
-  const calls = new Set(window.history.flatMap((message) => toolCallsOf(message).map((call) => call.id)))
-  const answered = new Set(window.completedToolIds)
+  const calls = new Set<string>()
+  const answered = new Set<string>()
+  const called = (id: string) => calls.has(id) || HashMap.has(state.calls, id)
+  const done = (id: string) => answered.has(id) || state.completed.has(id)
   for (const message of messages) {
     const results = toolResultsOf(message)
     const made = toolCallsOf(message)
@@ -82,10 +102,10 @@ const checkAppend = (window: Window.Window, command: WindowCommand, messages: Re
       return invalid(command, "tool results belong in tool (or user) messages", message.id)
     }
     for (const result of results) {
-      if (!calls.has(result.toolCallId)) {
+      if (!called(result.toolCallId)) {
         return invalid(command, `tool result answers unknown tool call "${result.toolCallId}"`, message.id)
       }
-      if (answered.has(result.toolCallId)) {
+      if (done(result.toolCallId)) {
         return invalid(command, `tool call "${result.toolCallId}" already has a result`, message.id)
       }
       answered.add(result.toolCallId)
@@ -93,7 +113,7 @@ const checkAppend = (window: Window.Window, command: WindowCommand, messages: Re
     for (const call of made) {
       // A completed call id stays taken even after its pair left the window: its result could never
       // be appended again ("already has a result"), so the new call would dangle.
-      if (calls.has(call.id) || answered.has(call.id)) {
+      if (called(call.id) || done(call.id)) {
         return invalid(command, `tool call id "${call.id}" is used already`, message.id)
       }
       calls.add(call.id)
@@ -103,25 +123,87 @@ const checkAppend = (window: Window.Window, command: WindowCommand, messages: Re
 }
 
 /**
+ * The tool-pair group of a history message: the message, the results of the calls it makes, the calls
+ * its results answer, and so on (a result joins a call made before it). Members in history order.
+ */
+const groupOf = (state: State, start: Message): ReadonlyArray<Message> => {
+  const history = state.history
+  const members = new Map<string, Message>()
+  const queue: Array<Message> = [start]
+  while (queue.length > 0) {
+    const message = queue.pop() as Message
+    if (members.has(message.id)) continue
+    members.set(message.id, message)
+    const key = history.keyOf(message.id) ?? 0
+    for (const call of toolCallsOf(message)) {
+      const holders = HashMap.get(state.results, call.id)
+      if (holders._tag === "None") continue
+      for (const id of holders.value) {
+        const result = history.get(id)
+        if (result !== undefined && (history.keyOf(id) ?? 0) > key) queue.push(result)
+      }
+    }
+    for (const result of toolResultsOf(message)) {
+      const maker = HashMap.get(state.calls, result.toolCallId)
+      if (maker._tag === "None") continue
+      const call = history.get(maker.value)
+      if (call !== undefined && (history.keyOf(maker.value) ?? 0) < key) queue.push(call)
+    }
+  }
+  if (members.size === 1) return [start]
+  return [...members.values()].sort((a, b) => (history.keyOf(a.id) ?? 0) - (history.keyOf(b.id) ?? 0))
+}
+
+/** The order key of the first message of the newest group (scans back only as far as that group reaches). */
+const newestGroupStart = (state: State): number => {
+  const history = state.history
+  let best = Number.NEGATIVE_INFINITY
+  for (const message of history.reversed()) {
+    const key = history.keyOf(message.id) ?? 0
+    if (key < best) break
+    const first = groupOf(state, message)[0]
+    best = Math.max(best, first === undefined ? key : (history.keyOf(first.id) ?? key))
+  }
+  return best
+}
+
+/**
  * The history to drop, oldest first, so the window fits `budget` tokens. System, knowledge and task
- * state are never trimmed; pinned messages stay; a tool call and its results leave together; the newest
- * group always stays.
+ * state are never trimmed; pinned messages stay; a tool call and its results leave together (the groups
+ * of `ToolPairs.groups`); the newest group always stays. O(the messages dropped), not O(history): groups
+ * are found from the oldest message on, and only until the window fits.
  * @since 0.1.0
  */
 export const trimPlan = (window: Window.Window, budget: number): ReadonlyArray<string> => {
   if (budget <= 0 || window.tokens.total <= budget) return []
-  const groups = ToolPairs.groups(window.history)
+  const state = stateOf(window)
+  const history = state.history
+  const newest = newestGroupStart(state)
   let total = window.tokens.total
   const removed: Array<string> = []
-  for (const group of groups.slice(0, -1)) {
+  const seen = new Set<string>()
+  for (const message of history) {
     if (total <= budget) break
-    if (group.some((message) => message.pinned === true)) continue
-    for (const message of group) {
-      removed.push(message.id)
-      total -= message.tokens
+    if (seen.has(message.id)) continue
+    if ((history.keyOf(message.id) ?? 0) >= newest) break
+    const group = groupOf(state, message)
+    for (const member of group) seen.add(member.id)
+    if (group.some((member) => member.pinned === true)) continue
+    for (const member of group) {
+      removed.push(member.id)
+      total -= member.tokens
     }
   }
   return removed
+}
+
+/** Ids of the messages of `kind` in knowledge and history. */
+const idsOfKind = (state: State, kind: InjectedKind): ReadonlyArray<string> => {
+  const inHistory = HashMap.get(state.kinds, kind)
+  return [
+    ...state.knowledge.filter((message) => message.kind === kind).map((message) => message.id),
+    ...(inHistory._tag === "Some" ? inHistory.value : [])
+  ]
 }
 
 /** Decide the events for a command. @since 0.1.0 */
@@ -129,6 +211,7 @@ export const decide = (
   window: Window.Window,
   command: WindowCommand
 ): Either.Either<ReadonlyArray<Draft>, InvalidCommand> => {
+  const state = stateOf(window)
   switch (command._tag) {
     case "SetSystemPrompt":
     case "SetKnowledge": {
@@ -140,18 +223,15 @@ export const decide = (
       if (injected !== undefined) {
         return invalid(command, `stable knowledge cannot be of kind "${injected.kind}": inject it instead`, injected.id)
       }
-      const others =
-        command._tag === "SetSystemPrompt"
-          ? [...window.knowledge, ...window.history]
-          : [...window.system, ...window.history, ...window.knowledge.filter((message) => message.kind !== "chat")]
-      const taken = new Set(others.map((message) => message.id))
-      // An id repeated within the new partition clashes too.
-      const clash = command.messages.find((message) => {
-        if (taken.has(message.id)) return true
-        taken.add(message.id)
-        return false
-      })
-      if (clash !== undefined) return invalid(command, "message id is already in the window", clash.id)
+      // The partition being replaced does not count: its ids may be used again.
+      const replaced = new Set(
+        (command._tag === "SetSystemPrompt"
+          ? window.system
+          : window.knowledge.filter((message) => message.kind === "chat")
+        ).map((message) => message.id)
+      )
+      const clash = checkNewIds(state, command, command.messages, replaced)
+      if (clash !== undefined) return clash
       return Either.right([
         command._tag === "SetSystemPrompt"
           ? { _tag: "SystemPromptSet", messages: command.messages }
@@ -165,23 +245,21 @@ export const decide = (
     case "RaiseSignal":
       return Either.right([{ _tag: "SignalRaised", signal: command.signal }])
     case "AppendMessages": {
-      const problem = checkAppend(window, command, command.messages)
+      const problem = checkAppend(state, command, command.messages)
       if (problem !== undefined) return problem
       return Either.right(command.messages.map((message) => ({ _tag: "MessageAppended", message }) as const))
     }
     case "ClearHistory":
       // Bookkeeping about history (queued or deferred tool pairs, seams) is cleared with it.
-      return window.history.length === 0 &&
-        window.completedToolIds.length === 0 &&
+      return state.history.length === 0 &&
+        state.completed.length === 0 &&
         window.pendingToolPairs.length === 0 &&
         window.deferredSummaries.length === 0 &&
         window.seams.length === 0
         ? none
         : Either.right([{ _tag: "HistoryCleared" }])
     case "RemoveKind": {
-      const ids = [...window.knowledge, ...window.history]
-        .filter((message) => message.kind === command.kind)
-        .map((message) => message.id)
+      const ids = idsOfKind(state, command.kind)
       return ids.length === 0
         ? none
         : Either.right([{ _tag: "MessagesRemoved", messageIds: ids, reason: `kind:${command.kind}` }])
@@ -203,19 +281,9 @@ export const decide = (
       if (mislabeled !== undefined) {
         return invalid(command, `message kind "${mislabeled.kind}" differs from "${command.kind}"`, mislabeled.id)
       }
-      const present = [...window.knowledge, ...window.history].some((message) => message.kind === command.kind)
-      if (!present && command.messages.length === 0) return none
-      const replaced = new Set(
-        [...window.knowledge, ...window.history]
-          .filter((message) => message.kind === command.kind)
-          .map((message) => message.id)
-      )
-      const remaining: Window.Window = {
-        ...window,
-        knowledge: window.knowledge.filter((message) => !replaced.has(message.id)),
-        history: window.history.filter((message) => !replaced.has(message.id))
-      }
-      const clash = checkNewIds(remaining, command, command.messages)
+      const replaced = new Set(idsOfKind(state, command.kind))
+      if (replaced.size === 0 && command.messages.length === 0) return none
+      const clash = checkNewIds(state, command, command.messages, replaced)
       if (clash !== undefined) return clash
       return Either.right([{ _tag: "MessagesInjected", kind: command.kind, messages: command.messages }])
     }

@@ -68,6 +68,11 @@ export interface AppendResult {
   readonly written: number
   /** Global position of the last event written, if any. */
   readonly lastPosition: number | undefined
+  /**
+   * The events as stored, when the store changed what it was given (a redaction rule removed a secret);
+   * absent when the events were stored exactly as given. A caller that keeps a window folds these.
+   */
+  readonly stored?: ReadonlyArray<WindowEvent>
 }
 
 /** A stream and its activity. @since 0.1.0 */

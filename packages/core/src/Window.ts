@@ -124,11 +124,8 @@ export const empty: Window = evolveInternal.empty
 export const evolve: (window: Window, event: WindowEvent) => Window = evolveInternal.evolve
 
 /** Fold events, in order, from `from` (the empty window by default). @since 0.1.0 */
-export const replay = (events: Iterable<WindowEvent>, from: Window = empty): Window => {
-  let window = from
-  for (const event of events) window = evolve(window, event)
-  return window
-}
+export const replay = (events: Iterable<WindowEvent>, from: Window = empty): Window =>
+  evolveInternal.replay(events, from)
 
 /** Every message in render order: system, knowledge, history. @since 0.1.0 */
 export const messages = (window: Window): ReadonlyArray<Message> => [
@@ -137,9 +134,11 @@ export const messages = (window: Window): ReadonlyArray<Message> => [
   ...window.history
 ]
 
-/** Find a message anywhere in the window. @since 0.1.0 */
+/** Find a message anywhere in the window (history by its index: O(log n)). @since 0.1.0 */
 export const findMessage = (window: Window, id: string): Message | undefined =>
-  messages(window).find((message) => message.id === id)
+  window.system.find((message) => message.id === id) ??
+  window.knowledge.find((message) => message.id === id) ??
+  evolveInternal.stateOf(window).history.get(id)
 
 /** The highest seam level present, if any. @since 0.1.0 */
 export const highestSeamLevel = (window: Window): number | undefined =>

@@ -11,6 +11,7 @@ import * as Stream from "effect/Stream"
 import type { EventDecodeError } from "./EventCodec.js"
 import { EventLog, type StoreError, type StreamId } from "./EventLog.js"
 import * as Window from "./Window.js"
+import type { WindowEvent } from "./WindowEvent.js"
 
 /** Loads windows. @since 0.1.0 */
 export class WindowRepository extends Context.Tag("@ctxlog/core/WindowRepository")<
@@ -22,7 +23,15 @@ export class WindowRepository extends Context.Tag("@ctxlog/core/WindowRepository
 export declare namespace WindowRepository {
   /** @since 0.1.0 */
   export interface Service {
+    /** The current window of a stream: newest usable snapshot + the events after it. */
     readonly load: (stream: StreamId) => Effect.Effect<Window.Window, StoreError | EventDecodeError>
+    /** Bring a window of `stream` the caller holds up to the stream's current version (reads only the tail). */
+    readonly catchUp: (
+      stream: StreamId,
+      window: Window.Window
+    ) => Effect.Effect<Window.Window, StoreError | EventDecodeError>
+    /** Told after each successful append with the window it produced; a snapshot policy may save it. Never fails. */
+    readonly committed: (stream: StreamId, window: Window.Window) => Effect.Effect<void>
   }
 }
 
@@ -32,8 +41,13 @@ export const foldTail = (
   stream: StreamId,
   from: Window.Window = Window.empty
 ): Effect.Effect<Window.Window, StoreError | EventDecodeError> =>
-  Stream.runFold(log.read(stream, { from: from.version + 1 }), from, (window, envelope) =>
-    Window.evolve(window, envelope.event)
+  Effect.map(
+    Stream.runFold(log.read(stream, { from: from.version + 1 }), [] as Array<WindowEvent>, (events, envelope) => {
+      events.push(envelope.event)
+      return events
+    }),
+    // One fold over the projection's state: no window is built per event.
+    (events) => (events.length === 0 ? from : Window.replay(events, from))
   )
 
 /** Build a replaying repository over a log. @since 0.1.0 */
@@ -42,15 +56,14 @@ export const makeReplay = (log: EventLog.Service): Effect.Effect<WindowRepositor
     // The last window folded per stream; only the tail after it is read next time. The log stays the
     // source of truth: a write by anyone else shows up in the tail.
     const folded = new Map<StreamId, Window.Window>()
+    const remember = (stream: StreamId) => (window: Window.Window) =>
+      Effect.sync(() => {
+        folded.set(stream, window)
+      })
     return {
-      load: (stream) =>
-        foldTail(log, stream, folded.get(stream)).pipe(
-          Effect.tap((window) =>
-            Effect.sync(() => {
-              folded.set(stream, window)
-            })
-          )
-        )
+      load: (stream) => foldTail(log, stream, folded.get(stream)).pipe(Effect.tap(remember(stream))),
+      catchUp: (stream, window) => foldTail(log, stream, window).pipe(Effect.tap(remember(stream))),
+      committed: (stream, window) => remember(stream)(window)
     }
   })
 

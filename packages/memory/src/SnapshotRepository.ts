@@ -77,7 +77,9 @@ export const make = (
         const due = every > 0 && window.version - from.version >= every
         if (window.version > 0 && (due || rebuild)) yield* save(stream, window)
         return window
-      })
+      }),
+    catchUp: (stream, window) => WindowRepository.foldTail(log, stream, window),
+    committed: () => Effect.void
   }
 }
 

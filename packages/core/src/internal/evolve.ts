@@ -1,19 +1,120 @@
-import type { Message } from "../Message.js"
-import { toolResultsOf } from "../Message.js"
-import type { Tokens, Window } from "../Window.js"
+/**
+ * The window projection, O(the change) per event.
+ *
+ * A window handed to callers is plain data to look at: every field is an own enumerable property, and
+ * `history` / `completedToolIds` are getters that materialize arrays on first read (memoized). Behind
+ * each window stands a persistent {@link State}: history in a {@link Seq} (a rope with an id index),
+ * indexes of tool calls, tool results and injected kinds in history, the completed tool ids as a
+ * growable list with a hash set, and token totals kept incrementally. `evolve` works on the state and
+ * never reads the materialized arrays, so folding an event costs O(what it changes), not O(the window).
+ *
+ * A window that did not come from here (decoded from a snapshot, built by hand, spread into a new
+ * object) gets its state built once, in O(n), the first time it is evolved or decided on.
+ */
+import * as HashMap from "effect/HashMap"
+import * as HashSet from "effect/HashSet"
+import { type Message, type MessageKind, toolCallsOf, toolResultsOf } from "../Message.js"
+import type { CompactionState, DeferredSummary, SeamRef, Signal, TaskState, Tokens, Window } from "../Window.js"
 import type { EventOf, WindowEvent } from "../WindowEvent.js"
+import { Seq } from "./seq.js"
+import { work } from "./work.js"
+
+/** An append-only ordered set of strings, grown in place by the one version that owns its end. */
+export class GrowSet {
+  #array: ReadonlyArray<string> | undefined
+  constructor(
+    private readonly items: Array<string>,
+    readonly length: number,
+    readonly set: HashSet.HashSet<string>
+  ) {}
+
+  has(value: string): boolean {
+    return HashSet.has(this.set, value)
+  }
+
+  add(values: ReadonlyArray<string>): GrowSet {
+    let items = this.items
+    let length = this.length
+    let set = this.set
+    for (const value of values) {
+      if (HashSet.has(set, value)) continue
+      if (items.length !== length) {
+        items = items.slice(0, length)
+        work.copied += length
+      }
+      items.push(value)
+      length += 1
+      set = HashSet.add(set, value)
+    }
+    return length === this.length ? this : new GrowSet(items, length, set)
+  }
+
+  toArray(): ReadonlyArray<string> {
+    if (this.#array === undefined) {
+      this.#array = this.items.length === this.length ? this.items.slice() : this.items.slice(0, this.length)
+      work.materialized += this.length
+    }
+    return this.#array
+  }
+
+  static from(values: ReadonlyArray<string>): GrowSet {
+    return new GrowSet([], 0, HashSet.empty()).add(values)
+  }
+
+  static readonly empty = new GrowSet([], 0, HashSet.empty())
+}
+
+/** The persistent state behind a window. */
+export interface State {
+  readonly version: number
+  readonly system: ReadonlyArray<Message>
+  readonly systemTokens: number
+  readonly knowledge: ReadonlyArray<Message>
+  readonly knowledgeTokens: number
+  readonly taskState: TaskState
+  readonly signals: ReadonlyArray<Signal>
+  readonly history: Seq<Message>
+  /** Tool call id → id of the history message that makes the call. */
+  readonly calls: HashMap.HashMap<string, string>
+  /** Tool call id → ids of the history messages that hold a result for it (one, in a valid log). */
+  readonly results: HashMap.HashMap<string, ReadonlyArray<string>>
+  /** Ids of the history messages of each injected kind (history is mostly `chat`). */
+  readonly kinds: HashMap.HashMap<MessageKind, ReadonlyArray<string>>
+  readonly completed: GrowSet
+  readonly tokens: Tokens
+  readonly compaction: CompactionState
+  readonly pendingToolPairs: ReadonlyArray<string>
+  readonly deferredSummaries: ReadonlyArray<DeferredSummary>
+  readonly seams: ReadonlyArray<SeamRef>
+  readonly cycle: number
+  readonly carryOver: string | null
+  readonly watermark: number | null
+  readonly calibration: Window["calibration"]
+}
 
 const zeroTokens: Tokens = { system: 0, knowledge: 0, taskState: 0, signals: 0, history: 0, total: 0 }
 
-export const empty: Window = {
+const sum = (messages: ReadonlyArray<Message>): number => {
+  work.summed += messages.length
+  let total = 0
+  for (const message of messages) total += message.tokens
+  return total
+}
+
+const emptyState: State = {
   version: 0,
   system: [],
+  systemTokens: 0,
   knowledge: [],
+  knowledgeTokens: 0,
   taskState: { goal: null, goalTokens: 0, subgoals: [], subgoalTokens: 0 },
   signals: [],
-  history: [],
+  history: Seq.empty(),
+  calls: HashMap.empty(),
+  results: HashMap.empty(),
+  kinds: HashMap.empty(),
+  completed: GrowSet.empty,
   tokens: zeroTokens,
-  completedToolIds: [],
   compaction: { turn: 0, turnsSinceHard: 0, cooldownRemaining: 0, compactedThisTurn: false },
   pendingToolPairs: [],
   deferredSummaries: [],
@@ -24,25 +125,142 @@ export const empty: Window = {
   calibration: { estimatedInputTokens: 0, reportedInputTokens: 0, observations: 0 }
 }
 
-const sum = (messages: ReadonlyArray<Message>): number => messages.reduce((total, message) => total + message.tokens, 0)
+const states = new WeakMap<Window, State>()
 
-/** Recompute the cached totals: they always equal the sum of what the partitions hold. */
-const withTokens = (window: Window): Window => {
-  const system = sum(window.system)
-  const knowledge = sum(window.knowledge)
-  const taskState = window.taskState.goalTokens + window.taskState.subgoalTokens
-  const signals = window.signals.reduce((total, signal) => total + signal.tokens, 0)
-  const history = sum(window.history)
-  return {
-    ...window,
-    tokens: {
-      system,
-      knowledge,
-      taskState,
-      signals,
-      history,
-      total: system + knowledge + taskState + signals + history
+/** The window for a state: plain fields, arrays of the big partitions materialized on first read. */
+export const view = (state: State): Window => {
+  const window: Window = {
+    version: state.version,
+    system: state.system,
+    knowledge: state.knowledge,
+    taskState: state.taskState,
+    signals: state.signals,
+    get history() {
+      return state.history.toArray()
+    },
+    tokens: state.tokens,
+    get completedToolIds() {
+      return state.completed.toArray()
+    },
+    compaction: state.compaction,
+    pendingToolPairs: state.pendingToolPairs,
+    deferredSummaries: state.deferredSummaries,
+    seams: state.seams,
+    cycle: state.cycle,
+    carryOver: state.carryOver,
+    watermark: state.watermark,
+    calibration: state.calibration
+  }
+  states.set(window, state)
+  return window
+}
+
+/** The state behind a window (built once, in O(n), for a window that did not come from here). */
+export const stateOf = (window: Window): State => {
+  const known = states.get(window)
+  if (known !== undefined) return known
+  const history = Seq.from(window.history)
+  const state = withTokens(
+    indexHistory(
+      {
+        ...emptyState,
+        version: window.version,
+        system: window.system,
+        systemTokens: sum(window.system),
+        knowledge: window.knowledge,
+        knowledgeTokens: sum(window.knowledge),
+        taskState: window.taskState,
+        signals: window.signals,
+        history,
+        completed: GrowSet.from(window.completedToolIds),
+        compaction: window.compaction,
+        pendingToolPairs: window.pendingToolPairs,
+        deferredSummaries: window.deferredSummaries,
+        seams: window.seams,
+        cycle: window.cycle,
+        carryOver: window.carryOver,
+        watermark: window.watermark,
+        calibration: window.calibration
+      },
+      window.history,
+      []
+    )
+  )
+  states.set(window, state)
+  return state
+}
+
+export const empty: Window = view(emptyState)
+
+const mapsTo = (map: HashMap.HashMap<string, string>, key: string, value: string): boolean => {
+  const found = HashMap.get(map, key)
+  return found._tag === "Some" && found.value === value
+}
+
+/** Keep the tool-call, tool-result and kind indexes in step with messages entering and leaving history. */
+const indexHistory = (state: State, added: ReadonlyArray<Message>, removed: ReadonlyArray<Message>): State => {
+  if (added.length === 0 && removed.length === 0) return state
+  let calls = state.calls
+  let results = state.results
+  let kinds = state.kinds
+  for (const message of removed) {
+    for (const call of toolCallsOf(message)) {
+      if (mapsTo(calls, call.id, message.id)) calls = HashMap.remove(calls, call.id)
     }
+    for (const result of toolResultsOf(message)) {
+      const holders = HashMap.get(results, result.toolCallId)
+      if (holders._tag === "None") continue
+      const rest = holders.value.filter((id) => id !== message.id)
+      results =
+        rest.length === 0 ? HashMap.remove(results, result.toolCallId) : HashMap.set(results, result.toolCallId, rest)
+    }
+    if (message.kind !== "chat") {
+      const ids = HashMap.get(kinds, message.kind)
+      if (ids._tag === "Some")
+        kinds = HashMap.set(
+          kinds,
+          message.kind,
+          ids.value.filter((id) => id !== message.id)
+        )
+    }
+  }
+  for (const message of added) {
+    for (const call of toolCallsOf(message)) calls = HashMap.set(calls, call.id, message.id)
+    for (const result of toolResultsOf(message)) {
+      const holders = HashMap.get(results, result.toolCallId)
+      results = HashMap.set(
+        results,
+        result.toolCallId,
+        holders._tag === "Some" ? [...holders.value, message.id] : [message.id]
+      )
+    }
+    if (message.kind !== "chat") {
+      const ids = HashMap.get(kinds, message.kind)
+      kinds = HashMap.set(kinds, message.kind, ids._tag === "Some" ? [...ids.value, message.id] : [message.id])
+    }
+  }
+  return { ...state, calls, results, kinds }
+}
+
+const withTokens = (state: State): State => {
+  const taskState = state.taskState.goalTokens + state.taskState.subgoalTokens
+  let signals = 0
+  for (const signal of state.signals) signals += signal.tokens
+  const history = state.history.tokens
+  const current = state.tokens
+  const total = state.systemTokens + state.knowledgeTokens + taskState + signals + history
+  if (
+    current.system === state.systemTokens &&
+    current.knowledge === state.knowledgeTokens &&
+    current.taskState === taskState &&
+    current.signals === signals &&
+    current.history === history
+  ) {
+    return state
+  }
+  return {
+    ...state,
+    tokens: { system: state.systemTokens, knowledge: state.knowledgeTokens, taskState, signals, history, total }
   }
 }
 
@@ -50,70 +268,65 @@ const stampOrigin =
   (version: number, eventId: string) =>
   (message: Message): Message => ({ ...message, origin: { version, eventId } })
 
-const without = (messages: ReadonlyArray<Message>, ids: ReadonlySet<string>): ReadonlyArray<Message> =>
-  messages.filter((message) => !ids.has(message.id))
+const isStable = (message: Message): boolean => message.kind === "chat"
 
-/** Replace the messages in `ids` with `replacement`, placed where the first of them was. */
-const replaceRange = (
-  messages: ReadonlyArray<Message>,
-  ids: ReadonlySet<string>,
-  replacement: ReadonlyArray<Message>
-): ReadonlyArray<Message> => {
-  const first = messages.findIndex((message) => ids.has(message.id))
-  const kept = without(messages, ids)
-  if (first === -1) return [...replacement, ...kept]
-  // Index among kept messages where the first removed one stood.
-  const at = messages.slice(0, first).filter((message) => !ids.has(message.id)).length
-  return [...kept.slice(0, at), ...replacement, ...kept.slice(at)]
+const setHistory = (
+  state: State,
+  history: Seq<Message>,
+  added: ReadonlyArray<Message>,
+  removed: ReadonlyArray<Message>
+) => indexHistory({ ...state, history }, added, removed)
+
+/** Replace the history messages with `ids` by `replacement`, where the first of them stood. */
+const replaceInHistory = (state: State, ids: ReadonlyArray<string>, replacement: ReadonlyArray<Message>): State => {
+  const { seq, removed } = state.history.replace(ids, replacement)
+  return setHistory(state, seq, replacement, removed)
 }
 
-const completedIn = (messages: ReadonlyArray<Message>): ReadonlyArray<string> =>
-  messages.flatMap((message) => toolResultsOf(message).map((part) => part.toolCallId))
-
-const addUnique = (ids: ReadonlyArray<string>, added: ReadonlyArray<string>): ReadonlyArray<string> => {
-  if (added.length === 0) return ids
-  const seen = new Set(ids)
-  return [...ids, ...added.filter((id) => !seen.has(id))]
+const removeFromHistory = (state: State, ids: Iterable<string>): State => {
+  const { seq, removed } = state.history.remove(ids)
+  return removed.length === 0 ? state : setHistory(state, seq, [], removed)
 }
 
-/** Replace the content of the tool result answering `toolCallId` inside message `messageId`. */
+const withKnowledge = (state: State, knowledge: ReadonlyArray<Message>): State => ({
+  ...state,
+  knowledge,
+  knowledgeTokens: sum(knowledge)
+})
+
+/** Replace the content of the tool result answering `toolCallId` inside history message `messageId`. */
 const rewriteToolOutput = (
-  history: ReadonlyArray<Message>,
+  history: Seq<Message>,
   messageId: string,
   toolCallId: string,
   content: string,
   tokens: number
-): ReadonlyArray<Message> =>
-  history.map((message) =>
-    message.id !== messageId
-      ? message
-      : {
-          ...message,
-          tokens,
-          parts: message.parts.map((part) =>
-            part.type === "tool_result" && part.toolCallId === toolCallId ? { ...part, content } : part
-          )
-        }
-  )
+): Seq<Message> => {
+  const message = history.get(messageId)
+  if (message === undefined) return history
+  return history.update({
+    ...message,
+    tokens,
+    parts: message.parts.map((part) =>
+      part.type === "tool_result" && part.toolCallId === toolCallId ? { ...part, content } : part
+    )
+  })
+}
 
-const removeEverywhere = (window: Window, ids: ReadonlySet<string>): Window => ({
-  ...window,
-  knowledge: without(window.knowledge, ids),
-  history: without(window.history, ids),
-  seams: window.seams.filter((seam) => !ids.has(seam.messageId))
-})
-
-const isStable = (message: Message): boolean => message.kind === "chat"
-
-const applyDeferred = (window: Window, event: EventOf<"DeferredSummariesApplied">): Window => {
+const applyDeferred = (state: State, event: EventOf<"DeferredSummariesApplied">): State => {
   const wanted = new Set(event.toolCallIds)
-  const before = new Map(window.history.map((message) => [message.id, message.tokens]))
-  let history = window.history
+  let history = state.history
+  const before = new Map<string, number>()
+  for (const deferred of state.deferredSummaries) {
+    const message = history.get(deferred.resultMessageId)
+    if (message !== undefined) before.set(message.id, message.tokens)
+  }
   // Reverse order: the newest deferred summary is applied first, as recorded.
-  for (const deferred of [...window.deferredSummaries].reverse()) {
+  for (let i = state.deferredSummaries.length - 1; i >= 0; i--) {
+    const deferred = state.deferredSummaries[i] as DeferredSummary
     if (!wanted.has(deferred.toolCallId)) continue
     const recorded = before.get(deferred.resultMessageId)
-    const current = history.find((message) => message.id === deferred.resultMessageId)
+    const current = history.get(deferred.resultMessageId)
     if (recorded === undefined || current === undefined) continue
     // A summary's `tokens` counts the whole message with only its own output replaced. Apply its saving,
     // so that two summaries answering calls in one message both count (with one, this is `tokens`).
@@ -121,44 +334,62 @@ const applyDeferred = (window: Window, event: EventOf<"DeferredSummariesApplied"
     history = rewriteToolOutput(history, deferred.resultMessageId, deferred.toolCallId, deferred.summary, tokens)
   }
   return {
-    ...window,
+    ...state,
     history,
-    deferredSummaries: window.deferredSummaries.filter((deferred) => !wanted.has(deferred.toolCallId))
+    deferredSummaries: state.deferredSummaries.filter((deferred) => !wanted.has(deferred.toolCallId))
   }
 }
 
-const step = (window: Window, event: WindowEvent, version: number): Window => {
+const idsOfKind = (state: State, kind: MessageKind): ReadonlyArray<string> => {
+  const ids = HashMap.get(state.kinds, kind)
+  return ids._tag === "Some" ? ids.value : []
+}
+
+const step = (state: State, event: WindowEvent, version: number): State => {
   const origin = stampOrigin(version, event.id)
   switch (event._tag) {
-    case "SystemPromptSet":
-      return { ...window, system: event.messages.map(origin) }
+    case "SystemPromptSet": {
+      const system = event.messages.map(origin)
+      return { ...state, system, systemTokens: sum(system) }
+    }
     case "KnowledgeSet":
-      return {
-        ...window,
-        knowledge: [...event.messages.map(origin), ...window.knowledge.filter((message) => !isStable(message))]
-      }
+      return withKnowledge(state, [...event.messages.map(origin), ...state.knowledge.filter((m) => !isStable(m))])
     case "TaskGoalSet":
-      return { ...window, taskState: { ...window.taskState, goal: event.goal, goalTokens: event.tokens } }
+      return { ...state, taskState: { ...state.taskState, goal: event.goal, goalTokens: event.tokens } }
     case "SubgoalsSet":
-      return { ...window, taskState: { ...window.taskState, subgoals: event.subgoals, subgoalTokens: event.tokens } }
+      return { ...state, taskState: { ...state.taskState, subgoals: event.subgoals, subgoalTokens: event.tokens } }
     case "SignalRaised":
-      return { ...window, signals: [...window.signals, event.signal] }
-    case "MessageAppended":
-      return {
-        ...window,
-        history: [...window.history, origin(event.message)],
-        completedToolIds: addUnique(window.completedToolIds, completedIn([event.message]))
-      }
+      return { ...state, signals: [...state.signals, event.signal] }
+    case "MessageAppended": {
+      const message = origin(event.message)
+      const appended = setHistory(state, state.history.append([message]), [message], [])
+      const answered = toolResultsOf(message)
+      return answered.length === 0
+        ? appended
+        : { ...appended, completed: state.completed.add(answered.map((part) => part.toolCallId)) }
+    }
     case "MessagesInjected": {
-      const knowledge = window.knowledge.filter((message) => message.kind !== event.kind)
-      const history = window.history.filter((message) => message.kind !== event.kind)
+      const knowledge = state.knowledge.filter((message) => message.kind !== event.kind)
       const stable = knowledge.filter(isStable)
       const injected = knowledge.filter((message) => !isStable(message))
       // Newest injection sits right after the stable prefix (system prompt, then stable knowledge).
-      return { ...window, history, knowledge: [...stable, ...event.messages.map(origin), ...injected] }
+      return withKnowledge(removeFromHistory(state, idsOfKind(state, event.kind)), [
+        ...stable,
+        ...event.messages.map(origin),
+        ...injected
+      ])
     }
-    case "MessagesRemoved":
-      return removeEverywhere(window, new Set(event.messageIds))
+    case "MessagesRemoved": {
+      const ids = new Set(event.messageIds)
+      const knowledge = state.knowledge.some((message) => ids.has(message.id))
+        ? state.knowledge.filter((message) => !ids.has(message.id))
+        : state.knowledge
+      const next = removeFromHistory(state, event.messageIds)
+      return {
+        ...(knowledge === state.knowledge ? next : withKnowledge(next, knowledge)),
+        seams: state.seams.filter((seam) => !ids.has(seam.messageId))
+      }
+    }
     case "MessagePinned": {
       const pin = (message: Message): Message =>
         message.id !== event.messageId
@@ -166,62 +397,75 @@ const step = (window: Window, event: WindowEvent, version: number): Window => {
           : event.pinned
             ? { ...message, pinned: true }
             : (({ pinned: _pinned, ...rest }) => rest)(message)
+      const target = state.history.get(event.messageId)
       return {
-        ...window,
-        system: window.system.map(pin),
-        knowledge: window.knowledge.map(pin),
-        history: window.history.map(pin)
+        ...state,
+        system: state.system.map(pin),
+        knowledge: state.knowledge.map(pin),
+        history: target === undefined ? state.history : state.history.update(pin(target))
       }
     }
     case "HistoryTrimmed":
-      return { ...window, history: without(window.history, new Set(event.removedIds)) }
+      return removeFromHistory(state, event.removedIds)
     case "HistoryCleared":
       return {
-        ...window,
-        history: [],
-        completedToolIds: [],
+        ...state,
+        history: Seq.empty(),
+        calls: HashMap.empty(),
+        results: HashMap.empty(),
+        kinds: HashMap.empty(),
+        completed: GrowSet.empty,
         pendingToolPairs: [],
         deferredSummaries: [],
         seams: []
       }
     case "ConversationReset":
-      return { ...empty, version: window.version, system: window.system, calibration: window.calibration }
+      return {
+        ...emptyState,
+        version: state.version,
+        system: state.system,
+        systemTokens: state.systemTokens,
+        calibration: state.calibration
+      }
     case "TurnCompleted":
       return {
-        ...window,
+        ...state,
         compaction: {
-          turn: window.compaction.turn + 1,
-          turnsSinceHard: window.compaction.turnsSinceHard + 1,
-          cooldownRemaining: Math.max(0, window.compaction.cooldownRemaining - 1),
+          turn: state.compaction.turn + 1,
+          turnsSinceHard: state.compaction.turnsSinceHard + 1,
+          cooldownRemaining: Math.max(0, state.compaction.cooldownRemaining - 1),
           compactedThisTurn: false
         }
       }
     case "PromptRendered":
-      return { ...window, signals: [] }
+      return state.signals.length === 0 ? state : { ...state, signals: [] }
     case "UsageReported":
       return {
-        ...window,
+        ...state,
         calibration: {
-          estimatedInputTokens: window.calibration.estimatedInputTokens + event.estimatedInputTokens,
-          reportedInputTokens: window.calibration.reportedInputTokens + event.inputTokens,
-          observations: window.calibration.observations + 1
+          estimatedInputTokens: state.calibration.estimatedInputTokens + event.estimatedInputTokens,
+          reportedInputTokens: state.calibration.reportedInputTokens + event.inputTokens,
+          observations: state.calibration.observations + 1
         }
       }
     case "ToolOutputPruned": {
-      let history = window.history
+      let history = state.history
       for (const output of event.outputs) {
         history = rewriteToolOutput(history, output.messageId, output.toolCallId, output.content, output.tokens)
       }
-      return { ...window, history }
+      return { ...state, history }
     }
-    case "ToolPairsQueued":
-      return { ...window, pendingToolPairs: addUnique(window.pendingToolPairs, event.toolCallIds) }
+    case "ToolPairsQueued": {
+      const queued = new Set(state.pendingToolPairs)
+      const added = event.toolCallIds.filter((id) => !queued.has(id))
+      return added.length === 0 ? state : { ...state, pendingToolPairs: [...state.pendingToolPairs, ...added] }
+    }
     case "ToolPairSummaryDeferred":
       return {
-        ...window,
-        pendingToolPairs: window.pendingToolPairs.filter((id) => id !== event.toolCallId),
+        ...state,
+        pendingToolPairs: state.pendingToolPairs.filter((id) => id !== event.toolCallId),
         deferredSummaries: [
-          ...window.deferredSummaries.filter((deferred) => deferred.toolCallId !== event.toolCallId),
+          ...state.deferredSummaries.filter((deferred) => deferred.toolCallId !== event.toolCallId),
           {
             toolCallId: event.toolCallId,
             resultMessageId: event.resultMessageId,
@@ -231,33 +475,30 @@ const step = (window: Window, event: WindowEvent, version: number): Window => {
         ]
       }
     case "DeferredSummariesApplied":
-      return applyDeferred(window, event)
+      return applyDeferred(state, event)
     case "DeferredSummariesFlushed":
-      return { ...window, pendingToolPairs: [], deferredSummaries: [] }
+      return { ...state, pendingToolPairs: [], deferredSummaries: [] }
     case "Compacted": {
       const removed = new Set(event.removedIds)
-      const summary = event.summary === null ? [] : [origin(event.summary)]
       const hard = event.tier === "hard"
       return {
-        ...window,
-        history: replaceRange(window.history, removed, summary),
-        seams: window.seams.filter((seam) => !removed.has(seam.messageId)),
+        ...replaceInHistory(state, event.removedIds, event.summary === null ? [] : [origin(event.summary)]),
+        seams: state.seams.filter((seam) => !removed.has(seam.messageId)),
         carryOver: event.carryOver,
         watermark: event.throughVersion,
         compaction: {
-          ...window.compaction,
+          ...state.compaction,
           compactedThisTurn: true,
-          turnsSinceHard: hard ? 0 : window.compaction.turnsSinceHard,
-          cooldownRemaining: hard ? event.cooldownTurns : window.compaction.cooldownRemaining
+          turnsSinceHard: hard ? 0 : state.compaction.turnsSinceHard,
+          cooldownRemaining: hard ? event.cooldownTurns : state.compaction.cooldownRemaining
         }
       }
     }
     case "CompactionFailed":
-      return window
+      return state
     case "CompactionReverted":
       return {
-        ...window,
-        history: replaceRange(window.history, new Set(event.removedIds), event.restored.map(origin)),
+        ...replaceInHistory(state, event.removedIds, event.restored.map(origin)),
         carryOver: event.carryOver,
         watermark: event.watermark
       }
@@ -265,32 +506,30 @@ const step = (window: Window, event: WindowEvent, version: number): Window => {
     case "SeamsRecompacted": {
       const replaced = new Set(event.replacedIds)
       return {
-        ...window,
-        history: replaceRange(window.history, replaced, [origin(event.message)]),
+        ...replaceInHistory(state, event.replacedIds, [origin(event.message)]),
         seams: [
-          ...window.seams.filter((seam) => !replaced.has(seam.messageId)),
+          ...state.seams.filter((seam) => !replaced.has(seam.messageId)),
           { messageId: event.message.id, level: event.level }
         ]
       }
     }
-    case "BriefingProduced":
-      return {
-        ...window,
-        history: [origin(event.message), ...window.history.filter((message) => message.kind !== "briefing")]
-      }
+    case "BriefingProduced": {
+      const message = origin(event.message)
+      const cleared = removeFromHistory(state, idsOfKind(state, "briefing"))
+      return setHistory(cleared, cleared.history.prepend([message]), [message], [])
+    }
     case "CycleAdvanced": {
       const removed = new Set(event.removedIds)
       return {
-        ...window,
+        ...removeFromHistory(state, event.removedIds),
         cycle: event.cycle,
-        history: without(window.history, removed),
-        seams: window.seams.filter((seam) => !removed.has(seam.messageId))
+        seams: state.seams.filter((seam) => !removed.has(seam.messageId))
       }
     }
     case "SeamsReset":
-      return { ...window, seams: [] }
+      return state.seams.length === 0 ? state : { ...state, seams: [] }
     case "FactsRecorded":
-      return window
+      return state
     default:
       return absurd(event)
   }
@@ -300,7 +539,17 @@ const absurd = (value: never): never => {
   throw new Error(`unreachable: ${JSON.stringify(value)}`)
 }
 
-export const evolve = (window: Window, event: WindowEvent): Window => {
-  const version = window.version + 1
-  return withTokens({ ...step(window, event, version), version })
+/** Fold one event into a state. */
+export const evolveState = (state: State, event: WindowEvent): State => {
+  const version = state.version + 1
+  return withTokens({ ...step(state, event, version), version })
+}
+
+export const evolve = (window: Window, event: WindowEvent): Window => view(evolveState(stateOf(window), event))
+
+/** Fold events without building a window per event. */
+export const replay = (events: Iterable<WindowEvent>, from: Window): Window => {
+  let state = stateOf(from)
+  for (const event of events) state = evolveState(state, event)
+  return view(state)
 }

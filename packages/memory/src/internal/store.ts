@@ -173,7 +173,14 @@ export const make = (backend: Backend, options: StoreOptions): Store => {
             if (event === undefined) continue
             yield* indexEvent(tx, stream, event, row.event_id, position, now)
           }
-          return { stream, nextExpectedVersion: nextVersion, written: rows.length, lastPosition }
+          const changed = redacted.some((event, index) => event !== events[index])
+          return {
+            stream,
+            nextExpectedVersion: nextVersion,
+            written: rows.length,
+            lastPosition,
+            ...(changed ? { stored: redacted } : {})
+          }
         })
       )
     })

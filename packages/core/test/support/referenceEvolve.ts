@@ -1,0 +1,329 @@
+/**
+ * The first release's projection, kept as the reference model: plain arrays, everything recomputed per
+ * event (O(window)), obviously right. The property in `Window.reference.test.ts` checks the O(change)
+ * projection against it on random event sequences.
+ */
+import type { Message } from "../../src/Message.js"
+import { toolResultsOf } from "../../src/Message.js"
+import type { Tokens, Window } from "../../src/Window.js"
+import type { EventOf, WindowEvent } from "../../src/WindowEvent.js"
+import * as ToolPairs from "../../src/ToolPairs.js"
+
+const zeroTokens: Tokens = { system: 0, knowledge: 0, taskState: 0, signals: 0, history: 0, total: 0 }
+
+export const empty: Window = {
+  version: 0,
+  system: [],
+  knowledge: [],
+  taskState: { goal: null, goalTokens: 0, subgoals: [], subgoalTokens: 0 },
+  signals: [],
+  history: [],
+  tokens: zeroTokens,
+  completedToolIds: [],
+  compaction: { turn: 0, turnsSinceHard: 0, cooldownRemaining: 0, compactedThisTurn: false },
+  pendingToolPairs: [],
+  deferredSummaries: [],
+  seams: [],
+  cycle: 0,
+  carryOver: null,
+  watermark: null,
+  calibration: { estimatedInputTokens: 0, reportedInputTokens: 0, observations: 0 }
+}
+
+const sum = (messages: ReadonlyArray<Message>): number => messages.reduce((total, message) => total + message.tokens, 0)
+
+/** Recompute the cached totals: they always equal the sum of what the partitions hold. */
+const withTokens = (window: Window): Window => {
+  const system = sum(window.system)
+  const knowledge = sum(window.knowledge)
+  const taskState = window.taskState.goalTokens + window.taskState.subgoalTokens
+  const signals = window.signals.reduce((total, signal) => total + signal.tokens, 0)
+  const history = sum(window.history)
+  return {
+    ...window,
+    tokens: {
+      system,
+      knowledge,
+      taskState,
+      signals,
+      history,
+      total: system + knowledge + taskState + signals + history
+    }
+  }
+}
+
+const stampOrigin =
+  (version: number, eventId: string) =>
+  (message: Message): Message => ({ ...message, origin: { version, eventId } })
+
+const without = (messages: ReadonlyArray<Message>, ids: ReadonlySet<string>): ReadonlyArray<Message> =>
+  messages.filter((message) => !ids.has(message.id))
+
+/** Replace the messages in `ids` with `replacement`, placed where the first of them was. */
+const replaceRange = (
+  messages: ReadonlyArray<Message>,
+  ids: ReadonlySet<string>,
+  replacement: ReadonlyArray<Message>
+): ReadonlyArray<Message> => {
+  const first = messages.findIndex((message) => ids.has(message.id))
+  const kept = without(messages, ids)
+  if (first === -1) return [...replacement, ...kept]
+  // Index among kept messages where the first removed one stood.
+  const at = messages.slice(0, first).filter((message) => !ids.has(message.id)).length
+  return [...kept.slice(0, at), ...replacement, ...kept.slice(at)]
+}
+
+const completedIn = (messages: ReadonlyArray<Message>): ReadonlyArray<string> =>
+  messages.flatMap((message) => toolResultsOf(message).map((part) => part.toolCallId))
+
+const addUnique = (ids: ReadonlyArray<string>, added: ReadonlyArray<string>): ReadonlyArray<string> => {
+  if (added.length === 0) return ids
+  const seen = new Set(ids)
+  return [...ids, ...added.filter((id) => !seen.has(id))]
+}
+
+/** Replace the content of the tool result answering `toolCallId` inside message `messageId`. */
+const rewriteToolOutput = (
+  history: ReadonlyArray<Message>,
+  messageId: string,
+  toolCallId: string,
+  content: string,
+  tokens: number
+): ReadonlyArray<Message> =>
+  history.map((message) =>
+    message.id !== messageId
+      ? message
+      : {
+          ...message,
+          tokens,
+          parts: message.parts.map((part) =>
+            part.type === "tool_result" && part.toolCallId === toolCallId ? { ...part, content } : part
+          )
+        }
+  )
+
+const removeEverywhere = (window: Window, ids: ReadonlySet<string>): Window => ({
+  ...window,
+  knowledge: without(window.knowledge, ids),
+  history: without(window.history, ids),
+  seams: window.seams.filter((seam) => !ids.has(seam.messageId))
+})
+
+const isStable = (message: Message): boolean => message.kind === "chat"
+
+const applyDeferred = (window: Window, event: EventOf<"DeferredSummariesApplied">): Window => {
+  const wanted = new Set(event.toolCallIds)
+  const before = new Map(window.history.map((message) => [message.id, message.tokens]))
+  let history = window.history
+  // Reverse order: the newest deferred summary is applied first, as recorded.
+  for (const deferred of [...window.deferredSummaries].reverse()) {
+    if (!wanted.has(deferred.toolCallId)) continue
+    const recorded = before.get(deferred.resultMessageId)
+    const current = history.find((message) => message.id === deferred.resultMessageId)
+    if (recorded === undefined || current === undefined) continue
+    // A summary's `tokens` counts the whole message with only its own output replaced. Apply its saving,
+    // so that two summaries answering calls in one message both count (with one, this is `tokens`).
+    const tokens = Math.max(0, current.tokens - (recorded - deferred.tokens))
+    history = rewriteToolOutput(history, deferred.resultMessageId, deferred.toolCallId, deferred.summary, tokens)
+  }
+  return {
+    ...window,
+    history,
+    deferredSummaries: window.deferredSummaries.filter((deferred) => !wanted.has(deferred.toolCallId))
+  }
+}
+
+const step = (window: Window, event: WindowEvent, version: number): Window => {
+  const origin = stampOrigin(version, event.id)
+  switch (event._tag) {
+    case "SystemPromptSet":
+      return { ...window, system: event.messages.map(origin) }
+    case "KnowledgeSet":
+      return {
+        ...window,
+        knowledge: [...event.messages.map(origin), ...window.knowledge.filter((message) => !isStable(message))]
+      }
+    case "TaskGoalSet":
+      return { ...window, taskState: { ...window.taskState, goal: event.goal, goalTokens: event.tokens } }
+    case "SubgoalsSet":
+      return { ...window, taskState: { ...window.taskState, subgoals: event.subgoals, subgoalTokens: event.tokens } }
+    case "SignalRaised":
+      return { ...window, signals: [...window.signals, event.signal] }
+    case "MessageAppended":
+      return {
+        ...window,
+        history: [...window.history, origin(event.message)],
+        completedToolIds: addUnique(window.completedToolIds, completedIn([event.message]))
+      }
+    case "MessagesInjected": {
+      const knowledge = window.knowledge.filter((message) => message.kind !== event.kind)
+      const history = window.history.filter((message) => message.kind !== event.kind)
+      const stable = knowledge.filter(isStable)
+      const injected = knowledge.filter((message) => !isStable(message))
+      // Newest injection sits right after the stable prefix (system prompt, then stable knowledge).
+      return { ...window, history, knowledge: [...stable, ...event.messages.map(origin), ...injected] }
+    }
+    case "MessagesRemoved":
+      return removeEverywhere(window, new Set(event.messageIds))
+    case "MessagePinned": {
+      const pin = (message: Message): Message =>
+        message.id !== event.messageId
+          ? message
+          : event.pinned
+            ? { ...message, pinned: true }
+            : (({ pinned: _pinned, ...rest }) => rest)(message)
+      return {
+        ...window,
+        system: window.system.map(pin),
+        knowledge: window.knowledge.map(pin),
+        history: window.history.map(pin)
+      }
+    }
+    case "HistoryTrimmed":
+      return { ...window, history: without(window.history, new Set(event.removedIds)) }
+    case "HistoryCleared":
+      return {
+        ...window,
+        history: [],
+        completedToolIds: [],
+        pendingToolPairs: [],
+        deferredSummaries: [],
+        seams: []
+      }
+    case "ConversationReset":
+      return { ...empty, version: window.version, system: window.system, calibration: window.calibration }
+    case "TurnCompleted":
+      return {
+        ...window,
+        compaction: {
+          turn: window.compaction.turn + 1,
+          turnsSinceHard: window.compaction.turnsSinceHard + 1,
+          cooldownRemaining: Math.max(0, window.compaction.cooldownRemaining - 1),
+          compactedThisTurn: false
+        }
+      }
+    case "PromptRendered":
+      return { ...window, signals: [] }
+    case "UsageReported":
+      return {
+        ...window,
+        calibration: {
+          estimatedInputTokens: window.calibration.estimatedInputTokens + event.estimatedInputTokens,
+          reportedInputTokens: window.calibration.reportedInputTokens + event.inputTokens,
+          observations: window.calibration.observations + 1
+        }
+      }
+    case "ToolOutputPruned": {
+      let history = window.history
+      for (const output of event.outputs) {
+        history = rewriteToolOutput(history, output.messageId, output.toolCallId, output.content, output.tokens)
+      }
+      return { ...window, history }
+    }
+    case "ToolPairsQueued":
+      return { ...window, pendingToolPairs: addUnique(window.pendingToolPairs, event.toolCallIds) }
+    case "ToolPairSummaryDeferred":
+      return {
+        ...window,
+        pendingToolPairs: window.pendingToolPairs.filter((id) => id !== event.toolCallId),
+        deferredSummaries: [
+          ...window.deferredSummaries.filter((deferred) => deferred.toolCallId !== event.toolCallId),
+          {
+            toolCallId: event.toolCallId,
+            resultMessageId: event.resultMessageId,
+            summary: event.summary,
+            tokens: event.tokens
+          }
+        ]
+      }
+    case "DeferredSummariesApplied":
+      return applyDeferred(window, event)
+    case "DeferredSummariesFlushed":
+      return { ...window, pendingToolPairs: [], deferredSummaries: [] }
+    case "Compacted": {
+      const removed = new Set(event.removedIds)
+      const summary = event.summary === null ? [] : [origin(event.summary)]
+      const hard = event.tier === "hard"
+      return {
+        ...window,
+        history: replaceRange(window.history, removed, summary),
+        seams: window.seams.filter((seam) => !removed.has(seam.messageId)),
+        carryOver: event.carryOver,
+        watermark: event.throughVersion,
+        compaction: {
+          ...window.compaction,
+          compactedThisTurn: true,
+          turnsSinceHard: hard ? 0 : window.compaction.turnsSinceHard,
+          cooldownRemaining: hard ? event.cooldownTurns : window.compaction.cooldownRemaining
+        }
+      }
+    }
+    case "CompactionFailed":
+      return window
+    case "CompactionReverted":
+      return {
+        ...window,
+        history: replaceRange(window.history, new Set(event.removedIds), event.restored.map(origin)),
+        carryOver: event.carryOver,
+        watermark: event.watermark
+      }
+    case "SeamProduced":
+    case "SeamsRecompacted": {
+      const replaced = new Set(event.replacedIds)
+      return {
+        ...window,
+        history: replaceRange(window.history, replaced, [origin(event.message)]),
+        seams: [
+          ...window.seams.filter((seam) => !replaced.has(seam.messageId)),
+          { messageId: event.message.id, level: event.level }
+        ]
+      }
+    }
+    case "BriefingProduced":
+      return {
+        ...window,
+        history: [origin(event.message), ...window.history.filter((message) => message.kind !== "briefing")]
+      }
+    case "CycleAdvanced": {
+      const removed = new Set(event.removedIds)
+      return {
+        ...window,
+        cycle: event.cycle,
+        history: without(window.history, removed),
+        seams: window.seams.filter((seam) => !removed.has(seam.messageId))
+      }
+    }
+    case "SeamsReset":
+      return { ...window, seams: [] }
+    case "FactsRecorded":
+      return window
+    default:
+      return absurd(event)
+  }
+}
+
+const absurd = (value: never): never => {
+  throw new Error(`unreachable: ${JSON.stringify(value)}`)
+}
+
+export const evolve = (window: Window, event: WindowEvent): Window => {
+  const version = window.version + 1
+  return withTokens({ ...step(window, event, version), version })
+}
+
+/** The first release's trim plan: groups of the whole history, oldest first, the newest group kept. */
+export const referenceTrimPlan = (window: Window, budget: number): ReadonlyArray<string> => {
+  if (budget <= 0 || window.tokens.total <= budget) return []
+  const groups = ToolPairs.groups(window.history)
+  let total = window.tokens.total
+  const removed: Array<string> = []
+  for (const group of groups.slice(0, -1)) {
+    if (total <= budget) break
+    if (group.some((message) => message.pinned === true)) continue
+    for (const message of group) {
+      removed.push(message.id)
+      total -= message.tokens
+    }
+  }
+  return removed
+}
