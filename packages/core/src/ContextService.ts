@@ -35,6 +35,7 @@ import { type RecallError, RecallSource } from "./RecallSource.js"
 import { TokenCounter } from "./TokenCounter.js"
 import * as Window from "./Window.js"
 import { type Draft, stamp, type WindowEvent } from "./WindowEvent.js"
+import { stateOf } from "./internal/evolve.js"
 import * as EventLogModule from "./EventLog.js"
 import * as IdsModule from "./Ids.js"
 import * as RecallSourceModule from "./RecallSource.js"
@@ -126,10 +127,21 @@ export declare namespace ContextService {
     readonly inject: Op<[kind: InjectedKind, messages: ReadonlyArray<string | MessageInput>]>
     readonly injectSemanticRecall: Recall
     readonly injectCrossSessionContext: Recall
-    readonly injectSummaries: Recall
+    /**
+     * Inject this conversation's stored summaries and seams that are no longer in the window (compaction
+     * and seam events of the log), newest first, within `budget` tokens, as `summary` knowledge. Needs no
+     * query. Reads the stream's log once: an operation for the start of a session, not for every turn.
+     */
+    readonly injectSummaries: (stream: StreamId, budget: number) => Effect.Effect<Outcome, LogError | InvalidCommand>
     readonly pin: Op<[messageId: string, pinned?: boolean]>
     readonly completeTurn: Op<[]>
-    readonly resetConversation: Op<[]>
+    /**
+     * Start a new conversation: a new stream that begins with this one's system prompt and stable
+     * knowledge; this stream ends with `ConversationContinued` pointing to it. Returns the new stream.
+     */
+    readonly resetConversation: (
+      stream: StreamId
+    ) => Effect.Effect<Outcome & { readonly stream: StreamId }, LogError | InvalidCommand>
     /** Copy the events of `stream` up to `version` into the new stream `into` (which must not exist). */
     readonly forkAt: (
       stream: StreamId,
@@ -308,6 +320,48 @@ export const makeWith = (options: Options = {}) =>
         return { window: Window.replay(events), events }
       })
 
+    const injectSummaries: ContextService.Service["injectSummaries"] = (stream, budget) =>
+      Effect.gen(function* () {
+        const window = yield* fresh(stream)
+        const envelopes = yield* Stream.runCollect(log.read(stream))
+        const stored: Array<Message> = []
+        for (const { event } of envelopes) {
+          if (event._tag === "Compacted" && event.summary !== null) stored.push(event.summary)
+          if (event._tag === "SeamProduced" || event._tag === "SeamsRecompacted") stored.push(event.message)
+        }
+        // Newest first; what the window shows already (a live summary or seam in history) is not repeated.
+        const history = stateOf(window).history
+        const kept: Array<MessageInput> = []
+        let used = 0
+        for (let i = stored.length - 1; i >= 0; i--) {
+          const message = stored[i] as Message
+          if (history.has(message.id) || used + message.tokens > budget) continue
+          kept.push({ role: "system", parts: message.parts })
+          used += message.tokens
+        }
+        return yield* inject(stream, "summary", kept)
+      })
+
+    const resetConversation: ContextService.Service["resetConversation"] = (stream) =>
+      Effect.gen(function* () {
+        const window = yield* fresh(stream)
+        const into = yield* ids.next
+        const bare = ({ origin: _origin, ...message }: Message): Message => message
+        const stable = window.knowledge.filter((message) => message.kind === "chat")
+        const drafts: Array<Draft> = [
+          ...(window.system.length === 0
+            ? []
+            : [{ _tag: "SystemPromptSet" as const, messages: window.system.map(bare) }]),
+          ...(stable.length === 0 ? [] : [{ _tag: "KnowledgeSet" as const, messages: stable.map(bare) }])
+        ]
+        // The new stream first: a pointer never leads nowhere.
+        const events: Array<WindowEvent> = []
+        for (const draft of drafts) events.push(stamp(draft, yield* ids.next))
+        if (events.length > 0) yield* log.append(into, events, "no_stream", { actor: "reset", causationId: stream })
+        yield* command(stream, { _tag: "ContinueIn", into })
+        return { stream: into, window: remember(into, Window.replay(events)), events }
+      })
+
     const service: ContextService.Service = {
       load,
       run,
@@ -353,10 +407,10 @@ export const makeWith = (options: Options = {}) =>
       inject,
       injectSemanticRecall: recallInto("recall"),
       injectCrossSessionContext: recallInto("cross_session"),
-      injectSummaries: recallInto("summary"),
+      injectSummaries,
       pin: (stream, messageId, pinned = true) => command(stream, { _tag: "Pin", messageId, pinned }),
       completeTurn: (stream) => command(stream, { _tag: "CompleteTurn" }),
-      resetConversation: (stream) => command(stream, { _tag: "ResetConversation" }),
+      resetConversation,
       forkAt
     }
     return service

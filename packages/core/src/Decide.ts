@@ -27,6 +27,7 @@ export type WindowCommand =
   | { readonly _tag: "TrimToBudget"; readonly budget: number }
   | { readonly _tag: "Inject"; readonly kind: InjectedKind; readonly messages: ReadonlyArray<Message> }
   | { readonly _tag: "ResetConversation" }
+  | { readonly _tag: "ContinueIn"; readonly into: string }
   | { readonly _tag: "Pin"; readonly messageId: string; readonly pinned: boolean }
   | { readonly _tag: "CompleteTurn" }
   | { readonly _tag: "RecordFacts"; readonly facts: ReadonlyArray<Fact> }
@@ -250,14 +251,19 @@ export const decide = (
       return Either.right(command.messages.map((message) => ({ _tag: "MessageAppended", message }) as const))
     }
     case "ClearHistory":
-      // Bookkeeping about history (queued or deferred tool pairs, seams) is cleared with it.
+      // The conversation goes: history and its bookkeeping (queued or deferred tool pairs, seams), injected
+      // context, signals and the task state. The system prompt and stable knowledge stay (ADR 0011).
       return state.history.length === 0 &&
         state.completed.length === 0 &&
         window.pendingToolPairs.length === 0 &&
         window.deferredSummaries.length === 0 &&
-        window.seams.length === 0
+        window.seams.length === 0 &&
+        window.signals.length === 0 &&
+        window.taskState.goal === null &&
+        window.taskState.subgoals.length === 0 &&
+        window.knowledge.every((message) => message.kind === "chat")
         ? none
-        : Either.right([{ _tag: "HistoryCleared" }])
+        : Either.right([{ _tag: "HistoryCleared", scope: "conversation" }])
     case "RemoveKind": {
       const ids = idsOfKind(state, command.kind)
       return ids.length === 0
@@ -281,14 +287,21 @@ export const decide = (
       if (mislabeled !== undefined) {
         return invalid(command, `message kind "${mislabeled.kind}" differs from "${command.kind}"`, mislabeled.id)
       }
-      const replaced = new Set(idsOfKind(state, command.kind))
+      // An injection replaces that kind in knowledge only: what compaction or a seam put in history stays.
+      const replaced = new Set(
+        state.knowledge.filter((message) => message.kind === command.kind).map((message) => message.id)
+      )
       if (replaced.size === 0 && command.messages.length === 0) return none
       const clash = checkNewIds(state, command, command.messages, replaced)
       if (clash !== undefined) return clash
-      return Either.right([{ _tag: "MessagesInjected", kind: command.kind, messages: command.messages }])
+      return Either.right([
+        { _tag: "MessagesInjected", kind: command.kind, messages: command.messages, replacesInHistory: false }
+      ])
     }
     case "ResetConversation":
       return Either.right([{ _tag: "ConversationReset" }])
+    case "ContinueIn":
+      return Either.right([{ _tag: "ConversationContinued", into: command.into }])
     case "Pin": {
       const target = Window.findMessage(window, command.messageId)
       if (target === undefined) return invalid(command, "no such message in the window", command.messageId)

@@ -109,8 +109,22 @@ const messageAppendedV1: Upcaster = {
   }
 }
 
+/** MessagesInjected v1 replaced the kind in knowledge and history; v2 says which, and never touches history. */
+const messagesInjectedV1: Upcaster = {
+  type: "MessagesInjected",
+  fromVersion: 1,
+  up: (data) => (isRecord(data) ? { ...data, replacesInHistory: true } : data)
+}
+
+/** HistoryCleared v1 cleared history only; v2 names its scope (and clears the conversation by default). */
+const historyClearedV1: Upcaster = {
+  type: "HistoryCleared",
+  fromVersion: 1,
+  up: (data) => (isRecord(data) ? { ...data, scope: "history" } : data)
+}
+
 /** The built-in upcasters, oldest first. @since 0.1.0 */
-export const upcasters: ReadonlyArray<Upcaster> = [messageAppendedV1]
+export const upcasters: ReadonlyArray<Upcaster> = [messageAppendedV1, messagesInjectedV1, historyClearedV1]
 
 const decodeEvent = Schema.decodeUnknownEither(WindowEvent)
 const encodeEvent = Schema.encodeEither(WindowEvent)

@@ -36,11 +36,17 @@ export const SubgoalsSet = Schema.TaggedStruct("SubgoalsSet", {
 export const SignalRaised = Schema.TaggedStruct("SignalRaised", { ...base, signal: Signal })
 /** A message was appended to history. @since 0.1.0 */
 export const MessageAppended = Schema.TaggedStruct("MessageAppended", { ...base, message: Message })
-/** Injected context of one kind replaced whatever of that kind the window held. @since 0.1.0 */
+/**
+ * Injected context of one kind replaced what of that kind knowledge held. `replacesInHistory` is true only
+ * in events of schema version 1, which also removed that kind from history (a compaction summary there
+ * included); since version 2 an injection never touches history.
+ * @since 0.1.0
+ */
 export const MessagesInjected = Schema.TaggedStruct("MessagesInjected", {
   ...base,
   kind: InjectedKind,
-  messages: Schema.Array(Message)
+  messages: Schema.Array(Message),
+  replacesInHistory: Schema.Boolean
 })
 /** Messages were removed from the window (they stay in the log). @since 0.1.0 */
 export const MessagesRemoved = Schema.TaggedStruct("MessagesRemoved", {
@@ -60,10 +66,27 @@ export const HistoryTrimmed = Schema.TaggedStruct("HistoryTrimmed", {
   budget: Schema.Int,
   removedIds: Schema.Array(Schema.String)
 })
-/** History was cleared; the system prompt stays. @since 0.1.0 */
-export const HistoryCleared = Schema.TaggedStruct("HistoryCleared", { ...base })
-/** Everything but the system prompt was reset. @since 0.1.0 */
+/**
+ * The conversation was cleared. `scope: "conversation"` (schema version 2): history, injected context,
+ * signals and the task state go; the system prompt and stable knowledge stay. `scope: "history"` (what
+ * version 1 events did): only history and its bookkeeping went.
+ * @since 0.1.0
+ */
+export const HistoryCleared = Schema.TaggedStruct("HistoryCleared", {
+  ...base,
+  scope: Schema.Literal("history", "conversation")
+})
+/** Everything but the system prompt was reset (in place). @since 0.1.0 */
 export const ConversationReset = Schema.TaggedStruct("ConversationReset", { ...base })
+/**
+ * The conversation goes on in a new stream (`resetConversation`): the last event of this one. The window
+ * is unchanged; readers follow `into`.
+ * @since 0.1.0
+ */
+export const ConversationContinued = Schema.TaggedStruct("ConversationContinued", {
+  ...base,
+  into: Schema.String.pipe(Schema.minLength(1))
+})
 /** A turn ended (drives compaction cooldowns and counters). @since 0.1.0 */
 export const TurnCompleted = Schema.TaggedStruct("TurnCompleted", { ...base })
 /** A request was rendered for a provider. Clears signals. @since 0.1.0 */
@@ -209,6 +232,7 @@ export const WindowEvent = Schema.Union(
   HistoryTrimmed,
   HistoryCleared,
   ConversationReset,
+  ConversationContinued,
   TurnCompleted,
   PromptRendered,
   UsageReported,
@@ -261,12 +285,13 @@ export const schemaVersions: { readonly [T in EventType]: number } = {
   SubgoalsSet: 1,
   SignalRaised: 1,
   MessageAppended: 2,
-  MessagesInjected: 1,
+  MessagesInjected: 2,
   MessagesRemoved: 1,
   MessagePinned: 1,
   HistoryTrimmed: 1,
-  HistoryCleared: 1,
+  HistoryCleared: 2,
   ConversationReset: 1,
+  ConversationContinued: 1,
   TurnCompleted: 1,
   PromptRendered: 1,
   UsageReported: 1,

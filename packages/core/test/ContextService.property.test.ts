@@ -35,6 +35,7 @@ type Op =
   | { readonly _tag: "turn" }
   | { readonly _tag: "clear" }
   | { readonly _tag: "reset" }
+  | { readonly _tag: "summaries"; readonly budget: number }
   | { readonly _tag: "fork"; readonly at: number }
 
 const words = fc.string({ minLength: 0, maxLength: 24 })
@@ -86,6 +87,7 @@ const op: fc.Arbitrary<Op> = fc.oneof(
   { weight: 1, arbitrary: fc.constant({ _tag: "turn" } as const) },
   { weight: 1, arbitrary: fc.constant({ _tag: "clear" } as const) },
   { weight: 1, arbitrary: fc.constant({ _tag: "reset" } as const) },
+  { weight: 1, arbitrary: fc.record({ _tag: fc.constant("summaries"), budget: fc.integer({ min: 0, max: 80 }) }) },
   { weight: 1, arbitrary: fc.record({ _tag: fc.constant("fork"), at: fc.nat(30) }) }
 )
 
@@ -155,8 +157,15 @@ const step = (ctx: ContextService.ContextService.Service, operation: Op, fresh: 
         return yield* ctx.completeTurn(stream)
       case "clear":
         return yield* ctx.clearHistory(stream)
-      case "reset":
-        return yield* ctx.resetConversation(stream)
+      case "reset": {
+        // The conversation goes on in a new stream that replays to what the reset returned; this one only
+        // gains the pointer to it.
+        const reset = yield* ctx.resetConversation(stream)
+        assert.deepStrictEqual(Window.replay(yield* written(reset.stream)), reset.window)
+        return { window: yield* ctx.load(stream), events: [] }
+      }
+      case "summaries":
+        return yield* ctx.injectSummaries(stream, operation.budget)
       case "fork": {
         // Forking at any version equals replaying that prefix (event ids renamed to the fork's own).
         const version = operation.at % (window.version + 1)

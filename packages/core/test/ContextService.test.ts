@@ -18,7 +18,8 @@ import {
   stream,
   textTokens,
   thenEvents,
-  withoutId
+  withoutId,
+  written
 } from "./Scenario.js"
 
 const systemPrompt = message("sys", "system", "You are terse.", { tokens: 8 })
@@ -116,7 +117,8 @@ describe("ContextService", () => {
           {
             _tag: "MessagesInjected",
             kind: "recall",
-            messages: [message("r1", "system", "recalled", { kind: "recall" })]
+            messages: [message("r1", "system", "recalled", { kind: "recall" })],
+            replacesInHistory: false
           }
         ])
         const ctx = yield* service
@@ -369,7 +371,7 @@ describe("ContextService", () => {
         ])
         const ctx = yield* service
         const out = yield* ctx.clearHistory(stream)
-        thenEvents(out, [{ _tag: "HistoryCleared" }])
+        thenEvents(out, [{ _tag: "HistoryCleared", scope: "conversation" }])
         assert.deepStrictEqual(idsOf(out.window.system), ["sys"])
         assert.deepStrictEqual(idsOf(out.window.knowledge), ["k1"])
         assert.deepStrictEqual(out.window.history, [])
@@ -399,7 +401,7 @@ describe("ContextService", () => {
         ])
         const ctx = yield* service
         const out = yield* ctx.clearHistory(stream)
-        thenEvents(out, [{ _tag: "HistoryCleared" }])
+        thenEvents(out, [{ _tag: "HistoryCleared", scope: "conversation" }])
         assert.deepStrictEqual([out.window.pendingToolPairs, out.window.deferredSummaries], [[], []])
         yield* checkConsistent(out)
       }).pipe(Effect.provide(live()))
@@ -449,8 +451,18 @@ describe("ContextService", () => {
           const other = kind === "lsp" ? "recall" : "lsp"
           yield* given([
             { _tag: "SystemPromptSet", messages: [systemPrompt] },
-            { _tag: "MessagesInjected", kind, messages: [message("k1", "system", "one", { kind })] },
-            { _tag: "MessagesInjected", kind: other, messages: [message("o1", "system", "other", { kind: other })] },
+            {
+              _tag: "MessagesInjected",
+              kind,
+              messages: [message("k1", "system", "one", { kind })],
+              replacesInHistory: false
+            },
+            {
+              _tag: "MessagesInjected",
+              kind: other,
+              messages: [message("o1", "system", "other", { kind: other })],
+              replacesInHistory: false
+            },
             appended(message("u1", "user", "hi")),
             appended(message("h1", "user", "appended", { kind }))
           ])
@@ -588,27 +600,30 @@ describe("ContextService", () => {
       appended(message("h1", "user", "old recall in history", { kind: "recall" }))
     ])
 
-    it.effect("removes that kind first and inserts right after the system prompt and stable knowledge", () =>
-      Effect.gen(function* () {
-        yield* setup
-        const ctx = yield* service
-        const out = yield* ctx.inject(stream, "recall", ["remembered A", Message.user("remembered B")])
-        assert.strictEqual(out.events.length, 1)
-        const [event] = out.events
-        assert.strictEqual(event?._tag, "MessagesInjected")
-        assert.deepStrictEqual(
-          Window.messages(out.window).map((item) => [item.id, item.kind]),
-          [
-            ["sys", "chat"],
-            ["k1", "chat"],
-            ["id-000001", "recall"],
-            ["id-000002", "recall"],
-            ["u1", "chat"]
-          ]
-        )
-        assert.strictEqual(out.window.tokens.knowledge, 10 + textTokens("remembered A") + textTokens("remembered B"))
-        yield* checkConsistent(out)
-      }).pipe(Effect.provide(live()))
+    it.effect(
+      "replaces that kind in knowledge (history keeps its own) right after the system prompt and stable knowledge",
+      () =>
+        Effect.gen(function* () {
+          yield* setup
+          const ctx = yield* service
+          const out = yield* ctx.inject(stream, "recall", ["remembered A", Message.user("remembered B")])
+          assert.strictEqual(out.events.length, 1)
+          const [event] = out.events
+          assert.strictEqual(event?._tag, "MessagesInjected")
+          assert.deepStrictEqual(
+            Window.messages(out.window).map((item) => [item.id, item.kind]),
+            [
+              ["sys", "chat"],
+              ["k1", "chat"],
+              ["id-000001", "recall"],
+              ["id-000002", "recall"],
+              ["u1", "chat"],
+              ["h1", "recall"]
+            ]
+          )
+          assert.strictEqual(out.window.tokens.knowledge, 10 + textTokens("remembered A") + textTokens("remembered B"))
+          yield* checkConsistent(out)
+        }).pipe(Effect.provide(live()))
     )
 
     it.effect("twice replaces the first injection; the newest kind sits first after stable knowledge", () =>
@@ -631,9 +646,12 @@ describe("ContextService", () => {
       Effect.gen(function* () {
         yield* setup
         const ctx = yield* service
+        // Only history holds a recall message (h1): nothing to replace.
+        thenEvents(yield* ctx.inject(stream, "recall", []), [])
+        yield* ctx.inject(stream, "recall", ["recalled"])
         const removed = yield* ctx.inject(stream, "recall", [])
-        thenEvents(removed, [{ _tag: "MessagesInjected", kind: "recall", messages: [] }])
-        assert.deepStrictEqual(idsOf(Window.messages(removed.window)), ["sys", "k1", "u1"])
+        thenEvents(removed, [{ _tag: "MessagesInjected", kind: "recall", messages: [], replacesInHistory: false }])
+        assert.deepStrictEqual(idsOf(Window.messages(removed.window)), ["sys", "k1", "u1", "h1"])
         const nothing = yield* ctx.inject(stream, "recall", [])
         thenEvents(nothing, [])
       }).pipe(Effect.provide(live()))
@@ -649,9 +667,11 @@ describe("ContextService", () => {
           /cannot carry tool calls or results/
         )
         yield* expectInvalid(ctx.inject(stream, "lsp", [{ ...Message.user("x"), id: "u1" }]), "u1", /already/)
-        // Replacing its own kind frees the ids of what it replaces.
-        const out = yield* ctx.inject(stream, "recall", [{ ...Message.user("x"), id: "h1" }])
-        assert.deepStrictEqual(idsOf(out.window.knowledge), ["k1", "h1"])
+        // Replacing its own kind frees the ids of what it replaces in knowledge; history's ids stay taken.
+        yield* ctx.inject(stream, "recall", [{ ...Message.user("x"), id: "r9" }])
+        const out = yield* ctx.inject(stream, "recall", [{ ...Message.user("y"), id: "r9" }])
+        assert.deepStrictEqual(idsOf(out.window.knowledge), ["k1", "r9"])
+        yield* expectInvalid(ctx.inject(stream, "recall", [{ ...Message.user("x"), id: "h1" }]), "h1", /already/)
         yield* checkConsistent(out)
       }).pipe(Effect.provide(live()))
     )
@@ -674,9 +694,77 @@ describe("ContextService", () => {
 
     const cases = [
       ["injectSemanticRecall", "recall"],
-      ["injectCrossSessionContext", "cross_session"],
-      ["injectSummaries", "summary"]
+      ["injectCrossSessionContext", "cross_session"]
     ] as const
+
+    it.effect(
+      "injectSummaries needs no query: the stored summaries and seams gone from the window, newest first, within the budget",
+      () =>
+        Effect.gen(function* () {
+          const summary = (id: string, text: string) => message(id, "assistant", text, { kind: "summary", tokens: 6 })
+          yield* given([
+            { _tag: "SystemPromptSet", messages: [systemPrompt] },
+            ...conversation.map(appended),
+            {
+              _tag: "Compacted",
+              tier: "hard",
+              summary: summary("s1", "first summary"),
+              removedIds: ["u1", "a1"],
+              carryOver: null,
+              throughVersion: 6,
+              cooldownTurns: 0
+            },
+            {
+              _tag: "SeamProduced",
+              level: 1,
+              message: message("seam1", "system", "archived", { kind: "seam", tokens: 6 }),
+              replacedIds: ["t1"]
+            },
+            {
+              _tag: "Compacted",
+              tier: "hard",
+              summary: summary("s2", "second summary"),
+              removedIds: ["s1", "u2"],
+              carryOver: null,
+              throughVersion: 8,
+              cooldownTurns: 0
+            }
+          ])
+          const ctx = yield* service
+          // s2 and the seam are in history already; s1 is only in the log.
+          const out = yield* ctx.injectSummaries(stream, 100)
+          assert.deepStrictEqual(out.window.knowledge.map(Message.textOf), ["first summary"])
+          assert.deepStrictEqual(idsOf(out.window.history), ["s2", "seam1", "a2"])
+          // A second injection replaces the first and still leaves history alone; a tiny budget fits nothing.
+          const none = yield* ctx.injectSummaries(stream, 1)
+          assert.deepStrictEqual(none.window.knowledge, [])
+          assert.deepStrictEqual(idsOf(none.window.history), ["s2", "seam1", "a2"])
+          yield* checkConsistent(none)
+        }).pipe(Effect.provide(live()))
+    )
+
+    it.effect("an injection of kind summary never removes the summary compaction placed in history", () =>
+      Effect.gen(function* () {
+        yield* given([
+          ...conversation.map(appended),
+          {
+            _tag: "Compacted",
+            tier: "hard",
+            summary: message("s1", "assistant", "summary", { kind: "summary" }),
+            removedIds: ["u1", "a1", "t1"],
+            carryOver: null,
+            throughVersion: 5,
+            cooldownTurns: 0
+          }
+        ])
+        const ctx = yield* service
+        const out = yield* ctx.inject(stream, "summary", [])
+        thenEvents(out, [])
+        const injected = yield* ctx.inject(stream, "summary", ["recalled summary"])
+        assert.deepStrictEqual(idsOf(injected.window.history), ["s1", "u2", "a2"])
+        yield* checkConsistent(injected)
+      }).pipe(Effect.provide(live()))
+    )
 
     for (const [name, kind] of cases) {
       it.effect(`${name} injects "${kind}" hits within the token budget, best first`, () =>
@@ -769,38 +857,43 @@ describe("ContextService", () => {
   })
 
   describe("resetConversation", () => {
-    it.effect("resets everything but the system prompt and the calibration", () =>
+    it.effect("starts a new stream with the system prompt and stable knowledge; the old one points to it", () =>
       Effect.gen(function* () {
         yield* given([
           { _tag: "SystemPromptSet", messages: [systemPrompt] },
           { _tag: "KnowledgeSet", messages: [message("k1", "system", "stable")] },
+          {
+            _tag: "MessagesInjected",
+            kind: "recall",
+            messages: [message("r1", "system", "recalled", { kind: "recall" })],
+            replacesInHistory: false
+          },
           { _tag: "TaskGoalSet", goal: "goal", tokens: 1 },
           { _tag: "SignalRaised", signal: { id: "sig", text: "note", tokens: 1 } },
           ...conversation.map(appended),
-          { _tag: "TurnCompleted" },
-          {
-            _tag: "UsageReported",
-            provider: "openai",
-            model: "m",
-            estimatedInputTokens: 100,
-            inputTokens: 120,
-            outputTokens: 5,
-            cacheReadTokens: 0,
-            cacheWriteTokens: 0
-          }
+          { _tag: "TurnCompleted" }
         ])
         const ctx = yield* service
         const out = yield* ctx.resetConversation(stream)
-        thenEvents(out, [{ _tag: "ConversationReset" }])
-        assert.deepStrictEqual(out.window, {
-          ...Window.empty,
-          version: 12,
-          system: out.window.system,
-          tokens: { ...Window.empty.tokens, system: 8, total: 8 },
-          calibration: { estimatedInputTokens: 100, reportedInputTokens: 120, observations: 1 }
+        assert.notStrictEqual(out.stream, stream)
+        assert.deepStrictEqual(
+          out.events.map((event) => event._tag),
+          ["SystemPromptSet", "KnowledgeSet"]
+        )
+        assert.deepStrictEqual(idsOf(Window.messages(out.window)), ["sys", "k1"])
+        assert.deepStrictEqual([out.window.history, out.window.taskState.goal, out.window.signals], [[], null, []])
+        yield* checkConsistent(out, out.stream)
+        // The old stream ends with a pointer to the new one, its window otherwise unchanged.
+        const old = yield* written(stream)
+        assert.deepStrictEqual(old.at(-1), {
+          _tag: "ConversationContinued",
+          id: old.at(-1)?.id ?? "",
+          into: out.stream
         })
-        assert.deepStrictEqual(idsOf(out.window.system), ["sys"])
-        yield* checkConsistent(out)
+        assert.strictEqual((yield* ctx.load(stream)).history.length, conversation.length)
+        // The new stream goes on like any other.
+        const next = yield* ctx.appendMessages(out.stream, [Message.user("fresh start")])
+        yield* checkConsistent(next, out.stream)
       }).pipe(Effect.provide(live()))
     )
   })

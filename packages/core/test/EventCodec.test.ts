@@ -288,3 +288,35 @@ describe("upcasting", () => {
     })
   )
 })
+
+describe("upcasting the version-1 MessagesInjected and HistoryCleared", () => {
+  it.effect(
+    "v1 events decode with the behaviour they had: injections replaced history too, clears were history-only",
+    () =>
+      Effect.gen(function* () {
+        const injected = yield* EventCodec.decode({
+          type: "MessagesInjected",
+          schemaVersion: 1,
+          data: '{"_tag":"MessagesInjected","id":"e1","kind":"recall","messages":[]}'
+        })
+        assert.deepStrictEqual(injected, {
+          _tag: "MessagesInjected",
+          id: "e1",
+          kind: "recall",
+          messages: [],
+          replacesInHistory: true
+        })
+        const cleared = yield* EventCodec.decode({
+          type: "HistoryCleared",
+          schemaVersion: 1,
+          data: '{"_tag":"HistoryCleared","id":"e2"}'
+        })
+        assert.deepStrictEqual(cleared, { _tag: "HistoryCleared", id: "e2", scope: "history" })
+        // A v2 event without its new field is malformed, and the error names it.
+        const missing = yield* Effect.flip(
+          EventCodec.decode({ type: "HistoryCleared", schemaVersion: 2, data: '{"_tag":"HistoryCleared","id":"e3"}' })
+        )
+        assert.strictEqual(missing.path, "scope")
+      })
+  )
+})

@@ -34,13 +34,15 @@ const samples: { readonly [T in WindowEvent.EventType]: Omit<WindowEvent.EventOf
   MessagesInjected: {
     _tag: "MessagesInjected",
     kind: "recall",
-    messages: [message("r1", "system", "x", { kind: "recall" })]
+    messages: [message("r1", "system", "x", { kind: "recall" })],
+    replacesInHistory: false
   },
   MessagesRemoved: { _tag: "MessagesRemoved", messageIds: ["u2"], reason: "test" },
   MessagePinned: { _tag: "MessagePinned", messageId: "u1", pinned: true },
   HistoryTrimmed: { _tag: "HistoryTrimmed", budget: 10, removedIds: ["u1"] },
-  HistoryCleared: { _tag: "HistoryCleared" },
+  HistoryCleared: { _tag: "HistoryCleared", scope: "history" },
   ConversationReset: { _tag: "ConversationReset" },
+  ConversationContinued: { _tag: "ConversationContinued", into: "next-stream" },
   TurnCompleted: { _tag: "TurnCompleted" },
   PromptRendered: { _tag: "PromptRendered", provider: "openai", model: "m", tokens: base.tokens, sha256: "ff" },
   UsageReported: {
@@ -103,7 +105,7 @@ const unionTags = WindowEvent.WindowEvent.members.map((member) => {
 
 describe("WindowEvent", () => {
   it("eventTypes lists exactly the members of the union, each with a schema version", () => {
-    assert.strictEqual(unionTags.length, 29)
+    assert.strictEqual(unionTags.length, 30)
     assert.deepStrictEqual([...WindowEvent.eventTypes].sort(), [...unionTags].sort())
     assert.isTrue(WindowEvent.eventTypes.every((type) => WindowEvent.isEventType(type)))
     assert.isFalse(WindowEvent.isEventType("toString"))
@@ -172,14 +174,26 @@ describe("evolve", () => {
     assert.deepStrictEqual(window.history.at(-1)?.origin, { version: 7, eventId: "when" })
   })
 
-  it("MessagesInjected replaces its kind in knowledge and history and sits right after stable knowledge", () => {
-    const start = given([
+  const injectedStart = () =>
+    given([
       { _tag: "SystemPromptSet", messages: [systemPrompt] },
       { _tag: "KnowledgeSet", messages: [message("k1", "system", "facts")] },
-      { _tag: "MessagesInjected", kind: "lsp", messages: [message("l1", "system", "lsp", { kind: "lsp" })] },
+      {
+        _tag: "MessagesInjected",
+        kind: "lsp",
+        messages: [message("l1", "system", "lsp", { kind: "lsp" })],
+        replacesInHistory: false
+      },
       appended(message("h1", "user", "recall in history", { kind: "recall" }))
     ])
-    const window = when(start, samples.MessagesInjected)
+
+  it("MessagesInjected (v2) replaces its kind in knowledge only and sits right after stable knowledge", () => {
+    const window = when(injectedStart(), samples.MessagesInjected)
+    assert.deepStrictEqual(idsOf(Window.messages(window)), ["sys", "k1", "r1", "l1", "h1"])
+  })
+
+  it("MessagesInjected of schema version 1 also replaced its kind in history (upcast, replayed as it was)", () => {
+    const window = when(injectedStart(), { ...samples.MessagesInjected, replacesInHistory: true })
     assert.deepStrictEqual(idsOf(Window.messages(window)), ["sys", "k1", "r1", "l1"])
   })
 
@@ -218,6 +232,27 @@ describe("evolve", () => {
     )
     assert.deepStrictEqual(window.system, base.system)
     assert.strictEqual(window.tokens.total, 3)
+  })
+
+  it("HistoryCleared of the conversation also clears injected context, signals and the task state", () => {
+    const busy = given([
+      { _tag: "SystemPromptSet", messages: [systemPrompt] },
+      { _tag: "KnowledgeSet", messages: [message("k1", "system", "facts", { tokens: 5 })] },
+      samples.MessagesInjected,
+      samples.TaskGoalSet,
+      samples.SubgoalsSet,
+      samples.SignalRaised,
+      ...conversation.map(appended)
+    ])
+    const window = when(busy, { _tag: "HistoryCleared", scope: "conversation" })
+    assert.deepStrictEqual(idsOf(Window.messages(window)), ["sys", "k1"])
+    assert.deepStrictEqual([window.signals, window.taskState.goal, window.taskState.subgoals], [[], null, []])
+    assert.strictEqual(window.tokens.total, 3 + 5)
+  })
+
+  it("ConversationContinued changes nothing in the window (it points readers to the next stream)", () => {
+    const window = when(base, samples.ConversationContinued)
+    assert.deepStrictEqual({ ...window, version: base.version }, base)
   })
 
   it("ConversationReset keeps only the system prompt, the version and the calibration", () => {

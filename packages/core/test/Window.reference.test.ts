@@ -96,6 +96,7 @@ const eventsFor = (ops: ReadonlyArray<Op>) => {
           _tag: "MessagesInjected",
           id,
           kind,
+          replacesInHistory: o.c % 2 === 0,
           messages: Array.from({ length: count }, () => msg("system", `inj${o.c}`, o.tokens, kind))
         }
         break
@@ -115,7 +116,12 @@ const eventsFor = (ops: ReadonlyArray<Op>) => {
         }
         break
       case 11:
-        event = o.a % 4 === 0 ? { _tag: "HistoryCleared", id } : { _tag: "TurnCompleted", id }
+        event =
+          o.a % 4 === 0
+            ? { _tag: "HistoryCleared", id, scope: o.flag ? "conversation" : "history" }
+            : o.a % 4 === 1
+              ? { _tag: "ConversationContinued", id, into: "next" }
+              : { _tag: "TurnCompleted", id }
         break
       case 12:
         event =

@@ -373,11 +373,8 @@ const step = (state: State, event: WindowEvent, version: number): State => {
       const stable = knowledge.filter(isStable)
       const injected = knowledge.filter((message) => !isStable(message))
       // Newest injection sits right after the stable prefix (system prompt, then stable knowledge).
-      return withKnowledge(removeFromHistory(state, idsOfKind(state, event.kind)), [
-        ...stable,
-        ...event.messages.map(origin),
-        ...injected
-      ])
+      const rest = event.replacesInHistory ? removeFromHistory(state, idsOfKind(state, event.kind)) : state
+      return withKnowledge(rest, [...stable, ...event.messages.map(origin), ...injected])
     }
     case "MessagesRemoved": {
       const ids = new Set(event.messageIds)
@@ -407,9 +404,13 @@ const step = (state: State, event: WindowEvent, version: number): State => {
     }
     case "HistoryTrimmed":
       return removeFromHistory(state, event.removedIds)
-    case "HistoryCleared":
+    case "HistoryCleared": {
+      const conversation =
+        event.scope === "conversation"
+          ? withKnowledge({ ...state, signals: [], taskState: emptyState.taskState }, state.knowledge.filter(isStable))
+          : state
       return {
-        ...state,
+        ...conversation,
         history: Seq.empty(),
         calls: HashMap.empty(),
         results: HashMap.empty(),
@@ -419,6 +420,7 @@ const step = (state: State, event: WindowEvent, version: number): State => {
         deferredSummaries: [],
         seams: []
       }
+    }
     case "ConversationReset":
       return {
         ...emptyState,
@@ -529,6 +531,7 @@ const step = (state: State, event: WindowEvent, version: number): State => {
     case "SeamsReset":
       return state.seams.length === 0 ? state : { ...state, seams: [] }
     case "FactsRecorded":
+    case "ConversationContinued":
       return state
     default:
       return absurd(event)

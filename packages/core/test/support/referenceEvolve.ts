@@ -157,7 +157,9 @@ const step = (window: Window, event: WindowEvent, version: number): Window => {
       }
     case "MessagesInjected": {
       const knowledge = window.knowledge.filter((message) => message.kind !== event.kind)
-      const history = window.history.filter((message) => message.kind !== event.kind)
+      const history = event.replacesInHistory
+        ? window.history.filter((message) => message.kind !== event.kind)
+        : window.history
       const stable = knowledge.filter(isStable)
       const injected = knowledge.filter((message) => !isStable(message))
       // Newest injection sits right after the stable prefix (system prompt, then stable knowledge).
@@ -184,6 +186,13 @@ const step = (window: Window, event: WindowEvent, version: number): Window => {
     case "HistoryCleared":
       return {
         ...window,
+        ...(event.scope === "conversation"
+          ? {
+              knowledge: window.knowledge.filter(isStable),
+              signals: [],
+              taskState: { goal: null, goalTokens: 0, subgoals: [], subgoalTokens: 0 }
+            }
+          : {}),
         history: [],
         completedToolIds: [],
         pendingToolPairs: [],
@@ -296,6 +305,7 @@ const step = (window: Window, event: WindowEvent, version: number): Window => {
     case "SeamsReset":
       return { ...window, seams: [] }
     case "FactsRecorded":
+    case "ConversationContinued":
       return window
     default:
       return absurd(event)
