@@ -177,20 +177,56 @@ export const tool = (toolCallId: string, content: string, isError = false): Mess
   parts: [toolResult(toolCallId, content, isError)]
 })
 
+// Messages are immutable and their parts arrays are shared by every copy of a message (origins are stamped
+// on a copy), so what these helpers derive is remembered per parts array: renders, validators and tool-pair
+// checks ask for it on every message of the window, every turn. A single text part needs no memo.
+const noCalls: ReadonlyArray<ToolCallPart> = []
+const noResults: ReadonlyArray<ToolResultPart> = []
+const callsMemo = new WeakMap<ReadonlyArray<Part>, ReadonlyArray<ToolCallPart>>()
+const resultsMemo = new WeakMap<ReadonlyArray<Part>, ReadonlyArray<ToolResultPart>>()
+const textMemo = new WeakMap<ReadonlyArray<Part>, string>()
+
+const onlyText = (parts: ReadonlyArray<Part>): boolean => parts.length === 1 && parts[0]?.type === "text"
+
 /** The tool calls a message makes. @since 0.1.0 */
-export const toolCallsOf = (message: { readonly parts: ReadonlyArray<Part> }): ReadonlyArray<ToolCallPart> =>
-  message.parts.filter((part): part is ToolCallPart => part.type === "tool_call")
+export const toolCallsOf = (message: { readonly parts: ReadonlyArray<Part> }): ReadonlyArray<ToolCallPart> => {
+  const parts = message.parts
+  if (parts.length === 0 || onlyText(parts)) return noCalls
+  let calls = callsMemo.get(parts)
+  if (calls === undefined) {
+    calls = parts.filter((part): part is ToolCallPart => part.type === "tool_call")
+    callsMemo.set(parts, calls.length === 0 ? noCalls : calls)
+  }
+  return calls
+}
 
 /** The tool results a message carries. @since 0.1.0 */
-export const toolResultsOf = (message: { readonly parts: ReadonlyArray<Part> }): ReadonlyArray<ToolResultPart> =>
-  message.parts.filter((part): part is ToolResultPart => part.type === "tool_result")
+export const toolResultsOf = (message: { readonly parts: ReadonlyArray<Part> }): ReadonlyArray<ToolResultPart> => {
+  const parts = message.parts
+  if (parts.length === 0 || onlyText(parts)) return noResults
+  let results = resultsMemo.get(parts)
+  if (results === undefined) {
+    results = parts.filter((part): part is ToolResultPart => part.type === "tool_result")
+    resultsMemo.set(parts, results.length === 0 ? noResults : results)
+  }
+  return results
+}
 
 /** The text of a message: its text parts joined by newlines. @since 0.1.0 */
-export const textOf = (message: { readonly parts: ReadonlyArray<Part> }): string =>
-  message.parts
-    .filter((part): part is TextPart => part.type === "text")
-    .map((part) => part.text)
-    .join("\n")
+export const textOf = (message: { readonly parts: ReadonlyArray<Part> }): string => {
+  const parts = message.parts
+  const first = parts[0]
+  if (parts.length === 1 && first?.type === "text") return first.text
+  let text = textMemo.get(parts)
+  if (text === undefined) {
+    text = parts
+      .filter((part): part is TextPart => part.type === "text")
+      .map((part) => part.text)
+      .join("\n")
+    textMemo.set(parts, text)
+  }
+  return text
+}
 
 /**
  * Everything in a message that a tokenizer should see, as one string: text, tool names and inputs,
