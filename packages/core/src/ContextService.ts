@@ -12,7 +12,7 @@
  * @since 0.1.0
  */
 import * as Context from "effect/Context"
-import type * as Duration from "effect/Duration"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
@@ -158,10 +158,15 @@ const isConflict = (error: unknown): boolean =>
 export interface Options {
   /** Streams whose last window is kept in memory (least recently used leave first; default 1,000). */
   readonly cacheStreams?: number
-  /** Attempts after a concurrency conflict before it is returned (default 10). */
+  /** Attempts after a concurrency conflict before it is returned (default 30). */
   readonly conflictRetries?: number
-  /** First backoff between attempts; it doubles, with jitter (default 2 ms; the first retry is at once). */
+  /**
+   * First backoff between attempts; it doubles, with jitter, up to `conflictBackoffMax` (default 2 ms;
+   * the first retry is at once).
+   */
   readonly conflictBackoff?: Duration.DurationInput
+  /** Longest backoff between two attempts (default 100 ms). */
+  readonly conflictBackoffMax?: Duration.DurationInput
 }
 
 /** A map that forgets its least recently used entries past `capacity`. */
@@ -198,11 +203,13 @@ export const makeWith = (options: Options = {}) =>
     const ids = yield* Ids
     const recallSource = yield* RecallSource
     const cache = new Lru<StreamId, Window.Window>(Math.max(1, options.cacheStreams ?? 1000))
+    const longest = Duration.decode(options.conflictBackoffMax ?? "100 millis")
     const retry = Schedule.exponential(options.conflictBackoff ?? "2 millis").pipe(
+      Schedule.modifyDelay((delay) => Duration.min(delay, longest)),
       Schedule.jittered,
       // The first retry runs at once: catching up with the tail is usually all a conflict needs.
       Schedule.union(Schedule.once),
-      Schedule.intersect(Schedule.recurs(Math.max(0, options.conflictRetries ?? 10))),
+      Schedule.intersect(Schedule.recurs(Math.max(0, options.conflictRetries ?? 30))),
       Schedule.whileInput(isConflict)
     )
 

@@ -91,6 +91,44 @@ describe("the window cache under concurrent writers", () => {
     120_000
   )
 
+  const fourWriters = <E>(open: () => Layer.Layer<SqliteEventLog.Services, E>) =>
+    Effect.gen(function* () {
+      const writers = yield* Effect.forEach(["w", "x", "y", "z"], () =>
+        Effect.map(Layer.build(serviceOver(open())), (context) => Context.get(context, ContextService.ContextService))
+      )
+      const outcomes = yield* Effect.all(
+        writers.map((writer, w) =>
+          Effect.forEach(
+            Array.from({ length: 25 }, (_, i) => `w${w}-${i}`),
+            (id) => Effect.either(appendAfterLast(writer, "contended", id))
+          )
+        ),
+        { concurrency: "unbounded" }
+      )
+      assert.deepStrictEqual(
+        outcomes.flat().filter((outcome) => outcome._tag === "Left"),
+        []
+      )
+      const { broken, count } = yield* Effect.provide(brokenLinks("contended"), open())
+      assert.deepStrictEqual(broken, [])
+      assert.strictEqual(count, 100)
+    }).pipe(Effect.scoped)
+
+  it.live(
+    "SQLite, four writers on one stream: conflicts are retried with backoff until every operation lands",
+    () => {
+      const options = { filename: tempFile(), durability: "normal" as const, busyTimeoutMs: 30_000 }
+      return fourWriters(() => SqliteEventLog.layer(options))
+    },
+    120_000
+  )
+
+  it.live(
+    "PostgreSQL, four pools on one stream: conflicts are retried with backoff until every operation lands",
+    () => Effect.flatMap(freshDatabase("contended"), (url) => fourWriters(() => PostgresEventLog.layer({ url }))),
+    120_000
+  )
+
   it.live(
     "SQLite, two processes: every decision sees the current window",
     () =>
