@@ -7,7 +7,7 @@ import * as Stream from "effect/Stream"
 import { DeferredSummaries, TieredCompaction, ToolOutputPruning, UndoCompaction } from "../src/index.js"
 import { filler, testLayer } from "./harness.js"
 
-const config: TieredCompaction.Config = {
+const config = {
   budget: 3000,
   softThreshold: 0.7,
   hardThreshold: 0.85,
@@ -15,7 +15,7 @@ const config: TieredCompaction.Config = {
   cooldownTurns: 2,
   maxSummaryTokens: 200,
   prune: { keepRecent: 2, minChars: 200 }
-}
+} satisfies TieredCompaction.Config
 
 type Op =
   | { readonly op: "chat"; readonly chars: number }
