@@ -45,7 +45,11 @@ export interface Config extends CommonConfig {
 /** Default context window of Claude models. @since 0.1.0 */
 export const defaultContextWindow = 200_000
 
-/** The request's `max_tokens` (and the budget's output reserve) when neither render nor config sets one. @since 0.1.0 */
+/**
+ * The request's `max_tokens` (and the budget's output reserve) when neither render nor config sets
+ * one, at most a quarter of the context window.
+ * @since 0.1.0
+ */
 export const defaultOutputReserve = 4096
 
 /** Default share of the budget one tool output may take (in tokens). @since 0.1.0 */
@@ -79,7 +83,7 @@ export const make = (config: Config): CtxBuilder<AnthropicRequest> => {
       Either.map(
         anthropicRender.render(fromWindow(window, options.systemPrompt), {
           model: config.model,
-          maxTokens: options.maxOutputTokens ?? config.maxOutputTokens ?? defaultOutputReserve,
+          maxTokens: common.outputLimitOf(sizing, config, options),
           temperature: options.temperature,
           tools: options.tools,
           reminder: options.turnReminder,

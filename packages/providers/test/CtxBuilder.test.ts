@@ -181,8 +181,12 @@ describe("Truncation", () => {
 
 describe("budget and compression", () => {
   it("the budget is the context window minus output reserve, tool schemas and reminder (issue 11 item 1)", () => {
-    const builder = AnthropicCtx.make({ model: "claude-sonnet-4-5", contextWindow: 8192 })
-    expect(builder.budget()).toEqual({ contextWindow: 8192, outputReserve: 4096, toolTokens: 0, reminderTokens: 0 })
+    const builder = AnthropicCtx.make({ model: "claude-sonnet-4-5", contextWindow: 16_384 })
+    expect(builder.budget()).toEqual({ contextWindow: 16_384, outputReserve: 4096, toolTokens: 0, reminderTokens: 0 })
+    // A default reserve never takes more than a quarter of a small window (an explicit one is taken as given).
+    const small = AnthropicCtx.make({ model: "claude-sonnet-4-5", contextWindow: 4096 })
+    expect(small.budget().outputReserve).toBe(1024)
+    expect(built(small).request.max_tokens).toBe(1024)
     const tools = [{ name: "bash", description: "Run a command.", inputSchema: { type: "object" } }]
     const budget = builder.budget({ tools, turnReminder: "Keep edits minimal.", maxOutputTokens: 1000 })
     expect(budget.outputReserve).toBe(1000)
@@ -190,9 +194,9 @@ describe("budget and compression", () => {
     expect(budget.reminderTokens).toBeGreaterThan(0)
     // The render's stats carry the same numbers.
     const { stats } = built(builder)
-    expect(stats.budget).toBe(8192 - 4096 - stats.toolTokens - stats.reminderTokens)
+    expect(stats.budget).toBe(16_384 - 4096 - stats.toolTokens - stats.reminderTokens)
     expect(stats.outputReserve).toBe(4096)
-    expect(stats.contextWindow).toBe(8192)
+    expect(stats.contextWindow).toBe(16_384)
     // Each provider has its own default reserve; Ollama's is small, like its windows.
     expect(OllamaCtx.make({ model: "llama3.2" }).budget().outputReserve).toBe(OllamaCtx.defaultOutputReserve)
     expect(OllamaCtx.defaultOutputReserve).toBeLessThan(AnthropicCtx.defaultOutputReserve)

@@ -59,11 +59,21 @@ export interface Sizing {
   ) => ReadonlyArray<LanguageModel.ToolSpec> | undefined
 }
 
+/**
+ * The output limit of a render: the render's, else the config's, else the provider default capped at a
+ * quarter of the window (a 4,096-token default answer cannot fit a 4K window; an explicit limit is
+ * taken as given).
+ */
+export const outputLimitOf = (sizing: Sizing, config: CommonConfig, options: BuildOptions = {}): number =>
+  options.maxOutputTokens ??
+  config.maxOutputTokens ??
+  Math.min(sizing.defaultOutputReserve, Math.floor(sizing.ctxWindow / 4))
+
 /** The budget of one render: context window − output reserve − tool schemas − reminder. */
 export const budgetOf = (sizing: Sizing, config: CommonConfig, options: BuildOptions = {}): Budget.Budget =>
   Budget.make({
     contextWindow: sizing.ctxWindow,
-    outputReserve: options.maxOutputTokens ?? config.maxOutputTokens ?? sizing.defaultOutputReserve,
+    outputReserve: outputLimitOf(sizing, config, options),
     toolTokens: toolTokens((sizing.toolsOf ?? ((tools) => tools))(options.tools)),
     reminderTokens: options.turnReminder === undefined ? 0 : roughTokens(options.turnReminder)
   })
@@ -90,7 +100,7 @@ export const shared = <R>(
   }
   return {
     ctxWindow: sizing.ctxWindow,
-    defaultOutputReserve: sizing.defaultOutputReserve,
+    defaultOutputReserve: Math.min(sizing.defaultOutputReserve, Math.floor(sizing.ctxWindow / 4)),
     budget,
     needsCompression: (window, options) =>
       window.tokens.total * Window.calibrationRatio(window) >= Budget.available(budget(options)) * threshold,

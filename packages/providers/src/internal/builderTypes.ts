@@ -65,7 +65,7 @@ export interface CtxBuilder<R> {
   readonly model: string
   /** The model's context window after clamps (Ollama floors it at 4K). */
   readonly ctxWindow: number
-  /** The output limit reserved when a render does not set one (this provider's default). */
+  /** The output limit reserved when neither the render nor the config sets one (this provider's default, at most a quarter of the window). */
   readonly defaultOutputReserve: number
   readonly build: (window: Window.Window, options?: BuildOptions) => Either.Either<Built<R>, InvalidRequest>
   /**
