@@ -8,6 +8,7 @@
 import { Compactor, ContextService, type EventLog, Message, TokenCounter, Window, type WindowEvent } from "@ctxlog/core"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Budget from "./Budget.js"
 import { by } from "./internal/metadata.js"
 import { unseenToolCallIds } from "./internal/unseen.js"
 
@@ -29,8 +30,8 @@ export interface SummarizeResult {
 
 /** When to apply the deferred summaries. @since 0.1.0 */
 export interface ApplyPolicy {
-  /** The token budget of the window. */
-  readonly budget: number
+  /** The token budget: a `Budget` (its available tokens) or a number already net of the reserves. */
+  readonly budget: Budget.Spec
   /** Share of the budget above which summaries are applied (default 0.7). */
   readonly softThreshold?: number
   /** Apply as soon as this many summaries wait (default 8). */
@@ -185,7 +186,8 @@ export const applyDeferredSummaries = (
 /** Whether deferred summaries are due: pressure above the soft threshold, or enough of them waiting. @since 0.1.0 */
 export const due = (window: Window.Window, policy: ApplyPolicy): boolean =>
   window.deferredSummaries.length > 0 &&
-  (window.tokens.total * Window.calibrationRatio(window) > policy.budget * (policy.softThreshold ?? 0.7) ||
+  (window.tokens.total * Window.calibrationRatio(window) >
+    Budget.tokensOf(policy.budget) * (policy.softThreshold ?? 0.7) ||
     window.deferredSummaries.length >= (policy.countCutoff ?? 8))
 
 /** Apply the deferred summaries when they are due; returns how many were applied (0 if not due). @since 0.1.0 */

@@ -218,10 +218,11 @@ const fitStep = (stream: EventLog.StreamId, config: Config) =>
   })
 
 /** Append the fit step's events to a result, when the window it ends with is over the budget. */
-const fitted = (stream: EventLog.StreamId, config: Config, result: Result) =>
+const fitted = (stream: EventLog.StreamId, config: Config, result: Result, operation?: CompactionStatus.Operation) =>
   Effect.gen(function* () {
     const s = settings(config)
     if (usedTokens(result.window, s.calibrate) <= s.budget) return result
+    if (operation !== undefined) yield* CompactionStatus.report({ _tag: "TierStarted", operation, stream, tier: "fit" })
     const fit = yield* fitStep(stream, config)
     if (fit.events.length === 0) return result
     return result._tag === "NoChange"
@@ -307,9 +308,9 @@ export const maybeCompact = (stream: EventLog.StreamId, config: Config): Effect.
       soft.events.length > 0
         ? { _tag: "SoftCompacted", window: soft.window, events: soft.events }
         : { _tag: "NoChange", reason: "soft tier found nothing to do", window: soft.window }
-    if (initial === "Soft") return yield* fitted(stream, config, softResult)
+    if (initial === "Soft") return yield* fitted(stream, config, softResult, op)
     const window = soft.window
-    if (pressure(window, config) !== "Hard") return yield* fitted(stream, config, softResult)
+    if (pressure(window, config) !== "Hard") return yield* fitted(stream, config, softResult, op)
     // A summarization result also lists the soft-tier events that came before it.
     const withSoftEvents = (result: Summarized): Result =>
       result._tag === "Compacted"
@@ -327,7 +328,7 @@ export const maybeCompact = (stream: EventLog.StreamId, config: Config): Effect.
           : ({ _tag: "NoChange", reason: cooling ? "cooling down" : "already compacted this turn", window } as const)
       }
       const plan = CompressionPlan.compressionPlan(window, keepCeiling(window, config, s.target, s.maxSummaryTokens))
-      if (CompressionPlan.isEmpty(plan)) return yield* fitted(stream, config, softResult)
+      if (CompressionPlan.isEmpty(plan)) return yield* fitted(stream, config, softResult, op)
       yield* tierStarted(op, stream, "template")
       return yield* fitted(
         stream,
@@ -342,11 +343,12 @@ export const maybeCompact = (stream: EventLog.StreamId, config: Config): Effect.
             compactor: fallbackCompactor(s.maxSummaryTokens),
             hooks: {}
           })
-        )
+        ),
+        op
       )
     }
     const plan = CompressionPlan.compressionPlan(window, keepCeiling(window, config, s.target, s.maxSummaryTokens))
-    if (CompressionPlan.isEmpty(plan)) return yield* fitted(stream, config, softResult)
+    if (CompressionPlan.isEmpty(plan)) return yield* fitted(stream, config, softResult, op)
     yield* tierStarted(op, stream, "hard")
     return yield* fitted(
       stream,
@@ -361,7 +363,8 @@ export const maybeCompact = (stream: EventLog.StreamId, config: Config): Effect.
           compactor,
           hooks: {}
         })
-      )
+      ),
+      op
     )
   }).pipe(
     (run) => withStatus("maybeCompact", stream, run),

@@ -226,6 +226,16 @@ describe("item 12: compaction reports progress to an optional status service", (
     }).pipe(Effect.provide(testLayer))
   )
 
+  it.effect("truncating an unseen result to fit is reported as the fit tier", () =>
+    Effect.gen(function* () {
+      const { seen, layer } = yield* recording
+      yield* unseenResult("s3", "big", filler(30_000, "b"))
+      yield* TieredCompaction.maybeCompact("s3", config).pipe(Effect.provide(layer))
+      const tiers = (yield* Ref.get(seen)).flatMap((status) => (status._tag === "TierStarted" ? [status.tier] : []))
+      assert.strictEqual(tiers[tiers.length - 1], "fit")
+    }).pipe(Effect.provide(testLayer))
+  )
+
   it.effect("a compactor failure is reported as Failed; without a status service nothing is required", () =>
     Effect.gen(function* () {
       const { seen, layer } = yield* recording
