@@ -1,7 +1,10 @@
 /**
- * A `ConversationMemory` that compacts. Once a conversation's unsummarized messages pass
- * `triggerTokens`, the oldest of them are summarized with a `Compactor` and `load` returns
- * `[summary, ...kept]` from then on; the next compaction rolls the summary forward.
+ * A `ConversationMemory` that compacts, whatever decides what is kept. It wraps a
+ * `ConversationMemoryPolicy` (the memory package's sliding or token window, or a user's own `select`):
+ * the policy picks what stays verbatim from the messages after the watermark, everything older than
+ * the first kept message is demoted into the summary (with a `Compactor`), and `load` returns
+ * `[summary, ...kept]`; the next compaction rolls the summary forward. The token policy of
+ * {@link Policy} (`triggerTokens` / `keepTokens`) is one such policy ({@link tokenPolicy}).
  *
  * The summary and the watermark (how many of the inner memory's messages the summary covers) are
  * events (`Compacted`, tier `memory`) on a stream of their own, so a restart does not compact the same
@@ -18,12 +21,35 @@ import { Compactor, ContextService, ConversationMemory, type Message, ToolPairs,
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Context from "effect/Context"
 import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
 import { by } from "./internal/metadata.js"
 
-/** When and how much to compact. @since 0.1.0 */
+/**
+ * What a conversation memory keeps: the same shape as `@ctxlog/memory`'s `ConversationMemoryPolicy`
+ * (any of its policies fits). `select` gets the messages after the watermark and returns the ones to
+ * keep verbatim, newest last, never splitting a tool call from its result.
+ * @since 0.1.0
+ */
+export interface ConversationMemoryPolicy {
+  /** A readable name, e.g. `lastMessages(20)`. */
+  readonly name: string
+  readonly select: (history: ReadonlyArray<Message.Message>) => ReadonlyArray<Message.Message>
+}
+
+/** Settings of a compacting memory besides its policy. @since 0.1.0 */
+export interface Options {
+  /** Passed to the compactor (default 1024). */
+  readonly maxSummaryTokens?: number
+  /** How long one compactor call may take (default 120 seconds). */
+  readonly compactorTimeout?: Duration.DurationInput
+  /** The stream holding a conversation's compaction events (default `<conversationId>/compaction`). */
+  readonly streamOf?: (conversationId: string) => string
+}
+
+/** The token policy: when and how much to compact, by tokens. @since 0.1.0 */
 export interface Policy {
   /** Compact once the messages after the watermark pass this many tokens. */
   readonly triggerTokens: number
@@ -48,7 +74,7 @@ export class InvalidPolicy extends Schema.TaggedError<InvalidPolicy>()("InvalidP
   }
 }
 
-/** Check a policy: non-negative integer token bounds with `keepTokens <= triggerTokens`. @since 0.1.0 */
+/** Check a token policy: non-negative integer token bounds with `keepTokens <= triggerTokens`. @since 0.1.0 */
 export const validate = (policy: Policy): Either.Either<Policy, InvalidPolicy> => {
   const bad = (field: string, value: unknown, detail: string) =>
     Either.left(new InvalidPolicy({ field, value, detail }))
@@ -98,19 +124,84 @@ export const cutIndex = (messages: ReadonlyArray<Message.Message>, keepTokens: n
   return cut
 }
 
-/** Wrap a memory with compaction. @since 0.1.0 */
+/**
+ * The token policy as a memory policy: everything while the messages stay within `triggerTokens`;
+ * past it, the newest messages within `keepTokens` (never cutting between a call and its result).
+ * @since 0.1.0
+ */
+export const tokenPolicy = (policy: Policy): ConversationMemoryPolicy => ({
+  name: `tokens(trigger ${policy.triggerTokens}, keep ${policy.keepTokens})`,
+  select: (history) =>
+    tokensOf(history) <= policy.triggerTokens ? history : history.slice(cutIndex(history, policy.keepTokens))
+})
+
+const isTokenPolicy = (policy: Policy | ConversationMemoryPolicy): policy is Policy => "triggerTokens" in policy
+
+const checkOptions = (options: Options): Either.Either<Options, InvalidPolicy> =>
+  options.maxSummaryTokens !== undefined &&
+  (!Number.isInteger(options.maxSummaryTokens) || options.maxSummaryTokens <= 0)
+    ? Either.left(
+        new InvalidPolicy({
+          field: "maxSummaryTokens",
+          value: options.maxSummaryTokens,
+          detail: "must be a positive integer"
+        })
+      )
+    : Either.right(options)
+
+/** A compacting memory: a `ConversationMemory` plus what it wraps and its per-process bookkeeping. @since 0.1.0 */
+export interface Service extends ConversationMemory.ConversationMemory.Service {
+  /** The wrapped memory (it holds the whole conversation). */
+  readonly inner: ConversationMemory.ConversationMemory.Service
+  /** What is kept verbatim; the rest is demoted to the summary. */
+  readonly policy: ConversationMemoryPolicy
+  readonly compactor: Compactor.Compactor.Service
+  /**
+   * Forget a conversation's compaction: its summary and watermark are reset (`ConversationReset` on
+   * its compaction stream) and this process stops tracking it. The inner conversation is untouched, so
+   * the next load starts over from its first message.
+   */
+  readonly forget: (conversationId: string) => Effect.Effect<void, ConversationMemory.MemoryError>
+  /** Conversations this memory loaded or appended to in this process and has not forgotten or cleared. */
+  readonly trackedConversations: () => Effect.Effect<ReadonlyArray<string>>
+}
+
+/** The compacting memory, for callers that need more than `ConversationMemory`. @since 0.1.0 */
+export class CompactingMemory extends Context.Tag("@ctxlog/compaction/CompactingMemory")<CompactingMemory, Service>() {}
+
+/**
+ * Wrap a memory with compaction under a policy: a memory policy (`{ name, select }`) or the token
+ * policy (`{ triggerTokens, keepTokens, ... }`, whose own settings then act as the options).
+ * @since 0.1.0
+ */
 export const make = (
   inner: ConversationMemory.ConversationMemory.Service,
-  policy: Policy,
-  compactor: Compactor.Compactor.Service
-): Effect.Effect<ConversationMemory.ConversationMemory.Service, InvalidPolicy, ContextService.ContextService> =>
+  policy: Policy | ConversationMemoryPolicy,
+  compactor: Compactor.Compactor.Service,
+  options: Options = {}
+): Effect.Effect<Service, InvalidPolicy, ContextService.ContextService> =>
   Effect.gen(function* () {
-    yield* validate(policy)
+    const settings: Options = isTokenPolicy(policy)
+      ? {
+          ...options,
+          ...(policy.maxSummaryTokens === undefined ? {} : { maxSummaryTokens: policy.maxSummaryTokens }),
+          ...(policy.compactorTimeout === undefined ? {} : { compactorTimeout: policy.compactorTimeout }),
+          ...(policy.streamOf === undefined ? {} : { streamOf: policy.streamOf })
+        }
+      : options
+    if (isTokenPolicy(policy)) yield* validate(policy)
+    yield* checkOptions(settings)
+    const memoryPolicy = isTokenPolicy(policy) ? tokenPolicy(policy) : policy
     const ctx = yield* ContextService.ContextService
-    const streamOf = policy.streamOf ?? defaultStreamOf
-    const timeout = Duration.decode(policy.compactorTimeout ?? Duration.seconds(120))
+    const streamOf = settings.streamOf ?? defaultStreamOf
+    const timeout = Duration.decode(settings.compactorTimeout ?? Duration.seconds(120))
     // Conversations whose compaction is running now, in this process.
     const inFlight = yield* Ref.make<ReadonlySet<string>>(new Set())
+    const tracked = yield* Ref.make<ReadonlySet<string>>(new Set())
+    const track = (conversationId: string) =>
+      Ref.update(tracked, (current) => (current.has(conversationId) ? current : new Set([...current, conversationId])))
+    const untrack = (conversationId: string) =>
+      Ref.update(tracked, (current) => new Set([...current].filter((id) => id !== conversationId)))
 
     const memoryError = (conversationId: string, operation: string) => (error: { readonly message: string }) =>
       new ConversationMemory.MemoryError({ conversationId, operation, detail: error.message })
@@ -119,20 +210,23 @@ export const make = (
       conversationId: string
     ): Effect.Effect<ReadonlyArray<Message.Message>, ConversationMemory.MemoryError> =>
       Effect.gen(function* () {
+        yield* track(conversationId)
         const stream = streamOf(conversationId)
         const all = yield* inner.load(conversationId)
         const state = yield* ctx.load(stream).pipe(Effect.mapError(memoryError(conversationId, "load")))
         const watermark = state.watermark ?? 0
         const summary = state.history.find((message) => message.kind === "summary")
         const rest = all.slice(watermark)
-        const current = summary === undefined ? rest : [summary, ...rest]
-        if (tokensOf(rest) <= policy.triggerTokens) return current
-        const cut = cutIndex(rest, policy.keepTokens)
-        if (cut === 0) return current
+        const kept = memoryPolicy.select(rest)
+        const current = summary === undefined ? kept : [summary, ...kept]
+        // Everything before the first kept message is demoted to the summary.
+        const first = kept[0]
+        const cut = first === undefined ? rest.length : rest.findIndex((message) => message.id === first.id)
+        if (cut <= 0) return current
         const drive = yield* Ref.modify(inFlight, (running) =>
           running.has(conversationId) ? [false, running] : [true, new Set([...running, conversationId])]
         )
-        // Someone else is compacting this conversation: answer at once with the previous summary.
+        // Someone else is compacting this conversation: answer at once, bounded by the policy.
         if (!drive) return current
         return yield* Effect.gen(function* () {
           const compacted = rest.slice(0, cut)
@@ -140,7 +234,7 @@ export const make = (
             .compact({
               messages: compacted,
               previousSummary: state.carryOver,
-              maxSummaryTokens: policy.maxSummaryTokens ?? 1024
+              maxSummaryTokens: settings.maxSummaryTokens ?? 1024
             })
             .pipe(
               Effect.timeoutFail({
@@ -195,7 +289,7 @@ export const make = (
           if (outcome.events.length === 0) return yield* load(conversationId)
           // The summary as the window holds it (with its origin), exactly what later loads return.
           const stored = outcome.window.history.find((candidate) => candidate.id === message.id) ?? message
-          return [stored, ...rest.slice(cut)]
+          return [stored, ...kept]
         }).pipe(
           Effect.ensuring(
             Ref.update(inFlight, (running) => new Set([...running].filter((id) => id !== conversationId)))
@@ -203,46 +297,62 @@ export const make = (
         )
       })
 
+    const resetState = (conversationId: string, operation: string) =>
+      ctx
+        .run(
+          streamOf(conversationId),
+          (window) =>
+            Either.right<ReadonlyArray<WindowEvent.Draft>>(
+              window.watermark === null && window.history.length === 0 ? [] : [{ _tag: "ConversationReset" }]
+            ),
+          by(`CompactingMemory.${operation}`)
+        )
+        .pipe(Effect.mapError(memoryError(conversationId, operation)))
+
     const clear = (conversationId: string) =>
       Effect.gen(function* () {
         yield* inner.clear(conversationId)
-        yield* ctx
-          .run(
-            streamOf(conversationId),
-            (window) =>
-              Either.right<ReadonlyArray<WindowEvent.Draft>>(
-                window.watermark === null && window.history.length === 0 ? [] : [{ _tag: "ConversationReset" }]
-              ),
-            by("CompactingMemory.clear")
-          )
-          .pipe(Effect.mapError(memoryError(conversationId, "clear")))
+        yield* resetState(conversationId, "clear")
+        yield* untrack(conversationId)
       })
 
-    const service: ConversationMemory.ConversationMemory.Service = {
+    const forget = (conversationId: string) =>
+      Effect.gen(function* () {
+        yield* resetState(conversationId, "forget")
+        yield* untrack(conversationId)
+      })
+
+    return {
       load: (conversationId) => load(conversationId),
-      append: inner.append,
-      clear
+      append: (conversationId, messages) =>
+        Effect.zipRight(track(conversationId), inner.append(conversationId, messages)),
+      clear,
+      inner,
+      policy: memoryPolicy,
+      compactor,
+      forget,
+      trackedConversations: () => Effect.map(Ref.get(tracked), (ids) => [...ids])
     }
-    return service
   })
 
 /**
  * The compacting memory over the `ConversationMemory` in context (the inner one) and the `Compactor`
- * in context.
+ * in context, as both `ConversationMemory` and `CompactingMemory`.
  * @since 0.1.0
  */
 export const layer = (
-  policy: Policy
+  policy: Policy | ConversationMemoryPolicy,
+  options: Options = {}
 ): Layer.Layer<
-  ConversationMemory.ConversationMemory,
+  ConversationMemory.ConversationMemory | CompactingMemory,
   InvalidPolicy,
   ConversationMemory.ConversationMemory | Compactor.Compactor | ContextService.ContextService
 > =>
-  Layer.effect(
-    ConversationMemory.ConversationMemory,
+  Layer.effectContext(
     Effect.gen(function* () {
       const inner = yield* ConversationMemory.ConversationMemory
       const compactor = yield* Compactor.Compactor
-      return yield* make(inner, policy, compactor)
+      const service = yield* make(inner, policy, compactor, options)
+      return Context.make(ConversationMemory.ConversationMemory, service).pipe(Context.add(CompactingMemory, service))
     })
   )

@@ -5,6 +5,7 @@
  * @since 0.1.0
  */
 import { type Message, ToolPairs, type Window } from "@ctxlog/core"
+import { unseenMessageIds } from "./internal/unseen.js"
 
 /** A compaction plan. @since 0.1.0 */
 export interface Plan {
@@ -32,17 +33,24 @@ export const isEmpty = (plan: Plan): boolean => plan.toSummarize.length === 0
  * History is cut into tool-pair groups (`ToolPairs.groups`), so a call and its results always stay
  * or leave together. The newest groups stay while they fit under the ceiling; everything older
  * leaves. A tail that does not fit (say a long reasoning message and a large tool output) is drained
- * into the summary too. Groups that hold a pinned message or a call still waiting for its result
- * always stay. Previous summaries (kind `summary`) always leave: their text rolls forward.
+ * into the summary too: a ceiling of 1,000 tokens never keeps a 5,000-token newest round. Groups that
+ * hold a pinned message, a call still waiting for its result, or a tool result the model has not seen
+ * yet always stay (an unseen result that cannot fit is truncated by compaction, never summarized).
+ * Previous summaries (kind `summary`) always leave: their text rolls forward.
+ *
+ * This is the one planner: the provider builders' `compressionPlan` is this function too.
  * @since 0.1.0
  */
 export const compressionPlan = (window: Window.Window, keepCeiling: number): Plan => {
   const pending = new Set(ToolPairs.pendingCalls(window.history))
+  const unseen = unseenMessageIds(window.history)
   const groups = ToolPairs.groups(window.history)
   const forced = (group: ReadonlyArray<Message.Message>): boolean =>
     group.some(
       (message) =>
-        message.pinned === true || message.parts.some((part) => part.type === "tool_call" && pending.has(part.id))
+        message.pinned === true ||
+        unseen.has(message.id) ||
+        message.parts.some((part) => part.type === "tool_call" && pending.has(part.id))
     )
   const keep = new Set<ReadonlyArray<Message.Message>>()
   let kept = 0

@@ -8,7 +8,9 @@
 import { Compactor, ContextService, type EventLog, Message, TokenCounter, Window, type WindowEvent } from "@ctxlog/core"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Budget from "./Budget.js"
 import { by } from "./internal/metadata.js"
+import { unseenToolCallIds } from "./internal/unseen.js"
 
 /** Options of tool-pair summarization. @since 0.1.0 */
 export interface Options {
@@ -28,8 +30,8 @@ export interface SummarizeResult {
 
 /** When to apply the deferred summaries. @since 0.1.0 */
 export interface ApplyPolicy {
-  /** The token budget of the window. */
-  readonly budget: number
+  /** The token budget: a `Budget` (its available tokens) or a number already net of the reserves. */
+  readonly budget: Budget.Spec
   /** Share of the budget above which summaries are applied (default 0.7). */
   readonly softThreshold?: number
   /** Apply as soon as this many summaries wait (default 8). */
@@ -151,16 +153,20 @@ export const maybeSummarizeToolPair = (
     return { queued, deferred }
   }).pipe(Effect.withSpan("DeferredSummaries.maybeSummarizeToolPair", { attributes: { stream } }))
 
-/** The draft applying every deferred summary (newest first, as evolve applies them), if any. @since 0.1.0 */
-export const decideApply = (window: Window.Window): ReadonlyArray<WindowEvent.Draft> =>
-  window.deferredSummaries.length === 0
-    ? []
-    : [
-        {
-          _tag: "DeferredSummariesApplied",
-          toolCallIds: [...window.deferredSummaries].reverse().map((summary) => summary.toolCallId)
-        }
-      ]
+/**
+ * The draft applying every deferred summary (newest first, as evolve applies them), if any. A summary
+ * whose output the model has not seen yet (a result after the last assistant message) waits: an
+ * unseen output is never replaced by its summary.
+ * @since 0.1.0
+ */
+export const decideApply = (window: Window.Window): ReadonlyArray<WindowEvent.Draft> => {
+  const unseen = unseenToolCallIds(window.history)
+  const ids = [...window.deferredSummaries]
+    .reverse()
+    .map((summary) => summary.toolCallId)
+    .filter((toolCallId) => !unseen.has(toolCallId))
+  return ids.length === 0 ? [] : [{ _tag: "DeferredSummariesApplied", toolCallIds: ids }]
+}
 
 /** Apply every deferred summary now, in reverse order; returns how many were applied. @since 0.1.0 */
 export const applyDeferredSummaries = (
@@ -180,7 +186,8 @@ export const applyDeferredSummaries = (
 /** Whether deferred summaries are due: pressure above the soft threshold, or enough of them waiting. @since 0.1.0 */
 export const due = (window: Window.Window, policy: ApplyPolicy): boolean =>
   window.deferredSummaries.length > 0 &&
-  (window.tokens.total * Window.calibrationRatio(window) > policy.budget * (policy.softThreshold ?? 0.7) ||
+  (window.tokens.total * Window.calibrationRatio(window) >
+    Budget.tokensOf(policy.budget) * (policy.softThreshold ?? 0.7) ||
     window.deferredSummaries.length >= (policy.countCutoff ?? 8))
 
 /** Apply the deferred summaries when they are due; returns how many were applied (0 if not due). @since 0.1.0 */
@@ -203,28 +210,46 @@ export const maybeApplyDeferredSummaries = (
     )
   )
 
-/** What a flush cleared. @since 0.1.0 */
+/** What a flush did. @since 0.1.0 */
 export interface FlushResult {
+  /** Queued pairs that had no summary yet: dropped from the queue (they may be queued again). */
   readonly pending: number
+  /** Recorded summaries when the flush began. */
   readonly deferred: number
+  /** Recorded summaries applied: their outputs were replaced (the originals stay in the log). */
+  readonly applied: number
 }
 
-/** Clear both queues (queued pairs and recorded summaries) without applying anything. @since 0.1.0 */
+/**
+ * Flush both queues: apply every recorded summary (each pair's output is replaced by its summary,
+ * `DeferredSummariesApplied`; the original stays in the log), then clear what is left
+ * (`DeferredSummariesFlushed`): pairs still waiting for a summary, and summaries of outputs the model
+ * has not seen yet, which are never applied. Both queues end empty. One append, so a concurrent
+ * writer sees all of it or none.
+ * @since 0.1.0
+ */
 export const flushDeferredSummaries = (
   stream: EventLog.StreamId
 ): Effect.Effect<FlushResult, ContextService.LogError, ContextService.ContextService> =>
   Effect.gen(function* () {
     const ctx = yield* ContextService.ContextService
-    let cleared: FlushResult = { pending: 0, deferred: 0 }
+    let result: FlushResult = { pending: 0, deferred: 0, applied: 0 }
     yield* ctx.run(
       stream,
       (window) => {
-        cleared = { pending: window.pendingToolPairs.length, deferred: window.deferredSummaries.length }
-        return Either.right<ReadonlyArray<WindowEvent.Draft>>(
-          cleared.pending + cleared.deferred === 0 ? [] : [{ _tag: "DeferredSummariesFlushed" }]
+        const apply = decideApply(window)
+        const applied = apply.reduce(
+          (total, draft) => total + (draft._tag === "DeferredSummariesApplied" ? draft.toolCallIds.length : 0),
+          0
         )
+        result = { pending: window.pendingToolPairs.length, deferred: window.deferredSummaries.length, applied }
+        const leftOver = result.pending + result.deferred - applied > 0
+        return Either.right<ReadonlyArray<WindowEvent.Draft>>([
+          ...apply,
+          ...(leftOver ? [{ _tag: "DeferredSummariesFlushed" } as const] : [])
+        ])
       },
       by("flushDeferredSummaries")
     )
-    return cleared
+    return result
   })

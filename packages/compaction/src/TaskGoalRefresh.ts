@@ -19,6 +19,7 @@ import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import { by } from "./internal/metadata.js"
+import * as ToolOutputPruning from "./ToolOutputPruning.js"
 
 /** An extraction failed (it is dropped; the next call schedules it again). @since 0.1.0 */
 export class ExtractionError extends Schema.TaggedError<ExtractionError>()("ExtractionError", {
@@ -50,6 +51,12 @@ export interface Refresh {
   readonly scheduled: boolean
 }
 
+/** What a strategy-gated refresh did: `null` for what the strategy does not use (nothing ran). @since 0.1.0 */
+export interface StrategyRefresh {
+  readonly goal: Refresh | null
+  readonly subgoals: Refresh | null
+}
+
 /** Refreshes task goal and subgoals. @since 0.1.0 */
 export class TaskGoalRefresh extends Context.Tag("@ctxlog/compaction/TaskGoalRefresh")<
   TaskGoalRefresh,
@@ -62,6 +69,14 @@ export declare namespace TaskGoalRefresh {
   export interface Service {
     readonly maybeRefreshTaskGoal: (stream: EventLog.StreamId) => Effect.Effect<Refresh, ContextService.LogError>
     readonly maybeRefreshSubgoal: (stream: EventLog.StreamId) => Effect.Effect<Refresh, ContextService.LogError>
+    /**
+     * Refresh only what the pruning strategy reads: the goal under `TaskAware`, `Mig` and `SubgoalMig`,
+     * the subgoals under `Subgoal` and `SubgoalMig`, nothing under `Default` (no extraction, no model).
+     */
+    readonly maybeRefreshFor: (
+      stream: EventLog.StreamId,
+      strategy: ToolOutputPruning.Strategy
+    ) => Effect.Effect<StrategyRefresh, ContextService.LogError>
     /** Wait for the extractions running for a stream (for shutdown and tests). */
     readonly settle: (stream: EventLog.StreamId) => Effect.Effect<void>
   }
@@ -190,9 +205,17 @@ export const make = (
         }
       })
 
+    const maybeRefreshFor = (stream: EventLog.StreamId, strategy: ToolOutputPruning.Strategy) =>
+      Effect.gen(function* () {
+        const goal = ToolOutputPruning.usesGoal(strategy) ? yield* refresh("goal")(stream) : null
+        const subgoals = ToolOutputPruning.usesSubgoals(strategy) ? yield* refresh("subgoals")(stream) : null
+        return { goal, subgoals }
+      })
+
     return {
       maybeRefreshTaskGoal: refresh("goal"),
       maybeRefreshSubgoal: refresh("subgoals"),
+      maybeRefreshFor,
       settle
     }
   })

@@ -16,27 +16,49 @@
  * Eviction is chunked: a hard compaction brings the window down to `targetRatio` of the budget, well
  * below the threshold that triggered it, so the rendered prefix stays byte-identical for many turns.
  *
+ * The budget is `Budget.tokensOf(config.budget)`: a `Budget` (context window minus output reserve,
+ * tool schemas and turn reminder) or a number already net of them. A tool result the model has not
+ * seen yet is never pruned, summarized or replaced by its deferred summary; when the window is still
+ * over the budget after every tier, those results are truncated to fit (`ToolOutputPruned`, head and
+ * tail kept around a marker). Progress goes to the optional `CompactionStatus` service.
+ *
  * @since 0.1.0
  */
 import { Compactor, ContextService, type EventLog, type Message, TokenCounter, Window, WindowEvent } from "@ctxlog/core"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import * as Schema from "effect/Schema"
+import * as Budget from "./Budget.js"
+import * as CompactionStatus from "./CompactionStatus.js"
 import * as CompressionPlan from "./CompressionPlan.js"
 import * as DeferredSummaries from "./DeferredSummaries.js"
-import * as TemplateCompactor from "./TemplateCompactor.js"
-import * as ToolOutputPruning from "./ToolOutputPruning.js"
 import { by } from "./internal/metadata.js"
 import { summarize } from "./internal/summarize.js"
+import { type Failure, type Hooks, InvalidConfig, type Result, type Summarized } from "./internal/types.js"
+import * as TemplateCompactor from "./TemplateCompactor.js"
+import * as ToolOutputPruning from "./ToolOutputPruning.js"
+
+/** What a compaction step did. @since 0.1.0 */
+export type { Result } from "./internal/types.js"
+/** Everything a compaction can fail with. @since 0.1.0 */
+export type { Failure } from "./internal/types.js"
+/** What a summarization ends in. @since 0.1.0 */
+export type { Summarized } from "./internal/types.js"
+/** Optional hooks of `compactContext`, called in this order: archive → summarize → probe → finalize → persist. @since 0.1.0 */
+export type { Hooks } from "./internal/types.js"
+/** A compaction setting is out of range; nothing was written. @since 0.1.0 */
+export { InvalidConfig } from "./internal/types.js"
 
 /** Token pressure on a window. @since 0.1.0 */
 export type Pressure = "None" | "Soft" | "Hard"
 
 /** Tiered compaction settings. @since 0.1.0 */
 export interface Config {
-  /** The token budget of the whole window. */
-  readonly budget: number
+  /**
+   * The token budget: a `Budget` (context window minus output reserve, tool schemas and reminder;
+   * see `CtxBuilder.budget`) or a number of prompt tokens already net of them.
+   */
+  readonly budget: Budget.Spec
   /** Share of the budget at which pressure becomes Soft (default 0.7). */
   readonly softThreshold?: number
   /** Share of the budget at which pressure becomes Hard (default 0.85). */
@@ -59,56 +81,8 @@ export interface Config {
   readonly calibrate?: boolean
 }
 
-/** What a compaction step did. @since 0.1.0 */
-export type Result =
-  | { readonly _tag: "NoChange"; readonly reason: string; readonly window: Window.Window }
-  | {
-      readonly _tag: "SoftCompacted"
-      readonly window: Window.Window
-      readonly events: ReadonlyArray<WindowEvent.WindowEvent>
-    }
-  | {
-      readonly _tag: "Compacted"
-      readonly tier: WindowEvent.CompactionTier
-      readonly window: Window.Window
-      readonly events: ReadonlyArray<WindowEvent.WindowEvent>
-      readonly summary: Message.Message
-    }
-
 /** The services compaction needs. @since 0.1.0 */
 export type Requirements = ContextService.ContextService | Compactor.Compactor | TokenCounter.TokenCounter
-
-/** A compaction setting is out of range; nothing was written. @since 0.1.0 */
-export class InvalidConfig extends Schema.TaggedError<InvalidConfig>()("InvalidConfig", {
-  field: Schema.String,
-  value: Schema.Unknown,
-  detail: Schema.String
-}) {
-  override get message(): string {
-    return `compaction config: ${this.field} = ${JSON.stringify(this.value)}: ${this.detail}`
-  }
-}
-
-/** Everything a compaction can fail with. @since 0.1.0 */
-export type Failure = ContextService.LogError | Compactor.CompactionError | InvalidConfig
-
-/** Optional hooks of `compactContext`, called in this order: archive → summarize → probe → finalize → persist. @since 0.1.0 */
-export interface Hooks {
-  /** Before anything else: keep the messages that will leave somewhere else (they stay in the log anyway). */
-  readonly archive?: (plan: CompressionPlan.Plan) => Effect.Effect<void, Compactor.CompactionError>
-  /** Replaces the `Compactor` for this call. */
-  readonly summarize?: (
-    input: Compactor.CompactionInput
-  ) => Effect.Effect<Compactor.CompactionOutput, Compactor.CompactionError>
-  /** Checks the summary; failing rejects it (recorded as `CompactionFailed`). */
-  readonly probe?: (summary: string, plan: CompressionPlan.Plan) => Effect.Effect<void, Compactor.CompactionError>
-  /** Last edit of the summary text before it is appended. */
-  readonly finalize?: (summary: string) => Effect.Effect<string, Compactor.CompactionError>
-  /** After the `Compacted` event is in the log. */
-  readonly persist?: (
-    result: Extract<Result, { readonly _tag: "Compacted" }>
-  ) => Effect.Effect<void, Compactor.CompactionError>
-}
 
 /** Options of `compactContext`. @since 0.1.0 */
 export interface CompactContextOptions {
@@ -121,12 +95,13 @@ export interface CompactContextOptions {
 }
 
 const settings = (config: Config) => ({
-  budget: config.budget,
+  budget: Budget.tokensOf(config.budget),
   soft: config.softThreshold ?? 0.7,
   hard: config.hardThreshold ?? 0.85,
   target: config.targetRatio ?? 0.5,
   cooldown: config.cooldownTurns ?? 2,
-  maxSummaryTokens: config.maxSummaryTokens ?? Math.max(32, Math.min(1024, Math.floor(config.budget / 8))),
+  maxSummaryTokens:
+    config.maxSummaryTokens ?? Math.max(32, Math.min(1024, Math.floor(Budget.tokensOf(config.budget) / 8))),
   proactive: config.proactiveThreshold ?? 0.6,
   calibrate: config.calibrate ?? true,
   timeout: config.compactorTimeout ?? Duration.seconds(120)
@@ -135,15 +110,19 @@ const settings = (config: Config) => ({
 const share = (value: number | undefined) => value === undefined || (Number.isFinite(value) && value > 0 && value <= 1)
 
 /**
- * Check a config: a positive integer budget, shares in (0, 1], `softThreshold <= hardThreshold`,
+ * Check a config: a positive integer budget (for a `Budget`, its available tokens), shares in (0, 1], `softThreshold <= hardThreshold`,
  * `targetRatio < hardThreshold`, non-negative integer cooldown and a positive summary bound.
  * @since 0.1.0
  */
 export const validate = (config: Config): Either.Either<Config, InvalidConfig> => {
   const bad = (field: string, value: unknown, detail: string) =>
     Either.left(new InvalidConfig({ field, value, detail }))
-  if (!Number.isInteger(config.budget) || config.budget <= 0)
-    return bad("budget", config.budget, "must be a positive integer")
+  const budget = Budget.tokensOf(config.budget)
+  if (!Number.isInteger(budget) || budget <= 0) {
+    return typeof config.budget === "number"
+      ? bad("budget", config.budget, "must be a positive integer")
+      : bad("budget", config.budget, "leaves no room for the prompt: the reserves take the whole context window")
+  }
   for (const field of ["softThreshold", "hardThreshold", "targetRatio", "proactiveThreshold"] as const) {
     if (!share(config[field])) return bad(field, config[field], "must be a share of the budget in (0, 1]")
   }
@@ -174,14 +153,16 @@ export const pressure = (window: Window.Window, config: Config): Pressure => {
   return "None"
 }
 
-/** What a summarization ends in. @since 0.1.0 */
-export type Summarized = Extract<Result, { readonly _tag: "NoChange" | "Compacted" }>
-
-/** The soft-tier decision: apply deferred summaries, then prune tool outputs. Pure. @since 0.1.0 */
+/**
+ * The soft-tier decision: apply deferred summaries, then prune tool outputs (down to `targetTokens`,
+ * uncalibrated, when given). Neither touches a tool result the model has not seen yet. Pure.
+ * @since 0.1.0
+ */
 export const decideSoft = (
   window: Window.Window,
   prune: ToolOutputPruning.Options,
-  countMessage: (message: { readonly parts: ReadonlyArray<Message.Part> }) => number
+  countMessage: (message: { readonly parts: ReadonlyArray<Message.Part> }) => number,
+  targetTokens?: number
 ): ReadonlyArray<WindowEvent.Draft> => {
   const apply = DeferredSummaries.decideApply(window)
   // Prune against the window as it will be once the summaries are applied.
@@ -189,19 +170,103 @@ export const decideSoft = (
     (current, draft, index) => Window.evolve(current, WindowEvent.stamp(draft, `pending-${index}`)),
     window
   )
-  return [...apply, ...ToolOutputPruning.decide(afterApply, prune, countMessage)]
+  const options = targetTokens === undefined ? prune : { ...prune, targetTokens }
+  return [...apply, ...ToolOutputPruning.decide(afterApply, options, countMessage)]
 }
 
-const softStep = (stream: EventLog.StreamId, config: Config) =>
+/** `tokens` (calibrated, as pressure counts them) as uncalibrated window tokens. */
+const uncalibrated = (window: Window.Window, config: Config, tokens: number): number => {
+  const ratio = settings(config).calibrate ? Window.calibrationRatio(window) : 1
+  return Math.floor(tokens / ratio)
+}
+
+const softStep = (stream: EventLog.StreamId, config: Config, targetShare?: number) =>
   Effect.gen(function* () {
     const ctx = yield* ContextService.ContextService
     const counter = yield* TokenCounter.TokenCounter
+    const s = settings(config)
     return yield* ctx.run(
       stream,
-      (window) => Either.right(decideSoft(window, config.prune ?? {}, counter.countMessage)),
+      (window) =>
+        Either.right(
+          decideSoft(
+            window,
+            config.prune ?? {},
+            counter.countMessage,
+            targetShare === undefined ? undefined : uncalibrated(window, config, s.budget * targetShare)
+          )
+        ),
       by("TieredCompaction.soft")
     )
   })
+
+/**
+ * Truncate the tool results the model has not seen yet until the window fits the budget (a
+ * `ToolOutputPruned` event), when it is still over the budget after every other tier.
+ */
+const fitStep = (stream: EventLog.StreamId, config: Config) =>
+  Effect.gen(function* () {
+    const ctx = yield* ContextService.ContextService
+    const counter = yield* TokenCounter.TokenCounter
+    const s = settings(config)
+    return yield* ctx.run(
+      stream,
+      (window) =>
+        Either.right(ToolOutputPruning.decideFit(window, uncalibrated(window, config, s.budget), counter.countMessage)),
+      by("TieredCompaction.fit")
+    )
+  })
+
+/** Append the fit step's events to a result, when the window it ends with is over the budget. */
+const fitted = (stream: EventLog.StreamId, config: Config, result: Result, operation?: CompactionStatus.Operation) =>
+  Effect.gen(function* () {
+    const s = settings(config)
+    if (usedTokens(result.window, s.calibrate) <= s.budget) return result
+    if (operation !== undefined) yield* CompactionStatus.report({ _tag: "TierStarted", operation, stream, tier: "fit" })
+    const fit = yield* fitStep(stream, config)
+    if (fit.events.length === 0) return result
+    return result._tag === "NoChange"
+      ? ({ _tag: "SoftCompacted", window: fit.window, events: fit.events } as const)
+      : { ...result, window: fit.window, events: [...result.events, ...fit.events] }
+  })
+
+/** Report a compaction's start, end or failure to the optional status service. */
+const withStatus = <E, R>(
+  operation: CompactionStatus.Operation,
+  stream: EventLog.StreamId,
+  run: Effect.Effect<Result, E, R>
+): Effect.Effect<Result, E, R | ContextService.ContextService> =>
+  Effect.gen(function* () {
+    const ctx = yield* ContextService.ContextService
+    const before = yield* Effect.either(ctx.load(stream))
+    const tokensBefore = Either.isRight(before) ? before.right.tokens.total : 0
+    yield* CompactionStatus.report({ _tag: "Started", operation, stream, tokensBefore })
+    return yield* run.pipe(
+      Effect.tapBoth({
+        onFailure: (error) =>
+          CompactionStatus.report({
+            _tag: "Failed",
+            operation,
+            stream,
+            tokensBefore,
+            reason:
+              typeof error === "object" && error !== null && "message" in error ? String(error.message) : String(error)
+          }),
+        onSuccess: (result) =>
+          CompactionStatus.report({
+            _tag: "Finished",
+            operation,
+            stream,
+            result: result._tag,
+            tokensBefore,
+            tokensAfter: result.window.tokens.total
+          })
+      })
+    )
+  })
+
+const tierStarted = (operation: CompactionStatus.Operation, stream: EventLog.StreamId, tier: CompactionStatus.Tier) =>
+  CompactionStatus.report({ _tag: "TierStarted", operation, stream, tier })
 
 /** Tokens of history to keep verbatim so the window lands at `share` of the budget after a summary. */
 const keepCeiling = (
@@ -223,26 +288,29 @@ const fallbackCompactor = (maxSummaryTokens: number) =>
 /**
  * Compact when the pressure calls for it: nothing at None, the Soft tier at Soft, and at Hard the
  * Soft tier first and then model summarization if the window is still at Hard pressure (unless
- * cooling down or already compacted this turn).
+ * cooling down or already compacted this turn). A window still over the budget at the end has its
+ * unseen tool results truncated to fit.
  * @since 0.1.0
  */
 export const maybeCompact = (stream: EventLog.StreamId, config: Config): Effect.Effect<Result, Failure, Requirements> =>
   Effect.gen(function* () {
     yield* validate(config)
+    const op = "maybeCompact" as const
     const ctx = yield* ContextService.ContextService
     const compactor = yield* Compactor.Compactor
     const s = settings(config)
     const before = yield* ctx.load(stream)
     const initial = pressure(before, config)
     if (initial === "None") return { _tag: "NoChange", reason: "no pressure", window: before } as const
+    yield* tierStarted(op, stream, "soft")
     const soft = yield* softStep(stream, config)
     const softResult: Result =
       soft.events.length > 0
         ? { _tag: "SoftCompacted", window: soft.window, events: soft.events }
         : { _tag: "NoChange", reason: "soft tier found nothing to do", window: soft.window }
-    if (initial === "Soft") return softResult
+    if (initial === "Soft") return yield* fitted(stream, config, softResult, op)
     const window = soft.window
-    if (pressure(window, config) !== "Hard") return softResult
+    if (pressure(window, config) !== "Hard") return yield* fitted(stream, config, softResult, op)
     // A summarization result also lists the soft-tier events that came before it.
     const withSoftEvents = (result: Summarized): Result =>
       result._tag === "Compacted"
@@ -260,33 +328,48 @@ export const maybeCompact = (stream: EventLog.StreamId, config: Config): Effect.
           : ({ _tag: "NoChange", reason: cooling ? "cooling down" : "already compacted this turn", window } as const)
       }
       const plan = CompressionPlan.compressionPlan(window, keepCeiling(window, config, s.target, s.maxSummaryTokens))
-      if (CompressionPlan.isEmpty(plan)) return softResult
-      return withSoftEvents(
-        yield* summarize(stream, window, {
-          tier: "soft",
-          plan,
-          maxSummaryTokens: s.maxSummaryTokens,
-          cooldownTurns: 0,
-          timeout: s.timeout,
-          compactor: fallbackCompactor(s.maxSummaryTokens),
-          hooks: {}
-        })
+      if (CompressionPlan.isEmpty(plan)) return yield* fitted(stream, config, softResult, op)
+      yield* tierStarted(op, stream, "template")
+      return yield* fitted(
+        stream,
+        config,
+        withSoftEvents(
+          yield* summarize(stream, window, {
+            tier: "soft",
+            plan,
+            maxSummaryTokens: s.maxSummaryTokens,
+            cooldownTurns: 0,
+            timeout: s.timeout,
+            compactor: fallbackCompactor(s.maxSummaryTokens),
+            hooks: {}
+          })
+        ),
+        op
       )
     }
     const plan = CompressionPlan.compressionPlan(window, keepCeiling(window, config, s.target, s.maxSummaryTokens))
-    if (CompressionPlan.isEmpty(plan)) return softResult
-    return withSoftEvents(
-      yield* summarize(stream, window, {
-        tier: "hard",
-        plan,
-        maxSummaryTokens: s.maxSummaryTokens,
-        cooldownTurns: s.cooldown,
-        timeout: s.timeout,
-        compactor,
-        hooks: {}
-      })
+    if (CompressionPlan.isEmpty(plan)) return yield* fitted(stream, config, softResult, op)
+    yield* tierStarted(op, stream, "hard")
+    return yield* fitted(
+      stream,
+      config,
+      withSoftEvents(
+        yield* summarize(stream, window, {
+          tier: "hard",
+          plan,
+          maxSummaryTokens: s.maxSummaryTokens,
+          cooldownTurns: s.cooldown,
+          timeout: s.timeout,
+          compactor,
+          hooks: {}
+        })
+      ),
+      op
     )
-  }).pipe(Effect.withSpan("TieredCompaction.maybeCompact", { attributes: { stream } }))
+  }).pipe(
+    (run) => withStatus("maybeCompact", stream, run),
+    Effect.withSpan("TieredCompaction.maybeCompact", { attributes: { stream } })
+  )
 
 /**
  * Compact now, whatever the pressure: summarize all but the newest history with the `Compactor`,
@@ -370,6 +453,7 @@ export const maybeProactiveCompress = (
       keepCeiling(window, config, s.target, s.maxSummaryTokens, reportedRatio)
     )
     if (CompressionPlan.isEmpty(plan)) return { _tag: "NoChange", reason: "nothing to summarize", window } as const
+    yield* tierStarted("maybeProactiveCompress", stream, "proactive")
     return yield* summarize(stream, window, {
       tier: "proactive",
       plan,
@@ -379,11 +463,17 @@ export const maybeProactiveCompress = (
       compactor,
       hooks: {}
     })
-  }).pipe(Effect.withSpan("TieredCompaction.maybeProactiveCompress", { attributes: { stream } }))
+  }).pipe(
+    (run) => withStatus("maybeProactiveCompress", stream, run),
+    Effect.withSpan("TieredCompaction.maybeProactiveCompress", { attributes: { stream } })
+  )
 
 /**
- * Between tool calls of one iteration: the Soft tier only (apply deferred summaries, prune tool
- * outputs) when there is any pressure. Never calls a model.
+ * Between tool calls of one iteration: the Soft tier only, aimed at the Soft threshold. Returns at
+ * once when a compaction already ran this turn or the pressure is below Soft; otherwise applies the
+ * deferred summaries and prunes tool outputs, stopping as soon as the window is under the Soft
+ * threshold. Never calls a model, never touches an unseen tool result (except truncating it when the
+ * window is over the budget itself).
  * @since 0.1.0
  */
 export const maybeSoftCompactMidIteration = (
@@ -398,9 +488,16 @@ export const maybeSoftCompactMidIteration = (
     yield* validate(config)
     const ctx = yield* ContextService.ContextService
     const window = yield* ctx.load(stream)
+    if (window.compaction.compactedThisTurn) {
+      return { _tag: "NoChange", reason: "already compacted this turn", window } as const
+    }
     if (pressure(window, config) === "None") return { _tag: "NoChange", reason: "no pressure", window } as const
-    const soft = yield* softStep(stream, config)
-    return soft.events.length > 0
-      ? ({ _tag: "SoftCompacted", window: soft.window, events: soft.events } as const)
-      : ({ _tag: "NoChange", reason: "soft tier found nothing to do", window: soft.window } as const)
+    const s = settings(config)
+    // Just under the Soft threshold: pressure counts `>=`.
+    const soft = yield* softStep(stream, config, s.soft - 1 / Math.max(1, s.budget))
+    const result: Result =
+      soft.events.length > 0
+        ? ({ _tag: "SoftCompacted", window: soft.window, events: soft.events } as const)
+        : ({ _tag: "NoChange", reason: "soft tier found nothing to do", window: soft.window } as const)
+    return yield* fitted(stream, config, result)
   }).pipe(Effect.withSpan("TieredCompaction.maybeSoftCompactMidIteration", { attributes: { stream } }))

@@ -5,6 +5,10 @@
  * @since 0.1.0
  */
 
+/** The token budget every decision uses. @since 0.1.0 */
+export * as Budget from "./Budget.js"
+/** Optional progress reports of compaction. @since 0.1.0 */
+export * as CompactionStatus from "./CompactionStatus.js"
 /** A conversation memory that compacts, with its state in events. @since 0.1.0 */
 export * as CompactingMemory from "./CompactingMemory.js"
 /** What a compaction removes and summarizes. @since 0.1.0 */

@@ -1,8 +1,10 @@
-import { ContextService, Message, ToolPairs } from "@ctxlog/core"
+import { ContextService, EventLog, Message, ToolPairs } from "@ctxlog/core"
 import { assert, describe, it } from "@effect/vitest"
+import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Ref from "effect/Ref"
+import * as Stream from "effect/Stream"
 import { DeferredSummaries } from "../src/index.js"
 import { CompactorProbe, filler, testLayer } from "./harness.js"
 
@@ -20,7 +22,9 @@ const seed = (stream: string) =>
       Message.tool("big1", `export const a = 1\n${filler(2000)}`),
       Message.tool("small", "a.ts b.ts"),
       Message.assistant("", [Message.toolCall("big2", "cat", { path: "src/b.ts" })]),
-      Message.tool("big2", `export const b = 2\n${filler(3000)}`)
+      Message.tool("big2", `export const b = 2\n${filler(3000)}`),
+      // The model answered: every output above has been seen.
+      Message.assistant("Read both.")
     ])
   })
 
@@ -111,37 +115,65 @@ describe("deferred tool-pair summaries", () => {
     }).pipe(Effect.provide(testLayer))
   )
 
-  it.effect("flushDeferredSummaries clears both queues without touching history", () =>
+  it.effect(
+    "flushDeferredSummaries applies the recorded summaries as an event, drops what has none, and empties both queues",
+    () =>
+      Effect.gen(function* () {
+        const ctx = yield* ContextService.ContextService
+        const log = yield* EventLog.EventLog
+        const before = (yield* seed("fl")).window
+        // big2 gets a summary recorded; big1 is queued by hand and has none.
+        yield* DeferredSummaries.maybeSummarizeToolPair("fl", { cutoffTokens: 600 })
+        yield* ctx.run("fl", () => Either.right([{ _tag: "ToolPairsQueued", toolCallIds: ["big1"] } as const]))
+        const both = yield* ctx.load("fl")
+        assert.deepStrictEqual(both.pendingToolPairs, ["big1"])
+        assert.deepStrictEqual(
+          both.deferredSummaries.map((summary) => summary.toolCallId),
+          ["big2"]
+        )
+        const summary = both.deferredSummaries[0]?.summary ?? ""
+        const flushed = yield* DeferredSummaries.flushDeferredSummaries("fl")
+        assert.deepStrictEqual(flushed, { pending: 1, deferred: 1, applied: 1 })
+        const window = yield* ctx.load("fl")
+        assert.deepStrictEqual([window.pendingToolPairs, window.deferredSummaries], [[], []])
+        // big2's output is its summary now; big1 is untouched; the window's tokens shrank by the saving.
+        assert.strictEqual(outputOf(window.history, "big2"), summary)
+        assert.strictEqual(outputOf(window.history, "big1"), outputOf(before.history, "big1"))
+        assert.isBelow(window.tokens.history, before.tokens.history)
+        // The original output stays in the log.
+        const events = Chunk.toReadonlyArray(yield* Stream.runCollect(log.read("fl")))
+        const types = events.map((envelope) => envelope.type)
+        assert.include(types, "DeferredSummariesApplied")
+        assert.include(types, "DeferredSummariesFlushed")
+        const original = events.some(
+          (envelope) => envelope.type === "MessageAppended" && envelope.data.includes("export const b = 2")
+        )
+        assert.isTrue(original)
+        // Nothing waiting: a second flush writes nothing.
+        assert.deepStrictEqual(yield* DeferredSummaries.flushDeferredSummaries("fl"), {
+          pending: 0,
+          deferred: 0,
+          applied: 0
+        })
+        assert.strictEqual((yield* ctx.load("fl")).version, window.version)
+      }).pipe(Effect.provide(testLayer))
+  )
+
+  it.effect("flushDeferredSummaries never applies the summary of an output the model has not seen yet", () =>
     Effect.gen(function* () {
       const ctx = yield* ContextService.ContextService
-      const probe = yield* CompactorProbe
-      const before = (yield* seed("fl")).window
-      yield* Ref.set(probe.failNext, 1)
-      // big1 fails and stays queued along with big2: one queue holds two, the other none.
-      yield* Effect.either(DeferredSummaries.maybeSummarizeToolPair("fl", options))
-      yield* Ref.set(probe.failNext, 0)
-      const mid = yield* ctx.load("fl")
-      assert.strictEqual(mid.pendingToolPairs.length, 2)
-      const cleared = yield* DeferredSummaries.flushDeferredSummaries("fl")
-      assert.deepStrictEqual(cleared, { pending: 2, deferred: 0 })
-      const window = yield* ctx.load("fl")
-      assert.deepStrictEqual(window.pendingToolPairs, [])
-      assert.deepStrictEqual(window.deferredSummaries, [])
-      assert.deepStrictEqual(window.history, before.history)
-      // Both queues non-empty, then flushed.
-      yield* seed("fl2")
-      yield* Ref.set(probe.failNext, 0)
-      yield* DeferredSummaries.maybeSummarizeToolPair("fl2", { cutoffTokens: 600 })
-      // big1 (under this cutoff) is queued by hand, so both queues hold something.
-      yield* ctx.run("fl2", () => Either.right([{ _tag: "ToolPairsQueued", toolCallIds: ["big1"] } as const]))
-      const both = yield* ctx.load("fl2")
-      assert.isAbove(both.pendingToolPairs.length, 0)
-      assert.isAbove(both.deferredSummaries.length, 0)
-      const clearedBoth = yield* DeferredSummaries.flushDeferredSummaries("fl2")
-      assert.isAbove(clearedBoth.pending, 0)
-      assert.isAbove(clearedBoth.deferred, 0)
-      const empty = yield* ctx.load("fl2")
-      assert.deepStrictEqual([empty.pendingToolPairs, empty.deferredSummaries], [[], []])
+      yield* ctx.appendMessages("fu", [
+        Message.user("read it"),
+        Message.assistant("", [Message.toolCall("fresh", "cat", { path: "big.txt" })]),
+        Message.tool("fresh", filler(4000))
+      ])
+      yield* DeferredSummaries.maybeSummarizeToolPair("fu", options)
+      assert.strictEqual((yield* ctx.load("fu")).deferredSummaries.length, 1)
+      const flushed = yield* DeferredSummaries.flushDeferredSummaries("fu")
+      assert.deepStrictEqual(flushed, { pending: 0, deferred: 1, applied: 0 })
+      const window = yield* ctx.load("fu")
+      assert.strictEqual(outputOf(window.history, "fresh"), filler(4000))
+      assert.deepStrictEqual([window.pendingToolPairs, window.deferredSummaries], [[], []])
     }).pipe(Effect.provide(testLayer))
   )
 })

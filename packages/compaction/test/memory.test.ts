@@ -20,9 +20,12 @@ import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
 import * as TestClock from "effect/TestClock"
+import { SlidingWindowMemory, TokenWindowMemory } from "@ctxlog/memory"
+import * as Either from "effect/Either"
 import { CompactingMemory, TemplateCompactor } from "../src/index.js"
 import * as FileEventLog from "./fileEventLog.js"
 import { CompactorProbe, coreLayer, countingCompactor, filler } from "./harness.js"
+import { stores, storeLayer } from "./support/stores.js"
 
 /** The inner memory: a conversation is the history of the stream of the same name. */
 const innerMemory: Layer.Layer<ConversationMemory.ConversationMemory, never, ContextService.ContextService> =
@@ -192,34 +195,39 @@ describe("CompactingMemory policy", () => {
 })
 
 describe("CompactingMemory concurrency", () => {
-  it.effect("two concurrent loads of one conversation call the compactor exactly once", () =>
-    Effect.gen(function* () {
-      const memory = yield* ConversationMemory.ConversationMemory
-      const gate = yield* Gate
-      for (let i = 1; i <= 8; i++) yield* memory.append("cc", exchange(i))
-      const a = yield* Effect.fork(memory.load("cc"))
-      const b = yield* Effect.fork(memory.load("cc"))
-      yield* Deferred.await(gate.started)
-      // The caller that is not driving answers at once, with the previous (here: no) summary.
-      // (Interrupting the losing join does not interrupt the driving fiber itself.)
-      const early = yield* Effect.raceFirst(Fiber.join(a), Fiber.join(b))
-      assert.strictEqual(early.length, 32)
-      assert.notStrictEqual(early[0]?.kind, "summary")
-      yield* Deferred.succeed(gate.open, undefined)
-      const [fromA, fromB] = [yield* Fiber.join(a), yield* Fiber.join(b)]
-      assert.strictEqual(yield* Ref.get(gate.calls), 1)
-      const driven = fromA[0]?.kind === "summary" ? fromA : fromB
-      assert.strictEqual(driven[0]?.kind, "summary")
-      assert.deepStrictEqual(yield* memory.load("cc"), driven)
-      assert.strictEqual(yield* Ref.get(gate.calls), 1)
-    }).pipe(
-      Effect.provide(
-        CompactingMemory.layer(policy).pipe(
-          Layer.provide(innerMemory),
-          Layer.provideMerge(Layer.merge(coreLayer, gatedCompactor))
+  it.effect(
+    "two concurrent loads call the compactor exactly once; the loser gets the kept window, not the whole tail",
+    () =>
+      Effect.gen(function* () {
+        const memory = yield* ConversationMemory.ConversationMemory
+        const gate = yield* Gate
+        for (let i = 1; i <= 8; i++) yield* memory.append("cc", exchange(i))
+        const a = yield* Effect.fork(memory.load("cc"))
+        const b = yield* Effect.fork(memory.load("cc"))
+        yield* Deferred.await(gate.started)
+        // The caller that is not driving answers at once with [previous summary?, ...kept]: here no summary
+        // yet, and only what the policy keeps, never the whole uncompacted tail (issue 11 item 14).
+        // (Interrupting the losing join does not interrupt the driving fiber itself.)
+        const early = yield* Effect.raceFirst(Fiber.join(a), Fiber.join(b))
+        assert.isBelow(early.length, 32)
+        assert.isAtMost(tokens(early), policy.keepTokens)
+        assert.notStrictEqual(early[0]?.kind, "summary")
+        assert.deepStrictEqual(ToolPairs.problems(early), [])
+        yield* Deferred.succeed(gate.open, undefined)
+        const [fromA, fromB] = [yield* Fiber.join(a), yield* Fiber.join(b)]
+        assert.strictEqual(yield* Ref.get(gate.calls), 1)
+        const driven = fromA[0]?.kind === "summary" ? fromA : fromB
+        assert.strictEqual(driven[0]?.kind, "summary")
+        assert.deepStrictEqual(yield* memory.load("cc"), driven)
+        assert.strictEqual(yield* Ref.get(gate.calls), 1)
+      }).pipe(
+        Effect.provide(
+          CompactingMemory.layer(policy).pipe(
+            Layer.provide(innerMemory),
+            Layer.provideMerge(Layer.merge(coreLayer, gatedCompactor))
+          )
         )
       )
-    )
   )
 })
 
@@ -289,3 +297,67 @@ describe("CompactingMemory restart", () => {
     }).pipe(Effect.ensuring(Effect.sync(() => rmSync(dir, { recursive: true, force: true }))))
   })
 })
+
+for (const store of stores) {
+  describe(`CompactingMemory is policy-agnostic on ${store.name} (issue 11 item 14)`, () => {
+    const policyOf = <A>(either: Either.Either<A, unknown>): A => {
+      if (Either.isLeft(either)) throw new Error("bad test policy")
+      return either.right
+    }
+
+    it.effect("wraps the memory package's sliding window: [summary, ...last messages]; exposes what it wraps", () =>
+      Effect.gen(function* () {
+        const sliding = policyOf(SlidingWindowMemory.lastMessages(4))
+        const inner = yield* ConversationMemory.ConversationMemory
+        const compactor = yield* Compactor.Compactor
+        const memory = yield* CompactingMemory.make(inner, sliding, compactor, { maxSummaryTokens: 200 })
+        assert.strictEqual(memory.inner, inner)
+        assert.strictEqual(memory.policy, sliding)
+        assert.strictEqual(memory.compactor, compactor)
+        for (let i = 1; i <= 3; i++) yield* memory.append("sw", exchange(i))
+        const loaded = yield* memory.load("sw")
+        assert.strictEqual(loaded[0]?.kind, "summary")
+        const all = yield* inner.load("sw")
+        assert.deepStrictEqual(
+          loaded.slice(1).map((message) => message.id),
+          sliding.select(all).map((message) => message.id)
+        )
+        assert.include(Message.textOf(loaded[0] ?? { parts: [] }), "question 1 about")
+        assert.deepStrictEqual(yield* memory.trackedConversations(), ["sw"])
+      }).pipe(Effect.provide(innerMemory.pipe(Layer.provideMerge(storeLayer(store)))))
+    )
+
+    it.effect("wraps a token window and a user's own policy; forget resets the summary and stops tracking", () =>
+      Effect.gen(function* () {
+        const inner = yield* ConversationMemory.ConversationMemory
+        const compactor = yield* Compactor.Compactor
+        const ctx = yield* ContextService.ContextService
+        const probe = yield* CompactorProbe
+        const byTokens = yield* CompactingMemory.make(inner, policyOf(TokenWindowMemory.budget(500)), compactor)
+        for (let i = 1; i <= 4; i++) yield* byTokens.append("tw", exchange(i))
+        const loaded = yield* byTokens.load("tw")
+        assert.strictEqual(loaded[0]?.kind, "summary")
+        assert.isAtMost(tokens(loaded.slice(1)), 500)
+        // A user's own policy: keep only the last answered round.
+        const ownPolicy: CompactingMemory.ConversationMemoryPolicy = { name: "lastRound", select: (h) => h.slice(-4) }
+        const own = yield* CompactingMemory.make(inner, ownPolicy, compactor)
+        for (let i = 1; i <= 3; i++) yield* own.append("ow", exchange(i))
+        const ownLoaded = yield* own.load("ow")
+        assert.strictEqual(ownLoaded.length, 5)
+        assert.strictEqual(ownLoaded[0]?.kind, "summary")
+        assert.deepStrictEqual(yield* own.trackedConversations(), ["ow"])
+        // forget: the compaction state is reset, the inner conversation stays, tracking stops.
+        const callsBefore = yield* Ref.get(probe.calls)
+        yield* own.forget("ow")
+        assert.deepStrictEqual(yield* own.trackedConversations(), [])
+        assert.isNull((yield* ctx.load(CompactingMemory.defaultStreamOf("ow"))).watermark)
+        assert.strictEqual((yield* inner.load("ow")).length, 12)
+        // The next load starts over: a new summary of everything before the kept round.
+        const again = yield* own.load("ow")
+        assert.strictEqual(yield* Ref.get(probe.calls), callsBefore + 1)
+        assert.notStrictEqual(again[0]?.id, ownLoaded[0]?.id)
+        assert.notInclude(Message.textOf(again[0] ?? { parts: [] }), "## Earlier (carried over)")
+      }).pipe(Effect.provide(innerMemory.pipe(Layer.provideMerge(storeLayer(store)))))
+    )
+  })
+}

@@ -7,7 +7,7 @@ import * as Stream from "effect/Stream"
 import { DeferredSummaries, TieredCompaction, ToolOutputPruning, UndoCompaction } from "../src/index.js"
 import { filler, testLayer } from "./harness.js"
 
-const config: TieredCompaction.Config = {
+const config = {
   budget: 3000,
   softThreshold: 0.7,
   hardThreshold: 0.85,
@@ -15,7 +15,7 @@ const config: TieredCompaction.Config = {
   cooldownTurns: 2,
   maxSummaryTokens: 200,
   prune: { keepRecent: 2, minChars: 200 }
-}
+} satisfies TieredCompaction.Config
 
 type Op =
   | { readonly op: "chat"; readonly chars: number }
@@ -78,6 +78,21 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
 const orphanFree = (window: Window.Window, after: string) =>
   assert.deepStrictEqual(ToolPairs.problems(window.history, window.completedToolIds), [], `after ${after}`)
 
+/** Issue 11 item 2: a result the model has not seen (after the last assistant message) is whole or truncated to fit. */
+const unseenIntact = (window: Window.Window, originals: ReadonlyMap<string, string>, after: string) => {
+  const lastAssistant = window.history.map((message) => message.role).lastIndexOf("assistant")
+  for (const message of window.history.slice(lastAssistant + 1)) {
+    for (const part of Message.toolResultsOf(message)) {
+      const original = originals.get(part.toolCallId)
+      if (original === undefined || part.content === original) continue
+      assert.include(part.content, "characters cut to fit the context window", `after ${after}: ${part.toolCallId}`)
+    }
+  }
+}
+
+/** CI default 60; the nightly job sets CTXLOG_PROPERTY_RUNS higher. */
+const runs = Number(process.env.CTXLOG_PROPERTY_RUNS ?? "60")
+
 /** Tokens a hard compaction cannot remove: fixed partitions, pinned groups, calls waiting for results. */
 const unremovable = (window: Window.Window): number => {
   const pending = new Set(ToolPairs.pendingCalls(window.history))
@@ -92,7 +107,7 @@ const unremovable = (window: Window.Window): number => {
 
 describe("properties", () => {
   it.effect.prop(
-    "after any sequence of operations no tool call or result is orphaned; after a hard compaction the window fits",
+    "after any sequence of operations no tool call or result is orphaned, an unseen result is whole or truncated to fit; after a hard compaction the window fits",
     [fc.array(opArb, { minLength: 1, maxLength: 40 })],
     ([ops]) =>
       Effect.gen(function* () {
@@ -102,6 +117,7 @@ describe("properties", () => {
         yield* ctx.setSystemPrompt(stream, "You are a careful agent.")
         let call = 0
         const open: Array<string> = []
+        const originals = new Map<string, string>()
         for (const op of ops) {
           const before = yield* ctx.load(stream)
           switch (op.op) {
@@ -114,6 +130,7 @@ describe("properties", () => {
             case "tools": {
               const ids = op.outputs.map(() => `c${++call}`)
               const results = op.outputs.map((chars, i) => Message.tool(ids[i] ?? "", filler(chars, "o")))
+              for (const [i, id] of ids.entries()) originals.set(id, filler(op.outputs[i] ?? 0, "o"))
               yield* ctx.appendMessages(stream, [
                 Message.assistant(
                   "calling",
@@ -131,7 +148,10 @@ describe("properties", () => {
             }
             case "resolve": {
               const id = open.shift()
-              if (id !== undefined) yield* ctx.appendMessages(stream, [Message.tool(id, filler(op.chars, "r"))])
+              if (id !== undefined) {
+                originals.set(id, filler(op.chars, "r"))
+                yield* ctx.appendMessages(stream, [Message.tool(id, filler(op.chars, "r"))])
+              }
               break
             }
             case "pin": {
@@ -184,9 +204,11 @@ describe("properties", () => {
               break
             }
           }
-          orphanFree(yield* ctx.load(stream), op.op)
+          const after = yield* ctx.load(stream)
+          orphanFree(after, op.op)
+          unseenIntact(after, originals, op.op)
         }
       }).pipe(Effect.provide(testLayer)),
-    { fastCheck: { numRuns: 60 } }
+    { fastCheck: { numRuns: runs } }
   )
 })

@@ -10,7 +10,7 @@ import * as TestClock from "effect/TestClock"
 import { TieredCompaction } from "../src/index.js"
 import { CompactorProbe, filler, testLayer, toolTurn } from "./harness.js"
 
-const config: TieredCompaction.Config = {
+const config = {
   budget: 4000,
   softThreshold: 0.7,
   hardThreshold: 0.85,
@@ -18,7 +18,7 @@ const config: TieredCompaction.Config = {
   cooldownTurns: 2,
   maxSummaryTokens: 300,
   prune: { keepRecent: 2, minChars: 200 }
-}
+} satisfies TieredCompaction.Config
 
 const calls = Effect.flatMap(CompactorProbe, (probe) => Ref.get(probe.calls))
 

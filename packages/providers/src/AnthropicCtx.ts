@@ -12,14 +12,13 @@
  */
 import type { Window } from "@ctxlog/core"
 import * as Either from "effect/Either"
-import type { BuildOptions, Built, CommonConfig, CtxBuilder } from "./CtxBuilder.js"
 import type { InvalidRequest } from "./InvalidRequest.js"
 import * as anthropicRender from "./internal/anthropicRender.js"
 import * as common from "./internal/builderCommon.js"
+import type { BuildOptions, Built, CommonConfig, CtxBuilder } from "./internal/builderTypes.js"
 import { fromWindow } from "./internal/sections.js"
 import type { AnthropicRequest } from "./internal/wire.js"
 import * as RequestValidator from "./RequestValidator.js"
-import * as Truncation from "./Truncation.js"
 
 /** Request shapes of the Anthropic Messages API. @since 0.1.0 */
 export type {
@@ -46,8 +45,15 @@ export interface Config extends CommonConfig {
 /** Default context window of Claude models. @since 0.1.0 */
 export const defaultContextWindow = 200_000
 
-/** Default tool-output limits (characters). @since 0.1.0 */
-export const defaultToolOutputLimits: Truncation.Limits = { defaultChars: 40_000 }
+/**
+ * The request's `max_tokens` (and the budget's output reserve) when neither render nor config sets
+ * one, at most a quarter of the context window.
+ * @since 0.1.0
+ */
+export const defaultOutputReserve = 4096
+
+/** Default share of the budget one tool output may take (in tokens). @since 0.1.0 */
+export const defaultToolOutputShare = 0.1
 
 /**
  * The documented minimum cacheable prompt length by model family: 4096 for Opus 4.5+ and Haiku 4.5,
@@ -64,9 +70,11 @@ export const minCacheableTokensFor = (model: string): number => {
 
 /** Build the Anthropic strategy. @since 0.1.0 */
 export const make = (config: Config): CtxBuilder<AnthropicRequest> => {
-  const ctxWindow = common.clampBudget(config.contextWindow ?? defaultContextWindow, 1024, undefined)
-  const limits = config.toolOutputLimits ?? defaultToolOutputLimits
-  const threshold = config.compressionThreshold ?? 0.8
+  const sizing: common.Sizing = {
+    ctxWindow: common.clampBudget(config.contextWindow ?? defaultContextWindow, 1024, undefined),
+    defaultOutputReserve,
+    toolOutputShare: defaultToolOutputShare
+  }
   const build = (
     window: Window.Window,
     options: BuildOptions = {}
@@ -75,7 +83,7 @@ export const make = (config: Config): CtxBuilder<AnthropicRequest> => {
       Either.map(
         anthropicRender.render(fromWindow(window, options.systemPrompt), {
           model: config.model,
-          maxTokens: options.maxOutputTokens ?? config.maxOutputTokens ?? 4096,
+          maxTokens: common.outputLimitOf(sizing, config, options),
           temperature: options.temperature,
           tools: options.tools,
           reminder: options.turnReminder,
@@ -85,17 +93,14 @@ export const make = (config: Config): CtxBuilder<AnthropicRequest> => {
         }),
         ({ request, breakpoints }) => ({
           request,
-          stats: common.statsOf(window, options.tools, ctxWindow, breakpoints)
+          stats: common.statsOf(window, common.budgetOf(sizing, config, options), breakpoints)
         })
       )
     )
   return {
     name: "anthropic",
     model: config.model,
-    ctxWindow,
     build,
-    needsCompression: (window) => common.needsCompression(window, ctxWindow, threshold),
-    compressionPlan: common.compressionPlan,
-    truncateToolOutput: (result, toolName) => Truncation.truncateToolOutput(result, toolName, limits)
+    ...common.shared<AnthropicRequest>(sizing, config)
   }
 }

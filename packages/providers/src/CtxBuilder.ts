@@ -7,87 +7,25 @@
  *
  * @since 0.1.0
  */
-import type { LanguageModel, Message, Window } from "@ctxlog/core"
-import type * as Either from "effect/Either"
 import * as AnthropicCtx from "./AnthropicCtx.js"
 import * as DefaultCtx from "./DefaultCtx.js"
-import type { InvalidRequest } from "./InvalidRequest.js"
+import type { CtxBuilder } from "./internal/builderTypes.js"
 import type { AnthropicRequest, ChatCompletionsRequest, ResponsesRequest } from "./internal/wire.js"
 import * as OllamaCtx from "./OllamaCtx.js"
 import * as OpenAICtx from "./OpenAICtx.js"
-import type * as Truncation from "./Truncation.js"
 
 /** Per-render options. @since 0.1.0 */
-export interface BuildOptions {
-  /** Replaces the window's identity partition for this render. */
-  readonly systemPrompt?: string
-  /** Prepended to the last user message only, so the cached prefix stays byte-stable. */
-  readonly turnReminder?: string
-  /** Tools the model may call. */
-  readonly tools?: ReadonlyArray<LanguageModel.ToolSpec>
-  readonly maxOutputTokens?: number
-  readonly temperature?: number
-}
-
+export type { BuildOptions } from "./internal/builderTypes.js"
 /** What a render holds, by the window's own token counts. @since 0.1.0 */
-export interface BuildStats {
-  /** Tokens per partition, as the log counted them (the shape `PromptRendered` records). */
-  readonly tokens: Window.Tokens
-  /** A rough count of the tool schemas (the log does not count them). */
-  readonly toolTokens: number
-  /** `tokens.total + toolTokens`: the uncalibrated estimate of the prompt. */
-  readonly total: number
-  /** The effective budget ({@link CtxBuilder.ctxWindow}). */
-  readonly budget: number
-  /** `cache_control` breakpoints placed (Anthropic only; 0 elsewhere). */
-  readonly cacheBreakpoints: number
-}
-
+export type { BuildStats } from "./internal/builderTypes.js"
 /** A rendered request and its stats. @since 0.1.0 */
-export interface Built<R> {
-  readonly request: R
-  readonly stats: BuildStats
-}
-
-/** History to fold into a summary: ids to remove and the text to summarize. @since 0.1.0 */
-export interface CompressionPlan {
-  /** History message ids to remove, whole tool rounds only, oldest first. */
-  readonly removeIds: ReadonlyArray<string>
-  /** The removed messages as a plain transcript, for a summarizer. */
-  readonly content: string
-  /** Tokens of the removed messages. */
-  readonly tokens: number
-  /** Tokens of the history kept. */
-  readonly keptTokens: number
-}
-
+export type { Built } from "./internal/builderTypes.js"
+/** History to fold into a summary: the compaction package's plan plus a transcript. @since 0.1.0 */
+export type { CompressionPlan } from "./internal/builderTypes.js"
 /** Renders windows for one provider. @since 0.1.0 */
-export interface CtxBuilder<R> {
-  /** The strategy's name, e.g. `anthropic`. */
-  readonly name: string
-  readonly model: string
-  /** The effective budget after clamps (Ollama floors it at 4K). */
-  readonly ctxWindow: number
-  readonly build: (window: Window.Window, options?: BuildOptions) => Either.Either<Built<R>, InvalidRequest>
-  /** Whether the calibrated estimate of the window passed the compression threshold of the budget. */
-  readonly needsCompression: (window: Window.Window) => boolean
-  /** The oldest history to summarize so that at most `keepCeiling` tokens of history stay. */
-  readonly compressionPlan: (window: Window.Window, keepCeiling: number) => CompressionPlan
-  /** Head + tail truncation of a tool output, with this provider's per-tool limits. */
-  readonly truncateToolOutput: (result: Message.ToolResultPart, toolName: string) => Message.ToolResultPart
-}
-
+export type { CtxBuilder } from "./internal/builderTypes.js"
 /** Settings every builder takes. @since 0.1.0 */
-export interface CommonConfig {
-  readonly model: string
-  /** The model's context window in tokens (defaults per provider). */
-  readonly contextWindow?: number
-  /** Share of the budget at which `needsCompression` turns true. Default 0.8. */
-  readonly compressionThreshold?: number
-  readonly toolOutputLimits?: Truncation.Limits
-  /** Default `max_tokens` when the render does not say. */
-  readonly maxOutputTokens?: number
-}
+export type { CommonConfig } from "./internal/builderTypes.js"
 
 /** Any request a builder renders. @since 0.1.0 */
 export type RenderedRequest = AnthropicRequest | ChatCompletionsRequest | ResponsesRequest

@@ -7,14 +7,14 @@
  */
 import type { Window } from "@ctxlog/core"
 import * as Either from "effect/Either"
-import type { BuildOptions, Built, CommonConfig, CtxBuilder } from "./CtxBuilder.js"
 import type { InvalidRequest } from "./InvalidRequest.js"
+import type { LanguageModel } from "@ctxlog/core"
 import * as common from "./internal/builderCommon.js"
+import type { BuildOptions, Built, CommonConfig, CtxBuilder } from "./internal/builderTypes.js"
 import * as chatRender from "./internal/chatRender.js"
 import { fromWindow } from "./internal/sections.js"
 import type { ChatCompletionsRequest } from "./internal/wire.js"
 import * as RequestValidator from "./RequestValidator.js"
-import * as Truncation from "./Truncation.js"
 
 /** Request shapes of the Chat Completions API. @since 0.1.0 */
 export type { ChatCompletionsRequest, ChatMessage, ChatTool, ChatToolCall } from "./internal/wire.js"
@@ -25,23 +25,36 @@ export interface Config extends CommonConfig {}
 /** Default context window when none is configured. @since 0.1.0 */
 export const defaultContextWindow = 32_768
 
-/** Default tool-output limits (characters). @since 0.1.0 */
-export const defaultToolOutputLimits: Truncation.Limits = { defaultChars: 20_000 }
+/** Output tokens reserved when neither the render nor the config sets a limit. @since 0.1.0 */
+export const defaultOutputReserve = 2048
+
+/** Default share of the budget one tool output may take (in tokens). @since 0.1.0 */
+export const defaultToolOutputShare = 0.1
 
 /** How a chat-format strategy differs from the generic one. @since 0.1.0 */
 export interface ChatVariant {
   readonly name: string
   readonly floor: number
   readonly defaultContextWindow: number
-  readonly limits: Truncation.Limits
+  /** Output tokens reserved when neither the render nor the config sets a limit. */
+  readonly defaultOutputReserve: number
+  /** Default share of the budget one tool output may take. */
+  readonly toolOutputShare: number
+  /** The tools as this provider sends them (default: unchanged). */
+  readonly toolsOf?: (
+    tools: ReadonlyArray<LanguageModel.ToolSpec> | undefined
+  ) => ReadonlyArray<LanguageModel.ToolSpec> | undefined
   readonly settings: (options: BuildOptions) => Omit<chatRender.Settings, "reminder" | "model">
 }
 
 /** Build a chat-format strategy from a variant (shared by the OpenAI, Ollama and generic builders). @since 0.1.0 */
 export const makeChat = (config: CommonConfig, variant: ChatVariant): CtxBuilder<ChatCompletionsRequest> => {
-  const ctxWindow = common.clampBudget(config.contextWindow ?? variant.defaultContextWindow, variant.floor, undefined)
-  const limits = config.toolOutputLimits ?? variant.limits
-  const threshold = config.compressionThreshold ?? 0.8
+  const sizing: common.Sizing = {
+    ctxWindow: common.clampBudget(config.contextWindow ?? variant.defaultContextWindow, variant.floor, undefined),
+    defaultOutputReserve: variant.defaultOutputReserve,
+    toolOutputShare: variant.toolOutputShare,
+    ...(variant.toolsOf === undefined ? {} : { toolsOf: variant.toolsOf })
+  }
   const build = (
     window: Window.Window,
     options: BuildOptions = {}
@@ -55,17 +68,14 @@ export const makeChat = (config: CommonConfig, variant: ChatVariant): CtxBuilder
           maxTokens: settings.maxTokens ?? config.maxOutputTokens,
           reminder: options.turnReminder
         }),
-        (request) => ({ request, stats: common.statsOf(window, settings.tools, ctxWindow, 0) })
+        (request) => ({ request, stats: common.statsOf(window, common.budgetOf(sizing, config, options), 0) })
       )
     })
   return {
     name: variant.name,
     model: config.model,
-    ctxWindow,
     build,
-    needsCompression: (window) => common.needsCompression(window, ctxWindow, threshold),
-    compressionPlan: common.compressionPlan,
-    truncateToolOutput: (result, toolName) => Truncation.truncateToolOutput(result, toolName, limits)
+    ...common.shared<ChatCompletionsRequest>(sizing, config)
   }
 }
 
@@ -75,7 +85,8 @@ export const make = (config: Config): CtxBuilder<ChatCompletionsRequest> =>
     name: "default",
     floor: 1024,
     defaultContextWindow,
-    limits: defaultToolOutputLimits,
+    defaultOutputReserve,
+    toolOutputShare: defaultToolOutputShare,
     settings: (options) => ({
       systemRole: "system",
       mergeSystem: false,

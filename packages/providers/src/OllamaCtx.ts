@@ -8,10 +8,9 @@
  * @since 0.1.0
  */
 import type { LanguageModel, Message } from "@ctxlog/core"
-import type { CommonConfig, CtxBuilder } from "./CtxBuilder.js"
 import { makeChat } from "./DefaultCtx.js"
+import type { CommonConfig, CtxBuilder } from "./internal/builderTypes.js"
 import type { ChatCompletionsRequest } from "./internal/wire.js"
-import type * as Truncation from "./Truncation.js"
 
 /** Settings of the Ollama strategy. @since 0.1.0 */
 export interface Config extends CommonConfig {
@@ -25,8 +24,15 @@ export const floorTokens = 4096
 /** Default context window (Ollama's `num_ctx` is often 4K–8K). @since 0.1.0 */
 export const defaultContextWindow = 8192
 
-/** Default tool-output limits (characters): tighter than the hosted providers. @since 0.1.0 */
-export const defaultToolOutputLimits: Truncation.Limits = { defaultChars: 6_000 }
+/** Output tokens reserved when neither the render nor the config sets a limit: small, as the windows are. @since 0.1.0 */
+export const defaultOutputReserve = 1024
+
+/**
+ * Default share of the budget one tool output may take (in tokens): at the 4K floor, about 300
+ * tokens; the limit follows the window, so it is far tighter than the hosted providers'.
+ * @since 0.1.0
+ */
+export const defaultToolOutputShare = 0.1
 
 /** Shorten to the first sentence, at most `max` characters. @since 0.1.0 */
 export const shortenDescription = (description: string, max: number): string => {
@@ -61,12 +67,16 @@ export const trimTool = (tool: LanguageModel.ToolSpec, max = 120): LanguageModel
 }
 
 /** Build the Ollama strategy. @since 0.1.0 */
-export const make = (config: Config): CtxBuilder<ChatCompletionsRequest> =>
-  makeChat(config, {
+export const make = (config: Config): CtxBuilder<ChatCompletionsRequest> => {
+  const toolsOf = (tools: ReadonlyArray<LanguageModel.ToolSpec> | undefined) =>
+    tools?.map((tool) => trimTool(tool, config.toolDescriptionChars ?? 120))
+  return makeChat(config, {
     name: "ollama",
     floor: floorTokens,
     defaultContextWindow,
-    limits: defaultToolOutputLimits,
+    defaultOutputReserve,
+    toolOutputShare: defaultToolOutputShare,
+    toolsOf,
     settings: (options) => ({
       systemRole: "system",
       mergeSystem: true,
@@ -74,6 +84,7 @@ export const make = (config: Config): CtxBuilder<ChatCompletionsRequest> =>
       tokenParam: "max_tokens",
       maxTokens: options.maxOutputTokens,
       temperature: options.temperature,
-      tools: options.tools?.map((tool) => trimTool(tool, config.toolDescriptionChars ?? 120))
+      tools: toolsOf(options.tools)
     })
   })
+}

@@ -10,15 +10,14 @@
  */
 import type { Window } from "@ctxlog/core"
 import * as Either from "effect/Either"
-import type { BuildOptions, Built, CommonConfig, CtxBuilder } from "./CtxBuilder.js"
 import { makeChat } from "./DefaultCtx.js"
 import type { InvalidRequest } from "./InvalidRequest.js"
 import * as common from "./internal/builderCommon.js"
+import type { BuildOptions, Built, CommonConfig, CtxBuilder } from "./internal/builderTypes.js"
 import * as chatRender from "./internal/chatRender.js"
 import { fromWindow } from "./internal/sections.js"
 import type { ChatCompletionsRequest, ResponsesRequest } from "./internal/wire.js"
 import * as RequestValidator from "./RequestValidator.js"
-import * as Truncation from "./Truncation.js"
 
 /** Request shapes of the OpenAI Chat Completions and Responses APIs. @since 0.1.0 */
 export type {
@@ -42,8 +41,11 @@ export interface Config extends CommonConfig {
 /** Default context window. @since 0.1.0 */
 export const defaultContextWindow = 128_000
 
-/** Default tool-output limits (characters). @since 0.1.0 */
-export const defaultToolOutputLimits: Truncation.Limits = { defaultChars: 40_000 }
+/** Output tokens reserved when neither the render nor the config sets a limit. @since 0.1.0 */
+export const defaultOutputReserve = 4096
+
+/** Default share of the budget one tool output may take (in tokens). @since 0.1.0 */
+export const defaultToolOutputShare = 0.1
 
 /** Whether a model is a reasoning model (o1, o3, o4, gpt-5 families). @since 0.1.0 */
 export const isReasoningModel = (model: string): boolean => /^(o1|o3|o4|gpt-5)([-.]|$)/.test(model.toLowerCase())
@@ -70,15 +72,18 @@ export const make = (config: Config): CtxBuilder<ChatCompletionsRequest> =>
     name: "openai",
     floor: 1024,
     defaultContextWindow,
-    limits: defaultToolOutputLimits,
+    defaultOutputReserve,
+    toolOutputShare: defaultToolOutputShare,
     settings: settingsFor(config)
   })
 
 /** Build the Responses API strategy. @since 0.1.0 */
 export const makeResponses = (config: Config): CtxBuilder<ResponsesRequest> => {
-  const ctxWindow = common.clampBudget(config.contextWindow ?? defaultContextWindow, 1024, undefined)
-  const limits = config.toolOutputLimits ?? defaultToolOutputLimits
-  const threshold = config.compressionThreshold ?? 0.8
+  const sizing: common.Sizing = {
+    ctxWindow: common.clampBudget(config.contextWindow ?? defaultContextWindow, 1024, undefined),
+    defaultOutputReserve,
+    toolOutputShare: defaultToolOutputShare
+  }
   const settings = settingsFor(config)
   const build = (
     window: Window.Window,
@@ -92,16 +97,13 @@ export const makeResponses = (config: Config): CtxBuilder<ResponsesRequest> => {
           maxTokens: options.maxOutputTokens ?? config.maxOutputTokens,
           reminder: options.turnReminder
         }),
-        (request) => ({ request, stats: common.statsOf(window, options.tools, ctxWindow, 0) })
+        (request) => ({ request, stats: common.statsOf(window, common.budgetOf(sizing, config, options), 0) })
       )
     )
   return {
     name: "openai-responses",
     model: config.model,
-    ctxWindow,
     build,
-    needsCompression: (window) => common.needsCompression(window, ctxWindow, threshold),
-    compressionPlan: common.compressionPlan,
-    truncateToolOutput: (result, toolName) => Truncation.truncateToolOutput(result, toolName, limits)
+    ...common.shared<ResponsesRequest>(sizing, config)
   }
 }

@@ -1,3 +1,4 @@
+import { CompressionPlan } from "@ctxlog/compaction"
 import { Message, Window } from "@ctxlog/core"
 import { describe, expect, it } from "@effect/vitest"
 import * as Either from "effect/Either"
@@ -150,12 +151,20 @@ describe("OllamaCtx", () => {
     expect(request.messages.filter((message) => message.role === "system")).toHaveLength(1)
   })
 
-  it("truncates tool output tighter than the hosted providers", () => {
+  it("truncateToolOutput follows the window: a share of the budget in tokens (issue 11 item 3)", () => {
     const long = Message.toolResult("c1", "x".repeat(50_000))
-    const ollama = OllamaCtx.make({ model: "llama3.2" }).truncateToolOutput(long, "bash").content
+    // At Ollama's 4K floor: (4096 − 1024 output reserve) × 0.1 = 307 tokens ≈ 1,228 characters.
+    const floor = OllamaCtx.make({ model: "llama3.2", contextWindow: 2048 }).truncateToolOutput(long, "bash").content
+    expect(floor).toContain(`[... ${50_000 - 1228} chars elided ...]`)
+    const ollama = OllamaCtx.make({ model: "llama3.2", contextWindow: 16_384 }).truncateToolOutput(long, "bash").content
     const anthropic = AnthropicCtx.make({ model: "claude-sonnet-4-5" }).truncateToolOutput(long, "bash").content
+    expect(floor.length).toBeLessThan(ollama.length)
     expect(ollama.length).toBeLessThan(anthropic.length)
-    expect(ollama).toContain("[... 44000 chars elided ...]")
+    // 200K window: (200,000 − 4,096) × 0.1 tokens is more than the whole output.
+    expect(anthropic).toBe(long.content)
+    // Configured character limits still win.
+    const fixed = OllamaCtx.make({ model: "llama3.2", toolOutputLimits: { defaultChars: 100 } })
+    expect(fixed.truncateToolOutput(long, "bash").content).toContain(`[... ${50_000 - 100} chars elided ...]`)
   })
 })
 
@@ -171,13 +180,37 @@ describe("Truncation", () => {
 })
 
 describe("budget and compression", () => {
-  it("needsCompression uses the calibrated estimate", () => {
-    const builder = DefaultCtx.make({ model: "m", contextWindow: 2000 })
-    // 1200 + 300 + 40 + 8 + 12 + 12 + 120 = 1692 tokens: below 0.8 * 2000 = 1600? no: above.
+  it("the budget is the context window minus output reserve, tool schemas and reminder (issue 11 item 1)", () => {
+    const builder = AnthropicCtx.make({ model: "claude-sonnet-4-5", contextWindow: 16_384 })
+    expect(builder.budget()).toEqual({ contextWindow: 16_384, outputReserve: 4096, toolTokens: 0, reminderTokens: 0 })
+    // A default reserve never takes more than a quarter of a small window (an explicit one is taken as given).
+    const small = AnthropicCtx.make({ model: "claude-sonnet-4-5", contextWindow: 4096 })
+    expect(small.budget().outputReserve).toBe(1024)
+    expect(built(small).request.max_tokens).toBe(1024)
+    const tools = [{ name: "bash", description: "Run a command.", inputSchema: { type: "object" } }]
+    const budget = builder.budget({ tools, turnReminder: "Keep edits minimal.", maxOutputTokens: 1000 })
+    expect(budget.outputReserve).toBe(1000)
+    expect(budget.toolTokens).toBeGreaterThan(0)
+    expect(budget.reminderTokens).toBeGreaterThan(0)
+    // The render's stats carry the same numbers.
+    const { stats } = built(builder)
+    expect(stats.budget).toBe(16_384 - 4096 - stats.toolTokens - stats.reminderTokens)
+    expect(stats.outputReserve).toBe(4096)
+    expect(stats.contextWindow).toBe(16_384)
+    // Each provider has its own default reserve; Ollama's is small, like its windows.
+    expect(OllamaCtx.make({ model: "llama3.2" }).budget().outputReserve).toBe(OllamaCtx.defaultOutputReserve)
+    expect(OllamaCtx.defaultOutputReserve).toBeLessThan(AnthropicCtx.defaultOutputReserve)
+  })
+
+  it("needsCompression uses the calibrated estimate against the budget after the output reserve", () => {
+    const builder = DefaultCtx.make({ model: "m", contextWindow: 2000, maxOutputTokens: 200 })
+    // 1692 tokens ≥ 0.8 × (2000 − 200).
     expect(fixtureWindow.tokens.total).toBe(1692)
     expect(builder.needsCompression(fixtureWindow)).toBe(true)
-    const roomy = DefaultCtx.make({ model: "m", contextWindow: 4000 })
+    const roomy = DefaultCtx.make({ model: "m", contextWindow: 4000, maxOutputTokens: 200 })
     expect(roomy.needsCompression(fixtureWindow)).toBe(false)
+    // The same window with a 2,000-token answer reserved no longer fits comfortably.
+    expect(roomy.needsCompression(fixtureWindow, { maxOutputTokens: 2000 })).toBe(true)
     // The provider reported twice what we estimated: the same window now needs compression.
     const calibrated = Window.evolve(fixtureWindow, {
       _tag: "UsageReported",
@@ -193,15 +226,33 @@ describe("budget and compression", () => {
     expect(roomy.needsCompression(calibrated)).toBe(true)
   })
 
-  it("compressionPlan never splits the parallel tool round", () => {
+  it("compressionPlan is the compaction package's planner: whole tool rounds, an oversized tail drains (issue 11 item 7)", () => {
     const builder = AnthropicCtx.make({ model: "claude-sonnet-4-5" })
     const plan = builder.compressionPlan(fixtureWindow, 30)
     expect(plan.removeIds).toEqual(["u-1", "a-1", "t-1", "t-2"])
     expect(plan.content).toContain("tool_call call_read_test read_file")
+    expect(plan).toMatchObject(CompressionPlan.compressionPlan(fixtureWindow, 30))
+    // A ceiling below the newest round: nothing is kept for its own sake (the old builder kept it all).
     const tight = builder.compressionPlan(fixtureWindow, 0)
-    expect(tight.removeIds).toEqual(["u-1", "a-1", "t-1", "t-2", "a-2"])
+    expect(tight.removeIds).toEqual(fixtureWindow.history.map((message) => message.id))
+    expect(tight.keptTokens).toBe(0)
     const roomy = builder.compressionPlan(fixtureWindow, 10_000)
     expect(roomy.removeIds).toEqual([])
+  })
+
+  it("compressionPlan drains a 5,000-token newest round under a 1,000-token ceiling, keeping tool rounds whole", () => {
+    const window = windowOf([
+      { _tag: "MessageAppended", message: msg("u-1", Message.user("fix it"), 10) },
+      {
+        _tag: "MessageAppended",
+        message: msg("a-1", Message.assistant("thinking ".repeat(50), [Message.toolCall("c1", "bash", {})]), 3000)
+      },
+      { _tag: "MessageAppended", message: msg("t-1", Message.tool("c1", "output"), 2000) },
+      { _tag: "MessageAppended", message: msg("a-2", Message.assistant("done"), 5) }
+    ])
+    const plan = AnthropicCtx.make({ model: "claude-sonnet-4-5" }).compressionPlan(window, 1000)
+    expect(plan.keptTokens).toBeLessThanOrEqual(1000)
+    expect(plan.removeIds).toEqual(["u-1", "a-1", "t-1"])
   })
 })
 

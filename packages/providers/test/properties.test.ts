@@ -246,7 +246,17 @@ describe("properties over random windows", () => {
         expect(Either.isRight(RequestValidator.history("any", kept))).toBe(true)
         expect(Either.isRight(RequestValidator.history("any", removedMessages))).toBe(true)
         expect(plan.tokens + plan.keptTokens).toBe(window.tokens.history)
-        if (window.history.length > 0) expect(kept.length).toBeGreaterThan(0)
+        // The one planner drains an oversized tail (issue 11 item 7): history past the ceiling stays only
+        // for rounds that must (a pinned message, an open call, a result the model has not seen).
+        const lastAssistant = window.history.map((message) => message.role).lastIndexOf("assistant")
+        const unseen = window.history
+          .slice(lastAssistant + 1)
+          .some((message) => Message.toolResultsOf(message).length > 0)
+        const forced =
+          unseen ||
+          window.history.some((message) => message.pinned === true) ||
+          ToolPairs.pendingCalls(window.history).length > 0
+        if (!forced) expect(plan.keptTokens).toBeLessThanOrEqual(ceiling)
       }),
       { numRuns: 300 }
     )

@@ -12,7 +12,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import type * as CompressionPlan from "../CompressionPlan.js"
-import type { Failure, Hooks, Summarized } from "../TieredCompaction.js"
+import type { Failure, Hooks, Summarized } from "./types.js"
 import { by } from "./metadata.js"
 
 /** The ids a compaction would remove are no longer all in the window. */

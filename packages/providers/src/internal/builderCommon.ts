@@ -1,15 +1,13 @@
-/** What every builder shares: budgets, compression planning, tool schema sizes. */
-import { type LanguageModel, Message, ToolPairs, Window } from "@ctxlog/core"
-import type { BuildStats, CompressionPlan } from "../CtxBuilder.js"
+/** What every builder shares: budgets, compression planning, tool output limits, tool schema sizes. */
+import { Budget, CompressionPlan as Planner } from "@ctxlog/compaction"
+import { type LanguageModel, Message, Window } from "@ctxlog/core"
+import * as Truncation from "../Truncation.js"
+import type { BuildOptions, BuildStats, CommonConfig, CompressionPlan, CtxBuilder } from "./builderTypes.js"
 import { roughTokens } from "./sections.js"
 
-/** The effective budget: the configured window, never below `floor`, never above `ceiling`. */
+/** The effective context window: the configured one, never below `floor`, never above `ceiling`. */
 export const clampBudget = (configured: number, floor: number, ceiling: number | undefined): number =>
   Math.max(floor, ceiling === undefined ? configured : Math.min(configured, ceiling))
-
-/** Whether the calibrated estimate of the window passes `threshold` of the budget. */
-export const needsCompression = (window: Window.Window, budget: number, threshold: number): boolean =>
-  window.tokens.total * Window.calibrationRatio(window) >= budget * threshold
 
 /** Render messages as a plain transcript, for a summarizer to read. */
 export const transcriptOf = (messages: ReadonlyArray<Message.Message>): string =>
@@ -30,33 +28,16 @@ export const transcriptOf = (messages: ReadonlyArray<Message.Message>): string =
     .join("\n")
 
 /**
- * Keep the newest history that fits `keepCeiling` tokens (always the newest tool round) plus every
- * pinned round; the rest is to be summarized. Works on whole tool rounds, so a call and its results
- * are kept or removed together.
+ * The compaction package's planner (whole tool rounds, oversized tails drained, pinned rounds, open
+ * calls and unseen tool results kept), with the removed messages as a transcript.
  */
 export const compressionPlan = (window: Window.Window, keepCeiling: number): CompressionPlan => {
-  const groups = ToolPairs.groups(window.history)
-  const kept = new Set<string>()
-  let keptTokens = 0
-  let open = true
-  for (let index = groups.length - 1; index >= 0; index--) {
-    const group = groups[index] ?? []
-    const tokens = group.reduce((total, message) => total + message.tokens, 0)
-    const pinned = group.some((message) => message.pinned === true)
-    const newest = index === groups.length - 1
-    if (newest || pinned || (open && keptTokens + tokens <= keepCeiling)) {
-      for (const message of group) kept.add(message.id)
-      keptTokens += tokens
-    } else {
-      open = false
-    }
-  }
-  const removed = window.history.filter((message) => !kept.has(message.id))
+  const plan = Planner.compressionPlan(window, keepCeiling)
+  const removed = new Set(plan.removeIds)
   return {
-    removeIds: removed.map((message) => message.id),
-    content: transcriptOf(removed),
-    tokens: removed.reduce((total, message) => total + message.tokens, 0),
-    keptTokens
+    ...plan,
+    content: transcriptOf(window.history.filter((message) => removed.has(message.id))),
+    tokens: plan.removedTokens
   }
 }
 
@@ -64,14 +45,85 @@ export const compressionPlan = (window: Window.Window, keepCeiling: number): Com
 export const toolTokens = (tools: ReadonlyArray<LanguageModel.ToolSpec> | undefined): number =>
   tools === undefined || tools.length === 0 ? 0 : roughTokens(JSON.stringify(tools))
 
+/** How a builder sizes its budget. */
+export interface Sizing {
+  /** The context window after clamps. */
+  readonly ctxWindow: number
+  /** The output reserve when neither the render nor the config sets an output limit. */
+  readonly defaultOutputReserve: number
+  /** Default share of the budget one tool output may take. */
+  readonly toolOutputShare: number
+  /** The tools as this provider sends them (Ollama trims their schemas). */
+  readonly toolsOf?: (
+    tools: ReadonlyArray<LanguageModel.ToolSpec> | undefined
+  ) => ReadonlyArray<LanguageModel.ToolSpec> | undefined
+}
+
+/**
+ * The output limit of a render: the render's, else the config's, else the provider default capped at a
+ * quarter of the window (a 4,096-token default answer cannot fit a 4K window; an explicit limit is
+ * taken as given).
+ */
+export const outputLimitOf = (sizing: Sizing, config: CommonConfig, options: BuildOptions = {}): number =>
+  options.maxOutputTokens ??
+  config.maxOutputTokens ??
+  Math.min(sizing.defaultOutputReserve, Math.floor(sizing.ctxWindow / 4))
+
+/** The budget of one render: context window − output reserve − tool schemas − reminder. */
+export const budgetOf = (sizing: Sizing, config: CommonConfig, options: BuildOptions = {}): Budget.Budget =>
+  Budget.make({
+    contextWindow: sizing.ctxWindow,
+    outputReserve: outputLimitOf(sizing, config, options),
+    toolTokens: toolTokens((sizing.toolsOf ?? ((tools) => tools))(options.tools)),
+    reminderTokens: options.turnReminder === undefined ? 0 : roughTokens(options.turnReminder)
+  })
+
+/** Characters per token of the rough count: a token limit times this is a character limit. */
+const charsPerToken = 4
+
+/** The shared members of a builder: budget, needsCompression, compressionPlan, truncateToolOutput. */
+export const shared = <R>(
+  sizing: Sizing,
+  config: CommonConfig
+): Pick<
+  CtxBuilder<R>,
+  "ctxWindow" | "defaultOutputReserve" | "budget" | "needsCompression" | "compressionPlan" | "truncateToolOutput"
+> => {
+  const threshold = config.compressionThreshold ?? 0.8
+  const budget = (options?: BuildOptions) => budgetOf(sizing, config, options)
+  // The default limit follows the window: a share of the budget with no tools or reminder.
+  const limits: Truncation.Limits = config.toolOutputLimits ?? {
+    defaultChars: Math.max(
+      256,
+      Math.floor(Budget.available(budget()) * (config.toolOutputShare ?? sizing.toolOutputShare)) * charsPerToken
+    )
+  }
+  return {
+    ctxWindow: sizing.ctxWindow,
+    defaultOutputReserve: Math.min(sizing.defaultOutputReserve, Math.floor(sizing.ctxWindow / 4)),
+    budget,
+    needsCompression: (window, options) =>
+      window.tokens.total * Window.calibrationRatio(window) >= Budget.available(budget(options)) * threshold,
+    compressionPlan,
+    truncateToolOutput: (result, toolName) => Truncation.truncateToolOutput(result, toolName, limits)
+  }
+}
+
 /** The stats of a render. */
 export const statsOf = (
   window: Window.Window | undefined,
-  tools: ReadonlyArray<LanguageModel.ToolSpec> | undefined,
-  budget: number,
+  budget: Budget.Budget,
   cacheBreakpoints: number
 ): BuildStats => {
   const tokens = window?.tokens ?? { system: 0, knowledge: 0, taskState: 0, signals: 0, history: 0, total: 0 }
-  const schemaTokens = toolTokens(tools)
-  return { tokens, toolTokens: schemaTokens, total: tokens.total + schemaTokens, budget, cacheBreakpoints }
+  return {
+    tokens,
+    toolTokens: budget.toolTokens,
+    reminderTokens: budget.reminderTokens,
+    total: tokens.total + budget.toolTokens,
+    budget: Budget.available(budget),
+    contextWindow: budget.contextWindow,
+    outputReserve: budget.outputReserve,
+    cacheBreakpoints
+  }
 }

@@ -1,0 +1,101 @@
+/**
+ * The builder interface and its option/result types, one level below `CtxBuilder` and the strategy
+ * modules so neither imports the other (`CtxBuilder` re-exports these; its `forProvider` imports the
+ * strategies).
+ */
+import type { Budget, CompressionPlan as Planner } from "@ctxlog/compaction"
+import type { LanguageModel, Message, Window } from "@ctxlog/core"
+import type * as Either from "effect/Either"
+import type { InvalidRequest } from "../InvalidRequest.js"
+import type * as Truncation from "../Truncation.js"
+
+/** Per-render options. */
+export interface BuildOptions {
+  /** Replaces the window's identity partition for this render. */
+  readonly systemPrompt?: string
+  /** Prepended to the last user message only, so the cached prefix stays byte-stable. */
+  readonly turnReminder?: string
+  /** Tools the model may call. */
+  readonly tools?: ReadonlyArray<LanguageModel.ToolSpec>
+  readonly maxOutputTokens?: number
+  readonly temperature?: number
+}
+
+/** What a render holds, by the window's own token counts. */
+export interface BuildStats {
+  /** Tokens per partition, as the log counted them (the shape `PromptRendered` records). */
+  readonly tokens: Window.Tokens
+  /** A rough count of the tool schemas (the log does not count them). */
+  readonly toolTokens: number
+  /** A rough count of the turn reminder. */
+  readonly reminderTokens: number
+  /** `tokens.total + toolTokens`: the uncalibrated estimate of the prompt. */
+  readonly total: number
+  /** The prompt budget of this render: context window − output reserve − tool schemas − reminder. */
+  readonly budget: number
+  /** The model's context window after clamps ({@link CtxBuilder.ctxWindow}). */
+  readonly contextWindow: number
+  /** Tokens reserved for the answer: this render's output limit. */
+  readonly outputReserve: number
+  /** `cache_control` breakpoints placed (Anthropic only; 0 elsewhere). */
+  readonly cacheBreakpoints: number
+}
+
+/** A rendered request and its stats. */
+export interface Built<R> {
+  readonly request: R
+  readonly stats: BuildStats
+}
+
+/**
+ * History to fold into a summary: the compaction package's plan (one planner serves both), plus the
+ * removed messages as a transcript.
+ */
+export interface CompressionPlan extends Planner.Plan {
+  /** The removed messages as a plain transcript, for a summarizer. */
+  readonly content: string
+  /** Tokens of the removed messages (`removedTokens`). */
+  readonly tokens: number
+}
+
+/** Renders windows for one provider. */
+export interface CtxBuilder<R> {
+  /** The strategy's name, e.g. `anthropic`. */
+  readonly name: string
+  readonly model: string
+  /** The model's context window after clamps (Ollama floors it at 4K). */
+  readonly ctxWindow: number
+  /** The output limit reserved when neither the render nor the config sets one (this provider's default, at most a quarter of the window). */
+  readonly defaultOutputReserve: number
+  readonly build: (window: Window.Window, options?: BuildOptions) => Either.Either<Built<R>, InvalidRequest>
+  /**
+   * The budget of a render with these options: the context window, the output reserve (the render's
+   * output limit, else the config's, else the provider default), the tool schemas and the reminder.
+   * Pass it to compaction (`TieredCompaction.Config.budget`) so every decision uses the same number.
+   */
+  readonly budget: (options?: BuildOptions) => Budget.Budget
+  /** Whether the calibrated estimate of the window passed the compression threshold of the budget. */
+  readonly needsCompression: (window: Window.Window, options?: BuildOptions) => boolean
+  /** The oldest history to summarize so that at most `keepCeiling` tokens of history stay. */
+  readonly compressionPlan: (window: Window.Window, keepCeiling: number) => CompressionPlan
+  /**
+   * Head + tail truncation of a tool output: at most `toolOutputShare` of the budget (in tokens), or
+   * the configured per-tool character limits.
+   */
+  readonly truncateToolOutput: (result: Message.ToolResultPart, toolName: string) => Message.ToolResultPart
+}
+
+/** Settings every builder takes. */
+export interface CommonConfig {
+  readonly model: string
+  /** The model's context window in tokens (defaults per provider). */
+  readonly contextWindow?: number
+  /** Share of the budget at which `needsCompression` turns true. Default 0.8. */
+  readonly compressionThreshold?: number
+  /** Character limits per tool; when absent the limit follows the budget (`toolOutputShare`). */
+  readonly toolOutputLimits?: Truncation.Limits
+  /** Share of the budget one tool output may take, in tokens (default per provider). */
+  readonly toolOutputShare?: number
+  /** Default `max_tokens` when the render does not say; also the output reserve of the budget. */
+  readonly maxOutputTokens?: number
+}
