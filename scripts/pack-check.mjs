@@ -6,8 +6,8 @@
 //   - `import` and `require` (Node's require(esm), on by default from Node 20.19) of every entry point;
 //   - types resolve: `tsc` on a consumer file;
 //   - SQLite works without `pg`, and opening PostgreSQL fails with a DriverMissing naming `pg`;
-//   - the examples run: examples/promise-api.mjs (plain JS, Promise API) and examples/one-line-layer.ts
-//     (TypeScript, compiled by tsc, one-line layer).
+//   - the examples run: examples/promise-api.mjs (plain JS, Promise API), examples/one-line-layer.ts
+//     (TypeScript, compiled by tsc, one-line layer) and the example in packages/core/README.md.
 // Usage: node scripts/pack-check.mjs [package-dir ...]   (default: every dir in packages/)
 import { execFileSync } from "node:child_process"
 import {
@@ -209,6 +209,14 @@ console.log(failed._tag, failed.driver, failed.message)
   const layerExample = run("node", ["out/one-line-layer.js"], consumer)
   process.stdout.write(layerExample)
   check(layerExample.includes("loaded:"), "examples/one-line-layer.ts (TypeScript, one-line layer)")
+  // The README example of @ctxlog/core (plain JS syntax inside its ts fence) runs as written.
+  const readme = readFileSync(join(root, "packages", "core", "README.md"), "utf8")
+  const fenced = /```ts\n([\s\S]*?)```/.exec(readme)?.[1]
+  check(fenced !== undefined, "packages/core/README.md has an example")
+  writeFileSync(join(consumer, "core-readme.mjs"), fenced ?? "")
+  const coreExample = run("node", ["core-readme.mjs"], consumer)
+  process.stdout.write(coreExample)
+  check(coreExample.includes("SystemPromptSet"), "packages/core/README.md example")
   console.log(`pack-check: ${packages.length} packages ok`)
 } finally {
   rmSync(work, { recursive: true, force: true })

@@ -8,6 +8,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Stream from "effect/Stream"
 import { Ctxlog } from "../src/index.js"
+import { freshDatabase } from "./support/postgres.js"
 
 const tempFile = () => join(mkdtempSync(join(tmpdir(), "ctxlog-open-")), "agent.db")
 
@@ -96,6 +97,21 @@ describe("Ctxlog one-line layers", () => {
       // One token per character (plus the per-message overhead) under the heuristic override.
       assert.isTrue((message?.tokens ?? 0) >= "one two three four five six seven eight".length)
       assert.strictEqual(result.envelopes[0]?.recordedAt, fixedMillis)
+    })
+  )
+
+  it.effect("postgres: append through one layer; a second one loads it and recalls it by full-text search", () =>
+    Effect.gen(function* () {
+      const url = yield* freshDatabase("ctxlog_layer")
+      yield* append("The parser fails with E0425 on unresolved names").pipe(Effect.provide(Ctxlog.postgres({ url })))
+      const recalled = yield* Effect.gen(function* () {
+        const ctx = yield* ContextService.ContextService
+        const { window } = yield* ctx.injectSemanticRecall("chat-1", "E0425 unresolved", 500)
+        const all = [...window.system, ...window.knowledge, ...window.history]
+        return { loaded: yield* texts, injected: all.filter((message) => message.kind === "recall").length }
+      }).pipe(Effect.provide(Ctxlog.postgres({ url })))
+      assert.deepStrictEqual(recalled.loaded, ["The parser fails with E0425 on unresolved names"])
+      assert.isAtLeast(recalled.injected, 1)
     })
   )
 })
