@@ -1,9 +1,25 @@
-// Proves each package is usable on its own, outside the monorepo: packs every publishable package,
-// installs the tarballs into an empty folder in the temp dir with npm, imports each under plain node
-// and typechecks a file that uses each one's types.
+// The packages as a user gets them: packs every publishable package, lints each tarball with publint and
+// @arethetypeswrong/cli (exports map, files, types resolution — the checks this script used to hand-write),
+// then installs the tarballs with npm into an empty project in the temp dir next to `effect` and
+// `better-sqlite3` (not `pg`), and checks there:
+//   - one copy of `effect` (`npm ls effect`), the peer every package shares;
+//   - `import` and `require` (Node's require(esm), on by default from Node 20.19) of every entry point;
+//   - types resolve: `tsc` on a consumer file;
+//   - SQLite works without `pg`, and opening PostgreSQL fails with a DriverMissing naming `pg`;
+//   - the examples run: examples/promise-api.mjs (plain JS, Promise API), examples/one-line-layer.ts
+//     (TypeScript, compiled by tsc, one-line layer) and the example in packages/core/README.md.
 // Usage: node scripts/pack-check.mjs [package-dir ...]   (default: every dir in packages/)
 import { execFileSync } from "node:child_process"
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync
+} from "node:fs"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 
@@ -13,42 +29,127 @@ const dirs =
     ? process.argv.slice(2)
     : readdirSync(join(root, "packages")).map((d) => `packages/${d}`)
 const work = mkdtempSync(join(tmpdir(), "ctxlog-pack-"))
-const run = (cmd, args, cwd) => execFileSync(cmd, args, { cwd, stdio: ["ignore", "pipe", "inherit"], encoding: "utf8" })
+const run = (cmd, args, cwd, env = process.env) =>
+  execFileSync(cmd, args, { cwd, env, stdio: ["ignore", "pipe", "inherit"], encoding: "utf8" })
+const bin = (name) => join(root, "node_modules", ".bin", name)
+const check = (ok, what) => {
+  if (!ok) throw new Error(`pack-check: ${what}`)
+  console.log(`ok: ${what}`)
+}
 
 try {
-  const names = []
-  const tarballs = []
+  const packages = []
   for (const dir of dirs) {
     const manifest = JSON.parse(readFileSync(join(root, dir, "package.json"), "utf8"))
-    names.push(manifest.name)
     run("pnpm", ["pack", "--pack-destination", work], join(root, dir))
-    tarballs.push(`./${manifest.name.replace("@", "").replace("/", "-")}-${manifest.version}.tgz`)
+    const tarball = join(work, `${manifest.name.replace("@", "").replace("/", "-")}-${manifest.version}.tgz`)
+    const entries = Object.entries(manifest.exports)
+      .filter(([key, target]) => target !== null && key !== "./package.json")
+      .map(([key]) => (key === "." ? manifest.name : `${manifest.name}/${key.slice(2)}`))
+    packages.push({
+      name: manifest.name,
+      tarball,
+      entries,
+      optionalPeers: Object.keys(manifest.peerDependenciesMeta ?? {})
+    })
+    const files = run("tar", ["-tzf", tarball], work)
+    check(files.includes("package/LICENSE"), `${manifest.name} tarball holds LICENSE`)
+    // publint: exports/files/types consistency; --strict turns its warnings into failures.
+    run(bin("publint"), ["run", tarball, "--strict"], work)
+    console.log(`ok: publint ${manifest.name}`)
+    // attw, esm-only profile: the packages are ESM-only (stated in each README); CommonJS callers use
+    // Node's require(esm), which TypeScript's node16-cjs resolution (the skipped check) does not model.
+    run(bin("attw"), [tarball, "--profile", "esm-only", "--format", "ascii", "--no-color"], work)
+    console.log(`ok: attw ${manifest.name}`)
   }
-  writeFileSync(join(work, "package.json"), JSON.stringify({ name: "pack-check", private: true, type: "module" }))
-  run("npm", ["install", "--no-audit", "--no-fund", "--loglevel=error", ...tarballs, "typescript@~5.9.3"], work)
-  for (const name of names) {
+
+  const consumer = join(work, "consumer")
+  mkdirSync(consumer)
+  writeFileSync(join(consumer, "package.json"), JSON.stringify({ name: "consumer", private: true, type: "module" }))
+  // better-sqlite3 has no prebuilt binary reachable here, so npm compiles it (minutes on a busy
+  // machine). When the workspace holds a compiled copy of a version in range, install that exact
+  // version without install scripts and reuse its binding (same Node, same ABI); else compile.
+  const workspaceSqlite = join(root, "packages", "memory", "node_modules", "better-sqlite3")
+  const binding = join("build", "Release", "better_sqlite3.node")
+  const reuse = existsSync(join(workspaceSqlite, binding))
+  const sqliteVersion = reuse
+    ? JSON.parse(readFileSync(join(workspaceSqlite, "package.json"), "utf8")).version
+    : "^12.9.0"
+  run(
+    "npm",
+    [
+      "install",
+      "--no-audit",
+      "--no-fund",
+      "--loglevel=error",
+      ...(reuse ? ["--ignore-scripts"] : []),
+      ...packages.map((p) => p.tarball),
+      "effect@^3.22.4",
+      `better-sqlite3@${sqliteVersion}`,
+      "typescript@~5.9.3",
+      "@types/node@^20.19.0"
+    ],
+    consumer
+  )
+  if (reuse) {
+    mkdirSync(join(consumer, "node_modules", "better-sqlite3", "build", "Release"), { recursive: true })
+    copyFileSync(join(workspaceSqlite, binding), join(consumer, "node_modules", "better-sqlite3", binding))
+    console.log(`better-sqlite3 ${sqliteVersion}: reused the workspace's compiled binding`)
+  }
+
+  const effects = run("npm", ["ls", "effect", "--all", "--parseable"], consumer)
+    .split("\n")
+    .filter((line) => line.endsWith(`${join("node_modules", "effect")}`))
+  check(effects.length === 1, `one copy of effect (npm ls effect: ${effects.length})`)
+  check(!existsSync(join(consumer, "node_modules", "pg")), "pg is not installed (an optional peer)")
+
+  // Entry points that load an optional peer at run time (the LangChain adapter: @langchain/core; the
+  // conformance suites: vitest) are typechecked below but not imported; the rest must load without
+  // any optional peer installed.
+  const needsPeer = new Set(["@ctxlog/providers/langchain", "@ctxlog/core/testing"])
+  const runtimeEntries = packages.flatMap((p) => p.entries).filter((entry) => !needsPeer.has(entry))
+  for (const entry of runtimeEntries) {
     const keys = run(
       "node",
       [
         "--input-type=module",
         "-e",
-        `import(${JSON.stringify(name)}).then((m) => console.log(Object.keys(m).join(",")))`
+        `import(${JSON.stringify(entry)}).then((m) => console.log(Object.keys(m).join(",")))`
       ],
-      work
+      consumer
     ).trim()
-    if (keys === "") throw new Error(`${name} exports nothing`)
-    console.log(`node import ${name}: ${keys}`)
+    check(keys !== "", `import ${entry}: ${keys.slice(0, 120)}`)
+    const required = run(
+      "node",
+      ["--no-warnings", "-e", `console.log(Object.keys(require(${JSON.stringify(entry)})).join(","))`],
+      consumer
+    ).trim()
+    check(required === keys, `require ${entry}`)
   }
-  const uses = names.map(
-    (name, index) =>
-      `import * as P${index} from ${JSON.stringify(name)}\nexport const k${index}: ReadonlyArray<string> = Object.keys(P${index})`
+
+  writeFileSync(
+    join(consumer, "check.ts"),
+    `${packages
+      .flatMap((p) => p.entries)
+      .map(
+        (entry, index) =>
+          `import * as P${index} from ${JSON.stringify(entry)}\nexport const k${index}: ReadonlyArray<string> = Object.keys(P${index})`
+      )
+      .join("\n")}
+import { ContextService, Message, Window } from "@ctxlog/core"
+import { Ctxlog } from "@ctxlog/memory"
+import { Effect } from "effect"
+// @ts-expect-error version is a number
+export const wrong: string = Window.empty.version
+export const program: Effect.Effect<number, unknown> = Effect.gen(function* () {
+  const ctx = yield* ContextService.ContextService
+  const { window } = yield* ctx.appendMessages("s", [Message.user("hi")])
+  return window.version
+}).pipe(Effect.provide(Ctxlog.sqlite({ filename: "typed.db" })))
+`
   )
   writeFileSync(
-    join(work, "check.ts"),
-    `${uses.join("\n")}\nimport { Window } from "@ctxlog/core"\n// @ts-expect-error version is a number\nexport const wrong: string = Window.empty.version\n`
-  )
-  writeFileSync(
-    join(work, "tsconfig.json"),
+    join(consumer, "tsconfig.json"),
     JSON.stringify({
       compilerOptions: {
         module: "NodeNext",
@@ -57,13 +158,66 @@ try {
         strict: true,
         noEmit: true,
         skipLibCheck: true,
-        types: []
+        types: ["node"]
       },
       files: ["check.ts"]
     })
   )
-  run(join(work, "node_modules", ".bin", "tsc"), ["-p", "."], work)
-  console.log(`types ok: ${names.join(", ")}`)
+  run(join(consumer, "node_modules", ".bin", "tsc"), ["-p", "."], consumer)
+  check(true, `tsc on a consumer of ${packages.map((p) => p.name).join(", ")}`)
+
+  writeFileSync(
+    join(consumer, "drivers.mjs"),
+    `import { ContextService, Message } from "@ctxlog/core"
+import { Ctxlog } from "@ctxlog/memory"
+import { Effect } from "effect"
+const append = Effect.flatMap(ContextService.ContextService, (ctx) => ctx.appendMessages("s", [Message.user("hi")]))
+const { window } = await Effect.runPromise(append.pipe(Effect.provide(Ctxlog.sqlite({ filename: "drivers.db" }))))
+console.log("sqlite version", window.version)
+const failed = await Effect.runPromise(Effect.flip(append.pipe(Effect.provide(Ctxlog.postgres({ url: "postgres://127.0.0.1:1/x" })))))
+console.log(failed._tag, failed.driver, failed.message)
+`
+  )
+  const drivers = run("node", ["drivers.mjs"], consumer)
+  check(drivers.includes("sqlite version 1"), "SQLite works without pg installed")
+  check(
+    /DriverMissing pg .*npm install pg/.test(drivers),
+    `opening PostgreSQL without pg: ${drivers.split("\n")[1]?.slice(0, 160)}`
+  )
+
+  for (const example of ["promise-api.mjs", "one-line-layer.ts"])
+    copyFileSync(join(root, "examples", example), join(consumer, example))
+  const promiseExample = run("node", ["promise-api.mjs"], consumer)
+  process.stdout.write(promiseExample)
+  check(promiseExample.includes("reopened:"), "examples/promise-api.mjs (plain JavaScript, Promise API)")
+  writeFileSync(
+    join(consumer, "tsconfig.example.json"),
+    JSON.stringify({
+      compilerOptions: {
+        module: "NodeNext",
+        moduleResolution: "NodeNext",
+        target: "ES2022",
+        strict: true,
+        outDir: "out",
+        skipLibCheck: true,
+        types: ["node"]
+      },
+      files: ["one-line-layer.ts"]
+    })
+  )
+  run(join(consumer, "node_modules", ".bin", "tsc"), ["-p", "tsconfig.example.json"], consumer)
+  const layerExample = run("node", ["out/one-line-layer.js"], consumer)
+  process.stdout.write(layerExample)
+  check(layerExample.includes("loaded:"), "examples/one-line-layer.ts (TypeScript, one-line layer)")
+  // The README example of @ctxlog/core (plain JS syntax inside its ts fence) runs as written.
+  const readme = readFileSync(join(root, "packages", "core", "README.md"), "utf8")
+  const fenced = /```ts\n([\s\S]*?)```/.exec(readme)?.[1]
+  check(fenced !== undefined, "packages/core/README.md has an example")
+  writeFileSync(join(consumer, "core-readme.mjs"), fenced ?? "")
+  const coreExample = run("node", ["core-readme.mjs"], consumer)
+  process.stdout.write(coreExample)
+  check(coreExample.includes("SystemPromptSet"), "packages/core/README.md example")
+  console.log(`pack-check: ${packages.length} packages ok`)
 } finally {
   rmSync(work, { recursive: true, force: true })
 }

@@ -1,14 +1,5 @@
 // Shared by the tests and their child processes: no vitest imports here (a child runs outside the runner).
-import {
-  Compactor,
-  ContextService,
-  ConversationMemory,
-  type EventLog,
-  Ids,
-  Message,
-  RecallSource,
-  TokenCounter
-} from "@ctxlog/core"
+import { Compactor, ContextService, ConversationMemory, Ids, Message, RecallSource, TokenCounter } from "@ctxlog/core"
 import { CompactingMemory, TemplateCompactor, type TieredCompaction } from "@ctxlog/compaction"
 import { SqliteEventLog } from "@ctxlog/memory"
 import * as Context from "effect/Context"
@@ -88,7 +79,7 @@ export type Session =
 /** Everything one process needs over one SQLite file: the window service, the log, the compacting memory. */
 export const sessionLayer = (
   filename: string
-): Layer.Layer<Session, CompactingMemory.InvalidPolicy | EventLog.StoreError> =>
+): Layer.Layer<Session, CompactingMemory.InvalidPolicy | SqliteEventLog.OpenError> =>
   CompactingMemory.layer(policy).pipe(
     Layer.provide(innerMemory),
     Layer.provideMerge(countingCompactor),

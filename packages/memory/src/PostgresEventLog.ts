@@ -15,6 +15,7 @@ import type * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
+import type { DriverMissing } from "./Driver.js"
 import { build, type CommonOptions, type Services as LayerServices } from "./internal/layer.js"
 import * as backend from "./internal/postgresBackend.js"
 
@@ -30,9 +31,11 @@ export interface Options extends CommonOptions {
 }
 
 /** Connect, migrate and build the services; the pool ends with the scope. @since 0.1.0 */
-export const make = (options: Options): Effect.Effect<Context.Context<Services>, EventLog.StoreError, Scope.Scope> =>
+export const make = (
+  options: Options
+): Effect.Effect<Context.Context<Services>, EventLog.StoreError | DriverMissing, Scope.Scope> =>
   build(backend.make({ url: options.url, maxConnections: options.maxConnections ?? 10 }), options)
 
 /** The PostgreSQL log and its companions (`EventLog`, `WindowRepository`, `SnapshotStore`, `RecallIndex`). @since 0.1.0 */
-export const layer = (options: Options): Layer.Layer<Services, EventLog.StoreError> =>
+export const layer = (options: Options): Layer.Layer<Services, EventLog.StoreError | DriverMissing> =>
   Layer.scopedContext(make(options))

@@ -12,11 +12,14 @@
  *
  * @since 0.1.0
  */
+import { existsSync } from "node:fs"
 import type { EventLog } from "@ctxlog/core"
 import type * as Context from "effect/Context"
-import type * as Effect from "effect/Effect"
+import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
+import type { DriverMissing } from "./Driver.js"
 import { build, type CommonOptions, type Services as LayerServices } from "./internal/layer.js"
 import * as backend from "./internal/sqliteBackend.js"
 
@@ -31,19 +34,48 @@ export interface Options extends CommonOptions {
   readonly durability?: "full" | "normal"
   /** How long a writer waits for another process's transaction (default 5,000 ms). */
   readonly busyTimeoutMs?: number
+  /** Open the file read-only: loads work, appends fail with a `StoreError` (default `false`). */
+  readonly readonly?: boolean
+  /**
+   * `false`: the file must exist, and a missing one is a `DatabaseNotFound` instead of a new, empty
+   * database (a mistyped path otherwise starts an empty log silently). Default `true`.
+   */
+  readonly create?: boolean
 }
 
+/** `create: false` (or `readonly`) and the database file does not exist. @since 0.1.0 */
+export class DatabaseNotFound extends Schema.TaggedError<DatabaseNotFound>()("DatabaseNotFound", {
+  filename: Schema.String
+}) {
+  override get message(): string {
+    return `SQLite database ${this.filename} does not exist (opened with create: false or readonly; pass create: true to start a new one)`
+  }
+}
+
+/** The errors opening the SQLite log can fail with. @since 0.1.0 */
+export type OpenError = EventLog.StoreError | DriverMissing | DatabaseNotFound
+
 /** Open the database and build the services; closed with the scope. @since 0.1.0 */
-export const make = (options: Options): Effect.Effect<Context.Context<Services>, EventLog.StoreError, Scope.Scope> =>
-  build(
+export const make = (options: Options): Effect.Effect<Context.Context<Services>, OpenError, Scope.Scope> => {
+  const mustExist = options.create === false || options.readonly === true
+  const open = build(
     backend.make({
       filename: options.filename,
       durability: options.durability ?? "full",
-      busyTimeoutMs: options.busyTimeoutMs ?? 5000
+      busyTimeoutMs: options.busyTimeoutMs ?? 5000,
+      ...(options.readonly === undefined ? {} : { readonly: options.readonly }),
+      ...(mustExist ? { create: false } : {})
     }),
     options
   )
+  const present: Effect.Effect<void, DatabaseNotFound> =
+    mustExist && options.filename !== ":memory:"
+      ? Effect.suspend(() =>
+          existsSync(options.filename) ? Effect.void : Effect.fail(new DatabaseNotFound({ filename: options.filename }))
+        )
+      : Effect.void
+  return Effect.zipRight(present, open)
+}
 
 /** The SQLite log and its companions (`EventLog`, `WindowRepository`, `SnapshotStore`, `RecallIndex`). @since 0.1.0 */
-export const layer = (options: Options): Layer.Layer<Services, EventLog.StoreError> =>
-  Layer.scopedContext(make(options))
+export const layer = (options: Options): Layer.Layer<Services, OpenError> => Layer.scopedContext(make(options))

@@ -4,6 +4,10 @@
  * @since 0.1.0
  */
 
+/** One-line layers: `ContextService` over SQLite, PostgreSQL or memory. @since 0.1.0 */
+export * as Ctxlog from "./Ctxlog.js"
+/** Database drivers loaded on first use, and the error when one is missing. @since 0.1.0 */
+export * as Driver from "./Driver.js"
 /** Vector-search extension point. @since 0.1.0 */
 export * as Embedder from "./Embedder.js"
 /** A RecallSource over the recall index. @since 0.1.0 */

@@ -6,12 +6,15 @@
  *
  * @since 0.1.0
  */
+import { randomUUID } from "node:crypto"
 import { LanguageModel, Message } from "@ctxlog/core"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
+import type { RenderedRequest } from "./CtxBuilder.js"
+import type { ChatMessage, ResponsesInputItem } from "./internal/wire.js"
 
 /** What the scripted model answers. @since 0.1.0 */
 export interface Reply {
@@ -81,10 +84,11 @@ const respond = (
   model: string,
   request: LanguageModel.ModelRequest,
   reply: Reply,
-  call: number
+  call: number,
+  idPrefix: string
 ): LanguageModel.ModelResponse => {
   const calls = (reply.toolCalls ?? []).map((toolCall, index) =>
-    Message.toolCall(toolCall.id ?? `offline_call_${call + 1}_${index + 1}`, toolCall.name, toolCall.input)
+    Message.toolCall(toolCall.id ?? `${idPrefix}_${call + 1}_${index + 1}`, toolCall.name, toolCall.input)
   )
   const text = reply.text ?? ""
   return {
@@ -113,12 +117,113 @@ const chunksOf = (response: LanguageModel.ModelResponse): ReadonlyArray<Language
   { _tag: "Done", response }
 ]
 
+/** Settings of the scripted model. @since 0.1.0 */
+export interface Options {
+  /**
+   * Prefix of the tool-call ids it makes (`<prefix>_<call>_<index>`). Default `offline_<random UUID>`,
+   * new per instance, so two runs (or processes) appending into one log never mint the same id; pass a
+   * fixed prefix for reproducible ids.
+   */
+  readonly idPrefix?: string
+}
+
+/** The port plus answering pre-built requests, like the HTTP clients. @since 0.1.0 */
+export interface Client extends LanguageModel.LanguageModel.Service {
+  /** Answer a request a `CtxBuilder` rendered (Anthropic, Chat Completions or Responses), by the script. */
+  readonly generateRequest: (
+    request: RenderedRequest
+  ) => Effect.Effect<LanguageModel.ModelResponse, LanguageModel.ProviderError>
+}
+
+const parseInput = (text: string): Message.JsonValue => {
+  const parsed = decodeJson(text)
+  return parsed._tag === "Some" ? parsed.value : { text }
+}
+
+const fromChat = (messages: ReadonlyArray<ChatMessage>): LanguageModel.ModelRequest => {
+  const system = messages.flatMap((message) =>
+    message.role === "system" || message.role === "developer" ? [message.content] : []
+  )
+  return {
+    ...(system.length === 0 ? {} : { system: system.join("\n\n") }),
+    // biome-ignore lint/suspicious/useIterableCallbackReturn: the switch covers every role and each case returns
+    messages: messages.flatMap((message): ReadonlyArray<LanguageModel.ChatMessage> => {
+      switch (message.role) {
+        case "system":
+        case "developer":
+          return []
+        case "user":
+          return [Message.user(message.content)]
+        case "assistant":
+          return [
+            Message.assistant(
+              message.content ?? "",
+              (message.tool_calls ?? []).map((call) =>
+                Message.toolCall(call.id, call.function.name, parseInput(call.function.arguments))
+              )
+            )
+          ]
+        case "tool":
+          return [Message.tool(message.tool_call_id, message.content)]
+      }
+    })
+  }
+}
+
+const fromResponses = (items: ReadonlyArray<ResponsesInputItem>): LanguageModel.ModelRequest => {
+  const system = items.flatMap((item) =>
+    item.type === "message" && (item.role === "system" || item.role === "developer") ? [item.content] : []
+  )
+  const messages: Array<LanguageModel.ChatMessage> = []
+  for (const item of items) {
+    const previous = messages[messages.length - 1]
+    if (item.type === "message") {
+      if (item.role === "user") messages.push(Message.user(item.content))
+      if (item.role === "assistant") messages.push(Message.assistant(item.content))
+    } else if (item.type === "function_call") {
+      const call = Message.toolCall(item.call_id, item.name, parseInput(item.arguments))
+      // Calls following an assistant message belong to it, as they did in the window.
+      if (previous?.role === "assistant")
+        messages[messages.length - 1] = { ...previous, parts: [...previous.parts, call] }
+      else messages.push({ role: "assistant", parts: [call] })
+    } else {
+      messages.push(Message.tool(item.call_id, item.output))
+    }
+  }
+  return { ...(system.length === 0 ? {} : { system: system.join("\n\n") }), messages }
+}
+
+/** The neutral request a rendered request carries (what the script reads). @since 0.1.0 */
+export const fromRendered = (request: RenderedRequest): LanguageModel.ModelRequest => {
+  if ("input" in request) return fromResponses(request.input)
+  if ("stream_options" in request) return fromChat(request.messages)
+  return {
+    ...(request.system === undefined ? {} : { system: request.system.map((block) => block.text).join("\n\n") }),
+    messages: request.messages.flatMap((message): ReadonlyArray<LanguageModel.ChatMessage> => {
+      const results = message.content.flatMap((block) =>
+        block.type === "tool_result" ? [Message.tool(block.tool_use_id, block.content, block.is_error === true)] : []
+      )
+      const parts = message.content.flatMap(
+        (block): ReadonlyArray<Message.Part> =>
+          block.type === "text"
+            ? [Message.text(block.text)]
+            : block.type === "tool_use"
+              ? [Message.toolCall(block.id, block.name, block.input)]
+              : []
+      )
+      return parts.length === 0 ? results : [...results, { role: message.role, parts }]
+    })
+  }
+}
+
 /** Build the scripted model; calls are numbered from 0 per instance. @since 0.1.0 */
 export const make = (
   script: Script = echoScript,
-  model = "offline-echo"
-): Effect.Effect<LanguageModel.LanguageModel.Service> =>
+  model = "offline-echo",
+  options: Options = {}
+): Effect.Effect<Client> =>
   Effect.map(Ref.make(0), (calls) => {
+    const idPrefix = options.idPrefix ?? `offline_${randomUUID()}`
     const generate = (request: LanguageModel.ModelRequest) =>
       Effect.flatMap(
         Ref.getAndUpdate(calls, (n) => n + 1),
@@ -126,17 +231,22 @@ export const make = (
           const reply = script(request, call)
           return reply instanceof LanguageModel.ProviderError
             ? Effect.fail(reply)
-            : Effect.succeed(respond(model, request, reply, call))
+            : Effect.succeed(respond(model, request, reply, call, idPrefix))
         }
       )
     return {
       provider,
       model,
       generate,
-      stream: (request) => Stream.flatMap(Stream.fromEffect(generate(request)), (r) => Stream.fromIterable(chunksOf(r)))
+      stream: (request) =>
+        Stream.flatMap(Stream.fromEffect(generate(request)), (r) => Stream.fromIterable(chunksOf(r))),
+      generateRequest: (request) => generate(fromRendered(request))
     }
   })
 
 /** The scripted model as the `LanguageModel` service (the echo script by default). @since 0.1.0 */
-export const layer = (script: Script = echoScript, model = "offline-echo"): Layer.Layer<LanguageModel.LanguageModel> =>
-  Layer.effect(LanguageModel.LanguageModel, make(script, model))
+export const layer = (
+  script: Script = echoScript,
+  model = "offline-echo",
+  options: Options = {}
+): Layer.Layer<LanguageModel.LanguageModel> => Layer.effect(LanguageModel.LanguageModel, make(script, model, options))

@@ -30,5 +30,7 @@ export * as AnthropicModel from "./AnthropicModel.js"
 export * as OfflineModel from "./OfflineModel.js"
 /** `LanguageModel` over OpenAI-compatible Chat Completions (OpenAI, Ollama, vLLM, llama.cpp). @since 0.1.0 */
 export * as OpenAICompatibleModel from "./OpenAICompatibleModel.js"
+/** The typed error of the message adapters (subpaths `./ai-sdk`, `./langchain`, `./openai`, `./anthropic`). @since 0.1.0 */
+export * as AdapterError from "./AdapterError.js"
 /** Retry policy and schedule of the clients. @since 0.1.0 */
 export * as RetryPolicy from "./RetryPolicy.js"

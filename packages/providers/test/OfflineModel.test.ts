@@ -3,7 +3,9 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
-import { OfflineModel, RetryPolicy } from "../src/index.js"
+import * as Either from "effect/Either"
+import { AnthropicCtx, type CtxBuilder, OfflineModel, OpenAICtx, RetryPolicy } from "../src/index.js"
+import { Window } from "@ctxlog/core"
 
 const ask = (text: string): LanguageModel.ModelRequest => ({
   messages: [{ role: "user", parts: [Message.text(text)] }]
@@ -39,7 +41,7 @@ describe("OfflineModel", () => {
         ]
       })
       assert.deepStrictEqual(after.parts, [Message.text("Tool results:\n- offline_call_1_2: a.ts b.ts")])
-    }).pipe(Effect.provide(OfflineModel.layer()))
+    }).pipe(Effect.provide(OfflineModel.layer(OfflineModel.echoScript, "offline-echo", { idPrefix: "offline_call" })))
   )
 
   it.effect("plays a list of replies and fails past its end", () =>
@@ -78,4 +80,53 @@ describe("RetryPolicy.parseRetryAfter", () => {
     assert.isUndefined(RetryPolicy.parseRetryAfter(headers({ "retry-after": "soon" }), now))
     assert.isUndefined(RetryPolicy.parseRetryAfter(headers({}), now))
   })
+
+  it.effect("tool-call ids differ between instances (two runs, or processes, sharing one log)", () =>
+    Effect.gen(function* () {
+      const first = yield* OfflineModel.make()
+      const second = yield* OfflineModel.make()
+      const a = yield* first.generate(ask("/call ls"))
+      const b = yield* second.generate(ask("/call ls"))
+      const idOf = (response: LanguageModel.ModelResponse) => Message.toolCallsOf({ parts: response.parts })[0]?.id
+      assert.isDefined(idOf(a))
+      assert.notStrictEqual(idOf(a), idOf(b))
+      assert.match(idOf(a) ?? "", /^offline_[0-9a-f-]{36}_1_1$/)
+    })
+  )
+
+  it.effect("generateRequest answers a rendered request of every builder like generate answers the window", () =>
+    Effect.gen(function* () {
+      const history = [
+        Message.user("Please look"),
+        Message.assistant("Looking.", [Message.toolCall("c1", "ls", { path: "." })]),
+        Message.tool("c1", "a.ts b.ts"),
+        Message.assistant("Two files."),
+        Message.user('/call read_file {"path": "a.ts"}')
+      ]
+      const window: Window.Window = {
+        ...Window.empty,
+        system: [{ ...Message.system("Be brief."), id: "s", kind: "chat", tokens: 3 }],
+        history: history.map((input, index) => ({ ...input, id: `m${index}`, kind: "chat", tokens: 5 }))
+      }
+      const builders: ReadonlyArray<CtxBuilder.CtxBuilder<CtxBuilder.RenderedRequest>> = [
+        AnthropicCtx.make({ model: "claude-sonnet-4-5" }),
+        OpenAICtx.make({ model: "gpt-4o" }),
+        OpenAICtx.makeResponses({ model: "gpt-4o" })
+      ]
+      for (const builder of builders) {
+        const built = builder.build(window)
+        if (Either.isLeft(built)) return assert.fail(built.left.message)
+        const neutral = OfflineModel.fromRendered(built.right.request)
+        assert.strictEqual(neutral.system, "Be brief.", builder.name)
+        assert.deepStrictEqual(
+          neutral.messages.map((message) => [message.role, message.parts]),
+          history.map((message) => [message.role, message.parts]),
+          builder.name
+        )
+        const model = yield* OfflineModel.make(OfflineModel.echoScript, "offline-echo", { idPrefix: "p" })
+        const response = yield* model.generateRequest(built.right.request)
+        assert.deepStrictEqual(response.parts, [Message.toolCall("p_1_1", "read_file", { path: "a.ts" })], builder.name)
+      }
+    })
+  )
 })

@@ -3,7 +3,9 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import type * as Scope from "effect/Scope"
 import { Kysely, Migrator, PostgresDialect, sql } from "kysely"
-import pg from "pg"
+import type pg from "pg"
+import type { DriverMissing } from "../Driver.js"
+import { pg as loadPg } from "./drivers.js"
 import { type Backend, describe, type SearchRow, type WriteTx } from "./backend.js"
 import { provider } from "./migrations.js"
 import type { Database } from "./schema.js"
@@ -22,16 +24,18 @@ export interface PostgresOptions {
  */
 const appendLockKey = 0x6374786c6f67 // "ctxlog"
 
-// int8 (positions, versions, epoch ms) as number: exact below 2^53. Only for this pool's connections.
-const types = new pg.TypeOverrides()
-types.setTypeParser(20, (value: string) => Number(value))
-
 const storeError = (operation: string) => (cause: unknown) =>
   new EventLog.StoreError({ operation, detail: describe(cause) })
 
 /** Connect to (and migrate) a PostgreSQL database; the pool ends when the scope closes. */
-export const make = (options: PostgresOptions): Effect.Effect<Backend, EventLog.StoreError, Scope.Scope> =>
+export const make = (
+  options: PostgresOptions
+): Effect.Effect<Backend, EventLog.StoreError | DriverMissing, Scope.Scope> =>
   Effect.gen(function* () {
+    const pg = yield* loadPg
+    // int8 (positions, versions, epoch ms) as number: exact below 2^53. Only for this pool's connections.
+    const types = new pg.TypeOverrides()
+    types.setTypeParser(20, (value: string) => Number(value))
     const pool = yield* Effect.acquireRelease(
       Effect.sync(() => {
         const pool = new pg.Pool({ connectionString: options.url, max: options.maxConnections, types })

@@ -1,10 +1,11 @@
 import { EventLog } from "@ctxlog/core"
-import BetterSqlite3 from "better-sqlite3"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
 import { Kysely, Migrator, SqliteDialect, sql } from "kysely"
+import type { DriverMissing } from "../Driver.js"
+import { betterSqlite3 } from "./drivers.js"
 import { type Backend, describe, type SearchFilter, type SearchRow, type WriteTx } from "./backend.js"
 import { provider } from "./migrations.js"
 import type { Database } from "./schema.js"
@@ -15,18 +16,28 @@ export interface SqliteOptions {
   readonly filename: string
   readonly durability: "full" | "normal"
   readonly busyTimeoutMs: number
+  /** Open read-only (appends then fail with a StoreError). */
+  readonly readonly?: boolean
+  /** `false`: the file must exist already. */
+  readonly create?: boolean
 }
 
 const storeError = (operation: string) => (cause: unknown) =>
   new EventLog.StoreError({ operation, detail: describe(cause) })
 
 /** Open (and migrate) a SQLite database; closed when the scope closes. */
-export const make = (options: SqliteOptions): Effect.Effect<Backend, EventLog.StoreError, Scope.Scope> =>
+export const make = (
+  options: SqliteOptions
+): Effect.Effect<Backend, EventLog.StoreError | DriverMissing, Scope.Scope> =>
   Effect.gen(function* () {
+    const BetterSqlite3 = yield* betterSqlite3
     const raw = yield* Effect.acquireRelease(
       Effect.try({
         try: () => {
-          const database = new BetterSqlite3(options.filename)
+          const database = new BetterSqlite3(options.filename, {
+            readonly: options.readonly === true,
+            fileMustExist: options.create === false
+          })
           // busy_timeout first: switching a new file to WAL waits for another process opening it too.
           // journal_mode persists in the file; the others are per connection, so set them on every open.
           database.pragma(`busy_timeout = ${options.busyTimeoutMs}`)

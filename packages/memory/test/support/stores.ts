@@ -7,7 +7,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import pg from "pg"
-import { FullTextRecall, PostgresEventLog, SqliteEventLog } from "../../src/index.js"
+import { type Driver, FullTextRecall, PostgresEventLog, SqliteEventLog } from "../../src/index.js"
 import { freshDatabase } from "./postgres.js"
 
 /** Raw SQL access to the database under a store, bypassing it (to try what the store forbids). */
@@ -89,7 +89,7 @@ export type TestApp =
 
 export const sqliteFile = (
   options: Omit<SqliteEventLog.Options, "filename"> = {}
-): Layer.Layer<TestStore, EventLog.StoreError> => {
+): Layer.Layer<TestStore, SqliteEventLog.OpenError> => {
   const filename = tempFile()
   // The store first: it creates the schema the raw connection then sees.
   return Layer.merge(SqliteEventLog.layer({ ...options, filename }), sqliteRaw(filename))
@@ -99,7 +99,7 @@ export const sqliteFile = (
 export const postgres = (
   label: string,
   options: Omit<PostgresEventLog.Options, "url"> = {}
-): Layer.Layer<TestStore, EventLog.StoreError> =>
+): Layer.Layer<TestStore, EventLog.StoreError | Driver.DriverMissing> =>
   Layer.unwrapEffect(
     Effect.map(freshDatabase(label), (url) =>
       Layer.merge(PostgresEventLog.layer({ ...options, url }), postgresRaw(url))

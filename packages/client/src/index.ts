@@ -1,0 +1,219 @@
+/**
+ * @ctxlog/client — the Promise API of ctxlog, for code that does not use Effect.
+ *
+ * ```js
+ * import { createContext, Message } from "@ctxlog/client"
+ *
+ * const ctx = await createContext({ sqlite: "agent.db" })
+ * await ctx.append("chat-1", [Message.user("Why does the build fail?")])
+ * const request = await ctx.render("chat-1", { provider: "openai", model: "gpt-4o" })
+ * await ctx.close()
+ * ```
+ *
+ * Every method runs the Effect services of `@ctxlog/core`, `@ctxlog/memory`, `@ctxlog/compaction` and
+ * `@ctxlog/providers` on one `ManagedRuntime`; nothing is reimplemented here. A failure rejects with a
+ * {@link CtxlogError}: an `Error` whose `_tag` is the typed error's tag and whose `cause` is that error.
+ *
+ * @since 0.1.0
+ */
+import { Compactor, ContextService, Message as MessageModule, type TokenCounter, type Window } from "@ctxlog/core"
+import { TemplateCompactor, TieredCompaction } from "@ctxlog/compaction"
+import { Ctxlog } from "@ctxlog/memory"
+import { CtxBuilder } from "@ctxlog/providers"
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
+import * as ManagedRuntime from "effect/ManagedRuntime"
+import * as Option from "effect/Option"
+
+/** Message constructors (`Message.user`, `Message.assistant`, `Message.toolCall`, `Message.tool`, ...). @since 0.1.0 */
+export const Message = MessageModule
+
+/** A message before it enters the log. @since 0.1.0 */
+export type MessageInput = MessageModule.MessageInput
+
+/** Which provider to render for, with its settings (`{ provider: "openai", model }`, ...). @since 0.1.0 */
+export type ProviderConfig = CtxBuilder.ProviderConfig
+
+/** Per-render options: tools, system prompt override, max output tokens. @since 0.1.0 */
+export type RenderOptions = CtxBuilder.BuildOptions
+
+/** A summarizer for `compact`, as a plain async function (default: a deterministic template, no model). @since 0.1.0 */
+export interface Summarizer {
+  readonly name: string
+  readonly summarize: (input: Compactor.CompactionInput) => Promise<string>
+}
+
+/** Where the log lives, and how it is opened. Exactly one of `sqlite`, `postgres`, `memory`. @since 0.1.0 */
+export type ContextOptions = (
+  | { readonly sqlite: string; readonly postgres?: undefined; readonly memory?: undefined }
+  | { readonly postgres: string; readonly sqlite?: undefined; readonly memory?: undefined }
+  | { readonly memory: true; readonly sqlite?: undefined; readonly postgres?: undefined }
+) & {
+  /** SQLite: open read-only (appends reject). */
+  readonly readonly?: boolean
+  /** SQLite: `false` rejects a missing file with `DatabaseNotFound` instead of creating it. */
+  readonly create?: boolean
+  /** The summarizer `compact` uses. */
+  readonly summarizer?: Summarizer
+  /** Replaces the token counter (default `gpt-tokenizer`, o200k_base). */
+  readonly tokenCounter?: Layer.Layer<TokenCounter.TokenCounter>
+}
+
+/** Options of `compact`. @since 0.1.0 */
+export interface CompactOptions {
+  /** Tokens of the newest history kept verbatim (default a quarter of the history). */
+  readonly keepTokens?: number
+  /** Upper bound of the summary (default 1,024). */
+  readonly maxSummaryTokens?: number
+}
+
+/** What `compact` did. @since 0.1.0 */
+export interface CompactResult {
+  /** `false` when there was nothing to summarize. */
+  readonly compacted: boolean
+  readonly window: Window.Window
+}
+
+/** A context log with async methods. @since 0.1.0 */
+export interface Context {
+  /** Append messages to a stream; resolves to the window after them. */
+  readonly append: (stream: string, messages: ReadonlyArray<MessageInput>) => Promise<Window.Window>
+  /** The current window of a stream (empty when the stream has no events). */
+  readonly load: (stream: string) => Promise<Window.Window>
+  /** Drop the oldest history (whole tool rounds) until the window fits `budget` tokens. */
+  readonly trim: (stream: string, budget: number) => Promise<Window.Window>
+  /** Summarize all but the newest history with the summarizer. */
+  readonly compact: (stream: string, options?: CompactOptions) => Promise<CompactResult>
+  /** The exact request body the provider receives for the stream's window. */
+  readonly render: (
+    stream: string,
+    provider: ProviderConfig,
+    options?: RenderOptions
+  ) => Promise<CtxBuilder.RenderedRequest>
+  /** Close the database (the context is unusable afterwards). */
+  readonly close: () => Promise<void>
+  /** The Effect runtime underneath, for mixing in Effect code. */
+  readonly runtime: ManagedRuntime.ManagedRuntime<Ctxlog.Companions | Compactor.Compactor, unknown>
+}
+
+/** A rejected call: `_tag` is the typed error's tag (`StoreError`, `DriverMissing`, ...), `cause` the error. @since 0.1.0 */
+export class CtxlogError extends Error {
+  /** The tag of the typed error (or `Defect` for an unexpected failure). */
+  readonly _tag: string
+  constructor(tag: string, message: string, cause: unknown) {
+    super(message, { cause })
+    this.name = `CtxlogError(${tag})`
+    this._tag = tag
+  }
+}
+
+const tagOf = (error: unknown): string =>
+  typeof error === "object" && error !== null && "_tag" in error && typeof error._tag === "string"
+    ? error._tag
+    : "Defect"
+
+const toError = (cause: Cause.Cause<unknown>): CtxlogError => {
+  const failure = Cause.failureOption(cause)
+  if (Option.isSome(failure)) {
+    const error = failure.value
+    return new CtxlogError(tagOf(error), error instanceof Error ? error.message : String(error), error)
+  }
+  return new CtxlogError("Defect", Cause.pretty(cause), Cause.squash(cause))
+}
+
+const summarizerLayer = (summarizer: Summarizer): Layer.Layer<Compactor.Compactor> =>
+  Layer.succeed(Compactor.Compactor, {
+    name: summarizer.name,
+    compact: (input) =>
+      Effect.tryPromise({
+        try: () => summarizer.summarize(input),
+        catch: (error) =>
+          new Compactor.CompactionError({
+            compactor: summarizer.name,
+            reason: "model",
+            detail: error instanceof Error ? error.message : String(error)
+          })
+      }).pipe(Effect.map((summary) => ({ summary })))
+  })
+
+const storeLayer = (options: ContextOptions) => {
+  const overrides = options.tokenCounter === undefined ? {} : { tokenCounter: options.tokenCounter }
+  if (options.sqlite !== undefined) {
+    return Ctxlog.sqlite({
+      filename: options.sqlite,
+      ...overrides,
+      ...(options.readonly === undefined ? {} : { readonly: options.readonly }),
+      ...(options.create === undefined ? {} : { create: options.create })
+    })
+  }
+  if (options.postgres !== undefined) return Ctxlog.postgres({ url: options.postgres, ...overrides })
+  return Ctxlog.memory(overrides)
+}
+
+/**
+ * Open a context log: `{ sqlite: "agent.db" }`, `{ postgres: url }` or `{ memory: true }`. Resolves once
+ * the database is open (and migrated); rejects with a {@link CtxlogError} if it cannot be.
+ * @since 0.1.0
+ */
+export const createContext = async (options: ContextOptions): Promise<Context> => {
+  const chosen = [options.sqlite, options.postgres, options.memory].filter((value) => value !== undefined)
+  if (chosen.length !== 1) {
+    throw new CtxlogError(
+      "InvalidOptions",
+      `createContext takes exactly one of sqlite, postgres, memory (got ${chosen.length})`,
+      undefined
+    )
+  }
+  const layer = Layer.merge(
+    storeLayer(options),
+    options.summarizer === undefined ? TemplateCompactor.layer() : summarizerLayer(options.summarizer)
+  )
+  const runtime = ManagedRuntime.make(layer)
+  const call = async <A, E>(effect: Effect.Effect<A, E, Ctxlog.Companions | Compactor.Compactor>): Promise<A> => {
+    const exit = await runtime.runPromiseExit(effect)
+    if (Exit.isSuccess(exit)) return exit.value
+    throw toError(exit.cause)
+  }
+  const withService = <A, E>(use: (ctx: ContextService.ContextService.Service) => Effect.Effect<A, E>) =>
+    call(Effect.flatMap(ContextService.ContextService, use))
+
+  // Open now, so a bad path or a missing driver rejects here rather than on the first append.
+  const opened = await Effect.runPromiseExit(runtime.runtimeEffect)
+  if (Exit.isFailure(opened)) {
+    await runtime.dispose()
+    throw toError(opened.cause)
+  }
+
+  return {
+    append: (stream, messages) =>
+      withService((ctx) => Effect.map(ctx.appendMessages(stream, messages), (outcome) => outcome.window)),
+    load: (stream) => withService((ctx) => ctx.load(stream)),
+    trim: (stream, budget) =>
+      withService((ctx) => Effect.map(ctx.trimToBudget(stream, budget), (outcome) => outcome.window)),
+    compact: (stream, compactOptions = {}) =>
+      call(
+        Effect.map(
+          TieredCompaction.compactContext(
+            stream,
+            compactOptions.maxSummaryTokens,
+            compactOptions.keepTokens === undefined ? {} : { keepTokens: compactOptions.keepTokens }
+          ),
+          (result) => ({ compacted: result._tag === "Compacted", window: result.window })
+        )
+      ),
+    render: (stream, provider, renderOptions) =>
+      withService((ctx) =>
+        Effect.flatMap(ctx.load(stream), (window) =>
+          Either.match(CtxBuilder.forProvider(provider).build(window, renderOptions), {
+            onLeft: (error) => Effect.fail(error),
+            onRight: (built) => Effect.succeed(built.request)
+          })
+        )
+      ),
+    close: () => runtime.dispose(),
+    runtime
+  }
+}

@@ -1,0 +1,25 @@
+import type BetterSqlite3 from "better-sqlite3"
+import * as Effect from "effect/Effect"
+import { DriverMissing, type Package } from "../Driver.js"
+
+const load = <A>(driver: Package, backend: string, importer: () => Promise<A>): Effect.Effect<A, DriverMissing> =>
+  Effect.tryPromise({
+    try: importer,
+    catch: (cause) =>
+      new DriverMissing({ driver, backend, detail: cause instanceof Error ? cause.message : String(cause) })
+  })
+
+// A CommonJS module: Node's import() puts its exports on `default`, while the declarations say `export =`.
+const constructorOf = (
+  loaded: typeof BetterSqlite3 | { readonly default: typeof BetterSqlite3 }
+): typeof BetterSqlite3 => (typeof loaded === "function" ? loaded : loaded.default)
+
+/** The `better-sqlite3` constructor, imported on first use. */
+export const betterSqlite3: Effect.Effect<typeof BetterSqlite3, DriverMissing> = load(
+  "better-sqlite3",
+  "SQLite",
+  async () => constructorOf(await import("better-sqlite3"))
+)
+
+/** The `pg` module, imported on first use. */
+export const pg = load("pg", "PostgreSQL", async () => (await import("pg")).default)

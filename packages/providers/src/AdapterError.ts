@@ -1,0 +1,75 @@
+/**
+ * The typed error of the message adapters (`@ctxlog/providers/ai-sdk`, `/langchain`, `/openai`,
+ * `/anthropic`): a foreign message holds something a ctxlog message cannot (an image, a tool input that
+ * is not JSON), named with the format and the message's index.
+ *
+ * @since 0.1.0
+ */
+import type { Message } from "@ctxlog/core"
+import * as Either from "effect/Either"
+import * as Schema from "effect/Schema"
+
+/** A foreign message could not be converted. @since 0.1.0 */
+export class AdapterError extends Schema.TaggedError<AdapterError>()("AdapterError", {
+  format: Schema.String,
+  index: Schema.Number,
+  detail: Schema.String
+}) {
+  override get message(): string {
+    return `${this.format} message ${this.index}: ${this.detail}`
+  }
+}
+
+/** What the adapters take: stored messages (a window's) or message inputs. @since 0.1.0 */
+export type AnyMessage = Message.Message | Message.MessageInput
+
+const isJson = (value: unknown): value is Message.JsonValue => {
+  if (value === null || typeof value === "string" || typeof value === "boolean") return true
+  if (typeof value === "number") return Number.isFinite(value)
+  if (Array.isArray(value)) return value.every(isJson)
+  if (typeof value === "object") return Object.values(value).every(isJson)
+  return false
+}
+
+/** A tool input as JSON, or an AdapterError naming where. @since 0.1.0 */
+export const jsonInput = (
+  format: string,
+  index: number,
+  value: unknown
+): Either.Either<Message.JsonValue, AdapterError> =>
+  isJson(value)
+    ? Either.right(value)
+    : Either.left(new AdapterError({ format, index, detail: "a tool call input is not JSON" }))
+
+/** A tool call's arguments string parsed as JSON. @since 0.1.0 */
+export const parseArguments = (
+  format: string,
+  index: number,
+  text: string
+): Either.Either<Message.JsonValue, AdapterError> =>
+  Either.try({
+    try: (): unknown => (text.trim() === "" ? {} : JSON.parse(text)),
+    catch: () => new AdapterError({ format, index, detail: `tool call arguments are not JSON: ${text.slice(0, 80)}` })
+  }).pipe(Either.flatMap((value) => jsonInput(format, index, value)))
+
+/** Tool names by call id, so a result can name its tool where the target format wants it. @since 0.1.0 */
+export const toolNames = (messages: ReadonlyArray<AnyMessage>): ReadonlyMap<string, string> =>
+  new Map(
+    messages.flatMap((message) =>
+      message.parts.flatMap((part) => (part.type === "tool_call" ? [[part.id, part.name] as const] : []))
+    )
+  )
+
+/** Convert every element, stopping at the first error. @since 0.1.0 */
+export const convertAll = <A, B>(
+  items: ReadonlyArray<A>,
+  convert: (item: A, index: number) => Either.Either<ReadonlyArray<B>, AdapterError>
+): Either.Either<ReadonlyArray<B>, AdapterError> => {
+  const out: Array<B> = []
+  for (const [index, item] of items.entries()) {
+    const converted = convert(item, index)
+    if (Either.isLeft(converted)) return Either.left(converted.left)
+    out.push(...converted.right)
+  }
+  return Either.right(out)
+}

@@ -1,0 +1,172 @@
+/**
+ * Round trips of the message adapters over the four real transcripts: messages → window → adapter
+ * type → messages → window, and the second window renders the same OpenAI and Anthropic requests as
+ * the first. Plus the edges each format handles on its own (error results, unsupported content).
+ */
+import { readdirSync, readFileSync } from "node:fs"
+import {
+  ContextService,
+  EventLog,
+  Ids,
+  Message,
+  RecallSource,
+  TokenCounter,
+  Transcript,
+  type Window,
+  WindowRepository
+} from "@ctxlog/core"
+import { assert, describe, it } from "@effect/vitest"
+import { AIMessage, HumanMessage } from "@langchain/core/messages"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
+import { fromModelMessages, toModelMessages } from "../src/adapters/aiSdk.js"
+import { fromAnthropic, toAnthropic } from "../src/adapters/anthropic.js"
+import { fromLangChain, toLangChain } from "../src/adapters/langchain.js"
+import { fromOpenAI, toOpenAI } from "../src/adapters/openai.js"
+import { AnthropicCtx, type AdapterError, OpenAICtx } from "../src/index.js"
+
+const live = ContextService.layer.pipe(
+  Layer.provideMerge(WindowRepository.layerReplay),
+  Layer.provideMerge(EventLog.layerMemory),
+  Layer.provideMerge(Layer.mergeAll(TokenCounter.layerGpt(), Ids.layerSequential("t"), RecallSource.layerEmpty))
+)
+
+const dir = new URL("../../../../shared/transcripts/", import.meta.url)
+const files = readdirSync(dir).filter((name) => name.endsWith(".json"))
+
+type RoundTrip = (
+  messages: ReadonlyArray<Message.Message>
+) => Either.Either<ReadonlyArray<Message.MessageInput>, AdapterError.AdapterError>
+
+const adapters: ReadonlyArray<readonly [string, RoundTrip]> = [
+  ["AI SDK", (messages) => fromModelMessages(toModelMessages(messages))],
+  ["LangChain", (messages) => fromLangChain(toLangChain(messages))],
+  ["OpenAI", (messages) => fromOpenAI(toOpenAI(messages))],
+  [
+    "Anthropic",
+    (messages) => {
+      const { system, messages: rest } = toAnthropic(messages)
+      return fromAnthropic(rest, system)
+    }
+  ]
+]
+
+const openai = OpenAICtx.make({ model: "gpt-4o" })
+const anthropic = AnthropicCtx.make({ model: "claude-sonnet-4-5" })
+const renders = (window: Window.Window) => ({
+  openai: Either.map(openai.build(window), (built) => built.request),
+  anthropic: Either.map(anthropic.build(window), (built) => built.request)
+})
+
+describe("message adapters: round trips over real transcripts", () => {
+  it.effect(
+    "messages → window → adapter type → window renders the same OpenAI and Anthropic requests",
+    () =>
+      Effect.gen(function* () {
+        const ctx = yield* ContextService.ContextService
+        let calls = 0
+        for (const file of files) {
+          const inputs = yield* Transcript.fromTranscriptJson(JSON.parse(readFileSync(new URL(file, dir), "utf8")))
+          const { window } = yield* ctx.appendMessages(file, inputs)
+          const messages = [...window.system, ...window.history]
+          calls += messages.reduce((sum, message) => sum + Message.toolCallsOf(message).length, 0)
+          const expected = renders(window)
+          assert.isTrue(Either.isRight(expected.openai) && Either.isRight(expected.anthropic), `${file} renders`)
+          for (const [name, roundTrip] of adapters) {
+            const back = roundTrip(messages)
+            if (Either.isLeft(back)) return assert.fail(`${file} via ${name}: ${back.left.message}`)
+            const again = yield* ctx.appendMessages(`${file}/${name}`, back.right)
+            assert.deepStrictEqual(renders(again.window), expected, `${file} via ${name}`)
+          }
+        }
+        // The transcripts are agent runs: the round trips carried tool calls.
+        assert.isAbove(calls, 10)
+      }).pipe(Effect.provide(live)),
+    { timeout: 120_000 }
+  )
+})
+
+describe("message adapters: edges", () => {
+  const round = [
+    Message.user("run it"),
+    Message.assistant("", [Message.toolCall("c1", "bash", { cmd: "make" }), Message.toolCall("c2", "cat", ["a", 1])]),
+    Message.tool("c1", "make: *** [all] Error 2", true),
+    Message.tool("c2", "ok")
+  ]
+
+  it("error results keep their flag in every format", () => {
+    for (const [name, roundTrip] of adapters) {
+      const back = Either.getOrThrow(
+        roundTrip(round.map((input, index) => ({ ...input, id: `m${index}`, kind: "chat", tokens: 1 })))
+      )
+      const results = back.flatMap((message) => Message.toolResultsOf(message))
+      assert.deepStrictEqual(
+        results.map((result) => [result.toolCallId, result.isError, result.content]),
+        [
+          ["c1", true, "make: *** [all] Error 2"],
+          ["c2", false, "ok"]
+        ],
+        name
+      )
+    }
+  })
+
+  it("formats put results where their APIs want them", () => {
+    const anthropicMessages = toAnthropic(round).messages
+    // Both results of the round travel in one user message after the calls.
+    assert.deepStrictEqual(
+      anthropicMessages.map((message) => message.role),
+      ["user", "assistant", "user"]
+    )
+    assert.deepStrictEqual(toOpenAI(round)[2], {
+      role: "tool",
+      tool_call_id: "c1",
+      content: "[tool error] make: *** [all] Error 2"
+    })
+    const [, , result] = toModelMessages(round)
+    assert.deepStrictEqual(result, {
+      role: "tool",
+      content: [
+        {
+          type: "tool-result",
+          toolCallId: "c1",
+          toolName: "bash",
+          output: { type: "error-text", value: "make: *** [all] Error 2" }
+        }
+      ]
+    })
+    // LangChain args are objects: a non-object input travels wrapped.
+    const ai = toLangChain(round)[1]
+    assert.isTrue(ai !== undefined && AIMessage.isInstance(ai) && ai.tool_calls?.[1]?.args.input !== undefined)
+  })
+
+  it("content a window cannot hold is an AdapterError naming the format and message", () => {
+    const image = fromModelMessages([
+      { role: "user", content: [{ type: "image", image: new URL("https://example.com/a.png") }] }
+    ])
+    assert.isTrue(Either.isLeft(image) && image.left.message.startsWith("AI SDK message 0"))
+    const openaiImage = fromOpenAI([
+      { role: "system", content: "be brief" },
+      { role: "user", content: [{ type: "image_url", image_url: { url: "https://example.com/a.png" } }] }
+    ])
+    assert.isTrue(Either.isLeft(openaiImage) && openaiImage.left.message.includes("OpenAI message 1"))
+    const badArgs = fromOpenAI([
+      {
+        role: "assistant",
+        content: null,
+        tool_calls: [{ id: "x", type: "function", function: { name: "f", arguments: "{oops" } }]
+      }
+    ])
+    assert.isTrue(Either.isLeft(badArgs) && badArgs.left._tag === "AdapterError")
+    const anthropicImage = fromAnthropic([
+      { role: "user", content: [{ type: "image", source: { type: "url", url: "https://example.com/a.png" } }] }
+    ])
+    assert.isTrue(Either.isLeft(anthropicImage))
+    const chat = fromLangChain([
+      new HumanMessage("hi"),
+      new AIMessage({ content: "", tool_calls: [{ name: "f", args: {} }] })
+    ])
+    assert.isTrue(Either.isLeft(chat) && chat.left.message.includes("has no id"))
+  })
+})
