@@ -13,7 +13,7 @@ import { type CompactorProbe, countingCompactor } from "../harness.js"
 /** A store under test: its name and a fresh log each time. */
 export interface Store {
   readonly name: "SQLite" | "PostgreSQL"
-  readonly log: () => Layer.Layer<SqliteEventLog.Services, EventLog.StoreError>
+  readonly log: () => Layer.Layer<SqliteEventLog.Services, SqliteEventLog.OpenError>
 }
 
 /** Both durable stores. */
@@ -36,7 +36,7 @@ export const storeLayer = (
   | RecallSource.RecallSource
   | Compactor.Compactor
   | CompactorProbe,
-  EventLog.StoreError
+  SqliteEventLog.OpenError
 > =>
   Layer.merge(
     ContextService.layer.pipe(
