@@ -22,7 +22,15 @@ export class WindowRepository extends Context.Tag("@ctxlog/core/WindowRepository
 export declare namespace WindowRepository {
   /** @since 0.1.0 */
   export interface Service {
+    /** The current window of a stream: newest usable snapshot + the events after it. */
     readonly load: (stream: StreamId) => Effect.Effect<Window.Window, StoreError | EventDecodeError>
+    /** Bring a window of `stream` the caller holds up to the stream's current version (reads only the tail). */
+    readonly catchUp: (
+      stream: StreamId,
+      window: Window.Window
+    ) => Effect.Effect<Window.Window, StoreError | EventDecodeError>
+    /** Told after each successful append with the window it produced; a snapshot policy may save it. Never fails. */
+    readonly committed: (stream: StreamId, window: Window.Window) => Effect.Effect<void>
   }
 }
 
@@ -50,7 +58,10 @@ export const makeReplay = (log: EventLog.Service): Effect.Effect<WindowRepositor
               folded.set(stream, window)
             })
           )
-        )
+        ),
+      catchUp: (stream, window) => foldTail(log, stream, window),
+      // Nothing to save: the log is the only store of this repository.
+      committed: () => Effect.void
     }
   })
 
