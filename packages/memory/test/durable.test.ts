@@ -322,10 +322,13 @@ for (const [label, live] of backends) {
             assert.include(failed.left.message, "version 4")
             assert.include(failed.left.message, "hash")
           }
-          const lenient = SnapshotRepository.make(log, snapshots, { every: 1, onMismatch: "rebuild" })
+          const lenient = SnapshotRepository.make(log, snapshots, { every: 1000, onMismatch: "rebuild" })
           const rebuilt = yield* lenient.load(stream)
           assert.deepStrictEqual(rebuilt, honest)
           assert.notInclude(JSON.stringify(rebuilt), "EDITED")
+          // The next committed window replaces the edited row, whatever the policy: the strict one loads again.
+          yield* lenient.committed(stream, rebuilt)
+          assert.deepStrictEqual(yield* strict.load(stream), honest)
         })
       )
 

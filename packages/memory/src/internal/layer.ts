@@ -33,8 +33,11 @@ export const build = <E>(
   backend: Effect.Effect<Backend, E, Scope.Scope>,
   options: CommonOptions
 ): Effect.Effect<Context.Context<Services>, E, Scope.Scope> =>
-  Effect.map(backend, (opened) => {
+  Effect.gen(function* () {
+    const opened = yield* backend
+    const scope = yield* Effect.scope
     const store = Store.make(opened, {
+      scope,
       redactor: options.redaction ?? Redaction.defaults,
       pageSize: 500,
       chunkChars: options.chunkChars ?? 1500,

@@ -3,6 +3,7 @@ import * as Chunk from "effect/Chunk"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as Redaction from "../Redaction.js"
 import * as RecallIndex from "../RecallIndex.js"
@@ -21,6 +22,8 @@ export interface StoreOptions {
   readonly chunkChars: number
   /** Events the recall projection indexes per transaction. */
   readonly recallBatch: number
+  /** Where background catch-ups of the recall index run (closed with the store). */
+  readonly scope: Scope.Scope
 }
 
 /** What one durable store provides. */
@@ -107,6 +110,7 @@ export const make = (backend: Backend, options: StoreOptions): Store => {
   const { redactor } = options
 
   const projection = RecallProjection.make(backend, { batchSize: options.recallBatch })
+  let catchingUp = false
   // Event-data bytes this process appended per stream (the snapshot policy's size trigger), bounded.
   const appendedBytes = new Map<string, number>()
   const countBytes = (stream: string, stored: ReadonlyArray<EventCodec.StoredEvent>) => {
@@ -136,11 +140,25 @@ export const make = (backend: Backend, options: StoreOptions): Store => {
         now
       })
       if (result.written > 0) countBytes(stream, stored)
-      // The recall index catches up after commit: before each query, and here once a whole batch waits,
-      // so the backlog (and the work the next query finds) stays bounded.
-      if (result.lastPosition !== undefined && result.lastPosition - projection.known() >= options.recallBatch) {
-        yield* projection.catchUp.pipe(
-          Effect.catchAll((error) => Effect.logWarning(`recall index not caught up after append: ${error.message}`))
+      // The recall index catches up after commit: before each query, and once a whole batch waits, in a
+      // background fiber of the layer's scope (it runs while the caller waits on something else, e.g. the
+      // model), so the backlog a query may find stays bounded and the append does not wait for it.
+      if (
+        !catchingUp &&
+        result.lastPosition !== undefined &&
+        result.lastPosition - projection.known() >= options.recallBatch
+      ) {
+        catchingUp = true
+        yield* Effect.forkIn(
+          projection.catchUp.pipe(
+            Effect.catchAll((error) => Effect.logWarning(`recall index not caught up after append: ${error.message}`)),
+            Effect.ensuring(
+              Effect.sync(() => {
+                catchingUp = false
+              })
+            )
+          ),
+          options.scope
         )
       }
       return result
@@ -274,11 +292,12 @@ export const make = (backend: Backend, options: StoreOptions): Store => {
                   state_hash: stateHash,
                   created_at: now
                 })
-                // Another process may have saved a newer window of the same projection version: keep it.
+                // Another process may have saved a newer window of the same projection version: keep it. The
+                // same version is replaced (same window; it may repair an edited or corrupted row).
                 .where((eb) =>
                   eb.or([
                     eb("snapshots.projection_version", "<>", snapshot.projectionVersion),
-                    eb("snapshots.stream_version", "<", snapshot.version)
+                    eb("snapshots.stream_version", "<=", snapshot.version)
                   ])
                 )
             )
