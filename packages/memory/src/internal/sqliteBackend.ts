@@ -47,7 +47,12 @@ export const make = (options: SqliteOptions): Effect.Effect<Backend, EventLog.St
     yield* Effect.tryPromise({
       try: () => migrateSqlite(raw, db),
       catch: storeError(`migrate ${options.filename}`)
-    }).pipe(Effect.retry(Schedule.intersect(Schedule.spaced("100 millis"), Schedule.recurs(4))))
+    }).pipe(
+      Effect.retry({
+        schedule: Schedule.intersect(Schedule.spaced("100 millis"), Schedule.recurs(4)),
+        while: (error) => error.detail.includes("SQLITE_BUSY")
+      })
+    )
 
     const compiled = appendStatements(db)
     const prepare = (statement: Compiled) => {
