@@ -441,7 +441,7 @@ for (const [label, live] of backends) {
         })
       )
 
-      it.effect("facts are indexed inline and found by entity mention", () =>
+      it.effect("facts are indexed from the log and found by entity mention", () =>
         Effect.gen(function* () {
           const ctx = yield* ContextService.ContextService
           const index = yield* RecallIndex.RecallIndex
