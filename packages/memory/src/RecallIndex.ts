@@ -1,6 +1,7 @@
 /**
- * The recall index the durable logs keep in the same transaction as each append (an inline
- * projection): message text for full-text search (SQLite FTS5 with BM25, PostgreSQL `tsvector` with
+ * The recall index of the durable logs, a projection of the log kept off the append path: it catches up
+ * from the global position after commit, in batches, and before every query (so a query never misses a
+ * committed message), and can be rebuilt from the log. It holds message text for full-text search (SQLite FTS5 with BM25, PostgreSQL `tsvector` with
  * `ts_rank`), ingested documents in chunks, knowledge-graph facts from `FactsRecorded` events, and the
  * owner of each stream. A search is always scoped: to one stream, to one owner's streams, or to one
  * owner's documents; it never crosses the owner it was asked for.
@@ -9,7 +10,7 @@
  */
 import type { EventLog } from "@ctxlog/core"
 import * as Context from "effect/Context"
-import type * as Effect from "effect/Effect"
+import * as Effect from "effect/Effect"
 import type * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 
@@ -133,5 +134,30 @@ export declare namespace RecallIndex {
       text: string,
       limit?: number
     ) => Effect.Effect<ReadonlyArray<FactHit>, EventLog.StoreError>
+    /**
+     * Index every committed event not indexed yet (in batches, each in its own transaction). `search`,
+     * `factsFor` and `streamsOf` run it first, so a query never misses a committed message.
+     */
+    readonly catchUp: () => Effect.Effect<CatchUp, EventLog.StoreError>
+    /** Drop the message entries and facts and index the whole log again (documents are kept). */
+    readonly rebuild: () => Effect.Effect<CatchUp, EventLog.StoreError>
   }
 }
+
+/** What a catch-up did. @since 0.1.0 */
+export interface CatchUp {
+  /** Events read and indexed. */
+  readonly events: number
+  /** The global position the index now covers. */
+  readonly position: number
+}
+
+/** Bring the recall index in context up to date with the log. @since 0.1.0 */
+export const catchUp: Effect.Effect<CatchUp, EventLog.StoreError, RecallIndex> = Effect.flatMap(RecallIndex, (index) =>
+  index.catchUp()
+)
+
+/** Rebuild the recall index in context from the log (message entries and facts). @since 0.1.0 */
+export const rebuild: Effect.Effect<CatchUp, EventLog.StoreError, RecallIndex> = Effect.flatMap(RecallIndex, (index) =>
+  index.rebuild()
+)

@@ -1,35 +1,93 @@
 /**
  * A snapshot-backed `WindowRepository`: load = newest snapshot + the events after it, so loading cost
- * depends on the tail, not on the length of the history. A snapshot is written when a load folded at
- * least `every` events past the previous one. A snapshot written by another projection version (the
- * window's shape or `evolve` changed) is ignored, the window is rebuilt from the log, and a fresh
- * snapshot replaces the old one.
+ * depends on the tail, not on the length of the history.
+ *
+ * - Snapshots are written from `committed` (the window an append produced), by policy: once `every`
+ *   events or `bytes` of appended event data have gone by since the last snapshot, whichever comes first.
+ *   A snapshot is `JSON.stringify(window)` plus the SHA-256 of that text (computed by the store).
+ * - Restoring one does not run a Schema decode: the text's hash is checked against the stored hash, the
+ *   text is parsed, and the plain object is the window. The hash is what makes that safe: the text is
+ *   exactly what this projection version wrote. A snapshot whose text does not match its hash was
+ *   edited or corrupted: `load` fails with a `StoreError` naming the stream and version (or, with
+ *   `onMismatch: "rebuild"`, logs a warning and rebuilds from the log).
+ * - A snapshot of another projection version, or one written before hashes were stored, is ignored (the
+ *   window is rebuilt from the log) and replaced by the next `committed`.
  *
  * @since 0.1.0
  */
-import { EventLog, Window, WindowRepository } from "@ctxlog/core"
+import { EventHash, EventLog, type Window, WindowRepository } from "@ctxlog/core"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import { SnapshotStore } from "./SnapshotStore.js"
+import { type Snapshot, SnapshotStore } from "./SnapshotStore.js"
 
 /** The projection name snapshots of the window are stored under. @since 0.1.0 */
 export const projection = "window"
 
 /**
  * The version of the window projection. Bump it whenever `Window` or core `evolve` changes what a
- * stream folds into: older snapshots are then ignored and rebuilt.
+ * stream folds into: older snapshots are then ignored and rebuilt. 2: plain-JSON snapshots with a
+ * state hash, restored without a Schema decode.
  * @since 0.1.0
  */
-export const projectionVersion = 1
+export const projectionVersion = 2
+
+/** Default snapshot policy: events since the last snapshot. @since 0.1.0 */
+export const defaultEvery = 1000
+
+/** Default snapshot policy: bytes of event data appended since the last snapshot (4 MB). @since 0.1.0 */
+export const defaultBytes = 4 * 1024 * 1024
 
 /** Snapshot policy. @since 0.1.0 */
 export interface Options {
-  /** Write a snapshot once a load folded this many events past the last one (default 100; 0 = never). */
+  /** Snapshot once this many events went by since the last snapshot (default {@link defaultEvery}; 0 = never by count). */
   readonly every?: number
+  /** Snapshot once this many bytes of event data were appended since the last snapshot (default {@link defaultBytes}; 0 = never by size). */
+  readonly bytes?: number
+  /**
+   * A running total of event-data bytes this process appended to a stream. The durable layers pass their
+   * own counter; without one only `every` applies.
+   */
+  readonly appendedBytes?: (stream: string) => number
+  /** What `load` does with a snapshot whose text does not match its hash (default `"fail"`). */
+  readonly onMismatch?: "fail" | "rebuild"
   /** The projection version to read and write (default {@link projectionVersion}). */
   readonly projectionVersion?: number
+  /** Streams whose snapshot bookkeeping is kept in memory (default 10,000; the oldest is dropped). */
+  readonly maxTracked?: number
 }
+
+/** What the policy remembers of a stream's last snapshot. */
+interface Mark {
+  /** Stream version of the last snapshot (0: none). */
+  readonly version: number
+  /** `appendedBytes(stream)` when it was taken. */
+  readonly bytes: number
+  /** The stored snapshot could not be used (other projection version, no hash): replace it at once. */
+  readonly stale: boolean
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null
+
+/**
+ * The top-level shape of a window, checked in O(1): the hash already vouches for the content (this
+ * projection version wrote exactly this text), the check only guards against a wrong row.
+ */
+const isWindow = (value: unknown): value is Window.Window =>
+  isRecord(value) &&
+  typeof value.version === "number" &&
+  Array.isArray(value.system) &&
+  Array.isArray(value.knowledge) &&
+  Array.isArray(value.history) &&
+  Array.isArray(value.signals) &&
+  Array.isArray(value.completedToolIds) &&
+  Array.isArray(value.pendingToolPairs) &&
+  Array.isArray(value.deferredSummaries) &&
+  Array.isArray(value.seams) &&
+  isRecord(value.tokens) &&
+  isRecord(value.taskState) &&
+  isRecord(value.compaction) &&
+  isRecord(value.calibration)
 
 /** Build the repository over a log and a snapshot store. @since 0.1.0 */
 export const make = (
@@ -37,49 +95,102 @@ export const make = (
   snapshots: SnapshotStore.Service,
   options: Options = {}
 ): WindowRepository.WindowRepository.Service => {
-  const every = options.every ?? 100
+  const every = options.every ?? defaultEvery
+  const bytes = options.bytes ?? defaultBytes
+  const appendedBytes = options.appendedBytes ?? (() => 0)
+  const onMismatch = options.onMismatch ?? "fail"
   const version = options.projectionVersion ?? projectionVersion
+  const maxTracked = Math.max(1, options.maxTracked ?? 10_000)
+  // Insertion-ordered: re-setting a stream moves it to the end, so the first key is the least recent.
+  const marks = new Map<string, Mark>()
+  const mark = (stream: string, at: number, stale = false) => {
+    marks.delete(stream)
+    marks.set(stream, { version: at, bytes: appendedBytes(stream), stale })
+    if (marks.size > maxTracked) {
+      const oldest = marks.keys().next()
+      if (oldest.done !== true) marks.delete(oldest.value)
+    }
+  }
 
-  const restore = (state: string): Effect.Effect<Option.Option<Window.Window>> =>
-    Effect.try(() => JSON.parse(state)).pipe(
-      Effect.flatMap((json) => Window.decodeUnknown(json)),
-      Effect.map(Option.some),
-      Effect.catchAll((error) =>
-        Effect.as(Effect.logWarning(`ignoring an unreadable window snapshot: ${error.message}`), Option.none())
-      )
-    )
+  /** The window a snapshot holds; none when it cannot be used (other version, no hash, unreadable). */
+  const restore = (
+    stream: string,
+    snapshot: Snapshot
+  ): Effect.Effect<Option.Option<Window.Window>, EventLog.StoreError> =>
+    Effect.suspend(() => {
+      if (snapshot.projectionVersion !== version) return Effect.succeed(Option.none())
+      if (snapshot.stateHash === undefined) {
+        return Effect.as(
+          Effect.logWarning(`window snapshot of "${stream}" at version ${snapshot.version} has no hash: rebuilding`),
+          Option.none()
+        )
+      }
+      const unusable = (detail: string) =>
+        onMismatch === "fail"
+          ? Effect.fail(
+              new EventLog.StoreError({
+                operation: "load snapshot",
+                detail: `window snapshot of stream "${stream}" at version ${snapshot.version} ${detail}`
+              })
+            )
+          : Effect.as(
+              Effect.logWarning(`window snapshot of "${stream}" at version ${snapshot.version} ${detail}: rebuilding`),
+              Option.none()
+            )
+      if (EventHash.sha256(snapshot.state) !== snapshot.stateHash) {
+        return unusable("does not match its hash (edited or corrupted)")
+      }
+      let parsed: unknown
+      try {
+        parsed = JSON.parse(snapshot.state)
+      } catch (cause) {
+        return unusable(`is not JSON: ${cause instanceof Error ? cause.message : String(cause)}`)
+      }
+      if (!isWindow(parsed) || parsed.version !== snapshot.version) {
+        return unusable("does not hold a window of that version")
+      }
+      return Effect.succeed(Option.some(parsed))
+    })
 
   const save = (stream: string, window: Window.Window) =>
-    Window.encode(window).pipe(
-      Effect.flatMap((encoded) =>
-        snapshots.save({
-          stream,
-          projection,
-          projectionVersion: version,
-          version: window.version,
-          state: JSON.stringify(encoded)
-        })
-      ),
-      // Snapshots are a cache of the log: failing to write one must not fail the load.
-      Effect.catchAll((error) => Effect.logWarning(`window snapshot of "${stream}" not saved: ${error.message}`))
+    Effect.suspend(() =>
+      snapshots.save({
+        stream,
+        projection,
+        projectionVersion: version,
+        version: window.version,
+        // A window is plain data (every field enumerable): no Schema encode on this path.
+        state: JSON.stringify(window)
+      })
+    ).pipe(
+      Effect.tap(() => Effect.sync(() => mark(stream, window.version))),
+      // Snapshots are a cache of the log: failing to write one must not fail the append that preceded it.
+      Effect.catchAllCause((cause) => Effect.logWarning(`window snapshot of "${stream}" not saved`, cause))
     )
 
   return {
     load: (stream) =>
       Effect.gen(function* () {
         const latest = yield* snapshots.latest(stream, projection)
-        const current = Option.filter(latest, (snapshot) => snapshot.projectionVersion === version)
-        const base = Option.isSome(current) ? yield* restore(current.value.state) : Option.none<Window.Window>()
-        const from = Option.getOrElse(base, () => Window.empty)
-        const window = yield* WindowRepository.foldTail(log, stream, from)
-        // A snapshot that exists but could not be used (other projection version, unreadable) is rebuilt now.
-        const rebuild = Option.isSome(latest) && Option.isNone(base)
-        const due = every > 0 && window.version - from.version >= every
-        if (window.version > 0 && (due || rebuild)) yield* save(stream, window)
-        return window
+        const base = Option.isSome(latest) ? yield* restore(stream, latest.value) : Option.none<Window.Window>()
+        // Bytes are counted from the first time this process saw the snapshot a stream has now; a
+        // snapshot that could not be used is replaced by the next committed window.
+        const known = marks.get(stream)
+        if (Option.isSome(base)) {
+          if (known?.version !== base.value.version) mark(stream, base.value.version)
+        } else if (Option.isSome(latest)) mark(stream, 0, true)
+        else if (known === undefined) mark(stream, 0)
+        return yield* WindowRepository.foldTail(log, stream, Option.getOrUndefined(base))
       }),
     catchUp: (stream, window) => WindowRepository.foldTail(log, stream, window),
-    committed: () => Effect.void
+    committed: (stream, window) =>
+      Effect.suspend(() => {
+        const last = marks.get(stream) ?? { version: 0, bytes: 0, stale: false }
+        if (last.stale && window.version > 0) return save(stream, window)
+        const dueByCount = every > 0 && window.version - last.version >= every
+        const dueBySize = bytes > 0 && appendedBytes(stream) - last.bytes >= bytes
+        return window.version > last.version && (dueByCount || dueBySize) ? save(stream, window) : Effect.void
+      })
   }
 }
 

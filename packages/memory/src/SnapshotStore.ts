@@ -21,6 +21,8 @@ export interface Snapshot {
   readonly version: number
   /** The encoded state (JSON text). */
   readonly state: string
+  /** SHA-256 (hex) of `state`, computed by the store on save; absent on rows written before hashes were kept. */
+  readonly stateHash: string | undefined
   /** Epoch milliseconds. */
   readonly createdAt: number
 }
@@ -37,7 +39,10 @@ export declare namespace SnapshotStore {
   export interface Service {
     /** The newest snapshot of a stream's projection, whatever its projection version. */
     readonly latest: (stream: string, projection: string) => Effect.Effect<Option.Option<Snapshot>, EventLog.StoreError>
-    /** Save (replace) the snapshot of a stream's projection. */
-    readonly save: (snapshot: Omit<Snapshot, "createdAt">) => Effect.Effect<void, EventLog.StoreError>
+    /**
+     * Save (replace) the snapshot of a stream's projection, storing the SHA-256 of its state beside it. A
+     * snapshot of the same projection version at an older stream version never replaces a newer one.
+     */
+    readonly save: (snapshot: Omit<Snapshot, "createdAt" | "stateHash">) => Effect.Effect<void, EventLog.StoreError>
   }
 }

@@ -187,29 +187,81 @@ for (const [label, live] of backends) {
         })
       )
 
-      it.effect("snapshots every N events; load = snapshot + tail equals a full replay", () =>
+      it.effect("snapshots from committed every N events; load = snapshot + tail equals a full replay", () =>
         Effect.gen(function* () {
           const ctx = yield* ContextService.ContextService
           const repository = yield* WindowRepository.WindowRepository
           const snapshots = yield* SnapshotStore.SnapshotStore
           const stream = freshStream("snap")
           yield* ctx.appendMessages(stream, [Message.user("a"), Message.assistant("b"), Message.user("c")])
+          const atThree = yield* repository.load(stream)
+          yield* repository.committed(stream, atThree)
+          // 3 events since none: not yet due (every 5).
           assert.isTrue(Option.isNone(yield* snapshots.latest(stream, SnapshotRepository.projection)))
           yield* ctx.appendMessages(stream, [Message.assistant("d"), Message.user("e"), Message.assistant("f")])
-          yield* repository.load(stream)
-          const snapshot = yield* snapshots.latest(stream, SnapshotRepository.projection)
-          assert.isTrue(Option.isSome(snapshot))
-          assert.strictEqual(Option.getOrThrow(snapshot).version, 6)
-          assert.strictEqual(Option.getOrThrow(snapshot).projectionVersion, SnapshotRepository.projectionVersion)
+          const atSix = yield* repository.catchUp(stream, atThree)
+          assert.strictEqual(atSix.version, 6)
+          yield* repository.committed(stream, atSix)
+          const snapshot = Option.getOrThrow(yield* snapshots.latest(stream, SnapshotRepository.projection))
+          assert.strictEqual(snapshot.version, 6)
+          assert.strictEqual(snapshot.projectionVersion, SnapshotRepository.projectionVersion)
+          assert.strictEqual(snapshot.stateHash, EventHash.sha256(snapshot.state))
           yield* ctx.appendMessages(stream, [Message.user("g")])
           const loaded = yield* repository.load(stream)
           const replayed = Window.replay((yield* readAllOf(stream)).map((envelope) => envelope.event))
           assert.deepStrictEqual(loaded, replayed)
           assert.strictEqual(loaded.version, 7)
+          yield* repository.committed(stream, loaded)
           // Only 1 event past the snapshot: not yet due.
           assert.strictEqual(
             Option.getOrThrow(yield* snapshots.latest(stream, SnapshotRepository.projection)).version,
             6
+          )
+          // An older window never replaces a newer snapshot.
+          yield* snapshots.save({
+            stream,
+            projection: SnapshotRepository.projection,
+            projectionVersion: SnapshotRepository.projectionVersion,
+            version: 3,
+            state: JSON.stringify(atThree)
+          })
+          assert.strictEqual(
+            Option.getOrThrow(yield* snapshots.latest(stream, SnapshotRepository.projection)).version,
+            6
+          )
+        })
+      )
+
+      it.effect("snapshots by bytes appended since the last one", () =>
+        Effect.gen(function* () {
+          const log = yield* EventLog.EventLog
+          const snapshots = yield* SnapshotStore.SnapshotStore
+          const stream = freshStream("bytes")
+          let appended = 0
+          const repository = SnapshotRepository.make(log, snapshots, {
+            every: 0,
+            bytes: 1000,
+            appendedBytes: () => appended
+          })
+          const empty = yield* repository.load(stream)
+          yield* log.append(stream, sampleEvents(2), "no_stream")
+          appended = 600
+          yield* repository.committed(stream, yield* repository.catchUp(stream, empty))
+          assert.isTrue(Option.isNone(yield* snapshots.latest(stream, SnapshotRepository.projection)))
+          yield* log.append(stream, sampleEvents(1), 2)
+          appended = 1200
+          yield* repository.committed(stream, yield* repository.load(stream))
+          assert.strictEqual(
+            Option.getOrThrow(yield* snapshots.latest(stream, SnapshotRepository.projection)).version,
+            3
+          )
+          // Counted again from the snapshot: 1,200 → 1,700 is not 1,000 more.
+          yield* log.append(stream, sampleEvents(1), 3)
+          appended = 1700
+          yield* repository.committed(stream, yield* repository.load(stream))
+          assert.strictEqual(
+            Option.getOrThrow(yield* snapshots.latest(stream, SnapshotRepository.projection)).version,
+            3
           )
         })
       )
@@ -233,10 +285,50 @@ for (const [label, live] of backends) {
           const loaded = yield* repository.load(stream)
           assert.strictEqual(loaded.history.length, 3)
           assert.deepStrictEqual(loaded, Window.replay((yield* readAllOf(stream)).map((envelope) => envelope.event)))
+          // The next committed window replaces it at once, whatever the policy says.
+          yield* repository.committed(stream, loaded)
           const rebuilt = Option.getOrThrow(yield* snapshots.latest(stream, SnapshotRepository.projection))
           assert.strictEqual(rebuilt.projectionVersion, SnapshotRepository.projectionVersion)
           assert.strictEqual(rebuilt.version, 3)
           assert.deepStrictEqual(yield* repository.load(stream), loaded)
+        })
+      )
+
+      it.effect("an edited snapshot fails the load naming stream and version (or is rebuilt when asked)", () =>
+        Effect.gen(function* () {
+          const log = yield* EventLog.EventLog
+          const snapshots = yield* SnapshotStore.SnapshotStore
+          const raw = yield* RawSql
+          const stream = freshStream("tamper")
+          yield* log.append(stream, sampleEvents(4), "no_stream")
+          const strict = SnapshotRepository.make(log, snapshots, { every: 1 })
+          const honest = yield* strict.load(stream)
+          yield* strict.committed(stream, honest)
+          assert.strictEqual(
+            Option.getOrThrow(yield* snapshots.latest(stream, SnapshotRepository.projection)).version,
+            4
+          )
+          // Edit a message's text in place (the stored hash no longer matches).
+          const edited = JSON.stringify(honest).replace('"text":"', '"text":"EDITED ')
+          assert.notStrictEqual(edited, JSON.stringify(honest))
+          yield* raw.exec(
+            `update snapshots set state = '${edited.replaceAll("'", "''")}' where stream_id = '${stream}'`
+          )
+          const failed = yield* Effect.either(strict.load(stream))
+          assert.isTrue(Either.isLeft(failed))
+          if (Either.isLeft(failed)) {
+            assert.strictEqual(failed.left._tag, "StoreError")
+            assert.include(failed.left.message, stream)
+            assert.include(failed.left.message, "version 4")
+            assert.include(failed.left.message, "hash")
+          }
+          const lenient = SnapshotRepository.make(log, snapshots, { every: 1000, onMismatch: "rebuild" })
+          const rebuilt = yield* lenient.load(stream)
+          assert.deepStrictEqual(rebuilt, honest)
+          assert.notInclude(JSON.stringify(rebuilt), "EDITED")
+          // The next committed window replaces the edited row, whatever the policy: the strict one loads again.
+          yield* lenient.committed(stream, rebuilt)
+          assert.deepStrictEqual(yield* strict.load(stream), honest)
         })
       )
 
@@ -349,7 +441,7 @@ for (const [label, live] of backends) {
         })
       )
 
-      it.effect("facts are indexed inline and found by entity mention", () =>
+      it.effect("facts are indexed from the log and found by entity mention", () =>
         Effect.gen(function* () {
           const ctx = yield* ContextService.ContextService
           const index = yield* RecallIndex.RecallIndex

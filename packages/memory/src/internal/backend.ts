@@ -2,28 +2,26 @@ import type { EventLog } from "@ctxlog/core"
 import type * as Effect from "effect/Effect"
 import type { Kysely } from "kysely"
 import type { Database, Dialect } from "./schema.js"
-import type { NewEntry, NewEvent, NewFact } from "./statements.js"
+import type { AppendError, AppendRequest } from "./appendPlan.js"
+import type { NewEntry, NewFact } from "./statements.js"
 
 type StoreError = EventLog.StoreError
 
-/** A stream's row as the append path needs it. */
-export interface StreamHead {
-  readonly version: number
-  readonly head: string
-  readonly createdAt: number
-}
-
-/** The writes of one transaction. Every call runs a statement prepared once per connection. */
+/**
+ * The writes of one non-append transaction (document ingestion, the recall projection). Every call runs a
+ * statement prepared once per connection.
+ */
 export interface WriteTx {
-  readonly stream: (stream: string) => Effect.Effect<StreamHead | undefined, StoreError>
-  readonly locate: (
-    ids: ReadonlyArray<string>
-  ) => Effect.Effect<ReadonlyMap<string, { readonly stream: string; readonly version: number }>, StoreError>
-  readonly saveStream: (stream: string, version: number, head: string, now: number) => Effect.Effect<void, StoreError>
-  readonly insertEvent: (row: NewEvent) => Effect.Effect<number, StoreError>
   readonly indexEntry: (entry: NewEntry) => Effect.Effect<void, StoreError>
   readonly removeDocument: (owner: string, documentId: string) => Effect.Effect<void, StoreError>
   readonly insertFact: (fact: NewFact) => Effect.Effect<void, StoreError>
+  /**
+   * Move a projection's checkpoint from `from` to `to`; false (and nothing changed) when it is no longer at
+   * `from` (another process or connection caught up first).
+   */
+  readonly advanceCheckpoint: (name: string, from: number, to: number) => Effect.Effect<boolean, StoreError>
+  /** Remove every message entry of the recall index and every fact, and set its checkpoint to 0. */
+  readonly clearRecall: () => Effect.Effect<void, StoreError>
 }
 
 /** Which rows a full-text search may see. */
@@ -65,12 +63,22 @@ export interface Backend {
   readonly dialect: Dialect
   readonly db: Kysely<Database>
   /**
+   * Append a batch: read the stream row, locate the ids, and (the common case) write the events and the
+   * stream row, all in one transaction that excludes every other writer. Only the event rows and the
+   * stream row are written: the recall index catches up after commit.
+   */
+  readonly append: (request: AppendRequest) => Effect.Effect<EventLog.AppendResult, AppendError>
+  /**
    * Run `body` in one write transaction that excludes every other writer (`BEGIN IMMEDIATE` on SQLite,
    * an advisory transaction lock on PostgreSQL): committed if it succeeds, rolled back otherwise.
    */
   readonly transact: <A, E>(
     operation: string,
-    body: (tx: WriteTx) => Effect.Effect<A, E>
+    body: (tx: WriteTx) => Effect.Effect<A, E>,
+    options?: {
+      /** PostgreSQL: take the appends' lock too (default true); the recall projection does not need it. */
+      readonly appendLock?: boolean
+    }
   ) => Effect.Effect<A, E | StoreError>
   /** Run a kysely query, mapping a throw to a `StoreError` naming the operation. */
   readonly query: <A>(operation: string, run: (db: Kysely<Database>) => Promise<A>) => Effect.Effect<A, StoreError>

@@ -11,8 +11,14 @@ import * as Store from "./store.js"
 
 /** Options every durable layer accepts. */
 export interface CommonOptions {
-  /** Snapshot the window every N events folded by a load (default 100; 0 = never). */
+  /** Snapshot the window once N events went by since the last snapshot (default 1,000; 0 = never by count). */
   readonly snapshotEvery?: number
+  /** Snapshot the window once this many bytes of event data were appended since the last one (default 4 MB; 0 = never by size). */
+  readonly snapshotBytes?: number
+  /** What a load does with a snapshot whose text does not match its stored hash (default `"fail"`). */
+  readonly onSnapshotMismatch?: "fail" | "rebuild"
+  /** Events the recall index catches up per transaction (default 500). */
+  readonly recallBatch?: number
   /** Secret patterns removed before events are written (default `Redaction.defaults`). */
   readonly redaction?: Redaction.Redactor
   /** Largest document chunk in characters (default 1,500). */
@@ -27,14 +33,21 @@ export const build = <E>(
   backend: Effect.Effect<Backend, E, Scope.Scope>,
   options: CommonOptions
 ): Effect.Effect<Context.Context<Services>, E, Scope.Scope> =>
-  Effect.map(backend, (opened) => {
+  Effect.gen(function* () {
+    const opened = yield* backend
+    const scope = yield* Effect.scope
     const store = Store.make(opened, {
+      scope,
       redactor: options.redaction ?? Redaction.defaults,
       pageSize: 500,
-      chunkChars: options.chunkChars ?? 1500
+      chunkChars: options.chunkChars ?? 1500,
+      recallBatch: Math.max(1, options.recallBatch ?? 500)
     })
     const repository = SnapshotRepository.make(store.log, store.snapshots, {
-      ...(options.snapshotEvery === undefined ? {} : { every: options.snapshotEvery })
+      appendedBytes: store.appendedBytes,
+      ...(options.snapshotEvery === undefined ? {} : { every: options.snapshotEvery }),
+      ...(options.snapshotBytes === undefined ? {} : { bytes: options.snapshotBytes }),
+      ...(options.onSnapshotMismatch === undefined ? {} : { onMismatch: options.onSnapshotMismatch })
     })
     return Context.make(EventLog.EventLog, store.log).pipe(
       Context.add(WindowRepository.WindowRepository, repository),

@@ -151,15 +151,87 @@ const facts = (dialect: Dialect): Migration => ({
   }
 })
 
+const snapshotHash = (): Migration => ({
+  up: async (db: Kysely<unknown>) => {
+    // Nullable: a snapshot written before has no hash and is ignored (rebuilt) by its reader.
+    await db.schema.alterTable("snapshots").addColumn("state_hash", "text").execute()
+  }
+})
+
+const projectionCheckpoints = (dialect: Dialect): Migration => ({
+  up: async (db: Kysely<unknown>) => {
+    await db.schema
+      .createTable("projection_checkpoints")
+      .addColumn("name", "text", (c) => c.primaryKey())
+      .addColumn("position", bigint(dialect), (c) => c.notNull())
+      .modifyEnd(dialect === "sqlite" ? sql`strict` : sql``)
+      .execute()
+    // Until now the recall index was written inside each append: it is complete up to the last event.
+    await sql`insert into projection_checkpoints (name, position)
+      select 'recall', coalesce(max(global_position), 0) from events`.execute(db)
+  }
+})
+
 /** The migrations of one dialect, by name. */
 export const migrations = (dialect: Dialect): Record<string, Migration> => ({
   "0001_events": events(dialect),
   "0002_snapshots": snapshots(dialect),
   "0003_recall": recall(dialect),
-  "0004_facts": facts(dialect)
+  "0004_facts": facts(dialect),
+  "0005_snapshot_hash": snapshotHash(),
+  "0006_projection_checkpoints": projectionCheckpoints(dialect)
 })
 
 /** Kysely's `MigrationProvider` over the in-code migrations. */
 export const provider = (dialect: Dialect): MigrationProvider => ({
   getMigrations: () => Promise.resolve(migrations(dialect))
 })
+
+/** What the SQLite runner needs of a connection (better-sqlite3's `Database`). */
+export interface SqliteConnection {
+  readonly exec: (source: string) => unknown
+  readonly prepare: (source: string) => { readonly all: () => ReadonlyArray<unknown> }
+  readonly inTransaction: boolean
+}
+
+/**
+ * Apply the pending SQLite migrations all in ONE transaction (`BEGIN IMMEDIATE` … `COMMIT`): SQLite DDL
+ * is transactional, so a process killed at any point of the first open leaves either the old schema or
+ * the new one, never half of it (kysely's `Migrator` runs each migration on its own, without a
+ * transaction on SQLite). The bookkeeping tables are kysely's, so files migrated before still open.
+ * `BEGIN IMMEDIATE` also serialises processes opening a new file at once: the second one finds the
+ * migrations applied. `db` must run its queries on `connection`.
+ */
+export const migrateSqlite = async <DB>(connection: SqliteConnection, db: Kysely<DB>): Promise<void> => {
+  const all = migrations("sqlite")
+  connection.exec("BEGIN IMMEDIATE")
+  try {
+    connection.exec(
+      `create table if not exists "kysely_migration" ("name" varchar(255) not null primary key, "timestamp" varchar(255) not null)`
+    )
+    connection.exec(
+      `create table if not exists "kysely_migration_lock" ("id" varchar(255) not null primary key, "is_locked" integer default 0 not null)`
+    )
+    connection.exec(`insert or ignore into "kysely_migration_lock" ("id", "is_locked") values ('migration_lock', 0)`)
+    const applied = new Set<string>()
+    for (const row of connection.prepare(`select "name" from "kysely_migration"`).all()) {
+      if (typeof row === "object" && row !== null && "name" in row && typeof row.name === "string")
+        applied.add(row.name)
+    }
+    const unknown = [...applied].filter((name) => !(name in all))
+    if (unknown.length > 0) {
+      throw new Error(`the database was migrated by a newer ctxlog (unknown migrations: ${unknown.join(", ")})`)
+    }
+    for (const [name, migration] of Object.entries(all).sort(([a], [b]) => a.localeCompare(b))) {
+      if (applied.has(name)) continue
+      await migration.up(db)
+      await sql`insert into "kysely_migration" ("name", "timestamp") values (${name}, ${new Date().toISOString()})`.execute(
+        db
+      )
+    }
+    connection.exec("COMMIT")
+  } catch (cause) {
+    if (connection.inTransaction) connection.exec("ROLLBACK")
+    throw cause
+  }
+}

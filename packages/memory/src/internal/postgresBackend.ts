@@ -1,10 +1,11 @@
-import { EventLog } from "@ctxlog/core"
+import { EventHash, EventLog } from "@ctxlog/core"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import type * as Scope from "effect/Scope"
 import { Kysely, Migrator, PostgresDialect, sql } from "kysely"
 import type pg from "pg"
 import type { DriverMissing } from "../Driver.js"
+import { type AppendError, type AppendRequest, canWrite, type Located, rowsOf, settle } from "./appendPlan.js"
 import { pg as loadPg } from "./drivers.js"
 import { type Backend, describe, type SearchRow, type WriteTx } from "./backend.js"
 import { provider } from "./migrations.js"
@@ -42,6 +43,12 @@ export const make = (
         // An idle connection the server dropped is reported here; without a listener Node would crash the
         // process. The pool discards it, and the next query that needs the server fails with a StoreError.
         pool.on("error", () => undefined)
+        // A checked-out client (a transaction in flight, or kysely's query) has no pool listener: when the
+        // server goes away it emits `error` too, which would be an uncaught ECONNRESET. The query in flight
+        // is rejected with the same error (a StoreError) and pg discards the broken client on release.
+        pool.on("connect", (client) => {
+          client.on("error", () => undefined)
+        })
         return pool
       }),
       (pool) => Effect.promise(() => pool.end())
@@ -76,38 +83,99 @@ export const make = (
         catch: storeError(operation)
       })
     const locate = `select event_id, stream_id, stream_version from events where event_id = any($1::text[])`
+    // One statement for the whole batch (one round trip however many events); metadata and time are
+    // shared by every row of a batch.
+    const insertEvents = `insert into events
+        (event_id, stream_id, stream_version, type, schema_version, data, metadata, recorded_at, hash)
+      select u.event_id, $2, u.stream_version, u.type, u.schema_version, u.data, $7::jsonb, $8::bigint, u.hash
+      from unnest($1::text[], $3::bigint[], $4::text[], $5::int[], $6::text[], $9::text[])
+        as u(event_id, stream_version, type, schema_version, data, hash)
+      order by u.stream_version
+      returning global_position`
 
-    const makeTx = (client: pg.PoolClient): WriteTx => ({
-      stream: (stream) =>
-        Effect.map(run(client, "read stream", "select_stream", compiled.selectStream, { stream }), ({ rows }) => {
-          const row = rows[0]
-          if (row === undefined) return undefined
-          const { version, head_hash, created_at } = row
-          return typeof version === "number" && typeof head_hash === "string" && typeof created_at === "number"
-            ? { version, head: head_hash, createdAt: created_at }
-            : undefined
-        }),
-      locate: (ids) =>
-        Effect.map(plain(client, "locate event ids", locate, [ids]), ({ rows }) => {
-          const found = new Map<string, { stream: string; version: number }>()
+    const connect = (operation: string) =>
+      Effect.tryPromise({ try: () => pool.connect(), catch: storeError(operation) })
+    // A connection whose transaction did not end cleanly (interrupted, failed COMMIT, lost server) is
+    // discarded; one whose body failed with a typed error was rolled back and is clean.
+    const release = <A, E>(client: pg.PoolClient, exit: Exit.Exit<A, E>) =>
+      Effect.sync(() => client.release(Exit.isFailure(exit) && !isTyped(exit) ? true : undefined))
+
+    type Outcome =
+      | { readonly _tag: "Written"; readonly result: EventLog.AppendResult }
+      | { readonly _tag: "Refused"; readonly current: number; readonly located: Located }
+
+    const appendIn = (client: pg.PoolClient, request: AppendRequest) =>
+      Effect.gen(function* () {
+        // BEGIN and the append lock in one round trip (a simple query may hold several statements).
+        yield* plain(client, "append", `begin; select pg_advisory_xact_lock(${appendLockKey})`)
+        const { rows: heads } = yield* run(client, "read stream", "select_stream", compiled.selectStream, {
+          stream: request.stream
+        })
+        const headRow = heads[0]
+        const current = typeof headRow?.version === "number" ? headRow.version : 0
+        const previous = typeof headRow?.head_hash === "string" ? headRow.head_hash : EventHash.genesis
+        const located = new Map<string, { stream: string; version: number }>()
+        if (request.ids.length > 0) {
+          const { rows } = yield* plain(client, "locate event ids", locate, [request.ids])
           for (const { event_id, stream_id, stream_version } of rows) {
             if (typeof event_id === "string" && typeof stream_id === "string" && typeof stream_version === "number") {
-              found.set(event_id, { stream: stream_id, version: stream_version })
+              located.set(event_id, { stream: stream_id, version: stream_version })
             }
           }
-          return found
-        }),
-      saveStream: (stream, version, head, now) =>
-        Effect.asVoid(
-          run(client, "save stream", "upsert_stream", compiled.upsertStream, { stream, version, head, now })
-        ),
-      insertEvent: (row) =>
-        Effect.flatMap(run(client, "insert event", "insert_event", compiled.insertEvent, row), ({ rows }) => {
-          const position = rows[0]?.global_position
-          return typeof position === "number"
-            ? Effect.succeed(position)
-            : Effect.fail(storeError("insert event")("insert returned no global_position"))
-        }),
+        }
+        if (!canWrite(request, current, located)) {
+          yield* plain(client, "append", "rollback")
+          return { _tag: "Refused", current, located } satisfies Outcome
+        }
+        const { rows, head } = rowsOf(request, current, previous)
+        const next = current + rows.length
+        yield* run(client, "save stream", "upsert_stream", compiled.upsertStream, {
+          stream: request.stream,
+          version: next,
+          head,
+          now: request.now
+        })
+        const inserted = yield* Effect.tryPromise({
+          try: () =>
+            client.query<Record<string, unknown>>({
+              name: "ctxlog_insert_events",
+              text: insertEvents,
+              values: [
+                rows.map((row) => row.event_id),
+                request.stream,
+                rows.map((row) => row.stream_version),
+                rows.map((row) => row.type),
+                rows.map((row) => row.schema_version),
+                rows.map((row) => row.data),
+                request.metadata,
+                request.now,
+                rows.map((row) => row.hash)
+              ]
+            }),
+          catch: storeError("insert events")
+        })
+        let lastPosition = 0
+        for (const { global_position } of inserted.rows) {
+          if (typeof global_position === "number" && global_position > lastPosition) lastPosition = global_position
+        }
+        yield* plain(client, "append", "commit")
+        return {
+          _tag: "Written",
+          result: { stream: request.stream, nextExpectedVersion: next, written: rows.length, lastPosition }
+        } satisfies Outcome
+      })
+
+    const append: Backend["append"] = (request) =>
+      Effect.acquireUseRelease(connect("append"), (client) => appendIn(client, request), release).pipe(
+        Effect.flatMap(
+          (outcome): Effect.Effect<EventLog.AppendResult, AppendError> =>
+            outcome._tag === "Written"
+              ? Effect.succeed(outcome.result)
+              : settle(request, outcome.current, outcome.located)
+        )
+      )
+
+    const makeTx = (client: pg.PoolClient): WriteTx => ({
       indexEntry: (entry) => Effect.asVoid(run(client, "index message", "insert_entry", compiled.insertEntry, entry)),
       removeDocument: (owner, documentId) =>
         Effect.asVoid(
@@ -118,23 +186,52 @@ export const make = (
             [owner, documentId]
           )
         ),
-      insertFact: (fact) => Effect.asVoid(run(client, "record fact", "insert_fact", compiled.insertFact, fact))
+      insertFact: (fact) => Effect.asVoid(run(client, "record fact", "insert_fact", compiled.insertFact, fact)),
+      advanceCheckpoint: (name, from, to) =>
+        Effect.gen(function* () {
+          yield* plain(
+            client,
+            "advance checkpoint",
+            "insert into projection_checkpoints (name, position) values ($1, 0) on conflict (name) do nothing",
+            [name]
+          )
+          // The row lock serialises concurrent projectors: the second one re-reads the row after the first
+          // commits and matches nothing.
+          const result = yield* plain(
+            client,
+            "advance checkpoint",
+            "update projection_checkpoints set position = $1 where name = $2 and position = $3",
+            [to, name, from]
+          )
+          return result.rowCount === 1
+        }),
+      clearRecall: () =>
+        Effect.gen(function* () {
+          yield* plain(client, "clear recall index", "delete from recall_entries where source = 'message'")
+          yield* plain(client, "clear recall index", "delete from facts")
+          yield* plain(
+            client,
+            "clear recall index",
+            "update projection_checkpoints set position = 0 where name = 'recall'"
+          )
+        })
     })
 
-    const transact: Backend["transact"] = (operation, body) =>
+    const transact: Backend["transact"] = (operation, body, transactOptions = {}) =>
       Effect.acquireUseRelease(
-        Effect.tryPromise({ try: () => pool.connect(), catch: storeError(operation) }),
+        connect(operation),
         (client) =>
           Effect.gen(function* () {
             yield* plain(client, operation, "BEGIN")
-            yield* plain(client, operation, "select pg_advisory_xact_lock($1)", [appendLockKey])
+            if (transactOptions.appendLock !== false) {
+              yield* plain(client, operation, "select pg_advisory_xact_lock($1)", [appendLockKey])
+            }
             const exit = yield* Effect.exit(body(makeTx(client)))
             if (Exit.isSuccess(exit)) yield* plain(client, operation, "COMMIT")
             else yield* plain(client, operation, "ROLLBACK")
             return yield* exit
           }),
-        // A connection whose transaction did not end cleanly (interrupted, failed COMMIT) is discarded.
-        (client, exit) => Effect.sync(() => client.release(Exit.isFailure(exit) && !isTyped(exit) ? true : undefined))
+        release
       )
 
     const query: Backend["query"] = (operation, runQuery) =>
@@ -164,7 +261,7 @@ export const make = (
             return result.rows
           })
 
-    return { dialect: "postgres", db, transact, query, search } satisfies Backend
+    return { dialect: "postgres", db, append, transact, query, search } satisfies Backend
   })
 
 /** A failure the body reported as a typed error (ROLLBACK ran): the connection is clean. */

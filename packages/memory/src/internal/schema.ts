@@ -30,7 +30,15 @@ export interface SnapshotsTable {
   readonly projection_version: number
   readonly stream_version: number
   readonly state: string
+  /** SHA-256 of `state` (hex); NULL on rows written before migration 0005. */
+  readonly state_hash: ColumnType<string | null, string | null | undefined, string | null>
   readonly created_at: number
+}
+
+/** Where each projection of the log (the recall index) has caught up to, by global position. */
+export interface ProjectionCheckpointsTable {
+  readonly name: string
+  readonly position: number
 }
 
 export interface StreamOwnersTable {
@@ -81,6 +89,7 @@ export interface Database {
   readonly recall_entries: RecallEntriesTable
   readonly facts: FactsTable
   readonly recall_fts: RecallFtsTable
+  readonly projection_checkpoints: ProjectionCheckpointsTable
 }
 
 export type Dialect = "sqlite" | "postgres"

@@ -1,13 +1,14 @@
-import { EventLog } from "@ctxlog/core"
+import { EventHash, EventLog } from "@ctxlog/core"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
-import { Kysely, Migrator, SqliteDialect, sql } from "kysely"
+import { Kysely, SqliteDialect, sql } from "kysely"
 import type { DriverMissing } from "../Driver.js"
+import { type AppendError, type AppendRequest, canWrite, type Located, rowsOf, settle } from "./appendPlan.js"
 import { betterSqlite3 } from "./drivers.js"
 import { type Backend, describe, type SearchFilter, type SearchRow, type WriteTx } from "./backend.js"
-import { provider } from "./migrations.js"
+import { migrateSqlite } from "./migrations.js"
 import type { Database } from "./schema.js"
 import { filterSql, tierBonus } from "./search.js"
 import { appendStatements, bind, type Compiled } from "./statements.js"
@@ -51,19 +52,17 @@ export const make = (
       (database) => Effect.sync(() => database.open && database.close())
     )
     const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: raw }) })
-    // Two processes opening a new file at once can collide on the first migration (SQLITE_BUSY or
-    // "already exists"); each migration is one transaction, so trying again is safe and then finds
-    // the schema in place.
+    // All pending migrations in one transaction (see migrateSqlite). Another process opening the same new
+    // file waits on BEGIN IMMEDIATE; switching the file to WAL can still collide (SQLITE_BUSY), and trying
+    // again is safe.
     yield* Effect.tryPromise({
-      try: () => new Migrator({ db, provider: provider("sqlite") }).migrateToLatest(),
+      try: () => migrateSqlite(raw, db),
       catch: storeError(`migrate ${options.filename}`)
     }).pipe(
-      Effect.flatMap((migrated) =>
-        migrated.error === undefined
-          ? Effect.void
-          : Effect.fail(storeError(`migrate ${options.filename}`)(migrated.error))
-      ),
-      Effect.retry(Schedule.intersect(Schedule.spaced("100 millis"), Schedule.recurs(4)))
+      Effect.retry({
+        schedule: Schedule.intersect(Schedule.spaced("100 millis"), Schedule.recurs(4)),
+        while: (error) => error.detail.includes("SQLITE_BUSY")
+      })
     )
 
     const compiled = appendStatements(db)
@@ -74,22 +73,110 @@ export const make = (
         get: (values: object): unknown => prepared.get(...bind(statement, values))
       }
     }
+    // The append path binds positional parameters straight to statements prepared once: it runs per event.
+    const hot = {
+      selectStream: raw.prepare<[string], { version: number; head_hash: string }>(
+        "select version, head_hash from streams where stream_id = ?"
+      ),
+      upsertStream: raw.prepare<[string, number, string, number, number]>(
+        `insert into streams (stream_id, version, head_hash, created_at, updated_at) values (?, ?, ?, ?, ?)
+         on conflict (stream_id) do update set version = excluded.version, head_hash = excluded.head_hash,
+           updated_at = excluded.updated_at`
+      ),
+      insertEvent: raw.prepare<[string, string, number, string, number, string, string, number, string]>(
+        `insert into events (event_id, stream_id, stream_version, type, schema_version, data, metadata, recorded_at, hash)
+         values (?, ?, ?, ?, ?, ?, ?, ?, ?)`
+      ),
+      // Every id of the batch in one statement.
+      locate: raw.prepare<[string], { event_id: string; stream_id: string; stream_version: number }>(
+        "select event_id, stream_id, stream_version from events where event_id in (select value from json_each(?))"
+      ),
+      locateOne: raw.prepare<[string], { event_id: string; stream_id: string; stream_version: number }>(
+        "select event_id, stream_id, stream_version from events where event_id = ?"
+      )
+    }
     const statements = {
-      selectStream: prepare(compiled.selectStream),
-      upsertStream: prepare(compiled.upsertStream),
-      insertEvent: prepare(compiled.insertEvent),
       insertEntry: prepare(compiled.insertEntry),
       insertFact: prepare(compiled.insertFact),
-      locate: raw.prepare<[string], { stream_id: string; stream_version: number }>(
-        "select stream_id, stream_version from events where event_id = ?"
-      ),
       insertFts: raw.prepare<[number, string]>("insert into recall_fts (rowid, text) values (?, ?)"),
       documentEntries: raw.prepare<[string, string], { entry_id: number }>(
         "select entry_id from recall_entries where source = 'document' and owner = ? and document_id = ?"
       ),
       deleteEntry: raw.prepare<[number]>("delete from recall_entries where entry_id = ?"),
-      deleteFts: raw.prepare<[number]>("delete from recall_fts where rowid = ?")
+      deleteFts: raw.prepare<[number]>("delete from recall_fts where rowid = ?"),
+      advanceCheckpoint: raw.prepare<[number, string, number]>(
+        "update projection_checkpoints set position = ? where name = ? and position = ?"
+      ),
+      insertCheckpoint: raw.prepare<[string]>(
+        "insert into projection_checkpoints (name, position) values (?, 0) on conflict (name) do nothing"
+      ),
+      clearMessageFts: raw.prepare(
+        "delete from recall_fts where rowid in (select entry_id from recall_entries where source = 'message')"
+      ),
+      clearMessageEntries: raw.prepare("delete from recall_entries where source = 'message'"),
+      clearFacts: raw.prepare("delete from facts"),
+      resetRecallCheckpoint: raw.prepare("update projection_checkpoints set position = 0 where name = 'recall'")
     }
+
+    type Outcome =
+      | { readonly _tag: "Written"; readonly result: EventLog.AppendResult }
+      | { readonly _tag: "Refused"; readonly current: number; readonly located: Located }
+
+    // One synchronous block inside BEGIN IMMEDIATE … COMMIT (better-sqlite3 rolls back when it throws): no
+    // Effect per statement, and no other fiber can use the connection while it runs.
+    const appendBlock = raw.transaction((request: AppendRequest): Outcome => {
+      const head = hot.selectStream.get(request.stream)
+      const current = head?.version ?? 0
+      const located = new Map<string, { stream: string; version: number }>()
+      const found =
+        request.ids.length === 1
+          ? hot.locateOne.all(request.ids[0] ?? "")
+          : request.ids.length > 1
+            ? hot.locate.all(JSON.stringify(request.ids))
+            : []
+      for (const row of found) located.set(row.event_id, { stream: row.stream_id, version: row.stream_version })
+      if (!canWrite(request, current, located)) return { _tag: "Refused", current, located }
+      const { rows, head: headHash } = rowsOf(request, current, head?.head_hash ?? EventHash.genesis)
+      // The stream row first: events reference it.
+      hot.upsertStream.run(request.stream, current + rows.length, headHash, request.now, request.now)
+      let lastPosition = 0
+      for (const row of rows) {
+        const info = hot.insertEvent.run(
+          row.event_id,
+          row.stream_id,
+          row.stream_version,
+          row.type,
+          row.schema_version,
+          row.data,
+          row.metadata,
+          row.recorded_at,
+          row.hash
+        )
+        lastPosition = Number(info.lastInsertRowid)
+      }
+      return {
+        _tag: "Written",
+        result: {
+          stream: request.stream,
+          nextExpectedVersion: current + rows.length,
+          written: rows.length,
+          lastPosition
+        }
+      }
+    })
+
+    const append: Backend["append"] = (request) =>
+      Effect.suspend((): Effect.Effect<EventLog.AppendResult, AppendError> => {
+        let outcome: Outcome
+        try {
+          outcome = appendBlock.immediate(request)
+        } catch (cause) {
+          return Effect.fail(storeError("append")(cause))
+        }
+        return outcome._tag === "Written"
+          ? Effect.succeed(outcome.result)
+          : settle(request, outcome.current, outcome.located)
+      })
 
     const attempt = <A>(operation: string, run: () => A) => Effect.try({ try: run, catch: storeError(operation) })
     const numberField = (row: unknown, field: string): number | undefined => {
@@ -99,38 +186,6 @@ export const make = (
     }
 
     const tx: WriteTx = {
-      stream: (stream) =>
-        attempt("read stream", () => {
-          const row = statements.selectStream.get({ stream })
-          const version = numberField(row, "version")
-          const createdAt = numberField(row, "created_at")
-          const head =
-            typeof row === "object" && row !== null && "head_hash" in row && typeof row.head_hash === "string"
-              ? row.head_hash
-              : undefined
-          return version === undefined || createdAt === undefined || head === undefined
-            ? undefined
-            : { version, head, createdAt }
-        }),
-      locate: (ids) =>
-        attempt("locate event ids", () => {
-          const found = new Map<string, { stream: string; version: number }>()
-          for (const id of ids) {
-            const row = statements.locate.get(id)
-            if (row !== undefined) found.set(id, { stream: row.stream_id, version: row.stream_version })
-          }
-          return found
-        }),
-      saveStream: (stream, version, head, now) =>
-        attempt("save stream", () => {
-          statements.upsertStream.run({ stream, version, head, now })
-        }),
-      insertEvent: (row) =>
-        attempt("insert event", () => {
-          const position = numberField(statements.insertEvent.get(row), "global_position")
-          if (position === undefined) throw new Error("insert returned no global_position")
-          return position
-        }),
       indexEntry: (entry) =>
         attempt("index message", () => {
           const id = numberField(statements.insertEntry.get(entry), "entry_id")
@@ -147,6 +202,18 @@ export const make = (
       insertFact: (fact) =>
         attempt("record fact", () => {
           statements.insertFact.run(fact)
+        }),
+      advanceCheckpoint: (name, from, to) =>
+        attempt("advance checkpoint", () => {
+          statements.insertCheckpoint.run(name)
+          return statements.advanceCheckpoint.run(to, name, from).changes === 1
+        }),
+      clearRecall: () =>
+        attempt("clear recall index", () => {
+          statements.clearMessageFts.run()
+          statements.clearMessageEntries.run()
+          statements.clearFacts.run()
+          statements.resetRecallCheckpoint.run()
         })
     }
 
@@ -210,5 +277,5 @@ export const make = (
             return rows
           })
 
-    return { dialect: "sqlite", db, transact, query, search } satisfies Backend
+    return { dialect: "sqlite", db, append, transact, query, search } satisfies Backend
   })

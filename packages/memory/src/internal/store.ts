@@ -1,16 +1,17 @@
-import { EventCodec, EventHash, EventLog, type WindowEvent } from "@ctxlog/core"
+import { EventCodec, EventHash, EventLog } from "@ctxlog/core"
 import * as Chunk from "effect/Chunk"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as Redaction from "../Redaction.js"
 import * as RecallIndex from "../RecallIndex.js"
 import type * as SnapshotStore from "../SnapshotStore.js"
-import type { Backend, SearchFilter, WriteTx } from "./backend.js"
-import { chunk, factsOf, mentions, messagesOf, searchableText } from "./indexing.js"
+import type { Backend, SearchFilter } from "./backend.js"
+import { chunk, mentions } from "./indexing.js"
+import * as RecallProjection from "./recallProjection.js"
 import { terms } from "./search.js"
-import type { NewEvent } from "./statements.js"
 
 /** Options shared by both dialects. */
 export interface StoreOptions {
@@ -19,6 +20,10 @@ export interface StoreOptions {
   readonly pageSize: number
   /** Largest document chunk, in characters. */
   readonly chunkChars: number
+  /** Events the recall projection indexes per transaction. */
+  readonly recallBatch: number
+  /** Where background catch-ups of the recall index run (closed with the store). */
+  readonly scope: Scope.Scope
 }
 
 /** What one durable store provides. */
@@ -26,6 +31,8 @@ export interface Store {
   readonly log: EventLog.EventLog.Service
   readonly snapshots: SnapshotStore.SnapshotStore.Service
   readonly recall: RecallIndex.RecallIndex.Service
+  /** Event-data bytes this process appended to a stream (for the snapshot policy). */
+  readonly appendedBytes: (stream: string) => number
 }
 
 interface EventRow {
@@ -102,126 +109,72 @@ const eventColumns = [
 export const make = (backend: Backend, options: StoreOptions): Store => {
   const { redactor } = options
 
+  const projection = RecallProjection.make(backend, { batchSize: options.recallBatch })
+  let catchingUp = false
+  // Event-data bytes this process appended per stream (the snapshot policy's size trigger), bounded.
+  const appendedBytes = new Map<string, number>()
+  const countBytes = (stream: string, stored: ReadonlyArray<EventCodec.StoredEvent>) => {
+    let total = appendedBytes.get(stream) ?? 0
+    for (const record of stored) total += record.data.length
+    appendedBytes.delete(stream)
+    appendedBytes.set(stream, total)
+    if (appendedBytes.size > 10_000) {
+      const oldest = appendedBytes.keys().next()
+      if (oldest.done !== true) appendedBytes.delete(oldest.value)
+    }
+  }
+
   const append: EventLog.EventLog.Service["append"] = (stream, events, expected, metadata = {}) =>
     Effect.gen(function* () {
       // Redact before encoding: the stored bytes, the hash chain and the index only see redacted text.
-      const redactedValues = events.map((event) => Redaction.redactValue(redactor, event))
-      const stored = yield* EventCodec.encodeAll(redactedValues)
-      // The index must see what was stored: an event a rule changed is decoded back from its stored bytes.
-      const redacted = yield* Effect.forEach(stored, (record, index) => {
-        const original = events[index]
-        return original !== undefined && redactedValues[index] === original
-          ? Effect.succeed(original)
-          : EventCodec.decode(record).pipe(
-              Effect.mapError(
-                (error) =>
-                  new EventLog.StoreError({
-                    operation: "append",
-                    detail: `event #${index} no longer decodes after redaction: ${error.message}`
-                  })
-              )
-            )
-      })
+      // Each event is encoded once; those bytes are hashed and stored, and the recall projection reads
+      // them back later (nothing is decoded on this path).
+      const redacted = events.map((event) => Redaction.redactValue(redactor, event))
+      const stored = yield* EventCodec.encodeAll(redacted)
       const now = yield* Clock.currentTimeMillis
-      const metadataJson = JSON.stringify(Redaction.redactValue(redactor, { ...metadata, recordedAt: now }))
-      const ids = events.map((event) => event.id)
-      return yield* backend.transact("append", (tx) =>
-        Effect.gen(function* () {
-          const head = yield* tx.stream(stream)
-          const current = head?.version ?? 0
-          const existing = ids.length === 0 ? new Map() : yield* tx.locate(ids)
-          const decision = yield* EventLog.checkAppend({ stream, current, expected, ids, existing })
-          if (decision._tag === "AlreadyWritten") {
-            return { stream, nextExpectedVersion: decision.lastVersion, written: 0, lastPosition: undefined }
-          }
-          if (decision._tag === "Nothing") {
-            return { stream, nextExpectedVersion: current, written: 0, lastPosition: undefined }
-          }
-          let hash = head?.head ?? EventHash.genesis
-          const rows: Array<NewEvent> = []
-          for (const [index, record] of stored.entries()) {
-            const version = decision.firstVersion + index
-            const eventId = ids[index] ?? ""
-            hash = EventHash.chain(hash, {
-              stream,
-              version,
-              eventId,
-              type: record.type,
-              schemaVersion: record.schemaVersion,
-              data: record.data
+      const result = yield* backend.append({
+        stream,
+        expected,
+        ids: events.map((event) => event.id),
+        stored,
+        metadata: JSON.stringify(Redaction.redactValue(redactor, { ...metadata, recordedAt: now })),
+        now
+      })
+      if (result.written > 0) countBytes(stream, stored)
+      // The recall index catches up after commit: before each query, and once a whole batch waits, in a
+      // background fiber of the layer's scope (it runs while the caller waits on something else, e.g. the
+      // model), so the backlog a query may find stays bounded and the append does not wait for it.
+      if (
+        !catchingUp &&
+        result.lastPosition !== undefined &&
+        result.lastPosition - projection.known() >= options.recallBatch
+      ) {
+        catchingUp = true
+        yield* Effect.forkIn(
+          projection.catchUp.pipe(
+            Effect.catchAll((error) => Effect.logWarning(`recall index not caught up after append: ${error.message}`)),
+            Effect.ensuring(
+              Effect.sync(() => {
+                catchingUp = false
+              })
+            )
+          ),
+          options.scope
+        )
+      }
+      // A caller that keeps a window (ContextService) folds what the log holds: when a rule redacted
+      // something (rare), the events as stored, decoded from their bytes.
+      if (result.written === 0 || redacted.every((event, index) => event === events[index])) return result
+      const decoded = yield* Effect.forEach(stored, (record) => EventCodec.decode(record, { stream })).pipe(
+        Effect.mapError(
+          (error) =>
+            new EventLog.StoreError({
+              operation: "append",
+              detail: `a redacted event no longer decodes: ${error.message}`
             })
-            rows.push({
-              event_id: eventId,
-              stream_id: stream,
-              stream_version: version,
-              type: record.type,
-              schema_version: record.schemaVersion,
-              data: record.data,
-              metadata: metadataJson,
-              recorded_at: now,
-              hash
-            })
-          }
-          const nextVersion = current + rows.length
-          // The stream row first: events reference it.
-          yield* tx.saveStream(stream, nextVersion, hash, now)
-          let lastPosition = 0
-          for (const [index, row] of rows.entries()) {
-            const position = yield* tx.insertEvent(row)
-            lastPosition = position
-            const event = redacted[index]
-            if (event === undefined) continue
-            yield* indexEvent(tx, stream, event, row.event_id, position, now)
-          }
-          const changed = redacted.some((event, index) => event !== events[index])
-          return {
-            stream,
-            nextExpectedVersion: nextVersion,
-            written: rows.length,
-            lastPosition,
-            ...(changed ? { stored: redacted } : {})
-          }
-        })
+        )
       )
-    })
-
-  const indexEvent = (
-    tx: WriteTx,
-    stream: string,
-    event: WindowEvent.WindowEvent,
-    eventId: string,
-    position: number,
-    now: number
-  ) =>
-    Effect.gen(function* () {
-      for (const message of messagesOf(event)) {
-        const text = searchableText(message)
-        if (text.trim() === "") continue
-        yield* tx.indexEntry({
-          source: "message",
-          stream_id: stream,
-          owner: null,
-          ref: message.id,
-          document_id: null,
-          kind: message.kind,
-          role: message.role,
-          text,
-          tokens: message.tokens,
-          global_position: position,
-          created_at: now
-        })
-      }
-      for (const fact of factsOf(event)) {
-        yield* tx.insertFact({
-          stream_id: stream,
-          event_id: eventId,
-          subject: fact.subject,
-          predicate: fact.predicate,
-          object: fact.object,
-          source_message_id: fact.sourceMessageId,
-          global_position: position
-        })
-      }
+      return { ...result, stored: decoded }
     })
 
   const read: EventLog.EventLog.Service["read"] = (stream, readOptions = {}) =>
@@ -322,13 +275,15 @@ export const make = (backend: Backend, options: StoreOptions): Store => {
                   projectionVersion: row.projection_version,
                   version: row.stream_version,
                   state: row.state,
+                  stateHash: row.state_hash ?? undefined,
                   createdAt: row.created_at
                 })
           )
         ),
     save: (snapshot) =>
-      Effect.flatMap(Clock.currentTimeMillis, (now) =>
-        backend.query("save snapshot", (db) =>
+      Effect.flatMap(Clock.currentTimeMillis, (now) => {
+        const stateHash = EventHash.sha256(snapshot.state)
+        return backend.query("save snapshot", (db) =>
           db
             .insertInto("snapshots")
             .values({
@@ -337,20 +292,32 @@ export const make = (backend: Backend, options: StoreOptions): Store => {
               projection_version: snapshot.projectionVersion,
               stream_version: snapshot.version,
               state: snapshot.state,
+              state_hash: stateHash,
               created_at: now
             })
             .onConflict((conflict) =>
-              conflict.columns(["stream_id", "projection"]).doUpdateSet({
-                projection_version: snapshot.projectionVersion,
-                stream_version: snapshot.version,
-                state: snapshot.state,
-                created_at: now
-              })
+              conflict
+                .columns(["stream_id", "projection"])
+                .doUpdateSet({
+                  projection_version: snapshot.projectionVersion,
+                  stream_version: snapshot.version,
+                  state: snapshot.state,
+                  state_hash: stateHash,
+                  created_at: now
+                })
+                // Another process may have saved a newer window of the same projection version: keep it. The
+                // same version is replaced (same window; it may repair an edited or corrupted row).
+                .where((eb) =>
+                  eb.or([
+                    eb("snapshots.projection_version", "<>", snapshot.projectionVersion),
+                    eb("snapshots.stream_version", "<=", snapshot.version)
+                  ])
+                )
             )
             .execute()
             .then(() => undefined)
         )
-      )
+      })
   }
 
   const filterOf = (request: RecallIndex.SearchRequest): SearchFilter => {
@@ -387,37 +354,44 @@ export const make = (backend: Backend, options: StoreOptions): Store => {
         )
         .pipe(Effect.map((row) => Option.fromNullable(row?.owner))),
     streamsOf: (owner) =>
-      backend
-        .query("list streams of owner", (db) =>
-          db
-            .selectFrom("streams")
-            .innerJoin("stream_owners", "stream_owners.stream_id", "streams.stream_id")
-            .select([
-              "streams.stream_id",
-              "streams.version",
-              "streams.created_at",
-              "streams.updated_at",
-              "stream_owners.owner"
-            ])
-            .where("stream_owners.owner", "=", owner)
-            .where("streams.version", ">", 0)
-            .orderBy("streams.updated_at", "desc")
-            .orderBy("streams.stream_id")
-            .execute()
+      projection.catchUp.pipe(
+        Effect.zipRight(
+          backend
+            .query("list streams of owner", (db) =>
+              db
+                .selectFrom("streams")
+                .innerJoin("stream_owners", "stream_owners.stream_id", "streams.stream_id")
+                .select([
+                  "streams.stream_id",
+                  "streams.version",
+                  "streams.created_at",
+                  "streams.updated_at",
+                  "stream_owners.owner"
+                ])
+                .where("stream_owners.owner", "=", owner)
+                .where("streams.version", ">", 0)
+                .orderBy("streams.updated_at", "desc")
+                .orderBy("streams.stream_id")
+                .execute()
+            )
+            .pipe(
+              Effect.map((rows) =>
+                rows.map((row) => ({
+                  stream: row.stream_id,
+                  version: row.version,
+                  createdAt: row.created_at,
+                  updatedAt: row.updated_at,
+                  owner: row.owner
+                }))
+              )
+            )
         )
-        .pipe(
-          Effect.map((rows) =>
-            rows.map((row) => ({
-              stream: row.stream_id,
-              version: row.version,
-              createdAt: row.created_at,
-              updatedAt: row.updated_at,
-              owner: row.owner
-            }))
-          )
-        ),
+      ),
     search: (request) =>
-      backend.search(terms(request.query), filterOf(request), request.limit ?? 20).pipe(
+      Effect.zipRight(
+        projection.catchUp,
+        backend.search(terms(request.query), filterOf(request), request.limit ?? 20)
+      ).pipe(
         Effect.map((rows) =>
           rows.map(
             (row): RecallIndex.SearchHit => ({
@@ -467,59 +441,70 @@ export const make = (backend: Backend, options: StoreOptions): Store => {
         )
       }),
     factsFor: (scope, text, limit = 20) =>
-      backend
-        .query("read facts", (db) => {
-          const base = db
-            .selectFrom("facts")
-            .select([
-              "facts.stream_id",
-              "facts.event_id",
-              "facts.subject",
-              "facts.predicate",
-              "facts.object",
-              "facts.source_message_id",
-              "facts.global_position"
-            ])
-          return (
-            scope._tag === "Stream"
-              ? base.where("facts.stream_id", "=", scope.stream)
-              : base
-                  .innerJoin("stream_owners", "stream_owners.stream_id", "facts.stream_id")
-                  .where("stream_owners.owner", "=", scope.owner)
-          )
-            .orderBy("facts.global_position", "desc")
-            .execute()
-        })
-        .pipe(
-          Effect.map((rows) => {
-            const seen = new Set<string>()
-            const hits: Array<RecallIndex.FactHit> = []
-            for (const row of rows) {
-              const key = JSON.stringify([
-                row.subject.toLowerCase(),
-                row.predicate.toLowerCase(),
-                row.object.toLowerCase()
-              ])
-              if (seen.has(key)) continue
-              const count = (mentions(text, row.subject) ? 1 : 0) + (mentions(text, row.object) ? 1 : 0)
-              if (count === 0) continue
-              seen.add(key)
-              hits.push({
-                stream: row.stream_id,
-                subject: row.subject,
-                predicate: row.predicate,
-                object: row.object,
-                sourceMessageId: row.source_message_id ?? undefined,
-                eventId: row.event_id,
-                position: row.global_position,
-                mentions: count
+      projection.catchUp.pipe(
+        Effect.zipRight(
+          backend
+            .query("read facts", (db) => {
+              const base = db
+                .selectFrom("facts")
+                .select([
+                  "facts.stream_id",
+                  "facts.event_id",
+                  "facts.subject",
+                  "facts.predicate",
+                  "facts.object",
+                  "facts.source_message_id",
+                  "facts.global_position"
+                ])
+              return (
+                scope._tag === "Stream"
+                  ? base.where("facts.stream_id", "=", scope.stream)
+                  : base
+                      .innerJoin("stream_owners", "stream_owners.stream_id", "facts.stream_id")
+                      .where("stream_owners.owner", "=", scope.owner)
+              )
+                .orderBy("facts.global_position", "desc")
+                .execute()
+            })
+            .pipe(
+              Effect.map((rows) => {
+                const seen = new Set<string>()
+                const hits: Array<RecallIndex.FactHit> = []
+                for (const row of rows) {
+                  const key = JSON.stringify([
+                    row.subject.toLowerCase(),
+                    row.predicate.toLowerCase(),
+                    row.object.toLowerCase()
+                  ])
+                  if (seen.has(key)) continue
+                  const count = (mentions(text, row.subject) ? 1 : 0) + (mentions(text, row.object) ? 1 : 0)
+                  if (count === 0) continue
+                  seen.add(key)
+                  hits.push({
+                    stream: row.stream_id,
+                    subject: row.subject,
+                    predicate: row.predicate,
+                    object: row.object,
+                    sourceMessageId: row.source_message_id ?? undefined,
+                    eventId: row.event_id,
+                    position: row.global_position,
+                    mentions: count
+                  })
+                }
+                // Stable: equal mention counts keep newest-first order.
+                return hits.sort((a, b) => b.mentions - a.mentions).slice(0, limit)
               })
-            }
-            // Stable: equal mention counts keep newest-first order.
-            return hits.sort((a, b) => b.mentions - a.mentions).slice(0, limit)
-          })
+            )
         )
+      ),
+    catchUp: () => projection.catchUp,
+    rebuild: () => projection.rebuild
   }
 
-  return { log: { append, read, readAll, version, streams }, snapshots, recall }
+  return {
+    log: { append, read, readAll, version, streams },
+    snapshots,
+    recall,
+    appendedBytes: (stream) => appendedBytes.get(stream) ?? 0
+  }
 }

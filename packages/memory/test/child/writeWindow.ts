@@ -1,6 +1,6 @@
 // Child process of the restart test: build a conversation in a SQLite file, print the live window
 // (encoded) and exit at once, without closing the database: an acknowledged append must be on disk.
-import { ContextService, Ids, Message, TokenCounter, Window } from "@ctxlog/core"
+import { ContextService, Ids, Message, TokenCounter, Window, WindowRepository } from "@ctxlog/core"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { FullTextRecall, SqliteEventLog } from "../../src/index.js"
@@ -28,6 +28,10 @@ const program = Effect.gen(function* () {
   }
   yield* ctx.injectSemanticRecall(stream, "missing semicolon", 200)
   const outcome = yield* ctx.trimToBudget(stream, 300)
+  // Report the final window as committed (snapshotEvery 4 makes it due): the parent then restores it
+  // from the snapshot (plain JSON after a hash check), not by folding the events.
+  const repository = yield* WindowRepository.WindowRepository
+  yield* repository.committed(stream, outcome.window)
   return yield* Window.encode(outcome.window)
 }).pipe(Effect.provide(live))
 

@@ -47,12 +47,20 @@ const freePort = (): Promise<number> =>
     })
   })
 
-export default async function setup(project: TestProject): Promise<(() => void) | undefined> {
-  const fromEnv = process.env.CTXLOG_TEST_PG_URL
-  if (fromEnv !== undefined && fromEnv !== "") {
-    project.provide("pgUrl", fromEnv)
-    return undefined
-  }
+/** A throwaway PostgreSQL cluster in a temporary directory, on 127.0.0.1 and a free port. */
+export interface Cluster {
+  /** Admin URL (database `postgres`, user `postgres`, trust auth). */
+  readonly url: string
+  /** `pg_ctl stop` with the given mode (`immediate` is a crash: no checkpoint, clients cut off). */
+  readonly stop: (mode: "fast" | "immediate") => void
+  /** `pg_ctl start` (waits until it accepts connections). */
+  readonly start: () => void
+  /** Stop (fast) and delete the directory. */
+  readonly destroy: () => void
+}
+
+/** Create and start a cluster with `initdb` + `pg_ctl`; throws naming what to install when they are missing. */
+export const startCluster = async (): Promise<Cluster> => {
   const binaries = findBinaries()
   if (binaries === undefined) {
     throw new Error(
@@ -76,9 +84,9 @@ export default async function setup(project: TestProject): Promise<(() => void) 
     })
   const data = join(dir, "data")
   const port = await freePort()
-  try {
-    run(binaries.initdb, ["-D", data, "-A", "trust", "-U", "postgres", "-E", "UTF8", "--no-locale", "--no-sync"])
-    // fsync off: a throwaway test cluster; durability of PostgreSQL itself is not what these tests check.
+  // fsync off: a throwaway test cluster; durability of PostgreSQL itself is not what these tests check
+  // (an immediate stop is a server crash, not an OS crash: committed data survives it even so).
+  const start = () =>
     run(binaries.pgCtl, [
       "-D",
       data,
@@ -91,18 +99,41 @@ export default async function setup(project: TestProject): Promise<(() => void) 
       `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200`,
       "start"
     ])
+  try {
+    run(binaries.initdb, ["-D", data, "-A", "trust", "-U", "postgres", "-E", "UTF8", "--no-locale", "--no-sync"])
+    start()
   } catch (cause) {
     rmSync(dir, { recursive: true, force: true })
     const detail =
       typeof cause === "object" && cause !== null && "stderr" in cause ? String(cause.stderr) : String(cause)
     throw new Error(`could not start a test PostgreSQL server with ${binaries.initdb}: ${detail}`)
   }
-  project.provide("pgUrl", `postgres://postgres@127.0.0.1:${port}/postgres`)
-  return () => {
-    try {
-      run(binaries.pgCtl, ["-D", data, "-m", "fast", "-w", "stop"])
-    } finally {
-      rmSync(dir, { recursive: true, force: true })
+  const stop = (mode: "fast" | "immediate") => {
+    run(binaries.pgCtl, ["-D", data, "-m", mode, "-w", "stop"])
+  }
+  return {
+    url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    stop,
+    start: () => {
+      start()
+    },
+    destroy: () => {
+      try {
+        stop("fast")
+      } finally {
+        rmSync(dir, { recursive: true, force: true })
+      }
     }
   }
+}
+
+export default async function setup(project: TestProject): Promise<(() => void) | undefined> {
+  const fromEnv = process.env.CTXLOG_TEST_PG_URL
+  if (fromEnv !== undefined && fromEnv !== "") {
+    project.provide("pgUrl", fromEnv)
+    return undefined
+  }
+  const cluster = await startCluster()
+  project.provide("pgUrl", cluster.url)
+  return cluster.destroy
 }

@@ -24,7 +24,8 @@ const message = (cause: unknown) => (cause instanceof Error ? cause.message : St
 
 export const tempFile = (name = "log.db") => join(mkdtempSync(join(tmpdir(), "ctxlog-memory-")), name)
 
-const sqliteRaw = (filename: string) =>
+/** Raw SQL on a SQLite file (its own connection). */
+export const sqliteRawLayer = (filename: string) =>
   Layer.scoped(
     RawSql,
     Effect.map(
@@ -50,7 +51,8 @@ const sqliteRaw = (filename: string) =>
     )
   )
 
-const postgresRaw = (url: string) =>
+/** Raw SQL on a PostgreSQL database (its own client). */
+export const postgresRawLayer = (url: string) =>
   Layer.scoped(
     RawSql,
     Effect.map(
@@ -92,7 +94,7 @@ export const sqliteFile = (
 ): Layer.Layer<TestStore, SqliteEventLog.OpenError> => {
   const filename = tempFile()
   // The store first: it creates the schema the raw connection then sees.
-  return Layer.merge(SqliteEventLog.layer({ ...options, filename }), sqliteRaw(filename))
+  return Layer.merge(SqliteEventLog.layer({ ...options, filename }), sqliteRawLayer(filename))
 }
 
 /** A PostgreSQL store on a fresh database plus raw access to it. */
@@ -102,7 +104,7 @@ export const postgres = (
 ): Layer.Layer<TestStore, EventLog.StoreError | Driver.DriverMissing> =>
   Layer.unwrapEffect(
     Effect.map(freshDatabase(label), (url) =>
-      Layer.merge(PostgresEventLog.layer({ ...options, url }), postgresRaw(url))
+      Layer.merge(PostgresEventLog.layer({ ...options, url }), postgresRawLayer(url))
     )
   )
 

@@ -1,0 +1,122 @@
+import { type EventCodec, EventHash, EventLog } from "@ctxlog/core"
+import * as Effect from "effect/Effect"
+import type { NewEvent } from "./statements.js"
+
+// The append decision and row building both backends share. The common case (new ids, expected version
+// matches) is decided here in plain code, inside the backend's transaction; every other case is handed to
+// core's `checkAppend` after the transaction wrote nothing, so errors and idempotent retries stay exactly
+// core's.
+
+/** One append, encoded and redacted, ready for a backend's transaction. */
+export interface AppendRequest {
+  readonly stream: string
+  readonly expected: EventLog.ExpectedVersion
+  /** Event ids, in order. */
+  readonly ids: ReadonlyArray<string>
+  /** The events as stored: the bytes hashed are the bytes written. */
+  readonly stored: ReadonlyArray<EventCodec.StoredEvent>
+  /** The metadata JSON of every row. */
+  readonly metadata: string
+  readonly now: number
+}
+
+/** Where already-stored ids of a batch live. */
+export type Located = ReadonlyMap<string, { readonly stream: string; readonly version: number }>
+
+/** What an append may fail with. */
+export type AppendError = EventLog.StoreError | EventLog.ConcurrencyConflict | EventLog.DuplicateEventIds
+
+const matches = (current: number, expected: EventLog.ExpectedVersion): boolean => {
+  switch (expected) {
+    case "any":
+      return true
+    case "no_stream":
+      return current === 0
+    case "stream_exists":
+      return current > 0
+    default:
+      return current === expected
+  }
+}
+
+/**
+ * Whether the batch is written as is: ids present, none repeated, none stored, version as expected. When
+ * false, `checkAppend` never answers `Write` for the same input (see `settle`).
+ */
+export const canWrite = (request: AppendRequest, current: number, located: Located): boolean =>
+  request.ids.length > 0 &&
+  located.size === 0 &&
+  new Set(request.ids).size === request.ids.length &&
+  matches(current, request.expected)
+
+/** The rows of a batch written after `current`, chained from `previous`, and the new head hash. */
+export const rowsOf = (
+  request: AppendRequest,
+  current: number,
+  previous: string
+): { readonly rows: ReadonlyArray<NewEvent>; readonly head: string } => {
+  let hash = previous
+  const rows: Array<NewEvent> = []
+  for (let index = 0; index < request.stored.length; index++) {
+    const record = request.stored[index]
+    if (record === undefined) continue
+    const version = current + 1 + index
+    const eventId = request.ids[index] ?? ""
+    hash = EventHash.chain(hash, {
+      stream: request.stream,
+      version,
+      eventId,
+      type: record.type,
+      schemaVersion: record.schemaVersion,
+      data: record.data
+    })
+    rows.push({
+      event_id: eventId,
+      stream_id: request.stream,
+      stream_version: version,
+      type: record.type,
+      schema_version: record.schemaVersion,
+      data: record.data,
+      metadata: request.metadata,
+      recorded_at: request.now,
+      hash
+    })
+  }
+  return { rows, head: hash }
+}
+
+/** The outcome of a batch `canWrite` refused: an error, an idempotent retry, or an empty batch. */
+export const settle = (
+  request: AppendRequest,
+  current: number,
+  located: Located
+): Effect.Effect<EventLog.AppendResult, EventLog.ConcurrencyConflict | EventLog.DuplicateEventIds> =>
+  Effect.flatMap(
+    EventLog.checkAppend({
+      stream: request.stream,
+      current,
+      expected: request.expected,
+      ids: request.ids,
+      existing: located
+    }),
+    (decision) => {
+      switch (decision._tag) {
+        case "AlreadyWritten":
+          return Effect.succeed({
+            stream: request.stream,
+            nextExpectedVersion: decision.lastVersion,
+            written: 0,
+            lastPosition: undefined
+          })
+        case "Nothing":
+          return Effect.succeed({
+            stream: request.stream,
+            nextExpectedVersion: current,
+            written: 0,
+            lastPosition: undefined
+          })
+        case "Write":
+          return Effect.dieMessage(`append to "${request.stream}": checkAppend allowed a batch canWrite refused`)
+      }
+    }
+  )

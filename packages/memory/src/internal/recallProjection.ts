@@ -1,0 +1,169 @@
+import { EventCodec, EventLog } from "@ctxlog/core"
+import * as Effect from "effect/Effect"
+import { sql } from "kysely"
+import type { CatchUp } from "../RecallIndex.js"
+import type { Backend } from "./backend.js"
+import { factsOf, messagesOf, searchableText } from "./indexing.js"
+import type { NewEntry, NewFact } from "./statements.js"
+
+// The recall index (message entries, FTS5 / tsvector, facts) as a projection of the log. An append writes
+// only the event rows and the stream row; the projection reads the events after its checkpoint (a row of
+// `projection_checkpoints`) in global-position order and indexes them in its own transaction, which moves
+// the checkpoint with a compare-and-set: several processes on one SQLite file or several PostgreSQL
+// connections may catch up at once, and only one of them applies a given batch. Global positions follow
+// commit order on both backends (BEGIN IMMEDIATE / the appends' advisory lock), so reading "after the
+// checkpoint" never skips an event committed later with a smaller position.
+
+/** The checkpoint name of the recall projection. */
+export const name = "recall"
+
+interface Row {
+  readonly checkpoint: number
+  readonly global_position: number
+  readonly event_id: string
+  readonly stream_id: string
+  readonly stream_version: number
+  readonly type: string
+  readonly schema_version: number
+  readonly data: string
+  readonly recorded_at: number
+}
+
+/** The recall projection over a backend. */
+export interface RecallProjection {
+  /** Index every committed event after the checkpoint, `batchSize` events per transaction. */
+  readonly catchUp: Effect.Effect<CatchUp, EventLog.StoreError>
+  /** Clear the message entries and facts, then index the whole log again. */
+  readonly rebuild: Effect.Effect<CatchUp, EventLog.StoreError>
+  /** The newest checkpoint this process has seen (a hint for when to catch up after an append). */
+  readonly known: () => number
+}
+
+/** Build the projection. */
+export const make = (backend: Backend, options: { readonly batchSize: number }): RecallProjection => {
+  const batchSize = Math.max(1, options.batchSize)
+  // One catch-up at a time in this process; other processes are kept apart by the checkpoint's CAS.
+  const lock = Effect.unsafeMakeSemaphore(1)
+  let known = 0
+
+  const readBatch = backend.query("read events to index", async (db) => {
+    const result = await sql<Row>`
+      select c.position as checkpoint, e.global_position, e.event_id, e.stream_id, e.stream_version, e.type,
+             e.schema_version, e.data, e.recorded_at
+      from projection_checkpoints c
+      join events e on e.global_position > c.position
+      where c.name = ${name}
+      order by e.global_position
+      limit ${batchSize}`.execute(db)
+    return result.rows
+  })
+
+  const checkpoint = backend.query("read recall checkpoint", (db) =>
+    db
+      .selectFrom("projection_checkpoints")
+      .select("position")
+      .where("name", "=", name)
+      .executeTakeFirst()
+      .then((row) => row?.position ?? 0)
+  )
+
+  /** The index rows of a batch, decoded from the stored bytes (what was hashed is what is indexed). */
+  const rowsOf = (rows: ReadonlyArray<Row>) =>
+    Effect.gen(function* () {
+      const entries: Array<NewEntry> = []
+      const facts: Array<NewFact> = []
+      for (const row of rows) {
+        const event = yield* EventCodec.decode(
+          { type: row.type, schemaVersion: row.schema_version, data: row.data },
+          { stream: row.stream_id, version: row.stream_version }
+        ).pipe(
+          Effect.mapError(
+            (error) =>
+              new EventLog.StoreError({
+                operation: "index recall",
+                detail: `event at position ${row.global_position} (stream "${row.stream_id}", version ${row.stream_version}) does not decode: ${error.message}`
+              })
+          )
+        )
+        for (const message of messagesOf(event)) {
+          const text = searchableText(message)
+          if (text.trim() === "") continue
+          entries.push({
+            source: "message",
+            stream_id: row.stream_id,
+            owner: null,
+            ref: message.id,
+            document_id: null,
+            kind: message.kind,
+            role: message.role,
+            text,
+            tokens: message.tokens,
+            global_position: row.global_position,
+            created_at: row.recorded_at
+          })
+        }
+        for (const fact of factsOf(event)) {
+          facts.push({
+            stream_id: row.stream_id,
+            event_id: row.event_id,
+            subject: fact.subject,
+            predicate: fact.predicate,
+            object: fact.object,
+            source_message_id: fact.sourceMessageId,
+            global_position: row.global_position
+          })
+        }
+      }
+      return { entries, facts }
+    })
+
+  /** Index one batch; the number of events it covered (0: nothing left). */
+  const step = Effect.gen(function* () {
+    const rows = yield* readBatch
+    const first = rows[0]
+    const last = rows[rows.length - 1]
+    if (first === undefined || last === undefined) return { events: 0, done: true }
+    const { entries, facts } = yield* rowsOf(rows)
+    const applied = yield* backend.transact(
+      "index recall",
+      (tx) =>
+        Effect.gen(function* () {
+          if (!(yield* tx.advanceCheckpoint(name, first.checkpoint, last.global_position))) return false
+          for (const entry of entries) yield* tx.indexEntry(entry)
+          for (const fact of facts) yield* tx.insertFact(fact)
+          return true
+        }),
+      { appendLock: false }
+    )
+    if (applied) known = Math.max(known, last.global_position)
+    // Not applied: another process moved the checkpoint first; read again from where it is now.
+    return { events: applied ? rows.length : 0, done: applied && rows.length < batchSize }
+  })
+
+  const catchUp = lock.withPermits(1)(
+    Effect.gen(function* () {
+      let events = 0
+      for (;;) {
+        const outcome = yield* step
+        events += outcome.events
+        if (outcome.done) break
+      }
+      const position = yield* checkpoint
+      known = Math.max(known, position)
+      return { events, position }
+    })
+  )
+
+  const rebuild = lock
+    .withPermits(1)(backend.transact("clear recall index", (tx) => tx.clearRecall(), { appendLock: false }))
+    .pipe(
+      Effect.tap(() =>
+        Effect.sync(() => {
+          known = 0
+        })
+      ),
+      Effect.zipRight(catchUp)
+    )
+
+  return { catchUp, rebuild, known: () => known }
+}
