@@ -1,4 +1,4 @@
-import { EventCodec, EventHash, EventLog, type WindowEvent } from "@ctxlog/core"
+import { EventCodec, EventHash, EventLog, Validation, type WindowEvent } from "@ctxlog/core"
 import * as Chunk from "effect/Chunk"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
@@ -104,6 +104,7 @@ export const make = (backend: Backend, options: StoreOptions): Store => {
 
   const append: EventLog.EventLog.Service["append"] = (stream, events, expected, metadata = {}) =>
     Effect.gen(function* () {
+      yield* Validation.checkAppend(stream, events, metadata)
       // Redact before encoding: the stored bytes, the hash chain and the index only see redacted text.
       const redactedValues = events.map((event) => Redaction.redactValue(redactor, event))
       const stored = yield* EventCodec.encodeAll(redactedValues)
