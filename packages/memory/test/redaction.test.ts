@@ -279,6 +279,9 @@ describe("redactValue", () => {
       d: null
     })
     assert.strictEqual(Redaction.redactValue(Redaction.none, value), value)
+    // A multiline hint keeps its meaning: the second line still runs the rule.
+    const multiline = Redaction.make([{ name: "line", pattern: /^KEY .*$/gm, replacement: "KEY ?", hint: /^KEY /m }])
+    assert.strictEqual(multiline.redact("first\nKEY abc"), "first\nKEY ?")
     const extended = Redaction.make([
       ...Redaction.defaultRules,
       { name: "ticket", pattern: /TICKET-\d+/g, replacement: "T" }
