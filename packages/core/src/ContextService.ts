@@ -21,6 +21,7 @@ import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import { decide, type InvalidCommand, type WindowCommand } from "./Decide.js"
 import type { EventDecodeError, EventEncodeError } from "./EventCodec.js"
+import type { InvalidInput } from "./Validation.js"
 import {
   type ConcurrencyConflict,
   type DuplicateEventIds,
@@ -60,7 +61,13 @@ export class VersionNotFound extends Schema.TaggedError<VersionNotFound>()("Vers
 }
 
 /** Failures of the log underneath an operation. @since 0.1.0 */
-export type LogError = ConcurrencyConflict | DuplicateEventIds | EventEncodeError | StoreError | EventDecodeError
+export type LogError =
+  | ConcurrencyConflict
+  | DuplicateEventIds
+  | EventEncodeError
+  | InvalidInput
+  | StoreError
+  | EventDecodeError
 
 /** Every failure a window operation can have. @since 0.1.0 */
 export type ContextError = LogError | InvalidCommand | RecallError | VersionNotFound

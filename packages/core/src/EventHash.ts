@@ -2,10 +2,14 @@
  * The per-stream SHA-256 hash chain that makes tampering with a log detectable.
  *
  * Every backend computes the same chain over the exact stored bytes, so `verify` works on any of them.
+ * Unkeyed (the default), the chain detects accidental or partial edits, but anyone who can write the
+ * database can rewrite an event and recompute every later link. With a key, each link is an
+ * HMAC-SHA256 over the same bytes, so a consistent chain cannot be forged without the key. (The
+ * durable stores do not take a key yet; wiring it through them and `verify` is later work.)
  *
  * @since 0.1.0
  */
-import { createHash } from "node:crypto"
+import { createHash, createHmac } from "node:crypto"
 
 /** What one link of the chain covers. @since 0.1.0 */
 export interface HashedRecord {
@@ -20,9 +24,17 @@ export interface HashedRecord {
 /** The hash before a stream's first event. @since 0.1.0 */
 export const genesis = "0".repeat(64)
 
-/** `sha256(previous | stream | version | eventId | type | schemaVersion | data)` as hex. @since 0.1.0 */
-export const chain = (previous: string, record: HashedRecord): string =>
-  createHash("sha256")
+/** A secret key for an HMAC chain. @since 0.1.0 */
+export type ChainKey = string | Uint8Array
+
+/**
+ * `sha256(previous | stream | version | eventId | type | schemaVersion | data)` as hex, or the
+ * HMAC-SHA256 of the same bytes under `key` when one is given. The unkeyed form is unchanged from
+ * earlier releases, so existing logs verify as before.
+ * @since 0.1.0
+ */
+export const chain = (previous: string, record: HashedRecord, key?: ChainKey): string =>
+  (key === undefined ? createHash("sha256") : createHmac("sha256", key))
     .update(
       [previous, record.stream, String(record.version), record.eventId, record.type, String(record.schemaVersion)].join(
         "\u001f"
@@ -42,13 +54,14 @@ export interface ChainBreak {
   readonly actual: string
 }
 
-/** Recompute a stream's chain and report the first broken link. @since 0.1.0 */
+/** Recompute a stream's chain (keyed when `key` is given) and report the first broken link. @since 0.1.0 */
 export const verify = (
-  records: Iterable<HashedRecord & { readonly hash: string }>
+  records: Iterable<HashedRecord & { readonly hash: string }>,
+  key?: ChainKey
 ): { readonly ok: true; readonly head: string } | ({ readonly ok: false } & ChainBreak) => {
   let previous = genesis
   for (const record of records) {
-    const expected = chain(previous, record)
+    const expected = chain(previous, record, key)
     if (expected !== record.hash) return { ok: false, version: record.version, expected, actual: record.hash }
     previous = expected
   }

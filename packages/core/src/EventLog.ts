@@ -17,6 +17,7 @@ import type * as Stream from "effect/Stream"
 import type { EventDecodeError, EventEncodeError } from "./EventCodec.js"
 import * as appendRules from "./internal/appendRules.js"
 import * as memory from "./internal/memoryEventLog.js"
+import type { InvalidInput } from "./Validation.js"
 import type { WindowEvent } from "./WindowEvent.js"
 
 /** A stream (conversation) id. @since 0.1.0 */
@@ -146,7 +147,10 @@ export declare namespace EventLog {
       events: ReadonlyArray<WindowEvent>,
       expected: ExpectedVersion,
       metadata?: EventMetadata
-    ) => Effect.Effect<AppendResult, ConcurrencyConflict | DuplicateEventIds | EventEncodeError | StoreError>
+    ) => Effect.Effect<
+      AppendResult,
+      ConcurrencyConflict | DuplicateEventIds | EventEncodeError | InvalidInput | StoreError
+    >
     readonly read: (stream: StreamId, options?: ReadOptions) => Stream.Stream<Envelope, StoreError | EventDecodeError>
     readonly readAll: (options?: ReadAllOptions) => Stream.Stream<Envelope, StoreError | EventDecodeError>
     /** Current version of a stream (0 when it has no events). */

@@ -304,6 +304,60 @@ export const eventLogConformance = <E>(label: string, live: Layer.Layer<EventLog
       })
     )
 
+    it.effect("hostile input is refused with a typed error and writes nothing (Validation)", () =>
+      Effect.gen(function* () {
+        const log = yield* EventLog
+        const [good] = sampleEvents(1)
+        if (good === undefined || good._tag !== "MessageAppended") return assert.fail("no sample event")
+        const withPart = (part: unknown): WindowEvent =>
+          // The port is typed; hostile values reach it from untyped callers (JSON imports, plain JS).
+          ({ ...good, message: { ...good.message, parts: [part] } }) as unknown as WindowEvent
+        const circular: { [key: string]: unknown } = {}
+        circular.self = circular
+        const cases: ReadonlyArray<readonly [string, StreamId, WindowEvent, string]> = [
+          ["empty id", "", good, "InvalidInput"],
+          ["1 MB id", "x".repeat(1024 * 1024), good, "InvalidInput"],
+          ["id with NUL", "a\u0000b", good, "InvalidInput"],
+          ["NUL in text", freshStream(), withPart({ type: "text", text: "a\u0000b" }), "EventEncodeError"],
+          ["lone surrogate", freshStream(), withPart({ type: "text", text: "a\ud800b" }), "EventEncodeError"],
+          [
+            "BigInt argument",
+            freshStream(),
+            withPart({ type: "tool_call", id: "c", name: "n", input: { n: 1n } }),
+            "EventEncodeError"
+          ],
+          [
+            "Date argument",
+            freshStream(),
+            withPart({ type: "tool_call", id: "c", name: "n", input: { d: new Date(0) } }),
+            "EventEncodeError"
+          ],
+          [
+            "circular argument",
+            freshStream(),
+            withPart({ type: "tool_call", id: "c", name: "n", input: circular }),
+            "EventEncodeError"
+          ]
+        ]
+        const before = yield* countAll(log)
+        for (const [label, stream, event, tag] of cases) {
+          const result = yield* Effect.either(log.append(stream, [event], "any"))
+          assert.isTrue(Either.isLeft(result), `${label} was accepted`)
+          if (Either.isLeft(result)) assert.strictEqual(result.left._tag, tag, label)
+        }
+        assert.strictEqual(yield* countAll(log), before)
+        // Every other control character round-trips.
+        const stream = freshStream()
+        const text = "\u001b[31mred\u001b[0m\r\n\t\u0007\u007f\u0085\u2028 😀"
+        const event = withPart({ type: "text", text })
+        yield* log.append(stream, [event], "no_stream")
+        assert.deepStrictEqual(
+          (yield* readStream(log, stream)).map((envelope) => envelope.event),
+          [event]
+        )
+      })
+    )
+
     it.effect("a malformed event fails with EventEncodeError and writes nothing", () =>
       Effect.gen(function* () {
         const log = yield* EventLog

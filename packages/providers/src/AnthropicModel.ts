@@ -42,8 +42,12 @@ export interface ClientConfig {
   readonly maxOutputTokens?: number
   /** Time to get the response headers (or a whole JSON body). Default 120 s. */
   readonly timeoutMs?: number
-  /** Longest silence between two stream events. Default 60 s. */
+  /** Longest wait between two stream events (pings and partial events do not count). Default 60 s. */
   readonly idleTimeoutMs?: number
+  /** Longest time for the whole call, retries and the whole stream included. Default 10 min. */
+  readonly deadlineMs?: number
+  /** Most bytes read of a response body (a JSON body, or a whole event stream). Default 64 MiB. */
+  readonly maxResponseBytes?: number
   readonly retry?: Partial<RetryPolicy.RetryPolicy>
   /** Cache breakpoints for port requests: the minimum cacheable length (default by model). */
   readonly minCacheableTokens?: number
@@ -79,7 +83,9 @@ export const make = (config: ClientConfig): Client => {
       ...(config.betas === undefined || config.betas.length === 0 ? {} : { "anthropic-beta": config.betas.join(",") })
     },
     timeoutMs: config.timeoutMs ?? 120_000,
-    idleTimeoutMs: config.idleTimeoutMs ?? 60_000,
+    idleTimeoutMs: config.idleTimeoutMs ?? http.defaults.idleTimeoutMs,
+    deadlineMs: config.deadlineMs ?? http.defaults.deadlineMs,
+    maxResponseBytes: config.maxResponseBytes ?? http.defaults.maxResponseBytes,
     retry: RetryPolicy.make(config.retry)
   }
   const toRequest = (request: LanguageModel.ModelRequest): Either.Either<AnthropicRequest, InvalidRequest> =>

@@ -44,8 +44,12 @@ export interface ClientConfig {
   readonly maxOutputTokens?: number
   /** Default 120 s. */
   readonly timeoutMs?: number
-  /** Default 60 s. */
+  /** Longest wait between two stream events (pings and partial events do not count). Default 60 s. */
   readonly idleTimeoutMs?: number
+  /** Longest time for the whole call, retries and the whole stream included. Default 10 min. */
+  readonly deadlineMs?: number
+  /** Most bytes read of a response body (a JSON body, or a whole event stream). Default 64 MiB. */
+  readonly maxResponseBytes?: number
   readonly retry?: Partial<RetryPolicy.RetryPolicy>
 }
 
@@ -72,7 +76,9 @@ export const make = (config: ClientConfig): Client => {
       ...config.headers
     },
     timeoutMs: config.timeoutMs ?? 120_000,
-    idleTimeoutMs: config.idleTimeoutMs ?? 60_000,
+    idleTimeoutMs: config.idleTimeoutMs ?? http.defaults.idleTimeoutMs,
+    deadlineMs: config.deadlineMs ?? http.defaults.deadlineMs,
+    maxResponseBytes: config.maxResponseBytes ?? http.defaults.maxResponseBytes,
     retry: RetryPolicy.make(config.retry)
   }
   const reasoning = config.reasoning ?? isReasoningModel(config.model)

@@ -34,7 +34,8 @@ export const fixtureEvents: ReadonlyArray<WindowEvent.Draft> = [
   {
     _tag: "MessagesInjected",
     kind: "recall",
-    messages: [msg("rc-1", Message.system("Earlier, the user asked to keep commits small."), 40, "recall")]
+    messages: [msg("rc-1", Message.system("Earlier, the user asked to keep commits small."), 40, "recall")],
+    replacesInHistory: false
   },
   { _tag: "TaskGoalSet", goal: "Fix the failing date parser test", tokens: 8 },
   { _tag: "SubgoalsSet", subgoals: ["Find the test", "Read the parser", "Patch and rerun"], tokens: 12 },

@@ -66,7 +66,8 @@ const windowFor = (s: Scenario): Window.Window => {
     events.push({
       _tag: "MessagesInjected",
       kind: "recall",
-      messages: s.injected.map((tokens, i) => msg(`rc-${i}`, Message.system(`recall ${i}`), tokens, "recall"))
+      messages: s.injected.map((tokens, i) => msg(`rc-${i}`, Message.system(`recall ${i}`), tokens, "recall")),
+      replacesInHistory: false
     })
   }
   if (s.goal) events.push({ _tag: "TaskGoalSet", goal: "ship it", tokens: 3 })

@@ -6,6 +6,7 @@ import * as Stream from "effect/Stream"
 import * as EventCodec from "../EventCodec.js"
 import * as EventHash from "../EventHash.js"
 import type { Envelope, EventLog, StreamInfo } from "../EventLog.js"
+import * as Validation from "../Validation.js"
 import { checkAppend } from "./appendRules.js"
 
 interface State {
@@ -22,6 +23,8 @@ export const make: Effect.Effect<EventLog.Service> = Effect.gen(function* () {
   const append: EventLog.Service["append"] = (stream, events, expected, metadata = {}) =>
     lock.withPermits(1)(
       Effect.gen(function* () {
+        // The boundary rules every backend applies (Validation): bad input is refused before any write.
+        yield* Validation.checkAppend(stream, events, metadata)
         const stored = yield* EventCodec.encodeAll(events)
         const now = yield* Clock.currentTimeMillis
         const current = yield* Ref.get(state)

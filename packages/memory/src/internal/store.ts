@@ -1,4 +1,4 @@
-import { EventCodec, EventHash, EventLog } from "@ctxlog/core"
+import { EventCodec, EventHash, EventLog, Validation } from "@ctxlog/core"
 import * as Chunk from "effect/Chunk"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
@@ -126,6 +126,7 @@ export const make = (backend: Backend, options: StoreOptions): Store => {
 
   const append: EventLog.EventLog.Service["append"] = (stream, events, expected, metadata = {}) =>
     Effect.gen(function* () {
+      yield* Validation.checkAppend(stream, events, metadata)
       // Redact before encoding: the stored bytes, the hash chain and the index only see redacted text.
       // Each event is encoded once; those bytes are hashed and stored, and the recall projection reads
       // them back later (nothing is decoded on this path).
