@@ -278,11 +278,37 @@ export interface Outcome {
   readonly budget: number
 }
 
-/** Counts of the events that show the window being managed. */
-const summarize = (envelopes: ReadonlyArray<EventLog.Envelope>) => {
+/** The turn-loop events that anchor a soft-tier batch: what was appended right before it. */
+const anchorOf = (
+  envelopes: ReadonlyArray<EventLog.Envelope>,
+  index: number
+): "turn start" | "mid-iteration" | undefined => {
+  for (let at = index - 1; at >= 0; at--) {
+    const event = envelopes[at]?.event
+    if (event === undefined) return undefined
+    if (event._tag !== "MessageAppended") continue
+    if (event.message.role === "user") return "turn start"
+    if (event.message.role === "tool") return "mid-iteration"
+    return undefined
+  }
+  return undefined
+}
+
+/**
+ * Counts of the events that show the window being managed. A soft-tier batch (outputs pruned or
+ * deferred summaries applied) is "turn start" when the last message before it is the user's, and
+ * "mid-iteration" when it is a tool result.
+ * @since 0.1.0
+ */
+export const summarize = (envelopes: ReadonlyArray<EventLog.Envelope>) => {
   const count = (predicate: (envelope: EventLog.Envelope) => boolean) => envelopes.filter(predicate).length
   const tier = (name: string) => count((e) => e.event._tag === "Compacted" && e.event.tier === name)
   const renders = envelopes.flatMap((e) => (e.event._tag === "PromptRendered" ? [e.event.tokens.total] : []))
+  const soft = envelopes.flatMap((e, index) =>
+    e.event._tag === "ToolOutputPruned" || e.event._tag === "DeferredSummariesApplied"
+      ? [anchorOf(envelopes, index)]
+      : []
+  )
   return {
     events: envelopes.length,
     renders: renders.length,
@@ -290,7 +316,9 @@ const summarize = (envelopes: ReadonlyArray<EventLog.Envelope>) => {
     pruned: count((e) => e.event._tag === "ToolOutputPruned"),
     deferred: count((e) => e.event._tag === "ToolPairSummaryDeferred"),
     applied: count((e) => e.event._tag === "DeferredSummariesApplied"),
-    soft: tier("soft"),
+    softAtTurnStart: soft.filter((anchor) => anchor === "turn start").length,
+    softMidIteration: soft.filter((anchor) => anchor === "mid-iteration").length,
+    cooldown: tier("soft"),
     hard: tier("hard"),
     proactive: tier("proactive"),
     trimmed: count((e) => e.event._tag === "HistoryTrimmed"),
@@ -371,11 +399,19 @@ export const run = (options: Options): Effect.Effect<Outcome, unknown> =>
           `${s.deferred} / ${s.applied}`,
           "tool-pair summaries recorded / batches applied under pressure"
         ],
-        ["pruned outputs", String(s.pruned), "old tool outputs replaced by a one-line stub (soft tier)"],
-        ["soft compactions", String(s.soft), "template summaries while cooling down (no model call)"],
-        ["hard compactions", String(s.hard), "old history summarized when the soft tier was not enough"],
-        ["proactive", String(s.proactive), "summarized ahead of need after a call's reported usage"],
-        ["trims", String(s.trimmed), "oldest history dropped so render + answer fit the window"],
+        ["pruned outputs", String(s.pruned), "old tool outputs replaced by a one-line stub"],
+        ["soft tier, turn start", String(s.softAtTurnStart), "prune + apply summaries when the window passes 70%"],
+        [
+          "soft tier, mid-iteration",
+          String(s.softMidIteration),
+          "the same between tool calls of one turn (no model call)"
+        ],
+        ["hard compactions", String(s.hard), "old history summarized when the soft tier was not enough (85%)"],
+        ["proactive", String(s.proactive), "summarized ahead of need at the end of a turn (66%)"],
+        ...(s.cooldown === 0
+          ? []
+          : [["cooldown compactions", String(s.cooldown), "template summaries while cooling down"]]),
+        ["trims", String(s.trimmed), "mid-iteration last resort: oldest history dropped (still in the log)"],
         ["seams", String(s.seams), "older history folded into leveled <archived_context>"],
         [
           "largest render",

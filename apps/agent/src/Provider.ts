@@ -248,7 +248,8 @@ export const make = (options: Options): Effect.Effect<Provider, MissingEnv> =>
         return {
           name,
           model,
-          contextWindow,
+          // Ollama's builder floors the window at 4K.
+          contextWindow: builder.ctxWindow,
           outputReserve,
           truncate: builder.truncateToolOutput,
           render: bind(builder, (request) => client.streamRequest(request))
