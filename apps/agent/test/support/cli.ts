@@ -3,7 +3,7 @@
 import { type ChildProcessWithoutNullStreams, execFile, spawn } from "node:child_process"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
-import { ContextService, EventLog, Ids, RecallSource, TokenCounter } from "@ctxlog/core"
+import { ContextService, EventLog, Ids, RecallSource, TokenCounter, type Window } from "@ctxlog/core"
 import { SqliteEventLog } from "@ctxlog/memory"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
@@ -82,14 +82,33 @@ export const waitFor = (child: ChildProcessWithoutNullStreams, pattern: RegExp, 
   })
 
 /** The services to read a database file the agent wrote. */
-export const readLayer = (filename: string) =>
+export const readLayer = (
+  filename: string
+): Layer.Layer<
+  | ContextService.ContextService
+  | SqliteEventLog.Services
+  | TokenCounter.TokenCounter
+  | Ids.Ids
+  | RecallSource.RecallSource,
+  EventLog.StoreError
+> =>
   ContextService.layer.pipe(
     Layer.provideMerge(SqliteEventLog.layer({ filename })),
     Layer.provideMerge(Layer.mergeAll(TokenCounter.layerGpt(), Ids.layerUuidV7, RecallSource.layerEmpty))
   )
 
 /** Every stored event of a stream and the window the log loads for it. */
-export const readStream = (filename: string, stream: string) =>
+export const readStream = (
+  filename: string,
+  stream: string
+): Effect.Effect<
+  {
+    readonly envelopes: ReadonlyArray<EventLog.Envelope>
+    readonly window: Window.Window
+    readonly streams: ReadonlyArray<EventLog.StreamInfo>
+  },
+  unknown
+> =>
   Effect.gen(function* () {
     const log = yield* EventLog.EventLog
     const ctx = yield* ContextService.ContextService
