@@ -393,7 +393,7 @@ export const run = (options: Options): Effect.Effect<Outcome, unknown> =>
         ["user turns", String(turns.length), "scripted user lines, each a full agent turn"],
         ["model calls", String(s.renders), "each one a PromptRendered event (hash of the exact request)"],
         ["events", String(s.events), "everything that changed the window, in one append-only stream"],
-        ["recall injections", String(s.recalled), "older messages brought back for the query (prepareContext)"],
+        ["recall injections", String(s.recalled), "messages recalled for the query, from this and earlier sessions"],
         [
           "deferred summaries",
           `${s.deferred} / ${s.applied}`,
@@ -428,6 +428,8 @@ export const run = (options: Options): Effect.Effect<Outcome, unknown> =>
     ui.line(`  ctxlog window ${stream} ${db}    # the final window, partition by partition`)
     ui.line(`  ctxlog render ${stream} ${db}    # the exact request of any render`)
     ui.line(`  ctxlog serve ${db}    # browse every event, replay any version`)
-    ui.line(`  ctxlog-agent run --session ${stream} ${db}    # carry on talking to it`)
+    ui.line()
+    ui.line(ui.bold("Carry on talking to it"))
+    ui.line(`  pnpm --filter @ctxlog/agent start run --session ${stream} ${db}`)
     return { stream, workspace, testsPass, budget }
   })

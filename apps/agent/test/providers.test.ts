@@ -7,7 +7,7 @@ import { join } from "node:path"
 import { EventHash, Message, ToolPairs, Window } from "@ctxlog/core"
 import { afterAll, assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import { readStream, runCli, sessionOf } from "./support/cli.js"
+import { readStream, runCli, sessionOf, spawnCli, waitFor } from "./support/cli.js"
 import { json, parse, type Received, serve } from "./support/server.js"
 
 const dir = mkdtempSync(join(tmpdir(), "ctxlog-agent-providers-"))
@@ -264,6 +264,69 @@ describe("providers over HTTP", () => {
       120_000
     )
   }
+
+  it.scopedLive(
+    "Ctrl-C during a model call stops it; the log stays consistent and run --session continues",
+    () =>
+      Effect.gen(function* () {
+        // The server starts an answer and then never finishes it.
+        const server = yield* serve((_request, response) => {
+          writeSse(
+            response,
+            [oaChunk({ role: "assistant", content: "" }), oaChunk({ content: "Thinking very slow" })],
+            false
+          )
+        })
+        const ws = workspace("interrupt")
+        const db = join(dir, "interrupt", "agent.db")
+        const child = spawnCli(
+          [
+            "run",
+            "--provider",
+            "openai",
+            "--model",
+            "gpt-test",
+            "--base-url",
+            `${server.url}/v1`,
+            "--workspace",
+            ws,
+            "--db",
+            db
+          ],
+          { env: { OPENAI_API_KEY: "test-openai-key" } }
+        )
+        const header = yield* Effect.promise(() => waitFor(child, /session \S+/))
+        const stream = sessionOf(header)
+        child.stdin.write("please answer\n")
+        yield* Effect.promise(() => waitFor(child, /Thinking very slow/))
+        let stderr = ""
+        child.stderr.on("data", (data: Buffer) => {
+          stderr += data.toString()
+        })
+        const exited = new Promise<void>((resolve) => child.on("exit", () => resolve()))
+        child.kill("SIGINT")
+        yield* Effect.promise(() => exited)
+        assert.include(stderr, `resume with: ctxlog-agent run --session ${stream}`)
+        const before = yield* readStream(db, stream)
+        // The render was recorded; the unfinished answer was not.
+        assert.strictEqual(before.envelopes.at(-1)?.type, "PromptRendered")
+        assert.strictEqual(before.window.history.at(-1)?.role, "user")
+
+        const resumed = yield* Effect.promise(() =>
+          runCli(["run", "--session", stream, "--db", db, "--workspace", ws, "--task", "again, offline"])
+        )
+        assert.strictEqual(resumed.code, 0, resumed.stderr)
+        const { envelopes, window } = yield* readStream(db, stream)
+        assert.strictEqual(envelopes.at(-1)?.type, "TurnCompleted")
+        assert.strictEqual(Message.textOf(window.history.at(-1) ?? { parts: [] }), "You said: again, offline")
+        assert.isTrue(EventHash.verify(envelopes).ok)
+        assert.deepStrictEqual(
+          envelopes.slice(0, before.envelopes.length).map((e) => e.hash),
+          before.envelopes.map((e) => e.hash)
+        )
+      }),
+    120_000
+  )
 
   it.live("a missing key is a clear error naming the variable, and nothing is written", () =>
     Effect.gen(function* () {
