@@ -218,8 +218,10 @@ export const make = (config: Config): Tools => {
           if (entry.isDirectory()) {
             lines.push(`${indent}${entry.name}/`)
             if (depth > 1) await walk(full, depth - 1, `${indent}  `)
+          } else if (entry.isSymbolicLink()) {
+            lines.push(`${indent}${entry.name} -> (symbolic link, not followed)`)
           } else {
-            const stat = await fs.stat(full)
+            const stat = await fs.lstat(full)
             lines.push(`${indent}${entry.name} (${stat.size} bytes)`)
           }
         }
@@ -264,7 +266,9 @@ export const make = (config: Config): Tools => {
       const max = input.maxResults ?? 500
       const hits: Array<string> = []
       const visit = async (at: string): Promise<void> => {
-        const stat = await fs.stat(at)
+        // Symbolic links are not followed: one may point out of the workspace (or at itself).
+        const stat = await fs.lstat(at)
+        if (stat.isSymbolicLink()) return
         if (stat.isDirectory()) {
           const entries = (await fs.readdir(at)).sort()
           for (const entry of entries) if (!skipDirs.has(entry) && hits.length < max) await visit(path.join(at, entry))
