@@ -6,7 +6,8 @@
  *
  * @since 0.1.0
  */
-import { type LanguageModel, Message, type Window } from "@ctxlog/core"
+import { randomUUID } from "node:crypto"
+import { LanguageModel, Message, type Window } from "@ctxlog/core"
 import {
   AnthropicCtx,
   AnthropicModel,
@@ -149,6 +150,23 @@ const neutralRequest = (window: Window.Window, options: CtxBuilder.BuildOptions)
   }
 }
 
+/**
+ * The offline model numbers its tool calls from 1 in every process, so a resumed session would reuse
+ * an id already in its log. Give every call without an id a unique one.
+ */
+const uniqueCallIds =
+  (script: OfflineModel.Script): OfflineModel.Script =>
+  (request, call) => {
+    const reply = script(request, call)
+    if (reply instanceof LanguageModel.ProviderError || reply.toolCalls === undefined) return reply
+    return {
+      ...reply,
+      toolCalls: reply.toolCalls.map((toolCall) =>
+        toolCall.id === undefined ? { ...toolCall, id: `call_${randomUUID().replaceAll("-", "")}` } : toolCall
+      )
+    }
+  }
+
 const bind = <R>(
   builder: CtxBuilder.CtxBuilder<R>,
   send: (request: R, window: Window.Window, options: CtxBuilder.BuildOptions) => Rendered["send"]
@@ -189,7 +207,7 @@ export const make = (options: Options): Effect.Effect<Provider, MissingEnv> =>
     })
     switch (name) {
       case "offline": {
-        const offline = yield* OfflineModel.make(options.script, model)
+        const offline = yield* OfflineModel.make(uniqueCallIds(options.script ?? OfflineModel.echoScript), model)
         const builder = DefaultCtx.make({
           ...common,
           toolOutputLimits: limitFor(DefaultCtx.defaultToolOutputLimits.defaultChars)

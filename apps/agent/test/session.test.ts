@@ -59,7 +59,9 @@ describe("sessions", () => {
         assert.strictEqual(yield* Effect.promise(() => exited), 0)
 
         const resumed = yield* Effect.promise(() =>
-          runCli(["run", "--session", stream, "--db", db, "--workspace", ws], { input: "what did I say first?\n" })
+          runCli(["run", "--session", stream, "--db", db, "--workspace", ws], {
+            input: 'what did I say first?\n/call list_dir {"path": "."}\n'
+          })
         )
         assert.strictEqual(resumed.code, 0, resumed.stderr)
         assert.include(resumed.stdout, `resumed ${stream}`)
@@ -71,9 +73,14 @@ describe("sessions", () => {
           "hello there",
           '/call list_dir {"path": "."}',
           '/call read_file {"path": "../interactive.db"}',
-          "what did I say first?"
+          "what did I say first?",
+          '/call list_dir {"path": "."}'
         ])
-        assert.strictEqual(window.compaction.turn, 4)
+        assert.strictEqual(window.compaction.turn, 5)
+        // Tool calls made in the second process did not reuse the first process's ids.
+        const callIds = window.history.flatMap((m) => Message.toolCallsOf(m).map((call) => call.id))
+        assert.strictEqual(callIds.length, 3)
+        assert.strictEqual(new Set(callIds).size, 3)
         // One system prompt and one knowledge set: resuming did not set them again.
         assert.strictEqual(envelopes.filter((e) => e.type === "SystemPromptSet").length, 1)
         assert.include(Message.textOf(window.knowledge[0] ?? { parts: [] }), "The answer is 42.")
@@ -86,7 +93,7 @@ describe("sessions", () => {
         assert.strictEqual(listed.code, 0, listed.stderr)
         const row = listed.stdout.split("\n").find((line) => line.startsWith(stream))
         assert.isDefined(row)
-        assert.match(row ?? "", new RegExp(`^${stream}\\s+\\S+\\s+4\\s+0\\s+0\\s+${envelopes.length}\\s`))
+        assert.match(row ?? "", new RegExp(`^${stream}\\s+\\S+\\s+5\\s+0\\s+0\\s+${envelopes.length}\\s`))
       }),
     180_000
   )
