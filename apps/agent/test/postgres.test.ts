@@ -1,39 +1,14 @@
 // `--pg`: the same agent on PostgreSQL (a real server, started by the memory package's test setup).
-import { randomUUID } from "node:crypto"
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import pg from "pg"
-import { inject } from "vitest"
 import { runCli, sessionOf } from "./support/cli.js"
-
-declare module "vitest" {
-  export interface ProvidedContext {
-    /** Admin URL of the test server (provided by the memory package's postgresServer.ts). */
-    readonly pgUrl: string
-  }
-}
+import { freshDatabase } from "./support/postgres.js"
 
 const dir = mkdtempSync(join(tmpdir(), "ctxlog-agent-pg-"))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
-
-/** A new empty database on the test server. */
-const freshDatabase = Effect.promise(async () => {
-  const admin = inject("pgUrl")
-  const name = `ctxlog_agent_${randomUUID().replaceAll("-", "").slice(0, 12)}`
-  const client = new pg.Client({ connectionString: admin })
-  await client.connect()
-  try {
-    await client.query(`create database ${name}`)
-  } finally {
-    await client.end()
-  }
-  const url = new URL(admin)
-  url.pathname = `/${name}`
-  return url.toString()
-})
 
 describe("--pg", () => {
   it.live(
