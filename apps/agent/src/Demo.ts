@@ -250,9 +250,21 @@ export const planFor = (workspace: string): ReadonlyArray<PlanTurn> => [
 /** A script that plays the steps queued for the current turn, in order. */
 const scripted = () => {
   let queue: Array<Step> = []
+  let calls = 0
   const script: OfflineModel.Script = (request) => {
     const step = queue.shift() ?? say("(the plan has nothing more for this turn)")
-    return typeof step === "function" ? step(request) : step
+    const reply = typeof step === "function" ? step(request) : step
+    // Numbered ids: unique in the stream, and the same token count on every run, so every run of the
+    // demo crosses the same thresholds.
+    return reply.toolCalls === undefined
+      ? reply
+      : {
+          ...reply,
+          toolCalls: reply.toolCalls.map((toolCall) => ({
+            ...toolCall,
+            id: `demo_call_${String(++calls).padStart(4, "0")}`
+          }))
+        }
   }
   const load = (steps: ReadonlyArray<Step>) => {
     queue = [...steps]
