@@ -38,52 +38,56 @@ const oaChunk = (delta: unknown, finish: string | null = null) =>
   `data: ${JSON.stringify({ id: "chatcmpl-1", object: "chat.completion.chunk", model: "gpt-test", choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`
 const oaUsage = `data: ${JSON.stringify({ id: "chatcmpl-1", object: "chat.completion.chunk", model: "gpt-test", choices: [], usage: { prompt_tokens: 321, completion_tokens: 12, total_tokens: 333 } })}\n\n`
 
-const openaiHandler = (request: Received, response: Parameters<Parameters<typeof serve>[0]>[1], n: number) => {
-  if (request.url !== "/v1/chat/completions" || request.headers.authorization !== "Bearer test-openai-key") {
-    return json(response, 404, { error: { message: `unexpected ${request.url}` } })
-  }
-  if (n === 1)
-    return json(response, 429, { error: { message: "slow down", type: "rate_limit" } }, { "retry-after": "0" })
-  if (n === 2) {
+const openaiHandler =
+  (authorization: string | undefined) =>
+  (request: Received, response: Parameters<Parameters<typeof serve>[0]>[1], n: number) => {
+    if (request.url !== "/v1/chat/completions" || request.headers.authorization !== authorization) {
+      return json(response, 404, { error: { message: `unexpected ${request.url}` } })
+    }
+    if (n === 1)
+      return json(response, 429, { error: { message: "slow down", type: "rate_limit" } }, { "retry-after": "0" })
+    if (n === 2) {
+      return writeSse(response, [
+        oaChunk({ role: "assistant", content: "" }),
+        oaChunk({ content: "Writing a note, " }),
+        oaChunk({ content: "then peeking outside." }),
+        oaChunk({
+          tool_calls: [{ index: 0, id: "call_w", type: "function", function: { name: "write_file", arguments: "" } }]
+        }),
+        oaChunk({ tool_calls: [{ index: 0, function: { arguments: '{"path":"notes/hi.txt",' } }] }),
+        oaChunk({ tool_calls: [{ index: 0, function: { arguments: '"content":"written by the model"}' } }] }),
+        oaChunk({
+          tool_calls: [
+            {
+              index: 1,
+              id: "call_r",
+              type: "function",
+              function: { name: "read_file", arguments: '{"path":"../secret.txt"}' }
+            }
+          ]
+        }),
+        oaChunk({}, "tool_calls"),
+        oaUsage,
+        "data: [DONE]\n\n"
+      ])
+    }
+    if (n === 3) {
+      // A server error in the middle of the stream.
+      writeSse(response, [oaChunk({ role: "assistant", content: "" }), oaChunk({ content: "Half an ans" })], false)
+      response.end(
+        `data: ${JSON.stringify({ error: { message: "The server had an error", type: "server_error" } })}\n\n`
+      )
+      return
+    }
     return writeSse(response, [
       oaChunk({ role: "assistant", content: "" }),
-      oaChunk({ content: "Writing a note, " }),
-      oaChunk({ content: "then peeking outside." }),
-      oaChunk({
-        tool_calls: [{ index: 0, id: "call_w", type: "function", function: { name: "write_file", arguments: "" } }]
-      }),
-      oaChunk({ tool_calls: [{ index: 0, function: { arguments: '{"path":"notes/hi.txt",' } }] }),
-      oaChunk({ tool_calls: [{ index: 0, function: { arguments: '"content":"written by the model"}' } }] }),
-      oaChunk({
-        tool_calls: [
-          {
-            index: 1,
-            id: "call_r",
-            type: "function",
-            function: { name: "read_file", arguments: '{"path":"../secret.txt"}' }
-          }
-        ]
-      }),
-      oaChunk({}, "tool_calls"),
+      oaChunk({ content: "Done: the note is written; " }),
+      oaChunk({ content: "the outside path was refused." }),
+      oaChunk({}, "stop"),
       oaUsage,
       "data: [DONE]\n\n"
     ])
   }
-  if (n === 3) {
-    // A server error in the middle of the stream.
-    writeSse(response, [oaChunk({ role: "assistant", content: "" }), oaChunk({ content: "Half an ans" })], false)
-    response.end(`data: ${JSON.stringify({ error: { message: "The server had an error", type: "server_error" } })}\n\n`)
-    return
-  }
-  return writeSse(response, [
-    oaChunk({ role: "assistant", content: "" }),
-    oaChunk({ content: "Done: the note is written; " }),
-    oaChunk({ content: "the outside path was refused." }),
-    oaChunk({}, "stop"),
-    oaUsage,
-    "data: [DONE]\n\n"
-  ])
-}
 
 // --- Anthropic messages --------------------------------------------------------------------------
 
@@ -176,15 +180,25 @@ const anthropicHandler = (request: Received, response: Parameters<Parameters<typ
 const cases = [
   {
     provider: "openai",
-    handler: openaiHandler,
-    base: (url: string) => `${url}/v1`,
-    env: { OPENAI_API_KEY: "test-openai-key" }
+    model: "gpt-test",
+    handler: openaiHandler("Bearer test-openai-key"),
+    args: (url: string) => ["--base-url", `${url}/v1`],
+    env: (_url: string) => ({ OPENAI_API_KEY: "test-openai-key" })
   },
   {
     provider: "anthropic",
+    model: "claude-test",
     handler: anthropicHandler,
-    base: (url: string) => url,
-    env: { ANTHROPIC_API_KEY: "test-anthropic-key" }
+    args: (url: string) => ["--base-url", url],
+    env: (_url: string) => ({ ANTHROPIC_API_KEY: "test-anthropic-key" })
+  },
+  // Ollama speaks chat completions too; its address comes from OLLAMA_HOST (no key, no --base-url).
+  {
+    provider: "ollama",
+    model: "llama-test",
+    handler: openaiHandler(undefined),
+    args: (_url: string) => [],
+    env: (url: string) => ({ OLLAMA_HOST: url.replace("http://", "") })
   }
 ] as const
 
@@ -205,9 +219,8 @@ describe("providers over HTTP", () => {
                 "--provider",
                 testCase.provider,
                 "--model",
-                testCase.provider === "openai" ? "gpt-test" : "claude-test",
-                "--base-url",
-                testCase.base(server.url),
+                testCase.model,
+                ...testCase.args(server.url),
                 "--workspace",
                 ws,
                 "--db",
@@ -215,7 +228,7 @@ describe("providers over HTTP", () => {
                 "--task",
                 "Leave a note in notes/hi.txt and look at ../secret.txt"
               ],
-              { env: testCase.env }
+              { env: testCase.env(server.url) }
             )
           )
           assert.strictEqual(ran.code, 0, `${ran.stdout}\n${ran.stderr}`)
