@@ -1,0 +1,82 @@
+/**
+ * The agent's sessions as the log holds them: tokens, turns, compactions and last activity.
+ *
+ * @since 0.1.0
+ */
+import { ContextService, EventLog, type Window } from "@ctxlog/core"
+import { RecallIndex } from "@ctxlog/memory"
+import * as Effect from "effect/Effect"
+import * as Stream from "effect/Stream"
+import { owner } from "./Agent.js"
+import type * as Stack from "./Stack.js"
+import { kilo } from "./Ui.js"
+
+/** One session row. @since 0.1.0 */
+export interface SessionInfo {
+  readonly stream: string
+  readonly events: number
+  readonly tokens: number
+  readonly turns: number
+  /** `Compacted` events of any tier. */
+  readonly compactions: number
+  readonly seams: number
+  readonly lastActivity: number
+  readonly window: Window.Window
+}
+
+/** Every session of the agent, most recently active first. @since 0.1.0 */
+export const list: Effect.Effect<ReadonlyArray<SessionInfo>, unknown, Stack.Services> = Effect.gen(function* () {
+  const recall = yield* RecallIndex.RecallIndex
+  const ctx = yield* ContextService.ContextService
+  const log = yield* EventLog.EventLog
+  const streams = yield* recall.streamsOf(owner)
+  return yield* Effect.forEach(streams, (info) =>
+    Effect.gen(function* () {
+      const window = yield* ctx.load(info.stream)
+      const counts = yield* Stream.runFold(log.read(info.stream), { compactions: 0, seams: 0 }, (acc, envelope) => ({
+        compactions: acc.compactions + (envelope.type === "Compacted" ? 1 : 0),
+        seams: acc.seams + (envelope.type === "SeamProduced" || envelope.type === "SeamsRecompacted" ? 1 : 0)
+      }))
+      return {
+        stream: info.stream,
+        events: info.version,
+        tokens: window.tokens.total,
+        turns: window.compaction.turn,
+        compactions: counts.compactions,
+        seams: counts.seams,
+        lastActivity: info.updatedAt,
+        window
+      }
+    })
+  )
+})
+
+/** A plain-text table: columns padded, the first row a header. @since 0.1.0 */
+export const table = (rows: ReadonlyArray<ReadonlyArray<string>>): string => {
+  const widths = rows[0]?.map((_, column) => Math.max(...rows.map((row) => (row[column] ?? "").length))) ?? []
+  return rows
+    .map((row) =>
+      row
+        .map((cell, column) => cell.padEnd(widths[column] ?? 0))
+        .join("  ")
+        .trimEnd()
+    )
+    .join("\n")
+}
+
+/** The sessions as a table. @since 0.1.0 */
+export const format = (sessions: ReadonlyArray<SessionInfo>): string =>
+  sessions.length === 0
+    ? "no sessions yet: start one with `ctxlog-agent run`"
+    : table([
+        ["session", "tokens", "turns", "compactions", "seams", "events", "last activity"],
+        ...sessions.map((session) => [
+          session.stream,
+          kilo(session.tokens),
+          String(session.turns),
+          String(session.compactions),
+          String(session.seams),
+          String(session.events),
+          new Date(session.lastActivity).toISOString().replace("T", " ").slice(0, 19)
+        ])
+      ])

@@ -1,0 +1,89 @@
+/**
+ * The wiring, in one place: the durable log (SQLite file or PostgreSQL), the window service over it,
+ * the token counter, ids, full-text recall across sessions, the compactor and the seam host.
+ *
+ * This is the only module that knows how the ctxlog layers fit together. When the one-line layers
+ * (`Ctxlog.sqlite({ filename })`, `Ctxlog.postgres({ url })`) land, `storage` + `context` collapse
+ * into one of them and nothing else in the app changes.
+ *
+ * @since 0.1.0
+ */
+import { mkdirSync } from "node:fs"
+import * as path from "node:path"
+import { TemplateCompactor } from "@ctxlog/compaction"
+import { type Compactor, ContextService, Ids, type RecallSource, TokenCounter } from "@ctxlog/core"
+import { FullTextRecall, PostgresEventLog, SqliteEventLog } from "@ctxlog/memory"
+import { SeamHost } from "@ctxlog/seam"
+import * as Layer from "effect/Layer"
+
+/** Where the log lives. @since 0.1.0 */
+export type Storage =
+  | {
+      readonly _tag: "sqlite"
+      readonly filename: string
+      /** `normal` trades the last commits on a power cut for speed (the demo uses it). Default `full`. */
+      readonly durability?: "full" | "normal"
+    }
+  | { readonly _tag: "postgres"; readonly url: string }
+
+/** The default database file, relative to the current directory. @since 0.1.0 */
+export const defaultDb = path.join(".ctxlog", "ctxlog.db")
+
+/** Pick the storage from the `--db` / `--pg` options. @since 0.1.0 */
+export const storageOf = (options: { readonly db?: string | undefined; readonly pg?: string | undefined }): Storage =>
+  options.pg !== undefined
+    ? { _tag: "postgres", url: options.pg }
+    : { _tag: "sqlite", filename: options.db ?? defaultDb }
+
+/** How to print a storage for a person (no password). @since 0.1.0 */
+export const describeStorage = (storage: Storage): string =>
+  storage._tag === "sqlite" ? storage.filename : storage.url.replace(/\/\/([^:@/]+):[^@/]*@/, "//$1:***@")
+
+/** The log and its companions (`EventLog`, `WindowRepository`, `SnapshotStore`, `RecallIndex`). @since 0.1.0 */
+export const storageLayer = (storage: Storage): Layer.Layer<SqliteEventLog.Services, SqliteEventLog.OpenError> => {
+  if (storage._tag === "postgres") return PostgresEventLog.layer({ url: storage.url })
+  if (storage.filename !== ":memory:") mkdirSync(path.dirname(path.resolve(storage.filename)), { recursive: true })
+  return SqliteEventLog.layer({ filename: storage.filename, durability: storage.durability ?? "full" })
+}
+
+/** Everything the agent's context pipeline runs on. @since 0.1.0 */
+export type Services =
+  | SqliteEventLog.Services
+  | ContextService.ContextService
+  | TokenCounter.TokenCounter
+  | Ids.Ids
+  | RecallSource.RecallSource
+  | Compactor.Compactor
+  | SeamHost.SeamHost
+
+/** Seam thresholds as shares of the budget: above the soft tier (70%), below the hard one (85%). @since 0.1.0 */
+export const seamRatios = { level1: 0.74, level2: 0.79, level3: 0.83 } as const
+
+/**
+ * The whole stack over a storage, for a compaction budget of `budget` tokens. Compaction and seams
+ * summarize with the deterministic template compactor: no model call, so they cost nothing and
+ * replay the same everywhere.
+ * @since 0.1.0
+ */
+export const layer = (storage: Storage, budget: number): Layer.Layer<Services, unknown> => {
+  const base = Layer.mergeAll(TokenCounter.layerGpt(), Ids.layerUuidV7)
+  const log = storageLayer(storage)
+  const recall = FullTextRecall.layer().pipe(Layer.provide(Layer.merge(log, base)))
+  const context = ContextService.layer.pipe(
+    Layer.provideMerge(recall),
+    Layer.provideMerge(log),
+    Layer.provideMerge(base)
+  )
+  const seams = SeamHost.layer({
+    thresholds: {
+      level1: Math.floor(budget * seamRatios.level1),
+      level2: Math.floor(budget * seamRatios.level2),
+      level3: Math.floor(budget * seamRatios.level3)
+    },
+    verbatimWindow: 6
+  })
+  return seams.pipe(
+    Layer.provideMerge(TemplateCompactor.layer({ maxBytes: Math.max(512, budget) })),
+    Layer.provideMerge(context)
+  )
+}

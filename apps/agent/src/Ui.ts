@@ -1,0 +1,105 @@
+/**
+ * The terminal: streamed answer text, a spinner while a model call or a compaction runs, and one
+ * compact status line after each turn. Colours and the spinner are off when stdout is not a TTY or
+ * `NO_COLOR` is set; then every line is plain text, fit for a log file or a test.
+ *
+ * @since 0.1.0
+ */
+import type { Window } from "@ctxlog/core"
+
+/** What the status line shows after a turn. @since 0.1.0 */
+export interface Status {
+  readonly tokens: Window.Tokens
+  readonly budget: number
+  readonly events: number
+  /** The compaction tier that ran this turn (`none`, `soft`, `hard`, `proactive`, …). */
+  readonly tier: string
+  /** The highest seam level in the window (0 when none). */
+  readonly seamLevel: number
+}
+
+/** The agent's view of the terminal. @since 0.1.0 */
+export interface Ui {
+  readonly color: boolean
+  /** Write streamed text as it arrives (no newline added). */
+  readonly stream: (text: string) => void
+  readonly line: (text?: string) => void
+  readonly dim: (text: string) => string
+  readonly bold: (text: string) => string
+  readonly accent: (text: string) => string
+  readonly warn: (text: string) => string
+  readonly ok: (text: string) => string
+  /** Show a spinner (TTY) or a plain line (not a TTY) until the returned function is called. */
+  readonly spin: (label: string) => () => void
+  readonly status: (status: Status) => void
+}
+
+/** Options of the terminal. @since 0.1.0 */
+export interface Options {
+  readonly out?: NodeJS.WriteStream
+  readonly env?: NodeJS.ProcessEnv
+  /** Print nothing (tests that only look at the log). */
+  readonly quiet?: boolean
+}
+
+const frames = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"]
+
+/** `1234` as `1.2k`. @since 0.1.0 */
+export const kilo = (n: number): string => (Math.abs(n) >= 1000 ? `${(n / 1000).toFixed(1)}k` : String(n))
+
+/** A bar of `width` cells for `used` out of `total`; `!` marks the overflow past the total. @since 0.1.0 */
+export const bar = (used: number, total: number, width = 12): string => {
+  const share = total <= 0 ? 1 : used / total
+  const full = Math.min(width, Math.round(share * width))
+  return `${"█".repeat(full)}${"░".repeat(width - full)}${share > 1 ? "!" : ""}`
+}
+
+/** The status line's text (uncoloured). @since 0.1.0 */
+export const statusText = (status: Status): string => {
+  const t = status.tokens
+  const parts = [
+    `sys ${kilo(t.system)}`,
+    `kn ${kilo(t.knowledge)}`,
+    `task ${kilo(t.taskState + t.signals)}`,
+    `hist ${kilo(t.history)}`
+  ].join(" ")
+  return `${parts} ${bar(t.total, status.budget)} ${kilo(t.total)}/${kilo(status.budget)} │ +${status.events} events │ compaction ${status.tier} │ seam ${status.seamLevel === 0 ? "-" : `L${status.seamLevel}`}`
+}
+
+/** The terminal over stdout. @since 0.1.0 */
+export const make = (options: Options = {}): Ui => {
+  const out = options.out ?? process.stdout
+  const env = options.env ?? process.env
+  const tty = out.isTTY === true
+  const color = tty && (env.NO_COLOR === undefined || env.NO_COLOR === "")
+  const paint = (code: string) => (text: string) => (color ? `\x1b[${code}m${text}\x1b[0m` : text)
+  const write = (text: string) => {
+    if (options.quiet !== true) out.write(text)
+  }
+  const dim = paint("2")
+  return {
+    color,
+    stream: write,
+    line: (text = "") => write(`${text}\n`),
+    dim,
+    bold: paint("1"),
+    accent: paint("36"),
+    warn: paint("33"),
+    ok: paint("32"),
+    spin: (label) => {
+      if (!tty || options.quiet === true) {
+        write(`${label}\n`)
+        return () => {}
+      }
+      let frame = 0
+      const draw = () => write(`\r${paint("36")(frames[frame++ % frames.length] ?? "")} ${dim(label)}\x1b[K`)
+      draw()
+      const timer = setInterval(draw, 80)
+      return () => {
+        clearInterval(timer)
+        write("\r\x1b[K")
+      }
+    },
+    status: (status) => write(`${dim(statusText(status))}\n`)
+  }
+}

@@ -1,0 +1,22 @@
+/**
+ * ctxlog-agent as a library: the pieces of the sample agent, to copy or to reuse.
+ *
+ * @since 0.1.0
+ */
+
+/** The turn loop. @since 0.1.0 */
+export * as Agent from "./Agent.js"
+/** The command line. @since 0.1.0 */
+export * as Cli from "./Cli.js"
+/** The scripted offline demo. @since 0.1.0 */
+export * as Demo from "./Demo.js"
+/** Providers and the budget. @since 0.1.0 */
+export * as Provider from "./Provider.js"
+/** Session listing. @since 0.1.0 */
+export * as Sessions from "./Sessions.js"
+/** The layer wiring. @since 0.1.0 */
+export * as Stack from "./Stack.js"
+/** Workspace tools. @since 0.1.0 */
+export * as Tools from "./Tools.js"
+/** The terminal. @since 0.1.0 */
+export * as Ui from "./Ui.js"

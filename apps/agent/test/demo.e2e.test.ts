@@ -1,0 +1,77 @@
+// `ctxlog-agent demo` end to end, as a user runs it: a real process, a real SQLite file, the sample
+// project copied and fixed. Then the log is checked on its own terms.
+import { execFileSync } from "node:child_process"
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { EventHash, ToolPairs, Window } from "@ctxlog/core"
+import { afterAll, assert, describe, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Agent from "../src/Agent.js"
+import * as Demo from "../src/Demo.js"
+import * as Provider from "../src/Provider.js"
+import * as Tools from "../src/Tools.js"
+import { readStream, runCli, sessionOf } from "./support/cli.js"
+
+const dir = mkdtempSync(join(tmpdir(), "ctxlog-agent-demo-"))
+afterAll(() => rmSync(dir, { recursive: true, force: true }))
+
+describe("ctxlog-agent demo", () => {
+  it.live(
+    "drives the window through every tier, fixes the bug, and leaves a log that replays and verifies",
+    () =>
+      Effect.gen(function* () {
+        const db = join(dir, "demo.db")
+        const runDir = join(dir, "run")
+        const ran = yield* Effect.promise(() => runCli(["demo", "--db", db, "--run-dir", runDir]))
+        assert.strictEqual(ran.code, 0, ran.stderr)
+        const stream = sessionOf(ran.stdout)
+        // The inspector commands name this stream and this file.
+        assert.include(ran.stdout, `ctxlog window ${stream} --db ${db}`)
+        assert.include(ran.stdout, `ctxlog serve --db ${db}`)
+
+        const { envelopes, window } = yield* readStream(db, stream)
+        const counts = Demo.summarize(envelopes)
+        // Each kind of compaction happened, and the rest of the machinery with it.
+        assert.isAbove(counts.softMidIteration, 0, "soft compaction mid-iteration")
+        assert.isAbove(counts.softAtTurnStart, 0, "soft compaction at a turn start")
+        assert.isAbove(counts.hard, 0, "hard compaction")
+        assert.isAbove(counts.proactive, 0, "proactive compaction")
+        assert.isAbove(counts.trimmed, 0, "trimming")
+        assert.isAbove(counts.pruned, 0, "pruning")
+        assert.isAbove(counts.seams, 0, "seams")
+        assert.isAbove(counts.applied, 0, "deferred summaries applied")
+        assert.isAbove(counts.recalled, 0, "recall injected")
+        assert.isAtLeast(counts.renders, Demo.planFor(Demo.sampleDir).length)
+
+        // No render plus its output reserve, tool schemas and reminder exceeded the model's window.
+        const reserved =
+          Demo.outputReserve +
+          Provider.roughTokens(JSON.stringify(Tools.specs)) +
+          Provider.roughTokens(Agent.reminder) +
+          8
+        for (const envelope of envelopes) {
+          if (envelope.event._tag !== "PromptRendered") continue
+          assert.isAtMost(envelope.event.tokens.total + reserved, Demo.contextWindow, `render at v${envelope.version}`)
+        }
+
+        // Replaying the stored events gives the window the log loads; the hash chain is intact.
+        const replayed = Window.replay(envelopes.map((envelope) => envelope.event))
+        assert.deepStrictEqual(yield* Window.encode(replayed), yield* Window.encode(window))
+        assert.strictEqual(window.version, envelopes.length)
+        assert.isTrue(EventHash.verify(envelopes).ok)
+        assert.deepStrictEqual(ToolPairs.pendingCalls(window.history), [])
+        assert.strictEqual(envelopes.at(-1)?.type, "TurnCompleted")
+
+        // The sample project's tests pass in the copy the demo worked on (and failed before).
+        const output = execFileSync(process.execPath, ["--test"], {
+          cwd: join(runDir, "tiny-shop"),
+          env: { ...process.env, NO_COLOR: "1" }
+        }).toString()
+        assert.match(output, /# fail 0/)
+        assert.throws(() => execFileSync(process.execPath, ["--test"], { cwd: Demo.sampleDir, stdio: "pipe" }))
+        assert.match(ran.stdout, /tests\s+pass/)
+      }),
+    240_000
+  )
+})
