@@ -204,6 +204,18 @@ export interface SqliteConnection {
  */
 export const migrateSqlite = async <DB>(connection: SqliteConnection, db: Kysely<DB>): Promise<void> => {
   const all = migrations("sqlite")
+  // Reading first: a database already up to date is not written at all (a read-only open works, and
+  // opens do not queue behind each other's write lock).
+  const tables = connection.prepare(
+    `select "name" from sqlite_master where type = 'table' and name = 'kysely_migration'`
+  )
+  if (tables.all().length > 0) {
+    const done = new Set<string>()
+    for (const row of connection.prepare(`select "name" from "kysely_migration"`).all()) {
+      if (typeof row === "object" && row !== null && "name" in row && typeof row.name === "string") done.add(row.name)
+    }
+    if (Object.keys(all).every((name) => done.has(name)) && [...done].every((name) => name in all)) return
+  }
   connection.exec("BEGIN IMMEDIATE")
   try {
     connection.exec(
