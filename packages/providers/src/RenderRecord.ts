@@ -83,7 +83,13 @@ const ToolSpecs = Schema.Array(
   })
 )
 
-const decodeConfig = Schema.decodeUnknownEither(ProviderConfigSchema, { onExcessProperty: "error" })
+const decodeProviderConfig = Schema.decodeUnknownEither(ProviderConfigSchema, { onExcessProperty: "error" })
+
+/** The builder config a render spec recorded, if it decodes. @since 0.2.0 */
+export const decodeConfig = (spec: WindowEvent.RenderSpec): ProviderConfig | undefined => {
+  const decoded = decodeProviderConfig({ ...spec.config, provider: spec.builder })
+  return Either.isRight(decoded) ? decoded.right : undefined
+}
 const encodeConfig = Schema.encodeSync(ProviderConfigSchema)
 const decodeTools = Schema.decodeUnknownEither(Schema.parseJson(ToolSpecs))
 const isJsonObject = Schema.is(Schema.Record({ key: Schema.String, value: Message.JsonValue }))
@@ -217,7 +223,7 @@ export const rebuild = (
   if (spec === undefined) {
     return fail("not-rebuildable", "the event records no render spec (written by PromptRendered v1)")
   }
-  const config = decodeConfig({ ...spec.config, provider: spec.builder })
+  const config = decodeProviderConfig({ ...spec.config, provider: spec.builder })
   if (Either.isLeft(config)) return fail("bad-spec", `the recorded builder config is invalid: ${config.left.message}`)
   let tools: ReadonlyArray<LanguageModel.ToolSpec> | undefined
   if (spec.toolsSha256 !== undefined) {
