@@ -11,13 +11,13 @@
  * An import decodes every line first (upcasting old schema versions), checks the versions run 1..n,
  * and only then writes the whole stream in one append that expects the stream not to exist: a bad
  * line, an unknown event type or an existing stream writes nothing. The target database's hash chain
- * and timestamps are its own.
+ * and timestamps are its own; a window snapshot at the head is saved after the append.
  *
  * @since 0.1.0
  */
 import { mkdirSync } from "node:fs"
 import { dirname } from "node:path"
-import { EventCodec, EventLog, type WindowEvent } from "@ctxlog/core"
+import { EventCodec, EventLog, type WindowEvent, WindowRepository } from "@ctxlog/core"
 import { PostgresEventLog, Redaction, SqliteEventLog } from "@ctxlog/memory"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -150,10 +150,10 @@ export const write = (
     target._tag === "sqlite"
       ? Effect.sync(() => mkdirSync(dirname(target.filename), { recursive: true })).pipe(
           Effect.zipRight(
-            SqliteEventLog.make({ filename: target.filename, redaction: Redaction.none, snapshotEvery: 0 })
+            SqliteEventLog.make({ filename: target.filename, redaction: Redaction.none, snapshotEvery: 1 })
           )
         )
-      : PostgresEventLog.make({ url: target.url, redaction: Redaction.none, snapshotEvery: 0, maxConnections: 2 })
+      : PostgresEventLog.make({ url: target.url, redaction: Redaction.none, snapshotEvery: 1, maxConnections: 2 })
   return Effect.scoped(
     Effect.gen(function* () {
       const context = yield* open
@@ -162,7 +162,11 @@ export const write = (
       // exists is refused instead, so the caller learns nothing was imported.
       const existing = yield* log.version(stream)
       if (existing > 0) return yield* Effect.fail(fail(`the stream exists already (version ${existing})`))
-      return yield* log.append(stream, events, "no_stream")
+      const appended = yield* log.append(stream, events, "no_stream")
+      // One load through the snapshot-backed repository leaves a window snapshot at the head, so
+      // inspecting the imported stream near its end folds only the tail.
+      yield* Context.get(context, WindowRepository.WindowRepository).load(stream)
+      return appended
     })
   ).pipe(
     Effect.mapError((error) =>

@@ -85,6 +85,38 @@ describe("ctxlog on an imported transcript", () => {
     )
   })
 
+  it("window at the head folds from the snapshot the import saved; an earlier version replays from the start", async () => {
+    const atHead = record(json(await ctxlog(["window", "--db", db, stream, "--json"], temp.dir)))
+    const head = Number(record(atHead.window).version)
+    assert.strictEqual(atHead.foldedFrom, head)
+    const earlier = record(json(await ctxlog(["window", "--db", db, "--at", "10", stream, "--json"], temp.dir)))
+    assert.strictEqual(earlier.foldedFrom, 0)
+    const [check] = list(record(json(await ctxlog(["verify", "--db", db, "--json"], temp.dir))).streams)
+    assert.strictEqual(record(check).snapshot, head)
+  })
+
+  it("import --format openai-chat keeps reasoning_content visible as a marked text part", async () => {
+    const file = join(temp.dir, "reasoning.json")
+    writeFileSync(
+      file,
+      JSON.stringify({
+        messages: [
+          { role: "system", content: "Be brief." },
+          { role: "user", content: "2+2?" },
+          { role: "assistant", content: "4", reasoning_content: "Adding two and two gives four." }
+        ]
+      })
+    )
+    const target = join(temp.dir, "reasoning.db")
+    assert.strictEqual((await ctxlog(["import", "--format", "openai-chat", "--db", target, file], temp.dir)).code, 0)
+    const window = record(json(await ctxlog(["window", "--db", target, "reasoning", "--json"], temp.dir))).window
+    const last = record(list(record(window).history).at(-1))
+    assert.strictEqual(last.role, "assistant")
+    assert.match(String(last.preview), /^\[reasoning_content\] Adding two and two gives four\. 4$/)
+    const render = await ctxlog(["render", "--db", target, "reasoning"], temp.dir)
+    assert.include(render.stdout, "Adding two and two gives four.")
+  })
+
   it("blame names the pruning event of a pruned tool output; diff lists what changed between versions", async () => {
     const blame = record(json(await ctxlog(["blame", "--db", db, stream, "--json"], temp.dir)))
     const messages = list(blame.messages).map(record)

@@ -1,0 +1,79 @@
+// `window --at` near the end of a 100k-event stream: from the stored snapshot (what the CLI and the
+// viewer do) against a full replay from the first event. Printed, not asserted: numbers depend on the
+// machine. Run: pnpm --filter @ctxlog/inspector bench  (BENCH_EVENTS to change the stream length)
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { EventLog, type WindowEvent, WindowRepository } from "@ctxlog/core"
+import { Redaction, SqliteEventLog } from "@ctxlog/memory"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import { Inspect, Queries, Source } from "../src/index.js"
+
+const total = Number(process.env.BENCH_EVENTS ?? 100_000)
+const dir = mkdtempSync(join(tmpdir(), "ctxlog-bench-inspector-"))
+const filename = join(dir, "long.db")
+const stream = "long"
+
+const event = (i: number): WindowEvent.WindowEvent =>
+  i % 50 === 49
+    ? { _tag: "TurnCompleted", id: `e${i}` }
+    : i % 200 === 199
+      ? { _tag: "HistoryTrimmed", id: `e${i}`, budget: 4000, removedIds: [`m${i - 150}`, `m${i - 149}`] }
+      : {
+          _tag: "MessageAppended",
+          id: `e${i}`,
+          message: {
+            id: `m${i}`,
+            role: i % 2 === 0 ? "user" : "assistant",
+            kind: "chat",
+            parts: [{ type: "text", text: `message ${i} `.repeat(8) }],
+            tokens: 24
+          }
+        }
+
+const time = async <A>(label: string, run: () => Promise<A>): Promise<A> => {
+  const started = performance.now()
+  const result = await run()
+  console.log(`${label.padEnd(52)} ${(performance.now() - started).toFixed(1).padStart(9)} ms`)
+  return result
+}
+
+const main = Effect.gen(function* () {
+  const context = yield* SqliteEventLog.make({
+    filename,
+    durability: "normal",
+    redaction: Redaction.none,
+    snapshotEvery: 1
+  })
+  const log = Context.get(context, EventLog.EventLog)
+  for (let start = 0; start < total; start += 1000) {
+    const batch = Array.from({ length: Math.min(1000, total - start) }, (_, k) => event(start + k))
+    yield* log.append(stream, batch, start)
+  }
+  // The agent's own load leaves a snapshot at the head (as a running agent's repository does).
+  yield* Context.get(context, WindowRepository.WindowRepository).load(stream)
+}).pipe(Effect.scoped)
+
+await time(`write ${total} events and a head snapshot`, () => Effect.runPromise(main))
+await Effect.runPromise(
+  Effect.scoped(
+    Effect.gen(function* () {
+      const source = yield* Source.sqlite(filename)
+      const head = yield* source.version(stream)
+      const at = head - 5
+      const fromSnapshot = yield* Effect.promise(() =>
+        time(`window --at ${at} (snapshot + tail)`, () => Effect.runPromise(Inspect.windowAt(source, stream, at)))
+      )
+      const full = yield* Effect.promise(() =>
+        time(`window --at ${at} (full replay from version 1)`, () =>
+          Effect.runPromise(Effect.map(Inspect.entries(source, stream, { to: at }), (all) => Queries.windowAt(all, at)))
+        )
+      )
+      console.log(
+        `folded from ${fromSnapshot.from === 0 ? "version 0 (no snapshot used)" : `the snapshot at ${fromSnapshot.from}`}; same window: ${JSON.stringify(fromSnapshot.window) === JSON.stringify(full)}`
+      )
+    })
+  )
+)
+rmSync(dir, { recursive: true, force: true })
