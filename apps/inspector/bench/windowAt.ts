@@ -15,12 +15,13 @@ const dir = mkdtempSync(join(tmpdir(), "ctxlog-bench-inspector-"))
 const filename = join(dir, "long.db")
 const stream = "long"
 
+// Mostly cheap events (goals, signals, renders' neighbours), one message in five: the recall index
+// that every appended message feeds would otherwise dominate the time to build the stream.
 const event = (i: number): WindowEvent.WindowEvent =>
   i % 50 === 49
     ? { _tag: "TurnCompleted", id: `e${i}` }
-    : i % 200 === 199
-      ? { _tag: "HistoryTrimmed", id: `e${i}`, budget: 4000, removedIds: [`m${i - 150}`, `m${i - 149}`] }
-      : {
+    : i % 5 === 0
+      ? {
           _tag: "MessageAppended",
           id: `e${i}`,
           message: {
@@ -31,6 +32,9 @@ const event = (i: number): WindowEvent.WindowEvent =>
             tokens: 24
           }
         }
+      : i % 500 === 499
+        ? { _tag: "HistoryTrimmed", id: `e${i}`, budget: 4000, removedIds: [`m${i - 399}`, `m${i - 394}`] }
+        : { _tag: "SubgoalsSet", id: `e${i}`, subgoals: [`step ${i}`], tokens: 3 }
 
 const time = async <A>(label: string, run: () => Promise<A>): Promise<A> => {
   const started = performance.now()
@@ -47,8 +51,8 @@ const main = Effect.gen(function* () {
     snapshotEvery: 1
   })
   const log = Context.get(context, EventLog.EventLog)
-  for (let start = 0; start < total; start += 1000) {
-    const batch = Array.from({ length: Math.min(1000, total - start) }, (_, k) => event(start + k))
+  for (let start = 0; start < total; start += 5000) {
+    const batch = Array.from({ length: Math.min(5000, total - start) }, (_, k) => event(start + k))
     yield* log.append(stream, batch, start)
   }
   // The agent's own load leaves a snapshot at the head (as a running agent's repository does).
