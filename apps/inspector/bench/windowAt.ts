@@ -1,5 +1,6 @@
 // `window --at` near the end of a 100k-event stream: from the stored snapshot (what the CLI and the
-// viewer do) against a full replay from the first event. Printed, not asserted: numbers depend on the
+// viewer do; the snapshot is 20 events behind the head) against a full replay from the first event.
+// Only the newest snapshot of a stream is stored, so a version before it replays from the start. Printed, not asserted: numbers depend on the
 // machine. Run: pnpm --filter @ctxlog/inspector bench  (BENCH_EVENTS to change the stream length)
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -14,6 +15,8 @@ const total = Number(process.env.BENCH_EVENTS ?? 100_000)
 const dir = mkdtempSync(join(tmpdir(), "ctxlog-bench-inspector-"))
 const filename = join(dir, "long.db")
 const stream = "long"
+/** Events appended after the snapshot. */
+const tail = 20
 
 // Mostly cheap events (goals, signals, renders' neighbours), one message in five: the recall index
 // that every appended message feeds would otherwise dominate the time to build the stream.
@@ -51,12 +54,19 @@ const main = Effect.gen(function* () {
     snapshotEvery: 1
   })
   const log = Context.get(context, EventLog.EventLog)
-  for (let start = 0; start < total; start += 5000) {
-    const batch = Array.from({ length: Math.min(5000, total - start) }, (_, k) => event(start + k))
+  const snapshotAt = total - tail
+  for (let start = 0; start < snapshotAt; start += 5000) {
+    const batch = Array.from({ length: Math.min(5000, snapshotAt - start) }, (_, k) => event(start + k))
     yield* log.append(stream, batch, start)
   }
-  // The agent's own load leaves a snapshot at the head (as a running agent's repository does).
+  // A load leaves a snapshot (as a running agent's repository does every 100 events); the agent then
+  // appends a few more events, so the head is past the snapshot.
   yield* Context.get(context, WindowRepository.WindowRepository).load(stream)
+  yield* log.append(
+    stream,
+    Array.from({ length: tail }, (_, k) => event(snapshotAt + k)),
+    snapshotAt
+  )
 }).pipe(Effect.scoped)
 
 await time(`write ${total} events and a head snapshot`, () => Effect.runPromise(main))
