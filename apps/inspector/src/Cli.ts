@@ -84,8 +84,8 @@ const streamsCommand = Command.make("streams", common, (options) =>
       const infos = yield* source.streams()
       const summaries: Array<Queries.StreamSummary> = []
       for (const info of infos) {
-        const all = yield* Inspect.entries(source, info.stream)
-        const { window } = yield* Inspect.windowAt(source, info.stream, all.at(-1)?.version ?? 0)
+        const all = yield* Inspect.entries(source, info.stream, { types: Queries.summaryTypes })
+        const { window } = yield* Inspect.windowAt(source, info.stream, info.version)
         summaries.push(Queries.summarize(info.stream, all, window, info.updatedAt))
       }
       yield* out(options, summaries, () =>

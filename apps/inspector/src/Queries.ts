@@ -471,7 +471,14 @@ export interface StreamSummary {
   readonly turns: number
 }
 
-/** Summarize a stream from its entries and its current window. @since 0.1.0 */
+/**
+ * The event types a summary counts: a summary reads only these (and the window at the head, from the
+ * snapshot), not the whole stream.
+ * @since 0.1.0
+ */
+export const summaryTypes: ReadonlyArray<WindowEvent.EventType> = [...compactionTypes, ...seamTypes, "PromptRendered"]
+
+/** Summarize a stream from its entries (at least those of {@link summaryTypes}) and its current window. @since 0.1.0 */
 export const summarize = (
   stream: string,
   entries: ReadonlyArray<Entry>,

@@ -58,8 +58,8 @@ const api = (source: Source, path: ReadonlyArray<string>, query: URLSearchParams
       const infos = yield* source.streams()
       const out: Array<Queries.StreamSummary> = []
       for (const info of infos) {
-        const entries = yield* Inspect.entries(source, info.stream)
-        const { window } = yield* Inspect.windowAt(source, info.stream, entries.at(-1)?.version ?? 0)
+        const entries = yield* Inspect.entries(source, info.stream, { types: Queries.summaryTypes })
+        const { window } = yield* Inspect.windowAt(source, info.stream, info.version)
         out.push(Queries.summarize(info.stream, entries, window, info.updatedAt))
       }
       return out
