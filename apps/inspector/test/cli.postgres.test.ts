@@ -5,13 +5,7 @@ import { join } from "node:path"
 import { afterAll, assert, describe, inject, it } from "@effect/vitest"
 import pg from "pg"
 import { ctxlogInProcess, tempDir, transcripts } from "./support/cli.js"
-
-declare module "vitest" {
-  export interface ProvidedContext {
-    /** Admin URL of the test server (packages/memory/test/support/postgresServer.ts). */
-    readonly pgUrl: string
-  }
-}
+import "./support/pgUrl.js"
 
 const temp = tempDir("ctxlog-pg-")
 afterAll(() => temp.cleanup())
