@@ -7,6 +7,9 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import { EventLog } from "@ctxlog/core"
+import { SqliteEventLog } from "@ctxlog/memory"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Scope from "effect/Scope"
@@ -57,6 +60,40 @@ afterAll(async () => {
   if (scope !== undefined) await Effect.runPromise(Scope.close(scope, Exit.void))
   temp.cleanup()
 })
+
+/** The stream's head version, read with the CLI. */
+const currentHead = async () => {
+  const streams: unknown = JSON.parse((await ctxlogInProcess(["streams", "--db", db, "--json"])).stdout)
+  return Array.isArray(streams) ? Number(record(streams[0]).events) : 0
+}
+
+/** Append a user message and a turn end, as a running agent would (a separate writer on the file). */
+const appendTurn = (filename: string, name: string, expected: number) =>
+  Effect.runPromise(
+    Effect.scoped(
+      Effect.gen(function* () {
+        const context = yield* SqliteEventLog.make({ filename })
+        yield* Context.get(context, EventLog.EventLog).append(
+          name,
+          [
+            {
+              _tag: "MessageAppended",
+              id: "live-1",
+              message: {
+                id: "live-m1",
+                role: "user",
+                kind: "chat",
+                parts: [{ type: "text", text: "still there?" }],
+                tokens: 4
+              }
+            },
+            { _tag: "TurnCompleted", id: "live-2" }
+          ],
+          expected
+        )
+      })
+    )
+  )
 
 const record = (value: unknown): Record<string, unknown> =>
   typeof value === "object" && value !== null ? Object.fromEntries(Object.entries(value)) : {}
@@ -149,6 +186,12 @@ describe("ctxlog serve in a browser", () => {
       const status = page.locator('[data-testid="render-status"]')
       await status.waitFor()
       assert.include(await status.textContent(), "verified sha256")
+      // Live tail: an agent appends to the log while the page is open; with "follow live" the head and
+      // the selection move to the new version.
+      const head = await currentHead()
+      await page.locator('header input[type="checkbox"]').check()
+      await appendTurn(db, stream, head)
+      await page.locator(`[data-testid="window"][data-version="${head + 2}"]`).waitFor({ timeout: 60_000 })
       mkdirSync(artifacts, { recursive: true })
       await page.screenshot({ path: join(artifacts, "viewer.png"), fullPage: true })
       assert.isTrue(existsSync(join(artifacts, "viewer.png")))
