@@ -123,8 +123,28 @@ const historyClearedV1: Upcaster = {
   up: (data) => (isRecord(data) ? { ...data, scope: "history" } : data)
 }
 
+/**
+ * PromptRendered v1 recorded only provider, model, tokens and the request hash. v2 adds the optional
+ * `render` spec and `blobs`; a v1 event has neither, so it decodes as a render that cannot be rebuilt.
+ * Any stray spec-looking field an old writer left is dropped rather than trusted.
+ */
+const promptRenderedV1: Upcaster = {
+  type: "PromptRendered",
+  fromVersion: 1,
+  up: (data) => {
+    if (!isRecord(data)) return data
+    const { render: _render, blobs: _blobs, ...v1 } = data
+    return v1
+  }
+}
+
 /** The built-in upcasters, oldest first. @since 0.1.0 */
-export const upcasters: ReadonlyArray<Upcaster> = [messageAppendedV1, messagesInjectedV1, historyClearedV1]
+export const upcasters: ReadonlyArray<Upcaster> = [
+  messageAppendedV1,
+  messagesInjectedV1,
+  historyClearedV1,
+  promptRenderedV1
+]
 
 const decodeEvent = Schema.decodeUnknownEither(WindowEvent)
 const encodeEvent = Schema.encodeEither(WindowEvent)

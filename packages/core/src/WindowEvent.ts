@@ -8,7 +8,7 @@
  * @since 0.1.0
  */
 import * as Schema from "effect/Schema"
-import { InjectedKind, Message } from "./Message.js"
+import { InjectedKind, JsonValue, Message } from "./Message.js"
 import { Signal, Tokens } from "./Window.js"
 
 /** An event id. @since 0.1.0 */
@@ -89,13 +89,49 @@ export const ConversationContinued = Schema.TaggedStruct("ConversationContinued"
 })
 /** A turn ended (drives compaction cooldowns and counters). @since 0.1.0 */
 export const TurnCompleted = Schema.TaggedStruct("TurnCompleted", { ...base })
-/** A request was rendered for a provider. Clears signals. @since 0.1.0 */
+/**
+ * A large, repeated part of a render (tool schemas), stored once per stream and referenced by the
+ * SHA-256 (hex) of `content`.
+ * @since 0.2.0
+ */
+export const RenderBlob = Schema.Struct({ sha256: Schema.String, content: Schema.String })
+/** @since 0.2.0 */
+export type RenderBlob = typeof RenderBlob.Type
+
+/**
+ * What a re-render needs besides the window at the version before the render: the builder, its
+ * configuration, and the per-render options. Tools are referenced by the hash of a {@link RenderBlob}.
+ * @since 0.2.0
+ */
+export const RenderSpec = Schema.Struct({
+  /** The builder's provider config tag (`anthropic`, `openai`, `ollama`, `default`). */
+  builder: Schema.String,
+  /** The builder's configuration as JSON (the provider package decodes it). */
+  config: Schema.Record({ key: Schema.String, value: JsonValue }),
+  systemPrompt: Schema.optional(Schema.String),
+  turnReminder: Schema.optional(Schema.String),
+  /** SHA-256 of the blob holding the tool specs (JSON array), when tools were sent. */
+  toolsSha256: Schema.optional(Schema.String),
+  maxOutputTokens: Schema.optional(Schema.Int),
+  temperature: Schema.optional(Schema.JsonNumber)
+})
+/** @since 0.2.0 */
+export type RenderSpec = typeof RenderSpec.Type
+
+/**
+ * A request was rendered for a provider. Clears signals. Since schema v2 it may carry the `render`
+ * spec that rebuilds the request from the window before it, and the `blobs` that spec references
+ * which this stream does not hold yet. A v1 event (no spec) is not rebuildable.
+ * @since 0.1.0
+ */
 export const PromptRendered = Schema.TaggedStruct("PromptRendered", {
   ...base,
   provider: Schema.String,
   model: Schema.String,
   tokens: Tokens,
-  sha256: Schema.String
+  sha256: Schema.String,
+  render: Schema.optional(RenderSpec),
+  blobs: Schema.optional(Schema.Array(RenderBlob))
 })
 /**
  * What the provider reported for a call. `inputTokens` is the whole prompt, cached tokens included;
@@ -293,7 +329,7 @@ export const schemaVersions: { readonly [T in EventType]: number } = {
   ConversationReset: 1,
   ConversationContinued: 1,
   TurnCompleted: 1,
-  PromptRendered: 1,
+  PromptRendered: 2,
   UsageReported: 1,
   ToolOutputPruned: 1,
   ToolPairsQueued: 1,

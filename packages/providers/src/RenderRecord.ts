@@ -1,15 +1,28 @@
 /**
  * Recording renders and usage in the log. `recordRender` appends `PromptRendered { provider, model,
- * tokens, sha256 }` where the hash covers the exact bytes the clients send ({@link serialize});
+ * tokens, sha256 }` where the hash covers the exact bytes the clients send ({@link serialize}). Given
+ * the builder's config and the render options it also records the `render` spec that rebuilds the
+ * request ({@link rebuild}); tool schemas are stored once per stream as a content-addressed blob.
  * `recordUsage` appends `UsageReported`, whose running totals (`window.calibration`) correct later
  * token estimates for models with no local tokenizer.
  *
  * @since 0.1.0
  */
-import { ContextService, EventHash, type EventLog, type LanguageModel } from "@ctxlog/core"
+import {
+  ContextService,
+  EventHash,
+  EventLog,
+  type LanguageModel,
+  Message,
+  type Window,
+  type WindowEvent
+} from "@ctxlog/core"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import type { Built } from "./CtxBuilder.js"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
+import { type BuildOptions, type Built, forProvider, type ProviderConfig } from "./CtxBuilder.js"
 
 /** The exact request body the clients send: `JSON.stringify` of the built request. @since 0.1.0 */
 export const serialize = (request: unknown): string => JSON.stringify(request)
@@ -23,25 +36,227 @@ export interface Target {
   readonly model: string
 }
 
-/** Append `PromptRendered` for a built request. @since 0.1.0 */
+// Exact optionals: the builder configs do not accept an explicit `undefined`.
+const opt = <S extends Schema.Schema.Any>(schema: S) => Schema.optionalWith(schema, { exact: true })
+
+const Limits = Schema.Struct({
+  defaultChars: Schema.Number,
+  perTool: opt(Schema.Record({ key: Schema.String, value: Schema.Number })),
+  headRatio: opt(Schema.Number)
+})
+const common = {
+  model: Schema.String,
+  contextWindow: opt(Schema.Number),
+  compressionThreshold: opt(Schema.Number),
+  toolOutputLimits: opt(Limits),
+  maxOutputTokens: opt(Schema.Number)
+}
+
+/** The JSON shape of a {@link ProviderConfig}, as a render spec stores it. @since 0.2.0 */
+export const ProviderConfigSchema = Schema.Union(
+  Schema.Struct({
+    provider: Schema.Literal("anthropic"),
+    ...common,
+    minCacheableTokens: opt(Schema.Number),
+    cacheTtl: opt(Schema.Literal("5m", "1h")),
+    promptCaching: opt(Schema.Boolean)
+  }),
+  Schema.Struct({
+    provider: Schema.Literal("openai"),
+    ...common,
+    api: opt(Schema.Literal("chat_completions", "responses")),
+    reasoning: opt(Schema.Boolean)
+  }),
+  Schema.Struct({
+    provider: Schema.Literal("ollama"),
+    ...common,
+    toolDescriptionChars: opt(Schema.Number)
+  }),
+  Schema.Struct({ provider: Schema.Literal("default"), ...common })
+)
+
+const ToolSpecs = Schema.Array(
+  Schema.Struct({
+    name: Schema.String,
+    description: Schema.String,
+    inputSchema: Schema.Record({ key: Schema.String, value: Message.JsonValue })
+  })
+)
+
+const decodeProviderConfig = Schema.decodeUnknownEither(ProviderConfigSchema, { onExcessProperty: "error" })
+
+/** The builder config a render spec recorded, if it decodes. @since 0.2.0 */
+export const decodeConfig = (spec: WindowEvent.RenderSpec): ProviderConfig | undefined => {
+  const decoded = decodeProviderConfig({ ...spec.config, provider: spec.builder })
+  return Either.isRight(decoded) ? decoded.right : undefined
+}
+const encodeConfig = Schema.encodeSync(ProviderConfigSchema)
+const decodeTools = Schema.decodeUnknownEither(Schema.parseJson(ToolSpecs))
+const isJsonObject = Schema.is(Schema.Record({ key: Schema.String, value: Message.JsonValue }))
+
+/** The builder config and options of a render: what {@link recordRender} stores to rebuild it. @since 0.2.0 */
+export interface RenderInput {
+  readonly config: ProviderConfig
+  readonly options?: BuildOptions
+}
+
+/** The JSON text of the tools blob: the tool specs in order. @since 0.2.0 */
+export const toolsBlob = (tools: ReadonlyArray<LanguageModel.ToolSpec>): WindowEvent.RenderBlob => {
+  const content = JSON.stringify(tools)
+  return { sha256: EventHash.sha256(content), content }
+}
+
+/** The render spec of a config and options, and the blobs it references. @since 0.2.0 */
+export const specOf = (
+  input: RenderInput
+): { readonly spec: WindowEvent.RenderSpec; readonly blobs: ReadonlyArray<WindowEvent.RenderBlob> } => {
+  const options = input.options ?? {}
+  const config: unknown = encodeConfig(input.config)
+  const blob = options.tools === undefined ? undefined : toolsBlob(options.tools)
+  return {
+    spec: {
+      builder: input.config.provider,
+      config: isJsonObject(config) ? config : {},
+      ...(options.systemPrompt === undefined ? {} : { systemPrompt: options.systemPrompt }),
+      ...(options.turnReminder === undefined ? {} : { turnReminder: options.turnReminder }),
+      ...(blob === undefined ? {} : { toolsSha256: blob.sha256 }),
+      ...(options.maxOutputTokens === undefined ? {} : { maxOutputTokens: options.maxOutputTokens }),
+      ...(options.temperature === undefined ? {} : { temperature: options.temperature })
+    },
+    blobs: blob === undefined ? [] : [blob]
+  }
+}
+
+// Blob hashes each stream already holds, per log: filled by one read of the stream the first time a
+// process records a render into it, then kept up to date by this process's own appends. A miss only
+// stores a blob again, which rebuilds the same way.
+const storedBlobs = new WeakMap<object, Map<string, Set<string>>>()
+
+const blobsOf = (event: WindowEvent.WindowEvent): ReadonlyArray<WindowEvent.RenderBlob> =>
+  event._tag === "PromptRendered" ? (event.blobs ?? []) : []
+
+const knownBlobs = (stream: EventLog.StreamId) =>
+  Effect.flatMap(Effect.serviceOption(EventLog.EventLog), (log) => {
+    if (Option.isNone(log)) return Effect.succeed(new Set<string>())
+    const byStream = storedBlobs.get(log.value) ?? new Map<string, Set<string>>()
+    storedBlobs.set(log.value, byStream)
+    const cached = byStream.get(stream)
+    if (cached !== undefined) return Effect.succeed(cached)
+    return log.value.read(stream).pipe(
+      Stream.runFold(new Set<string>(), (known, envelope) => {
+        for (const blob of blobsOf(envelope.event)) known.add(blob.sha256)
+        return known
+      }),
+      Effect.tap((known) => Effect.sync(() => byStream.set(stream, known)))
+    )
+  })
+
+/**
+ * Append `PromptRendered` for a built request. With `input` (the builder config and the options the
+ * request was built with) the event also records how to rebuild it; tool schemas go into a blob the
+ * first time this stream sees them.
+ * @since 0.1.0
+ */
 export const recordRender = (
   stream: EventLog.StreamId,
   built: Built<unknown>,
-  target: Target
+  target: Target,
+  input?: RenderInput
 ): Effect.Effect<ContextService.Outcome, ContextService.LogError, ContextService.ContextService> =>
-  Effect.flatMap(ContextService.ContextService, (service) =>
-    service.run(stream, () =>
+  Effect.gen(function* () {
+    const service = yield* ContextService.ContextService
+    const recorded = input === undefined ? undefined : specOf(input)
+    const known = recorded === undefined || recorded.blobs.length === 0 ? new Set<string>() : yield* knownBlobs(stream)
+    const blobs = recorded?.blobs.filter((blob) => !known.has(blob.sha256)) ?? []
+    const outcome = yield* service.run(stream, () =>
       Either.right([
         {
           _tag: "PromptRendered",
           provider: target.provider,
           model: target.model,
           tokens: built.stats.tokens,
-          sha256: requestSha256(built.request)
+          sha256: requestSha256(built.request),
+          ...(recorded === undefined ? {} : { render: recorded.spec }),
+          ...(blobs.length === 0 ? {} : { blobs })
         }
       ])
     )
-  )
+    for (const blob of blobs) known.add(blob.sha256)
+    return outcome
+  })
+
+/** Why a recorded render could not be rebuilt, or rebuilt to other bytes. @since 0.2.0 */
+export class RenderMismatch extends Schema.TaggedError<RenderMismatch>()("RenderMismatch", {
+  version: Schema.Number,
+  reason: Schema.Literal("not-rebuildable", "bad-spec", "missing-blob", "invalid-request", "hash-mismatch"),
+  detail: Schema.String
+}) {
+  override get message(): string {
+    return `render at version ${this.version}: ${this.detail}`
+  }
+}
+
+/** A request rebuilt from the log and checked against its recorded hash. @since 0.2.0 */
+export interface Rebuilt {
+  readonly version: number
+  readonly request: unknown
+  /** The serialized request (the hashed bytes). */
+  readonly body: string
+  readonly sha256: string
+  readonly recordedSha256: string
+}
+
+/**
+ * Rebuild the request a `PromptRendered` event recorded, from the window just before it (the stream
+ * at `version - 1`) and the blobs the stream holds by then, and check it against the recorded hash.
+ * @since 0.2.0
+ */
+export const rebuild = (
+  before: Window.Window,
+  event: WindowEvent.EventOf<"PromptRendered">,
+  version: number,
+  blobs: ReadonlyMap<string, string>
+): Either.Either<Rebuilt, RenderMismatch> => {
+  const fail = (reason: RenderMismatch["reason"], detail: string) =>
+    Either.left(new RenderMismatch({ version, reason, detail }))
+  const spec = event.render
+  if (spec === undefined) {
+    return fail("not-rebuildable", "the event records no render spec (written by PromptRendered v1)")
+  }
+  const config = decodeProviderConfig({ ...spec.config, provider: spec.builder })
+  if (Either.isLeft(config)) return fail("bad-spec", `the recorded builder config is invalid: ${config.left.message}`)
+  let tools: ReadonlyArray<LanguageModel.ToolSpec> | undefined
+  if (spec.toolsSha256 !== undefined) {
+    const content = blobs.get(spec.toolsSha256)
+    if (content === undefined) return fail("missing-blob", `the tools blob ${spec.toolsSha256} is not in the stream`)
+    const decoded = decodeTools(content)
+    if (Either.isLeft(decoded)) return fail("bad-spec", `the tools blob is invalid: ${decoded.left.message}`)
+    tools = decoded.right
+  }
+  const options: BuildOptions = {
+    ...(spec.systemPrompt === undefined ? {} : { systemPrompt: spec.systemPrompt }),
+    ...(spec.turnReminder === undefined ? {} : { turnReminder: spec.turnReminder }),
+    ...(tools === undefined ? {} : { tools }),
+    ...(spec.maxOutputTokens === undefined ? {} : { maxOutputTokens: spec.maxOutputTokens }),
+    ...(spec.temperature === undefined ? {} : { temperature: spec.temperature })
+  }
+  const built = forProvider(config.right).build(before, options)
+  if (Either.isLeft(built)) return fail("invalid-request", built.left.message)
+  const body = serialize(built.right.request)
+  const sha256 = EventHash.sha256(body)
+  if (sha256 !== event.sha256) {
+    return fail("hash-mismatch", `rebuilt request hashes to ${sha256}, the log recorded ${event.sha256}`)
+  }
+  return Either.right({ version, request: built.right.request, body, sha256, recordedSha256: event.sha256 })
+}
+
+/** The blobs recorded by a run of events, by hash (first one wins). @since 0.2.0 */
+export const collectBlobs = (events: Iterable<WindowEvent.WindowEvent>, into = new Map<string, string>()) => {
+  for (const event of events) {
+    for (const blob of blobsOf(event)) if (!into.has(blob.sha256)) into.set(blob.sha256, blob.content)
+  }
+  return into
+}
 
 /**
  * Append `UsageReported`. `estimatedInputTokens` must be the *uncalibrated* local estimate of the

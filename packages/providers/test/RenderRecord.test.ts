@@ -1,9 +1,20 @@
-import { ContextService, EventLog, Ids, Message, RecallSource, TokenCounter, WindowRepository } from "@ctxlog/core"
+import {
+  ContextService,
+  EventLog,
+  Ids,
+  Message,
+  RecallSource,
+  TokenCounter,
+  Window,
+  WindowRepository
+} from "@ctxlog/core"
+import * as Chunk from "effect/Chunk"
+import * as Stream from "effect/Stream"
 import { assert, describe, it, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
-import { AnthropicCtx, RenderRecord, TokenEstimate } from "../src/index.js"
+import { AnthropicCtx, CtxBuilder, RenderRecord, TokenEstimate } from "../src/index.js"
 
 const live = ContextService.layer.pipe(
   Layer.provideMerge(WindowRepository.layerReplay),
@@ -40,6 +51,68 @@ layer(live)("RenderRecord", (it) => {
       if (Either.isLeft(next)) return yield* Effect.die(next.left)
       assert.notInclude(JSON.stringify(next.right.request), "disk almost full")
       assert.notStrictEqual(RenderRecord.requestSha256(next.right.request), event.sha256)
+    })
+  )
+
+  it.effect("records a rebuildable render: tools stored once per stream, every render verifies from the log", () =>
+    Effect.gen(function* () {
+      const ctx = yield* ContextService.ContextService
+      const log = yield* EventLog.EventLog
+      const tools = [{ name: "read", description: "Read a file.", inputSchema: { type: "object" } }]
+      const configs: ReadonlyArray<CtxBuilder.ProviderConfig> = [
+        { provider: "anthropic", model: "claude-sonnet-4-5", contextWindow: 50_000 },
+        { provider: "openai", model: "gpt-4.1" }
+      ]
+      yield* ctx.setSystemPrompt("rebuild", "You are helpful.")
+      for (const [turn, question] of ["first?", "second?"].entries()) {
+        yield* ctx.raiseSignal("rebuild", `signal ${turn}`)
+        yield* ctx.appendMessages("rebuild", [Message.user(question)])
+        for (const config of configs) {
+          const window = yield* ctx.load("rebuild")
+          const options = { tools, turnReminder: "be brief", maxOutputTokens: 512, systemPrompt: "Override." }
+          const built = CtxBuilder.forProvider(config).build(window, options)
+          if (Either.isLeft(built)) return yield* Effect.die(built.left)
+          yield* RenderRecord.recordRender(
+            "rebuild",
+            built.right,
+            { provider: config.provider, model: config.model },
+            { config, options }
+          )
+        }
+      }
+      const envelopes = Chunk.toReadonlyArray(yield* Stream.runCollect(log.read("rebuild")))
+      const renders = envelopes.filter((envelope) => envelope.event._tag === "PromptRendered")
+      assert.strictEqual(renders.length, 4)
+      // The tools blob is stored by the first render only.
+      const withBlobs = renders.filter((envelope) => RenderRecord.collectBlobs([envelope.event]).size > 0)
+      assert.deepStrictEqual(
+        withBlobs.map((envelope) => envelope.version),
+        [renders[0]?.version]
+      )
+      const blobs = RenderRecord.collectBlobs(envelopes.map((envelope) => envelope.event))
+      for (const render of renders) {
+        if (render.event._tag !== "PromptRendered") continue
+        const before = Window.replay(
+          envelopes.filter((envelope) => envelope.version < render.version).map((envelope) => envelope.event)
+        )
+        const rebuilt = RenderRecord.rebuild(before, render.event, render.version, blobs)
+        assert.isTrue(Either.isRight(rebuilt), Either.isLeft(rebuilt) ? rebuilt.left.message : "")
+        if (Either.isRight(rebuilt)) assert.include(rebuilt.right.body, "Override.")
+      }
+      // A window that is not the one before the render rebuilds to other bytes: a clear mismatch.
+      const last = renders[3]
+      if (last === undefined || last.event._tag !== "PromptRendered") return assert.fail("no last render")
+      const wrong = RenderRecord.rebuild(Window.empty, last.event, last.version, blobs)
+      assert.isTrue(Either.isLeft(wrong))
+      if (Either.isLeft(wrong)) assert.strictEqual(wrong.left.reason, "hash-mismatch")
+      // Without the blob the render cannot be rebuilt, and says which blob is missing.
+      const first = renders[0]
+      if (first === undefined || first.event._tag !== "PromptRendered") return assert.fail("no first render")
+      const missing = RenderRecord.rebuild(Window.empty, first.event, first.version, new Map())
+      assert.isTrue(Either.isLeft(missing) && missing.left.reason === "missing-blob")
+      // A render recorded without its config is not rebuildable.
+      const bare = RenderRecord.rebuild(Window.empty, { ...first.event, render: undefined }, 1, blobs)
+      assert.isTrue(Either.isLeft(bare) && bare.left.reason === "not-rebuildable")
     })
   )
 

@@ -1,0 +1,182 @@
+/**
+ * The export format and imports.
+ *
+ * `ctxlog.events` JSONL, format version 1 — one JSON object per line:
+ *
+ * - line 1, the header: `{ "format": "ctxlog.events", "formatVersion": 1, "stream": "<id>", "events": <n> }`
+ * - then one line per event, in version order:
+ *   `{ "version": <n>, "eventId": "<id>", "type": "<EventType>", "schemaVersion": <n>, "data": { … },
+ *   "recordedAt": <epoch ms>, "metadata": { … } }` where `data` is the event as stored (its JSON).
+ *
+ * An import decodes every line first (upcasting old schema versions), checks the versions run 1..n,
+ * and only then writes the whole stream in one append that expects the stream not to exist: a bad
+ * line, an unknown event type or an existing stream writes nothing. The target database's hash chain
+ * and timestamps are its own; a window snapshot at the head is saved after the append.
+ *
+ * @since 0.1.0
+ */
+import { mkdirSync } from "node:fs"
+import { dirname } from "node:path"
+import { EventCodec, EventLog, type WindowEvent, WindowRepository } from "@ctxlog/core"
+import { PostgresEventLog, Redaction, SqliteEventLog } from "@ctxlog/memory"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
+import type { Entry } from "./Queries.js"
+import type { RawEvent } from "./Source.js"
+
+/** The export format's name. @since 0.1.0 */
+export const format = "ctxlog.events"
+/** The export format's version. @since 0.1.0 */
+export const formatVersion = 1
+
+/** An import file is malformed; `line` is 1-based. @since 0.1.0 */
+export class ImportError extends Schema.TaggedError<ImportError>()("ImportError", {
+  file: Schema.String,
+  line: Schema.Number,
+  detail: Schema.String
+}) {
+  override get message(): string {
+    return `${this.file}${this.line > 0 ? `, line ${this.line}` : ""}: ${this.detail}`
+  }
+}
+
+/** Writing the imported stream failed; nothing was written. @since 0.1.0 */
+export class WriteError extends Schema.TaggedError<WriteError>()("WriteError", {
+  target: Schema.String,
+  stream: Schema.String,
+  detail: Schema.String
+}) {
+  override get message(): string {
+    return `import into ${this.target} (stream "${this.stream}"): ${this.detail}; nothing was written`
+  }
+}
+
+/** Export a stream's raw events as `ctxlog.events` JSONL text. @since 0.1.0 */
+export const exportJsonl = (stream: string, raws: ReadonlyArray<RawEvent>): string => {
+  const lines = [JSON.stringify({ format, formatVersion, stream, events: raws.length })]
+  for (const raw of raws) {
+    lines.push(
+      `{"version":${raw.version},"eventId":${JSON.stringify(raw.eventId)},"type":${JSON.stringify(raw.type)},"schemaVersion":${raw.schemaVersion},"data":${raw.data},"recordedAt":${raw.recordedAt},"metadata":${JSON.stringify(raw.metadata)}}`
+    )
+  }
+  return `${lines.join("\n")}\n`
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value)
+
+/** A parsed export: its stream and decoded events. @since 0.1.0 */
+export interface Parsed {
+  readonly stream: string
+  readonly events: ReadonlyArray<WindowEvent.WindowEvent>
+}
+
+/** Parse and decode a `ctxlog.events` JSONL text, naming the file and line of the first problem. @since 0.1.0 */
+export const parseJsonl = (file: string, text: string): Effect.Effect<Parsed, ImportError> =>
+  Effect.gen(function* () {
+    const fail = (line: number, detail: string) => Effect.fail(new ImportError({ file, line, detail }))
+    const lines = text.split("\n")
+    const parsed: Array<{ line: number; value: Record<string, unknown> }> = []
+    for (const [index, raw] of lines.entries()) {
+      if (raw.trim() === "") continue
+      let value: unknown
+      try {
+        value = JSON.parse(raw)
+      } catch (cause) {
+        return yield* fail(index + 1, `not JSON (${cause instanceof Error ? cause.message : String(cause)})`)
+      }
+      if (!isRecord(value)) return yield* fail(index + 1, "expected a JSON object")
+      parsed.push({ line: index + 1, value })
+    }
+    const [header, ...rows] = parsed
+    if (header === undefined) return yield* fail(0, "the file is empty")
+    if (header.value.format !== format) {
+      return yield* fail(header.line, `expected a header with "format": "${format}"`)
+    }
+    if (header.value.formatVersion !== formatVersion) {
+      return yield* fail(
+        header.line,
+        `format version ${String(header.value.formatVersion)} is not supported (this ctxlog reads ${formatVersion})`
+      )
+    }
+    const stream = header.value.stream
+    if (typeof stream !== "string" || stream === "") return yield* fail(header.line, "the header names no stream")
+    const events: Array<WindowEvent.WindowEvent> = []
+    for (const [index, { line, value }] of rows.entries()) {
+      if (typeof value.type !== "string" || typeof value.schemaVersion !== "number" || !("data" in value)) {
+        return yield* fail(line, 'expected { "version", "type", "schemaVersion", "data" }')
+      }
+      if (value.version !== index + 1) {
+        return yield* fail(line, `expected version ${index + 1}, found ${String(value.version)}`)
+      }
+      const decoded = yield* Effect.either(
+        EventCodec.decode(
+          { type: value.type, schemaVersion: value.schemaVersion, data: JSON.stringify(value.data) },
+          { stream, version: index + 1, line }
+        )
+      )
+      if (decoded._tag === "Left") return yield* fail(line, decoded.left.message)
+      events.push(decoded.right)
+    }
+    if (typeof header.value.events === "number" && header.value.events !== events.length) {
+      return yield* fail(
+        header.line,
+        `the header announces ${header.value.events} events, the file holds ${events.length}`
+      )
+    }
+    return { stream, events }
+  })
+
+/** Where an import writes. @since 0.1.0 */
+export type Target =
+  | { readonly _tag: "sqlite"; readonly filename: string }
+  | { readonly _tag: "postgres"; readonly url: string }
+
+/**
+ * Append a whole stream in one append that expects it not to exist (atomic: all or nothing). The
+ * SQLite file and its directory are created when missing. No redaction: an import keeps the bytes
+ * it was given, so recorded render hashes still verify.
+ * @since 0.1.0
+ */
+export const write = (
+  target: Target,
+  stream: string,
+  events: ReadonlyArray<WindowEvent.WindowEvent>
+): Effect.Effect<EventLog.AppendResult, WriteError> => {
+  const name = target._tag === "sqlite" ? `sqlite:${target.filename}` : "postgres"
+  const fail = (detail: string) => new WriteError({ target: name, stream, detail })
+  const open =
+    target._tag === "sqlite"
+      ? Effect.sync(() => mkdirSync(dirname(target.filename), { recursive: true })).pipe(
+          Effect.zipRight(
+            SqliteEventLog.make({ filename: target.filename, redaction: Redaction.none, snapshotEvery: 1 })
+          )
+        )
+      : PostgresEventLog.make({ url: target.url, redaction: Redaction.none, snapshotEvery: 1, maxConnections: 2 })
+  return Effect.scoped(
+    Effect.gen(function* () {
+      const context = yield* open
+      const log = Context.get(context, EventLog.EventLog)
+      // Re-appending the same event ids would be an idempotent no-op; an import into a stream that
+      // exists is refused instead, so the caller learns nothing was imported.
+      const existing = yield* log.version(stream)
+      if (existing > 0) return yield* Effect.fail(fail(`the stream exists already (version ${existing})`))
+      const appended = yield* log.append(stream, events, "no_stream")
+      // One load through the snapshot-backed repository leaves a window snapshot at the head, so
+      // inspecting the imported stream near its end folds only the tail.
+      yield* Context.get(context, WindowRepository.WindowRepository).load(stream)
+      return appended
+    })
+  ).pipe(
+    Effect.mapError((error) =>
+      error._tag === "ConcurrencyConflict"
+        ? fail(`the stream exists already (version ${error.actual})`)
+        : fail(error.message)
+    )
+  )
+}
+
+/** Entries as the events to copy. @since 0.1.0 */
+export const eventsOf = (entries: ReadonlyArray<Entry>): ReadonlyArray<WindowEvent.WindowEvent> =>
+  entries.map((entry) => entry.event)

@@ -1,0 +1,20 @@
+/**
+ * @ctxlog/inspector — the `ctxlog` CLI and the local web viewer, and the pure queries they share.
+ *
+ * @since 0.1.0
+ */
+
+/** The command line. @since 0.1.0 */
+export * as Cli from "./Cli.js"
+/** Loading windows, renders and integrity checks from a source. @since 0.1.0 */
+export * as Inspect from "./Inspect.js"
+/** The context pipeline used by imports and what-if runs. @since 0.1.0 */
+export * as Pipeline from "./Pipeline.js"
+/** Pure queries over events and windows (window, blame, diff, usage). @since 0.1.0 */
+export * as Queries from "./Queries.js"
+/** The web viewer's HTTP server. @since 0.1.0 */
+export * as Server from "./Server.js"
+/** Read-only access to SQLite and PostgreSQL logs. @since 0.1.0 */
+export * as Source from "./Source.js"
+/** The JSONL export format and imports. @since 0.1.0 */
+export * as Transfer from "./Transfer.js"

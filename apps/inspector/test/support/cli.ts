@@ -1,0 +1,76 @@
+// Run the `ctxlog` CLI as a child process on its TypeScript sources (tsx), as a user would run the bin.
+import { execFile } from "node:child_process"
+import { mkdtempSync, rmSync } from "node:fs"
+import { createRequire } from "node:module"
+import { tmpdir } from "node:os"
+import { dirname, join } from "node:path"
+import { fileURLToPath, pathToFileURL } from "node:url"
+import { transcriptsDir } from "@ctxlog/core/testing"
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as Cause from "effect/Cause"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import { Cli } from "../../src/index.js"
+
+const require = createRequire(import.meta.url)
+const tsx = pathToFileURL(join(dirname(require.resolve("tsx/package.json")), "dist/esm/index.mjs")).href
+/** The CLI entry point (TypeScript source). */
+export const bin = fileURLToPath(new URL("../../src/bin.ts", import.meta.url))
+/** The shared real transcripts. */
+export const transcripts = transcriptsDir()
+
+/** What a CLI run printed and how it exited. */
+export interface Result {
+  readonly code: number
+  readonly stdout: string
+  readonly stderr: string
+}
+
+/** Run `ctxlog ...args` in `cwd`. */
+export const ctxlog = (args: ReadonlyArray<string>, cwd: string): Promise<Result> =>
+  new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      ["--conditions=@ctxlog/source", "--import", tsx, bin, ...args],
+      { cwd, maxBuffer: 64 * 1024 * 1024, env: { ...process.env, NO_COLOR: "1" } },
+      (error, stdout, stderr) => {
+        const code = error === null ? 0 : typeof error.code === "number" ? error.code : 1
+        resolve({ code, stdout, stderr })
+      }
+    )
+  })
+
+/** Parse the stdout of a `--json` run. */
+export const json = (result: Result): unknown => {
+  if (result.code !== 0) throw new Error(`ctxlog exited ${result.code}: ${result.stderr}`)
+  return JSON.parse(result.stdout)
+}
+
+/** A fresh temporary directory and its cleanup. */
+export const tempDir = (prefix: string) => {
+  const dir = mkdtempSync(join(tmpdir(), prefix))
+  return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) }
+}
+
+/**
+ * Run the CLI in this process (same command tree, same handlers), capturing what it prints: for the
+ * many happy-path runs, where a child process per run would only repeat the start-up.
+ */
+export const ctxlogInProcess = async (args: ReadonlyArray<string>): Promise<Result> => {
+  const out: Array<string> = []
+  const exit = await Effect.runPromiseExit(
+    Console.consoleWith((base) =>
+      Cli.run(["node", "ctxlog", ...args]).pipe(
+        Effect.provide(NodeContext.layer),
+        Effect.withConsole({
+          ...base,
+          log: (...values: ReadonlyArray<unknown>) => Effect.sync(() => void out.push(values.map(String).join(" ")))
+        })
+      )
+    )
+  )
+  return Exit.isSuccess(exit)
+    ? { code: 0, stdout: `${out.join("\n")}\n`, stderr: "" }
+    : { code: 1, stdout: `${out.join("\n")}\n`, stderr: Cause.pretty(exit.cause) }
+}

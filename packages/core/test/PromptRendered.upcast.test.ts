@@ -1,0 +1,67 @@
+// PromptRendered v1 (provider, model, tokens, sha256 only) in an old log: it decodes as a v2 event with no
+// render spec, and replays like any render (it clears the signals raised before it).
+import { readFileSync } from "node:fs"
+import { assert, describe, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import { EventCodec, Window, WindowEvent } from "../src/index.js"
+
+describe("PromptRendered v1 upcasting", () => {
+  const fixture = readFileSync(new URL("./fixtures/prompt-rendered-v1.jsonl", import.meta.url), "utf8")
+
+  it("the current PromptRendered schema version is 2", () => {
+    assert.strictEqual(WindowEvent.schemaVersions.PromptRendered, 2)
+  })
+
+  it.effect("a v1 render decodes without a render spec and replays (signals cleared)", () =>
+    Effect.gen(function* () {
+      const events = yield* EventCodec.decodeJsonLines(fixture)
+      assert.strictEqual(events.length, 5)
+      const render = events[3]
+      assert.strictEqual(render?._tag, "PromptRendered")
+      if (render?._tag !== "PromptRendered") return
+      assert.strictEqual(render.render, undefined)
+      assert.strictEqual(render.blobs, undefined)
+      assert.strictEqual(render.sha256.length, 64)
+      assert.strictEqual(Window.replay(events.slice(0, 3)).signals.length, 1)
+      const window = Window.replay(events)
+      assert.deepStrictEqual(window.signals, [])
+      assert.strictEqual(window.version, 5)
+      assert.strictEqual(window.compaction.turn, 1)
+    })
+  )
+
+  it.effect("a v1 render that carries v2 fields is stripped to v1 (an old writer cannot claim a spec)", () =>
+    Effect.gen(function* () {
+      const data = JSON.stringify({
+        _tag: "PromptRendered",
+        id: "p04",
+        provider: "openai",
+        model: "gpt-4.1",
+        tokens: { system: 5, knowledge: 0, taskState: 0, signals: 4, history: 2, total: 11 },
+        sha256: "f".repeat(64),
+        render: { builder: "openai", config: { model: "x" } }
+      })
+      const event = yield* EventCodec.decode({ type: "PromptRendered", schemaVersion: 1, data })
+      assert.strictEqual(event._tag === "PromptRendered" ? event.render : "other", undefined)
+    })
+  )
+
+  it.effect("a v2 render with a spec and blobs round-trips through encode and decode", () =>
+    Effect.gen(function* () {
+      const event: WindowEvent.WindowEvent = {
+        _tag: "PromptRendered",
+        id: "r1",
+        provider: "anthropic",
+        model: "claude-sonnet-4-5",
+        tokens: { system: 1, knowledge: 0, taskState: 0, signals: 0, history: 2, total: 3 },
+        sha256: "a".repeat(64),
+        render: { builder: "anthropic", config: { model: "claude-sonnet-4-5" }, toolsSha256: "b".repeat(64) },
+        blobs: [{ sha256: "b".repeat(64), content: "[]" }]
+      }
+      const [stored] = yield* EventCodec.encodeAll([event])
+      assert.strictEqual(stored?.schemaVersion, 2)
+      if (stored === undefined) return
+      assert.deepStrictEqual(yield* EventCodec.decode(stored), event)
+    })
+  )
+})
