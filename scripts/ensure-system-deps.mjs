@@ -1,7 +1,9 @@
 // Makes sure the system programs the test suite needs are present: PostgreSQL's initdb/pg_ctl (the
-// memory package's tests start a real server). Installs them with apt-get when running as root on a
-// Debian-like machine; otherwise says exactly what is missing. Skipped when CTXLOG_TEST_PG_URL points
-// at a running server.
+// memory, compaction, agent and inspector tests start a real server) and Chromium (the inspector's
+// browser test drives /usr/bin/chromium with playwright-core; no browser download works here). Installs
+// what is missing with one `apt-get update` and one `apt-get install -y` when running as root on a
+// Debian-like machine; otherwise says exactly what is missing. PostgreSQL is not needed when
+// CTXLOG_TEST_PG_URL points at a running server.
 import { execFileSync, spawnSync } from "node:child_process"
 import { existsSync, readdirSync } from "node:fs"
 
@@ -15,23 +17,41 @@ const pgBin = () => {
   return spawnSync("sh", ["-c", "command -v initdb"]).status === 0 ? "PATH" : undefined
 }
 
+const chromium = "/usr/bin/chromium"
+
+const missing = []
 if (process.env.CTXLOG_TEST_PG_URL) {
   console.log("system deps: using CTXLOG_TEST_PG_URL, not checking for a local PostgreSQL")
 } else if (pgBin() !== undefined) {
   console.log(`system deps: PostgreSQL found (${pgBin()})`)
-} else if (process.getuid?.() === 0 && spawnSync("sh", ["-c", "command -v apt-get"]).status === 0) {
-  console.log("system deps: installing PostgreSQL with apt-get")
-  const env = { ...process.env, DEBIAN_FRONTEND: "noninteractive" }
-  execFileSync("apt-get", ["update"], { stdio: "inherit", env })
-  execFileSync("apt-get", ["install", "-y", "--no-install-recommends", "postgresql"], { stdio: "inherit", env })
-  if (pgBin() === undefined) {
-    console.error("system deps: apt-get installed postgresql but initdb is still missing")
+} else {
+  missing.push("postgresql")
+}
+if (existsSync(chromium)) console.log(`system deps: Chromium found (${chromium})`)
+else missing.push("chromium")
+
+if (missing.length > 0) {
+  if (process.getuid?.() === 0 && spawnSync("sh", ["-c", "command -v apt-get"]).status === 0) {
+    console.log(`system deps: installing ${missing.join(", ")} with apt-get`)
+    const env = { ...process.env, DEBIAN_FRONTEND: "noninteractive" }
+    execFileSync("apt-get", ["update"], { stdio: "inherit", env })
+    execFileSync("apt-get", ["install", "-y", "--no-install-recommends", ...missing], { stdio: "inherit", env })
+    if (missing.includes("postgresql") && pgBin() === undefined) {
+      console.error("system deps: apt-get installed postgresql but initdb is still missing")
+      process.exit(1)
+    }
+    if (missing.includes("chromium") && !existsSync(chromium)) {
+      console.error(`system deps: apt-get installed chromium but ${chromium} is still missing`)
+      process.exit(1)
+    }
+  } else {
+    console.error(
+      `system deps: the tests need ${missing.join(" and ")} (Debian: apt-get install -y ${missing.join(" ")})` +
+        (missing.includes("postgresql")
+          ? ", or CTXLOG_TEST_PG_URL=postgres://user:pass@127.0.0.1:5432/db pointing at a server you run"
+          : "") +
+        "."
+    )
     process.exit(1)
   }
-} else {
-  console.error(
-    "system deps: the tests need PostgreSQL's initdb and pg_ctl (Debian: apt-get install -y postgresql), " +
-      "or CTXLOG_TEST_PG_URL=postgres://user:pass@127.0.0.1:5432/db pointing at a server you run."
-  )
-  process.exit(1)
 }
