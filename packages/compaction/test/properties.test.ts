@@ -6,6 +6,7 @@ import * as fc from "effect/FastCheck"
 import * as Stream from "effect/Stream"
 import { DeferredSummaries, TieredCompaction, ToolOutputPruning, UndoCompaction } from "../src/index.js"
 import { filler, testLayer } from "./harness.js"
+import { propertyRuns, yieldToEventLoop } from "../../../vitest.property.js"
 
 const config: TieredCompaction.Config = {
   budget: 3000,
@@ -103,6 +104,8 @@ describe("properties", () => {
         let call = 0
         const open: Array<string> = []
         for (const op of ops) {
+          // One turn of the event loop per step: a long case must not hold the worker (vitest RPC timeouts).
+          yield* Effect.promise(yieldToEventLoop)
           const before = yield* ctx.load(stream)
           switch (op.op) {
             case "chat":
@@ -187,6 +190,6 @@ describe("properties", () => {
           orphanFree(yield* ctx.load(stream), op.op)
         }
       }).pipe(Effect.provide(testLayer)),
-    { fastCheck: { numRuns: 60 } }
+    { fastCheck: { numRuns: propertyRuns(40, 0.3) } }
   )
 })

@@ -9,6 +9,7 @@ import * as Stream from "effect/Stream"
 import fc from "fast-check"
 import { SnapshotRepository, SnapshotStore, SqliteEventLog } from "../src/index.js"
 import { postgres, withContext, withContextOnly } from "./support/stores.js"
+import { propertyRuns, yieldToEventLoop } from "../../../vitest.property.js"
 
 // Property: for any history and any snapshot interval, loading through snapshots (taken at whatever
 // points earlier loads happened to take them) equals folding the whole stream from the first event.
@@ -99,6 +100,7 @@ const property = (runs: number) =>
         fc.asyncProperty(fc.array(op, { maxLength: 30 }), fc.integer({ min: 1, max: 12 }), (ops, every) =>
           Runtime.runPromise(runtime)(
             Effect.gen(function* () {
+              yield* Effect.promise(yieldToEventLoop)
               const stream = freshStream("prop")
               const repository = SnapshotRepository.make(log, snapshots, { every })
               for (const [index, step] of ops.entries()) {
@@ -122,10 +124,14 @@ describe("snapshot + tail equals full replay", () => {
   layer(withContextOnly(SqliteEventLog.layer({ filename: ":memory:", snapshotEvery: 3 })), { timeout: "300 seconds" })(
     "SQLite",
     (it) => {
-      it.effect("for random histories and snapshot intervals", () => property(60), { timeout: 300_000 })
+      it.effect("for random histories and snapshot intervals", () => property(propertyRuns(40, 0.2)), {
+        timeout: 300_000
+      })
     }
   )
   layer(withContext(postgres("property", { snapshotEvery: 3 })), { timeout: "300 seconds" })("PostgreSQL", (it) => {
-    it.effect("for random histories and snapshot intervals", () => property(15), { timeout: 300_000 })
+    it.effect("for random histories and snapshot intervals", () => property(propertyRuns(10, 0.05)), {
+      timeout: 300_000
+    })
   })
 })
