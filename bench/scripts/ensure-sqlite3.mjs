@@ -1,0 +1,33 @@
+// Builds the native binding of `sqlite3` (the driver of Emmett's SQLite store, the bench's reference)
+// the first time `pnpm bench` needs it. It is kept out of the workspace's onlyBuiltDependencies because
+// with no reachable prebuilt binary it compiles SQLite from source, minutes on a 2-core machine, and
+// every install (CI's included) would pay for it. A failed build is reported, not fatal: the Emmett
+// rows of the table then say why they are missing.
+import { spawnSync } from "node:child_process"
+import { createRequire } from "node:module"
+import { dirname } from "node:path"
+
+const require = createRequire(import.meta.url)
+const loads = () => spawnSync(process.execPath, ["-e", "require('sqlite3')"], { cwd: import.meta.dirname }).status === 0
+
+if (process.env.BENCH_SKIP_EMMETT_BUILD === "1" || loads()) process.exit(0)
+let dir
+try {
+  dir = dirname(require.resolve("sqlite3/package.json"))
+} catch {
+  console.error("bench: sqlite3 is not installed (run pnpm install); the Emmett rows will be missing")
+  process.exit(0)
+}
+console.log(`bench: building the sqlite3 native binding once (no prebuilt binary here; takes minutes) in ${dir}`)
+const started = Date.now()
+const build = spawnSync(
+  "sh",
+  ["-c", "./node_modules/.bin/prebuild-install -r napi || ./node_modules/.bin/node-gyp rebuild"],
+  {
+    cwd: dir,
+    stdio: "inherit"
+  }
+)
+const seconds = Math.round((Date.now() - started) / 1000)
+if (build.status === 0 && loads()) console.log(`bench: sqlite3 built in ${seconds} s`)
+else console.error(`bench: building sqlite3 failed after ${seconds} s; the Emmett rows will say so`)
