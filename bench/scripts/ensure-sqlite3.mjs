@@ -4,20 +4,24 @@
 // every install (CI's included) would pay for it. A failed build is reported, not fatal: the Emmett
 // rows of the table then say why they are missing.
 import { spawnSync } from "node:child_process"
-import { createRequire } from "node:module"
 import { dirname } from "node:path"
 
-const require = createRequire(import.meta.url)
-const loads = () => spawnSync(process.execPath, ["-e", "require('sqlite3')"], { cwd: import.meta.dirname }).status === 0
+// sqlite3 is Emmett's dependency, not the bench's: resolve it from where emmett-sqlite sits.
+const locate =
+  "require.resolve('sqlite3', { paths: [require('path').dirname(require.resolve('@event-driven-io/emmett-sqlite'))] })"
+const loads = () => spawnSync(process.execPath, ["-e", `require(${locate})`], { cwd: import.meta.dirname }).status === 0
 
 if (process.env.BENCH_SKIP_EMMETT_BUILD === "1" || loads()) process.exit(0)
-let dir
-try {
-  dir = dirname(require.resolve("sqlite3/package.json"))
-} catch {
+const found = spawnSync(process.execPath, ["-e", `console.log(require('path').dirname(${locate}))`], {
+  cwd: import.meta.dirname,
+  encoding: "utf8"
+})
+if (found.status !== 0) {
   console.error("bench: sqlite3 is not installed (run pnpm install); the Emmett rows will be missing")
   process.exit(0)
 }
+// lib/sqlite3.js -> the package directory.
+const dir = dirname(found.stdout.trim())
 console.log(`bench: building the sqlite3 native binding once (no prebuilt binary here; takes minutes) in ${dir}`)
 const started = Date.now()
 const build = spawnSync(

@@ -1,5 +1,5 @@
 // The scenarios of `pnpm bench`: each runs ctxlog and its reference on identical data in one process run.
-import { spawn } from "node:child_process"
+import { spawn, spawnSync } from "node:child_process"
 import { createHash } from "node:crypto"
 import { readdirSync, readFileSync } from "node:fs"
 import { dirname, join } from "node:path"
@@ -65,7 +65,20 @@ interface Emmett {
   readonly close: () => void
 }
 
+/** Whether the sqlite3 native binding loads, checked once in a child process (a failed load can crash this one). */
+let sqlite3Loads: boolean | undefined
+const sqlite3Available = (): boolean => {
+  // sqlite3 is Emmett's dependency, not the bench's: resolve it from where emmett-sqlite sits.
+  const locate =
+    "require.resolve('sqlite3', { paths: [require('path').dirname(require.resolve('@event-driven-io/emmett-sqlite'))] })"
+  sqlite3Loads ??= spawnSync(process.execPath, ["-e", `require(${locate})`], { cwd: here }).status === 0
+  return sqlite3Loads
+}
+
 const emmett = async (fileName: string): Promise<Emmett | string> => {
+  if (!sqlite3Available()) {
+    return "Emmett's SQLite store could not run: the sqlite3 native binding is not built (pnpm bench builds it on first use; see BENCHMARKS.md)"
+  }
   try {
     const store = await import("@event-driven-io/emmett-sqlite")
     const connection = store.sqliteConnection({ fileName })
@@ -171,9 +184,9 @@ const postgresScenario: Scenario = {
     if (typeof server === "string") return [noteRow("pg append", "", "skipped", server)]
     const out: Array<Row> = []
     for (const batch of [1, 100]) {
-      const perRound = batch === 1 ? run.size("PG_OPS", 20, 100) : run.size("PG_BATCH_OPS", 3, 10)
+      const perRound = batch === 1 ? run.size("PG_OPS", 10, 50) : run.size("PG_BATCH_OPS", 2, 5)
       const rounds = run.size("ROUNDS", 5, 10)
-      const warmup = batch === 1 ? 10 : 2
+      const warmup = batch === 1 ? 5 : 1
       const events = Array.from({ length: (warmup + rounds * perRound) * batch }, (_, i) => messageEvent(i))
       const slice = (i: number) => events.slice(i * batch, (i + 1) * batch)
       const runtime = postgresRuntime(await server.database(`bench_ctxlog_${batch}`))
@@ -206,40 +219,48 @@ const postgresScenario: Scenario = {
 // ---------------------------------------------------------------------------------------------------
 // 4 processes on 4 streams sharing one store. Each child appends for a fixed time and prints its count.
 
-const writers = (mode: string, target: string, count: number, durationMs: number): Promise<number> => {
-  const startAt = Date.now() + 3000 + count * 500
-  const children = Array.from(
-    { length: count },
-    (_, k) =>
-      new Promise<number>((resolve, reject) => {
-        const child = spawn(
-          process.execPath,
-          [
-            "--conditions=@ctxlog/source",
-            "--import",
-            "tsx",
-            join(here, "writer.ts"),
-            mode,
-            target,
-            `w${k}`,
-            String(startAt),
-            String(durationMs)
-          ],
-          { stdio: ["ignore", "pipe", "inherit"] }
-        )
-        let out = ""
-        child.stdout.on("data", (chunk: Buffer) => {
-          out += chunk.toString()
-        })
-        child.on("error", reject)
-        child.on("exit", (code) => {
-          const n = Number(out.trim().split("\n").pop())
-          if (code === 0 && Number.isFinite(n)) resolve(n)
-          else reject(new Error(`writer ${mode} w${k} exited ${code}: ${out}`))
-        })
+const writers = async (mode: string, target: string, count: number, durationMs: number): Promise<number> => {
+  // Each child opens its store, prints "ready" and waits; once all are ready they get "go" on stdin at
+  // once, append for durationMs and print their count. Start-up time (slow under load) is not measured.
+  const children = Array.from({ length: count }, (_, k) => {
+    const child = spawn(
+      process.execPath,
+      [
+        "--conditions=@ctxlog/source",
+        "--import",
+        "tsx",
+        join(here, "writer.ts"),
+        mode,
+        target,
+        `w${k}`,
+        String(durationMs)
+      ],
+      { stdio: ["pipe", "pipe", "inherit"] }
+    )
+    let out = ""
+    let markReady: () => void = () => {}
+    const ready = new Promise<void>((resolve) => {
+      markReady = resolve
+    })
+    child.stdout.on("data", (chunk: Buffer) => {
+      out += chunk.toString()
+      if (out.includes("ready\n")) markReady()
+    })
+    const done = new Promise<number>((resolve, reject) => {
+      child.on("error", reject)
+      child.on("exit", (code) => {
+        markReady()
+        const n = Number(out.trim().split("\n").pop())
+        if (code === 0 && Number.isFinite(n)) resolve(n)
+        else reject(new Error(`writer ${mode} w${k} exited ${code}: ${out}`))
       })
-  )
-  return Promise.all(children).then((counts) => counts.reduce((a, b) => a + b, 0) / (durationMs / 1000))
+    })
+    return { child, ready, done }
+  })
+  await Promise.all(children.map((c) => c.ready))
+  for (const c of children) c.child.stdin?.end("go\n")
+  const counts = await Promise.all(children.map((c) => c.done))
+  return counts.reduce((a, b) => a + b, 0) / (durationMs / 1000)
 }
 
 const writersScenario: Scenario = {
@@ -309,14 +330,14 @@ const writersScenario: Scenario = {
 
 // ---------------------------------------------------------------------------------------------------
 
-/** Projects the time of the next size from the last two (log-log slope), or quadratically from one. */
+/** Projects the time of the next size from the last two (log-log slope, at least linear), or linearly from one. */
 const projectS = (done: ReadonlyArray<{ size: number; seconds: number }>, next: number): number => {
   const last = done[done.length - 1]
   if (last === undefined) return 0
   const before = done[done.length - 2]
   const slope =
     before === undefined || before.seconds <= 0 || last.seconds <= 0
-      ? 2
+      ? 1
       : Math.max(1, Math.log(last.seconds / before.seconds) / Math.log(last.size / before.size))
   return last.seconds * (next / last.size) ** slope
 }
@@ -347,7 +368,7 @@ const loadScenario: Scenario = {
         }
         const dir = tempDir("load")
         const file = join(dir, "ctxlog.db")
-        const options = snapshots ? { snapshotEvery: 100 } : { snapshotEvery: Number.MAX_SAFE_INTEGER }
+        const options = snapshots ? { snapshotEvery: 100 } : { snapshotEvery: 0 }
         const writer = sqliteRuntime(file, options)
         const log = await writer.runPromise(EventLog.EventLog)
         const raw = rawSqlite(join(dir, "raw.db"))
@@ -360,18 +381,17 @@ const loadScenario: Scenario = {
         // The first load writes the snapshots a load would find (with snapshots on); then from disk each time.
         await writer.runPromise(Effect.flatMap(WindowRepository.WindowRepository, (repository) => repository.load("s")))
         await runtimeClose(writer)
+        // A reader on its own connection: WindowRepository.load reads snapshot + tail from the file each time.
+        const reader = sqliteRuntime(file, options)
+        const repository = await reader.runPromise(WindowRepository.WindowRepository)
         const started = performance.now()
         const figures = await compare(
           [
             {
               name: "ctxlog WindowRepository.load",
               op: async () => {
-                const reader = sqliteRuntime(file, options)
-                const window = await reader.runPromise(
-                  Effect.flatMap(WindowRepository.WindowRepository, (repository) => repository.load("s"))
-                )
+                const window = await reader.runPromise(repository.load("s"))
                 if (window.history.length !== size) throw new Error(`loaded ${window.history.length} of ${size}`)
-                await runtimeClose(reader)
               }
             },
             {
@@ -389,6 +409,7 @@ const loadScenario: Scenario = {
             "SELECT + JSON.parse": `measured in ${Math.round((performance.now() - started) / 1000)} s`
           })
         )
+        await runtimeClose(reader)
         raw.close()
       }
     }
@@ -572,7 +593,7 @@ const trimScenario: Scenario = {
           op: () => trimMessages(lc, { maxTokens: budget, strategy: "last", tokenCounter, allowPartial: false })
         }
       ],
-      { warmup: 3, rounds, perRound: run.size("TRIM_OPS", 5, 20) }
+      { warmup: 10, rounds, perRound: run.size("TRIM_OPS", 50, 200) }
     )
     return rows("trim", `${history.length} messages (${largest.name})`, "trim", figures)
   }
@@ -608,10 +629,13 @@ const prefixScenario: Scenario = {
       let naiveReused = 0
       let naiveTotal = 0
       const naive: Array<{ role: string; content: string; tokens: number }> = []
-      for (const input of transcript.inputs) {
-        await runtime.runPromise(ctx.appendMessages("t", [input]))
-        naive.push({ role: input.role, content: JSON.stringify(input.parts), tokens: counter.countMessage(input) })
-        if (input.role !== "assistant") continue
+      // A request is rendered each time the model is asked: before each assistant message is appended.
+      for (const [index, input] of transcript.inputs.entries()) {
+        if (input.role !== "assistant" || index === 0) {
+          await runtime.runPromise(ctx.appendMessages("t", [input]))
+          naive.push({ role: input.role, content: JSON.stringify(input.parts), tokens: counter.countMessage(input) })
+          continue
+        }
         const result = await runtime.runPromise(TieredCompaction.maybeCompact("t", { budget }))
         const built = builder.build(result.window)
         if (Either.isRight(built)) {
@@ -630,6 +654,8 @@ const prefixScenario: Scenario = {
           naiveTotal += naiveBytes.length
         }
         naivePrevious = naiveBytes
+        await runtime.runPromise(ctx.appendMessages("t", [input]))
+        naive.push({ role: input.role, content: JSON.stringify(input.parts), tokens: counter.countMessage(input) })
       }
       await runtimeClose(runtime)
       const share = (a: number, b: number) => (b === 0 ? "n/a" : `${((a / b) * 100).toFixed(1)}% of bytes reused`)
@@ -645,38 +671,51 @@ const prefixScenario: Scenario = {
 const rssScenario: Scenario = {
   name: "rss",
   describe:
-    "resident memory: peak RSS of this run, and RSS of holding a 10k-message window vs the same rows as a plain array",
+    "memory: heap held by a loaded N-message window vs the same rows as a plain array (SELECT + JSON.parse), and this run's peak RSS",
   run: async (run) => {
     const size = run.size("RSS_MESSAGES", 2000, 10000)
     const out: Array<Row> = []
-    const gc = (globalThis as { gc?: () => void }).gc
-    const measure = async (label: string, build: () => Promise<unknown>) => {
-      gc?.()
-      const before = process.memoryUsage().rss
-      const held = await build()
-      gc?.()
-      const after = process.memoryUsage().rss
-      out.push(noteRow("rss", `${size} messages`, label, `+${Math.round((after - before) / 1048576)} MiB held`))
-      return held
+    // With --expose-gc (the bench script passes it) the heap is collected before and after each measure.
+    const gc = (globalThis as { gc?: () => void }).gc ?? (() => {})
+    const held = async <A>(label: string, build: () => Promise<A>): Promise<A> => {
+      gc()
+      const before = process.memoryUsage()
+      const value = await build()
+      gc()
+      const after = process.memoryUsage()
+      const mib = (n: number) => (n / 1048576).toFixed(1)
+      out.push(
+        noteRow(
+          "memory",
+          `${size} messages`,
+          label,
+          `heap +${mib(after.heapUsed - before.heapUsed)} MiB, RSS +${mib(after.rss - before.rss)} MiB`
+        )
+      )
+      return value
     }
     const dir = tempDir("rss")
     const writer = sqliteRuntime(join(dir, "ctxlog.db"))
     const log = await writer.runPromise(EventLog.EventLog)
+    const repository = await writer.runPromise(WindowRepository.WindowRepository)
     const raw = rawSqlite(join(dir, "raw.db"))
     for (let at = 0; at < size; at += 1000) {
       const events = Array.from({ length: Math.min(1000, size - at) }, (_, k) => messageEvent(at + k))
       await writer.runPromise(log.append("s", events, at))
       raw.append("s", events)
     }
-    const window = await measure("ctxlog window (WindowRepository.load)", () =>
-      writer.runPromise(Effect.flatMap(WindowRepository.WindowRepository, (repository) => repository.load("s")))
-    )
-    const rowsHeld = await measure("plain array (SELECT + JSON.parse)", async () => raw.load("s"))
+    const window = await held("ctxlog window (WindowRepository.load)", () => writer.runPromise(repository.load("s")))
+    const array = await held("plain array (SELECT + JSON.parse)", async () => raw.load("s"))
     out.push(
-      noteRow("rss", "whole run", "process", `peak RSS ${Math.round(process.resourceUsage().maxRSS / 1024)} MiB`)
+      noteRow(
+        "memory",
+        "whole run",
+        "bench process",
+        `peak RSS ${Math.round(process.resourceUsage().maxRSS / 1024)} MiB`
+      )
     )
-    void window
-    void rowsHeld
+    // Kept alive until here, so the measures above see them held.
+    if (window.history.length !== size || array.length !== size) throw new Error("short load in the rss scenario")
     raw.close()
     await runtimeClose(writer)
     return out

@@ -1,31 +1,31 @@
-// One writer process of the `writers` scenario: waits for the common start instant, appends one message
-// per call to its own stream for the given time, and prints how many appends it made.
-//   writer.ts <ctxlog-sqlite|raw-sqlite|ctxlog-pg|raw-pg> <file or url> <stream> <startAt ms> <duration ms>
+// One writer process of the `writers` scenario: opens its store, prints "ready", waits for "go" on stdin
+// (all writers start at once), appends one message per call to its own stream for the given time, and
+// prints how many appends it made.
+//   writer.ts <ctxlog-sqlite|raw-sqlite|ctxlog-pg|raw-pg> <file or url> <stream> <duration ms>
 import { ContextService } from "@ctxlog/core"
 import { messageEvent, messageInput, postgresRuntime, rawPostgres, rawSqlite, sqliteRuntime } from "./stores.js"
 
-const [mode, target, stream, startAtArg, durationArg] = process.argv.slice(2)
-if (
-  mode === undefined ||
-  target === undefined ||
-  stream === undefined ||
-  startAtArg === undefined ||
-  durationArg === undefined
-) {
-  console.error("usage: writer.ts <mode> <file or url> <stream> <startAt ms> <duration ms>")
+const [mode, target, stream, durationArg] = process.argv.slice(2)
+if (mode === undefined || target === undefined || stream === undefined || durationArg === undefined) {
+  console.error("usage: writer.ts <mode> <file or url> <stream> <duration ms>")
   process.exit(2)
 }
-const startAt = Number(startAtArg)
 const duration = Number(durationArg)
 
-const until = async (instant: number) => {
-  const wait = instant - Date.now()
-  if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait))
-}
+/** Says "ready" and resolves on "go" from stdin: all writers start at once, after their start-up. */
+const go = (): Promise<void> =>
+  new Promise((resolve) => {
+    console.log("ready")
+    let input = ""
+    process.stdin.on("data", (chunk: Buffer) => {
+      input += chunk.toString()
+      if (input.includes("go")) resolve()
+    })
+  })
 
 const loop = async (append: (i: number) => Promise<void> | void): Promise<number> => {
-  await until(startAt)
-  const end = startAt + duration
+  await go()
+  const end = Date.now() + duration
   let count = 0
   while (Date.now() < end) {
     await append(count)
