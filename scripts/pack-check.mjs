@@ -3,9 +3,18 @@
 // and typechecks a file that uses each one's types.
 // Usage: node scripts/pack-check.mjs [package-dir ...]   (default: every dir in packages/)
 import { execFileSync } from "node:child_process"
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync
+} from "node:fs"
 import { tmpdir } from "node:os"
-import { join, resolve } from "node:path"
+import { dirname, join, resolve } from "node:path"
 
 const root = resolve(import.meta.dirname, "..")
 const dirs =
@@ -14,6 +23,26 @@ const dirs =
     : readdirSync(join(root, "packages")).map((d) => `packages/${d}`)
 const work = mkdtempSync(join(tmpdir(), "ctxlog-pack-"))
 const run = (cmd, args, cwd) => execFileSync(cmd, args, { cwd, stdio: ["ignore", "pipe", "inherit"], encoding: "utf8" })
+
+// Native packages whose build the tarballs' install needs: [package, built file inside it].
+const natives = [["better-sqlite3", "build/Release/better_sqlite3.node"]]
+
+function reuseNativeBuilds(dir) {
+  for (const [name, built] of natives) {
+    const target = join(dir, "node_modules", name)
+    if (!existsSync(join(target, "package.json"))) continue
+    const { version } = JSON.parse(readFileSync(join(target, "package.json"), "utf8"))
+    const source = join(root, "node_modules", ".pnpm", `${name}@${version}`, "node_modules", name, built)
+    if (existsSync(source)) {
+      mkdirSync(dirname(join(target, built)), { recursive: true })
+      copyFileSync(source, join(target, built))
+      console.log(`pack check: ${name}@${version} native build reused from the workspace install`)
+    } else {
+      console.log(`pack check: building ${name}@${version} (no workspace build of that version)`)
+      run("npm", ["rebuild", name, "--loglevel=error"], dir)
+    }
+  }
+}
 
 try {
   const names = []
@@ -25,7 +54,16 @@ try {
     tarballs.push(`./${manifest.name.replace("@", "").replace("/", "-")}-${manifest.version}.tgz`)
   }
   writeFileSync(join(work, "package.json"), JSON.stringify({ name: "pack-check", private: true, type: "module" }))
-  run("npm", ["install", "--no-audit", "--no-fund", "--loglevel=error", ...tarballs, "typescript@~5.9.3"], work)
+  // Install scripts off, then native modules are taken from the workspace's own install when it holds the
+  // same version built for this Node (it was just built by pnpm install): without a reachable prebuilt
+  // binary, npm would compile SQLite again from source here, many minutes on a loaded 2-core CI box.
+  // Anything not found that way is rebuilt by npm as usual.
+  run(
+    "npm",
+    ["install", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error", ...tarballs, "typescript@~5.9.3"],
+    work
+  )
+  reuseNativeBuilds(work)
   for (const name of names) {
     const keys = run(
       "node",
