@@ -27,6 +27,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
+import { yieldToEventLoop } from "../../vitest.property.js"
 
 const budget = 16_000
 const stream = "fullstack"
@@ -99,6 +100,8 @@ const turnLoop = (transcript: string) =>
           const rendered: Array<CtxBuilder.RenderedRequest> = []
           const manualAt = Math.floor(turns.length / 2)
           for (const [index, turn] of turns.entries()) {
+            // One turn of the event loop per agent turn: a long run must not hold the worker (vitest RPC timeouts).
+            yield* Effect.promise(yieldToEventLoop)
             yield* ctx.appendMessages(stream, turn)
             // Once, halfway: a manual compaction (a user's "/compact"), which the automatic tiers never reach here.
             if (index === manualAt) compactions.push((yield* TieredCompaction.compactContext(stream))._tag)

@@ -6,6 +6,7 @@ import * as fc from "effect/FastCheck"
 import * as Stream from "effect/Stream"
 import { DeferredSummaries, TieredCompaction, ToolOutputPruning, UndoCompaction } from "../src/index.js"
 import { filler, testLayer } from "./harness.js"
+import { propertyRuns, yieldToEventLoop } from "../../../vitest.property.js"
 
 const config = {
   budget: 3000,
@@ -91,7 +92,6 @@ const unseenIntact = (window: Window.Window, originals: ReadonlyMap<string, stri
 }
 
 /** CI default 60; the nightly job sets CTXLOG_PROPERTY_RUNS higher. */
-const runs = Number(process.env.CTXLOG_PROPERTY_RUNS ?? "60")
 
 /** Tokens a hard compaction cannot remove: fixed partitions, pinned groups, calls waiting for results. */
 const unremovable = (window: Window.Window): number => {
@@ -119,6 +119,8 @@ describe("properties", () => {
         const open: Array<string> = []
         const originals = new Map<string, string>()
         for (const op of ops) {
+          // One turn of the event loop per step: a long case must not hold the worker (vitest RPC timeouts).
+          yield* Effect.promise(yieldToEventLoop)
           const before = yield* ctx.load(stream)
           switch (op.op) {
             case "chat":
@@ -209,6 +211,6 @@ describe("properties", () => {
           unseenIntact(after, originals, op.op)
         }
       }).pipe(Effect.provide(testLayer)),
-    { fastCheck: { numRuns: runs } }
+    { fastCheck: { numRuns: propertyRuns(40, 0.3) } }
   )
 })

@@ -13,6 +13,7 @@ import {
 } from "@ctxlog/core"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import { yieldToEventLoop } from "../../../vitest.property.js"
 import * as Layer from "effect/Layer"
 import { TemplateCompactor, TieredCompaction } from "../src/index.js"
 
@@ -75,6 +76,8 @@ describe("transcript replay at a 16k-token budget", () => {
         let compactions = 0
         // One turn = one model call: append what arrived since the last answer, compact, render, answer.
         for (const input of rest) {
+          // One turn of the event loop per step: a long run must not hold the worker (vitest RPC timeouts).
+          yield* Effect.promise(yieldToEventLoop)
           if (input.role !== "assistant") {
             pending.push(input)
             continue

@@ -11,6 +11,7 @@ import * as Schema from "effect/Schema"
 import fc from "fast-check"
 import { ContextService, Message, ToolPairs, Window } from "../src/index.js"
 import { checkTokens, live, stream, written } from "./Scenario.js"
+import { propertyRuns, yieldToEventLoop } from "../../../vitest.property.js"
 
 const encodeWindow = Schema.encodeSync(Window.Window)
 const decodeWindow = Schema.decodeUnknownSync(Window.Window)
@@ -234,14 +235,20 @@ const regressions: Array<[Array<Op>]> = [
   ]
 ]
 
+/** CI-sized by default; CTXLOG_PROPERTY_RUNS=1000 is the nightly strength (see README, Development). */
+const runs = propertyRuns(200)
+
 describe("ContextService properties", () => {
   it.effect(
-    "replay equals live, token totals equal the sums, tool pairs are never split, forks equal prefixes (1000 sequences)",
+    `replay equals live, token totals equal the sums, tool pairs are never split, forks equal prefixes (${runs} sequences)`,
     () =>
       Effect.promise(() =>
         fc.assert(
-          fc.asyncProperty(fc.array(op, { minLength: 1, maxLength: 14 }), (ops) => Effect.runPromise(program(ops))),
-          { numRuns: 1000, examples: regressions }
+          fc.asyncProperty(fc.array(op, { minLength: 1, maxLength: 14 }), async (ops) => {
+            await yieldToEventLoop()
+            await Effect.runPromise(program(ops))
+          }),
+          { numRuns: runs, examples: regressions }
         )
       ),
     120_000

@@ -19,6 +19,7 @@ import * as Ref from "effect/Ref"
 import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
 import * as ContextAssembly from "../src/ContextAssembly.js"
+import { propertyRuns, yieldToEventLoop } from "../../../vitest.property.js"
 
 // ---- layers -------------------------------------------------------------------------------------------
 
@@ -335,6 +336,7 @@ describe("prepareContext properties", () => {
     ],
     ([recallItems, factItems, recallBudget, factsBudget, minScore]) =>
       Effect.gen(function* () {
+        yield* Effect.promise(yieldToEventLoop)
         const context = yield* ContextService.ContextService
         yield* context.appendMessages("p", [Message.user("alpha"), Message.assistant("kappa")])
         const policy = { budgets: { recall: recallBudget, graphFacts: factsBudget }, minScore }
@@ -362,7 +364,7 @@ describe("prepareContext properties", () => {
           contextWith(RecallSource.layerStatic({ recall: toHits(recallItems), graph_facts: toHits(factItems) }))
         )
       ),
-    { fastCheck: { numRuns: 60 } }
+    { fastCheck: { numRuns: propertyRuns(40, 0.3) } }
   )
 })
 

@@ -19,6 +19,7 @@ import * as Layer from "effect/Layer"
 import type { ConversationMemoryPolicy } from "../src/ConversationMemoryPolicy.js"
 import * as SlidingWindowMemory from "../src/SlidingWindowMemory.js"
 import * as TokenWindowMemory from "../src/TokenWindowMemory.js"
+import { propertyRuns } from "../../../vitest.property.js"
 
 const context = ContextService.layer.pipe(
   Layer.provideMerge(WindowRepository.layerReplay),
@@ -367,7 +368,7 @@ describe("properties", () => {
       const history = build(steps, pinRate)
       checkPolicy(history, policy(SlidingWindowMemory.lastMessages(n)).select(history), n, count)
     },
-    { fastCheck: { numRuns: 300 } }
+    { fastCheck: { numRuns: propertyRuns(200) } }
   )
 
   it.prop(
@@ -377,6 +378,6 @@ describe("properties", () => {
       const history = build(steps, pinRate)
       checkPolicy(history, policy(TokenWindowMemory.budget(budget)).select(history), budget, tokens)
     },
-    { fastCheck: { numRuns: 300 } }
+    { fastCheck: { numRuns: propertyRuns(200) } }
   )
 })

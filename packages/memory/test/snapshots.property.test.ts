@@ -9,12 +9,11 @@ import * as Stream from "effect/Stream"
 import fc from "fast-check"
 import { SnapshotRepository, SnapshotStore, SqliteEventLog } from "../src/index.js"
 import { postgres, withContext, withContextOnly } from "./support/stores.js"
+import { propertyRuns, yieldToEventLoop } from "../../../vitest.property.js"
 
 // Property: for any history and any snapshot interval, loading through snapshots (written by `committed`
 // whenever the policy said so, restored from plain JSON after a hash check) equals folding the whole
 // stream from the first event, and so does catching a held window up from the tail.
-
-const runs = (fallback: number) => Number(process.env.CTXLOG_PROPERTY_RUNS ?? fallback)
 
 type Op =
   | { readonly _tag: "user"; readonly text: string }
@@ -102,6 +101,7 @@ const property = (runs: number) =>
         fc.asyncProperty(fc.array(op, { maxLength: 30 }), fc.integer({ min: 1, max: 12 }), (ops, every) =>
           Runtime.runPromise(runtime)(
             Effect.gen(function* () {
+              yield* Effect.promise(yieldToEventLoop)
               const stream = freshStream("prop")
               const repository = SnapshotRepository.make(log, snapshots, { every })
               // The caller's side of the contract: a window held across steps, caught up from the tail
@@ -131,11 +131,13 @@ describe("snapshot + tail equals full replay", () => {
   layer(withContextOnly(SqliteEventLog.layer({ filename: ":memory:", snapshotEvery: 3 })), { timeout: "300 seconds" })(
     "SQLite",
     (it) => {
-      it.effect("for random histories and snapshot intervals", () => property(runs(60)), { timeout: 300_000 })
+      it.effect("for random histories and snapshot intervals", () => property(propertyRuns(40, 0.2)), {
+        timeout: 300_000
+      })
     }
   )
   layer(withContext(postgres("property", { snapshotEvery: 3 })), { timeout: "300 seconds" })("PostgreSQL", (it) => {
-    it.effect("for random histories and snapshot intervals", () => property(Math.max(1, Math.ceil(runs(60) / 4))), {
+    it.effect("for random histories and snapshot intervals", () => property(propertyRuns(10, 0.05)), {
       timeout: 300_000
     })
   })

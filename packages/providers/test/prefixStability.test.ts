@@ -22,6 +22,7 @@ import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import { AnthropicCtx, OpenAICtx } from "../src/index.js"
+import { yieldToEventLoop } from "../../../vitest.property.js"
 
 const live = ContextService.layer.pipe(
   Layer.provideMerge(WindowRepository.layerReplay),
@@ -57,6 +58,8 @@ describe("prefix stability over real transcripts", () => {
         let stableBytes = 0
         let totalBytes = 0
         for (const event of events) {
+          // One turn of the event loop per step: a long run must not hold the worker (vitest RPC timeouts).
+          yield* Effect.promise(yieldToEventLoop)
           window = Window.evolve(window, event)
           const last = window.history[window.history.length - 1]
           // Render where an agent would: after a user turn or after all results of a tool round.

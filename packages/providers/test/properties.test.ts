@@ -4,6 +4,7 @@ import * as Either from "effect/Either"
 import fc from "fast-check"
 import { AnthropicCtx, type CtxBuilder, OllamaCtx, OpenAICtx, RequestValidator } from "../src/index.js"
 import { msg, windowOf } from "./fixture.js"
+import { propertyRuns, yieldToEventLoop } from "../../../vitest.property.js"
 
 type Step =
   | { readonly _tag: "user"; readonly tokens: number }
@@ -125,9 +126,10 @@ const windowFor = (s: Scenario): Window.Window => {
 const reminder = (s: Scenario) => (s.reminder ? { turnReminder: "remember" } : {})
 
 describe("properties over random windows", () => {
-  it("every Anthropic request has <= 4 cache_control markers and valid tool_use/tool_result adjacency", () => {
-    fc.assert(
-      fc.property(scenario, (s) => {
+  it("every Anthropic request has <= 4 cache_control markers and valid tool_use/tool_result adjacency", async () => {
+    await fc.assert(
+      fc.asyncProperty(scenario, async (s) => {
+        await yieldToEventLoop()
         const window = windowFor(s)
         const result = AnthropicCtx.make({ model: "claude-sonnet-4-5", minCacheableTokens: s.minCacheable }).build(
           window,
@@ -161,13 +163,14 @@ describe("properties over random windows", () => {
         })
         expect(request.messages[0]?.role).toBe("user")
       }),
-      { numRuns: 300 }
+      { numRuns: propertyRuns(300) }
     )
   })
 
-  it("every OpenAI request has each tool message right after its tool_calls assistant message", () => {
-    fc.assert(
-      fc.property(scenario, (s) => {
+  it("every OpenAI request has each tool message right after its tool_calls assistant message", async () => {
+    await fc.assert(
+      fc.asyncProperty(scenario, async (s) => {
+        await yieldToEventLoop()
         const window = windowFor(s)
         for (const builder of [OpenAICtx.make({ model: "gpt-4o" }), OllamaCtx.make({ model: "llama3.2" })]) {
           const result = builder.build(window, reminder(s))
@@ -202,13 +205,14 @@ describe("properties over random windows", () => {
           })
         }
       }),
-      { numRuns: 300 }
+      { numRuns: propertyRuns(300) }
     )
   })
 
-  it("removing a tool call but keeping its results is always a typed InvalidRequest naming the call", () => {
-    fc.assert(
-      fc.property(scenario, fc.nat(), (s, pick) => {
+  it("removing a tool call but keeping its results is always a typed InvalidRequest naming the call", async () => {
+    await fc.assert(
+      fc.asyncProperty(scenario, fc.nat(), async (s, pick) => {
+        await yieldToEventLoop()
         const window = windowFor(s)
         const callers = window.history.filter((message) => Message.toolCallsOf(message).length > 0)
         fc.pre(callers.length > 0)
@@ -232,13 +236,14 @@ describe("properties over random windows", () => {
           if (Either.isLeft(result)) expect(ids).toContain(result.left.toolCallId)
         }
       }),
-      { numRuns: 200 }
+      { numRuns: propertyRuns(200) }
     )
   })
 
-  it("a compression plan removes whole tool rounds: the rest of history stays valid", () => {
-    fc.assert(
-      fc.property(scenario, fc.integer({ min: 0, max: 5000 }), (s, ceiling) => {
+  it("a compression plan removes whole tool rounds: the rest of history stays valid", async () => {
+    await fc.assert(
+      fc.asyncProperty(scenario, fc.integer({ min: 0, max: 5000 }), async (s, ceiling) => {
+        await yieldToEventLoop()
         const window = windowFor(s)
         const plan = AnthropicCtx.make({ model: "claude-sonnet-4-5" }).compressionPlan(window, ceiling)
         const removed = new Set(plan.removeIds)
@@ -259,7 +264,7 @@ describe("properties over random windows", () => {
           ToolPairs.pendingCalls(window.history).length > 0
         if (!forced) expect(plan.keptTokens).toBeLessThanOrEqual(ceiling)
       }),
-      { numRuns: 300 }
+      { numRuns: propertyRuns(300) }
     )
   })
 })

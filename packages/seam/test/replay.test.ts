@@ -6,6 +6,7 @@ import * as Stream from "effect/Stream"
 import * as fc from "effect/FastCheck"
 import { SeamHost } from "../src/index.js"
 import { hostLayer } from "./support.js"
+import { propertyRuns, yieldToEventLoop } from "../../../vitest.property.js"
 
 const words = (n: number, seed: string) => Array.from({ length: n }, (_, i) => `${seed}${i}`).join(" ")
 
@@ -57,6 +58,8 @@ describe("replay", () => {
         yield* ctx.setSystemPrompt("r", "You are an agent.")
         let live = yield* ctx.load("r")
         for (const [i, turn] of turns.entries()) {
+          // One turn of the event loop per step: a long case must not hold the worker (vitest RPC timeouts).
+          yield* Effect.promise(yieldToEventLoop)
           live = (yield* ctx.appendMessages("r", inputsOf(turn, i))).window
           // Never pin in the first turn, so some history is always foldable.
           if (turn.pinUser && i > 0) live = (yield* ctx.pin("r", `u${i}`)).window
@@ -91,7 +94,7 @@ describe("replay", () => {
           })
         )
       ),
-    { timeout: 120_000, fastCheck: { numRuns: 40 } }
+    { timeout: 120_000, fastCheck: { numRuns: propertyRuns(12, 0.04) } }
   )
 
   it("the generated logs exercised every seam event", () => {

@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs"
 import { ContextService, type Message, ToolPairs, Transcript } from "@ctxlog/core"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import { yieldToEventLoop } from "../../../vitest.property.js"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { SeamHost } from "../src/index.js"
@@ -36,6 +37,8 @@ const runTranscript = (file: string) =>
     let cycles = 0
     const lines: Array<string> = []
     for (const [index, turn] of turnsOf(inputs.filter((input) => input.role !== "system")).entries()) {
+      // One turn of the event loop per step: a long run must not hold the worker (vitest RPC timeouts).
+      yield* Effect.promise(yieldToEventLoop)
       const appended = yield* ctx.appendMessages(file, turn)
       const out = yield* SeamHost.runSeamPipeline(file, { workspace: "/testbed" })
       for (const event of out.events) {

@@ -1,12 +1,15 @@
 /**
  * vitest globalSetup: gives the PostgreSQL tests a real server. With `CTXLOG_TEST_PG_URL` set, that
  * server is used. Otherwise a throwaway cluster is created with `initdb` in a temporary directory and
- * started with `pg_ctl` on 127.0.0.1 and a free port, and stopped (and deleted) after the run. With
- * neither a URL nor the binaries, the run fails with a message saying what to install: PostgreSQL
+ * started with `pg_ctl` on 127.0.0.1 and a free port, and stopped (and deleted) after the run — also
+ * when the run fails, is interrupted (SIGINT, SIGTERM, SIGHUP) or exits early: a process-exit hook stops
+ * the server synchronously. The cluster lives under `CTXLOG_PG_TMPDIR` when set (`.ci/run` sets it and
+ * sweeps it on exit, covering a vitest process that was killed outright), else under the OS temp dir.
+ * With neither a URL nor the binaries, the run fails with a message saying what to install: PostgreSQL
  * tests are never skipped.
  */
 import { execFileSync } from "node:child_process"
-import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs"
+import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
 import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { delimiter, join } from "node:path"
@@ -69,7 +72,8 @@ export const startCluster = async (): Promise<Cluster> => {
         "or under /usr/lib/postgresql/*/bin."
     )
   }
-  const dir = mkdtempSync(join(tmpdir(), "ctxlog-pg-"))
+  const parent = process.env.CTXLOG_PG_TMPDIR
+  const dir = mkdtempSync(join(parent !== undefined && parent !== "" ? parent : tmpdir(), "ctxlog-pg-"))
   // initdb and pg_ctl refuse to run as root: run them as the postgres user, in a directory it owns.
   const asRoot = process.getuid?.() === 0
   if (asRoot) {
@@ -108,21 +112,30 @@ export const startCluster = async (): Promise<Cluster> => {
       typeof cause === "object" && cause !== null && "stderr" in cause ? String(cause.stderr) : String(cause)
     throw new Error(`could not start a test PostgreSQL server with ${binaries.initdb}: ${detail}`)
   }
-  const stop = (mode: "fast" | "immediate") => {
-    run(binaries.pgCtl, ["-D", data, "-m", mode, "-w", "stop"])
+  const stopWith = (mode: "fast" | "immediate") => {
+    run(binaries.pgCtl, ["-D", data, "-m", mode, "-w", "-t", "30", "stop"])
   }
+  // The final stop: once, even when the run is interrupted; a server pg_ctl cannot stop is killed.
+  const destroy = stopOnce(() => {
+    try {
+      stopWith("fast")
+    } catch {
+      // pg_ctl could not stop it (timed out, or the cluster is half gone): end the postmaster directly.
+      killPostmaster(data)
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+  const release = stopOnExit(destroy)
   return {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
-    stop,
+    stop: stopWith,
     start: () => {
       start()
     },
     destroy: () => {
-      try {
-        stop("fast")
-      } finally {
-        rmSync(dir, { recursive: true, force: true })
-      }
+      release()
+      destroy()
     }
   }
 }
@@ -136,4 +149,48 @@ export default async function setup(project: TestProject): Promise<(() => void) 
   const cluster = await startCluster()
   project.provide("pgUrl", cluster.url)
   return cluster.destroy
+}
+
+/** Runs `f` the first time it is called, never again. */
+const stopOnce = (f: () => void): (() => void) => {
+  let done = false
+  return () => {
+    if (done) return
+    done = true
+    f()
+  }
+}
+
+/** SIGQUIT (immediate shutdown) to the postmaster named in the cluster's postmaster.pid, if it runs. */
+const killPostmaster = (data: string): void => {
+  try {
+    const pid = Number(readFileSync(join(data, "postmaster.pid"), "utf8").split("\n")[0])
+    if (Number.isInteger(pid) && pid > 0) process.kill(pid, "SIGQUIT")
+  } catch {
+    // No pid file or no such process: nothing left running.
+  }
+}
+
+const signals = ["SIGINT", "SIGTERM", "SIGHUP"] as const
+
+/**
+ * Stops the server when this process exits or is interrupted, so an aborted run leaves no server
+ * behind. On a signal nobody else handles, the signal is re-raised after the stop so the process still
+ * ends the way it would have. Returns the function that removes the hooks (the normal teardown).
+ */
+const stopOnExit = (stop: () => void): (() => void) => {
+  const onSignal = (signal: NodeJS.Signals) => {
+    stop()
+    if (process.listenerCount(signal) === 1) {
+      release()
+      process.kill(process.pid, signal)
+    }
+  }
+  const release = () => {
+    process.removeListener("exit", stop)
+    for (const signal of signals) process.removeListener(signal, onSignal)
+  }
+  process.once("exit", stop)
+  for (const signal of signals) process.on(signal, onSignal)
+  return release
 }

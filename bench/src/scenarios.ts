@@ -1,0 +1,739 @@
+// The scenarios of `pnpm bench`: each runs ctxlog and its reference on identical data in one process run.
+import { spawn, spawnSync } from "node:child_process"
+import { createHash } from "node:crypto"
+import { readdirSync, readFileSync } from "node:fs"
+import { dirname, join } from "node:path"
+import { fileURLToPath } from "node:url"
+import { TemplateCompactor, TieredCompaction } from "@ctxlog/compaction"
+import {
+  Compactor,
+  ContextService,
+  Decide,
+  EventLog,
+  Message,
+  TokenCounter,
+  Transcript,
+  Window,
+  type WindowEvent,
+  WindowRepository
+} from "@ctxlog/core"
+import { CtxBuilder } from "@ctxlog/providers"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
+import * as ManagedRuntime from "effect/ManagedRuntime"
+import { compare, noteRow, type Row, rows, type Subject } from "./harness.js"
+import { type Server, startServer } from "./postgres.js"
+import {
+  messageEvent,
+  messageInput,
+  postgresRuntime,
+  rawPostgres,
+  rawSqlite,
+  sqliteLayer,
+  sqliteRuntime,
+  tempDir
+} from "./stores.js"
+
+/** What every scenario gets: the run's size and the PostgreSQL server (started on first use). */
+export interface Run {
+  readonly quick: boolean
+  /** A size from `BENCH_<NAME>` (a number, or a comma-separated list), else the quick or full default. */
+  readonly size: (name: string, quick: number, full: number) => number
+  readonly sizes: (name: string, quick: ReadonlyArray<number>, full: ReadonlyArray<number>) => ReadonlyArray<number>
+  readonly postgres: () => Promise<Server | string>
+  /** Seconds a single size of a scenario may take before larger sizes are skipped (BENCH_BUDGET_S). */
+  readonly budgetS: number
+}
+
+/** A named scenario. */
+export interface Scenario {
+  readonly name: string
+  readonly describe: string
+  readonly run: (run: Run) => Promise<ReadonlyArray<Row>>
+}
+
+const here = dirname(fileURLToPath(import.meta.url))
+
+const runtimeClose = async (runtime: { readonly dispose: () => Promise<void> }) => runtime.dispose()
+
+// ---------------------------------------------------------------------------------------------------
+// Emmett's SQLite event store, holding one connection (its `appendToStream` over `sqliteConnection`).
+
+interface Emmett {
+  readonly append: (stream: string, events: ReadonlyArray<WindowEvent.WindowEvent>, expected: bigint) => Promise<void>
+  readonly close: () => void
+}
+
+/** Whether the sqlite3 native binding loads, checked once in a child process (a failed load can crash this one). */
+let sqlite3Loads: boolean | undefined
+const sqlite3Available = (): boolean => {
+  // sqlite3 is Emmett's dependency, not the bench's: resolve it from where emmett-sqlite sits.
+  const locate =
+    "require.resolve('sqlite3', { paths: [require('path').dirname(require.resolve('@event-driven-io/emmett-sqlite'))] })"
+  sqlite3Loads ??= spawnSync(process.execPath, ["-e", `require(${locate})`], { cwd: here }).status === 0
+  return sqlite3Loads
+}
+
+const emmett = async (fileName: string): Promise<Emmett | string> => {
+  if (!sqlite3Available()) {
+    return "Emmett's SQLite store could not run: the sqlite3 native binding is not built (pnpm bench builds it on first use; see BENCHMARKS.md)"
+  }
+  try {
+    const store = await import("@event-driven-io/emmett-sqlite")
+    const connection = store.sqliteConnection({ fileName })
+    await connection.command("PRAGMA journal_mode = WAL")
+    await connection.command("PRAGMA synchronous = NORMAL")
+    await store.createEventStoreSchema(connection)
+    return {
+      append: async (stream, events, expected) => {
+        const result = await store.appendToStream(
+          connection,
+          stream,
+          "context",
+          events.map((event) => ({ type: event._tag, data: { ...event } })),
+          { expectedStreamVersion: expected }
+        )
+        if (!result.success) throw new Error(`emmett append to ${stream} at ${expected} failed`)
+      },
+      close: () => connection.close()
+    }
+  } catch (cause) {
+    return `Emmett's SQLite store could not run: ${cause instanceof Error ? cause.message.split("\n")[0] : String(cause)}`
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
+
+const appendScenario = (batch: number): Scenario => ({
+  name: batch === 1 ? "append" : "append-batch",
+  describe:
+    batch === 1
+      ? "one event per append, SQLite WAL + synchronous=NORMAL, recall index on: ctxlog vs raw better-sqlite3 vs Emmett"
+      : `${batch} events per append, same setup`,
+  run: async (run) => {
+    const perRound = batch === 1 ? run.size("APPEND_OPS", 40, 200) : run.size("BATCH_OPS", 4, 20)
+    const rounds = run.size("ROUNDS", 5, 10)
+    const warmup = batch === 1 ? 20 : 2
+    const total = (warmup + rounds * perRound) * batch
+    const events = Array.from({ length: total }, (_, i) => messageEvent(i))
+    const slice = (i: number) => events.slice(i * batch, (i + 1) * batch)
+    const dir = tempDir("append")
+    const runtime = sqliteRuntime(join(dir, "ctxlog.db"))
+    const log = await runtime.runPromise(EventLog.EventLog)
+    const raw = rawSqlite(join(dir, "raw.db"))
+    const em = await emmett(join(dir, "emmett.db"))
+    const subjects: Array<Subject> = [
+      { name: "ctxlog SqliteEventLog.append", op: (i) => runtime.runPromise(log.append("s", slice(i), i * batch)) },
+      { name: "raw better-sqlite3", op: (i) => raw.append("s", slice(i)) }
+    ]
+    if (typeof em !== "string") {
+      subjects.push({ name: "Emmett emmett-sqlite", op: (i) => em.append("s", slice(i), BigInt(i * batch)) })
+    }
+    const figures = await compare(subjects, { warmup, rounds, perRound })
+    const perEvent = figures.map((f) => ({
+      ...f,
+      medianUs: f.medianUs / batch,
+      p10Us: f.p10Us / batch,
+      p90Us: f.p90Us / batch
+    }))
+    const out = [...rows(batch === 1 ? "append (single)" : "append (batched)", `${batch}/call`, "event", perEvent)]
+    if (typeof em === "string") out.push(noteRow(out[0]?.scenario ?? "", `${batch}/call`, "Emmett emmett-sqlite", em))
+    raw.close()
+    if (typeof em !== "string") em.close()
+    await runtimeClose(runtime)
+    return out
+  }
+})
+
+const appendMessagesScenario: Scenario = {
+  name: "append-messages",
+  describe: "ContextService.appendMessages of one message per call, the window growing 0→N, vs raw insert of one row",
+  run: async (run) => {
+    const perRound = run.size("MESSAGES_OPS", 20, 100)
+    const rounds = run.size("ROUNDS", 5, 10)
+    const warmup = 5
+    const total = warmup + rounds * perRound
+    const inputs = Array.from({ length: total }, (_, i) => messageInput(i))
+    const events = Array.from({ length: total }, (_, i) => messageEvent(i))
+    const dir = tempDir("messages")
+    const runtime = sqliteRuntime(join(dir, "ctxlog.db"))
+    const ctx = await runtime.runPromise(ContextService.ContextService)
+    const raw = rawSqlite(join(dir, "raw.db"))
+    const figures = await compare(
+      [
+        {
+          name: "ctxlog ContextService.appendMessages",
+          op: (i) => runtime.runPromise(ctx.appendMessages("s", [inputs[i] ?? Message.user("x")]))
+        },
+        { name: "raw better-sqlite3 (1 row)", op: (i) => raw.append("s", events.slice(i, i + 1)) }
+      ],
+      { warmup, rounds, perRound }
+    )
+    raw.close()
+    await runtimeClose(runtime)
+    return rows("appendMessages (1 msg)", `window 0→${total}`, "message", figures)
+  }
+}
+
+const postgresScenario: Scenario = {
+  name: "pg-append",
+  describe: "PostgreSQL: PostgresEventLog.append (single and 100/call) vs raw pg on the same rows",
+  run: async (run) => {
+    const server = await run.postgres()
+    if (typeof server === "string") return [noteRow("pg append", "", "skipped", server)]
+    const out: Array<Row> = []
+    for (const batch of [1, 100]) {
+      const perRound = batch === 1 ? run.size("PG_OPS", 10, 50) : run.size("PG_BATCH_OPS", 2, 5)
+      const rounds = run.size("ROUNDS", 5, 10)
+      const warmup = batch === 1 ? 5 : 1
+      const events = Array.from({ length: (warmup + rounds * perRound) * batch }, (_, i) => messageEvent(i))
+      const slice = (i: number) => events.slice(i * batch, (i + 1) * batch)
+      const runtime = postgresRuntime(await server.database(`bench_ctxlog_${batch}`))
+      const log = await runtime.runPromise(EventLog.EventLog)
+      const raw = await rawPostgres(await server.database(`bench_raw_${batch}`))
+      const figures = await compare(
+        [
+          {
+            name: "ctxlog PostgresEventLog.append",
+            op: (i) => runtime.runPromise(log.append("s", slice(i), i * batch))
+          },
+          { name: "raw pg", op: (i) => raw.append("s", slice(i)) }
+        ],
+        { warmup, rounds, perRound }
+      )
+      const perEvent = figures.map((f) => ({
+        ...f,
+        medianUs: f.medianUs / batch,
+        p10Us: f.p10Us / batch,
+        p90Us: f.p90Us / batch
+      }))
+      out.push(...rows(batch === 1 ? "pg append (single)" : "pg append (batched)", `${batch}/call`, "event", perEvent))
+      await raw.close()
+      await runtimeClose(runtime)
+    }
+    return out
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// 4 processes on 4 streams sharing one store. Each child appends for a fixed time and prints its count.
+
+const writers = async (mode: string, target: string, count: number, durationMs: number): Promise<number> => {
+  // Each child opens its store, prints "ready" and waits; once all are ready they get "go" on stdin at
+  // once, append for durationMs and print their count. Start-up time (slow under load) is not measured.
+  const children = Array.from({ length: count }, (_, k) => {
+    const child = spawn(
+      process.execPath,
+      [
+        "--conditions=@ctxlog/source",
+        "--import",
+        "tsx",
+        join(here, "writer.ts"),
+        mode,
+        target,
+        `w${k}`,
+        String(durationMs)
+      ],
+      { stdio: ["pipe", "pipe", "inherit"] }
+    )
+    let out = ""
+    let markReady: () => void = () => {}
+    const ready = new Promise<void>((resolve) => {
+      markReady = resolve
+    })
+    child.stdout.on("data", (chunk: Buffer) => {
+      out += chunk.toString()
+      if (out.includes("ready\n")) markReady()
+    })
+    const done = new Promise<number>((resolve, reject) => {
+      child.on("error", reject)
+      child.on("exit", (code) => {
+        markReady()
+        const n = Number(out.trim().split("\n").pop())
+        if (code === 0 && Number.isFinite(n)) resolve(n)
+        else reject(new Error(`writer ${mode} w${k} exited ${code}: ${out}`))
+      })
+    })
+    return { child, ready, done }
+  })
+  await Promise.all(children.map((c) => c.ready))
+  for (const c of children) c.child.stdin?.end("go\n")
+  const counts = await Promise.all(children.map((c) => c.done))
+  return counts.reduce((a, b) => a + b, 0) / (durationMs / 1000)
+}
+
+const writersScenario: Scenario = {
+  name: "writers",
+  describe:
+    "total appends/s of 1 and 4 processes on their own streams sharing one SQLite file (synchronous=FULL, the library default) and one PostgreSQL database, ContextService.appendMessages vs raw",
+  run: async (run) => {
+    const durationMs = run.size("WRITERS_MS", 4000, 10000)
+    const out: Array<Row> = []
+    const note = (scenario: string, size: string, subject: string, perSecond: number, extra = "") =>
+      noteRow(scenario, size, subject, `${Math.round(perSecond)} appends/s${extra}`)
+    const backends: Array<{
+      label: string
+      ctxlog: string
+      raw: string
+      target: () => Promise<[string, string] | string>
+    }> = [
+      {
+        label: "SQLite",
+        ctxlog: "ctxlog-sqlite",
+        raw: "raw-sqlite",
+        target: async () => {
+          const dir = tempDir("writers")
+          return [join(dir, "ctxlog.db"), join(dir, "raw.db")]
+        }
+      },
+      {
+        label: "PostgreSQL",
+        ctxlog: "ctxlog-pg",
+        raw: "raw-pg",
+        target: async () => {
+          const server = await run.postgres()
+          if (typeof server === "string") return server
+          return [await server.database("bench_writers_ctxlog"), await server.database("bench_writers_raw")]
+        }
+      }
+    ]
+    for (const backend of backends) {
+      const scenario = `writers (${backend.label})`
+      const targets = await backend.target()
+      if (typeof targets === "string") {
+        out.push(noteRow(scenario, "", "skipped", targets))
+        continue
+      }
+      const [ctxlogTarget, rawTarget] = targets
+      // One writer first (it also creates the schema), then four.
+      const ctxlog1 = await writers(backend.ctxlog, ctxlogTarget, 1, durationMs)
+      const raw1 = await writers(backend.raw, rawTarget, 1, durationMs)
+      const ctxlog4 = await writers(backend.ctxlog, ctxlogTarget, 4, durationMs)
+      const raw4 = await writers(backend.raw, rawTarget, 4, durationMs)
+      out.push(note(scenario, "1 process", "ctxlog ContextService", ctxlog1))
+      out.push(note(scenario, "1 process", "raw", raw1, `; ctxlog / raw throughput ${(ctxlog1 / raw1).toFixed(2)}x`))
+      out.push(
+        note(
+          scenario,
+          "4 processes",
+          "ctxlog ContextService",
+          ctxlog4,
+          `; ${(ctxlog4 / ctxlog1).toFixed(2)}x one writer`
+        )
+      )
+      out.push(note(scenario, "4 processes", "raw", raw4, `; ctxlog / raw throughput ${(ctxlog4 / raw4).toFixed(2)}x`))
+    }
+    return out
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
+
+/** Projects the time of the next size from the last two (log-log slope, at least linear), or linearly from one. */
+const projectS = (done: ReadonlyArray<{ size: number; seconds: number }>, next: number): number => {
+  const last = done[done.length - 1]
+  if (last === undefined) return 0
+  const before = done[done.length - 2]
+  const slope =
+    before === undefined || before.seconds <= 0 || last.seconds <= 0
+      ? 1
+      : Math.max(1, Math.log(last.seconds / before.seconds) / Math.log(last.size / before.size))
+  return last.seconds * (next / last.size) ** slope
+}
+
+const loadScenario: Scenario = {
+  name: "load",
+  describe:
+    "load a stream of N events (from disk, a fresh repository) with and without snapshots vs SELECT + JSON.parse",
+  run: async (run) => {
+    const sizes = run.sizes("LOAD_SIZES", [1000, 5000], [1000, 10000, 100000])
+    const rounds = run.size("LOAD_ROUNDS", 3, 5)
+    const out: Array<Row> = []
+    for (const snapshots of [false, true]) {
+      const scenario = snapshots ? "load (snapshots every 100)" : "load (no snapshot)"
+      const done: Array<{ size: number; seconds: number }> = []
+      for (const size of sizes) {
+        const projected = projectS(done, size) * (rounds + 2)
+        if (projected > run.budgetS) {
+          out.push(
+            noteRow(
+              scenario,
+              `${size} events`,
+              "skipped",
+              `projected ${Math.round(projected)} s (from the smaller sizes) > budget ${run.budgetS} s (BENCH_BUDGET_S)`
+            )
+          )
+          continue
+        }
+        const dir = tempDir("load")
+        const file = join(dir, "ctxlog.db")
+        const options = snapshots ? { snapshotEvery: 100 } : { snapshotEvery: 0 }
+        const writer = sqliteRuntime(file, options)
+        const log = await writer.runPromise(EventLog.EventLog)
+        const raw = rawSqlite(join(dir, "raw.db"))
+        const chunk = 1000
+        for (let at = 0; at < size; at += chunk) {
+          const events = Array.from({ length: Math.min(chunk, size - at) }, (_, k) => messageEvent(at + k))
+          await writer.runPromise(log.append("s", events, at))
+          raw.append("s", events)
+        }
+        // The first load writes the snapshots a load would find (with snapshots on); then from disk each time.
+        await writer.runPromise(Effect.flatMap(WindowRepository.WindowRepository, (repository) => repository.load("s")))
+        await runtimeClose(writer)
+        // A reader on its own connection: WindowRepository.load reads snapshot + tail from the file each time.
+        const reader = sqliteRuntime(file, options)
+        const repository = await reader.runPromise(WindowRepository.WindowRepository)
+        const started = performance.now()
+        const figures = await compare(
+          [
+            {
+              name: "ctxlog WindowRepository.load",
+              op: async () => {
+                const window = await reader.runPromise(repository.load("s"))
+                if (window.history.length !== size) throw new Error(`loaded ${window.history.length} of ${size}`)
+              }
+            },
+            {
+              name: "SELECT + JSON.parse",
+              op: () => {
+                if (raw.load("s").length !== size) throw new Error("short raw load")
+              }
+            }
+          ],
+          { warmup: 1, rounds, perRound: 1 }
+        )
+        done.push({ size, seconds: (figures[0]?.medianUs ?? 0) / 1e6 })
+        out.push(
+          ...rows(scenario, `${size} events`, "load", figures, {
+            "SELECT + JSON.parse": `measured in ${Math.round((performance.now() - started) / 1000)} s`
+          })
+        )
+        await runtimeClose(reader)
+        raw.close()
+      }
+    }
+    return out
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
+
+const turnScenario: Scenario = {
+  name: "turn",
+  describe:
+    "one agent turn (append user + assistant, render with an Anthropic CtxBuilder, maybeCompact) at N history messages vs a plain array + SQLite loop doing the same work",
+  run: async (run) => {
+    const sizes = run.sizes("TURN_SIZES", [100, 2000], [100, 2000, 10000])
+    const rounds = run.size("TURN_ROUNDS", 5, 10)
+    const builder = CtxBuilder.forProvider({ provider: "anthropic", model: "claude-sonnet-4-5" })
+    // A budget far above the history: maybeCompact runs its checks and finds nothing to do, so the size holds.
+    const config: TieredCompaction.Config = { budget: 50_000_000 }
+    const out: Array<Row> = []
+    const done: Array<{ size: number; seconds: number }> = []
+    for (const size of sizes) {
+      const projected = projectS(done, size) * (rounds + 3)
+      if (projected > run.budgetS) {
+        out.push(
+          noteRow(
+            "one turn",
+            `${size} messages`,
+            "skipped",
+            `projected ${Math.round(projected)} s > budget ${run.budgetS} s`
+          )
+        )
+        continue
+      }
+      const dir = tempDir("turn")
+      const runtime = ManagedRuntime.make(
+        Layer.succeed(Compactor.Compactor, TemplateCompactor.make()).pipe(
+          Layer.provideMerge(sqliteLayer(join(dir, "ctxlog.db")))
+        )
+      )
+      const ctx = await runtime.runPromise(ContextService.ContextService)
+      const raw = rawSqlite(join(dir, "raw.db"))
+      const history: Array<{ role: string; content: string }> = []
+      for (let at = 0; at < size; at += 500) {
+        const inputs = Array.from({ length: Math.min(500, size - at) }, (_, k) => messageInput(at + k))
+        await runtime.runPromise(ctx.appendMessages("s", inputs))
+        const events = Array.from({ length: inputs.length }, (_, k) => messageEvent(at + k))
+        raw.append("s", events)
+        for (const event of events) {
+          if (event._tag === "MessageAppended") {
+            const part = event.message.parts[0]
+            history.push({ role: event.message.role, content: part?.type === "text" ? part.text : "" })
+          }
+        }
+      }
+      const turnInputs = (i: number) => [
+        Message.user(`question ${i}: ${messageText(i)}`),
+        Message.assistant(`answer ${i}: ${messageText(i + 1)}`)
+      ]
+      const turnEvents = (i: number) => [messageEvent(2 * i + size), messageEvent(2 * i + size + 1)]
+      const figures = await compare(
+        [
+          {
+            name: "ctxlog turn",
+            op: (i) =>
+              runtime.runPromise(
+                Effect.gen(function* () {
+                  const outcome = yield* ctx.appendMessages("s", turnInputs(i))
+                  const built = builder.build(outcome.window)
+                  if (Either.isLeft(built)) return yield* Effect.die(built.left)
+                  yield* TieredCompaction.maybeCompact("s", config)
+                })
+              )
+          },
+          {
+            name: "plain array + SQLite",
+            op: (i) => {
+              const events = turnEvents(i)
+              raw.append("s", events)
+              for (const [k, input] of turnInputs(i).entries()) {
+                const part = input.parts[0]
+                history.push({
+                  role: events[k]?._tag === "MessageAppended" ? input.role : "user",
+                  content: part?.type === "text" ? part.text : ""
+                })
+              }
+              const request = {
+                model: "claude-sonnet-4-5",
+                max_tokens: 4096,
+                messages: history.map((m) => ({ role: m.role, content: m.content }))
+              }
+              createHash("sha256").update(JSON.stringify(request)).digest("hex")
+            }
+          }
+        ],
+        { warmup: 2, rounds, perRound: 1 }
+      )
+      done.push({ size, seconds: (figures[0]?.medianUs ?? 0) / 1e6 })
+      out.push(...rows("one turn", `${size} messages`, "turn", figures))
+      raw.close()
+      await runtimeClose(runtime)
+    }
+    return out
+  }
+}
+
+const messageText = (i: number): string => {
+  const part = messageInput(i).parts[0]
+  return part?.type === "text" ? part.text : ""
+}
+
+// ---------------------------------------------------------------------------------------------------
+
+const transcriptsDir = (): string =>
+  process.env.CTXLOG_TRANSCRIPTS ?? join(here, "..", "..", "..", "shared", "transcripts")
+
+const loadTranscripts = (): ReadonlyArray<{ name: string; inputs: ReadonlyArray<Message.MessageInput> }> => {
+  const dir = transcriptsDir()
+  return readdirSync(dir)
+    .filter((name) => name.endsWith(".json"))
+    .sort()
+    .map((name) => ({
+      name,
+      inputs: Effect.runSync(Transcript.fromTranscriptJson(JSON.parse(readFileSync(join(dir, name), "utf8"))))
+    }))
+}
+
+const trimScenario: Scenario = {
+  name: "trim",
+  describe: "trim a real transcript's history to half its tokens: Decide.trimPlan vs @langchain/core trimMessages",
+  run: async (run) => {
+    const { trimMessages, HumanMessage, AIMessage, ToolMessage, SystemMessage } = await import(
+      "@langchain/core/messages"
+    )
+    const counter = TokenCounter.gpt()
+    const transcripts = loadTranscripts()
+    const largest = [...transcripts].sort((a, b) => b.inputs.length - a.inputs.length)[0]
+    if (largest === undefined) return [noteRow("trim", "", "skipped", `no transcripts in ${transcriptsDir()}`)]
+    const history: Array<Message.Message> = largest.inputs.map((input, index) => ({
+      id: `m${index}`,
+      role: input.role,
+      kind: "chat",
+      parts: input.parts,
+      tokens: counter.countMessage(input)
+    }))
+    const window = Window.replay(
+      history.map((message, index) => ({ _tag: "MessageAppended", id: `e${index}`, message }))
+    )
+    const budget = Math.floor(window.tokens.total / 2)
+    const tokensOf = new WeakMap<object, number>()
+    const lc = history.map((message) => {
+      const text = message.parts
+        .map((part) =>
+          part.type === "text"
+            ? part.text
+            : part.type === "tool_result"
+              ? JSON.stringify(part.content)
+              : JSON.stringify(part)
+        )
+        .join("\n")
+      const m =
+        message.role === "user"
+          ? new HumanMessage(text)
+          : message.role === "assistant"
+            ? new AIMessage(text)
+            : message.role === "tool"
+              ? new ToolMessage({ content: text, tool_call_id: message.id })
+              : new SystemMessage(text)
+      tokensOf.set(m, message.tokens)
+      return m
+    })
+    // The same per-message token counts for both: trimming is timed, not tokenizing.
+    const tokenCounter = (messages: ReadonlyArray<object>) =>
+      messages.reduce((sum, m) => sum + (tokensOf.get(m) ?? 0), 0)
+    const rounds = run.size("ROUNDS", 5, 10)
+    const figures = await compare(
+      [
+        { name: "ctxlog Decide.trimPlan", op: () => Decide.trimPlan(window, budget) },
+        {
+          name: "@langchain/core trimMessages",
+          op: () => trimMessages(lc, { maxTokens: budget, strategy: "last", tokenCounter, allowPartial: false })
+        }
+      ],
+      { warmup: 10, rounds, perRound: run.size("TRIM_OPS", 50, 200) }
+    )
+    return rows("trim", `${history.length} messages (${largest.name})`, "trim", figures)
+  }
+}
+
+const commonPrefix = (a: string, b: string): number => {
+  let index = 0
+  const n = Math.min(a.length, b.length)
+  while (index < n && a.charCodeAt(index) === b.charCodeAt(index)) index++
+  return index
+}
+
+const prefixScenario: Scenario = {
+  name: "prefix",
+  describe:
+    "prompt-cache prefix reuse on ../shared/transcripts: share of each rendered request's bytes that is a byte-identical prefix of the previous render (ctxlog with maybeCompact at a 16k budget vs a sliding window dropping the oldest messages to the same budget)",
+  run: async () => {
+    const out: Array<Row> = []
+    const budget = 16_000
+    const builder = CtxBuilder.forProvider({ provider: "anthropic", model: "claude-sonnet-4-5" })
+    const counter = TokenCounter.gpt()
+    for (const transcript of loadTranscripts()) {
+      const runtime = ManagedRuntime.make(
+        Layer.mergeAll(Layer.succeed(Compactor.Compactor, TemplateCompactor.make()), TokenCounter.layerGpt()).pipe(
+          Layer.provideMerge(ContextService.layerMemory)
+        )
+      )
+      const ctx = await runtime.runPromise(ContextService.ContextService)
+      let previous = ""
+      let reused = 0
+      let total = 0
+      let naivePrevious = ""
+      let naiveReused = 0
+      let naiveTotal = 0
+      const naive: Array<{ role: string; content: string; tokens: number }> = []
+      // A request is rendered each time the model is asked: before each assistant message is appended.
+      for (const [index, input] of transcript.inputs.entries()) {
+        if (input.role !== "assistant" || index === 0) {
+          await runtime.runPromise(ctx.appendMessages("t", [input]))
+          naive.push({ role: input.role, content: JSON.stringify(input.parts), tokens: counter.countMessage(input) })
+          continue
+        }
+        const result = await runtime.runPromise(TieredCompaction.maybeCompact("t", { budget }))
+        const built = builder.build(result.window)
+        if (Either.isRight(built)) {
+          const bytes = JSON.stringify(built.right.request)
+          if (previous !== "") {
+            reused += commonPrefix(previous, bytes)
+            total += bytes.length
+          }
+          previous = bytes
+        }
+        let tokens = naive.reduce((sum, m) => sum + m.tokens, 0)
+        while (tokens > budget && naive.length > 1) tokens -= naive.shift()?.tokens ?? 0
+        const naiveBytes = JSON.stringify(naive.map((m) => ({ role: m.role, content: m.content })))
+        if (naivePrevious !== "") {
+          naiveReused += commonPrefix(naivePrevious, naiveBytes)
+          naiveTotal += naiveBytes.length
+        }
+        naivePrevious = naiveBytes
+        await runtime.runPromise(ctx.appendMessages("t", [input]))
+        naive.push({ role: input.role, content: JSON.stringify(input.parts), tokens: counter.countMessage(input) })
+      }
+      await runtimeClose(runtime)
+      const share = (a: number, b: number) => (b === 0 ? "n/a" : `${((a / b) * 100).toFixed(1)}% of bytes reused`)
+      out.push(
+        noteRow("prefix reuse", transcript.name, "ctxlog (maybeCompact, Anthropic render)", share(reused, total))
+      )
+      out.push(noteRow("prefix reuse", transcript.name, "sliding window (drop oldest)", share(naiveReused, naiveTotal)))
+    }
+    return out
+  }
+}
+
+const rssScenario: Scenario = {
+  name: "rss",
+  describe:
+    "memory: heap held by a loaded N-message window vs the same rows as a plain array (SELECT + JSON.parse), and this run's peak RSS",
+  run: async (run) => {
+    const size = run.size("RSS_MESSAGES", 2000, 10000)
+    const out: Array<Row> = []
+    // With --expose-gc (the bench script passes it) the heap is collected before and after each measure.
+    const gc = (globalThis as { gc?: () => void }).gc ?? (() => {})
+    const held = async <A>(label: string, build: () => Promise<A>): Promise<A> => {
+      gc()
+      const before = process.memoryUsage()
+      const value = await build()
+      gc()
+      const after = process.memoryUsage()
+      const mib = (n: number) => (n / 1048576).toFixed(1)
+      out.push(
+        noteRow(
+          "memory",
+          `${size} messages`,
+          label,
+          `heap +${mib(after.heapUsed - before.heapUsed)} MiB, RSS +${mib(after.rss - before.rss)} MiB`
+        )
+      )
+      return value
+    }
+    const dir = tempDir("rss")
+    const writer = sqliteRuntime(join(dir, "ctxlog.db"))
+    const log = await writer.runPromise(EventLog.EventLog)
+    const repository = await writer.runPromise(WindowRepository.WindowRepository)
+    const raw = rawSqlite(join(dir, "raw.db"))
+    for (let at = 0; at < size; at += 1000) {
+      const events = Array.from({ length: Math.min(1000, size - at) }, (_, k) => messageEvent(at + k))
+      await writer.runPromise(log.append("s", events, at))
+      raw.append("s", events)
+    }
+    const window = await held("ctxlog window (WindowRepository.load)", () => writer.runPromise(repository.load("s")))
+    const array = await held("plain array (SELECT + JSON.parse)", async () => raw.load("s"))
+    out.push(
+      noteRow(
+        "memory",
+        "whole run",
+        "bench process",
+        `peak RSS ${Math.round(process.resourceUsage().maxRSS / 1024)} MiB`
+      )
+    )
+    // Kept alive until here, so the measures above see them held.
+    if (window.history.length !== size || array.length !== size) throw new Error("short load in the rss scenario")
+    raw.close()
+    await runtimeClose(writer)
+    return out
+  }
+}
+
+/** Every scenario, in run order. */
+export const scenarios: ReadonlyArray<Scenario> = [
+  appendScenario(1),
+  appendScenario(100),
+  appendMessagesScenario,
+  postgresScenario,
+  writersScenario,
+  loadScenario,
+  turnScenario,
+  trimScenario,
+  prefixScenario,
+  rssScenario
+]
+
+export { startServer }
