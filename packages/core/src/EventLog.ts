@@ -12,7 +12,6 @@
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Schema from "effect/Schema"
 import type * as Stream from "effect/Stream"
 import type { EventDecodeError, EventEncodeError } from "./EventCodec.js"
 import * as appendRules from "./internal/appendRules.js"
@@ -23,17 +22,8 @@ import type { WindowEvent } from "./WindowEvent.js"
 /** A stream (conversation) id. @since 0.1.0 */
 export type StreamId = string
 
-/**
- * What the writer believes the stream's version is: an exact version (0 = no events yet),
- * `"no_stream"`, `"stream_exists"`, or `"any"` (no check).
- * @since 0.1.0
- */
-export const ExpectedVersion = Schema.Union(
-  Schema.Int.pipe(Schema.nonNegative()),
-  Schema.Literal("no_stream", "stream_exists", "any")
-)
-/** @since 0.1.0 */
-export type ExpectedVersion = typeof ExpectedVersion.Type
+export { ConcurrencyConflict, DuplicateEventIds, ExpectedVersion, StoreError } from "./internal/logErrors.js"
+import type { ConcurrencyConflict, DuplicateEventIds, ExpectedVersion, StoreError } from "./internal/logErrors.js"
 
 /** Who and why: stored beside each event. @since 0.1.0 */
 export interface EventMetadata {
@@ -82,42 +72,6 @@ export interface StreamInfo {
   readonly version: number
   readonly createdAt: number
   readonly updatedAt: number
-}
-
-/** The stream is not at the version the writer expected; nothing was written. @since 0.1.0 */
-export class ConcurrencyConflict extends Schema.TaggedError<ConcurrencyConflict>()("ConcurrencyConflict", {
-  stream: Schema.String,
-  expected: ExpectedVersion,
-  actual: Schema.Int
-}) {
-  override get message(): string {
-    return `stream "${this.stream}": expected version ${this.expected}, actual ${this.actual}`
-  }
-}
-
-/**
- * Some event ids of the batch are stored already (or repeat within the batch, or belong to another
- * stream or position); nothing was written.
- * @since 0.1.0
- */
-export class DuplicateEventIds extends Schema.TaggedError<DuplicateEventIds>()("DuplicateEventIds", {
-  stream: Schema.String,
-  ids: Schema.Array(Schema.String),
-  detail: Schema.String
-}) {
-  override get message(): string {
-    return `stream "${this.stream}": ${this.detail} (${this.ids.join(", ")})`
-  }
-}
-
-/** The storage failed (I/O, driver, corrupt row). @since 0.1.0 */
-export class StoreError extends Schema.TaggedError<StoreError>()("StoreError", {
-  operation: Schema.String,
-  detail: Schema.String
-}) {
-  override get message(): string {
-    return `event store ${this.operation} failed: ${this.detail}`
-  }
 }
 
 /** Options of a stream read. @since 0.1.0 */

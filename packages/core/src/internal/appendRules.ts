@@ -1,6 +1,5 @@
 import * as Effect from "effect/Effect"
-import type { ExpectedVersion } from "../EventLog.js"
-import { ConcurrencyConflict, DuplicateEventIds } from "../EventLog.js"
+import { ConcurrencyConflict, DuplicateEventIds, type ExpectedVersion } from "./logErrors.js"
 
 export interface AppendCheckInput {
   readonly stream: string

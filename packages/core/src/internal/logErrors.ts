@@ -1,0 +1,53 @@
+/**
+ * The errors and the expected-version type of the event log, below `EventLog.ts` so that the append rules
+ * (and every backend) can use them without importing the port module back. `EventLog` re-exports them.
+ */
+import * as Schema from "effect/Schema"
+
+/**
+ * What the writer believes the stream's version is: an exact version (0 = no events yet),
+ * `"no_stream"`, `"stream_exists"`, or `"any"` (no check).
+ * @since 0.1.0
+ */
+export const ExpectedVersion = Schema.Union(
+  Schema.Int.pipe(Schema.nonNegative()),
+  Schema.Literal("no_stream", "stream_exists", "any")
+)
+/** @since 0.1.0 */
+export type ExpectedVersion = typeof ExpectedVersion.Type
+
+/** The stream is not at the version the writer expected; nothing was written. @since 0.1.0 */
+export class ConcurrencyConflict extends Schema.TaggedError<ConcurrencyConflict>()("ConcurrencyConflict", {
+  stream: Schema.String,
+  expected: ExpectedVersion,
+  actual: Schema.Int
+}) {
+  override get message(): string {
+    return `stream "${this.stream}": expected version ${this.expected}, actual ${this.actual}`
+  }
+}
+
+/**
+ * Some event ids of the batch are stored already (or repeat within the batch, or belong to another
+ * stream or position); nothing was written.
+ * @since 0.1.0
+ */
+export class DuplicateEventIds extends Schema.TaggedError<DuplicateEventIds>()("DuplicateEventIds", {
+  stream: Schema.String,
+  ids: Schema.Array(Schema.String),
+  detail: Schema.String
+}) {
+  override get message(): string {
+    return `stream "${this.stream}": ${this.detail} (${this.ids.join(", ")})`
+  }
+}
+
+/** The storage failed (I/O, driver, corrupt row). @since 0.1.0 */
+export class StoreError extends Schema.TaggedError<StoreError>()("StoreError", {
+  operation: Schema.String,
+  detail: Schema.String
+}) {
+  override get message(): string {
+    return `event store ${this.operation} failed: ${this.detail}`
+  }
+}
