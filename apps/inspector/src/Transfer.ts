@@ -163,9 +163,10 @@ export const write = (
       const existing = yield* log.version(stream)
       if (existing > 0) return yield* Effect.fail(fail(`the stream exists already (version ${existing})`))
       const appended = yield* log.append(stream, events, "no_stream")
-      // One load through the snapshot-backed repository leaves a window snapshot at the head, so
-      // inspecting the imported stream near its end folds only the tail.
-      yield* Context.get(context, WindowRepository.WindowRepository).load(stream)
+      // The snapshot-backed repository saves a window snapshot at the head when told of the append (the
+      // policy is one event here), so inspecting the imported stream near its end folds only the tail.
+      const repository = Context.get(context, WindowRepository.WindowRepository)
+      yield* repository.committed(stream, yield* repository.load(stream))
       return appended
     })
   ).pipe(
