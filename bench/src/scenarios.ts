@@ -1,6 +1,6 @@
 // The scenarios of `pnpm bench`: each runs ctxlog and its reference on identical data in one process run.
 import { spawn, spawnSync } from "node:child_process"
-import { createHash } from "node:crypto"
+import { createHash, randomUUID } from "node:crypto"
 import { readdirSync, readFileSync } from "node:fs"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -350,8 +350,15 @@ const loadScenario: Scenario = {
     const sizes = run.sizes("LOAD_SIZES", [1000, 5000], [1000, 10000, 100000])
     const rounds = run.size("LOAD_ROUNDS", 3, 5)
     const out: Array<Row> = []
-    for (const snapshots of [false, true]) {
-      const scenario = snapshots ? "load (snapshots every 100)" : "load (no snapshot)"
+    // Three logs: no snapshot (replay from the first event), a snapshot at the head of a window that holds
+    // every message, and a snapshot at the head of a window an agent keeps bounded (each 1,000 messages
+    // trim the 1,000 before: the log grows, the window does not) — the last is what a long session is.
+    const variants = [
+      { scenario: "load (no snapshot)", snapshots: false, bounded: false },
+      { scenario: "load (snapshots every 100)", snapshots: true, bounded: false },
+      { scenario: "load (snapshots, window trimmed to 1k)", snapshots: true, bounded: true }
+    ] as const
+    for (const { scenario, snapshots, bounded } of variants) {
       const done: Array<{ size: number; seconds: number }> = []
       for (const size of sizes) {
         const projected = projectS(done, size) * (rounds + 2)
@@ -373,13 +380,29 @@ const loadScenario: Scenario = {
         const log = await writer.runPromise(EventLog.EventLog)
         const raw = rawSqlite(join(dir, "raw.db"))
         const chunk = 1000
+        let version = 0
+        let previous: ReadonlyArray<string> = []
+        let expected = 0
         for (let at = 0; at < size; at += chunk) {
-          const events = Array.from({ length: Math.min(chunk, size - at) }, (_, k) => messageEvent(at + k))
-          await writer.runPromise(log.append("s", events, at))
+          const messages = Array.from({ length: Math.min(chunk, size - at) }, (_, k) => messageEvent(at + k))
+          const trim: Array<WindowEvent.WindowEvent> =
+            bounded && previous.length > 0
+              ? [{ _tag: "HistoryTrimmed", id: randomUUID(), budget: 0, removedIds: previous }]
+              : []
+          const events = [...trim, ...messages]
+          await writer.runPromise(log.append("s", events, version))
           raw.append("s", events)
+          version += events.length
+          previous = messages.flatMap((event) => (event._tag === "MessageAppended" ? [event.message.id] : []))
+          expected = bounded ? messages.length : expected + messages.length
         }
-        // The first load writes the snapshots a load would find (with snapshots on); then from disk each time.
-        await writer.runPromise(Effect.flatMap(WindowRepository.WindowRepository, (repository) => repository.load("s")))
+        // As a ContextService does after its appends, tell the repository: with snapshots on, its policy
+        // saves the window at the head. Then every load reads from disk.
+        await writer.runPromise(
+          Effect.flatMap(WindowRepository.WindowRepository, (repository) =>
+            Effect.flatMap(repository.load("s"), (window) => repository.committed("s", window))
+          )
+        )
         await runtimeClose(writer)
         // A reader on its own connection: WindowRepository.load reads snapshot + tail from the file each time.
         const reader = sqliteRuntime(file, options)
@@ -391,13 +414,15 @@ const loadScenario: Scenario = {
               name: "ctxlog WindowRepository.load",
               op: async () => {
                 const window = await reader.runPromise(repository.load("s"))
-                if (window.history.length !== size) throw new Error(`loaded ${window.history.length} of ${size}`)
+                if (window.history.length !== expected) {
+                  throw new Error(`loaded ${window.history.length} of ${expected} messages`)
+                }
               }
             },
             {
               name: "SELECT + JSON.parse",
               op: () => {
-                if (raw.load("s").length !== size) throw new Error("short raw load")
+                if (raw.load("s").length !== version) throw new Error("short raw load")
               }
             }
           ],
