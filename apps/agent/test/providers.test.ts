@@ -8,7 +8,7 @@ import { EventHash, Message, ToolPairs, Window } from "@ctxlog/core"
 import { afterAll, assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import { readStream, runCli, sessionOf, spawnCli, waitFor } from "./support/cli.js"
-import { json, parse, type Received, serve } from "./support/server.js"
+import { json, parse, type Received, serve } from "../../../packages/providers/test/server.js"
 
 const dir = mkdtempSync(join(tmpdir(), "ctxlog-agent-providers-"))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))

@@ -128,6 +128,9 @@ export const checkAppend: (
   input: appendRules.AppendCheckInput
 ) => Effect.Effect<appendRules.AppendDecision, ConcurrencyConflict | DuplicateEventIds> = appendRules.checkAppend
 
+/** Whether a stream at version `current` (0: no events) satisfies `expected`. @since 0.1.0 */
+export const matchesExpected: (current: number, expected: ExpectedVersion) => boolean = appendRules.matches
+
 /** @since 0.1.0 */
 export type AppendCheckInput = appendRules.AppendCheckInput
 /** @since 0.1.0 */

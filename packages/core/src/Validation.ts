@@ -132,7 +132,7 @@ const isPlainObject = (value: object): boolean => {
 
 /**
  * Why `value` is not a storable JSON value, with the path (under `root`) of the first offender, or
- * undefined. Iterative: any depth is examined without recursion; past {@link maxDepth} it is refused.
+ * undefined. Iterative: every depth is examined without recursion; past {@link maxDepth} it is refused.
  * @since 0.1.0
  */
 export const valueProblem = (

@@ -17,7 +17,8 @@ export type AppendDecision =
   | { readonly _tag: "AlreadyWritten"; readonly lastVersion: number }
   | { readonly _tag: "Nothing" }
 
-const matches = (current: number, expected: ExpectedVersion): boolean => {
+/** Whether a stream at version `current` (0: no events) satisfies `expected`. */
+export const matches = (current: number, expected: ExpectedVersion): boolean => {
   switch (expected) {
     case "any":
       return true

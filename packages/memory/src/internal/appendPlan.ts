@@ -26,18 +26,7 @@ export type Located = ReadonlyMap<string, { readonly stream: string; readonly ve
 /** What an append may fail with. */
 export type AppendError = EventLog.StoreError | EventLog.ConcurrencyConflict | EventLog.DuplicateEventIds
 
-const matches = (current: number, expected: EventLog.ExpectedVersion): boolean => {
-  switch (expected) {
-    case "any":
-      return true
-    case "no_stream":
-      return current === 0
-    case "stream_exists":
-      return current > 0
-    default:
-      return current === expected
-  }
-}
+const matches = EventLog.matchesExpected
 
 /**
  * Whether the batch is written as is: ids present, none repeated, none stored, version as expected. When
