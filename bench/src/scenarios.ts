@@ -747,6 +747,38 @@ const rssScenario: Scenario = {
   }
 }
 
+// ---------------------------------------------------------------------------------------------------
+
+const inspectorDir = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "apps", "inspector")
+
+const inspectorScenario: Scenario = {
+  name: "inspector",
+  describe:
+    "the inspector's `window --at` near the end of a long stream: from the head snapshot vs a full replay from version 1 (apps/inspector/bench/windowAt.ts, in a child process)",
+  run: async (run) => {
+    const events = run.size("INSPECTOR_EVENTS", 20_000, 100_000)
+    const child = spawnSync(process.execPath, ["--conditions=@ctxlog/source", "--import", "tsx", "bench/windowAt.ts"], {
+      cwd: inspectorDir,
+      env: { ...process.env, BENCH_EVENTS: String(events) },
+      encoding: "utf8"
+    })
+    const rows: Array<Row> = []
+    for (const line of child.stdout.split("\n")) {
+      const timed = /^(window --at \d+ \((.+)\))\s+([\d.]+) ms$/.exec(line.trim())
+      if (timed !== null)
+        rows.push(noteRow("inspector window --at", `${events} events`, timed[2] ?? "", `${timed[3]} ms`))
+      else if (line.startsWith("folded from"))
+        rows.push(noteRow("inspector window --at", `${events} events`, "check", line))
+    }
+    if (child.status !== 0 || rows.length === 0) {
+      rows.push(
+        noteRow("inspector window --at", `${events} events`, "failed", child.stderr.trim().split("\n").at(-1) ?? "")
+      )
+    }
+    return rows
+  }
+}
+
 /** Every scenario, in run order. */
 export const scenarios: ReadonlyArray<Scenario> = [
   appendScenario(1),
@@ -758,7 +790,8 @@ export const scenarios: ReadonlyArray<Scenario> = [
   turnScenario,
   trimScenario,
   prefixScenario,
-  rssScenario
+  rssScenario,
+  inspectorScenario
 ]
 
 export { startServer }

@@ -59,9 +59,10 @@ const main = Effect.gen(function* () {
     const batch = Array.from({ length: Math.min(5000, snapshotAt - start) }, (_, k) => event(start + k))
     yield* log.append(stream, batch, start)
   }
-  // A load leaves a snapshot (as a running agent's repository does every 100 events); the agent then
-  // appends a few more events, so the head is past the snapshot.
-  yield* Context.get(context, WindowRepository.WindowRepository).load(stream)
+  // The repository saves a snapshot when told of an append (as a running agent's ContextService tells it
+  // after each one); the agent then appends a few more events, so the head is past the snapshot.
+  const repository = Context.get(context, WindowRepository.WindowRepository)
+  yield* repository.committed(stream, yield* repository.load(stream))
   yield* log.append(
     stream,
     Array.from({ length: tail }, (_, k) => event(snapshotAt + k)),
