@@ -437,9 +437,9 @@ export const run = (options: Options): Effect.Effect<Outcome, unknown> =>
     const db = options.storage._tag === "sqlite" ? `--db ${path.resolve(options.storage.filename)}` : `--pg ${where}`
     ui.line()
     ui.line(ui.bold("Look at the run with the inspector"))
-    ui.line(`  ctxlog window ${stream} ${db}    # the final window, partition by partition`)
-    ui.line(`  ctxlog render ${stream} ${db}    # the exact request of any render`)
-    ui.line(`  ctxlog serve ${db}    # browse every event, replay any version`)
+    ui.line(`  pnpm ctxlog window ${stream} ${db}    # the final window, partition by partition`)
+    ui.line(`  pnpm ctxlog render ${stream} ${db}    # the exact request of any render`)
+    ui.line(`  pnpm ctxlog serve ${db}    # browse every event, replay any version`)
     ui.line()
     ui.line(ui.bold("Carry on talking to it"))
     ui.line(`  pnpm --filter @ctxlog/agent start run --session ${stream} ${db}`)
