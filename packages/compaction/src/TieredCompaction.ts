@@ -320,47 +320,28 @@ export const maybeCompact = (stream: EventLog.StreamId, config: Config): Effect.
           : result
     const cooling = window.compaction.cooldownRemaining > 0
     const guarded = window.compaction.compactedThisTurn
-    if (cooling || guarded) {
-      // No model now; but a window over the budget itself gets the deterministic template.
-      if (usedTokens(window, s.calibrate) <= s.budget) {
-        return softResult._tag === "SoftCompacted"
-          ? softResult
-          : ({ _tag: "NoChange", reason: cooling ? "cooling down" : "already compacted this turn", window } as const)
-      }
-      const plan = CompressionPlan.compressionPlan(window, keepCeiling(window, config, s.target, s.maxSummaryTokens))
-      if (CompressionPlan.isEmpty(plan)) return yield* fitted(stream, config, softResult, op)
-      yield* tierStarted(op, stream, "template")
-      return yield* fitted(
-        stream,
-        config,
-        withSoftEvents(
-          yield* summarize(stream, window, {
-            tier: "soft",
-            plan,
-            maxSummaryTokens: s.maxSummaryTokens,
-            cooldownTurns: 0,
-            timeout: s.timeout,
-            compactor: fallbackCompactor(s.maxSummaryTokens),
-            hooks: {}
-          })
-        ),
-        op
-      )
+    // No model while cooling down or after a compaction this turn: only a window over the budget itself
+    // gets the deterministic template (recorded as the soft tier, without a cooldown).
+    if ((cooling || guarded) && usedTokens(window, s.calibrate) <= s.budget) {
+      return softResult._tag === "SoftCompacted"
+        ? softResult
+        : ({ _tag: "NoChange", reason: cooling ? "cooling down" : "already compacted this turn", window } as const)
     }
+    const template = cooling || guarded
     const plan = CompressionPlan.compressionPlan(window, keepCeiling(window, config, s.target, s.maxSummaryTokens))
     if (CompressionPlan.isEmpty(plan)) return yield* fitted(stream, config, softResult, op)
-    yield* tierStarted(op, stream, "hard")
+    yield* tierStarted(op, stream, template ? "template" : "hard")
     return yield* fitted(
       stream,
       config,
       withSoftEvents(
         yield* summarize(stream, window, {
-          tier: "hard",
+          tier: template ? "soft" : "hard",
           plan,
           maxSummaryTokens: s.maxSummaryTokens,
-          cooldownTurns: s.cooldown,
+          cooldownTurns: template ? 0 : s.cooldown,
           timeout: s.timeout,
-          compactor,
+          compactor: template ? fallbackCompactor(s.maxSummaryTokens) : compactor,
           hooks: {}
         })
       ),
