@@ -6,7 +6,7 @@ import * as ArchivedContext from "../ArchivedContext.js"
 import * as Briefing from "../Briefing.js"
 import * as SeamConfig from "../SeamConfig.js"
 import { SeamRangeChanged, SeamRangeError } from "../SeamError.js"
-import type { PipelineOptions, PipelineOutcome, Seam, SeamHost } from "../SeamHost.js"
+import type { PipelineOptions, PipelineOutcome, Seam, SeamHostService } from "./seamHostTypes.js"
 import { adjust, splitPinned } from "./range.js"
 
 export const resolveConfig = SeamConfig.make
@@ -78,7 +78,7 @@ export const make = (config: SeamConfig.SeamConfig) =>
         (output) => output.summary
       )
 
-    const produceSoftSeam: SeamHost.Service["produceSoftSeam"] = (
+    const produceSoftSeam: SeamHostService["produceSoftSeam"] = (
       messages,
       level,
       start,
@@ -112,7 +112,7 @@ export const make = (config: SeamConfig.SeamConfig) =>
         } satisfies Seam
       })
 
-    const recompact: SeamHost.Service["recompact"] = (existingSeams, recent, level, start, end) =>
+    const recompact: SeamHostService["recompact"] = (existingSeams, recent, level, start, end) =>
       Effect.gen(function* () {
         yield* checkRange("recompact", recent, level, start, end)
         const fail = (detail: string) =>
@@ -138,13 +138,13 @@ export const make = (config: SeamConfig.SeamConfig) =>
         } satisfies Seam
       })
 
-    const produceFlashBriefing: SeamHost.Service["produceFlashBriefing"] = (existingSeams, stateText) =>
+    const produceFlashBriefing: SeamHostService["produceFlashBriefing"] = (existingSeams, stateText) =>
       prepareOne(
         { role: "user", parts: [Message.text(Briefing.render(ArchivedContext.collect(existingSeams), stateText))] },
         "briefing"
       )
 
-    const reset: SeamHost.Service["reset"] = (stream) =>
+    const reset: SeamHostService["reset"] = (stream) =>
       append(stream, (window) =>
         Either.right(window.seams.length === 0 ? [] : [{ _tag: "SeamsReset" } satisfies WindowEvent.Draft])
       )
@@ -189,7 +189,7 @@ export const make = (config: SeamConfig.SeamConfig) =>
         )
       })
 
-    const run: SeamHost.Service["run"] = (stream, options: PipelineOptions = {}) =>
+    const run: SeamHostService["run"] = (stream, options: PipelineOptions = {}) =>
       Effect.gen(function* () {
         const window = yield* ctx.load(stream)
         const nothing = (level: Option.Option<SeamConfig.SeamLevel>): PipelineOutcome => ({
@@ -243,7 +243,7 @@ export const make = (config: SeamConfig.SeamConfig) =>
         } satisfies PipelineOutcome
       })
 
-    const service: SeamHost.Service = {
+    const service: SeamHostService = {
       config,
       configEnabled: config.enabled,
       highestLevel: (stream) => Effect.map(ctx.load(stream), highestOf),
