@@ -27,7 +27,6 @@
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { EventEncodeError } from "./EventCodec.js"
-import type { StreamId } from "./EventLog.js"
 
 /** Longest stream id, in UTF-16 code units. @since 0.1.0 */
 export const maxStreamIdLength = 256
@@ -88,7 +87,7 @@ export const streamIdProblem = (stream: unknown): string | undefined => {
 }
 
 /** Check a stream id against the rules above. @since 0.1.0 */
-export const checkStreamId = (stream: StreamId): Effect.Effect<void, InvalidInput> => {
+export const checkStreamId = (stream: string): Effect.Effect<void, InvalidInput> => {
   const problem = streamIdProblem(stream)
   return problem === undefined
     ? Effect.void
@@ -208,7 +207,7 @@ export const valueProblem = (
  * @since 0.1.0
  */
 export const checkAppend = (
-  stream: StreamId,
+  stream: string,
   events: ReadonlyArray<unknown>,
   metadata: unknown = {}
 ): Effect.Effect<void, InvalidInput | EventEncodeError> =>
