@@ -4,8 +4,6 @@
  *
  * @since 0.1.0
  */
-import { randomBytes } from "node:crypto"
-import { existsSync, readFileSync } from "node:fs"
 import * as path from "node:path"
 import * as readline from "node:readline"
 import { Command, Options } from "@effect/cli"
@@ -16,6 +14,7 @@ import * as Agent from "./Agent.js"
 import * as Demo from "./Demo.js"
 import * as Provider from "./Provider.js"
 import * as Sessions from "./Sessions.js"
+import { newSessionId, readNotes } from "./Sessions.js"
 import * as Stack from "./Stack.js"
 import * as Tools from "./Tools.js"
 import * as Ui from "./Ui.js"
@@ -51,19 +50,6 @@ const session = Options.text("session").pipe(
 const quiet = Options.boolean("quiet").pipe(Options.withDescription("print only errors and the final answer"))
 
 const value = <A>(option: Option.Option<A>): A | undefined => Option.getOrUndefined(option)
-
-/** A new session id: sortable by time, unique across processes. @since 0.1.0 */
-export const newSessionId = (prefix = "agent"): string =>
-  `${prefix}-${new Date().toISOString().replace(/[-:]/g, "").replace("T", "-").slice(0, 15)}-${randomBytes(3).toString("hex")}`
-
-/** The workspace notes that become knowledge. @since 0.1.0 */
-export const readNotes = (dir: string): ReadonlyArray<string> => {
-  for (const name of Agent.noteFiles) {
-    const file = path.join(dir, name)
-    if (existsSync(file)) return [`Workspace notes (${name}):\n${readFileSync(file, "utf8").trim()}`]
-  }
-  return []
-}
 
 /** Print a failure as one clear line and set a failing exit code (no stack trace for expected errors). */
 const reportFailure = <A, E, R>(effect: Effect.Effect<A, E, R>) =>

@@ -3,11 +3,14 @@
  *
  * @since 0.1.0
  */
+import { randomBytes } from "node:crypto"
+import { existsSync, readFileSync } from "node:fs"
+import * as path from "node:path"
 import { ContextService, EventLog, type Window } from "@ctxlog/core"
 import { RecallIndex } from "@ctxlog/memory"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
-import { owner } from "./Agent.js"
+import { noteFiles, owner } from "./Agent.js"
 import type * as Stack from "./Stack.js"
 import { kilo } from "./Ui.js"
 
@@ -80,3 +83,16 @@ export const format = (sessions: ReadonlyArray<SessionInfo>): string =>
           new Date(session.lastActivity).toISOString().replace("T", " ").slice(0, 19)
         ])
       ])
+
+/** A new session id: sortable by time, unique across processes. @since 0.1.0 */
+export const newSessionId = (prefix = "agent"): string =>
+  `${prefix}-${new Date().toISOString().replace(/[-:]/g, "").replace("T", "-").slice(0, 15)}-${randomBytes(3).toString("hex")}`
+
+/** The workspace notes that become knowledge. @since 0.1.0 */
+export const readNotes = (dir: string): ReadonlyArray<string> => {
+  for (const name of noteFiles) {
+    const file = path.join(dir, name)
+    if (existsSync(file)) return [`Workspace notes (${name}):\n${readFileSync(file, "utf8").trim()}`]
+  }
+  return []
+}

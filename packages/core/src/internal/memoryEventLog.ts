@@ -5,7 +5,7 @@ import * as Ref from "effect/Ref"
 import * as Stream from "effect/Stream"
 import * as EventCodec from "../EventCodec.js"
 import * as EventHash from "../EventHash.js"
-import type { Envelope, EventLog, StreamInfo } from "../EventLog.js"
+import type { Envelope, EventLogService, StreamInfo } from "./eventLogTypes.js"
 import * as Validation from "../Validation.js"
 import { checkAppend } from "./appendRules.js"
 
@@ -15,12 +15,12 @@ interface State {
   readonly ids: ReadonlyMap<string, { readonly stream: string; readonly version: number }>
 }
 
-export const make: Effect.Effect<EventLog.Service> = Effect.gen(function* () {
+export const make: Effect.Effect<EventLogService> = Effect.gen(function* () {
   const state = yield* Ref.make<State>({ events: [], streams: new Map(), ids: new Map() })
   // One writer at a time: the check and the write form one atomic step, as a transaction would.
   const lock = yield* Effect.makeSemaphore(1)
 
-  const append: EventLog.Service["append"] = (stream, events, expected, metadata = {}) =>
+  const append: EventLogService["append"] = (stream, events, expected, metadata = {}) =>
     lock.withPermits(1)(
       Effect.gen(function* () {
         // The boundary rules every backend applies (Validation): bad input is refused before any write.
@@ -85,7 +85,7 @@ export const make: Effect.Effect<EventLog.Service> = Effect.gen(function* () {
       })
     )
 
-  const read: EventLog.Service["read"] = (stream, options = {}) =>
+  const read: EventLogService["read"] = (stream, options = {}) =>
     Stream.unwrap(
       Ref.get(state).pipe(
         Effect.map(({ events }) =>
@@ -103,7 +103,7 @@ export const make: Effect.Effect<EventLog.Service> = Effect.gen(function* () {
       )
     )
 
-  const readAll: EventLog.Service["readAll"] = (options = {}) =>
+  const readAll: EventLogService["readAll"] = (options = {}) =>
     Stream.unwrap(
       Ref.get(state).pipe(
         Effect.map(({ events }) => {
@@ -115,10 +115,10 @@ export const make: Effect.Effect<EventLog.Service> = Effect.gen(function* () {
       )
     )
 
-  const version: EventLog.Service["version"] = (stream) =>
+  const version: EventLogService["version"] = (stream) =>
     Ref.get(state).pipe(Effect.map(({ streams }) => streams.get(stream)?.version ?? 0))
 
-  const streams: EventLog.Service["streams"] = () =>
+  const streams: EventLogService["streams"] = () =>
     Ref.get(state).pipe(
       Effect.map(({ streams }) =>
         [...streams.values()].map(({ stream, version, createdAt, updatedAt }) => ({
