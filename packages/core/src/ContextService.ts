@@ -116,19 +116,36 @@ export declare namespace ContextService {
     readonly raiseSignal: Op<[text: string]>
     readonly appendMessages: Op<[messages: ReadonlyArray<MessageInput>]>
     readonly clearHistory: Op<[]>
+    /**
+     * Remove every message of an injected kind, from knowledge and history. The primary name: the thirteen
+     * `removeXMessages` helpers below are aliases of it, kept for the source API's names.
+     */
     readonly removeKind: Op<[kind: InjectedKind]>
+    /** Alias of `removeKind(stream, "recall")`. */
     readonly removeRecallMessages: Op<[]>
+    /** Alias of `removeKind(stream, "correction")`. */
     readonly removeCorrectionMessages: Op<[]>
+    /** Alias of `removeKind(stream, "graph_facts")`. */
     readonly removeGraphFactsMessages: Op<[]>
+    /** Alias of `removeKind(stream, "persona_facts")`. */
     readonly removePersonaFactsMessages: Op<[]>
+    /** Alias of `removeKind(stream, "trajectory_hints")`. */
     readonly removeTrajectoryHintsMessages: Op<[]>
+    /** Alias of `removeKind(stream, "tree_memory")`. */
     readonly removeTreeMemoryMessages: Op<[]>
+    /** Alias of `removeKind(stream, "reasoning_strategies")`. */
     readonly removeReasoningStrategiesMessages: Op<[]>
+    /** Alias of `removeKind(stream, "lsp")`. */
     readonly removeLspMessages: Op<[]>
+    /** Alias of `removeKind(stream, "code_context")`. */
     readonly removeCodeContextMessages: Op<[]>
+    /** Alias of `removeKind(stream, "summary")`. */
     readonly removeSummaryMessages: Op<[]>
+    /** Alias of `removeKind(stream, "cross_session")`. */
     readonly removeCrossSessionMessages: Op<[]>
+    /** Alias of `removeKind(stream, "session_digest")`. */
     readonly removeSessionDigestMessage: Op<[]>
+    /** Alias of `removeKind(stream, "document_rag")`. */
     readonly removeDocumentRagMessages: Op<[]>
     readonly trimToBudget: Op<[budget: number]>
     readonly inject: Op<[kind: InjectedKind, messages: ReadonlyArray<string | MessageInput>]>
