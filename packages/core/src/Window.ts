@@ -13,7 +13,7 @@ import * as evolveInternal from "./internal/evolve.js"
 import { Message } from "./Message.js"
 import type { WindowEvent } from "./WindowEvent.js"
 
-/** Goal and subgoals, with their token counts (counted when they were set). @since 0.1.0 */
+/** Goal and subgoals, with their token shares of the rendered block ({@link taskStateShares}). @since 0.1.0 */
 export const TaskState = Schema.Struct({
   goal: Schema.NullOr(Schema.String),
   goalTokens: Schema.Int,
