@@ -7,7 +7,15 @@
  * @since 0.1.0
  */
 import { createHash } from "node:crypto"
-import { ContextService, type EventLog, LanguageModel, Message, TokenCounter, type WindowEvent } from "@ctxlog/core"
+import {
+  ContextService,
+  type EventLog,
+  LanguageModel,
+  Message,
+  TokenCounter,
+  Window,
+  type WindowEvent
+} from "@ctxlog/core"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -128,18 +136,22 @@ export const make = (
       ctx.run(
         stream,
         (window) => {
+          // Counted as the builders render the task state (Window.taskStateShares).
           if (extracted._tag === "goal") {
-            return Either.right<ReadonlyArray<WindowEvent.Draft>>(
-              window.taskState.goal === extracted.goal
+            if (window.taskState.goal === extracted.goal) return Either.right<ReadonlyArray<WindowEvent.Draft>>([])
+            const shares = Window.taskStateShares(counter.count, extracted.goal, window.taskState.subgoals)
+            return Either.right<ReadonlyArray<WindowEvent.Draft>>([
+              { _tag: "TaskGoalSet", goal: extracted.goal, tokens: shares.goalTokens },
+              ...(shares.subgoalTokens === window.taskState.subgoalTokens
                 ? []
                 : [
                     {
-                      _tag: "TaskGoalSet",
-                      goal: extracted.goal,
-                      tokens: extracted.goal === null ? 0 : counter.count(extracted.goal)
+                      _tag: "SubgoalsSet" as const,
+                      subgoals: window.taskState.subgoals,
+                      tokens: shares.subgoalTokens
                     }
-                  ]
-            )
+                  ])
+            ])
           }
           const same =
             window.taskState.subgoals.length === extracted.subgoals.length &&
@@ -151,7 +163,8 @@ export const make = (
                   {
                     _tag: "SubgoalsSet",
                     subgoals: extracted.subgoals,
-                    tokens: extracted.subgoals.reduce((total, subgoal) => total + counter.count(subgoal), 0)
+                    tokens: Window.taskStateShares(counter.count, window.taskState.goal, extracted.subgoals)
+                      .subgoalTokens
                   }
                 ]
           )

@@ -37,6 +37,7 @@ type Op =
         | "prune"
         | "compactContext"
         | "undoLast"
+        | "injectSummaries"
     }
 
 const opArb: fc.Arbitrary<Op> = fc.oneof(
@@ -70,7 +71,8 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
         "flush" as const,
         "prune" as const,
         "compactContext" as const,
-        "undoLast" as const
+        "undoLast" as const,
+        "injectSummaries" as const
       )
     })
   }
@@ -107,7 +109,7 @@ const unremovable = (window: Window.Window): number => {
 
 describe("properties", () => {
   it.effect.prop(
-    "after any sequence of operations no tool call or result is orphaned, an unseen result is whole or truncated to fit; after a hard compaction the window fits",
+    "after any sequence of operations (flushDeferredSummaries, injectSummaries and maybeSoftCompactMidIteration among them) no tool call or result is orphaned, an unseen result is whole or truncated to fit; after a hard compaction the window fits",
     [fc.array(opArb, { minLength: 1, maxLength: 40 })],
     ([ops]) =>
       Effect.gen(function* () {
@@ -195,6 +197,16 @@ describe("properties", () => {
             case "compactContext":
               yield* TieredCompaction.compactContext(stream, 200)
               break
+            case "injectSummaries": {
+              // An injection never touches history (issue 11 item 4): compaction's summaries stay put.
+              const injected = yield* ctx.injectSummaries(stream, 300)
+              assert.deepStrictEqual(
+                injected.window.history.map((message) => message.id),
+                before.history.map((message) => message.id),
+                "injectSummaries changed history"
+              )
+              break
+            }
             case "undoLast": {
               const events = Chunk.toReadonlyArray(yield* Stream.runCollect(log.read(stream)))
               const last = [...events].reverse().find((envelope) => envelope.event._tag === "Compacted")

@@ -6,7 +6,7 @@ import * as Effect from "effect/Effect"
 import * as Ref from "effect/Ref"
 import * as Stream from "effect/Stream"
 import { Budget, CompactionStatus, TieredCompaction, ToolOutputPruning } from "../src/index.js"
-import { CompactorProbe, filler, testLayer, toolTurn } from "./harness.js"
+import { CompactorProbe, filler, toolTurn } from "./harness.js"
 import { stores, storeLayer } from "./support/stores.js"
 
 const config = {
@@ -46,50 +46,52 @@ const unseenResult = (stream: string, id: string, content: string) =>
     ])
   )
 
-describe("item 1: the budget is the context window minus output reserve, tool schemas and reminder", () => {
-  it("available subtracts every reserve and never goes negative", () => {
-    const budget = Budget.make({ contextWindow: 8192, outputReserve: 4096, toolTokens: 500, reminderTokens: 20 })
-    assert.strictEqual(Budget.available(budget), 8192 - 4096 - 500 - 20)
-    assert.strictEqual(Budget.available(Budget.make({ contextWindow: 1000, outputReserve: 4096 })), 0)
-    assert.strictEqual(Budget.tokensOf(1234), 1234)
-    assert.isTrue(Budget.fits(budget, 8192 - 4096))
-    assert.isFalse(Budget.fits(budget, 8192 - 4095))
+for (const store of stores) {
+  describe(`item 1 on ${store.name}: the budget is the context window minus output reserve, tool schemas and reminder`, () => {
+    it("available subtracts every reserve and never goes negative", () => {
+      const budget = Budget.make({ contextWindow: 8192, outputReserve: 4096, toolTokens: 500, reminderTokens: 20 })
+      assert.strictEqual(Budget.available(budget), 8192 - 4096 - 500 - 20)
+      assert.strictEqual(Budget.available(Budget.make({ contextWindow: 1000, outputReserve: 4096 })), 0)
+      assert.strictEqual(Budget.tokensOf(1234), 1234)
+      assert.isTrue(Budget.fits(budget, 8192 - 4096))
+      assert.isFalse(Budget.fits(budget, 8192 - 4095))
+    })
+
+    it.effect("pressure and compaction use the available budget, not the raw context window", () =>
+      Effect.gen(function* () {
+        const ctx = yield* ContextService.ContextService
+        // 8k window, 4k output limit: 3,600 tokens of prompt is already Hard pressure.
+        const budget = Budget.make({ contextWindow: 8192, outputReserve: 4096 })
+        const withReserve = { ...config, budget }
+        yield* ctx.appendMessages("b1", [
+          Message.user(filler(7200, "q")),
+          Message.assistant(filler(7200, "a")),
+          Message.user("and now?")
+        ])
+        const window = yield* ctx.load("b1")
+        assert.strictEqual(TieredCompaction.pressure(window, { ...config, budget: 8192 }), "None")
+        assert.strictEqual(TieredCompaction.pressure(window, withReserve), "Hard")
+        const result = yield* TieredCompaction.maybeCompact("b1", withReserve)
+        assert.strictEqual(result._tag, "Compacted")
+        // The render plus the whole output limit fits the 8k window.
+        assert.isTrue(Budget.fits(budget, result.window.tokens.total))
+      }).pipe(Effect.provide(storeLayer(store)))
+    )
+
+    it.effect("a budget whose reserves take the whole window is a typed config error", () =>
+      Effect.gen(function* () {
+        const error = yield* Effect.flip(
+          TieredCompaction.maybeCompact("b2", {
+            ...config,
+            budget: Budget.make({ contextWindow: 4096, outputReserve: 4096 })
+          })
+        )
+        assert.strictEqual(error._tag, "InvalidConfig")
+        assert.include(error.message, "reserves take the whole context window")
+      }).pipe(Effect.provide(storeLayer(store)))
+    )
   })
-
-  it.effect("pressure and compaction use the available budget, not the raw context window", () =>
-    Effect.gen(function* () {
-      const ctx = yield* ContextService.ContextService
-      // 8k window, 4k output limit: 3,600 tokens of prompt is already Hard pressure.
-      const budget = Budget.make({ contextWindow: 8192, outputReserve: 4096 })
-      const withReserve = { ...config, budget }
-      yield* ctx.appendMessages("b1", [
-        Message.user(filler(7200, "q")),
-        Message.assistant(filler(7200, "a")),
-        Message.user("and now?")
-      ])
-      const window = yield* ctx.load("b1")
-      assert.strictEqual(TieredCompaction.pressure(window, { ...config, budget: 8192 }), "None")
-      assert.strictEqual(TieredCompaction.pressure(window, withReserve), "Hard")
-      const result = yield* TieredCompaction.maybeCompact("b1", withReserve)
-      assert.strictEqual(result._tag, "Compacted")
-      // The render plus the whole output limit fits the 8k window.
-      assert.isTrue(Budget.fits(budget, result.window.tokens.total))
-    }).pipe(Effect.provide(testLayer))
-  )
-
-  it.effect("a budget whose reserves take the whole window is a typed config error", () =>
-    Effect.gen(function* () {
-      const error = yield* Effect.flip(
-        TieredCompaction.maybeCompact("b2", {
-          ...config,
-          budget: Budget.make({ contextWindow: 4096, outputReserve: 4096 })
-        })
-      )
-      assert.strictEqual(error._tag, "InvalidConfig")
-      assert.include(error.message, "reserves take the whole context window")
-    }).pipe(Effect.provide(testLayer))
-  )
-})
+}
 
 for (const store of stores) {
   describe(`item 2 on ${store.name}: a tool result the model has not seen is never compacted, pruned or summarized`, () => {
@@ -196,64 +198,66 @@ for (const store of stores) {
   })
 }
 
-describe("item 12: compaction reports progress to an optional status service", () => {
-  const recording = Effect.gen(function* () {
-    const seen = yield* Ref.make<ReadonlyArray<CompactionStatus.Status>>([])
-    const layer = CompactionStatus.layer((status) => Ref.update(seen, (all) => [...all, status]))
-    return { seen, layer }
+for (const store of stores) {
+  describe(`item 12 on ${store.name}: compaction reports progress to an optional status service`, () => {
+    const recording = Effect.gen(function* () {
+      const seen = yield* Ref.make<ReadonlyArray<CompactionStatus.Status>>([])
+      const layer = CompactionStatus.layer((status) => Ref.update(seen, (all) => [...all, status]))
+      return { seen, layer }
+    })
+
+    it.effect("maybeCompact: started, the tiers it ran, finished with tokens before and after", () =>
+      Effect.gen(function* () {
+        const { seen, layer } = yield* recording
+        const ctx = yield* ContextService.ContextService
+        yield* ctx.appendMessages("s1", toolTurn("look", "ls", 300))
+        yield* ctx.appendMessages("s1", [Message.user(filler(8000, "q")), Message.assistant(filler(8000, "a"))])
+        const result = yield* TieredCompaction.maybeCompact("s1", config).pipe(Effect.provide(layer))
+        assert.strictEqual(result._tag, "Compacted")
+        const reports = yield* Ref.get(seen)
+        assert.deepStrictEqual(
+          reports.map((status) => (status._tag === "TierStarted" ? `${status._tag}:${status.tier}` : status._tag)),
+          ["Started", "TierStarted:soft", "TierStarted:hard", "Finished"]
+        )
+        const finished = reports[reports.length - 1]
+        assert.strictEqual(finished?._tag, "Finished")
+        if (finished?._tag === "Finished") {
+          assert.strictEqual(finished.result, "Compacted")
+          assert.isAbove(finished.tokensBefore, finished.tokensAfter)
+          assert.strictEqual(finished.tokensAfter, result.window.tokens.total)
+        }
+      }).pipe(Effect.provide(storeLayer(store)))
+    )
+
+    it.effect("truncating an unseen result to fit is reported as the fit tier", () =>
+      Effect.gen(function* () {
+        const { seen, layer } = yield* recording
+        yield* unseenResult("s3", "big", filler(30_000, "b"))
+        yield* TieredCompaction.maybeCompact("s3", config).pipe(Effect.provide(layer))
+        const tiers = (yield* Ref.get(seen)).flatMap((status) => (status._tag === "TierStarted" ? [status.tier] : []))
+        assert.strictEqual(tiers[tiers.length - 1], "fit")
+      }).pipe(Effect.provide(storeLayer(store)))
+    )
+
+    it.effect("a compactor failure is reported as Failed; without a status service nothing is required", () =>
+      Effect.gen(function* () {
+        const { seen, layer } = yield* recording
+        const ctx = yield* ContextService.ContextService
+        const probe = yield* CompactorProbe
+        yield* ctx.appendMessages("s2", [Message.user(filler(8000, "q")), Message.assistant(filler(8000, "a"))])
+        yield* Ref.set(probe.failNext, 1)
+        yield* Effect.flip(TieredCompaction.maybeProactiveCompress("s2", config).pipe(Effect.provide(layer)))
+        const reports = yield* Ref.get(seen)
+        assert.deepStrictEqual(
+          reports.map((status) => status._tag),
+          ["Started", "TierStarted", "Failed"]
+        )
+        const failed = reports[2]
+        if (failed?._tag === "Failed") assert.include(failed.reason, "scripted failure")
+        // No status service in context: still runs (the no-op default).
+        const plain = yield* TieredCompaction.maybeProactiveCompress("s2", config)
+        assert.strictEqual(plain._tag, "Compacted")
+      }).pipe(Effect.provide(storeLayer(store)))
+    )
   })
-
-  it.effect("maybeCompact: started, the tiers it ran, finished with tokens before and after", () =>
-    Effect.gen(function* () {
-      const { seen, layer } = yield* recording
-      const ctx = yield* ContextService.ContextService
-      yield* ctx.appendMessages("s1", toolTurn("look", "ls", 300))
-      yield* ctx.appendMessages("s1", [Message.user(filler(8000, "q")), Message.assistant(filler(8000, "a"))])
-      const result = yield* TieredCompaction.maybeCompact("s1", config).pipe(Effect.provide(layer))
-      assert.strictEqual(result._tag, "Compacted")
-      const reports = yield* Ref.get(seen)
-      assert.deepStrictEqual(
-        reports.map((status) => (status._tag === "TierStarted" ? `${status._tag}:${status.tier}` : status._tag)),
-        ["Started", "TierStarted:soft", "TierStarted:hard", "Finished"]
-      )
-      const finished = reports[reports.length - 1]
-      assert.strictEqual(finished?._tag, "Finished")
-      if (finished?._tag === "Finished") {
-        assert.strictEqual(finished.result, "Compacted")
-        assert.isAbove(finished.tokensBefore, finished.tokensAfter)
-        assert.strictEqual(finished.tokensAfter, result.window.tokens.total)
-      }
-    }).pipe(Effect.provide(testLayer))
-  )
-
-  it.effect("truncating an unseen result to fit is reported as the fit tier", () =>
-    Effect.gen(function* () {
-      const { seen, layer } = yield* recording
-      yield* unseenResult("s3", "big", filler(30_000, "b"))
-      yield* TieredCompaction.maybeCompact("s3", config).pipe(Effect.provide(layer))
-      const tiers = (yield* Ref.get(seen)).flatMap((status) => (status._tag === "TierStarted" ? [status.tier] : []))
-      assert.strictEqual(tiers[tiers.length - 1], "fit")
-    }).pipe(Effect.provide(testLayer))
-  )
-
-  it.effect("a compactor failure is reported as Failed; without a status service nothing is required", () =>
-    Effect.gen(function* () {
-      const { seen, layer } = yield* recording
-      const ctx = yield* ContextService.ContextService
-      const probe = yield* CompactorProbe
-      yield* ctx.appendMessages("s2", [Message.user(filler(8000, "q")), Message.assistant(filler(8000, "a"))])
-      yield* Ref.set(probe.failNext, 1)
-      yield* Effect.flip(TieredCompaction.maybeProactiveCompress("s2", config).pipe(Effect.provide(layer)))
-      const reports = yield* Ref.get(seen)
-      assert.deepStrictEqual(
-        reports.map((status) => status._tag),
-        ["Started", "TierStarted", "Failed"]
-      )
-      const failed = reports[2]
-      if (failed?._tag === "Failed") assert.include(failed.reason, "scripted failure")
-      // No status service in context: still runs (the no-op default).
-      const plain = yield* TieredCompaction.maybeProactiveCompress("s2", config)
-      assert.strictEqual(plain._tag, "Compacted")
-    }).pipe(Effect.provide(testLayer))
-  )
-})
+}

@@ -116,19 +116,36 @@ export declare namespace ContextService {
     readonly raiseSignal: Op<[text: string]>
     readonly appendMessages: Op<[messages: ReadonlyArray<MessageInput>]>
     readonly clearHistory: Op<[]>
+    /**
+     * Remove every message of an injected kind, from knowledge and history. The primary name: the thirteen
+     * `removeXMessages` helpers below are aliases of it, kept for the source API's names.
+     */
     readonly removeKind: Op<[kind: InjectedKind]>
+    /** Alias of `removeKind(stream, "recall")`. */
     readonly removeRecallMessages: Op<[]>
+    /** Alias of `removeKind(stream, "correction")`. */
     readonly removeCorrectionMessages: Op<[]>
+    /** Alias of `removeKind(stream, "graph_facts")`. */
     readonly removeGraphFactsMessages: Op<[]>
+    /** Alias of `removeKind(stream, "persona_facts")`. */
     readonly removePersonaFactsMessages: Op<[]>
+    /** Alias of `removeKind(stream, "trajectory_hints")`. */
     readonly removeTrajectoryHintsMessages: Op<[]>
+    /** Alias of `removeKind(stream, "tree_memory")`. */
     readonly removeTreeMemoryMessages: Op<[]>
+    /** Alias of `removeKind(stream, "reasoning_strategies")`. */
     readonly removeReasoningStrategiesMessages: Op<[]>
+    /** Alias of `removeKind(stream, "lsp")`. */
     readonly removeLspMessages: Op<[]>
+    /** Alias of `removeKind(stream, "code_context")`. */
     readonly removeCodeContextMessages: Op<[]>
+    /** Alias of `removeKind(stream, "summary")`. */
     readonly removeSummaryMessages: Op<[]>
+    /** Alias of `removeKind(stream, "cross_session")`. */
     readonly removeCrossSessionMessages: Op<[]>
+    /** Alias of `removeKind(stream, "session_digest")`. */
     readonly removeSessionDigestMessage: Op<[]>
+    /** Alias of `removeKind(stream, "document_rag")`. */
     readonly removeDocumentRagMessages: Op<[]>
     readonly trimToBudget: Op<[budget: number]>
     readonly inject: Op<[kind: InjectedKind, messages: ReadonlyArray<string | MessageInput>]>
@@ -282,6 +299,24 @@ export const makeWith = (options: Options = {}) =>
 
     const command = (stream: StreamId, cmd: WindowCommand) => run(stream, (window) => decide(window, cmd))
 
+    /** The goal's event, and the subgoals' when their share of the rendered block changes with it. */
+    const setGoal = (window: Window.Window, goal: string | null) => {
+      const shares = Window.taskStateShares(counter.count, goal, window.taskState.subgoals)
+      const goalSet = decide(window, { _tag: "SetTaskGoal", goal, tokens: shares.goalTokens })
+      return shares.subgoalTokens === window.taskState.subgoalTokens
+        ? goalSet
+        : Either.flatMap(goalSet, (events) =>
+            Either.map(
+              decide(window, {
+                _tag: "SetSubgoals",
+                subgoals: window.taskState.subgoals,
+                tokens: shares.subgoalTokens
+              }),
+              (more) => [...events, ...more]
+            )
+          )
+    }
+
     const asInputs = (items: ReadonlyArray<string | MessageInput>, role: MessageInput["role"]) =>
       items.map(
         (item): MessageInput => (typeof item === "string" ? { role, parts: [{ type: "text", text: item }] } : item)
@@ -388,17 +423,25 @@ export const makeWith = (options: Options = {}) =>
         Effect.flatMap(prepare(asInputs(knowledge, "system")), (messages) =>
           command(stream, { _tag: "SetKnowledge", messages })
         ),
-      setTaskGoal: (stream, goal) =>
-        command(stream, { _tag: "SetTaskGoal", goal, tokens: goal === null ? 0 : counter.count(goal) }),
+      // Task state and signals are counted as the builders render them (Window.renderState), from the
+      // window the decision sees, so a retry after a conflict counts again.
+      setTaskGoal: (stream, goal) => run(stream, (window) => setGoal(window, goal)),
       setSubgoals: (stream, subgoals) =>
-        command(stream, {
-          _tag: "SetSubgoals",
-          subgoals,
-          tokens: subgoals.reduce((total, subgoal) => total + counter.count(subgoal), 0)
-        }),
+        run(stream, (window) =>
+          decide(window, {
+            _tag: "SetSubgoals",
+            subgoals,
+            tokens: Window.taskStateShares(counter.count, window.taskState.goal, subgoals).subgoalTokens
+          })
+        ),
       raiseSignal: (stream, text) =>
         Effect.flatMap(ids.next, (id) =>
-          command(stream, { _tag: "RaiseSignal", signal: { id, text, tokens: counter.count(text) } })
+          run(stream, (window) =>
+            decide(window, {
+              _tag: "RaiseSignal",
+              signal: { id, text, tokens: Window.signalShare(counter.count, window.signals, text) }
+            })
+          )
         ),
       appendMessages: (stream, inputs) =>
         Effect.flatMap(prepare(inputs), (messages) => command(stream, { _tag: "AppendMessages", messages })),

@@ -24,7 +24,7 @@ export {
   Window
 } from "./internal/windowSchemas.js"
 export type { MessagePartition } from "./internal/windowSchemas.js"
-import { Window } from "./internal/windowSchemas.js"
+import { type Signal, Window } from "./internal/windowSchemas.js"
 
 /** The window before any event. @since 0.1.0 */
 export const empty: Window = evolveInternal.empty
@@ -70,3 +70,67 @@ export const calibrationRatio = (window: Window): number =>
 export const decodeUnknown = Schema.decodeUnknown(Window)
 /** Encode a window to its JSON shape. @since 0.1.0 */
 export const encode = Schema.encode(Window)
+
+/**
+ * The task state as every provider builder renders it: `<task_state>`, `goal: …`, `subgoals:` with
+ * numbered lines, `</task_state>`, each line ending in a newline; `undefined` when there is neither goal
+ * nor subgoal. The trailing newline makes {@link renderState} a plain concatenation, so its tokens are the
+ * two blocks' tokens (ADR 0009).
+ * @since 0.1.0
+ */
+export const renderTaskState = (goal: string | null, subgoals: ReadonlyArray<string>): string | undefined => {
+  if (goal === null && subgoals.length === 0) return undefined
+  let text = "<task_state>\n"
+  if (goal !== null) text += `goal: ${goal}\n`
+  if (subgoals.length > 0) {
+    text += "subgoals:\n"
+    subgoals.forEach((subgoal, index) => {
+      text += `${index + 1}. ${subgoal}\n`
+    })
+  }
+  return `${text}</task_state>\n`
+}
+
+/** The signals as every provider builder renders them (`<signals>`, one `- …` line each); `undefined` when none. @since 0.1.0 */
+export const renderSignals = (signals: ReadonlyArray<{ readonly text: string }>): string | undefined => {
+  if (signals.length === 0) return undefined
+  let text = "<signals>\n"
+  for (const signal of signals) text += `- ${signal.text}\n`
+  return `${text}</signals>\n`
+}
+
+/** Task state then signals, the text of the first user turn; `undefined` when both are empty. @since 0.1.0 */
+export const renderState = (window: Pick<Window, "taskState" | "signals">): string | undefined => {
+  const state = renderTaskState(window.taskState.goal, window.taskState.subgoals)
+  const signals = renderSignals(window.signals)
+  return state === undefined ? signals : signals === undefined ? state : state + signals
+}
+
+/**
+ * Token shares of the rendered task state: the goal's share is the tokens of the block with the goal alone;
+ * the subgoals' share is the rest of the block with both. Their sum is the count of
+ * {@link renderTaskState}, so `tokens.taskState` is what a builder sends. Setting the goal changes the
+ * subgoals' share too (numbering does not, the rest of the block can), so callers write both.
+ * @since 0.1.0
+ */
+export const taskStateShares = (
+  count: (text: string) => number,
+  goal: string | null,
+  subgoals: ReadonlyArray<string>
+): { readonly goalTokens: number; readonly subgoalTokens: number } => {
+  const goalTokens = goal === null ? 0 : count(renderTaskState(goal, []) ?? "")
+  const whole = count(renderTaskState(goal, subgoals) ?? "")
+  return { goalTokens, subgoalTokens: subgoals.length === 0 ? 0 : Math.max(0, whole - goalTokens) }
+}
+
+/**
+ * The token share of a new signal: what it adds to the rendered signals block (the first one carries
+ * the `<signals>` wrapper). Signals only grow until a render clears them all, so the shares sum to the
+ * count of {@link renderSignals}.
+ * @since 0.1.0
+ */
+export const signalShare = (count: (text: string) => number, signals: ReadonlyArray<Signal>, text: string): number => {
+  let before = 0
+  for (const signal of signals) before += signal.tokens
+  return Math.max(0, count(renderSignals([...signals, { text }]) ?? "") - before)
+}

@@ -194,25 +194,41 @@ describe("ContextService", () => {
   })
 
   describe("task state and signals", () => {
-    it.effect("setTaskGoal and setSubgoals count their tokens; a null goal counts nothing", () =>
-      Effect.gen(function* () {
-        const ctx = yield* service
-        const goal = yield* ctx.setTaskGoal(stream, "ship the release")
-        thenEvents(goal, [{ _tag: "TaskGoalSet", goal: "ship the release", tokens: 4 }])
-        const subgoals = yield* ctx.setSubgoals(stream, ["tag it", "write notes"])
-        thenEvents(subgoals, [{ _tag: "SubgoalsSet", subgoals: ["tag it", "write notes"], tokens: 2 + 3 }])
-        assert.deepStrictEqual(subgoals.window.taskState, {
-          goal: "ship the release",
-          goalTokens: 4,
-          subgoals: ["tag it", "write notes"],
-          subgoalTokens: 5
-        })
-        assert.strictEqual(subgoals.window.tokens.taskState, 9)
-        const cleared = yield* ctx.setTaskGoal(stream, null)
-        assert.strictEqual(cleared.window.taskState.goal, null)
-        assert.strictEqual(cleared.window.tokens.taskState, 5)
-        yield* checkConsistent(cleared)
-      }).pipe(Effect.provide(live()))
+    it.effect(
+      "setTaskGoal and setSubgoals count the task state as rendered; a null goal counts nothing (issue 11 item 10)",
+      () =>
+        Effect.gen(function* () {
+          const ctx = yield* service
+          const count = (text: string) => Math.ceil(text.length / 4)
+          const goal = yield* ctx.setTaskGoal(stream, "ship the release")
+          // "<task_state>\ngoal: ship the release\n</task_state>\n": 50 characters.
+          thenEvents(goal, [{ _tag: "TaskGoalSet", goal: "ship the release", tokens: 13 }])
+          const subgoals = yield* ctx.setSubgoals(stream, ["tag it", "write notes"])
+          // The whole block (86 characters, 22 tokens) less the goal's share.
+          thenEvents(subgoals, [{ _tag: "SubgoalsSet", subgoals: ["tag it", "write notes"], tokens: 22 - 13 }])
+          assert.deepStrictEqual(subgoals.window.taskState, {
+            goal: "ship the release",
+            goalTokens: 13,
+            subgoals: ["tag it", "write notes"],
+            subgoalTokens: 9
+          })
+          assert.strictEqual(
+            subgoals.window.tokens.taskState,
+            count(Window.renderTaskState("ship the release", ["tag it", "write notes"]) ?? "")
+          )
+          const cleared = yield* ctx.setTaskGoal(stream, null)
+          // The goal's share goes; the subgoals' share becomes the whole block without the goal line.
+          thenEvents(cleared, [
+            { _tag: "TaskGoalSet", goal: null, tokens: 0 },
+            { _tag: "SubgoalsSet", subgoals: ["tag it", "write notes"], tokens: 16 }
+          ])
+          assert.strictEqual(cleared.window.taskState.goal, null)
+          assert.strictEqual(
+            cleared.window.tokens.taskState,
+            count(Window.renderTaskState(null, ["tag it", "write notes"]) ?? "")
+          )
+          yield* checkConsistent(cleared)
+        }).pipe(Effect.provide(live()))
     )
 
     it.effect("raiseSignal adds an ephemeral note that a PromptRendered event clears", () =>
@@ -220,12 +236,13 @@ describe("ContextService", () => {
         const ctx = yield* service
         yield* ctx.raiseSignal(stream, "disk almost full")
         const raised = yield* ctx.raiseSignal(stream, "user is waiting")
-        thenEvents(raised, [{ _tag: "SignalRaised", signal: { id: "id-000003", text: "user is waiting", tokens: 4 } }])
+        // Counted as rendered: the first signal carries the `<signals>` wrapper (10), the second its line (5).
+        thenEvents(raised, [{ _tag: "SignalRaised", signal: { id: "id-000003", text: "user is waiting", tokens: 5 } }])
         assert.deepStrictEqual(
           raised.window.signals.map((signal) => signal.text),
           ["disk almost full", "user is waiting"]
         )
-        assert.strictEqual(raised.window.tokens.signals, 8)
+        assert.strictEqual(raised.window.tokens.signals, 15)
         const rendered = yield* ctx.run(stream, (window) =>
           Either.right([
             { _tag: "PromptRendered", provider: "openai", model: "gpt-test", tokens: window.tokens, sha256: "ab" }

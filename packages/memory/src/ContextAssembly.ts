@@ -32,11 +32,25 @@ import { type Candidate, type Dropped, held, hitText, parseOrder, select, skillP
  * @since 0.1.0
  */
 export interface RetrievalPolicy {
-  /** Token budget per kind; 0 turns a kind off (and removes what an earlier call injected). `codeContext` defaults to 0 (not looked up). */
+  /**
+   * Token budget per kind. A kind with a budget is managed: looked up, and its stale messages replaced or
+   * removed on every call; 0 turns it off (and removes what an earlier call injected). A kind without a
+   * budget is neither looked up nor touched. Code context is returned, not injected (see
+   * {@link ContextDelta.codeContext}); its stale messages are removed when they differ from the fresh
+   * selection.
+   */
   readonly budgets: {
     readonly recall: number
     readonly graphFacts: number
     readonly codeContext?: number
+    readonly correction?: number
+    readonly personaFacts?: number
+    readonly trajectoryHints?: number
+    readonly treeMemory?: number
+    readonly reasoningStrategies?: number
+    readonly crossSession?: number
+    readonly sessionDigest?: number
+    readonly documentRag?: number
   }
   /** Hits scoring below this are dropped (default: keep every score). */
   readonly minScore?: number
@@ -44,7 +58,53 @@ export interface RetrievalPolicy {
   readonly dedupe?: boolean
   /** Owner scope passed to the recall source. */
   readonly owner?: string
+  /** Skills to choose for this query (returned in {@link ContextDelta.skills}, not injected). */
+  readonly skills?: SkillPolicy
 }
+
+/** A skill scored against the query by the caller's matcher. @since 0.1.0 */
+export interface SkillMatch extends ScoredSkill {
+  readonly description: string
+}
+
+/**
+ * How skills are chosen: best score first within `budget` tokens (name and description), at or above
+ * `minScore`. Proactive exploration: a skill up to `explorationMargin` below the floor still surfaces
+ * when the query names it (its name, case and `-`/`_` aside, as whole words).
+ * @since 0.1.0
+ */
+export interface SkillPolicy {
+  readonly matches: ReadonlyArray<SkillMatch>
+  readonly budget: number
+  /** Skills scoring below this are dropped unless exploration keeps them (default: the policy's `minScore`). */
+  readonly minScore?: number
+  /** How far below the floor a named skill may score and still surface (default 0.1; 0 turns exploration off). */
+  readonly explorationMargin?: number
+}
+
+/** A skill `prepareContext` chose. @since 0.1.0 */
+export interface ChosenSkill {
+  readonly name: string
+  readonly description: string
+  readonly score: number
+  /** Below the floor, kept because the query names it. */
+  readonly explored: boolean
+  readonly tokens: number
+}
+
+/** Retrieval kinds `prepareContext` can manage: policy budget name and injected kind. @since 0.1.0 */
+export const managedKinds = [
+  ["recall", "recall"],
+  ["graphFacts", "graph_facts"],
+  ["correction", "correction"],
+  ["personaFacts", "persona_facts"],
+  ["trajectoryHints", "trajectory_hints"],
+  ["treeMemory", "tree_memory"],
+  ["reasoningStrategies", "reasoning_strategies"],
+  ["crossSession", "cross_session"],
+  ["sessionDigest", "session_digest"],
+  ["documentRag", "document_rag"]
+] as const satisfies ReadonlyArray<readonly [keyof RetrievalPolicy["budgets"], Message.InjectedKind]>
 
 /** A policy field is out of range; nothing was looked up or written. @since 0.1.0 */
 export class InvalidRetrievalPolicy extends Schema.TaggedError<InvalidRetrievalPolicy>()("InvalidRetrievalPolicy", {
@@ -78,11 +138,17 @@ export interface ContextDelta {
   readonly query: string
   readonly recall: KindDelta
   readonly graphFacts: KindDelta
+  /** Every injected kind this call managed (recall, graph facts and each kind with a budget), in order. */
+  readonly kinds: ReadonlyArray<KindDelta>
   /** Code context selected by the policy but not injected: apply it with {@link injectCodeContext}. */
   readonly codeContext: ReadonlyArray<string>
   /** Tokens of `codeContext`, if it is injected. */
   readonly codeContextTokens: number
-  /** Tokens injected by this call (recall plus graph facts). */
+  /** Ids of stale code context removed (it differed from `codeContext`; re-apply with {@link injectCodeContext}). */
+  readonly codeContextRemoved: ReadonlyArray<string>
+  /** Skills chosen for the query (empty without `policy.skills`). */
+  readonly skills: ReadonlyArray<ChosenSkill>
+  /** Tokens injected by this call (every managed kind that changed). */
   readonly tokens: number
   /** The window after the call. */
   readonly window: Window.Window
@@ -100,9 +166,11 @@ export const defaultPolicy: RetrievalPolicy = { budgets: { recall: 1500, graphFa
 
 const checkPolicy = (policy: RetrievalPolicy): Effect.Effect<void, InvalidRetrievalPolicy> => {
   const budgets: ReadonlyArray<readonly [string, number]> = [
-    ["budgets.recall", policy.budgets.recall],
-    ["budgets.graphFacts", policy.budgets.graphFacts],
-    ["budgets.codeContext", policy.budgets.codeContext ?? 0]
+    ...Object.entries(policy.budgets).map(([name, value]): readonly [string, number] => [
+      `budgets.${name}`,
+      value ?? 0
+    ]),
+    ["skills.budget", policy.skills?.budget ?? 0]
   ]
   for (const [field, value] of budgets) {
     if (!Number.isInteger(value) || value < 0) {
@@ -114,6 +182,24 @@ const checkPolicy = (policy: RetrievalPolicy): Effect.Effect<void, InvalidRetrie
   if (policy.minScore !== undefined && Number.isNaN(policy.minScore)) {
     return Effect.fail(new InvalidRetrievalPolicy({ field: "minScore", value: policy.minScore, detail: "NaN" }))
   }
+  const skills = policy.skills
+  if (skills !== undefined) {
+    if (skills.minScore !== undefined && Number.isNaN(skills.minScore)) {
+      return Effect.fail(
+        new InvalidRetrievalPolicy({ field: "skills.minScore", value: skills.minScore, detail: "NaN" })
+      )
+    }
+    const margin = skills.explorationMargin ?? 0.1
+    if (!(margin >= 0) || !Number.isFinite(margin)) {
+      return Effect.fail(
+        new InvalidRetrievalPolicy({
+          field: "skills.explorationMargin",
+          value: margin,
+          detail: "expected a finite number >= 0"
+        })
+      )
+    }
+  }
   return Effect.void
 }
 
@@ -121,11 +207,13 @@ const sameTexts = (a: ReadonlyArray<string>, b: ReadonlyArray<string>): boolean 
   a.length === b.length && a.every((text, index) => text === b[index])
 
 /**
- * Refresh the injected context of `stream` for `query`: look up recall, graph facts and code context
- * concurrently, apply `policy`, replace stale recall and graph-fact messages with the fresh selection,
- * and report what changed. A kind whose fresh selection is empty has its stale messages removed; a kind
- * whose selection equals what the window holds is left alone. A blank query looks nothing up. A lookup
- * failure writes nothing.
+ * Refresh the injected context of `stream` for `query`: look up every managed kind (recall, graph facts,
+ * each kind with a budget, code context) concurrently, apply `policy`, replace each managed kind's stale
+ * messages with its fresh selection, and report what changed. A kind whose fresh selection is empty has
+ * its stale messages removed; a kind whose selection equals what the window holds is left alone. Stale
+ * code context that differs from the fresh selection is removed (the caller re-applies the selection).
+ * Skills in `policy.skills` are chosen (with proactive exploration) and returned. A blank query looks
+ * nothing up. A lookup failure writes nothing.
  * @since 0.1.0
  */
 export const prepareContext = (
@@ -145,18 +233,29 @@ export const prepareContext = (
             .recall({ kind, stream, query, budget, ...(policy.owner === undefined ? {} : { owner: policy.owner }) })
             .pipe(Effect.flatMap((hits) => candidates(context, kind, hits)))
 
+    // Every kind with a budget is managed; recall and graph facts always are.
+    const managed = managedKinds.flatMap(([name, kind]) => {
+      const budget = policy.budgets[name]
+      return budget === undefined ? [] : [{ kind, budget }]
+    })
+    const codeBudget = policy.budgets.codeContext
+
     // The lookups are independent reads: run them at the same time.
     const found = yield* Effect.all(
       {
-        recall: lookup("recall", policy.budgets.recall),
-        graphFacts: lookup("graph_facts", policy.budgets.graphFacts),
-        codeContext: lookup("code_context", policy.budgets.codeContext ?? 0)
+        kinds: Effect.all(
+          managed.map(({ kind, budget }) => lookup(kind, budget)),
+          { concurrency: "unbounded" }
+        ),
+        codeContext: lookup("code_context", codeBudget ?? 0),
+        skills: skillCandidates(context, policy.skills)
       },
       { concurrency: "unbounded" }
     )
 
     const before = yield* context.load(stream)
-    const window = held(before, new Set<Message.MessageKind>(["recall", "graph_facts", "code_context"]))
+    const refreshed = new Set<Message.MessageKind>([...managed.map(({ kind }) => kind), "code_context"])
+    const window = held(before, refreshed)
     const seen = new Set<string>()
     const choose = (kindCandidates: ReadonlyArray<Candidate>, budget: number) =>
       select(kindCandidates, {
@@ -167,54 +266,128 @@ export const prepareContext = (
         held: window,
         seen
       })
-    const recall = choose(found.recall, policy.budgets.recall)
-    const graphFacts = choose(found.graphFacts, policy.budgets.graphFacts)
-    const codeContext = choose(found.codeContext, policy.budgets.codeContext ?? 0)
+    const chosen = managed.map(({ kind, budget }, index) => ({
+      kind,
+      chosen: choose(found.kinds[index] ?? [], budget)
+    }))
+    const codeContext = choose(found.codeContext, codeBudget ?? 0)
 
-    const apply = (kind: Message.InjectedKind, chosen: ReturnType<typeof select>) =>
+    const apply = (kind: Message.InjectedKind, selection: ReturnType<typeof select>) =>
       Effect.gen(function* () {
         const current = yield* context.load(stream)
         const stale = [...current.knowledge, ...current.history].filter((message) => message.kind === kind)
-        const texts = chosen.kept.map((candidate) => candidate.text)
+        const texts = selection.kept.map((candidate) => candidate.text)
         if (sameTexts(texts, stale.map(Message.textOf))) {
-          return {
-            delta: deltaOf(kind, stale, [], true, chosen.dropped),
-            window: current
-          }
+          return deltaOf(kind, stale, [], true, selection.dropped)
         }
         const outcome = yield* context.inject(stream, kind, texts)
         const injected = [...outcome.window.knowledge, ...outcome.window.history].filter(
           (message) => message.kind === kind
         )
-        return {
-          delta: deltaOf(
-            kind,
-            injected,
-            stale.map((message) => message.id),
-            false,
-            chosen.dropped
-          ),
-          window: outcome.window
-        }
+        return deltaOf(
+          kind,
+          injected,
+          stale.map((message) => message.id),
+          false,
+          selection.dropped
+        )
       })
 
-    // Sequential on purpose: both write the same stream, and concurrent writes would only conflict and retry.
-    const recallApplied = yield* apply("recall", recall)
-    const graphApplied = yield* apply("graph_facts", graphFacts)
+    // Sequential on purpose: all write the same stream, and concurrent writes would only conflict and retry.
+    const kinds: Array<KindDelta> = []
+    for (const { kind, chosen: selection } of chosen) kinds.push(yield* apply(kind, selection))
+
+    // Code context is the caller's to apply; what the window holds from an earlier turn goes when it is
+    // not what this query selects.
+    let codeContextRemoved: ReadonlyArray<string> = []
+    if (codeBudget !== undefined) {
+      const current = yield* context.load(stream)
+      const stale = [...current.knowledge, ...current.history].filter((message) => message.kind === "code_context")
+      const texts = codeContext.kept.map((candidate) => candidate.text)
+      if (stale.length > 0 && !sameTexts(texts, stale.map(Message.textOf))) {
+        yield* context.removeKind(stream, "code_context")
+        codeContextRemoved = stale.map((message) => message.id)
+      }
+    }
+
+    const emptyDelta = (kind: Message.InjectedKind) => deltaOf(kind, [], [], true, noneDropped)
+    const after = yield* context.load(stream)
     const delta: ContextDelta = {
       stream,
       query,
-      recall: recallApplied.delta,
-      graphFacts: graphApplied.delta,
+      recall: kinds.find((item) => item.kind === "recall") ?? emptyDelta("recall"),
+      graphFacts: kinds.find((item) => item.kind === "graph_facts") ?? emptyDelta("graph_facts"),
+      kinds,
       codeContext: codeContext.kept.map((candidate) => candidate.text),
       codeContextTokens: codeContext.kept.reduce((total, candidate) => total + candidate.tokens, 0),
-      tokens:
-        (recallApplied.delta.unchanged ? 0 : recallApplied.delta.tokens) +
-        (graphApplied.delta.unchanged ? 0 : graphApplied.delta.tokens),
-      window: graphApplied.window
+      codeContextRemoved,
+      skills: chooseSkills(query, policy, found.skills),
+      tokens: kinds.reduce((total, item) => total + (item.unchanged ? 0 : item.tokens), 0),
+      window: after
     }
     return delta
   })
+
+const noneDropped: Dropped = { belowFloor: 0, duplicate: 0, overBudget: 0 }
+
+/** Words of a text, lower case, with `-`, `_` and punctuation as spaces. */
+const words = (text: string): string =>
+  ` ${text
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}]+/gu, " ")
+    .trim()} `
+
+/** Whether the query names the skill: its name's words appear in the query, in order, as whole words. */
+export const namesSkill = (query: string, name: string): boolean => {
+  const wanted = words(name)
+  return wanted.trim().length > 0 && words(query).includes(wanted)
+}
+
+/** Count each skill's tokens (name and description), as its text would enter the log. */
+const skillCandidates = (
+  context: ContextService.ContextService.Service,
+  skills: SkillPolicy | undefined
+): Effect.Effect<ReadonlyArray<SkillMatch & { readonly tokens: number }>> =>
+  skills === undefined || skills.matches.length === 0
+    ? Effect.succeed([])
+    : Effect.map(
+        context.prepare(skills.matches.map((skill) => Message.system(`${skill.name}: ${skill.description}`))),
+        (prepared) => skills.matches.map((skill, index) => ({ ...skill, tokens: prepared[index]?.tokens ?? 0 }))
+      )
+
+/**
+ * Skills at or above the floor, best score first, within the budget; a skill up to the exploration
+ * margin below the floor joins them when the query names it (proactive exploration).
+ */
+const chooseSkills = (
+  query: string,
+  policy: RetrievalPolicy,
+  matches: ReadonlyArray<SkillMatch & { readonly tokens: number }>
+): ReadonlyArray<ChosenSkill> => {
+  const skills = policy.skills
+  if (skills === undefined) return []
+  const floor = skills.minScore ?? policy.minScore ?? Number.NEGATIVE_INFINITY
+  const margin = skills.explorationMargin ?? 0.1
+  const chosen: Array<ChosenSkill> = []
+  let used = 0
+  const ordered = matches
+    .map((match, index) => ({ match, index }))
+    .sort((a, b) => b.match.score - a.match.score || a.index - b.index)
+  for (const { match } of ordered) {
+    const explored = !(match.score >= floor)
+    if (explored && !(match.score >= floor - margin && margin > 0 && namesSkill(query, match.name))) continue
+    if (used + match.tokens > skills.budget) continue
+    used += match.tokens
+    chosen.push({
+      name: match.name,
+      description: match.description,
+      score: match.score,
+      explored,
+      tokens: match.tokens
+    })
+  }
+  return chosen
+}
 
 /** Count each hit's tokens as it would enter the log. */
 const candidates = (

@@ -51,7 +51,11 @@ const turn = fc.record({
   // Extra operations between tool calls and turns.
   midIteration: fc.boolean(),
   summarizePairs: fc.boolean(),
-  flush: fc.boolean()
+  flush: fc.boolean(),
+  injectSummaries: fc.boolean(),
+  // Signals and subgoals are rendered with labels and wrappers; the window counts them that way.
+  signal: fc.option(fc.integer({ min: 5, max: 400 }), { nil: undefined }),
+  subgoals: fc.option(fc.array(fc.integer({ min: 5, max: 200 }), { minLength: 1, maxLength: 4 }), { nil: undefined })
 })
 
 const scenario = fc.record({
@@ -60,6 +64,7 @@ const scenario = fc.record({
   maxOutputTokens: fc.option(fc.integer({ min: 256, max: 2048 }), { nil: undefined }),
   tools: fc.boolean(),
   reminder: fc.boolean(),
+  goal: fc.option(fc.integer({ min: 5, max: 400 }), { nil: undefined }),
   turns: fc.array(turn, { minLength: 1, maxLength: 10 })
 })
 
@@ -96,6 +101,7 @@ describe("budget fit over generated conversations (issue 11 acceptance)", () => 
           const budget = builder.budget(options)
           const config: TieredCompaction.Config = { budget }
           yield* ctx.setSystemPrompt(stream, "You are a careful coding agent.")
+          if (s.goal !== undefined) yield* ctx.setTaskGoal(stream, text("goal", s.goal))
           let call = 0
           const render = (arrived: ReadonlyMap<string, string>) =>
             Effect.gen(function* () {
@@ -127,6 +133,14 @@ describe("budget fit over generated conversations (issue 11 acceptance)", () => 
               expect(ToolPairs.problems(window.history, window.completedToolIds)).toEqual([])
             })
           for (const [index, t] of s.turns.entries()) {
+            if (t.subgoals !== undefined) {
+              yield* ctx.setSubgoals(
+                stream,
+                t.subgoals.map((chars, i) => text(`subgoal ${i}`, chars))
+              )
+            }
+            if (t.signal !== undefined) yield* ctx.raiseSignal(stream, text(`signal ${index}`, t.signal))
+            if (t.injectSummaries) yield* ctx.injectSummaries(stream, 200)
             yield* ctx.appendMessages(stream, [Message.user(text(`user ${index}`, t.userChars))])
             yield* TieredCompaction.maybeCompact(stream, config)
             yield* render(new Map())

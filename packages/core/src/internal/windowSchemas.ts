@@ -5,7 +5,7 @@
 import * as Schema from "effect/Schema"
 import { Message } from "../Message.js"
 
-/** Goal and subgoals, with their token counts (counted when they were set). @since 0.1.0 */
+/** Goal and subgoals, with their token shares of the rendered block (`Window.taskStateShares`). @since 0.1.0 */
 export const TaskState = Schema.Struct({
   goal: Schema.NullOr(Schema.String),
   goalTokens: Schema.Int,

@@ -78,6 +78,15 @@ export const budgetOf = (sizing: Sizing, config: CommonConfig, options: BuildOpt
     reminderTokens: options.turnReminder === undefined ? 0 : roughTokens(options.turnReminder)
   })
 
+/**
+ * The window's tokens as this render sends them: an overriding `systemPrompt` (rough count, as the
+ * render counts it) in place of the identity partition; everything else as the log counted it.
+ */
+export const promptTokens = (window: Window.Window, options: BuildOptions = {}): number =>
+  options.systemPrompt === undefined
+    ? window.tokens.total
+    : window.tokens.total - window.tokens.system + roughTokens(options.systemPrompt)
+
 /** Characters per token of the rough count: a token limit times this is a character limit. */
 const charsPerToken = 4
 
@@ -102,8 +111,10 @@ export const shared = <R>(
     ctxWindow: sizing.ctxWindow,
     defaultOutputReserve: Math.min(sizing.defaultOutputReserve, Math.floor(sizing.ctxWindow / 4)),
     budget,
+    // The budget already holds the output reserve, tool schemas and reminder; the window's total holds
+    // the rendered task state and signals; an overriding system prompt replaces the identity's tokens.
     needsCompression: (window, options) =>
-      window.tokens.total * Window.calibrationRatio(window) >= Budget.available(budget(options)) * threshold,
+      promptTokens(window, options) * Window.calibrationRatio(window) >= Budget.available(budget(options)) * threshold,
     compressionPlan,
     truncateToolOutput: (result, toolName) => Truncation.truncateToolOutput(result, toolName, limits)
   }

@@ -2,7 +2,7 @@
  * The provider-neutral shape every builder renders from: the window cut into its API slots, with
  * history put in "tool round" order (each call's results right after the message that made it).
  */
-import { type LanguageModel, Message, type Window } from "@ctxlog/core"
+import { type LanguageModel, Message, Window } from "@ctxlog/core"
 
 /** A piece of text with the tokens the log counted for it. */
 export interface Piece {
@@ -55,26 +55,10 @@ export const roughTokens = (text: string): number => Math.ceil(text.length / 4)
 /** Wrap injected context so the model can tell what it is. */
 export const wrapContext = (kind: string, text: string): string => `<context kind="${kind}">\n${text}\n</context>`
 
+/** Task state and signals as core renders and counts them (`Window.renderState`). */
 const renderState = (window: Window.Window): Piece | undefined => {
-  const lines: Array<string> = []
-  const { goal, subgoals } = window.taskState
-  if (goal !== null || subgoals.length > 0) {
-    lines.push("<task_state>")
-    if (goal !== null) lines.push(`goal: ${goal}`)
-    if (subgoals.length > 0) {
-      lines.push("subgoals:")
-      for (const [index, subgoal] of subgoals.entries()) lines.push(`${index + 1}. ${subgoal}`)
-    }
-    lines.push("</task_state>")
-  }
-  if (window.signals.length > 0) {
-    lines.push("<signals>")
-    for (const signal of window.signals) lines.push(`- ${signal.text}`)
-    lines.push("</signals>")
-  }
-  return lines.length === 0
-    ? undefined
-    : { text: lines.join("\n"), tokens: window.tokens.taskState + window.tokens.signals }
+  const text = Window.renderState(window)
+  return text === undefined ? undefined : { text, tokens: window.tokens.taskState + window.tokens.signals }
 }
 
 /**
