@@ -7,9 +7,10 @@
  * HMAC-SHA256 over the same bytes, so a consistent chain cannot be forged without the key.
  *
  * A keyed stream says so in its stored head (`streams.head_hash`): {@link formatHead} writes
- * `hmac-sha256:<key id>:<hash>`, where the key id ({@link keyId}) names the key without revealing it, so
- * a store opened without the key, or with another one, refuses the stream with a clear error instead of
- * extending it with links nobody can verify. Unkeyed heads stay the bare hash. Snapshots are sealed the
+ * `hmac-sha256:<key id>:<hash>:<seal>`, where the key id ({@link keyId}) names the key without revealing
+ * it, so a store opened without the key, or with another one, refuses the stream with a clear error
+ * instead of extending it with links nobody can verify; the seal ({@link headSeal}) covers the stream,
+ * version and hash of the row, so the row cannot be rewritten to match a truncated stream. Unkeyed heads stay the bare hash. Snapshots are sealed the
  * same way ({@link seal}): unkeyed, the SHA-256 of the state (as before); keyed, an HMAC over the state
  * and the hash of the event the snapshot ends at, so an edited snapshot cannot be re-sealed without
  * the key and a snapshot cannot be moved onto other events.
@@ -86,22 +87,44 @@ export const keyedPrefix = "hmac-sha256:"
 export const keyId = (key: ChainKey): string =>
   createHmac("sha256", key).update("ctxlog chain key id").digest("hex").slice(0, 16)
 
-/** A stream's stored head: the hash alone when unkeyed, `hmac-sha256:<key id>:<hash>` when keyed. @since 0.1.0 */
-export const formatHead = (hash: string, key?: ChainKey): string =>
-  key === undefined ? hash : `${keyedPrefix}${keyId(key)}:${hash}`
+/** Where a stream's head stands: what a keyed head's seal covers. @since 0.1.0 */
+export interface HeadAt {
+  readonly stream: string
+  /** The stream version the head hash belongs to. */
+  readonly version: number
+  readonly hash: string
+}
 
-/** A stored head read back: the hash, and the id of the key when the stream is keyed. @since 0.1.0 */
+/**
+ * The HMAC of a stream row (`stream | version | hash`) under `key`: a stream row rewritten without the
+ * key (say, to hide deleted last events) does not match it.
+ * @since 0.1.0
+ */
+export const headSeal = (head: HeadAt, key: ChainKey): string =>
+  createHmac("sha256", key)
+    .update(["ctxlog stream head", head.stream, String(head.version), head.hash].join("\u001f"))
+    .digest("hex")
+
+/**
+ * A stream's stored head: the hash alone when unkeyed, `hmac-sha256:<key id>:<hash>:<seal>` when keyed
+ * (the seal is {@link headSeal}).
+ * @since 0.1.0
+ */
+export const formatHead = (head: HeadAt, key?: ChainKey): string =>
+  key === undefined ? head.hash : `${keyedPrefix}${keyId(key)}:${head.hash}:${headSeal(head, key)}`
+
+/** A stored head read back: the hash, and the key id and seal when the stream is keyed. @since 0.1.0 */
 export interface Head {
   readonly hash: string
   readonly keyId: string | undefined
+  readonly seal: string | undefined
 }
 
 /** Read a stored head (either form). @since 0.1.0 */
 export const parseHead = (stored: string): Head => {
-  if (!stored.startsWith(keyedPrefix)) return { hash: stored, keyId: undefined }
-  const rest = stored.slice(keyedPrefix.length)
-  const colon = rest.indexOf(":")
-  return colon < 0 ? { hash: rest, keyId: "" } : { hash: rest.slice(colon + 1), keyId: rest.slice(0, colon) }
+  if (!stored.startsWith(keyedPrefix)) return { hash: stored, keyId: undefined, seal: undefined }
+  const [id = "", hash = "", seal] = stored.slice(keyedPrefix.length).split(":")
+  return { hash, keyId: id, seal }
 }
 
 /**

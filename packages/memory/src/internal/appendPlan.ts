@@ -95,7 +95,10 @@ export const rowsOf = (
       hash
     })
   }
-  return { rows, head: EventHash.formatHead(hash, request.key) }
+  return {
+    rows,
+    head: EventHash.formatHead({ stream: request.stream, version: current + rows.length, hash }, request.key)
+  }
 }
 
 /** The outcome of a batch `canWrite` refused: an error, an idempotent retry, or an empty batch. */
