@@ -351,18 +351,40 @@ const verifyCommand = Command.make(
   {
     ...common,
     stream: Args.text({ name: "stream" }).pipe(Args.optional),
-    renders: Options.boolean("renders").pipe(Options.withDescription("also rebuild every render and check its hash"))
+    renders: Options.boolean("renders").pipe(Options.withDescription("also rebuild every render and check its hash")),
+    keyEnv: Options.text("key-env").pipe(
+      Options.optional,
+      Options.withDescription(
+        "name of the environment variable holding the log's HMAC key (never pass the key itself on the command line)"
+      )
+    )
   },
   (options) =>
     Effect.scoped(
       Effect.gen(function* () {
+        const key = yield* Option.match(options.keyEnv, {
+          onNone: () => Effect.succeed(undefined),
+          onSome: (name) => {
+            const value = process.env[name]
+            return value === undefined || value === ""
+              ? Effect.fail(new CommandFailed({ detail: `--key-env ${name}: the environment variable is not set` }))
+              : Effect.succeed(value)
+          }
+        })
         const source = yield* open(options)
         const names = yield* Option.match(options.stream, {
           onNone: () => Effect.map(source.streams(), (infos) => infos.map((info) => info.stream)),
           onSome: (name) => Effect.as(Inspect.head(source, name), [name])
         })
         const checks: Array<Inspect.StreamCheck> = []
-        for (const name of names) checks.push(yield* Inspect.verifyStream(source, name, { renders: options.renders }))
+        for (const name of names) {
+          checks.push(
+            yield* Inspect.verifyStream(source, name, {
+              renders: options.renders,
+              ...(key === undefined ? {} : { key })
+            })
+          )
+        }
         const first = checks.flatMap((check) => check.problems)[0]
         yield* out(options, { ok: first === undefined, streams: checks }, () =>
           [
@@ -385,7 +407,11 @@ const verifyCommand = Command.make(
         }
       })
     )
-).pipe(Command.withDescription("decode every event, contiguous versions, hash chain, snapshots equal a full replay"))
+).pipe(
+  Command.withDescription(
+    "decode every event, contiguous versions, hash chain (HMAC with --key-env), the streams row, snapshot seals and replays"
+  )
+)
 
 // export / import --------------------------------------------------------------------------------
 

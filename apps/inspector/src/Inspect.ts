@@ -13,7 +13,7 @@ import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import type { Entry } from "./Queries.js"
 import * as Queries from "./Queries.js"
-import type { Range, RawEvent, Source, SourceError } from "./Source.js"
+import type { Range, RawEvent, RawSnapshot, Source, SourceError } from "./Source.js"
 import { decode } from "./Source.js"
 
 /** The stream has no events. @since 0.1.0 */
@@ -192,7 +192,7 @@ export const renderAt = (
 export interface Problem {
   readonly stream: string
   readonly version: number
-  readonly check: "decode" | "versions" | "hash-chain" | "snapshot" | "render"
+  readonly check: "decode" | "versions" | "hash-chain" | "stream-row" | "snapshot" | "render"
   readonly detail: string
 }
 
@@ -208,15 +208,17 @@ export interface StreamCheck {
 }
 
 /**
- * Check one stream: every event decodes, versions run 1..n without a gap, the hash chain holds, the
- * stored snapshot equals a full replay to its version, and (with `renders`) every rebuildable render
- * rebuilds to its recorded hash.
+ * Check one stream: every event decodes, versions run 1..n without a gap, the hash chain holds (keyed
+ * with `key` when given: a keyed stream read without its key, or with another, fails), the `streams`
+ * row agrees with the events (its version and head hash, so deleting the last events is caught), the
+ * stored snapshot's seal matches its state and the event it ends at and equals a full replay to its
+ * version, and (with `renders`) every rebuildable render rebuilds to its recorded hash.
  * @since 0.1.0
  */
 export const verifyStream = (
   source: Source,
   stream: string,
-  options: { readonly renders: boolean }
+  options: { readonly renders: boolean; readonly key?: EventHash.ChainKey }
 ): Effect.Effect<StreamCheck, SourceError> =>
   Effect.gen(function* () {
     const raws = yield* source.events(stream)
@@ -226,8 +228,14 @@ export const verifyStream = (
         problems.push({ stream, version: raw.version, check: "versions", detail: `expected version ${index + 1}` })
       }
     })
-    const chain = EventHash.verify(raws)
-    if (!chain.ok) {
+    const row = yield* source.streamRow(stream)
+    const head = row === undefined ? undefined : EventHash.parseHead(row.headHash)
+    const keyProblem = head === undefined ? undefined : EventHash.keyProblem(head.keyId, options.key)
+    const chain = EventHash.verify(raws, options.key)
+    if (keyProblem !== undefined) {
+      // Checking the links with the wrong key (or none) would only report the first one as broken.
+      problems.push({ stream, version: 1, check: "hash-chain", detail: keyProblem })
+    } else if (!chain.ok) {
       problems.push({
         stream,
         version: chain.version,
@@ -235,7 +243,51 @@ export const verifyStream = (
         detail: `stored hash ${chain.actual.slice(0, 16)}… but the chain gives ${chain.expected.slice(0, 16)}…`
       })
     }
+    const last = raws.at(-1)
+    const lastVersion = last?.version ?? 0
+    if (row === undefined || head === undefined) {
+      if (raws.length > 0) {
+        problems.push({ stream, version: 1, check: "stream-row", detail: "the stream has events but no streams row" })
+      }
+    } else if (row.version > lastVersion) {
+      problems.push({
+        stream,
+        version: lastVersion + 1,
+        check: "stream-row",
+        detail: `the streams row says version ${row.version}, but the events end at version ${lastVersion} (events deleted)`
+      })
+    } else if (row.version < lastVersion) {
+      problems.push({
+        stream,
+        version: row.version + 1,
+        check: "stream-row",
+        detail: `the events go on to version ${lastVersion}, past the streams row's version ${row.version}`
+      })
+    } else if (last !== undefined && head.hash !== last.hash) {
+      problems.push({
+        stream,
+        version: lastVersion,
+        check: "stream-row",
+        detail: `the streams row's head hash ${head.hash.slice(0, 16)}… differs from the last event's ${last.hash.slice(0, 16)}…`
+      })
+    } else if (
+      options.key !== undefined &&
+      keyProblem === undefined &&
+      head.keyId !== undefined &&
+      head.seal !== EventHash.headSeal({ stream, version: row.version, hash: head.hash }, options.key)
+    ) {
+      problems.push({
+        stream,
+        version: row.version,
+        check: "stream-row",
+        detail: "the streams row does not match its seal (rewritten without the key, e.g. to hide deleted events)"
+      })
+    }
     const snapshot = yield* source.snapshot(stream)
+    const sealProblem = snapshot === undefined ? undefined : checkSeal(stream, snapshot, raws, options.key)
+    if (snapshot !== undefined && sealProblem !== undefined) {
+      problems.push({ stream, version: snapshot.version, check: "snapshot", detail: sealProblem })
+    }
     let window = Window.empty
     let decodeFailed = false
     let verified = 0
@@ -317,6 +369,38 @@ export const verifyStream = (
       problems
     }
   })
+
+/** What is wrong with a snapshot's seal, if anything (see `EventHash.seal`). */
+const checkSeal = (
+  stream: string,
+  snapshot: RawSnapshot,
+  raws: ReadonlyArray<RawEvent>,
+  key: EventHash.ChainKey | undefined
+): string | undefined => {
+  const stored = snapshot.stateHash
+  if (stored === undefined) return undefined
+  if (!stored.startsWith(EventHash.keyedPrefix)) {
+    if (EventHash.sha256(snapshot.state) !== stored) return "the snapshot does not match its hash (edited or corrupted)"
+    return key === undefined ? undefined : "the snapshot is not sealed with the HMAC key (unkeyed hash)"
+  }
+  if (key === undefined) return "the snapshot is sealed with an HMAC key: pass it with --key-env"
+  const anchor = snapshot.version === 0 ? EventHash.genesis : raws[snapshot.version - 1]?.hash
+  if (anchor === undefined) return `the snapshot ends at version ${snapshot.version}, whose event is missing`
+  const expected = EventHash.seal(
+    {
+      stream,
+      projection: SnapshotRepository.projection,
+      projectionVersion: snapshot.projectionVersion,
+      version: snapshot.version,
+      anchor,
+      state: snapshot.state
+    },
+    key
+  )
+  return expected === stored
+    ? undefined
+    : "the snapshot does not match its seal (edited, moved onto other events, or sealed with another key)"
+}
 
 /** The budget and tool tokens of the last render at or before a version (from its recorded spec). @since 0.1.0 */
 export interface RenderContext {

@@ -50,6 +50,14 @@ export interface RawSnapshot {
   readonly projectionVersion: number
   readonly version: number
   readonly state: string
+  /** The stored seal of `state` (SHA-256, or `hmac-sha256:…` with a key); undefined on old rows. */
+  readonly stateHash: string | undefined
+}
+
+/** A stream's row in `streams`: the version and stored head hash its appends recorded. @since 0.1.0 */
+export interface StreamRow {
+  readonly version: number
+  readonly headHash: string
 }
 
 /** Which events of a stream to read: versions `from..to` (inclusive), optionally of some types only. @since 0.1.0 */
@@ -72,6 +80,8 @@ export interface Source {
   readonly snapshot: (stream: string) => Effect.Effect<RawSnapshot | undefined, SourceError>
   /** Every snapshot stored. */
   readonly snapshots: () => Effect.Effect<ReadonlyArray<RawSnapshot>, SourceError>
+  /** The `streams` row of a stream (what its last append recorded), if any. */
+  readonly streamRow: (stream: string) => Effect.Effect<StreamRow | undefined, SourceError>
 }
 
 interface EventRow {
@@ -87,7 +97,7 @@ interface EventRow {
   readonly hash: string
 }
 
-interface StreamRow {
+interface StreamsRow {
   readonly stream_id: string
   readonly version: number | string
   readonly created_at: number | string
@@ -99,6 +109,7 @@ interface SnapshotRow {
   readonly projection_version: number | string
   readonly stream_version: number | string
   readonly state: string
+  readonly state_hash?: string | null
 }
 
 const metadataOf = (raw: unknown): EventLog.EventMetadata => {
@@ -138,7 +149,8 @@ const toSnapshot = (row: SnapshotRow): RawSnapshot => ({
   stream: row.stream_id,
   projectionVersion: Number(row.projection_version),
   version: Number(row.stream_version),
-  state: row.state
+  state: row.state,
+  stateHash: row.state_hash ?? undefined
 })
 
 const describe = (cause: unknown): string => (cause instanceof Error ? cause.message : String(cause))
@@ -189,13 +201,21 @@ export const sqlite = (filename: string): Effect.Effect<Source, SourceError, Sco
       }
     }
     const hasSnapshots = names.has("snapshots")
-    const snapshotSql = `select stream_id, projection_version, stream_version, state from snapshots where projection = 'window'`
+    // `state_hash` came with migration 0005: older files have none.
+    const hasStateHash =
+      hasSnapshots &&
+      (yield* run("reading the schema", () =>
+        db.prepare<[], { name: string }>("select name from pragma_table_info('snapshots')").all()
+      )).some((column) => column.name === "state_hash")
+    const snapshotSql = `select stream_id, projection_version, stream_version, state${hasStateHash ? ", state_hash" : ""} from snapshots where projection = 'window'`
     return {
       target,
       streams: () =>
         run("listing streams", () =>
           db
-            .prepare<[], StreamRow>("select stream_id, version, created_at, updated_at from streams order by stream_id")
+            .prepare<[], StreamsRow>(
+              "select stream_id, version, created_at, updated_at from streams order by stream_id"
+            )
             .all()
             .map((row) => ({
               stream: row.stream_id,
@@ -232,7 +252,16 @@ export const sqlite = (filename: string): Effect.Effect<Source, SourceError, Sco
       snapshots: () =>
         hasSnapshots
           ? run("reading snapshots", () => db.prepare<[], SnapshotRow>(snapshotSql).all().map(toSnapshot))
-          : Effect.succeed([])
+          : Effect.succeed([]),
+      streamRow: (stream) =>
+        run(`reading the stream row of "${stream}"`, () => {
+          const row = db
+            .prepare<[string], { version: number | string; head_hash: string }>(
+              "select version, head_hash from streams where stream_id = ?"
+            )
+            .get(stream)
+          return row === undefined ? undefined : { version: Number(row.version), headHash: row.head_hash }
+        })
     } satisfies Source
   })
 
@@ -273,12 +302,18 @@ export const postgres = (url: string): Effect.Effect<Source, SourceError, Scope.
         return yield* new SourceError({ target, detail: `not a ctxlog database (no "${required}" table)` })
       }
     }
-    const snapshotSql = `select stream_id, projection_version, stream_version, state from snapshots where projection = 'window'`
+    const columns = yield* run("reading the schema", (client) =>
+      client.query<{ column_name: string }>(
+        "select column_name from information_schema.columns where table_schema = current_schema() and table_name = 'snapshots'"
+      )
+    )
+    const hasStateHash = columns.rows.some((row) => row.column_name === "state_hash")
+    const snapshotSql = `select stream_id, projection_version, stream_version, state${hasStateHash ? ", state_hash" : ""} from snapshots where projection = 'window'`
     return {
       target,
       streams: () =>
         run("listing streams", (client) =>
-          client.query<StreamRow>("select stream_id, version, created_at, updated_at from streams order by stream_id")
+          client.query<StreamsRow>("select stream_id, version, created_at, updated_at from streams order by stream_id")
         ).pipe(
           Effect.map((result) =>
             result.rows.map((row) => ({
@@ -320,7 +355,19 @@ export const postgres = (url: string): Effect.Effect<Source, SourceError, Scope.
           ? run("reading snapshots", (client) => client.query<SnapshotRow>(snapshotSql)).pipe(
               Effect.map((result) => result.rows.map(toSnapshot))
             )
-          : Effect.succeed([])
+          : Effect.succeed([]),
+      streamRow: (stream) =>
+        run(`reading the stream row of "${stream}"`, (client) =>
+          client.query<{ version: number | string; head_hash: string }>(
+            "select version, head_hash from streams where stream_id = $1",
+            [stream]
+          )
+        ).pipe(
+          Effect.map((result) => {
+            const row = result.rows[0]
+            return row === undefined ? undefined : { version: Number(row.version), headHash: row.head_hash }
+          })
+        )
     } satisfies Source
   })
 

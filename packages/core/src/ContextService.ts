@@ -28,7 +28,8 @@ import {
   EventLog,
   type EventMetadata,
   type StoreError,
-  type StreamId
+  type StreamId,
+  type TamperDetected
 } from "./EventLog.js"
 import { Ids } from "./Ids.js"
 import type { InjectedKind, Message, MessageInput } from "./Message.js"
@@ -68,6 +69,7 @@ export type LogError =
   | InvalidInput
   | StoreError
   | EventDecodeError
+  | TamperDetected
 
 /** Every failure a window operation can have. @since 0.1.0 */
 export type ContextError = LogError | InvalidCommand | RecallError | VersionNotFound
@@ -94,7 +96,7 @@ type Recall = (
 export declare namespace ContextService {
   /** @since 0.1.0 */
   export interface Service {
-    readonly load: (stream: StreamId) => Effect.Effect<Window.Window, StoreError | EventDecodeError>
+    readonly load: (stream: StreamId) => Effect.Effect<Window.Window, StoreError | EventDecodeError | TamperDetected>
     /**
      * The extension point: run a pure decision on the loaded window and append what it returns, retrying
      * on a concurrency conflict. Compaction, seams and renders append their events through it.

@@ -10,14 +10,21 @@
  * @since 0.1.0
  */
 import * as Context from "effect/Context"
-import type * as Effect from "effect/Effect"
+import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as appendRules from "./internal/appendRules.js"
 import * as memory from "./internal/memoryEventLog.js"
+import type { ChainKey } from "./EventHash.js"
 import type { EventLogService } from "./internal/eventLogTypes.js"
 import type { ExpectedVersion, ConcurrencyConflict, DuplicateEventIds } from "./internal/logErrors.js"
 
-export { ConcurrencyConflict, DuplicateEventIds, ExpectedVersion, StoreError } from "./internal/logErrors.js"
+export {
+  ConcurrencyConflict,
+  DuplicateEventIds,
+  ExpectedVersion,
+  StoreError,
+  TamperDetected
+} from "./internal/logErrors.js"
 export type {
   AppendResult,
   Envelope,
@@ -37,11 +44,21 @@ export declare namespace EventLog {
   export type Service = EventLogService
 }
 
+/** Options of the in-memory log. @since 0.1.0 */
+export interface MemoryOptions {
+  /** Chain appended events with HMAC-SHA256 under this key (default: the unkeyed SHA-256 chain). */
+  readonly hmacKey?: ChainKey
+}
+
 /** An in-memory event log: for tests, demos and single-process scratch work. @since 0.1.0 */
-export const layerMemory: Layer.Layer<EventLog> = Layer.effect(EventLog, memory.make)
+export const layerMemory: Layer.Layer<EventLog> = Layer.effect(EventLog, memory.make())
+
+/** An in-memory event log with options (an HMAC key for its chain). @since 0.1.0 */
+export const layerMemoryWith = (options: MemoryOptions): Layer.Layer<EventLog> =>
+  Layer.effect(EventLog, memory.make(options.hmacKey))
 
 /** Build an in-memory event log (each call is a fresh, empty log). @since 0.1.0 */
-export const makeMemory: Effect.Effect<EventLog.Service> = memory.make
+export const makeMemory: Effect.Effect<EventLog.Service> = Effect.suspend(() => memory.make())
 
 /**
  * The append rules every backend applies inside its transaction, given what is stored: duplicate-id

@@ -86,4 +86,58 @@ describe("EventHash", () => {
     // Whoever holds the key can write a consistent chain (the key is the trust boundary).
     assert.isTrue(EventHash.verify(linked(edited, key), key).ok)
   })
+
+  it("heads and seals: unkeyed forms unchanged; keyed forms name the key without revealing it", () => {
+    const key = "the-real-key"
+    const hash = linked(records)[2]?.hash ?? ""
+    const at = { stream: "conv-1", version: 3, hash }
+    assert.strictEqual(EventHash.formatHead(at), hash)
+    assert.deepStrictEqual(EventHash.parseHead(hash), { hash, keyId: undefined, seal: undefined })
+    const keyed = EventHash.formatHead(at, key)
+    const seal = EventHash.headSeal(at, key)
+    assert.strictEqual(keyed, `hmac-sha256:${EventHash.keyId(key)}:${hash}:${seal}`)
+    assert.deepStrictEqual(EventHash.parseHead(keyed), { hash, keyId: EventHash.keyId(key), seal })
+    assert.notInclude(keyed, key)
+    // The row's seal covers where the head stands: the same hash at another version does not match.
+    assert.notStrictEqual(EventHash.headSeal({ ...at, version: 2 }, key), seal)
+    assert.notStrictEqual(EventHash.headSeal({ ...at, stream: "conv-2" }, key), seal)
+    assert.notStrictEqual(EventHash.keyId(key), EventHash.keyId("another"))
+    assert.isUndefined(EventHash.keyProblem(undefined, undefined))
+    assert.isUndefined(EventHash.keyProblem(EventHash.keyId(key), key))
+    assert.include(EventHash.keyProblem(EventHash.keyId(key), "another") ?? "", "another key")
+    assert.include(EventHash.keyProblem(EventHash.keyId(key), undefined) ?? "", "HMAC-keyed")
+    assert.include(EventHash.keyProblem(undefined, key) ?? "", "without an HMAC key")
+    const snapshot = {
+      stream: "conv-1",
+      projection: "window",
+      projectionVersion: 2,
+      version: 3,
+      anchor: hash,
+      state: '{"version":3}'
+    }
+    // Unkeyed: the SHA-256 of the state, as snapshots were hashed before.
+    assert.strictEqual(EventHash.seal(snapshot), createHash("sha256").update(snapshot.state).digest("hex"))
+    const sealed = EventHash.seal(snapshot, key)
+    assert.isTrue(sealed.startsWith(`hmac-sha256:${EventHash.keyId(key)}:`))
+    // The seal covers the state, the anchor (the event it ends at) and where it sits.
+    for (const changed of [
+      { ...snapshot, state: '{"version":4}' },
+      { ...snapshot, anchor: EventHash.genesis },
+      { ...snapshot, version: 4 },
+      { ...snapshot, stream: "conv-2" }
+    ]) {
+      assert.notStrictEqual(EventHash.seal(changed, key), sealed)
+    }
+    assert.notStrictEqual(EventHash.seal(snapshot, "another"), sealed)
+  })
+
+  it("verifyFrom checks a tail from the hash of the event before it", () => {
+    const key = "k"
+    const stored = linked(records, key)
+    const tail = stored.slice(1)
+    assert.isTrue(EventHash.verifyFrom(stored[0]?.hash ?? "", tail, key).ok)
+    const result = EventHash.verifyFrom(EventHash.genesis, tail, key)
+    assert.isFalse(result.ok)
+    if (!result.ok) assert.strictEqual(result.version, 2)
+  })
 })

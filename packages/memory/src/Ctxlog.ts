@@ -82,10 +82,22 @@ export const postgres = (
 ): Layer.Layer<Services, EventLog.StoreError | Driver.DriverMissing> =>
   assemble(PostgresEventLog.layer(options), options.recall ?? FullTextRecall.layer(), options)
 
-/** `ContextService` over an in-memory log that lives as long as the layer: no driver, no files. @since 0.1.0 */
-export const memory = (options: Overrides<TokenCounter.TokenCounter> = {}): Layer.Layer<Companions> =>
+/**
+ * `ContextService` over an in-memory log that lives as long as the layer: no driver, no files. With
+ * `hmacKey` its chain is keyed; `integrity: "unverified"` skips the chain check on load.
+ * @since 0.1.0
+ */
+export const memory = (
+  options: Overrides<TokenCounter.TokenCounter> & WindowRepository.IntegrityOptions = {}
+): Layer.Layer<Companions> =>
   assemble(
-    Layer.provideMerge(WindowRepositoryModule.layerReplay, EventLog.layerMemory),
+    Layer.provideMerge(
+      WindowRepositoryModule.layerReplayWith({
+        ...(options.hmacKey === undefined ? {} : { hmacKey: options.hmacKey }),
+        ...(options.integrity === undefined ? {} : { integrity: options.integrity })
+      }),
+      EventLog.layerMemoryWith(options.hmacKey === undefined ? {} : { hmacKey: options.hmacKey })
+    ),
     options.recall ?? RecallSource.layerEmpty,
     options
   )

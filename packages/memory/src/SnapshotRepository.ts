@@ -8,8 +8,13 @@
  * - Restoring one does not run a Schema decode: the text's hash is checked against the stored hash, the
  *   text is parsed, and the plain object is the window. The hash is what makes that safe: the text is
  *   exactly what this projection version wrote. A snapshot whose text does not match its hash was
- *   edited or corrupted: `load` fails with a `StoreError` naming the stream and version (or, with
+ *   edited or corrupted: `load` fails with a `TamperDetected` naming the stream and version (or, with
  *   `onMismatch: "rebuild"`, logs a warning and rebuilds from the log).
+ * - With an HMAC key (`hmacKey`), the stored hash is a keyed seal over the state and the hash of the
+ *   event the snapshot ends at (`EventHash.seal`): a snapshot cannot be edited and re-sealed without the
+ *   key, nor moved onto other events. The tail replayed after it is checked link by link from that
+ *   event's hash, and must reach the stream's version (`WindowRepository.foldVerifiedTail`); O(tail).
+ *   `integrity: "unverified"` skips the chain, the keyed seal and the version check.
  * - A snapshot of another projection version, or one written before hashes were stored, is ignored (the
  *   window is rebuilt from the log) and replaced by the next `committed`.
  *
@@ -19,6 +24,7 @@ import { EventHash, EventLog, type Window, WindowRepository } from "@ctxlog/core
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Stream from "effect/Stream"
 import { type Snapshot, SnapshotStore } from "./SnapshotStore.js"
 
 /** The projection name snapshots of the window are stored under. @since 0.1.0 */
@@ -38,8 +44,8 @@ export const defaultEvery = 1000
 /** Default snapshot policy: bytes of event data appended since the last snapshot (4 MB). @since 0.1.0 */
 export const defaultBytes = 4 * 1024 * 1024
 
-/** Snapshot policy. @since 0.1.0 */
-export interface Options {
+/** Snapshot policy and load checks. @since 0.1.0 */
+export interface Options extends WindowRepository.IntegrityOptions {
   /** Snapshot once this many events went by since the last snapshot (default {@link defaultEvery}; 0 = never by count). */
   readonly every?: number
   /** Snapshot once this many bytes of event data were appended since the last snapshot (default {@link defaultBytes}; 0 = never by size). */
@@ -112,11 +118,29 @@ export const make = (
     }
   }
 
-  /** The window a snapshot holds; none when it cannot be used (other version, no hash, unreadable). */
+  const key = options.hmacKey
+  const verified = options.integrity !== "unverified"
+
+  /**
+   * The stored hash of the event a keyed snapshot ends at (what its seal covers and where the tail's
+   * chain starts); undefined when it is missing.
+   */
+  const anchorOf = (stream: string, at: number) =>
+    Stream.runHead(log.read(stream, { from: at, to: at })).pipe(
+      Effect.map((head) => Option.getOrUndefined(Option.map(head, (envelope) => envelope.hash)))
+    )
+
+  /**
+   * The window a snapshot holds, and the hash of its last event when the seal was checked against it;
+   * none when it cannot be used (other version, no hash, unreadable).
+   */
   const restore = (
     stream: string,
     snapshot: Snapshot
-  ): Effect.Effect<Option.Option<Window.Window>, EventLog.StoreError> =>
+  ): Effect.Effect<
+    Option.Option<{ readonly window: Window.Window; readonly anchor: string | undefined }>,
+    WindowRepository.LoadError
+  > =>
     Effect.suspend(() => {
       if (snapshot.projectionVersion !== version) return Effect.succeed(Option.none())
       if (snapshot.stateHash === undefined) {
@@ -125,32 +149,59 @@ export const make = (
           Option.none()
         )
       }
+      const stateHash = snapshot.stateHash
       const unusable = (detail: string) =>
         onMismatch === "fail"
           ? Effect.fail(
-              new EventLog.StoreError({
-                operation: "load snapshot",
-                detail: `window snapshot of stream "${stream}" at version ${snapshot.version} ${detail}`
+              new EventLog.TamperDetected({
+                stream,
+                version: snapshot.version,
+                detail: `the window snapshot ${detail}`
               })
             )
           : Effect.as(
               Effect.logWarning(`window snapshot of "${stream}" at version ${snapshot.version} ${detail}: rebuilding`),
               Option.none()
             )
-      if (EventHash.sha256(snapshot.state) !== snapshot.stateHash) {
-        return unusable("does not match its hash (edited or corrupted)")
+      const use = (anchor: string | undefined) => {
+        let parsed: unknown
+        try {
+          parsed = JSON.parse(snapshot.state)
+        } catch (cause) {
+          return unusable(`is not JSON: ${cause instanceof Error ? cause.message : String(cause)}`)
+        }
+        if (!isWindow(parsed) || parsed.version !== snapshot.version) {
+          return unusable("does not hold a window of that version")
+        }
+        return Effect.succeed(Option.some({ window: parsed, anchor }))
       }
-      let parsed: unknown
-      try {
-        parsed = JSON.parse(snapshot.state)
-      } catch (cause) {
-        return unusable(`is not JSON: ${cause instanceof Error ? cause.message : String(cause)}`)
+      const sealedWithKey = stateHash.startsWith(EventHash.keyedPrefix)
+      if (!sealedWithKey) {
+        if (verified && key !== undefined) return unusable("is not sealed with the HMAC key (unkeyed hash)")
+        if (EventHash.sha256(snapshot.state) !== stateHash) {
+          return unusable("does not match its hash (edited or corrupted)")
+        }
+        return use(undefined)
       }
-      if (!isWindow(parsed) || parsed.version !== snapshot.version) {
-        return unusable("does not hold a window of that version")
-      }
-      return Effect.succeed(Option.some(parsed))
+      if (!verified) return use(undefined)
+      if (key === undefined) return unusable("is sealed with an HMAC key: open the store with its hmacKey")
+      return Effect.flatMap(anchorOf(stream, snapshot.version), (anchor) => {
+        if (anchor === undefined) return unusable(`ends at version ${snapshot.version}, whose event is missing`)
+        const expected = EventHash.seal({ ...snapshot, anchor }, key)
+        return expected === stateHash
+          ? use(anchor)
+          : unusable("does not match its seal (edited, moved onto other events, or sealed with another key)")
+      })
     })
+
+  /** Fold the tail after `from`, checked from `anchor` unless loads are unverified. */
+  const foldFrom = (stream: string, from: Window.Window | undefined, anchor: string | undefined) =>
+    verified
+      ? WindowRepository.foldVerifiedTail(log, stream, from, {
+          ...(key === undefined ? {} : { hmacKey: key }),
+          ...(anchor === undefined ? {} : { anchor })
+        })
+      : WindowRepository.foldTail(log, stream, from)
 
   const save = (stream: string, window: Window.Window) =>
     Effect.suspend(() =>
@@ -172,7 +223,8 @@ export const make = (
     load: (stream) =>
       Effect.gen(function* () {
         const latest = yield* snapshots.latest(stream, projection)
-        const base = Option.isSome(latest) ? yield* restore(stream, latest.value) : Option.none<Window.Window>()
+        const restored = Option.isSome(latest) ? yield* restore(stream, latest.value) : Option.none()
+        const base = Option.map(restored, (found) => found.window)
         // Bytes are counted from the first time this process saw the snapshot a stream has now; a
         // snapshot that could not be used is replaced by the next committed window.
         const known = marks.get(stream)
@@ -180,7 +232,7 @@ export const make = (
           if (known?.version !== base.value.version) mark(stream, base.value.version)
         } else if (Option.isSome(latest)) mark(stream, 0, true)
         else if (known === undefined) mark(stream, 0)
-        return yield* WindowRepository.foldTail(log, stream, Option.getOrUndefined(base))
+        return yield* foldFrom(stream, Option.getOrUndefined(base), Option.getOrUndefined(restored)?.anchor)
       }),
     catchUp: (stream, window) => WindowRepository.foldTail(log, stream, window),
     committed: (stream, window) =>

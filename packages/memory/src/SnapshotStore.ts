@@ -21,7 +21,10 @@ export interface Snapshot {
   readonly version: number
   /** The encoded state (JSON text). */
   readonly state: string
-  /** SHA-256 (hex) of `state`, computed by the store on save; absent on rows written before hashes were kept. */
+  /**
+   * The seal of `state`, computed by the store on save (`EventHash.seal`): its SHA-256 (hex), or with an
+   * HMAC key `hmac-sha256:<key id>:<mac>`; absent on rows written before hashes were kept.
+   */
   readonly stateHash: string | undefined
   /** Epoch milliseconds. */
   readonly createdAt: number
@@ -40,7 +43,7 @@ export declare namespace SnapshotStore {
     /** The newest snapshot of a stream's projection, whatever its projection version. */
     readonly latest: (stream: string, projection: string) => Effect.Effect<Option.Option<Snapshot>, EventLog.StoreError>
     /**
-     * Save (replace) the snapshot of a stream's projection, storing the SHA-256 of its state beside it. A
+     * Save (replace) the snapshot of a stream's projection, storing the seal of its state beside it. A
      * snapshot of the same projection version at an older stream version never replaces a newer one.
      */
     readonly save: (snapshot: Omit<Snapshot, "createdAt" | "stateHash">) => Effect.Effect<void, EventLog.StoreError>

@@ -317,7 +317,7 @@ for (const [label, live] of backends) {
           const failed = yield* Effect.either(strict.load(stream))
           assert.isTrue(Either.isLeft(failed))
           if (Either.isLeft(failed)) {
-            assert.strictEqual(failed.left._tag, "StoreError")
+            assert.strictEqual(failed.left._tag, "TamperDetected")
             assert.include(failed.left.message, stream)
             assert.include(failed.left.message, "version 4")
             assert.include(failed.left.message, "hash")

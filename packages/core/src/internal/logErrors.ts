@@ -51,3 +51,19 @@ export class StoreError extends Schema.TaggedError<StoreError>()("StoreError", {
     return `event store ${this.operation} failed: ${this.detail}`
   }
 }
+
+/**
+ * The log or a snapshot does not hold what was written: a hash-chain link, a snapshot seal or the stream
+ * row does not match (edited, truncated, or read with another HMAC key). Names the stream and the
+ * first version that failed.
+ * @since 0.1.0
+ */
+export class TamperDetected extends Schema.TaggedError<TamperDetected>()("TamperDetected", {
+  stream: Schema.String,
+  version: Schema.Int,
+  detail: Schema.String
+}) {
+  override get message(): string {
+    return `stream "${this.stream}" version ${this.version}: ${this.detail}`
+  }
+}

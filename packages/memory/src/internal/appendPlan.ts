@@ -18,6 +18,8 @@ export interface AppendRequest {
   /** The metadata JSON of every row. */
   readonly metadata: string
   readonly now: number
+  /** The HMAC key the store chains with (absent: the unkeyed chain). */
+  readonly key?: EventHash.ChainKey
 }
 
 /** Where already-stored ids of a batch live. */
@@ -38,27 +40,49 @@ export const canWrite = (request: AppendRequest, current: number, located: Locat
   new Set(request.ids).size === request.ids.length &&
   matches(current, request.expected)
 
-/** The rows of a batch written after `current`, chained from `previous`, and the new head hash. */
+/**
+ * Why this store may not extend the stream whose stored head is `head` (keyed with another key, keyed
+ * when the store is not, or the reverse), as the error the append fails with; undefined when it may.
+ */
+export const keyRefusal = (request: AppendRequest, current: number, head: string): EventLog.StoreError | undefined => {
+  if (current === 0) return undefined
+  const problem = EventHash.keyProblem(EventHash.parseHead(head).keyId, request.key)
+  return problem === undefined
+    ? undefined
+    : new EventLog.StoreError({
+        operation: "append",
+        detail: `stream "${request.stream}" at version ${current}: ${problem}; nothing was written`
+      })
+}
+
+/**
+ * The rows of a batch written after `current`, chained from the stored head `previous` (either form),
+ * and the new stored head (keyed form when the request has a key).
+ */
 export const rowsOf = (
   request: AppendRequest,
   current: number,
   previous: string
 ): { readonly rows: ReadonlyArray<NewEvent>; readonly head: string } => {
-  let hash = previous
+  let hash = EventHash.parseHead(previous).hash
   const rows: Array<NewEvent> = []
   for (let index = 0; index < request.stored.length; index++) {
     const record = request.stored[index]
     if (record === undefined) continue
     const version = current + 1 + index
     const eventId = request.ids[index] ?? ""
-    hash = EventHash.chain(hash, {
-      stream: request.stream,
-      version,
-      eventId,
-      type: record.type,
-      schemaVersion: record.schemaVersion,
-      data: record.data
-    })
+    hash = EventHash.chain(
+      hash,
+      {
+        stream: request.stream,
+        version,
+        eventId,
+        type: record.type,
+        schemaVersion: record.schemaVersion,
+        data: record.data
+      },
+      request.key
+    )
     rows.push({
       event_id: eventId,
       stream_id: request.stream,
@@ -71,7 +95,10 @@ export const rowsOf = (
       hash
     })
   }
-  return { rows, head: hash }
+  return {
+    rows,
+    head: EventHash.formatHead({ stream: request.stream, version: current + rows.length, hash }, request.key)
+  }
 }
 
 /** The outcome of a batch `canWrite` refused: an error, an idempotent retry, or an empty batch. */

@@ -1,4 +1,4 @@
-import { EventLog, WindowRepository } from "@ctxlog/core"
+import { type EventHash, EventLog, WindowRepository } from "@ctxlog/core"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
@@ -23,6 +23,18 @@ export interface CommonOptions {
   readonly redaction?: Redaction.Redactor
   /** Largest document chunk in characters (default 1,500). */
   readonly chunkChars?: number
+  /**
+   * Chain events with HMAC-SHA256 and seal snapshots under this secret (default: the unkeyed SHA-256
+   * chain). Chosen when a stream is created: a keyed stream refuses appends and fails loads without its
+   * key, and an unkeyed one refuses a store that has a key. Keep it out of the database and the logs.
+   */
+  readonly hmacKey?: EventHash.ChainKey
+  /**
+   * `"verified"` (default): a load checks the snapshot's seal, the hash chain of the tail it replays and
+   * that the tail reaches the stream's version, failing with `TamperDetected`. `"unverified"`: skip
+   * those checks (one hash per tail event and one or two indexed reads), for a trusted store.
+   */
+  readonly integrity?: "verified" | "unverified"
 }
 
 /** Everything a durable layer provides. */
@@ -41,13 +53,16 @@ export const build = <E>(
       redactor: options.redaction ?? Redaction.defaults,
       pageSize: 500,
       chunkChars: options.chunkChars ?? 1500,
-      recallBatch: Math.max(1, options.recallBatch ?? 500)
+      recallBatch: Math.max(1, options.recallBatch ?? 500),
+      ...(options.hmacKey === undefined ? {} : { hmacKey: options.hmacKey })
     })
     const repository = SnapshotRepository.make(store.log, store.snapshots, {
       appendedBytes: store.appendedBytes,
       ...(options.snapshotEvery === undefined ? {} : { every: options.snapshotEvery }),
       ...(options.snapshotBytes === undefined ? {} : { bytes: options.snapshotBytes }),
-      ...(options.onSnapshotMismatch === undefined ? {} : { onMismatch: options.onSnapshotMismatch })
+      ...(options.onSnapshotMismatch === undefined ? {} : { onMismatch: options.onSnapshotMismatch }),
+      ...(options.hmacKey === undefined ? {} : { hmacKey: options.hmacKey }),
+      ...(options.integrity === undefined ? {} : { integrity: options.integrity })
     })
     return Context.make(EventLog.EventLog, store.log).pipe(
       Context.add(WindowRepository.WindowRepository, repository),

@@ -5,7 +5,15 @@ import type * as Scope from "effect/Scope"
 import { Kysely, Migrator, PostgresDialect, sql } from "kysely"
 import type pg from "pg"
 import type { DriverMissing } from "../Driver.js"
-import { type AppendError, type AppendRequest, canWrite, type Located, rowsOf, settle } from "./appendPlan.js"
+import {
+  type AppendError,
+  type AppendRequest,
+  canWrite,
+  keyRefusal,
+  type Located,
+  rowsOf,
+  settle
+} from "./appendPlan.js"
 import { pg as loadPg } from "./drivers.js"
 import { type Backend, describe, type SearchRow, type WriteTx } from "./backend.js"
 import { provider } from "./migrations.js"
@@ -126,6 +134,11 @@ export const make = (
         if (!canWrite(request, current, located)) {
           yield* plain(client, "append", "rollback")
           return { _tag: "Refused", current, located } satisfies Outcome
+        }
+        const refused = keyRefusal(request, current, previous)
+        if (refused !== undefined) {
+          yield* plain(client, "append", "rollback")
+          return yield* refused
         }
         const { rows, head } = rowsOf(request, current, previous)
         const next = current + rows.length

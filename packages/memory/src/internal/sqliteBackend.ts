@@ -5,7 +5,15 @@ import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
 import { Kysely, SqliteDialect, sql } from "kysely"
 import type { DriverMissing } from "../Driver.js"
-import { type AppendError, type AppendRequest, canWrite, type Located, rowsOf, settle } from "./appendPlan.js"
+import {
+  type AppendError,
+  type AppendRequest,
+  canWrite,
+  keyRefusal,
+  type Located,
+  rowsOf,
+  settle
+} from "./appendPlan.js"
 import { betterSqlite3 } from "./drivers.js"
 import { type Backend, describe, type SearchFilter, type SearchRow, type WriteTx } from "./backend.js"
 import { migrateSqlite } from "./migrations.js"
@@ -121,6 +129,7 @@ export const make = (
     type Outcome =
       | { readonly _tag: "Written"; readonly result: EventLog.AppendResult }
       | { readonly _tag: "Refused"; readonly current: number; readonly located: Located }
+      | { readonly _tag: "KeyRefused"; readonly error: EventLog.StoreError }
 
     // One synchronous block inside BEGIN IMMEDIATE … COMMIT (better-sqlite3 rolls back when it throws): no
     // Effect per statement, and no other fiber can use the connection while it runs.
@@ -136,6 +145,8 @@ export const make = (
             : []
       for (const row of found) located.set(row.event_id, { stream: row.stream_id, version: row.stream_version })
       if (!canWrite(request, current, located)) return { _tag: "Refused", current, located }
+      const refused = keyRefusal(request, current, head?.head_hash ?? EventHash.genesis)
+      if (refused !== undefined) return { _tag: "KeyRefused", error: refused }
       const { rows, head: headHash } = rowsOf(request, current, head?.head_hash ?? EventHash.genesis)
       // The stream row first: events reference it.
       hot.upsertStream.run(request.stream, current + rows.length, headHash, request.now, request.now)
@@ -175,7 +186,9 @@ export const make = (
         }
         return outcome._tag === "Written"
           ? Effect.succeed(outcome.result)
-          : settle(request, outcome.current, outcome.located)
+          : outcome._tag === "KeyRefused"
+            ? Effect.fail(outcome.error)
+            : settle(request, outcome.current, outcome.located)
       })
 
     const attempt = <A>(operation: string, run: () => A) => Effect.try({ try: run, catch: storeError(operation) })

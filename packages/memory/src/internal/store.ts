@@ -24,6 +24,8 @@ export interface StoreOptions {
   readonly recallBatch: number
   /** Where background catch-ups of the recall index run (closed with the store). */
   readonly scope: Scope.Scope
+  /** The HMAC key events are chained and snapshots sealed with (absent: unkeyed). */
+  readonly hmacKey?: EventHash.ChainKey
 }
 
 /** What one durable store provides. */
@@ -139,7 +141,8 @@ export const make = (backend: Backend, options: StoreOptions): Store => {
         ids: events.map((event) => event.id),
         stored,
         metadata: JSON.stringify(Redaction.redactValue(redactor, { ...metadata, recordedAt: now })),
-        now
+        now,
+        ...(options.hmacKey === undefined ? {} : { key: options.hmacKey })
       })
       if (result.written > 0) countBytes(stream, stored)
       // The recall index catches up after commit: before each query, and once a whole batch waits, in a
@@ -255,6 +258,33 @@ export const make = (backend: Backend, options: StoreOptions): Store => {
         )
       )
 
+  // A keyed seal covers the stored hash of the event the snapshot ends at (one indexed read per save;
+  // the unkeyed seal is the state's SHA-256 alone, as before, and reads nothing).
+  const anchorOf = (snapshot: { readonly stream: string; readonly version: number }) =>
+    options.hmacKey === undefined || snapshot.version === 0
+      ? Effect.succeed(EventHash.genesis)
+      : backend
+          .query("read snapshot anchor", (db) =>
+            db
+              .selectFrom("events")
+              .select("hash")
+              .where("stream_id", "=", snapshot.stream)
+              .where("stream_version", "=", snapshot.version)
+              .executeTakeFirst()
+          )
+          .pipe(
+            Effect.flatMap((row) =>
+              row === undefined
+                ? Effect.fail(
+                    new EventLog.StoreError({
+                      operation: "save snapshot",
+                      detail: `stream "${snapshot.stream}" has no event at version ${snapshot.version}`
+                    })
+                  )
+                : Effect.succeed(row.hash)
+            )
+          )
+
   const snapshots: SnapshotStore.SnapshotStore.Service = {
     latest: (stream, projection) =>
       backend
@@ -282,8 +312,8 @@ export const make = (backend: Backend, options: StoreOptions): Store => {
           )
         ),
     save: (snapshot) =>
-      Effect.flatMap(Clock.currentTimeMillis, (now) => {
-        const stateHash = EventHash.sha256(snapshot.state)
+      Effect.flatMap(Effect.all([Clock.currentTimeMillis, anchorOf(snapshot)]), ([now, anchor]) => {
+        const stateHash = EventHash.seal({ ...snapshot, anchor }, options.hmacKey)
         return backend.query("save snapshot", (db) =>
           db
             .insertInto("snapshots")

@@ -45,7 +45,7 @@ export interface PipelineOutcome extends ContextService.Outcome {
 }
 
 /** Failures of reading a window. @since 0.1.0 */
-export type LoadError = EventLog.StoreError | EventCodec.EventDecodeError
+export type LoadError = EventLog.StoreError | EventCodec.EventDecodeError | EventLog.TamperDetected
 
 /** Failures of the pipeline. @since 0.1.0 */
 export type PipelineError = SeamRangeError | SeamRangeChanged | Compactor.CompactionError | ContextService.LogError

@@ -1,0 +1,273 @@
+// `ctxlog verify` against tampering (issue 15, item 4), on a SQLite file and on PostgreSQL: with the
+// HMAC key (`--key-env`), an event rewritten with the chain recomputed without the key fails; deleting
+// the last events fails against the `streams` row; an edited snapshot fails its seal; a keyed log read
+// without its key, or with another, fails. The logs are written by the real durable stores.
+import { randomUUID } from "node:crypto"
+import { join } from "node:path"
+import { EventHash, EventLog } from "@ctxlog/core"
+import { freshStream, sampleEvents } from "@ctxlog/core/testing"
+import { PostgresEventLog, SnapshotRepository, SnapshotStore, SqliteEventLog } from "@ctxlog/memory"
+import { afterAll, assert, describe, inject, it } from "@effect/vitest"
+import BetterSqlite3 from "better-sqlite3"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
+import pg from "pg"
+import { ctxlogInProcess, tempDir } from "./support/cli.js"
+import "./support/pgUrl.js"
+
+const temp = tempDir("ctxlog-tamper-")
+afterAll(() => temp.cleanup())
+
+const key = "inspector tamper key"
+const keyEnv = "CTXLOG_TEST_TAMPER_KEY"
+const otherEnv = "CTXLOG_TEST_TAMPER_OTHER_KEY"
+process.env[keyEnv] = key
+process.env[otherEnv] = "not the key"
+
+/** Raw SQL on the database under test (what an attacker with the database can do). */
+interface Raw {
+  readonly exec: (statement: string) => Promise<void>
+  readonly rows: (statement: string) => Promise<ReadonlyArray<Record<string, unknown>>>
+  readonly disableTriggers: () => Promise<void>
+  readonly close: () => Promise<void>
+}
+
+/** A database: its CLI arguments, a store over it, and raw access. */
+interface Target {
+  readonly args: ReadonlyArray<string>
+  readonly open: (
+    hmacKey: string | undefined
+  ) => Effect.Effect<Context.Context<SqliteEventLog.Services>, unknown, Scope.Scope>
+  readonly raw: () => Promise<Raw>
+}
+
+const sqliteTarget = async (): Promise<Target> => {
+  const filename = join(temp.dir, `${randomUUID()}.db`)
+  return {
+    args: ["--db", filename],
+    open: (hmacKey) => SqliteEventLog.make({ filename, ...(hmacKey === undefined ? {} : { hmacKey }) }),
+    raw: () => {
+      const db = new BetterSqlite3(filename)
+      return Promise.resolve({
+        exec: (statement) => Promise.resolve(void db.exec(statement)),
+        rows: (statement) => Promise.resolve(db.prepare<[], Record<string, unknown>>(statement).all()),
+        disableTriggers: () =>
+          Promise.resolve(void db.exec("drop trigger events_reject_update; drop trigger events_reject_delete")),
+        close: () => Promise.resolve(void db.close())
+      })
+    }
+  }
+}
+
+const postgresTarget = async (): Promise<Target> => {
+  const admin = inject("pgUrl")
+  const name = `ctxlog_tamper_${randomUUID().replaceAll("-", "").slice(0, 12)}`
+  const client = new pg.Client({ connectionString: admin })
+  await client.connect()
+  try {
+    await client.query(`create database ${name}`)
+  } finally {
+    await client.end()
+  }
+  const url = new URL(admin)
+  url.pathname = `/${name}`
+  return {
+    args: ["--pg", url.toString()],
+    open: (hmacKey) =>
+      PostgresEventLog.make({ url: url.toString(), maxConnections: 2, ...(hmacKey === undefined ? {} : { hmacKey }) }),
+    raw: async () => {
+      const raw = new pg.Client({ connectionString: url.toString() })
+      await raw.connect()
+      return {
+        exec: (statement) => raw.query(statement).then(() => undefined),
+        rows: (statement) => raw.query<Record<string, unknown>>(statement).then((result) => result.rows),
+        disableTriggers: () => raw.query("alter table events disable trigger user").then(() => undefined),
+        close: () => raw.end()
+      }
+    }
+  }
+}
+
+const quote = (text: string) => `'${text.replaceAll("'", "''")}'`
+
+/** Write `count` events to a fresh stream with `hmacKey`, and snapshot the window at `snapshotAt`. */
+const seed = (target: Target, hmacKey: string | undefined, count: number, snapshotAt?: number) =>
+  Effect.runPromise(
+    Effect.scoped(
+      Effect.gen(function* () {
+        const context = yield* target.open(hmacKey)
+        const log = Context.get(context, EventLog.EventLog)
+        const stream = freshStream("tamper")
+        const first = snapshotAt ?? count
+        yield* log.append(stream, sampleEvents(first), "no_stream")
+        if (snapshotAt !== undefined) {
+          const repository = SnapshotRepository.make(log, Context.get(context, SnapshotStore.SnapshotStore), {
+            every: 1,
+            ...(hmacKey === undefined ? {} : { hmacKey })
+          })
+          yield* repository.committed(stream, yield* repository.load(stream))
+          if (count > first) yield* log.append(stream, sampleEvents(count - first, "later"), first)
+        }
+        return stream
+      })
+    )
+  )
+
+const verify = (target: Target, stream: string, env?: string) =>
+  ctxlogInProcess(["verify", ...target.args, stream, ...(env === undefined ? [] : ["--key-env", env])])
+
+const targets = [
+  ["SQLite file", sqliteTarget],
+  ["PostgreSQL", postgresTarget]
+] as const
+
+for (const [label, makeTarget] of targets) {
+  describe(`${label}: ctxlog verify against tampering`, () => {
+    it("a keyed log verifies with its key, and fails without it or with another key", async () => {
+      const target = await makeTarget()
+      const stream = await seed(target, key, 5, 3)
+      const good = await verify(target, stream, keyEnv)
+      assert.strictEqual(good.code, 0, good.stderr)
+      assert.include(good.stdout, "ok  ")
+      const none = await verify(target, stream)
+      assert.strictEqual(none.code, 1)
+      assert.include(none.stderr, `verify failed: stream "${stream}" version 1 (hash-chain): the stream is HMAC-keyed`)
+      const wrong = await verify(target, stream, otherEnv)
+      assert.strictEqual(wrong.code, 1)
+      assert.include(wrong.stderr, "the stream was keyed with another key")
+      const unset = await verify(target, stream, "CTXLOG_TEST_TAMPER_UNSET")
+      assert.strictEqual(unset.code, 1)
+      assert.include(unset.stderr, "--key-env CTXLOG_TEST_TAMPER_UNSET: the environment variable is not set")
+    })
+
+    it("an event rewritten with the chain recomputed without the key fails, naming stream and version", async () => {
+      const target = await makeTarget()
+      const stream = await seed(target, key, 6)
+      const raw = await target.raw()
+      try {
+        await raw.disableTriggers()
+        await raw.exec(
+          `update events set data = replace(data, 'hello', 'FORGED') where stream_id = ${quote(stream)} and stream_version = 3`
+        )
+        const rows = await raw.rows(
+          `select stream_version, event_id, type, schema_version, data, hash from events where stream_id = ${quote(stream)} order by stream_version`
+        )
+        let previous = EventHash.genesis
+        for (const row of rows) {
+          const version = Number(row.stream_version)
+          const hash =
+            version < 3
+              ? String(row.hash)
+              : EventHash.chain(previous, {
+                  stream,
+                  version,
+                  eventId: String(row.event_id),
+                  type: String(row.type),
+                  schemaVersion: Number(row.schema_version),
+                  data: String(row.data)
+                })
+          await raw.exec(
+            `update events set hash = ${quote(hash)} where stream_id = ${quote(stream)} and stream_version = ${version}`
+          )
+          previous = hash
+        }
+        const [head] = await raw.rows(`select head_hash from streams where stream_id = ${quote(stream)}`)
+        const keyId = EventHash.parseHead(String(head?.head_hash)).keyId ?? ""
+        await raw.exec(
+          `update streams set head_hash = ${quote(`${EventHash.keyedPrefix}${keyId}:${previous}`)} where stream_id = ${quote(stream)}`
+        )
+      } finally {
+        await raw.close()
+      }
+      const result = await verify(target, stream, keyEnv)
+      assert.strictEqual(result.code, 1)
+      assert.include(result.stdout, "FAIL")
+      assert.include(result.stderr, `verify failed: stream "${stream}" version 3 (hash-chain)`)
+    })
+
+    it("deleting the last events fails against the streams row (with or without a key)", async () => {
+      const target = await makeTarget()
+      const keyed = await seed(target, key, 6)
+      const plain = await seed(target, undefined, 6)
+      const raw = await target.raw()
+      try {
+        await raw.disableTriggers()
+        await raw.exec(
+          `delete from events where stream_id in (${quote(keyed)}, ${quote(plain)}) and stream_version > 4`
+        )
+      } finally {
+        await raw.close()
+      }
+      for (const [stream, env] of [
+        [keyed, keyEnv],
+        [plain, undefined]
+      ] as const) {
+        const result = await verify(target, stream, env)
+        assert.strictEqual(result.code, 1)
+        assert.include(
+          result.stderr,
+          `verify failed: stream "${stream}" version 5 (stream-row): the streams row says version 6, but the events end at version 4 (events deleted)`
+        )
+      }
+    })
+
+    it("deleting the last events and rewriting the streams row to match: the keyed row's seal fails (an unkeyed row cannot tell)", async () => {
+      const target = await makeTarget()
+      const keyed = await seed(target, key, 6)
+      const plain = await seed(target, undefined, 6)
+      const raw = await target.raw()
+      try {
+        await raw.disableTriggers()
+        for (const stream of [keyed, plain]) {
+          await raw.exec(`delete from events where stream_id = ${quote(stream)} and stream_version > 4`)
+          const [last] = await raw.rows(
+            `select hash from events where stream_id = ${quote(stream)} and stream_version = 4`
+          )
+          const [row] = await raw.rows(`select head_hash from streams where stream_id = ${quote(stream)}`)
+          const head = EventHash.parseHead(String(row?.head_hash))
+          // The attacker keeps the key id and the seal they cannot recompute.
+          const forged =
+            head.keyId === undefined
+              ? String(last?.hash)
+              : `${EventHash.keyedPrefix}${head.keyId}:${String(last?.hash)}:${head.seal ?? ""}`
+          await raw.exec(
+            `update streams set version = 4, head_hash = ${quote(forged)} where stream_id = ${quote(stream)}`
+          )
+        }
+      } finally {
+        await raw.close()
+      }
+      const result = await verify(target, keyed, keyEnv)
+      assert.strictEqual(result.code, 1)
+      assert.include(
+        result.stderr,
+        `verify failed: stream "${keyed}" version 4 (stream-row): the streams row does not match its seal`
+      )
+      // Without a key, a consistent prefix is indistinguishable from a shorter stream (documented limit).
+      const unkeyed = await verify(target, plain)
+      assert.strictEqual(unkeyed.code, 0, unkeyed.stderr)
+    })
+
+    it("an edited snapshot fails its seal, naming stream and version", async () => {
+      const target = await makeTarget()
+      const stream = await seed(target, key, 6, 4)
+      const raw = await target.raw()
+      try {
+        const [row] = await raw.rows(`select state from snapshots where stream_id = ${quote(stream)}`)
+        const edited = String(row?.state).replaceAll("hello", "EDITED")
+        await raw.exec(
+          `update snapshots set state = ${quote(edited)}, state_hash = ${quote(EventHash.sha256(edited))} where stream_id = ${quote(stream)}`
+        )
+      } finally {
+        await raw.close()
+      }
+      const result = await verify(target, stream, keyEnv)
+      assert.strictEqual(result.code, 1)
+      assert.include(
+        result.stderr,
+        `verify failed: stream "${stream}" version 4 (snapshot): the snapshot is not sealed with the HMAC key`
+      )
+    })
+  })
+}
