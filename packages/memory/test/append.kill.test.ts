@@ -18,7 +18,7 @@ import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import { SqliteEventLog } from "../src/index.js"
-import { runChild } from "./support/kill.js"
+import { runChild, runKilled } from "./support/kill.js"
 import { RawSql, sqliteRawLayer, tempFile } from "./support/stores.js"
 
 // A process SIGKILLed at a random moment while it appends (through the window service, with snapshots)
@@ -150,26 +150,28 @@ describe("SIGKILL during appends (SQLite file)", () => {
         assert.isTrue(calibration.finished)
         record(calibration.lines)
         const span = Math.max(20, calibration.readyToExitMs)
-        let killedMidAppend = 0
-        let inFlightCommitted = 0
-        let lostTotal = 0
-        for (let run = 0; run < runs; run++) {
-          const child = yield* runChild(
-            packageDir,
-            join("test", "child", "appendLoop.ts"),
-            [filename, String((run + 1) * 100_000), "0"],
-            Math.random() * span
-          )
-          const inFlight = record(child.lines)
-          const check = yield* checkAndAppend(filename, run, acknowledged)
-          assert.deepStrictEqual(check.torn, [], `run ${run}: torn batches`)
-          assert.deepStrictEqual(check.lost, [], `run ${run}: acknowledged batches lost`)
-          lostTotal += check.lost.length
-          if (inFlight !== undefined) {
-            killedMidAppend++
-            if (check.present.has(inFlight)) inFlightCommitted++
-          }
-        }
+        const checks = yield* runKilled(
+          packageDir,
+          join("test", "child", "appendLoop.ts"),
+          runs,
+          (run) => [filename, String((run + 1) * 100_000), "0"],
+          () => Math.random() * span,
+          (run, child) =>
+            Effect.gen(function* () {
+              const inFlight = record(child.lines)
+              const check = yield* checkAndAppend(filename, run, acknowledged)
+              assert.deepStrictEqual(check.torn, [], `run ${run}: torn batches`)
+              assert.deepStrictEqual(check.lost, [], `run ${run}: acknowledged batches lost`)
+              return {
+                lost: check.lost.length,
+                inFlight,
+                committed: inFlight !== undefined && check.present.has(inFlight)
+              }
+            })
+        )
+        const killedMidAppend = checks.filter((check) => check.inFlight !== undefined).length
+        const inFlightCommitted = checks.filter((check) => check.committed).length
+        const lostTotal = checks.reduce((sum, check) => sum + check.lost, 0)
         console.log(
           `append kills: ${runs} runs, ${killedMidAppend} mid-append (${inFlightCommitted} of those committed before the kill), ${acknowledged.size} acknowledged batches, ${lostTotal} lost`
         )

@@ -2,13 +2,14 @@
 // to two streams through the window service (snapshots every few events), forever or `limit` batches.
 // Before each append it writes "begin <stream> <batch> <size>" and after it is acknowledged
 // "ack <stream> <batch> <version>" to stdout with a synchronous write (a pipe keeps what was written when
-// the process is killed). The parent SIGKILLs it at a random moment.
+// the process is killed). It starts when the parent says "go"; the parent SIGKILLs it at a random moment.
 import { writeSync } from "node:fs"
 import { ContextService, Ids, Message, RecallSource, TokenCounter } from "@ctxlog/core"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import { SqliteEventLog } from "../../src/index.js"
+import { waitForGo } from "../support/kill.js"
 
 const [filename = "", firstBatchArg = "0", limitArg = "0"] = process.argv.slice(2)
 const firstBatch = Number(firstBatchArg)
@@ -52,10 +53,12 @@ const program = Effect.gen(function* () {
   say("done")
 }).pipe(Effect.provide(service))
 
-Effect.runPromise(program).then(
-  () => process.exit(0),
-  (cause: unknown) => {
-    say(`failed ${String(cause).replaceAll("\n", " ")}`)
-    process.exit(1)
-  }
-)
+waitForGo()
+  .then(() => Effect.runPromise(program))
+  .then(
+    () => process.exit(0),
+    (cause: unknown) => {
+      say(`failed ${String(cause).replaceAll("\n", " ")}`)
+      process.exit(1)
+    }
+  )
