@@ -1,4 +1,4 @@
-// Child process of the append kill test: open the SQLite file given and append batches of 1–4 messages
+// Child process of the append kill test: open the SQLite file (or PostgreSQL URL) given and append batches of 1–4 messages
 // to two streams through the window service (snapshots every few events), forever or `limit` batches.
 // Before each append it writes "begin <stream> <batch> <size>" and after it is acknowledged
 // "ack <stream> <batch> <version>" to stdout with a synchronous write (a pipe keeps what was written when
@@ -8,7 +8,7 @@ import { ContextService, Ids, Message, RecallSource, TokenCounter } from "@ctxlo
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
-import { SqliteEventLog } from "../../src/index.js"
+import { PostgresEventLog, SqliteEventLog } from "../../src/index.js"
 import { waitForGo } from "../support/kill.js"
 
 const [filename = "", firstBatchArg = "0", limitArg = "0"] = process.argv.slice(2)
@@ -20,7 +20,11 @@ const say = (line: string) => {
 }
 
 const service = ContextService.layer.pipe(
-  Layer.provideMerge(SqliteEventLog.layer({ filename, busyTimeoutMs: 30_000, snapshotEvery: 7 })),
+  Layer.provideMerge(
+    filename.startsWith("postgres")
+      ? PostgresEventLog.layer({ url: filename, snapshotEvery: 7, maxConnections: 2 })
+      : SqliteEventLog.layer({ filename, busyTimeoutMs: 30_000, snapshotEvery: 7 })
+  ),
   Layer.provide(Layer.mergeAll(TokenCounter.layerHeuristic(), Ids.layerUuidV7, RecallSource.layerEmpty))
 )
 
