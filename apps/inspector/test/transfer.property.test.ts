@@ -158,7 +158,7 @@ const damaged = (
 }
 
 describe("ctxlog import and export on generated files", () => {
-  it.effect(`a valid file imports, and its export holds exactly its events (${propertyRuns(40)} runs)`, () =>
+  it.effect(`a valid file imports, and its export holds exactly its events (${propertyRuns(40, 0.2)} runs)`, () =>
     Effect.promise(() =>
       fc.assert(
         fc.asyncProperty(
@@ -181,13 +181,13 @@ describe("ctxlog import and export on generated files", () => {
             assert.strictEqual(asJson(parsed.events), asJson(list))
           }
         ),
-        { numRuns: propertyRuns(40) }
+        { numRuns: propertyRuns(40, 0.2) }
       )
     )
   )
 
   it.effect(
-    `a file with one broken part fails naming its line and writes nothing, never a defect (${propertyRuns(120)} runs)`,
+    `a file with one broken part fails naming its line and writes nothing, never a defect (${propertyRuns(120, 0.5)} runs)`,
     () =>
       Effect.promise(() =>
         fc.assert(
@@ -220,7 +220,7 @@ describe("ctxlog import and export on generated files", () => {
               assert.strictEqual(eventCount(db), 0)
             }
           ),
-          { numRuns: propertyRuns(120) }
+          { numRuns: propertyRuns(120, 0.5) }
         )
       )
   )
