@@ -7,7 +7,7 @@
  */
 import { existsSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
-import type { WindowEvent } from "@ctxlog/core"
+import { Validation, type WindowEvent } from "@ctxlog/core"
 import { afterAll, assert, describe, it } from "@effect/vitest"
 import BetterSqlite3 from "better-sqlite3"
 import * as Cause from "effect/Cause"
@@ -21,6 +21,7 @@ import {
   events,
   layout,
   render,
+  storableText,
   unstorableText
 } from "../../../packages/core/test/support/hostileFiles.js"
 import { propertyRuns, yieldToEventLoop } from "../../../vitest.property.js"
@@ -221,6 +222,49 @@ describe("ctxlog import and export on generated files", () => {
             }
           ),
           { numRuns: propertyRuns(120, 0.5) }
+        )
+      )
+  )
+})
+
+describe("ctxlog import --format openai-chat on generated transcripts", () => {
+  it.effect(
+    `storable text imports (BOM, CRLF and indentation too); NUL or a lone surrogate fails and writes nothing (${propertyRuns(12, 0.05)} runs)`,
+    () =>
+      Effect.promise(() =>
+        fc.assert(
+          fc.asyncProperty(
+            fc.array(
+              fc.record({
+                role: fc.constantFrom("user", "assistant"),
+                text: fc.oneof({ weight: 4, arbitrary: storableText }, { weight: 1, arbitrary: unstorableText })
+              }),
+              { minLength: 1, maxLength: 4 }
+            ),
+            fc.boolean(),
+            fc.boolean(),
+            async (messages, bom, crlf) => {
+              await yieldToEventLoop()
+              const { file, db } = fresh()
+              const json = JSON.stringify(
+                { messages: messages.map(({ role, text }) => ({ role, content: text })) },
+                null,
+                2
+              )
+              writeFileSync(file, `${bom ? "\ufeff" : ""}${crlf ? json.replaceAll("\n", "\r\n") : json}`)
+              const imported = await ctxlogInProcess(["import", "--format", "openai-chat", "--db", db, file])
+              const storable = messages.every(({ text }) => Validation.textProblem(text) === undefined)
+              if (storable) {
+                assert.strictEqual(imported.code, 0, imported.stderr)
+                assert.isAbove(eventCount(db), messages.length - 1)
+              } else {
+                assert.strictEqual(imported.code, 1)
+                assert.match(imported.stderr, /PipelineError: .*(contains NUL|lone surrogate)/)
+                assert.strictEqual(eventCount(db), 0)
+              }
+            }
+          ),
+          { numRuns: propertyRuns(12, 0.05) }
         )
       )
   )
