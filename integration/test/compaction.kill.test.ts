@@ -48,19 +48,31 @@ interface Acknowledged {
   compactions: number
 }
 
-/** Read a child's lines into `acked`; the version of the compaction it was in when killed, if any. */
-const record = (lines: ReadonlyArray<string>, acked: Acknowledged): number | undefined => {
+/**
+ * Read a child's lines into `acked`. Returns the version at which the compaction in flight at the kill
+ * began (if any) and whether one of its tiers had started (it was about to write or writing).
+ */
+const record = (
+  lines: ReadonlyArray<string>,
+  acked: Acknowledged
+): { readonly inCompaction: number | undefined; readonly tierStarted: boolean } => {
   let inCompaction: number | undefined
+  let tierStarted = false
   for (const line of lines) {
     const [word, second, third] = line.split(" ")
     if (word === "ack") for (const id of (third ?? "").split(",")) if (id !== "") acked.messages.add(id)
-    if (word === "compact-begin") inCompaction = Number(second)
+    if (word === "compact-begin") {
+      inCompaction = Number(second)
+      tierStarted = false
+    }
+    if (word === "tier") tierStarted = true
     if (word === "compact-end") {
       inCompaction = undefined
+      tierStarted = false
       if (second === "Compacted") acked.compactions++
     }
   }
-  return inCompaction
+  return { inCompaction, tierStarted: inCompaction !== undefined && tierStarted }
 }
 
 /** Twice the mean time of a compaction that wrote (at least 5 ms), from a child's own clock. */
@@ -163,15 +175,16 @@ describe("SIGKILL during appends and compaction (SQLite file)", () => {
           (run) => (run % 2 === 0 ? Math.random() * span : { after: "tier", ms: Math.random() * writing }),
           (run, killed) =>
             Effect.gen(function* () {
-              const inCompaction = record(killed.lines, acked)
+              const { inCompaction, tierStarted } = record(killed.lines, acked)
               const check = yield* checkAndContinue(filename, run, acked, inCompaction)
-              return { midCompaction: inCompaction !== undefined, ...check }
+              return { midCompaction: inCompaction !== undefined, tierStarted, ...check }
             })
         )
         const killedMidCompaction = checks.filter((check) => check.midCompaction).length
         const inFlightReached = checks.filter((check) => check.compactedInFlight).length
+        const midTier = checks.filter((check) => check.tierStarted).length
         console.log(
-          `compaction kills: ${runs} runs, ${killedMidCompaction} mid-compaction (${inFlightReached} of those had appended their summary), ${acked.messages.size} acknowledged messages and ${acked.compactions} acknowledged compactions, 0 lost`
+          `compaction kills: ${runs} runs, ${killedMidCompaction} mid-compaction (${midTier} after a tier started, ${inFlightReached} after the summary was appended), ${acked.messages.size} acknowledged messages and ${acked.compactions} acknowledged compactions, 0 lost`
         )
         // The kills did land inside compactions (otherwise this test proves nothing).
         assert.isAbove(killedMidCompaction, 0)
