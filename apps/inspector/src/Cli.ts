@@ -471,7 +471,8 @@ const importCommand = Command.make(
       } else {
         let json: unknown
         try {
-          json = JSON.parse(text)
+          // A leading byte order mark (editors on Windows write one) is not part of the JSON.
+          json = JSON.parse(text.replace(/^\uFEFF/, ""))
         } catch (cause) {
           return yield* new Transfer.ImportError({
             file: options.file,

@@ -17,7 +17,7 @@
  */
 import { mkdirSync } from "node:fs"
 import { dirname } from "node:path"
-import { EventCodec, EventLog, type WindowEvent, WindowRepository } from "@ctxlog/core"
+import { EventCodec, EventLog, Validation, type WindowEvent, WindowRepository } from "@ctxlog/core"
 import { PostgresEventLog, Redaction, SqliteEventLog } from "@ctxlog/memory"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -76,7 +76,8 @@ export interface Parsed {
 export const parseJsonl = (file: string, text: string): Effect.Effect<Parsed, ImportError> =>
   Effect.gen(function* () {
     const fail = (line: number, detail: string) => Effect.fail(new ImportError({ file, line, detail }))
-    const lines = text.split("\n")
+    // A byte order mark (editors on Windows write one) is not part of the first line; CRLF ends are JSON whitespace.
+    const lines = text.replace(/^\uFEFF/, "").split("\n")
     const parsed: Array<{ line: number; value: Record<string, unknown> }> = []
     for (const [index, raw] of lines.entries()) {
       if (raw.trim() === "") continue
@@ -102,7 +103,10 @@ export const parseJsonl = (file: string, text: string): Effect.Effect<Parsed, Im
     }
     const stream = header.value.stream
     if (typeof stream !== "string" || stream === "") return yield* fail(header.line, "the header names no stream")
+    const streamProblem = Validation.streamIdProblem(stream)
+    if (streamProblem !== undefined) return yield* fail(header.line, `the header's stream id ${streamProblem}`)
     const events: Array<WindowEvent.WindowEvent> = []
+    const idLines = new Map<string, number>()
     for (const [index, { line, value }] of rows.entries()) {
       if (typeof value.type !== "string" || typeof value.schemaVersion !== "number" || !("data" in value)) {
         return yield* fail(line, 'expected { "version", "type", "schemaVersion", "data" }')
@@ -110,6 +114,11 @@ export const parseJsonl = (file: string, text: string): Effect.Effect<Parsed, Im
       if (value.version !== index + 1) {
         return yield* fail(line, `expected version ${index + 1}, found ${String(value.version)}`)
       }
+      // What no store accepts is refused here, naming the line, rather than by the append: values nested
+      // deeper than the append allows (JSON.stringify would overflow the stack on thousands of levels),
+      // numbers JSON cannot hold (1e999 parses as Infinity), NUL and lone surrogates in text.
+      const problem = Validation.valueProblem(value.data, "data")
+      if (problem !== undefined) return yield* fail(line, `${problem.path}: ${problem.detail}`)
       const decoded = yield* Effect.either(
         EventCodec.decode(
           { type: value.type, schemaVersion: value.schemaVersion, data: JSON.stringify(value.data) },
@@ -117,6 +126,11 @@ export const parseJsonl = (file: string, text: string): Effect.Effect<Parsed, Im
         )
       )
       if (decoded._tag === "Left") return yield* fail(line, decoded.left.message)
+      const first = idLines.get(decoded.right.id)
+      if (first !== undefined) {
+        return yield* fail(line, `event id ${JSON.stringify(decoded.right.id)} repeats line ${first}`)
+      }
+      idLines.set(decoded.right.id, line)
       events.push(decoded.right)
     }
     if (typeof header.value.events === "number" && header.value.events !== events.length) {

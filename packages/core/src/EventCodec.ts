@@ -10,6 +10,7 @@
 import * as Effect from "effect/Effect"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
+import { maxEventDepth, tooDeep } from "./internal/jsonDepth.js"
 import { type EventType, isEventType, schemaVersions, WindowEvent } from "./WindowEvent.js"
 
 /** An event as stored. @since 0.1.0 */
@@ -189,6 +190,9 @@ export const decode = (stored: StoredEvent, location: Location = {}): Effect.Eff
       )
       if (upcaster !== undefined) data = upcaster.up(data)
     }
+    // Checked before the schema walks it: a value nested thousands of levels deep would overflow the stack.
+    const deep = tooDeep(data, maxEventDepth)
+    if (deep !== undefined) return fail(deep, `nested deeper than ${maxEventDepth} levels`)
     if (isRecord(data) && data._tag !== stored.type) {
       return fail("_tag", `data says "${String(data._tag)}" but the stored type is "${stored.type}"`)
     }
@@ -231,10 +235,17 @@ export const encodeAll = (
     return Effect.succeed(stored)
   })
 
-/** Decode a JSON-lines export (`{ type, schemaVersion, data }` per line) with line numbers in errors. @since 0.1.0 */
+/**
+ * Decode a JSON-lines export (`{ type, schemaVersion, data }` per line) with line numbers in errors.
+ * Lines may end in CRLF, and a leading byte order mark is skipped.
+ * @since 0.1.0
+ */
 export const decodeJsonLines = (text: string): Effect.Effect<ReadonlyArray<WindowEvent>, EventDecodeError> =>
   Effect.forEach(
-    text.split("\n").flatMap((raw, index) => (raw.trim() === "" ? [] : [{ raw, line: index + 1 }])),
+    text
+      .replace(/^\uFEFF/, "")
+      .split("\n")
+      .flatMap((raw, index) => (raw.trim() === "" ? [] : [{ raw, line: index + 1 }])),
     ({ raw, line }) => {
       let record: unknown
       try {
@@ -257,6 +268,19 @@ export const decodeJsonLines = (text: string): Effect.Effect<ReadonlyArray<Windo
             schemaVersion: 0,
             path: "type",
             detail: "expected { type: string, schemaVersion: number, data }",
+            line
+          })
+        )
+      }
+      // JSON.stringify recurses: a value nested thousands of levels deep is refused before it.
+      const deep = typeof record.data === "string" ? undefined : tooDeep(record.data, maxEventDepth)
+      if (deep !== undefined) {
+        return Effect.fail(
+          new EventDecodeError({
+            type: record.type,
+            schemaVersion: record.schemaVersion,
+            path: deep,
+            detail: `nested deeper than ${maxEventDepth} levels`,
             line
           })
         )
