@@ -25,7 +25,7 @@ import * as Either from "effect/Either"
 import { CompactingMemory, TemplateCompactor } from "../src/index.js"
 import * as FileEventLog from "./fileEventLog.js"
 import { CompactorProbe, coreLayer, countingCompactor, filler } from "./harness.js"
-import { stores, storeLayer } from "./support/stores.js"
+import { storeCore, stores, storeLayer } from "./support/stores.js"
 
 /** The inner memory: a conversation is the history of the stream of the same name. */
 const innerMemory: Layer.Layer<ConversationMemory.ConversationMemory, never, ContextService.ContextService> =
@@ -194,42 +194,44 @@ describe("CompactingMemory policy", () => {
   )
 })
 
-describe("CompactingMemory concurrency", () => {
-  it.effect(
-    "two concurrent loads call the compactor exactly once; the loser gets the kept window, not the whole tail",
-    () =>
-      Effect.gen(function* () {
-        const memory = yield* ConversationMemory.ConversationMemory
-        const gate = yield* Gate
-        for (let i = 1; i <= 8; i++) yield* memory.append("cc", exchange(i))
-        const a = yield* Effect.fork(memory.load("cc"))
-        const b = yield* Effect.fork(memory.load("cc"))
-        yield* Deferred.await(gate.started)
-        // The caller that is not driving answers at once with [previous summary?, ...kept]: here no summary
-        // yet, and only what the policy keeps, never the whole uncompacted tail (issue 11 item 14).
-        // (Interrupting the losing join does not interrupt the driving fiber itself.)
-        const early = yield* Effect.raceFirst(Fiber.join(a), Fiber.join(b))
-        assert.isBelow(early.length, 32)
-        assert.isAtMost(tokens(early), policy.keepTokens)
-        assert.notStrictEqual(early[0]?.kind, "summary")
-        assert.deepStrictEqual(ToolPairs.problems(early), [])
-        yield* Deferred.succeed(gate.open, undefined)
-        const [fromA, fromB] = [yield* Fiber.join(a), yield* Fiber.join(b)]
-        assert.strictEqual(yield* Ref.get(gate.calls), 1)
-        const driven = fromA[0]?.kind === "summary" ? fromA : fromB
-        assert.strictEqual(driven[0]?.kind, "summary")
-        assert.deepStrictEqual(yield* memory.load("cc"), driven)
-        assert.strictEqual(yield* Ref.get(gate.calls), 1)
-      }).pipe(
-        Effect.provide(
-          CompactingMemory.layer(policy).pipe(
-            Layer.provide(innerMemory),
-            Layer.provideMerge(Layer.merge(coreLayer, gatedCompactor))
+for (const store of stores) {
+  describe(`CompactingMemory concurrency on ${store.name} (issue 11 item 14)`, () => {
+    it.effect(
+      "two concurrent loads call the compactor exactly once; the loser gets the kept window, not the whole tail",
+      () =>
+        Effect.gen(function* () {
+          const memory = yield* ConversationMemory.ConversationMemory
+          const gate = yield* Gate
+          for (let i = 1; i <= 8; i++) yield* memory.append("cc", exchange(i))
+          const a = yield* Effect.fork(memory.load("cc"))
+          const b = yield* Effect.fork(memory.load("cc"))
+          yield* Deferred.await(gate.started)
+          // The caller that is not driving answers at once with [previous summary?, ...kept]: here no summary
+          // yet, and only what the policy keeps, never the whole uncompacted tail (issue 11 item 14).
+          // (Interrupting the losing join does not interrupt the driving fiber itself.)
+          const early = yield* Effect.raceFirst(Fiber.join(a), Fiber.join(b))
+          assert.isBelow(early.length, 32)
+          assert.isAtMost(tokens(early), policy.keepTokens)
+          assert.notStrictEqual(early[0]?.kind, "summary")
+          assert.deepStrictEqual(ToolPairs.problems(early), [])
+          yield* Deferred.succeed(gate.open, undefined)
+          const [fromA, fromB] = [yield* Fiber.join(a), yield* Fiber.join(b)]
+          assert.strictEqual(yield* Ref.get(gate.calls), 1)
+          const driven = fromA[0]?.kind === "summary" ? fromA : fromB
+          assert.strictEqual(driven[0]?.kind, "summary")
+          assert.deepStrictEqual(yield* memory.load("cc"), driven)
+          assert.strictEqual(yield* Ref.get(gate.calls), 1)
+        }).pipe(
+          Effect.provide(
+            CompactingMemory.layer(policy).pipe(
+              Layer.provide(innerMemory),
+              Layer.provideMerge(Layer.merge(storeCore(store), gatedCompactor))
+            )
           )
         )
-      )
-  )
-})
+    )
+  })
+}
 
 describe("CompactingMemory restart", () => {
   it.effect("compact, exit, reopen the log file, load: no second compaction of the same prefix", () => {

@@ -120,8 +120,9 @@ for (const store of stores) {
         const rendered = Window.renderState(window) ?? ""
         const task = Window.renderTaskState(window.taskState.goal, window.taskState.subgoals) ?? ""
         const signals = Window.renderSignals(window.signals) ?? ""
-        assert.strictEqual(rendered, task + signals)
-        assert.strictEqual(window.tokens.taskState, counter.count(task))
+        assert.strictEqual(rendered, `${task}\n${signals}`)
+        // The task state is counted with the newline that separates it from the signals.
+        assert.strictEqual(window.tokens.taskState, counter.count(`${task}\n`))
         assert.strictEqual(window.tokens.signals, counter.count(signals))
       }).pipe(Effect.provide(storeLayer(store)))
     )

@@ -73,44 +73,47 @@ export const encode = Schema.encode(Window)
 
 /**
  * The task state as every provider builder renders it: `<task_state>`, `goal: …`, `subgoals:` with
- * numbered lines, `</task_state>`, each line ending in a newline; `undefined` when there is neither goal
- * nor subgoal. The trailing newline makes {@link renderState} a plain concatenation, so its tokens are the
- * two blocks' tokens (ADR 0009).
+ * numbered lines, `</task_state>`, one per line; `undefined` when there is neither goal nor subgoal.
  * @since 0.1.0
  */
 export const renderTaskState = (goal: string | null, subgoals: ReadonlyArray<string>): string | undefined => {
   if (goal === null && subgoals.length === 0) return undefined
-  let text = "<task_state>\n"
-  if (goal !== null) text += `goal: ${goal}\n`
+  const lines = ["<task_state>"]
+  if (goal !== null) lines.push(`goal: ${goal}`)
   if (subgoals.length > 0) {
-    text += "subgoals:\n"
+    lines.push("subgoals:")
     subgoals.forEach((subgoal, index) => {
-      text += `${index + 1}. ${subgoal}\n`
+      lines.push(`${index + 1}. ${subgoal}`)
     })
   }
-  return `${text}</task_state>\n`
+  lines.push("</task_state>")
+  return lines.join("\n")
 }
 
 /** The signals as every provider builder renders them (`<signals>`, one `- …` line each); `undefined` when none. @since 0.1.0 */
-export const renderSignals = (signals: ReadonlyArray<{ readonly text: string }>): string | undefined => {
-  if (signals.length === 0) return undefined
-  let text = "<signals>\n"
-  for (const signal of signals) text += `- ${signal.text}\n`
-  return `${text}</signals>\n`
-}
+export const renderSignals = (signals: ReadonlyArray<{ readonly text: string }>): string | undefined =>
+  signals.length === 0
+    ? undefined
+    : ["<signals>", ...signals.map((signal) => `- ${signal.text}`), "</signals>"].join("\n")
 
-/** Task state then signals, the text of the first user turn; `undefined` when both are empty. @since 0.1.0 */
+/**
+ * Task state then signals, one newline between them: the text of the first user turn; `undefined` when
+ * both are empty. (The bytes of the first release, so renders recorded before stay rebuildable.)
+ * @since 0.1.0
+ */
 export const renderState = (window: Pick<Window, "taskState" | "signals">): string | undefined => {
   const state = renderTaskState(window.taskState.goal, window.taskState.subgoals)
   const signals = renderSignals(window.signals)
-  return state === undefined ? signals : signals === undefined ? state : state + signals
+  return state === undefined ? signals : signals === undefined ? state : `${state}\n${signals}`
 }
 
 /**
  * Token shares of the rendered task state: the goal's share is the tokens of the block with the goal alone;
  * the subgoals' share is the rest of the block with both. Their sum is the count of
- * {@link renderTaskState}, so `tokens.taskState` is what a builder sends. Setting the goal changes the
- * subgoals' share too (numbering does not, the rest of the block can), so callers write both.
+ * {@link renderTaskState} followed by the newline that separates it from the signals, so
+ * `tokens.taskState + tokens.signals` is what a builder sends (exact with BPE encodings, where the
+ * closing `>` and the newline are one token; never short with a character count). Setting the goal
+ * changes the subgoals' share too, so callers write both.
  * @since 0.1.0
  */
 export const taskStateShares = (
@@ -118,9 +121,12 @@ export const taskStateShares = (
   goal: string | null,
   subgoals: ReadonlyArray<string>
 ): { readonly goalTokens: number; readonly subgoalTokens: number } => {
-  const goalTokens = goal === null ? 0 : count(renderTaskState(goal, []) ?? "")
-  const whole = count(renderTaskState(goal, subgoals) ?? "")
-  return { goalTokens, subgoalTokens: subgoals.length === 0 ? 0 : Math.max(0, whole - goalTokens) }
+  const block = (goal: string | null, subgoals: ReadonlyArray<string>) => {
+    const text = renderTaskState(goal, subgoals)
+    return text === undefined ? 0 : count(`${text}\n`)
+  }
+  const goalTokens = goal === null ? 0 : block(goal, [])
+  return { goalTokens, subgoalTokens: subgoals.length === 0 ? 0 : Math.max(0, block(goal, subgoals) - goalTokens) }
 }
 
 /**

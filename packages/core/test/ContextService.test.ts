@@ -201,7 +201,7 @@ describe("ContextService", () => {
           const ctx = yield* service
           const count = (text: string) => Math.ceil(text.length / 4)
           const goal = yield* ctx.setTaskGoal(stream, "ship the release")
-          // "<task_state>\ngoal: ship the release\n</task_state>\n": 50 characters.
+          // "<task_state>\ngoal: ship the release\n</task_state>" and its separating newline: 50 characters.
           thenEvents(goal, [{ _tag: "TaskGoalSet", goal: "ship the release", tokens: 13 }])
           const subgoals = yield* ctx.setSubgoals(stream, ["tag it", "write notes"])
           // The whole block (86 characters, 22 tokens) less the goal's share.
@@ -214,7 +214,8 @@ describe("ContextService", () => {
           })
           assert.strictEqual(
             subgoals.window.tokens.taskState,
-            count(Window.renderTaskState("ship the release", ["tag it", "write notes"]) ?? "")
+            // The block and the newline that separates it from the signals.
+            count(`${Window.renderTaskState("ship the release", ["tag it", "write notes"])}\n`)
           )
           const cleared = yield* ctx.setTaskGoal(stream, null)
           // The goal's share goes; the subgoals' share becomes the whole block without the goal line.
@@ -225,7 +226,7 @@ describe("ContextService", () => {
           assert.strictEqual(cleared.window.taskState.goal, null)
           assert.strictEqual(
             cleared.window.tokens.taskState,
-            count(Window.renderTaskState(null, ["tag it", "write notes"]) ?? "")
+            count(`${Window.renderTaskState(null, ["tag it", "write notes"])}\n`)
           )
           yield* checkConsistent(cleared)
         }).pipe(Effect.provide(live()))

@@ -93,8 +93,9 @@ describe("task state and signals are counted as rendered (issue 11 item 10)", ()
         const ctx = yield* ContextService.ContextService
         const stream = "state-steps"
         const check = (window: Window.Window) => {
+          // The task state is counted with the newline that separates it from the signals.
           const task = Window.renderTaskState(window.taskState.goal, window.taskState.subgoals)
-          expect(window.tokens.taskState).toBe(task === undefined ? 0 : counter.count(task))
+          expect(window.tokens.taskState).toBe(task === undefined ? 0 : counter.count(`${task}\n`))
           const signals = Window.renderSignals(window.signals)
           expect(window.tokens.signals).toBe(signals === undefined ? 0 : counter.count(signals))
         }

@@ -25,6 +25,20 @@ export const stores: ReadonlyArray<Store> = [
   { name: "PostgreSQL", log: () => postgresLog("compaction") }
 ]
 
+/** The window service over a fresh log of `store`, without a compactor (bring your own). */
+export const storeCore = (
+  store: Store
+): Layer.Layer<
+  ContextService.ContextService | EventLog.EventLog | TokenCounter.TokenCounter | Ids.Ids | RecallSource.RecallSource,
+  SqliteEventLog.OpenError
+> =>
+  ContextService.layer.pipe(
+    Layer.provideMerge(store.log()),
+    Layer.provideMerge(
+      Layer.mergeAll(TokenCounter.layerHeuristic(4), Ids.layerSequential("t"), RecallSource.layerEmpty)
+    )
+  )
+
 /** The window service and the counting compactor over a fresh log of `store`. */
 export const storeLayer = (
   store: Store
