@@ -22,8 +22,20 @@ import type { WindowEvent } from "./WindowEvent.js"
 /** A stream (conversation) id. @since 0.1.0 */
 export type StreamId = string
 
-export { ConcurrencyConflict, DuplicateEventIds, ExpectedVersion, StoreError } from "./internal/logErrors.js"
-import type { ConcurrencyConflict, DuplicateEventIds, ExpectedVersion, StoreError } from "./internal/logErrors.js"
+export {
+  ConcurrencyConflict,
+  DuplicateEventIds,
+  ExpectedVersion,
+  OwnerMismatch,
+  StoreError
+} from "./internal/logErrors.js"
+import type {
+  ConcurrencyConflict,
+  DuplicateEventIds,
+  ExpectedVersion,
+  OwnerMismatch,
+  StoreError
+} from "./internal/logErrors.js"
 
 /** Who and why: stored beside each event. @since 0.1.0 */
 export interface EventMetadata {
@@ -103,7 +115,7 @@ export declare namespace EventLog {
       metadata?: EventMetadata
     ) => Effect.Effect<
       AppendResult,
-      ConcurrencyConflict | DuplicateEventIds | EventEncodeError | InvalidInput | StoreError
+      ConcurrencyConflict | DuplicateEventIds | EventEncodeError | InvalidInput | OwnerMismatch | StoreError
     >
     readonly read: (stream: StreamId, options?: ReadOptions) => Stream.Stream<Envelope, StoreError | EventDecodeError>
     readonly readAll: (options?: ReadAllOptions) => Stream.Stream<Envelope, StoreError | EventDecodeError>
