@@ -49,11 +49,12 @@ export class NothingToErase extends Schema.TaggedError<NothingToErase>()("Nothin
 
 /** The erasure request is incomplete (blank stream id, actor or reason); nothing was erased. @since 0.1.0 */
 export class InvalidErasure extends Schema.TaggedError<InvalidErasure>()("InvalidErasure", {
+  /** The stream id as given, shortened and escaped for display (`Validation.excerpt`). */
   stream: Schema.String,
   detail: Schema.String
 }) {
   override get message(): string {
-    return `erasure of stream "${this.stream}" refused: ${this.detail}`
+    return `erasure of stream ${this.stream} refused: ${this.detail}`
   }
 }
 

@@ -242,6 +242,7 @@ for (const [label, open] of sharedBackends) {
           ]) {
             const blank = yield* Effect.provide(Effect.flip(Erasure.erase(stream, request)), db.as("alice"))
             assert.strictEqual(blank._tag, "InvalidErasure")
+            assert.include(blank.message, `erasure of stream "${stream}" refused: the`)
           }
           const badId = yield* Effect.provide(Effect.flip(Erasure.erase("", { actor: "ops", reason: "x" })), db.as())
           assert.strictEqual(badId._tag, "InvalidErasure")

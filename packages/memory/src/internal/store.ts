@@ -637,8 +637,7 @@ export const make = (backend: Backend, options: StoreOptions): Store => {
   const erasure: Erasure.Erasure.Service = {
     erase: (stream, request) =>
       Effect.gen(function* () {
-        const invalid = (detail: string) =>
-          new Erasure.InvalidErasure({ stream: Validation.excerpt(String(stream)), detail })
+        const invalid = (detail: string) => new Erasure.InvalidErasure({ stream: Validation.excerpt(stream), detail })
         const problem = Validation.streamIdProblem(stream)
         if (problem !== undefined) return yield* invalid(`the stream id ${problem}`)
         if (request.actor.trim() === "") return yield* invalid("the actor is blank (say who erases)")
