@@ -63,7 +63,8 @@ export interface Range {
 export interface Source {
   /** What the source reads, for messages (`sqlite:./x.db`). */
   readonly target: string
-  readonly streams: () => Effect.Effect<ReadonlyArray<EventLog.StreamInfo>, SourceError>
+  /** Every stream, or only `owner`'s (none when the database records no owners). */
+  readonly streams: (owner?: string) => Effect.Effect<ReadonlyArray<EventLog.StreamInfo>, SourceError>
   /** Events of a stream with `from <= version <= to`. */
   readonly events: (stream: string, range?: Range) => Effect.Effect<ReadonlyArray<RawEvent>, SourceError>
   /** The highest version of a stream (0 when it has no events). */
@@ -189,20 +190,28 @@ export const sqlite = (filename: string): Effect.Effect<Source, SourceError, Sco
       }
     }
     const hasSnapshots = names.has("snapshots")
+    const ownedSql = `select s.stream_id, s.version, s.created_at, s.updated_at from streams s
+      join stream_owners o on o.stream_id = s.stream_id where o.owner = ?`
     const snapshotSql = `select stream_id, projection_version, stream_version, state from snapshots where projection = 'window'`
     return {
       target,
-      streams: () =>
+      streams: (owner) =>
         run("listing streams", () =>
-          db
-            .prepare<[], StreamRow>("select stream_id, version, created_at, updated_at from streams order by stream_id")
-            .all()
-            .map((row) => ({
-              stream: row.stream_id,
-              version: Number(row.version),
-              createdAt: Number(row.created_at),
-              updatedAt: Number(row.updated_at)
-            }))
+          (owner === undefined
+            ? db
+                .prepare<[], StreamRow>(
+                  "select stream_id, version, created_at, updated_at from streams order by stream_id"
+                )
+                .all()
+            : names.has("stream_owners")
+              ? db.prepare<[string], StreamRow>(`${ownedSql} order by s.stream_id`).all(owner)
+              : []
+          ).map((row) => ({
+            stream: row.stream_id,
+            version: Number(row.version),
+            createdAt: Number(row.created_at),
+            updatedAt: Number(row.updated_at)
+          }))
         ),
       events: (stream, range = {}) =>
         run(`reading stream "${stream}"`, () => {
@@ -276,9 +285,19 @@ export const postgres = (url: string): Effect.Effect<Source, SourceError, Scope.
     const snapshotSql = `select stream_id, projection_version, stream_version, state from snapshots where projection = 'window'`
     return {
       target,
-      streams: () =>
+      streams: (owner) =>
         run("listing streams", (client) =>
-          client.query<StreamRow>("select stream_id, version, created_at, updated_at from streams order by stream_id")
+          owner === undefined
+            ? client.query<StreamRow>(
+                "select stream_id, version, created_at, updated_at from streams order by stream_id"
+              )
+            : names.has("stream_owners")
+              ? client.query<StreamRow>(
+                  `select s.stream_id, s.version, s.created_at, s.updated_at from streams s
+                   join stream_owners o on o.stream_id = s.stream_id where o.owner = $1 order by s.stream_id`,
+                  [owner]
+                )
+              : Promise.resolve({ rows: [] as Array<StreamRow> })
         ).pipe(
           Effect.map((result) =>
             result.rows.map((row) => ({
