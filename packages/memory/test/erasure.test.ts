@@ -1,4 +1,4 @@
-import { ContextService, EventLog, Message, Window } from "@ctxlog/core"
+import { ContextService, EventLog, Message, Window, type WindowEvent } from "@ctxlog/core"
 import { freshStream } from "@ctxlog/core/testing"
 import { assert, describe, it } from "@effect/vitest"
 import * as Chunk from "effect/Chunk"
@@ -175,6 +175,73 @@ for (const [label, open] of sharedBackends) {
             db.as()
           )
           assert.deepStrictEqual(audit, [record])
+        }),
+      { timeout: 120_000 }
+    )
+
+    it.scoped(
+      "an erasure racing appends and recall catch-ups in another store leaves no index entry without its event",
+      () =>
+        Effect.gen(function* () {
+          const db = yield* open
+          const stream = freshStream("raced")
+          // Small recall batches: both stores catch the index up in the background while they append.
+          const writer = yield* Layer.build(db.as(undefined, { recallBatch: 2 }))
+          const eraser = yield* Layer.build(db.as(undefined, { recallBatch: 2 }))
+          const append = (round: number) =>
+            Effect.flatMap(EventLog.EventLog, (log) =>
+              log.append(
+                stream,
+                [0, 1, 2].map(
+                  (index): WindowEvent.WindowEvent => ({
+                    _tag: "MessageAppended",
+                    id: `${stream}-${round}-${index}`,
+                    message: {
+                      id: `${stream}-m-${round}-${index}`,
+                      role: "user",
+                      kind: "chat",
+                      parts: [{ type: "text", text: `zeppelin round ${round} part ${index}` }],
+                      tokens: 4
+                    }
+                  })
+                ),
+                "any"
+              )
+            ).pipe(Effect.provide(writer))
+          yield* append(0)
+          const erased = yield* Effect.all(
+            [
+              Effect.forEach(
+                Array.from({ length: 20 }, (_, round) => round + 1),
+                append,
+                { discard: true }
+              ),
+              Effect.zipRight(
+                Effect.yieldNow(),
+                Effect.provide(Erasure.erase(stream, { actor: "ops", reason: "race" }), eraser)
+              )
+            ],
+            { concurrency: 2 }
+          )
+          assert.isAbove(erased[1].events, 0)
+          // Both indexes caught up: every message entry still has its event, and the stream's entries
+          // are exactly its surviving messages.
+          yield* Effect.provide(RecallIndex.catchUp, writer)
+          yield* Effect.provide(RecallIndex.catchUp, eraser)
+          yield* Effect.provide(
+            Effect.gen(function* () {
+              const raw = yield* RawSql
+              const orphans = yield* raw.rows(
+                `select count(*) as n from recall_entries e where e.source = 'message'
+                 and not exists (select 1 from events v where v.global_position = e.global_position)`
+              )
+              assert.strictEqual(Number(orphans[0]?.n), 0)
+              const events = yield* rowsOf("events", stream)
+              assert.strictEqual(yield* rowsOf("recall_entries", stream), events)
+              assert.strictEqual(events + erased[1].events, 63)
+            }),
+            db.raw
+          )
         }),
       { timeout: 120_000 }
     )
