@@ -312,15 +312,6 @@ export const make = (backend: Backend, options: StoreOptions): Store => {
         )
       )
 
-  const snapshots: SnapshotStore.SnapshotStore.Service = {
-    latest: (stream, projection) =>
-      Effect.flatMap(visible(stream), (seen) =>
-        seen ? latestSnapshot(stream, projection) : Effect.succeed(Option.none())
-      ),
-    save: (snapshot) =>
-      Effect.flatMap(visible(snapshot.stream), (seen) => (seen ? saveSnapshot(snapshot) : Effect.void))
-  }
-
   const latestSnapshot = (stream: string, projection: string) =>
     backend
       .query("read snapshot", (db) =>
@@ -402,6 +393,15 @@ export const make = (backend: Backend, options: StoreOptions): Store => {
           .then(() => undefined)
       )
     })
+
+  const snapshots: SnapshotStore.SnapshotStore.Service = {
+    latest: (stream, projection) =>
+      Effect.flatMap(visible(stream), (seen) =>
+        seen ? latestSnapshot(stream, projection) : Effect.succeed(Option.none())
+      ),
+    save: (snapshot) =>
+      Effect.flatMap(visible(snapshot.stream), (seen) => (seen ? saveSnapshot(snapshot) : Effect.void))
+  }
 
   const filterOf = (request: RecallIndex.SearchRequest): SearchFilter => {
     const kinds = request.kinds ?? RecallIndex.recallableKinds
