@@ -1,6 +1,6 @@
 /**
  * The `ctxlog` command line (`@effect/cli`). Every command reads through a read-only {@link Source}
- * (`--db` SQLite file, default `./.ctxlog/ctxlog.db`, or `--pg` URL) except `import`, and prints text
+ * (`--db` SQLite file, default `./.ctxlog/ctxlog.db`, or `--pg` URL) except `import` and `erase`, and prints text
  * or, with `--json`, one JSON document. A failure prints `ctxlog: <what was wrong>` on stderr and
  * exits non-zero.
  *
@@ -8,9 +8,11 @@
  */
 import { readFileSync } from "node:fs"
 import type { WindowEvent } from "@ctxlog/core"
+import { Erasure, PostgresEventLog, SqliteEventLog } from "@ctxlog/memory"
 import { RenderRecord } from "@ctxlog/providers"
 import { Args, Command, Options } from "@effect/cli"
 import * as Console from "effect/Console"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
@@ -77,11 +79,16 @@ const table = (header: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<
 
 // streams ----------------------------------------------------------------------------------------
 
-const streamsCommand = Command.make("streams", common, (options) =>
+const owner = Options.text("owner").pipe(
+  Options.optional,
+  Options.withDescription("only the streams of this owner (tenant)")
+)
+
+const streamsCommand = Command.make("streams", { ...common, owner }, (options) =>
   Effect.scoped(
     Effect.gen(function* () {
       const source = yield* open(options)
-      const infos = yield* source.streams()
+      const infos = yield* source.streams(Option.getOrUndefined(options.owner))
       const summaries: Array<Queries.StreamSummary> = []
       for (const info of infos) {
         const all = yield* Inspect.entries(source, info.stream, { types: Queries.summaryTypes })
@@ -107,7 +114,11 @@ const streamsCommand = Command.make("streams", common, (options) =>
       )
     })
   )
-).pipe(Command.withDescription("list conversations: events, tokens now, last activity, compactions, seams"))
+).pipe(
+  Command.withDescription(
+    "list conversations (of one owner with --owner): events, tokens now, last activity, compactions, seams"
+  )
+)
 
 // events -----------------------------------------------------------------------------------------
 
@@ -507,6 +518,43 @@ const importCommand = Command.make(
     })
 ).pipe(Command.withDescription("import a ctxlog JSONL export or an OpenAI-chat transcript as a new stream (atomic)"))
 
+// erase ------------------------------------------------------------------------------------------
+
+const eraseCommand = Command.make(
+  "erase",
+  {
+    ...common,
+    stream,
+    actor: Options.text("actor").pipe(Options.withDescription("who erases (kept in the audit row)")),
+    reason: Options.text("reason").pipe(Options.withDescription("why (kept in the audit row)"))
+  },
+  (options) =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        // The one command besides import that writes: through the store, whose erasure is the only
+        // transaction the append-only triggers let delete events. A missing SQLite file is an error.
+        const context = yield* Option.match(options.pg, {
+          onNone: () => SqliteEventLog.make({ filename: options.db, create: false }),
+          onSome: (url) => PostgresEventLog.make({ url, maxConnections: 2 })
+        })
+        const record = yield* Context.get(context, Erasure.Erasure).erase(options.stream, {
+          actor: options.actor,
+          reason: options.reason
+        })
+        yield* out(
+          options,
+          record,
+          () =>
+            `erased stream "${record.stream}": ${record.events} events (version ${record.lastVersion}, head ${record.headHash.slice(0, 12)}…), by ${record.actor}: ${record.reason}`
+        )
+      })
+    ).pipe(Effect.mapError((error) => new CommandFailed({ detail: error.message })))
+).pipe(
+  Command.withDescription(
+    "erase a conversation (events, snapshots, recall entries, owner) and record who, why and what in the audit table"
+  )
+)
+
 // whatif -----------------------------------------------------------------------------------------
 
 const decodeSettings = Schema.decodeUnknownEither(
@@ -633,6 +681,7 @@ export const command = Command.make("ctxlog").pipe(
     verifyCommand,
     exportCommand,
     importCommand,
+    eraseCommand,
     whatifCommand,
     serveCommand
   ])

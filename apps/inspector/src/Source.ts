@@ -71,7 +71,8 @@ export interface Range {
 export interface Source {
   /** What the source reads, for messages (`sqlite:./x.db`). */
   readonly target: string
-  readonly streams: () => Effect.Effect<ReadonlyArray<EventLog.StreamInfo>, SourceError>
+  /** Every stream, or only `owner`'s (none when the database records no owners). */
+  readonly streams: (owner?: string) => Effect.Effect<ReadonlyArray<EventLog.StreamInfo>, SourceError>
   /** Events of a stream with `from <= version <= to`. */
   readonly events: (stream: string, range?: Range) => Effect.Effect<ReadonlyArray<RawEvent>, SourceError>
   /** The highest version of a stream (0 when it has no events). */
@@ -208,21 +209,27 @@ export const sqlite = (filename: string): Effect.Effect<Source, SourceError, Sco
         db.prepare<[], { name: string }>("select name from pragma_table_info('snapshots')").all()
       )).some((column) => column.name === "state_hash")
     const snapshotSql = `select stream_id, projection_version, stream_version, state${hasStateHash ? ", state_hash" : ""} from snapshots where projection = 'window'`
+    const ownedSql = `select s.stream_id, s.version, s.created_at, s.updated_at from streams s
+      join stream_owners o on o.stream_id = s.stream_id where o.owner = ?`
     return {
       target,
-      streams: () =>
+      streams: (owner) =>
         run("listing streams", () =>
-          db
-            .prepare<[], StreamsRow>(
-              "select stream_id, version, created_at, updated_at from streams order by stream_id"
-            )
-            .all()
-            .map((row) => ({
-              stream: row.stream_id,
-              version: Number(row.version),
-              createdAt: Number(row.created_at),
-              updatedAt: Number(row.updated_at)
-            }))
+          (owner === undefined
+            ? db
+                .prepare<[], StreamsRow>(
+                  "select stream_id, version, created_at, updated_at from streams order by stream_id"
+                )
+                .all()
+            : names.has("stream_owners")
+              ? db.prepare<[string], StreamsRow>(`${ownedSql} order by s.stream_id`).all(owner)
+              : []
+          ).map((row) => ({
+            stream: row.stream_id,
+            version: Number(row.version),
+            createdAt: Number(row.created_at),
+            updatedAt: Number(row.updated_at)
+          }))
         ),
       events: (stream, range = {}) =>
         run(`reading stream "${stream}"`, () => {
@@ -311,9 +318,19 @@ export const postgres = (url: string): Effect.Effect<Source, SourceError, Scope.
     const snapshotSql = `select stream_id, projection_version, stream_version, state${hasStateHash ? ", state_hash" : ""} from snapshots where projection = 'window'`
     return {
       target,
-      streams: () =>
+      streams: (owner) =>
         run("listing streams", (client) =>
-          client.query<StreamsRow>("select stream_id, version, created_at, updated_at from streams order by stream_id")
+          owner === undefined
+            ? client.query<StreamsRow>(
+                "select stream_id, version, created_at, updated_at from streams order by stream_id"
+              )
+            : names.has("stream_owners")
+              ? client.query<StreamsRow>(
+                  `select s.stream_id, s.version, s.created_at, s.updated_at from streams s
+                   join stream_owners o on o.stream_id = s.stream_id where o.owner = $1 order by s.stream_id`,
+                  [owner]
+                )
+              : Promise.resolve({ rows: [] as Array<StreamsRow> })
         ).pipe(
           Effect.map((result) =>
             result.rows.map((row) => ({

@@ -27,6 +27,7 @@ import {
   type DuplicateEventIds,
   EventLog,
   type EventMetadata,
+  type OwnerMismatch,
   type StoreError,
   type StreamId,
   type TamperDetected
@@ -67,6 +68,7 @@ export type LogError =
   | DuplicateEventIds
   | EventEncodeError
   | InvalidInput
+  | OwnerMismatch
   | StoreError
   | EventDecodeError
   | TamperDetected
@@ -251,7 +253,15 @@ export const makeWith = (options: Options = {}) =>
       Effect.gen(function* () {
         const cached = cache.get(stream)
         if (cached === undefined) return remember(stream, yield* repository.load(stream))
-        if ((yield* log.version(stream)) === cached.version) return cached
+        const current = yield* log.version(stream)
+        if (current === cached.version) return cached
+        if (current < cached.version) {
+          // The stream went back (it was erased, and maybe written again): the cached window holds what
+          // no longer exists, so it is dropped, never caught up.
+          const loaded = yield* repository.load(stream)
+          cache.set(stream, loaded)
+          return loaded
+        }
         return remember(stream, yield* repository.catchUp(stream, cached))
       })
 

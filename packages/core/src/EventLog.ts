@@ -22,6 +22,7 @@ export {
   ConcurrencyConflict,
   DuplicateEventIds,
   ExpectedVersion,
+  OwnerMismatch,
   StoreError,
   TamperDetected
 } from "./internal/logErrors.js"

@@ -116,8 +116,14 @@ export class RecallIndex extends Context.Tag("@ctxlog/memory/RecallIndex")<Recal
 export declare namespace RecallIndex {
   /** @since 0.1.0 */
   export interface Service {
-    /** Record (or change) who owns a stream; cross-session search and facts are scoped by it. */
-    readonly setOwner: (stream: string, owner: string) => Effect.Effect<void, EventLog.StoreError>
+    /**
+     * Record who owns a stream; cross-session search, facts and a scoped store's listings follow it. Set
+     * once: the same owner again is a no-op, another owner is `OwnerMismatch` (nothing changed).
+     */
+    readonly setOwner: (
+      stream: string,
+      owner: string
+    ) => Effect.Effect<void, EventLog.OwnerMismatch | EventLog.StoreError>
     readonly ownerOf: (stream: string) => Effect.Effect<Option.Option<string>, EventLog.StoreError>
     /** The streams of an owner, most recently active first. */
     readonly streamsOf: (owner: string) => Effect.Effect<ReadonlyArray<OwnedStream>, EventLog.StoreError>

@@ -8,6 +8,8 @@
 export * as Ctxlog from "./Ctxlog.js"
 /** Database drivers loaded on first use, and the error when one is missing. @since 0.1.0 */
 export * as Driver from "./Driver.js"
+/** Audited erasure of whole conversations (the right to erasure). @since 0.1.0 */
+export * as Erasure from "./Erasure.js"
 /** Vector-search extension point. @since 0.1.0 */
 export * as Embedder from "./Embedder.js"
 /** A RecallSource over the recall index. @since 0.1.0 */

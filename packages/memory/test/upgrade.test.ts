@@ -3,7 +3,7 @@ import { assert, describe, it } from "@effect/vitest"
 import BetterSqlite3 from "better-sqlite3"
 import * as Effect from "effect/Effect"
 import { Kysely, type Migration, Migrator, SqliteDialect } from "kysely"
-import { RecallIndex, SqliteEventLog } from "../src/index.js"
+import { Erasure, RecallIndex, SqliteEventLog } from "../src/index.js"
 import { migrations } from "../src/internal/migrations.js"
 import { tempFile } from "./support/stores.js"
 
@@ -92,6 +92,46 @@ describe("opening a file of an earlier release", () => {
         raw.close()
       }
     })
+  )
+})
+
+describe("tenancy and erasure on a file of an earlier release", () => {
+  it.effect(
+    "its ownerless streams are not taken over by a tenant, erase them whole, and the trigger still guards the rest",
+    () =>
+      Effect.gen(function* () {
+        const filename = tempFile()
+        yield* Effect.promise(() => olderRelease(filename))
+        // A tenant store cannot take over the stream written before owners existed.
+        const taken = yield* Effect.flip(
+          Effect.flatMap(EventLog.EventLog, (log) => log.append("old", [newMessage], "any")).pipe(
+            Effect.provide(SqliteEventLog.layer({ filename, owner: "alice" }))
+          )
+        )
+        assert.strictEqual(taken._tag, "OwnerMismatch")
+        const record = yield* Effect.gen(function* () {
+          const log = yield* EventLog.EventLog
+          yield* log.append("kept", [newMessage], "no_stream")
+          return yield* Erasure.erase("old", { actor: "ops", reason: "upgrade cleanup" })
+        }).pipe(Effect.provide(SqliteEventLog.layer({ filename })))
+        assert.deepInclude(record, { stream: "old", owner: undefined, events: 1, lastVersion: 1, headHash: "h" })
+        const raw = new BetterSqlite3(filename)
+        try {
+          const count = (statement: string) => Number(raw.prepare<[], { n: number }>(statement).get()?.n)
+          // The old inline index rows (entry and FTS text) went with the stream.
+          assert.strictEqual(count("select count(*) as n from events where stream_id = 'old'"), 0)
+          assert.strictEqual(count("select count(*) as n from recall_entries where stream_id = 'old'"), 0)
+          assert.strictEqual(
+            count("select count(*) as n from recall_fts"),
+            count("select count(*) as n from recall_entries")
+          )
+          assert.strictEqual(count("select count(*) as n from erasures"), 1)
+          assert.throws(() => raw.exec("delete from events where stream_id = 'kept'"), /append-only/)
+          assert.strictEqual(count("select count(*) as n from events where stream_id = 'kept'"), 1)
+        } finally {
+          raw.close()
+        }
+      })
   )
 })
 

@@ -7,7 +7,7 @@ import type * as Stream from "effect/Stream"
 import type { EventDecodeError, EventEncodeError } from "../EventCodec.js"
 import type { InvalidInput } from "../Validation.js"
 import type { WindowEvent } from "../WindowEvent.js"
-import type { ConcurrencyConflict, DuplicateEventIds, ExpectedVersion, StoreError } from "./logErrors.js"
+import type { ConcurrencyConflict, DuplicateEventIds, ExpectedVersion, OwnerMismatch, StoreError } from "./logErrors.js"
 
 /** A stream (conversation) id. @since 0.1.0 */
 export type StreamId = string
@@ -85,7 +85,7 @@ export interface EventLogService {
     metadata?: EventMetadata
   ) => Effect.Effect<
     AppendResult,
-    ConcurrencyConflict | DuplicateEventIds | EventEncodeError | InvalidInput | StoreError
+    ConcurrencyConflict | DuplicateEventIds | EventEncodeError | InvalidInput | OwnerMismatch | StoreError
   >
   readonly read: (stream: StreamId, options?: ReadOptions) => Stream.Stream<Envelope, StoreError | EventDecodeError>
   readonly readAll: (options?: ReadAllOptions) => Stream.Stream<Envelope, StoreError | EventDecodeError>

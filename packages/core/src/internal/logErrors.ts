@@ -42,6 +42,24 @@ export class DuplicateEventIds extends Schema.TaggedError<DuplicateEventIds>()("
   }
 }
 
+/**
+ * The stream belongs to another owner (tenant), or has events and no owner, and the writer acts for
+ * `requested`: an owner is never changed by an append. Nothing was written.
+ * @since 0.1.0
+ */
+export class OwnerMismatch extends Schema.TaggedError<OwnerMismatch>()("OwnerMismatch", {
+  stream: Schema.String,
+  requested: Schema.String,
+  /** The stream's owner; null when the stream has events but no owner. */
+  current: Schema.NullOr(Schema.String)
+}) {
+  override get message(): string {
+    return this.current === null
+      ? `stream "${this.stream}" has events but no owner: owner "${this.requested}" cannot take it over (nothing written)`
+      : `stream "${this.stream}" belongs to owner "${this.current}", not "${this.requested}" (nothing written)`
+  }
+}
+
 /** The storage failed (I/O, driver, corrupt row). @since 0.1.0 */
 export class StoreError extends Schema.TaggedError<StoreError>()("StoreError", {
   operation: Schema.String,

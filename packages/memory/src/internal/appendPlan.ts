@@ -20,13 +20,38 @@ export interface AppendRequest {
   readonly now: number
   /** The HMAC key the store chains with (absent: the unkeyed chain). */
   readonly key?: EventHash.ChainKey
+  /**
+   * The owner (tenant) the writer acts for, when the store is scoped to one: a new stream is recorded as
+   * theirs in the same transaction, and a stream of another owner (or an unowned one with events) is
+   * refused with `OwnerMismatch`.
+   */
+  readonly owner?: string | undefined
 }
 
 /** Where already-stored ids of a batch live. */
 export type Located = ReadonlyMap<string, { readonly stream: string; readonly version: number }>
 
 /** What an append may fail with. */
-export type AppendError = EventLog.StoreError | EventLog.ConcurrencyConflict | EventLog.DuplicateEventIds
+export type AppendError =
+  | EventLog.StoreError
+  | EventLog.ConcurrencyConflict
+  | EventLog.DuplicateEventIds
+  | EventLog.OwnerMismatch
+
+/**
+ * Whether a writer acting for `request.owner` may append to a stream at version `current` whose owner is
+ * `stored` (undefined: no owner row): always without an owner; with one, a stream of that owner, or a
+ * stream with no owner and no events (which the append then claims).
+ */
+export const ownerRefusal = (
+  request: AppendRequest,
+  current: number,
+  stored: string | undefined
+): EventLog.OwnerMismatch | undefined => {
+  const owner = request.owner
+  if (owner === undefined || stored === owner || (stored === undefined && current === 0)) return undefined
+  return new EventLog.OwnerMismatch({ stream: request.stream, requested: owner, current: stored ?? null })
+}
 
 const matches = EventLog.matchesExpected
 

@@ -3,9 +3,29 @@ import type * as Effect from "effect/Effect"
 import type { Kysely } from "kysely"
 import type { Database, Dialect } from "./schema.js"
 import type { AppendError, AppendRequest } from "./appendPlan.js"
+import type * as Erasure from "../Erasure.js"
 import type { NewEntry, NewFact } from "./statements.js"
 
 type StoreError = EventLog.StoreError
+
+/** Who erases a stream, why, when, and (a store scoped to an owner) for which owner. */
+export interface EraseAudit {
+  readonly actor: string
+  readonly reason: string
+  readonly now: number
+  /** Only a stream of this owner may be erased (undefined: any stream). */
+  readonly owner: string | undefined
+}
+
+/**
+ * What an erasure transaction did: erased (the audit record written), nothing to erase, or the recall
+ * projection has not indexed the stream's last event yet (the caller catches up and tries again, so a
+ * projection batch read before the erasure can never write the stream's entries back after it).
+ */
+export type EraseOutcome =
+  | { readonly _tag: "Erased"; readonly record: Erasure.Record }
+  | { readonly _tag: "Missing" }
+  | { readonly _tag: "Behind" }
 
 /**
  * The writes of one non-append transaction (document ingestion, the recall projection). Every call runs a
@@ -22,6 +42,12 @@ export interface WriteTx {
   readonly advanceCheckpoint: (name: string, from: number, to: number) => Effect.Effect<boolean, StoreError>
   /** Remove every message entry of the recall index and every fact, and set its checkpoint to 0. */
   readonly clearRecall: () => Effect.Effect<void, StoreError>
+  /**
+   * Erase a stream: its recall entries, facts, snapshots, events, stream row and owner row, and write the
+   * audit row. Its stream goes into `erasure_pending` for the duration, the only way past the trigger
+   * that rejects DELETE on `events`. Needs the appends' lock (no append to the stream can interleave).
+   */
+  readonly eraseStream: (stream: string, audit: EraseAudit) => Effect.Effect<EraseOutcome, StoreError>
 }
 
 /** Which rows a full-text search may see. */

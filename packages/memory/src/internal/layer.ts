@@ -2,6 +2,7 @@ import { type EventHash, EventLog, WindowRepository } from "@ctxlog/core"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
+import { Erasure } from "../Erasure.js"
 import * as Redaction from "../Redaction.js"
 import { RecallIndex } from "../RecallIndex.js"
 import * as SnapshotRepository from "../SnapshotRepository.js"
@@ -35,17 +36,29 @@ export interface CommonOptions {
    * those checks (one hash per tail event and one or two indexed reads), for a trusted store.
    */
   readonly integrity?: "verified" | "unverified"
+   * The owner (tenant) this layer acts for. Appends record it on a new stream, in the append's
+   * transaction, and refuse another owner's stream with `OwnerMismatch` (nothing written); listings,
+   * reads, snapshots, recall and erasure see only this owner's streams. Absent: every stream (an
+   * administrator's view), and streams get an owner only through `RecallIndex.setOwner`.
+   */
+  readonly owner?: string
 }
 
 /** Everything a durable layer provides. */
-export type Services = EventLog.EventLog | WindowRepository.WindowRepository | SnapshotStore | RecallIndex
+export type Services = EventLog.EventLog | WindowRepository.WindowRepository | SnapshotStore | RecallIndex | Erasure
 
 /** Open a backend and build the services over it. */
 export const build = <E>(
   backend: Effect.Effect<Backend, E, Scope.Scope>,
   options: CommonOptions
-): Effect.Effect<Context.Context<Services>, E, Scope.Scope> =>
+): Effect.Effect<Context.Context<Services>, E | EventLog.StoreError, Scope.Scope> =>
   Effect.gen(function* () {
+    if (options.owner !== undefined && (options.owner.trim() === "" || options.owner.trim() !== options.owner)) {
+      return yield* new EventLog.StoreError({
+        operation: "open",
+        detail: `the owner must be a non-blank id without surrounding whitespace, got ${JSON.stringify(options.owner)}`
+      })
+    }
     const opened = yield* backend
     const scope = yield* Effect.scope
     const store = Store.make(opened, {
@@ -54,7 +67,8 @@ export const build = <E>(
       pageSize: 500,
       chunkChars: options.chunkChars ?? 1500,
       recallBatch: Math.max(1, options.recallBatch ?? 500),
-      ...(options.hmacKey === undefined ? {} : { hmacKey: options.hmacKey })
+      ...(options.hmacKey === undefined ? {} : { hmacKey: options.hmacKey }),
+      owner: options.owner
     })
     const repository = SnapshotRepository.make(store.log, store.snapshots, {
       appendedBytes: store.appendedBytes,
@@ -67,6 +81,7 @@ export const build = <E>(
     return Context.make(EventLog.EventLog, store.log).pipe(
       Context.add(WindowRepository.WindowRepository, repository),
       Context.add(SnapshotStore, store.snapshots),
-      Context.add(RecallIndex, store.recall)
+      Context.add(RecallIndex, store.recall),
+      Context.add(Erasure, store.erasure)
     )
   })

@@ -172,6 +172,64 @@ const projectionCheckpoints = (dialect: Dialect): Migration => ({
   }
 })
 
+const tenancyErasure = (dialect: Dialect): Migration => ({
+  up: async (db: Kysely<unknown>) => {
+    const int = bigint(dialect)
+    const strict = dialect === "sqlite" ? sql`strict` : sql``
+    // The audit trail of erasures: one row per erased stream, append-only like the events (it must
+    // outlive what it records).
+    await db.schema
+      .createTable("erasures")
+      .addColumn("erasure_id", int, (c) =>
+        dialect === "sqlite" ? c.primaryKey().autoIncrement() : c.primaryKey().generatedAlwaysAsIdentity()
+      )
+      .addColumn("stream_id", "text", (c) => c.notNull())
+      .addColumn("owner", "text")
+      .addColumn("events", int, (c) => c.notNull())
+      .addColumn("last_version", int, (c) => c.notNull())
+      .addColumn("head_hash", "text", (c) => c.notNull())
+      .addColumn("erased_at", int, (c) => c.notNull())
+      .addColumn("actor", "text", (c) => c.notNull())
+      .addColumn("reason", "text", (c) => c.notNull())
+      .modifyEnd(strict)
+      .execute()
+    await db.schema.createIndex("erasures_stream").on("erasures").column("stream_id").execute()
+    // The streams an erasure transaction is deleting right now: the only rows of `events` a DELETE may
+    // remove. The erasure inserts its stream here, deletes, and removes the row before COMMIT, so outside
+    // an erasure the table is empty and every DELETE on `events` is still rejected.
+    await db.schema
+      .createTable("erasure_pending")
+      .addColumn("stream_id", "text", (c) => c.primaryKey())
+      .modifyEnd(strict)
+      .execute()
+    if (dialect === "sqlite") {
+      await sql`create trigger erasures_reject_update before update on erasures
+        begin select raise(abort, 'erasures are append-only: UPDATE rejected'); end`.execute(db)
+      await sql`create trigger erasures_reject_delete before delete on erasures
+        begin select raise(abort, 'erasures are append-only: DELETE rejected'); end`.execute(db)
+      await sql`drop trigger events_reject_delete`.execute(db)
+      await sql`create trigger events_reject_delete before delete on events
+        when not exists (select 1 from erasure_pending p where p.stream_id = old.stream_id)
+        begin select raise(abort, 'events are append-only: DELETE rejected'); end`.execute(db)
+    } else {
+      await sql`create trigger erasures_reject_update before update on erasures
+        for each row execute function ctxlog_reject_event_change()`.execute(db)
+      await sql`create trigger erasures_reject_delete before delete on erasures
+        for each row execute function ctxlog_reject_event_change()`.execute(db)
+      await sql`create trigger erasures_reject_truncate before truncate on erasures
+        for each statement execute function ctxlog_reject_event_change()`.execute(db)
+      await sql`create function ctxlog_guard_event_delete() returns trigger language plpgsql as $$
+        begin
+          if exists (select 1 from erasure_pending p where p.stream_id = old.stream_id) then return old; end if;
+          raise exception 'events are append-only: DELETE rejected';
+        end $$`.execute(db)
+      await sql`drop trigger events_reject_delete on events`.execute(db)
+      await sql`create trigger events_reject_delete before delete on events
+        for each row execute function ctxlog_guard_event_delete()`.execute(db)
+    }
+  }
+})
+
 /** The migrations of one dialect, by name. */
 export const migrations = (dialect: Dialect): Record<string, Migration> => ({
   "0001_events": events(dialect),
@@ -179,7 +237,8 @@ export const migrations = (dialect: Dialect): Record<string, Migration> => ({
   "0003_recall": recall(dialect),
   "0004_facts": facts(dialect),
   "0005_snapshot_hash": snapshotHash(),
-  "0006_projection_checkpoints": projectionCheckpoints(dialect)
+  "0006_projection_checkpoints": projectionCheckpoints(dialect),
+  "0007_tenancy_erasure": tenancyErasure(dialect)
 })
 
 /** Kysely's `MigrationProvider` over the in-code migrations. */

@@ -11,11 +11,12 @@ import {
   canWrite,
   keyRefusal,
   type Located,
+  ownerRefusal,
   rowsOf,
   settle
 } from "./appendPlan.js"
 import { pg as loadPg } from "./drivers.js"
-import { type Backend, describe, type SearchRow, type WriteTx } from "./backend.js"
+import { type Backend, describe, type EraseOutcome, type SearchRow, type WriteTx } from "./backend.js"
 import { provider } from "./migrations.js"
 import type { Database } from "./schema.js"
 import { filterSql, tierBonus } from "./search.js"
@@ -111,6 +112,7 @@ export const make = (
     type Outcome =
       | { readonly _tag: "Written"; readonly result: EventLog.AppendResult }
       | { readonly _tag: "Refused"; readonly current: number; readonly located: Located }
+      | { readonly _tag: "Foreign"; readonly error: EventLog.OwnerMismatch }
 
     const appendIn = (client: pg.PoolClient, request: AppendRequest) =>
       Effect.gen(function* () {
@@ -122,6 +124,19 @@ export const make = (
         const headRow = heads[0]
         const current = typeof headRow?.version === "number" ? headRow.version : 0
         const previous = typeof headRow?.head_hash === "string" ? headRow.head_hash : EventHash.genesis
+        let owned: string | undefined
+        if (request.owner !== undefined) {
+          const { rows } = yield* plain(client, "read owner", "select owner from stream_owners where stream_id = $1", [
+            request.stream
+          ])
+          const owner = rows[0]?.owner
+          owned = typeof owner === "string" ? owner : undefined
+          const foreign = ownerRefusal(request, current, owned)
+          if (foreign !== undefined) {
+            yield* plain(client, "append", "rollback")
+            return { _tag: "Foreign", error: foreign } satisfies Outcome
+          }
+        }
         const located = new Map<string, { stream: string; version: number }>()
         if (request.ids.length > 0) {
           const { rows } = yield* plain(client, "locate event ids", locate, [request.ids])
@@ -148,6 +163,14 @@ export const make = (
           head,
           now: request.now
         })
+        if (request.owner !== undefined && owned === undefined) {
+          yield* plain(
+            client,
+            "claim owner",
+            "insert into stream_owners (stream_id, owner) values ($1, $2) on conflict (stream_id) do nothing",
+            [request.stream, request.owner]
+          )
+        }
         const inserted = yield* Effect.tryPromise({
           try: () =>
             client.query<Record<string, unknown>>({
@@ -184,7 +207,9 @@ export const make = (
           (outcome): Effect.Effect<EventLog.AppendResult, AppendError> =>
             outcome._tag === "Written"
               ? Effect.succeed(outcome.result)
-              : settle(request, outcome.current, outcome.located)
+              : outcome._tag === "Foreign"
+                ? Effect.fail(outcome.error)
+                : settle(request, outcome.current, outcome.located)
         )
       )
 
@@ -227,6 +252,56 @@ export const make = (
             "clear recall index",
             "update projection_checkpoints set position = 0 where name = 'recall'"
           )
+        }),
+      eraseStream: (stream, audit) =>
+        Effect.gen(function* () {
+          const q = (text: string, values: Array<unknown> = [stream]) => plain(client, "erase stream", text, values)
+          const head = (yield* q("select version, head_hash from streams where stream_id = $1")).rows[0]
+          const version = head?.version
+          const headHash = head?.head_hash
+          if (typeof version !== "number" || version === 0 || typeof headHash !== "string") {
+            return { _tag: "Missing" } satisfies EraseOutcome
+          }
+          const ownerValue = (yield* q("select owner from stream_owners where stream_id = $1")).rows[0]?.owner
+          const owner = typeof ownerValue === "string" ? ownerValue : undefined
+          if (audit.owner !== undefined && owner !== audit.owner) return { _tag: "Missing" } satisfies EraseOutcome
+          // FOR UPDATE: no projection batch moves the checkpoint until this transaction ends.
+          const checkpoint = (yield* q(
+            "select position from projection_checkpoints where name = 'recall' for update",
+            []
+          )).rows[0]?.position
+          const counts = (yield* q(
+            "select count(*)::bigint as events, max(global_position) as last from events where stream_id = $1"
+          )).rows[0]
+          const events = typeof counts?.events === "number" ? counts.events : 0
+          const last = typeof counts?.last === "number" ? counts.last : 0
+          if ((typeof checkpoint === "number" ? checkpoint : 0) < last) return { _tag: "Behind" } satisfies EraseOutcome
+          yield* q("insert into erasure_pending (stream_id) values ($1)")
+          yield* q("delete from recall_entries where source = 'message' and stream_id = $1")
+          yield* q("delete from facts where stream_id = $1")
+          yield* q("delete from snapshots where stream_id = $1")
+          yield* q("delete from events where stream_id = $1")
+          yield* q("delete from streams where stream_id = $1")
+          yield* q("delete from stream_owners where stream_id = $1")
+          yield* q("delete from erasure_pending where stream_id = $1")
+          yield* q(
+            `insert into erasures (stream_id, owner, events, last_version, head_hash, erased_at, actor, reason)
+             values ($1, $2, $3, $4, $5, $6, $7, $8)`,
+            [stream, owner ?? null, events, version, headHash, audit.now, audit.actor, audit.reason]
+          )
+          return {
+            _tag: "Erased",
+            record: {
+              stream,
+              owner,
+              events,
+              lastVersion: version,
+              headHash,
+              erasedAt: audit.now,
+              actor: audit.actor,
+              reason: audit.reason
+            }
+          } satisfies EraseOutcome
         })
     })
 

@@ -46,6 +46,26 @@ export interface StreamOwnersTable {
   readonly owner: string
 }
 
+/** The audit trail of erasures (append-only). */
+export interface ErasuresTable {
+  readonly erasure_id: Generated<number>
+  readonly stream_id: string
+  readonly owner: string | null
+  /** Events removed. */
+  readonly events: number
+  /** The stream's version and head hash when it was erased. */
+  readonly last_version: number
+  readonly head_hash: string
+  readonly erased_at: number
+  readonly actor: string
+  readonly reason: string
+}
+
+/** The streams an erasure transaction is deleting (empty outside one): the trigger lets only these go. */
+export interface ErasurePendingTable {
+  readonly stream_id: string
+}
+
 export interface RecallEntriesTable {
   readonly entry_id: Generated<number>
   /** `message` (from a stream's events) or `document` (ingested text). */
@@ -90,6 +110,8 @@ export interface Database {
   readonly facts: FactsTable
   readonly recall_fts: RecallFtsTable
   readonly projection_checkpoints: ProjectionCheckpointsTable
+  readonly erasures: ErasuresTable
+  readonly erasure_pending: ErasurePendingTable
 }
 
 export type Dialect = "sqlite" | "postgres"

@@ -11,11 +11,19 @@ import {
   canWrite,
   keyRefusal,
   type Located,
+  ownerRefusal,
   rowsOf,
   settle
 } from "./appendPlan.js"
 import { betterSqlite3 } from "./drivers.js"
-import { type Backend, describe, type SearchFilter, type SearchRow, type WriteTx } from "./backend.js"
+import {
+  type Backend,
+  describe,
+  type EraseOutcome,
+  type SearchFilter,
+  type SearchRow,
+  type WriteTx
+} from "./backend.js"
 import { migrateSqlite } from "./migrations.js"
 import type { Database } from "./schema.js"
 import { filterSql, tierBonus } from "./search.js"
@@ -99,6 +107,10 @@ export const make = (
       locate: raw.prepare<[string], { event_id: string; stream_id: string; stream_version: number }>(
         "select event_id, stream_id, stream_version from events where event_id in (select value from json_each(?))"
       ),
+      selectOwner: raw.prepare<[string], { owner: string }>("select owner from stream_owners where stream_id = ?"),
+      claimOwner: raw.prepare<[string, string]>(
+        "insert into stream_owners (stream_id, owner) values (?, ?) on conflict (stream_id) do nothing"
+      ),
       locateOne: raw.prepare<[string], { event_id: string; stream_id: string; stream_version: number }>(
         "select event_id, stream_id, stream_version from events where event_id = ?"
       )
@@ -125,17 +137,44 @@ export const make = (
       clearFacts: raw.prepare("delete from facts"),
       resetRecallCheckpoint: raw.prepare("update projection_checkpoints set position = 0 where name = 'recall'")
     }
+    const erasing = {
+      recallCheckpoint: raw.prepare<[], { position: number }>(
+        "select position from projection_checkpoints where name = 'recall'"
+      ),
+      lastPosition: raw.prepare<[string], { events: number; last: number | null }>(
+        "select count(*) as events, max(global_position) as last from events where stream_id = ?"
+      ),
+      markPending: raw.prepare<[string]>("insert into erasure_pending (stream_id) values (?)"),
+      deleteFts: raw.prepare<[string]>(
+        "delete from recall_fts where rowid in (select entry_id from recall_entries where source = 'message' and stream_id = ?)"
+      ),
+      deleteEntries: raw.prepare<[string]>("delete from recall_entries where source = 'message' and stream_id = ?"),
+      deleteFacts: raw.prepare<[string]>("delete from facts where stream_id = ?"),
+      deleteSnapshots: raw.prepare<[string]>("delete from snapshots where stream_id = ?"),
+      deleteEvents: raw.prepare<[string]>("delete from events where stream_id = ?"),
+      deleteStream: raw.prepare<[string]>("delete from streams where stream_id = ?"),
+      deleteOwner: raw.prepare<[string]>("delete from stream_owners where stream_id = ?"),
+      clearPending: raw.prepare<[string]>("delete from erasure_pending where stream_id = ?"),
+      audit: raw.prepare<[string, string | null, number, number, string, number, string, string]>(
+        `insert into erasures (stream_id, owner, events, last_version, head_hash, erased_at, actor, reason)
+         values (?, ?, ?, ?, ?, ?, ?, ?)`
+      )
+    }
 
     type Outcome =
       | { readonly _tag: "Written"; readonly result: EventLog.AppendResult }
       | { readonly _tag: "Refused"; readonly current: number; readonly located: Located }
       | { readonly _tag: "KeyRefused"; readonly error: EventLog.StoreError }
+      | { readonly _tag: "Foreign"; readonly error: EventLog.OwnerMismatch }
 
     // One synchronous block inside BEGIN IMMEDIATE … COMMIT (better-sqlite3 rolls back when it throws): no
     // Effect per statement, and no other fiber can use the connection while it runs.
     const appendBlock = raw.transaction((request: AppendRequest): Outcome => {
       const head = hot.selectStream.get(request.stream)
       const current = head?.version ?? 0
+      const owned = request.owner === undefined ? undefined : hot.selectOwner.get(request.stream)?.owner
+      const foreign = ownerRefusal(request, current, owned)
+      if (foreign !== undefined) return { _tag: "Foreign", error: foreign }
       const located = new Map<string, { stream: string; version: number }>()
       const found =
         request.ids.length === 1
@@ -150,6 +189,7 @@ export const make = (
       const { rows, head: headHash } = rowsOf(request, current, head?.head_hash ?? EventHash.genesis)
       // The stream row first: events reference it.
       hot.upsertStream.run(request.stream, current + rows.length, headHash, request.now, request.now)
+      if (request.owner !== undefined && owned === undefined) hot.claimOwner.run(request.stream, request.owner)
       let lastPosition = 0
       for (const row of rows) {
         const info = hot.insertEvent.run(
@@ -184,11 +224,15 @@ export const make = (
         } catch (cause) {
           return Effect.fail(storeError("append")(cause))
         }
-        return outcome._tag === "Written"
-          ? Effect.succeed(outcome.result)
-          : outcome._tag === "KeyRefused"
-            ? Effect.fail(outcome.error)
-            : settle(request, outcome.current, outcome.located)
+        switch (outcome._tag) {
+          case "Written":
+            return Effect.succeed(outcome.result)
+          case "Foreign":
+          case "KeyRefused":
+            return Effect.fail(outcome.error)
+          case "Refused":
+            return settle(request, outcome.current, outcome.located)
+        }
       })
 
     const attempt = <A>(operation: string, run: () => A) => Effect.try({ try: run, catch: storeError(operation) })
@@ -227,6 +271,48 @@ export const make = (
           statements.clearMessageEntries.run()
           statements.clearFacts.run()
           statements.resetRecallCheckpoint.run()
+        }),
+      eraseStream: (stream, audit) =>
+        attempt("erase stream", (): EraseOutcome => {
+          const head = hot.selectStream.get(stream)
+          if (head === undefined || head.version === 0) return { _tag: "Missing" }
+          const owner = hot.selectOwner.get(stream)?.owner
+          if (audit.owner !== undefined && owner !== audit.owner) return { _tag: "Missing" }
+          const checkpoint = erasing.recallCheckpoint.get()?.position ?? 0
+          const { events, last } = erasing.lastPosition.get(stream) ?? { events: 0, last: null }
+          if (checkpoint < (last ?? 0)) return { _tag: "Behind" }
+          erasing.markPending.run(stream)
+          erasing.deleteFts.run(stream)
+          erasing.deleteEntries.run(stream)
+          erasing.deleteFacts.run(stream)
+          erasing.deleteSnapshots.run(stream)
+          erasing.deleteEvents.run(stream)
+          erasing.deleteStream.run(stream)
+          erasing.deleteOwner.run(stream)
+          erasing.clearPending.run(stream)
+          erasing.audit.run(
+            stream,
+            owner ?? null,
+            events,
+            head.version,
+            head.head_hash,
+            audit.now,
+            audit.actor,
+            audit.reason
+          )
+          return {
+            _tag: "Erased",
+            record: {
+              stream,
+              owner,
+              events,
+              lastVersion: head.version,
+              headHash: head.head_hash,
+              erasedAt: audit.now,
+              actor: audit.actor,
+              reason: audit.reason
+            }
+          }
         })
     }
 

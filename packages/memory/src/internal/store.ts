@@ -5,6 +5,8 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
+import { sql } from "kysely"
+import * as Erasure from "../Erasure.js"
 import * as Redaction from "../Redaction.js"
 import * as RecallIndex from "../RecallIndex.js"
 import type * as SnapshotStore from "../SnapshotStore.js"
@@ -26,6 +28,11 @@ export interface StoreOptions {
   readonly scope: Scope.Scope
   /** The HMAC key events are chained and snapshots sealed with (absent: unkeyed). */
   readonly hmacKey?: EventHash.ChainKey
+  /**
+   * The owner (tenant) this store acts for: appends record it on new streams and refuse other owners'
+   * streams; listings, reads, snapshots and recall see only this owner's streams. Undefined: every stream.
+   */
+  readonly owner?: string | undefined
 }
 
 /** What one durable store provides. */
@@ -33,6 +40,7 @@ export interface Store {
   readonly log: EventLog.EventLog.Service
   readonly snapshots: SnapshotStore.SnapshotStore.Service
   readonly recall: RecallIndex.RecallIndex.Service
+  readonly erasure: Erasure.Erasure.Service
   /** Event-data bytes this process appended to a stream (for the snapshot policy). */
   readonly appendedBytes: (stream: string) => number
 }
@@ -109,7 +117,22 @@ const eventColumns = [
 
 /** The services of a durable store over a dialect backend. */
 export const make = (backend: Backend, options: StoreOptions): Store => {
-  const { redactor } = options
+  const { redactor, owner: scope } = options
+  // `stream` is visible to this store: always unscoped; scoped, only when its owner row names the scope.
+  const visible = (stream: string): Effect.Effect<boolean, EventLog.StoreError> =>
+    scope === undefined
+      ? Effect.succeed(true)
+      : backend.query("read owner", (db) =>
+          db
+            .selectFrom("stream_owners")
+            .select("owner")
+            .where("stream_id", "=", stream)
+            .where("owner", "=", scope)
+            .executeTakeFirst()
+            .then((row) => row !== undefined)
+        )
+  /** A scoped store asked about another owner: answers as if that owner had nothing. */
+  const foreignOwner = (owner: string) => scope !== undefined && owner !== scope
 
   const projection = RecallProjection.make(backend, { batchSize: options.recallBatch })
   let catchingUp = false
@@ -142,7 +165,8 @@ export const make = (backend: Backend, options: StoreOptions): Store => {
         stored,
         metadata: JSON.stringify(Redaction.redactValue(redactor, { ...metadata, recordedAt: now })),
         now,
-        ...(options.hmacKey === undefined ? {} : { key: options.hmacKey })
+        ...(options.hmacKey === undefined ? {} : { key: options.hmacKey }),
+        owner: scope
       })
       if (result.written > 0) countBytes(stream, stored)
       // The recall index catches up after commit: before each query, and once a whole batch waits, in a
@@ -181,7 +205,7 @@ export const make = (backend: Backend, options: StoreOptions): Store => {
       return { ...result, stored: decoded }
     })
 
-  const read: EventLog.EventLog.Service["read"] = (stream, readOptions = {}) =>
+  const readVisible: EventLog.EventLog.Service["read"] = (stream, readOptions = {}) =>
     Stream.paginateChunkEffect(Math.max(1, readOptions.from ?? 1), (from) =>
       Effect.gen(function* () {
         const rows = yield* backend.query("read", (db) => {
@@ -202,6 +226,12 @@ export const make = (backend: Backend, options: StoreOptions): Store => {
       })
     )
 
+  // A scoped store reads another owner's stream as an empty one (checked once, before the first page).
+  const read: EventLog.EventLog.Service["read"] = (stream, readOptions) =>
+    scope === undefined
+      ? readVisible(stream, readOptions)
+      : Stream.unwrap(Effect.map(visible(stream), (seen) => (seen ? readVisible(stream, readOptions) : Stream.empty)))
+
   const readAll: EventLog.EventLog.Service["readAll"] = (readOptions = {}) =>
     Stream.paginateChunkEffect(
       { after: readOptions.after ?? 0, remaining: readOptions.limit ?? Number.POSITIVE_INFINITY },
@@ -209,15 +239,21 @@ export const make = (backend: Backend, options: StoreOptions): Store => {
         Effect.gen(function* () {
           const size = Math.min(options.pageSize, remaining)
           if (size <= 0) return [Chunk.empty<EventLog.Envelope>(), Option.none()] as const
-          const rows = yield* backend.query("read all", (db) =>
-            db
-              .selectFrom("events")
-              .select(eventColumns)
-              .where("global_position", ">", after)
+          const rows = yield* backend.query("read all", (db) => {
+            const base = db.selectFrom("events").select(eventColumns).where("global_position", ">", after)
+            return (
+              scope === undefined
+                ? base
+                : base.where(
+                    "stream_id",
+                    "in",
+                    db.selectFrom("stream_owners").select("stream_id").where("owner", "=", scope)
+                  )
+            )
               .orderBy("global_position")
               .limit(size)
               .execute()
-          )
+          })
           const envelopes = yield* Effect.forEach(rows, envelopeOf)
           const last = rows[rows.length - 1]
           return [
@@ -232,21 +268,42 @@ export const make = (backend: Backend, options: StoreOptions): Store => {
   const version: EventLog.EventLog.Service["version"] = (stream) =>
     backend
       .query("version", (db) =>
-        db.selectFrom("streams").select("version").where("stream_id", "=", stream).executeTakeFirst()
+        (scope === undefined
+          ? db.selectFrom("streams").select("streams.version")
+          : db
+              .selectFrom("streams")
+              .innerJoin("stream_owners", "stream_owners.stream_id", "streams.stream_id")
+              .select("streams.version")
+              .where("stream_owners.owner", "=", scope)
+        )
+          .where("streams.stream_id", "=", stream)
+          .executeTakeFirst()
       )
       .pipe(Effect.map((row) => row?.version ?? 0))
 
   const streams: EventLog.EventLog.Service["streams"] = () =>
     backend
-      .query("list streams", (db) =>
-        db
+      .query("list streams", (db) => {
+        const base = db
           .selectFrom("streams")
-          .select(["stream_id", "version", "created_at", "updated_at"])
-          .where("version", ">", 0)
-          .orderBy("created_at")
-          .orderBy("stream_id")
+          .select(["streams.stream_id", "streams.version", "streams.created_at", "streams.updated_at"])
+          .where("streams.version", ">", 0)
+        return (
+          scope === undefined
+            ? base
+            : base.where(
+                "streams.stream_id",
+                "in",
+                db
+                  .selectFrom("stream_owners")
+                  .select("stream_owners.stream_id")
+                  .where("stream_owners.owner", "=", scope)
+              )
+        )
+          .orderBy("streams.created_at")
+          .orderBy("streams.stream_id")
           .execute()
-      )
+      })
       .pipe(
         Effect.map((rows) =>
           rows.map((row) => ({
@@ -284,78 +341,107 @@ export const make = (backend: Backend, options: StoreOptions): Store => {
                 : Effect.succeed(row.hash)
             )
           )
+  const latestSnapshot = (stream: string, projection: string) =>
+    backend
+      .query("read snapshot", (db) =>
+        db
+          .selectFrom("snapshots")
+          .selectAll()
+          .where("stream_id", "=", stream)
+          .where("projection", "=", projection)
+          .executeTakeFirst()
+      )
+      .pipe(
+        Effect.map((row) =>
+          row === undefined
+            ? Option.none()
+            : Option.some({
+                stream: row.stream_id,
+                projection: row.projection,
+                projectionVersion: row.projection_version,
+                version: row.stream_version,
+                state: row.state,
+                stateHash: row.state_hash ?? undefined,
+                createdAt: row.created_at
+              })
+        )
+      )
+
+  const saveSnapshot: SnapshotStore.SnapshotStore.Service["save"] = (snapshot) =>
+    Effect.flatMap(Effect.all([Clock.currentTimeMillis, anchorOf(snapshot)]), ([now, anchor]) => {
+      const stateHash = EventHash.seal({ ...snapshot, anchor }, options.hmacKey)
+      return backend.query("save snapshot", (db) =>
+        db
+          .insertInto("snapshots")
+          .columns([
+            "stream_id",
+            "projection",
+            "projection_version",
+            "stream_version",
+            "state",
+            "state_hash",
+            "created_at"
+          ])
+          // Only while the stream holds that version: a window saved after its stream was erased (by
+          // another process, between this process's append and its save) is not written back.
+          .expression((eb) =>
+            eb
+              .selectFrom("streams")
+              .select([
+                sql<string>`cast(${snapshot.stream} as text)`.as("stream_id"),
+                sql<string>`cast(${snapshot.projection} as text)`.as("projection"),
+                sql<number>`cast(${snapshot.projectionVersion} as integer)`.as("projection_version"),
+                sql<number>`cast(${snapshot.version} as bigint)`.as("stream_version"),
+                sql<string>`cast(${snapshot.state} as text)`.as("state"),
+                sql<string>`cast(${stateHash} as text)`.as("state_hash"),
+                sql<number>`cast(${now} as bigint)`.as("created_at")
+              ])
+              .where("streams.stream_id", "=", snapshot.stream)
+              .where("streams.version", ">=", snapshot.version)
+          )
+          .onConflict((conflict) =>
+            conflict
+              .columns(["stream_id", "projection"])
+              .doUpdateSet({
+                projection_version: snapshot.projectionVersion,
+                stream_version: snapshot.version,
+                state: snapshot.state,
+                state_hash: stateHash,
+                created_at: now
+              })
+              // Another process may have saved a newer window of the same projection version: keep it. The
+              // same version is replaced (same window; it may repair an edited or corrupted row).
+              .where((eb) =>
+                eb.or([
+                  eb("snapshots.projection_version", "<>", snapshot.projectionVersion),
+                  eb("snapshots.stream_version", "<=", snapshot.version)
+                ])
+              )
+          )
+          .execute()
+          .then(() => undefined)
+      )
+    })
 
   const snapshots: SnapshotStore.SnapshotStore.Service = {
     latest: (stream, projection) =>
-      backend
-        .query("read snapshot", (db) =>
-          db
-            .selectFrom("snapshots")
-            .selectAll()
-            .where("stream_id", "=", stream)
-            .where("projection", "=", projection)
-            .executeTakeFirst()
-        )
-        .pipe(
-          Effect.map((row) =>
-            row === undefined
-              ? Option.none()
-              : Option.some({
-                  stream: row.stream_id,
-                  projection: row.projection,
-                  projectionVersion: row.projection_version,
-                  version: row.stream_version,
-                  state: row.state,
-                  stateHash: row.state_hash ?? undefined,
-                  createdAt: row.created_at
-                })
-          )
-        ),
+      Effect.flatMap(visible(stream), (seen) =>
+        seen ? latestSnapshot(stream, projection) : Effect.succeed(Option.none())
+      ),
     save: (snapshot) =>
-      Effect.flatMap(Effect.all([Clock.currentTimeMillis, anchorOf(snapshot)]), ([now, anchor]) => {
-        const stateHash = EventHash.seal({ ...snapshot, anchor }, options.hmacKey)
-        return backend.query("save snapshot", (db) =>
-          db
-            .insertInto("snapshots")
-            .values({
-              stream_id: snapshot.stream,
-              projection: snapshot.projection,
-              projection_version: snapshot.projectionVersion,
-              stream_version: snapshot.version,
-              state: snapshot.state,
-              state_hash: stateHash,
-              created_at: now
-            })
-            .onConflict((conflict) =>
-              conflict
-                .columns(["stream_id", "projection"])
-                .doUpdateSet({
-                  projection_version: snapshot.projectionVersion,
-                  stream_version: snapshot.version,
-                  state: snapshot.state,
-                  state_hash: stateHash,
-                  created_at: now
-                })
-                // Another process may have saved a newer window of the same projection version: keep it. The
-                // same version is replaced (same window; it may repair an edited or corrupted row).
-                .where((eb) =>
-                  eb.or([
-                    eb("snapshots.projection_version", "<>", snapshot.projectionVersion),
-                    eb("snapshots.stream_version", "<=", snapshot.version)
-                  ])
-                )
-            )
-            .execute()
-            .then(() => undefined)
-        )
-      })
+      Effect.flatMap(visible(snapshot.stream), (seen) => (seen ? saveSnapshot(snapshot) : Effect.void))
   }
 
   const filterOf = (request: RecallIndex.SearchRequest): SearchFilter => {
     const kinds = request.kinds ?? RecallIndex.recallableKinds
     switch (request.scope._tag) {
       case "Stream":
-        return { source: "message", stream: request.scope.stream, kinds }
+        return {
+          source: "message",
+          stream: request.scope.stream,
+          kinds,
+          ...(scope === undefined ? {} : { owner: scope })
+        }
       case "Owner":
         return {
           source: "message",
@@ -370,80 +456,122 @@ export const make = (backend: Backend, options: StoreOptions): Store => {
 
   const recall: RecallIndex.RecallIndex.Service = {
     setOwner: (stream, owner) =>
-      backend.query("set owner", (db) =>
-        db
-          .insertInto("stream_owners")
-          .values({ stream_id: stream, owner })
-          .onConflict((conflict) => conflict.column("stream_id").doUpdateSet({ owner }))
-          .execute()
-          .then(() => undefined)
-      ),
+      Effect.gen(function* () {
+        if (foreignOwner(owner)) {
+          return yield* new EventLog.StoreError({
+            operation: "set owner",
+            detail: `this store acts for owner "${scope}"; it cannot give stream "${stream}" to "${owner}"`
+          })
+        }
+        // Set once: a different owner afterwards is refused, never a silent change. A scoped store may
+        // claim a stream without events only (as its appends do).
+        const current = yield* backend.query("set owner", async (db) => {
+          await db
+            .insertInto("stream_owners")
+            .columns(["stream_id", "owner"])
+            .expression(() => {
+              const row = db.selectNoFrom([
+                sql<string>`cast(${stream} as text)`.as("stream_id"),
+                sql<string>`cast(${owner} as text)`.as("owner")
+              ])
+              // SQLite needs a WHERE on INSERT … SELECT … ON CONFLICT (the parser is otherwise ambiguous).
+              return scope === undefined
+                ? row.where(sql<boolean>`1 = 1`)
+                : row.where(({ exists, not, selectFrom }) =>
+                    not(
+                      exists(
+                        selectFrom("streams")
+                          .select("streams.stream_id")
+                          .where("streams.stream_id", "=", stream)
+                          .where("streams.version", ">", 0)
+                      )
+                    )
+                  )
+            })
+            .onConflict((conflict) => conflict.column("stream_id").doNothing())
+            .execute()
+          const row = await db
+            .selectFrom("stream_owners")
+            .select("owner")
+            .where("stream_id", "=", stream)
+            .executeTakeFirst()
+          return row?.owner ?? null
+        })
+        if (current !== owner) {
+          return yield* new EventLog.OwnerMismatch({ stream, requested: owner, current })
+        }
+      }),
     ownerOf: (stream) =>
       backend
         .query("read owner", (db) =>
           db.selectFrom("stream_owners").select("owner").where("stream_id", "=", stream).executeTakeFirst()
         )
-        .pipe(Effect.map((row) => Option.fromNullable(row?.owner))),
+        .pipe(Effect.map((row) => Option.filter(Option.fromNullable(row?.owner), (owner) => !foreignOwner(owner)))),
     streamsOf: (owner) =>
-      projection.catchUp.pipe(
-        Effect.zipRight(
-          backend
-            .query("list streams of owner", (db) =>
-              db
-                .selectFrom("streams")
-                .innerJoin("stream_owners", "stream_owners.stream_id", "streams.stream_id")
-                .select([
-                  "streams.stream_id",
-                  "streams.version",
-                  "streams.created_at",
-                  "streams.updated_at",
-                  "stream_owners.owner"
-                ])
-                .where("stream_owners.owner", "=", owner)
-                .where("streams.version", ">", 0)
-                .orderBy("streams.updated_at", "desc")
-                .orderBy("streams.stream_id")
-                .execute()
+      foreignOwner(owner)
+        ? Effect.succeed([])
+        : projection.catchUp.pipe(
+            Effect.zipRight(
+              backend
+                .query("list streams of owner", (db) =>
+                  db
+                    .selectFrom("streams")
+                    .innerJoin("stream_owners", "stream_owners.stream_id", "streams.stream_id")
+                    .select([
+                      "streams.stream_id",
+                      "streams.version",
+                      "streams.created_at",
+                      "streams.updated_at",
+                      "stream_owners.owner"
+                    ])
+                    .where("stream_owners.owner", "=", owner)
+                    .where("streams.version", ">", 0)
+                    .orderBy("streams.updated_at", "desc")
+                    .orderBy("streams.stream_id")
+                    .execute()
+                )
+                .pipe(
+                  Effect.map((rows) =>
+                    rows.map((row) => ({
+                      stream: row.stream_id,
+                      version: row.version,
+                      createdAt: row.created_at,
+                      updatedAt: row.updated_at,
+                      owner: row.owner
+                    }))
+                  )
+                )
             )
-            .pipe(
-              Effect.map((rows) =>
-                rows.map((row) => ({
-                  stream: row.stream_id,
-                  version: row.version,
-                  createdAt: row.created_at,
-                  updatedAt: row.updated_at,
-                  owner: row.owner
-                }))
+          ),
+    search: (request) =>
+      request.scope._tag !== "Stream" && foreignOwner(request.scope.owner)
+        ? Effect.succeed([])
+        : Effect.zipRight(
+            projection.catchUp,
+            backend.search(terms(request.query), filterOf(request), request.limit ?? 20)
+          ).pipe(
+            Effect.map((rows) =>
+              rows.map(
+                (row): RecallIndex.SearchHit => ({
+                  source: row.source === "document" ? "document" : "message",
+                  stream: row.stream_id ?? undefined,
+                  ref: row.ref,
+                  documentId: row.document_id ?? undefined,
+                  kind: row.kind,
+                  role: row.role,
+                  text: row.text,
+                  tokens: row.tokens,
+                  position: row.global_position ?? undefined,
+                  score: row.score
+                })
               )
             )
-        )
-      ),
-    search: (request) =>
-      Effect.zipRight(
-        projection.catchUp,
-        backend.search(terms(request.query), filterOf(request), request.limit ?? 20)
-      ).pipe(
-        Effect.map((rows) =>
-          rows.map(
-            (row): RecallIndex.SearchHit => ({
-              source: row.source === "document" ? "document" : "message",
-              stream: row.stream_id ?? undefined,
-              ref: row.ref,
-              documentId: row.document_id ?? undefined,
-              kind: row.kind,
-              role: row.role,
-              text: row.text,
-              tokens: row.tokens,
-              position: row.global_position ?? undefined,
-              score: row.score
-            })
-          )
-        )
-      ),
+          ),
     ingestDocument: (owner, documentId, text) =>
       Effect.gen(function* () {
         const invalid = (detail: string) => new RecallIndex.InvalidDocument({ owner, documentId, detail })
         if (owner.trim() === "") return yield* invalid("the owner is empty")
+        if (foreignOwner(owner)) return yield* invalid(`this store acts for owner "${scope}" only`)
         if (documentId.trim() === "") return yield* invalid("the document id is empty")
         const chunks = chunk(redactor.redact(text), options.chunkChars)
         if (chunks.length === 0) return yield* invalid("the text is empty")
@@ -471,71 +599,135 @@ export const make = (backend: Backend, options: StoreOptions): Store => {
           })
         )
       }),
-    factsFor: (scope, text, limit = 20) =>
-      projection.catchUp.pipe(
-        Effect.zipRight(
-          backend
-            .query("read facts", (db) => {
-              const base = db
-                .selectFrom("facts")
-                .select([
-                  "facts.stream_id",
-                  "facts.event_id",
-                  "facts.subject",
-                  "facts.predicate",
-                  "facts.object",
-                  "facts.source_message_id",
-                  "facts.global_position"
-                ])
-              return (
-                scope._tag === "Stream"
-                  ? base.where("facts.stream_id", "=", scope.stream)
-                  : base
-                      .innerJoin("stream_owners", "stream_owners.stream_id", "facts.stream_id")
-                      .where("stream_owners.owner", "=", scope.owner)
-              )
-                .orderBy("facts.global_position", "desc")
-                .execute()
-            })
-            .pipe(
-              Effect.map((rows) => {
-                const seen = new Set<string>()
-                const hits: Array<RecallIndex.FactHit> = []
-                for (const row of rows) {
-                  const key = JSON.stringify([
-                    row.subject.toLowerCase(),
-                    row.predicate.toLowerCase(),
-                    row.object.toLowerCase()
-                  ])
-                  if (seen.has(key)) continue
-                  const count = (mentions(text, row.subject) ? 1 : 0) + (mentions(text, row.object) ? 1 : 0)
-                  if (count === 0) continue
-                  seen.add(key)
-                  hits.push({
-                    stream: row.stream_id,
-                    subject: row.subject,
-                    predicate: row.predicate,
-                    object: row.object,
-                    sourceMessageId: row.source_message_id ?? undefined,
-                    eventId: row.event_id,
-                    position: row.global_position,
-                    mentions: count
+    factsFor: (factScope, text, limit = 20) =>
+      factScope._tag === "Owner" && foreignOwner(factScope.owner)
+        ? Effect.succeed([])
+        : projection.catchUp.pipe(
+            Effect.zipRight(
+              backend
+                .query("read facts", (db) => {
+                  const base = db
+                    .selectFrom("facts")
+                    .select([
+                      "facts.stream_id",
+                      "facts.event_id",
+                      "facts.subject",
+                      "facts.predicate",
+                      "facts.object",
+                      "facts.source_message_id",
+                      "facts.global_position"
+                    ])
+                  const owned = base.innerJoin("stream_owners", "stream_owners.stream_id", "facts.stream_id")
+                  return (
+                    factScope._tag === "Owner"
+                      ? owned.where("stream_owners.owner", "=", factScope.owner)
+                      : scope === undefined
+                        ? base.where("facts.stream_id", "=", factScope.stream)
+                        : owned.where("facts.stream_id", "=", factScope.stream).where("stream_owners.owner", "=", scope)
+                  )
+                    .orderBy("facts.global_position", "desc")
+                    .execute()
+                })
+                .pipe(
+                  Effect.map((rows) => {
+                    const seen = new Set<string>()
+                    const hits: Array<RecallIndex.FactHit> = []
+                    for (const row of rows) {
+                      const key = JSON.stringify([
+                        row.subject.toLowerCase(),
+                        row.predicate.toLowerCase(),
+                        row.object.toLowerCase()
+                      ])
+                      if (seen.has(key)) continue
+                      const count = (mentions(text, row.subject) ? 1 : 0) + (mentions(text, row.object) ? 1 : 0)
+                      if (count === 0) continue
+                      seen.add(key)
+                      hits.push({
+                        stream: row.stream_id,
+                        subject: row.subject,
+                        predicate: row.predicate,
+                        object: row.object,
+                        sourceMessageId: row.source_message_id ?? undefined,
+                        eventId: row.event_id,
+                        position: row.global_position,
+                        mentions: count
+                      })
+                    }
+                    // Stable: equal mention counts keep newest-first order.
+                    return hits.sort((a, b) => b.mentions - a.mentions).slice(0, limit)
                   })
-                }
-                // Stable: equal mention counts keep newest-first order.
-                return hits.sort((a, b) => b.mentions - a.mentions).slice(0, limit)
-              })
+                )
             )
-        )
-      ),
+          ),
     catchUp: () => projection.catchUp,
     rebuild: () => projection.rebuild
+  }
+
+  const erasure: Erasure.Erasure.Service = {
+    erase: (stream, request) =>
+      Effect.gen(function* () {
+        const invalid = (detail: string) => new Erasure.InvalidErasure({ stream: Validation.excerpt(stream), detail })
+        const problem = Validation.streamIdProblem(stream)
+        if (problem !== undefined) return yield* invalid(`the stream id ${problem}`)
+        if (request.actor.trim() === "") return yield* invalid("the actor is blank (say who erases)")
+        if (request.reason.trim() === "") return yield* invalid("the reason is blank (say why)")
+        const actor = redactor.redact(request.actor)
+        const reason = redactor.redact(request.reason)
+        // The recall projection must have indexed the stream's last event before the erasure commits;
+        // otherwise a batch it read earlier could write the stream's entries back afterwards. A catch-up
+        // is quick, and only appends racing the erasure can make it fall behind again.
+        for (let attempt = 0; attempt < 8; attempt++) {
+          yield* projection.catchUp
+          const now = yield* Clock.currentTimeMillis
+          const outcome = yield* backend.transact("erase stream", (tx) =>
+            tx.eraseStream(stream, { actor, reason, now, owner: scope })
+          )
+          switch (outcome._tag) {
+            case "Erased":
+              appendedBytes.delete(stream)
+              return outcome.record
+            case "Missing":
+              return yield* new Erasure.NothingToErase({ stream })
+            case "Behind":
+              continue
+          }
+        }
+        return yield* new EventLog.StoreError({
+          operation: "erase stream",
+          detail: `stream "${stream}": the recall index kept falling behind concurrent appends; nothing was erased`
+        })
+      }),
+    erasures: (stream) =>
+      backend
+        .query("read erasures", (db) => {
+          let query = db.selectFrom("erasures").selectAll()
+          if (stream !== undefined) query = query.where("stream_id", "=", stream)
+          if (scope !== undefined) query = query.where("owner", "=", scope)
+          return query.orderBy("erasure_id").execute()
+        })
+        .pipe(
+          Effect.map((rows) =>
+            rows.map(
+              (row): Erasure.Record => ({
+                stream: row.stream_id,
+                owner: row.owner ?? undefined,
+                events: row.events,
+                lastVersion: row.last_version,
+                headHash: row.head_hash,
+                erasedAt: row.erased_at,
+                actor: row.actor,
+                reason: row.reason
+              })
+            )
+          )
+        )
   }
 
   return {
     log: { append, read, readAll, version, streams },
     snapshots,
     recall,
+    erasure,
     appendedBytes: (stream) => appendedBytes.get(stream) ?? 0
   }
 }
