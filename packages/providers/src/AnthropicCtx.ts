@@ -54,6 +54,11 @@ export interface Config extends CommonConfig {
    * request answers, the one the API requires).
    */
   readonly thinking?: "all" | "current"
+  /**
+   * Enable extended thinking with this budget (tokens, at least 1024 and below the output limit):
+   * the request carries `thinking: { type: "enabled", budget_tokens }` and no `temperature`.
+   */
+  readonly thinkingBudget?: number
 }
 
 /** Default context window of Claude models. @since 0.1.0 */
@@ -104,7 +109,8 @@ export const make = (config: Config): CtxBuilder<AnthropicRequest> => {
           minCacheableTokens: config.minCacheableTokens ?? minCacheableTokensFor(config.model),
           cacheTtl: config.cacheTtl,
           cache: config.promptCaching ?? true,
-          thinking: config.thinking
+          thinking: config.thinking,
+          thinkingBudget: config.thinkingBudget
         }),
         ({ request, breakpoints }) => ({
           request,

@@ -77,6 +77,12 @@ export const anthropic = (request: AnthropicRequest): Either.Either<void, Invali
   const fail = (detail: string, toolCallId?: string) =>
     Either.left(invalid("anthropic", detail, { toolCallId, messageId: undefined }))
   if (request.messages.length === 0) return fail("a request needs at least one message")
+  if (request.thinking !== undefined) {
+    const budget = request.thinking.budget_tokens
+    if (!Number.isInteger(budget) || budget < 1024 || budget >= request.max_tokens) {
+      return fail(`thinking budget_tokens ${budget} must be an integer, at least 1024 and below max_tokens`)
+    }
+  }
   const breakpoints = cacheControlCount(request)
   if (breakpoints > maxCacheBreakpoints) {
     return fail(`${breakpoints} cache_control breakpoints (the API allows ${maxCacheBreakpoints})`)

@@ -398,6 +398,24 @@ describe("renders of a window with reasoning and images", () => {
   })
 })
 
+describe("enabling extended thinking", () => {
+  it("thinkingBudget puts thinking in the request, drops temperature, and the validator checks the budget", () => {
+    const request = Either.getOrThrow(
+      AnthropicCtx.make({ model: "claude-sonnet-4-5", thinkingBudget: 2048 }).build(reasoningWindow, {
+        maxOutputTokens: 8000,
+        temperature: 0.2
+      })
+    ).request
+    assert.deepStrictEqual(request.thinking, { type: "enabled", budget_tokens: 2048 })
+    assert.isUndefined(request.temperature)
+    const tooBig = AnthropicCtx.make({ model: "claude-sonnet-4-5", thinkingBudget: 9000 }).build(reasoningWindow, {
+      maxOutputTokens: 8000
+    })
+    assert.isTrue(Either.isLeft(tooBig))
+    if (Either.isLeft(tooBig)) assert.include(tooBig.left.message, "budget_tokens 9000")
+  })
+})
+
 describe("the validator and thinking blocks", () => {
   const base: AnthropicCtx.AnthropicRequest = {
     model: "claude-sonnet-4-5",

@@ -40,6 +40,8 @@ export interface Settings {
    * request answers, which the API requires; it ignores older ones).
    */
   readonly thinking?: "all" | "current" | undefined
+  /** Enable extended thinking with this many budget tokens (then no `temperature` is sent). */
+  readonly thinkingBudget?: number | undefined
 }
 
 export interface Rendered {
@@ -306,10 +308,16 @@ export const render = (sections: Sections, settings: Settings): Either.Either<Re
   const request: AnthropicRequest = {
     model: settings.model,
     max_tokens: settings.maxTokens,
-    ...(settings.temperature === undefined ? {} : { temperature: settings.temperature }),
+    // The API accepts no temperature other than 1 with thinking on: leave it out.
+    ...(settings.temperature === undefined || settings.thinkingBudget !== undefined
+      ? {}
+      : { temperature: settings.temperature }),
     ...(system.length === 0 ? {} : { system }),
     ...(tools.length === 0 ? {} : { tools: at("tools", tools) }),
     messages,
+    ...(settings.thinkingBudget === undefined
+      ? {}
+      : { thinking: { type: "enabled", budget_tokens: settings.thinkingBudget } }),
     stream: true
   }
   if (messages.length === 0) {

@@ -99,6 +99,8 @@ export interface AnthropicRequest {
   readonly system?: ReadonlyArray<AnthropicTextBlock>
   readonly tools?: ReadonlyArray<AnthropicTool>
   readonly messages: ReadonlyArray<AnthropicMessage>
+  /** Extended thinking, when enabled. */
+  readonly thinking?: { readonly type: "enabled"; readonly budget_tokens: number }
   readonly stream: true
 }
 
