@@ -3,7 +3,7 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
-import { ToolOutputPruning } from "../src/index.js"
+import { CompressionPlan, TemplateCompactor, ToolOutputPruning } from "../src/index.js"
 import { testLayer } from "./harness.js"
 
 const shot = (n: number) => Message.imageUrl(`https://example.com/shot-${n}.png`, { width: 1000 + n, height: 1000 })
@@ -78,6 +78,52 @@ describe("media pruning", () => {
       assert.strictEqual(images(outcome.window.history).length, 2)
       assert.strictEqual(images(outcome.window.history)[0]?.source.type, "url")
       assert.isAtMost(outcome.window.tokens.total, before.tokens.total - 1000)
+    }).pipe(Effect.provide(testLayer))
+  )
+})
+
+describe("reasoning in compaction", () => {
+  it.effect("a tool round leaves whole with its reasoning, and the template summary drops the reasoning", () =>
+    Effect.gen(function* () {
+      const ctx = yield* ContextService.ContextService
+      const secretThought = "internal musing about the loop bound"
+      const out = yield* ctx.appendMessages("c", [
+        Message.user("Fix the failing test in src/parser.ts"),
+        {
+          role: "assistant",
+          parts: [
+            Message.reasoning(secretThought, { signature: "sig-1" }),
+            Message.toolCall("c1", "bash", { command: "npm test" })
+          ]
+        },
+        Message.tool("c1", "Error: expected 3 but got 4", true),
+        {
+          role: "assistant",
+          parts: [
+            Message.reasoning("done thinking"),
+            Message.text("The issue is an off-by-one in parse(). I will change the loop bound.")
+          ]
+        },
+        Message.user("thanks")
+      ])
+      // The planner moves whole rounds: the reasoning message and its result leave together.
+      const plan = CompressionPlan.compressionPlan(out.window, 20)
+      const removed = new Set(plan.removeIds)
+      const [, call, result] = out.window.history
+      assert.isTrue(removed.has(call?.id ?? ""))
+      assert.isTrue(removed.has(result?.id ?? ""))
+      // Its tokens counted the reasoning: the round costs more than the call and result alone.
+      assert.isAbove(
+        call?.tokens ?? 0,
+        TokenCounter.heuristic().countMessage({ parts: [Message.toolCall("c1", "bash", { command: "npm test" })] })
+      )
+      const { summary } = yield* TemplateCompactor.make().compact({
+        messages: out.window.history.slice(0, 4),
+        previousSummary: null
+      })
+      assert.include(summary, "bash(command=npm test) → error")
+      assert.include(summary, "off-by-one")
+      assert.notInclude(summary, secretThought)
     }).pipe(Effect.provide(testLayer))
   )
 })
