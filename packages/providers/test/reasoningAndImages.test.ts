@@ -398,6 +398,57 @@ describe("renders of a window with reasoning and images", () => {
   })
 })
 
+describe("documents", () => {
+  const pdf = Buffer.from("%PDF-1.4 <</Type /Page>>").toString("base64")
+  const note = Buffer.from("line one\nline two").toString("base64")
+  const window = windowOf([
+    {
+      _tag: "MessageAppended",
+      message: msg(
+        "u-1",
+        {
+          role: "user",
+          parts: [
+            Message.text("Summarize these."),
+            { type: "document", source: { type: "base64", mediaType: "application/pdf", data: pdf }, title: "spec" },
+            { type: "document", source: { type: "base64", mediaType: "text/plain", data: note } },
+            { type: "document", source: { type: "url", url: "https://example.com/terms.pdf" } }
+          ]
+        },
+        4000
+      )
+    }
+  ])
+
+  it("Anthropic: document blocks with base64, text and URL sources", () => {
+    const request = Either.getOrThrow(AnthropicCtx.make({ model: "claude-sonnet-4-5" }).build(window)).request
+    assert.deepStrictEqual(request.messages[0]?.content.slice(1), [
+      { type: "document", source: { type: "base64", media_type: "application/pdf", data: pdf }, title: "spec" },
+      { type: "document", source: { type: "text", media_type: "text/plain", data: "line one\nline two" } },
+      { type: "document", source: { type: "url", url: "https://example.com/terms.pdf" } }
+    ])
+  })
+
+  it("OpenAI: base64 documents as file parts with a file name, a URL document named in text", () => {
+    const chat = Either.getOrThrow(OpenAICtx.make({ model: "gpt-4o" }).build(window)).request
+    const user = chat.messages.find((message) => message.role === "user")
+    assert.deepStrictEqual(user?.content, [
+      { type: "text", text: "Summarize these." },
+      { type: "file", file: { filename: "spec", file_data: `data:application/pdf;base64,${pdf}` } },
+      { type: "file", file: { filename: "document.txt", file_data: `data:text/plain;base64,${note}` } },
+      { type: "text", text: "[document: https://example.com/terms.pdf]" }
+    ])
+    const responses = Either.getOrThrow(OpenAICtx.makeResponses({ model: "gpt-5" }).build(window)).request
+    const item = responses.input.find((each) => each.type === "message" && each.role === "user")
+    assert.deepStrictEqual(item?.type === "message" ? item.content : undefined, [
+      { type: "input_text", text: "Summarize these." },
+      { type: "input_file", filename: "spec", file_data: `data:application/pdf;base64,${pdf}` },
+      { type: "input_file", filename: "document.txt", file_data: `data:text/plain;base64,${note}` },
+      { type: "input_file", file_url: "https://example.com/terms.pdf" }
+    ])
+  })
+})
+
 describe("enabling extended thinking", () => {
   it("thinkingBudget puts thinking in the request, drops temperature, and the validator checks the budget", () => {
     const request = Either.getOrThrow(

@@ -2,7 +2,7 @@
  * Sections → OpenAI Chat Completions request (also Ollama `/v1`, vLLM, llama.cpp server) and
  * Sections → OpenAI Responses request.
  */
-import type { LanguageModel } from "@ctxlog/core"
+import type { LanguageModel, Message } from "@ctxlog/core"
 import * as Either from "effect/Either"
 import type { InvalidRequest } from "../InvalidRequest.js"
 import * as RequestValidator from "../RequestValidator.js"
@@ -71,6 +71,13 @@ const withReminder = <M>(
   return messages.map((message, position) => (position === index ? prepend(target, reminder) : message))
 }
 
+/** OpenAI wants a file name with inline file data: the title, else one from the media type. */
+const filenameOf = (part: Message.DocumentPart): string => {
+  if (part.title !== undefined && part.title.length > 0) return part.title
+  const subtype = part.source.type === "base64" ? (part.source.mediaType.split("/")[1] ?? "bin") : "bin"
+  return `document.${subtype === "plain" ? "txt" : subtype}`
+}
+
 /** A user turn's content: plain text when it is only text, else parts in message order. */
 const chatContent = (
   content: ReadonlyArray<UserContent>,
@@ -90,7 +97,7 @@ const chatContent = (
     return part.type === "document" && documents === "file" && part.source.type === "base64"
       ? {
           type: "file",
-          file: { ...(part.title === undefined ? {} : { filename: part.title }), file_data: dataUrlOf(part.source) }
+          file: { filename: filenameOf(part), file_data: dataUrlOf(part.source) }
         }
       : { type: "text", text: mediaStub(part) }
   })
@@ -108,7 +115,7 @@ const responsesContent = (content: ReadonlyArray<UserContent>): string | Readonl
       ? { type: "input_file", file_url: part.source.url }
       : {
           type: "input_file",
-          ...(part.title === undefined ? {} : { filename: part.title }),
+          filename: filenameOf(part),
           file_data: dataUrlOf(part.source)
         }
   })
