@@ -197,9 +197,11 @@ export const fromOpenAIChat = (json: unknown) =>
     const inputs = yield* Transcript.fromOpenAIChat(raws)
     return inputs.map((input, index): Message.MessageInput => {
       const reasoning = reasoningOf(raws[index])
+      // Core imports it as a reasoning part, which chat renders drop; here it stays marked text instead.
+      const rest = input.parts.filter((part) => part.type !== "reasoning")
       return reasoning === undefined || input.role !== "assistant"
         ? input
-        : { ...input, parts: [Message.text(`${reasoningMarker}\n${reasoning}`), ...input.parts] }
+        : { ...input, parts: [Message.text(`${reasoningMarker}\n${reasoning}`), ...rest] }
     })
   })
 

@@ -184,6 +184,7 @@ const changeAction = (event: WindowEvent.WindowEvent, before: Message.Message, a
     case "MessagePinned":
       return after.pinned === true ? "pinned" : "unpinned"
     case "ToolOutputPruned":
+    case "MediaPruned":
       return "pruned"
     case "DeferredSummariesApplied":
       return "summarized (deferred)"
@@ -377,6 +378,7 @@ export const diff = (a: Window.Window, b: Window.Window): Diff => {
 export const compactionTypes: ReadonlySet<WindowEvent.EventType> = new Set([
   "Compacted",
   "ToolOutputPruned",
+  "MediaPruned",
   "DeferredSummariesApplied",
   "HistoryTrimmed"
 ])
@@ -428,6 +430,8 @@ export const describeEvent = (event: WindowEvent.WindowEvent): string => {
       return `${event.inputTokens} in (${event.cacheReadTokens} cached), ${event.outputTokens} out`
     case "ToolOutputPruned":
       return `${event.outputs.length} tool output(s) pruned`
+    case "MediaPruned":
+      return `${event.parts.length} image(s) or document(s) pruned`
     case "Compacted":
       return `${event.tier}: ${event.removedIds.length} message(s) → ${event.summary === null ? "no summary" : `summary ${event.summary.tokens} tokens`}`
     case "CompactionFailed":

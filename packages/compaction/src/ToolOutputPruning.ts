@@ -3,6 +3,8 @@
  * stub that keeps the call/result structure valid (the tool_result part stays, only its content
  * shrinks). Per-tool limits override the defaults. Recorded as `ToolOutputPruned`. A result the
  * model has not seen yet is never pruned; `truncateToFit` is the one way such a result shrinks.
+ * Images and documents are pruned the same way (`pruneMedia`): older ones become text stubs,
+ * recorded as `MediaPruned`.
  *
  * @since 0.1.0
  */
@@ -362,5 +364,103 @@ export const pruneToolOutputs = (
       stream,
       (window) => Either.right(decide(window, options, counter.countMessage)),
       by("pruneToolOutputs")
+    )
+  })
+
+/** Image and document pruning options. @since 0.3.0 */
+export interface MediaOptions {
+  /** Newest images and documents kept whole (default 1). */
+  readonly keepRecent?: number
+  /** Stop once the window's (uncalibrated) total is at or below this many tokens (oldest go first). */
+  readonly targetTokens?: number
+}
+
+/** The prefix of every media stub: a stub is text, so it is never pruned again. @since 0.3.0 */
+export const mediaStubPrefix = "[pruned"
+
+/** The text that replaces a pruned image or document: what it was and where it came from. @since 0.3.0 */
+export const mediaStub = (part: Message.ImagePart | Message.DocumentPart): string => {
+  const where = part.source.type === "url" ? part.source.url : part.source.mediaType
+  const size = part.type === "image" && part.width !== undefined && part.height !== undefined
+  return part.type === "image"
+    ? `${mediaStubPrefix} image: ${where}${size ? `, ${part.width}×${part.height}` : ""}]`
+    : `${mediaStubPrefix} document${part.title === undefined ? "" : ` "${part.title}"`}: ${where}]`
+}
+
+/**
+ * The media pruning decision, or `undefined` when nothing would change: images and documents older
+ * than the newest `keepRecent` become text stubs (oldest first, until `targetTokens` when given).
+ * Media the model has not seen yet (after the last assistant message) are never pruned. Each entry
+ * records its message's tokens after the rewrites so far, so the last one leaves the right total.
+ * @since 0.3.0
+ */
+export const planMedia = (
+  window: Window.Window,
+  options: MediaOptions,
+  countMessage: (message: { readonly parts: ReadonlyArray<Message.Part> }) => number
+): WindowEvent.EventOf<"MediaPruned">["parts"] | undefined => {
+  const keepRecent = options.keepRecent ?? 1
+  let lastAssistant = -1
+  window.history.forEach((message, index) => {
+    if (message.role === "assistant") lastAssistant = index
+  })
+  // Every seen image or document, oldest first.
+  const seen: Array<{ readonly message: Message.Message; readonly partIndex: number }> = []
+  let unseenCount = 0
+  window.history.forEach((message, index) => {
+    message.parts.forEach((part, partIndex) => {
+      if (part.type !== "image" && part.type !== "document") return
+      if (index > lastAssistant) unseenCount += 1
+      else seen.push({ message, partIndex })
+    })
+  })
+  const prunable = seen.slice(0, Math.max(0, seen.length - Math.max(0, keepRecent - unseenCount)))
+  if (prunable.length === 0) return undefined
+  const out: Array<WindowEvent.EventOf<"MediaPruned">["parts"][number]> = []
+  const partsOf = new Map<string, ReadonlyArray<Message.Part>>()
+  const tokensOf = new Map<string, number>()
+  let total = window.tokens.total
+  for (const { message, partIndex } of prunable) {
+    if (options.targetTokens !== undefined && total <= options.targetTokens) break
+    const parts = partsOf.get(message.id) ?? message.parts
+    const part = parts[partIndex]
+    if (part === undefined || (part.type !== "image" && part.type !== "document")) continue
+    const stub = mediaStub(part)
+    const rewritten = parts.map((each, index) => (index === partIndex ? Message.text(stub) : each))
+    const tokens = countMessage({ parts: rewritten })
+    total -= (tokensOf.get(message.id) ?? message.tokens) - tokens
+    partsOf.set(message.id, rewritten)
+    tokensOf.set(message.id, tokens)
+    out.push({ messageId: message.id, partIndex, stub, tokens })
+  }
+  return out.length === 0 ? undefined : out
+}
+
+/** The draft to append for a media pruning decision, if any. @since 0.3.0 */
+export const decideMedia = (
+  window: Window.Window,
+  options: MediaOptions,
+  countMessage: (message: { readonly parts: ReadonlyArray<Message.Part> }) => number
+): ReadonlyArray<WindowEvent.Draft> => {
+  const parts = planMedia(window, options, countMessage)
+  return parts === undefined ? [] : [{ _tag: "MediaPruned", parts }]
+}
+
+/** Prune the older images and documents of a stream now, recorded as `MediaPruned`. @since 0.3.0 */
+export const pruneMedia = (
+  stream: EventLog.StreamId,
+  options: MediaOptions = {}
+): Effect.Effect<
+  ContextService.Outcome,
+  ContextService.LogError,
+  ContextService.ContextService | TokenCounter.TokenCounter
+> =>
+  Effect.gen(function* () {
+    const ctx = yield* ContextService.ContextService
+    const counter = yield* TokenCounter.TokenCounter
+    return yield* ctx.run(
+      stream,
+      (window) => Either.right(decideMedia(window, options, counter.countMessage)),
+      by("pruneMedia")
     )
   })

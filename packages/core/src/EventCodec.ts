@@ -139,12 +139,36 @@ const promptRenderedV1: Upcaster = {
   }
 }
 
+/**
+ * The event types that carry whole messages, and the schema version in which a message part could
+ * first be `reasoning`, `image` or `document` (0.3.0). Widening the part union is additive: an older
+ * event is already a valid newer one, so each of these upcasters passes the data through unchanged.
+ */
+const partsWidenedAt: ReadonlyArray<readonly [EventType, number]> = [
+  ["SystemPromptSet", 1],
+  ["KnowledgeSet", 1],
+  ["MessageAppended", 2],
+  ["MessagesInjected", 2],
+  ["Compacted", 1],
+  ["CompactionReverted", 1],
+  ["SeamProduced", 1],
+  ["SeamsRecompacted", 1],
+  ["BriefingProduced", 1]
+]
+
+const partsWidened: ReadonlyArray<Upcaster> = partsWidenedAt.map(([type, fromVersion]) => ({
+  type,
+  fromVersion,
+  up: (data) => data
+}))
+
 /** The built-in upcasters, oldest first. @since 0.1.0 */
 export const upcasters: ReadonlyArray<Upcaster> = [
   messageAppendedV1,
   messagesInjectedV1,
   historyClearedV1,
-  promptRenderedV1
+  promptRenderedV1,
+  ...partsWidened
 ]
 
 const decodeEvent = Schema.decodeUnknownEither(WindowEvent)

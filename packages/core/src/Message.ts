@@ -104,8 +104,66 @@ export const ToolResultPart = Schema.Struct({
 /** @since 0.1.0 */
 export type ToolResultPart = typeof ToolResultPart.Type
 
+/**
+ * Model reasoning, kept so it can be sent back as the provider requires. `text` is the readable
+ * reasoning (Anthropic `thinking`, an OpenAI Responses summary, a chat `reasoning_content`); it is
+ * empty for redacted reasoning. The opaque fields are provider data sent back byte for byte:
+ * `signature` (Anthropic `thinking`), `redactedData` (Anthropic `redacted_thinking`), `itemId` and
+ * `encryptedContent` (an OpenAI Responses `reasoning` item). A part without them is readable only:
+ * renders that need the opaque data drop it.
+ * @since 0.3.0
+ */
+export const ReasoningPart = Schema.Struct({
+  type: Schema.Literal("reasoning"),
+  text: Schema.String,
+  signature: Schema.optional(Schema.String),
+  redactedData: Schema.optional(Schema.String),
+  itemId: Schema.optional(Schema.String),
+  encryptedContent: Schema.optional(Schema.String)
+})
+/** @since 0.3.0 */
+export type ReasoningPart = typeof ReasoningPart.Type
+
+/** Where an image or a document comes from: a URL, or base64 data with its media type. @since 0.3.0 */
+export const MediaSource = Schema.Union(
+  Schema.Struct({ type: Schema.Literal("url"), url: Schema.String.pipe(Schema.minLength(1)) }),
+  Schema.Struct({
+    type: Schema.Literal("base64"),
+    mediaType: Schema.String.pipe(Schema.minLength(1)),
+    data: Schema.String
+  })
+)
+/** @since 0.3.0 */
+export type MediaSource = typeof MediaSource.Type
+
+/**
+ * An image. `width` and `height` (pixels) size its token cost; without them the cost is read from
+ * the base64 data's header (PNG, JPEG, GIF, WebP) or, for a URL, the provider's largest cost.
+ * `detail` is OpenAI's (`low` costs a fixed 85 tokens).
+ * @since 0.3.0
+ */
+export const ImagePart = Schema.Struct({
+  type: Schema.Literal("image"),
+  source: MediaSource,
+  width: Schema.optional(Schema.Int.pipe(Schema.positive())),
+  height: Schema.optional(Schema.Int.pipe(Schema.positive())),
+  detail: Schema.optional(Schema.Literal("auto", "low", "high"))
+})
+/** @since 0.3.0 */
+export type ImagePart = typeof ImagePart.Type
+
+/** A document (a PDF, or plain text) by URL or base64, with its page count when known. @since 0.3.0 */
+export const DocumentPart = Schema.Struct({
+  type: Schema.Literal("document"),
+  source: MediaSource,
+  title: Schema.optional(Schema.String),
+  pages: Schema.optional(Schema.Int.pipe(Schema.positive()))
+})
+/** @since 0.3.0 */
+export type DocumentPart = typeof DocumentPart.Type
+
 /** One part of a message. @since 0.1.0 */
-export const Part = Schema.Union(TextPart, ToolCallPart, ToolResultPart)
+export const Part = Schema.Union(TextPart, ToolCallPart, ToolResultPart, ReasoningPart, ImagePart, DocumentPart)
 /** @since 0.1.0 */
 export type Part = typeof Part.Type
 
@@ -161,6 +219,27 @@ export const toolResult = (toolCallId: string, content: string, isError = false)
   content,
   isError
 })
+
+/** A reasoning part (opaque provider fields optional). @since 0.3.0 */
+export const reasoning = (value: string, opaque: Omit<ReasoningPart, "type" | "text"> = {}): ReasoningPart => ({
+  type: "reasoning",
+  text: value,
+  ...opaque
+})
+
+/** An image part from a URL. @since 0.3.0 */
+export const imageUrl = (url: string, size: Omit<ImagePart, "type" | "source"> = {}): ImagePart => ({
+  type: "image",
+  source: { type: "url", url },
+  ...size
+})
+
+/** An image part from base64 data. @since 0.3.0 */
+export const imageBase64 = (
+  mediaType: string,
+  data: string,
+  size: Omit<ImagePart, "type" | "source"> = {}
+): ImagePart => ({ type: "image", source: { type: "base64", mediaType, data }, ...size })
 
 /** A system message input. @since 0.1.0 */
 export const system = (value: string): MessageInput => ({ role: "system", parts: [text(value)] })
@@ -228,16 +307,30 @@ export const textOf = (message: { readonly parts: ReadonlyArray<Part> }): string
   return text
 }
 
+/** The reasoning parts of a message. @since 0.3.0 */
+export const reasoningOf = (message: { readonly parts: ReadonlyArray<Part> }): ReadonlyArray<ReasoningPart> =>
+  onlyText(message.parts) ? [] : message.parts.filter((part): part is ReasoningPart => part.type === "reasoning")
+
+/** The images and documents of a message. @since 0.3.0 */
+export const mediaOf = (message: { readonly parts: ReadonlyArray<Part> }): ReadonlyArray<ImagePart | DocumentPart> =>
+  onlyText(message.parts)
+    ? []
+    : message.parts.filter(
+        (part): part is ImagePart | DocumentPart => part.type === "image" || part.type === "document"
+      )
+
 /**
- * Everything in a message that a tokenizer should see, as one string: text, tool names and inputs,
- * tool outputs. Token counters count this.
+ * Everything in a message that a tokenizer should see, as one string: text, reasoning text, tool
+ * names and inputs, tool outputs. Images and documents are not text: token counters add their cost
+ * by the provider's formula (`TokenCounter`). Token counters count this.
  * @since 0.1.0
  */
 export const tokenTextOf = (message: { readonly parts: ReadonlyArray<Part> }): string =>
   message.parts
-    .map((part) => {
-      if (part.type === "text") return part.text
-      if (part.type === "tool_call") return `${part.name} ${JSON.stringify(part.input)}`
-      return part.content
+    .flatMap((part) => {
+      if (part.type === "text" || part.type === "reasoning") return [part.text]
+      if (part.type === "tool_call") return [`${part.name} ${JSON.stringify(part.input)}`]
+      if (part.type === "tool_result") return [part.content]
+      return []
     })
     .join("\n")

@@ -11,6 +11,7 @@ import * as Context from "effect/Context"
 import * as Layer from "effect/Layer"
 import { countTokens as countCl100k } from "gpt-tokenizer/encoding/cl100k_base"
 import { countTokens as countO200k } from "gpt-tokenizer/encoding/o200k_base"
+import { type MediaFormula, mediaTokensOf } from "./MediaTokens.js"
 import { type Part, tokenTextOf } from "./Message.js"
 
 /** Tokens a chat format adds around each message (role markers). @since 0.1.0 */
@@ -26,28 +27,45 @@ export declare namespace TokenCounter {
     /** The tokenizer's name, e.g. `o200k_base` or `heuristic(4)`. */
     readonly name: string
     readonly count: (text: string) => number
-    /** Tokens of a message: its text, tool names, inputs and outputs, plus the per-message overhead. */
+    /**
+     * Tokens of a message: its text, reasoning, tool names, inputs and outputs, its images and
+     * documents (by the counter's `MediaTokens` formula), plus the per-message overhead.
+     */
     readonly countMessage: (message: { readonly parts: ReadonlyArray<Part> }) => number
   }
 }
 
-/** Build a counter from a text counter. @since 0.1.0 */
-export const make = (name: string, count: (text: string) => number): TokenCounter.Service => ({
+const hasMedia = (parts: ReadonlyArray<Part>): boolean =>
+  parts.some((part) => part.type === "image" || part.type === "document")
+
+/**
+ * Build a counter from a text counter. Images are priced by `media` (Anthropic's formula unless
+ * told otherwise; see `MediaTokens`).
+ * @since 0.1.0
+ */
+export const make = (
+  name: string,
+  count: (text: string) => number,
+  media: MediaFormula = "anthropic"
+): TokenCounter.Service => ({
   name,
   count,
-  countMessage: (message) => count(tokenTextOf(message)) + messageOverhead
+  countMessage: (message) =>
+    count(tokenTextOf(message)) +
+    messageOverhead +
+    (hasMedia(message.parts) ? mediaTokensOf(message.parts, media, count) : 0)
 })
 
 /** The encodings bundled with `gpt-tokenizer` that we expose. @since 0.1.0 */
 export type Encoding = "o200k_base" | "cl100k_base"
 
-/** A counter backed by `gpt-tokenizer`. @since 0.1.0 */
-export const gpt = (encoding: Encoding = "o200k_base"): TokenCounter.Service =>
-  make(encoding, encoding === "o200k_base" ? countO200k : countCl100k)
+/** A counter backed by `gpt-tokenizer`; images by OpenAI's tile formula unless told otherwise. @since 0.1.0 */
+export const gpt = (encoding: Encoding = "o200k_base", media: MediaFormula = "openai"): TokenCounter.Service =>
+  make(encoding, encoding === "o200k_base" ? countO200k : countCl100k, media)
 
-/** A counter that estimates `ceil(chars / charsPerToken)`. @since 0.1.0 */
-export const heuristic = (charsPerToken = 4): TokenCounter.Service =>
-  make(`heuristic(${charsPerToken})`, (text) => Math.ceil(text.length / charsPerToken))
+/** A counter that estimates `ceil(chars / charsPerToken)`; images by Anthropic's formula unless told otherwise. @since 0.1.0 */
+export const heuristic = (charsPerToken = 4, media: MediaFormula = "anthropic"): TokenCounter.Service =>
+  make(`heuristic(${charsPerToken})`, (text) => Math.ceil(text.length / charsPerToken), media)
 
 /** `gpt-tokenizer` with o200k_base (or the given encoding). @since 0.1.0 */
 export const layerGpt = (encoding: Encoding = "o200k_base"): Layer.Layer<TokenCounter> =>

@@ -1,12 +1,23 @@
 /**
  * Import chat transcripts in the OpenAI chat-completions format (`role`, `content`, `tool_calls`,
- * `tool_call_id`) as message inputs, so real agent runs can be replayed into a window.
+ * `tool_call_id`) as message inputs, so real agent runs can be replayed into a window. An assistant's
+ * `reasoning_content` (DeepSeek, Qwen and other OpenAI-compatible servers) becomes a `reasoning`
+ * part; `image_url` content parts become `image` parts.
  *
  * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import { JsonValue, type MessageInput, type Part, text, toolCall, toolResult } from "./Message.js"
+import {
+  type ImagePart,
+  JsonValue,
+  type MessageInput,
+  type Part,
+  reasoning,
+  text,
+  toolCall,
+  toolResult
+} from "./Message.js"
 
 /** A transcript could not be read. `index` is the message's position in the list. @since 0.1.0 */
 export class TranscriptError extends Schema.TaggedError<TranscriptError>()("TranscriptError", {
@@ -24,14 +35,21 @@ const OpenAIToolCall = Schema.Struct({
   function: Schema.Struct({ name: Schema.String, arguments: Schema.String })
 })
 
-const ContentPart = Schema.Struct({ type: Schema.String, text: Schema.optional(Schema.String) })
+const ContentPart = Schema.Struct({
+  type: Schema.String,
+  text: Schema.optional(Schema.String),
+  image_url: Schema.optional(
+    Schema.Struct({ url: Schema.String, detail: Schema.optional(Schema.Literal("auto", "low", "high")) })
+  )
+})
 
 /** One message in OpenAI chat format. @since 0.1.0 */
 export const OpenAIChatMessage = Schema.Struct({
   role: Schema.Literal("system", "developer", "user", "assistant", "tool"),
   content: Schema.optional(Schema.NullOr(Schema.Union(Schema.String, Schema.Array(ContentPart)))),
   tool_calls: Schema.optional(Schema.NullOr(Schema.Array(OpenAIToolCall))),
-  tool_call_id: Schema.optional(Schema.String)
+  tool_call_id: Schema.optional(Schema.String),
+  reasoning_content: Schema.optional(Schema.NullOr(Schema.String))
 })
 /** @since 0.1.0 */
 export type OpenAIChatMessage = typeof OpenAIChatMessage.Type
@@ -44,6 +62,26 @@ const contentText = (content: OpenAIChatMessage["content"]): string =>
     : typeof content === "string"
       ? content
       : content.map((part) => part.text ?? "").join("")
+
+const dataUrl = /^data:([^;,]+);base64,(.*)$/s
+
+const imageOf = (url: string, detail: ImagePart["detail"]): ImagePart => {
+  const match = dataUrl.exec(url)
+  const size = detail === undefined ? {} : { detail }
+  return match?.[1] !== undefined && match[2] !== undefined
+    ? { type: "image", source: { type: "base64", mediaType: match[1], data: match[2] }, ...size }
+    : { type: "image", source: { type: "url", url }, ...size }
+}
+
+/** The images of a content array (`image_url` parts). */
+const imagesOf = (content: OpenAIChatMessage["content"]): ReadonlyArray<ImagePart> =>
+  content === undefined || content === null || typeof content === "string"
+    ? []
+    : content.flatMap((part) =>
+        part.type === "image_url" && part.image_url !== undefined
+          ? [imageOf(part.image_url.url, part.image_url.detail)]
+          : []
+      )
 
 const isJson = Schema.is(JsonValue)
 
@@ -59,7 +97,8 @@ const parseArguments = (raw: string): JsonValue => {
 
 /**
  * Convert OpenAI chat messages to message inputs. Tool calls keep their ids; `tool` messages become
- * tool results. Extra fields (such as `reasoning_content`) are ignored.
+ * tool results; `reasoning_content` leads the assistant message as a `reasoning` part; `image_url`
+ * content parts of user messages follow their text as `image` parts. Other extra fields are ignored.
  * @since 0.1.0
  */
 export const fromOpenAIChat = (
@@ -76,10 +115,17 @@ export const fromOpenAIChat = (
       case "system":
       case "developer":
         return Effect.succeed<MessageInput>({ role: "system", parts: [text(body)] })
-      case "user":
-        return Effect.succeed<MessageInput>({ role: "user", parts: [text(body)] })
+      case "user": {
+        const images = imagesOf(message.content)
+        return Effect.succeed<MessageInput>({
+          role: "user",
+          parts: images.length > 0 && body.length === 0 ? images : [text(body), ...images]
+        })
+      }
       case "assistant": {
-        const parts: Array<Part> = body.length > 0 ? [text(body)] : []
+        const thought = message.reasoning_content ?? ""
+        const parts: Array<Part> = thought.length > 0 ? [reasoning(thought)] : []
+        if (body.length > 0) parts.push(text(body))
         for (const call of message.tool_calls ?? []) {
           parts.push(toolCall(call.id, call.function.name, parseArguments(call.function.arguments)))
         }

@@ -161,6 +161,22 @@ export const ToolOutputPruned = Schema.TaggedStruct("ToolOutputPruned", {
   ...base,
   outputs: Schema.Array(PrunedOutput)
 })
+/**
+ * One pruned image or document: the part at `partIndex` of history message `messageId` became the
+ * text `stub`; `tokens` is the message's count after the change.
+ * @since 0.3.0
+ */
+export const PrunedMedia = Schema.Struct({
+  messageId: Schema.String,
+  partIndex: Schema.Int.pipe(Schema.nonNegative()),
+  stub: Schema.String,
+  tokens: Schema.Int
+})
+/** Older images and documents were replaced by short text stubs (as tool outputs are pruned). @since 0.3.0 */
+export const MediaPruned = Schema.TaggedStruct("MediaPruned", {
+  ...base,
+  parts: Schema.Array(PrunedMedia)
+})
 /** Tool pairs were queued for a deferred summary. @since 0.1.0 */
 export const ToolPairsQueued = Schema.TaggedStruct("ToolPairsQueued", {
   ...base,
@@ -273,6 +289,7 @@ export const WindowEvent = Schema.Union(
   PromptRendered,
   UsageReported,
   ToolOutputPruned,
+  MediaPruned,
   ToolPairsQueued,
   ToolPairSummaryDeferred,
   DeferredSummariesApplied,
@@ -315,13 +332,13 @@ export const stamp = (draft: Draft, id: string): WindowEvent => ({ ...draft, id 
  * @since 0.1.0
  */
 export const schemaVersions: { readonly [T in EventType]: number } = {
-  SystemPromptSet: 1,
-  KnowledgeSet: 1,
+  SystemPromptSet: 2,
+  KnowledgeSet: 2,
   TaskGoalSet: 1,
   SubgoalsSet: 1,
   SignalRaised: 1,
-  MessageAppended: 2,
-  MessagesInjected: 2,
+  MessageAppended: 3,
+  MessagesInjected: 3,
   MessagesRemoved: 1,
   MessagePinned: 1,
   HistoryTrimmed: 1,
@@ -332,16 +349,17 @@ export const schemaVersions: { readonly [T in EventType]: number } = {
   PromptRendered: 2,
   UsageReported: 1,
   ToolOutputPruned: 1,
+  MediaPruned: 1,
   ToolPairsQueued: 1,
   ToolPairSummaryDeferred: 1,
   DeferredSummariesApplied: 1,
   DeferredSummariesFlushed: 1,
-  Compacted: 1,
+  Compacted: 2,
   CompactionFailed: 1,
-  CompactionReverted: 1,
-  SeamProduced: 1,
-  SeamsRecompacted: 1,
-  BriefingProduced: 1,
+  CompactionReverted: 2,
+  SeamProduced: 2,
+  SeamsRecompacted: 2,
+  BriefingProduced: 2,
   CycleAdvanced: 1,
   SeamsReset: 1,
   FactsRecorded: 1

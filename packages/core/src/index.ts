@@ -22,6 +22,8 @@ export * as EventLog from "./EventLog.js"
 export * as Ids from "./Ids.js"
 /** Language model port. @since 0.1.0 */
 export * as LanguageModel from "./LanguageModel.js"
+/** Token costs of images and documents by provider formula. @since 0.3.0 */
+export * as MediaTokens from "./MediaTokens.js"
 /** Messages and parts. @since 0.1.0 */
 export * as Message from "./Message.js"
 /** Recall source port. @since 0.1.0 */

@@ -79,9 +79,9 @@ describe("EventCodec.decode", () => {
       assert.strictEqual(unknownType.path, "_tag")
       assert.match(unknownType.detail, /unknown event type "MessageExploded"/)
       const future = yield* failureOf(
-        EventCodec.decode(storedAppend({ _tag: "MessageAppended", id: "e1", message: goodMessage }, 3))
+        EventCodec.decode(storedAppend({ _tag: "MessageAppended", id: "e1", message: goodMessage }, 4))
       )
-      assert.match(future.detail, /schema version 3 is not between 1 and 2/)
+      assert.match(future.detail, /schema version 4 is not between 1 and 3/)
       const notJson = yield* failureOf(EventCodec.decode({ type: "TurnCompleted", schemaVersion: 1, data: "{oops" }))
       assert.match(notJson.detail, /not JSON/)
       const mismatch = yield* failureOf(
@@ -261,7 +261,7 @@ describe("upcasting", () => {
       const stored = yield* EventCodec.encodeAll(events)
       assert.deepStrictEqual(
         stored.filter((record) => record.type === "MessageAppended").map((record) => record.schemaVersion),
-        [2, 2, 2, 2, 2, 2, 2]
+        [3, 3, 3, 3, 3, 3, 3]
       )
       const log = yield* EventLog.EventLog
       yield* log.append("imported", events, "no_stream")

@@ -27,7 +27,7 @@ describe("Transcript.fromOpenAIChat", () => {
         {
           role: "assistant",
           content: null,
-          reasoning_content: "ignored",
+          reasoning_content: "thinking it over",
           tool_calls: [
             { id: "call_a", type: "function", function: { name: "ls", arguments: '{"path":"."}' } },
             { id: "call_b", type: "function", function: { name: "sh", arguments: "not json" } }
@@ -41,10 +41,14 @@ describe("Transcript.fromOpenAIChat", () => {
         Message.system("be brief"),
         Message.system("dev rules"),
         Message.user("list files"),
-        Message.assistant("", [
-          Message.toolCall("call_a", "ls", { path: "." }),
-          Message.toolCall("call_b", "sh", "not json")
-        ]),
+        {
+          role: "assistant",
+          parts: [
+            Message.reasoning("thinking it over"),
+            Message.toolCall("call_a", "ls", { path: "." }),
+            Message.toolCall("call_b", "sh", "not json")
+          ]
+        },
         Message.tool("call_a", "a.txt"),
         Message.tool("call_b", ""),
         { role: "assistant", parts: [Message.text("")] }

@@ -59,6 +59,7 @@ const samples: { readonly [T in WindowEvent.EventType]: Omit<WindowEvent.EventOf
     _tag: "ToolOutputPruned",
     outputs: [{ messageId: "t1", toolCallId: "c1", content: "[pruned]", tokens: 6 }]
   },
+  MediaPruned: { _tag: "MediaPruned", parts: [{ messageId: "u1", partIndex: 1, stub: "[image pruned]", tokens: 9 }] },
   ToolPairsQueued: { _tag: "ToolPairsQueued", toolCallIds: ["c1"] },
   ToolPairSummaryDeferred: {
     _tag: "ToolPairSummaryDeferred",
@@ -105,7 +106,7 @@ const unionTags = WindowEvent.WindowEvent.members.map((member) => {
 
 describe("WindowEvent", () => {
   it("eventTypes lists exactly the members of the union, each with a schema version", () => {
-    assert.strictEqual(unionTags.length, 30)
+    assert.strictEqual(unionTags.length, 31)
     assert.deepStrictEqual([...WindowEvent.eventTypes].sort(), [...unionTags].sort())
     assert.isTrue(WindowEvent.eventTypes.every((type) => WindowEvent.isEventType(type)))
     assert.isFalse(WindowEvent.isEventType("toString"))

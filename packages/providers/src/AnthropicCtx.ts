@@ -7,6 +7,9 @@
  * message before the last user message), end of injected knowledge, end of stable knowledge, end of
  * identity, end of tools. A breakpoint whose cached prefix is shorter
  * than the model's minimum cacheable length is skipped: the API would silently not cache it.
+ * Reasoning parts with a signature (or redacted data) go back as `thinking` (`redacted_thinking`)
+ * blocks leading their assistant turn, unchanged; images and documents as `image` / `document`
+ * blocks in their user turn.
  *
  * @since 0.1.0
  */
@@ -23,9 +26,14 @@ import * as RequestValidator from "./RequestValidator.js"
 /** Request shapes of the Anthropic Messages API. @since 0.1.0 */
 export type {
   AnthropicContentBlock,
+  AnthropicDocumentBlock,
+  AnthropicImageBlock,
   AnthropicMessage,
+  AnthropicRedactedThinkingBlock,
   AnthropicRequest,
+  AnthropicSource,
   AnthropicTextBlock,
+  AnthropicThinkingBlock,
   AnthropicTool,
   AnthropicToolResultBlock,
   AnthropicToolUseBlock,
@@ -40,6 +48,17 @@ export interface Config extends CommonConfig {
   readonly cacheTtl?: "5m" | "1h"
   /** Set false to place no breakpoints. Default true. */
   readonly promptCaching?: boolean
+  /**
+   * Which assistant turns send their signed thinking back: `all` (default: a turn renders the same
+   * bytes as it ages, so cached prefixes hold) or `current` (only the turn whose tool calls the
+   * request answers, the one the API requires).
+   */
+  readonly thinking?: "all" | "current"
+  /**
+   * Enable extended thinking with this budget (tokens, at least 1024 and below the output limit):
+   * the request carries `thinking: { type: "enabled", budget_tokens }` and no `temperature`.
+   */
+  readonly thinkingBudget?: number
 }
 
 /** Default context window of Claude models. @since 0.1.0 */
@@ -89,7 +108,9 @@ export const make = (config: Config): CtxBuilder<AnthropicRequest> => {
           reminder: options.turnReminder,
           minCacheableTokens: config.minCacheableTokens ?? minCacheableTokensFor(config.model),
           cacheTtl: config.cacheTtl,
-          cache: config.promptCaching ?? true
+          cache: config.promptCaching ?? true,
+          thinking: config.thinking,
+          thinkingBudget: config.thinkingBudget
         }),
         ({ request, breakpoints }) => ({
           request,

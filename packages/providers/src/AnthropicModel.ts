@@ -53,6 +53,8 @@ export interface ClientConfig {
   readonly minCacheableTokens?: number
   /** Place cache breakpoints on port requests. Default true. */
   readonly promptCaching?: boolean
+  /** Enable extended thinking on port requests with this budget (see `AnthropicCtx.Config.thinkingBudget`). */
+  readonly thinkingBudget?: number
 }
 
 /** The port plus sending of pre-built requests. @since 0.1.0 */
@@ -98,7 +100,8 @@ export const make = (config: ClientConfig): Client => {
           tools: request.tools,
           reminder: undefined,
           minCacheableTokens: config.minCacheableTokens ?? minCacheableTokensFor(config.model),
-          cache: config.promptCaching ?? true
+          cache: config.promptCaching ?? true,
+          thinkingBudget: config.thinkingBudget
         }),
         (rendered) => rendered.request
       )

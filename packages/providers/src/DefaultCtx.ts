@@ -1,7 +1,9 @@
 /**
  * The generic strategy: an OpenAI-compatible Chat Completions request with plain `system` messages,
  * no model-specific rules and no cache hints. For servers that speak that format (vLLM, llama.cpp
- * server, LM Studio, gateways) when nothing better is known.
+ * server, LM Studio, gateways) when nothing better is known. Reasoning parts are not sent back
+ * (most such servers reject `reasoning_content` in input); images go as `image_url` parts, documents
+ * as a text line naming them.
  *
  * @since 0.1.0
  */

@@ -15,12 +15,19 @@ export class InvalidRequest extends Schema.TaggedError<InvalidRequest>()("Invali
   provider: Schema.String,
   detail: Schema.String,
   messageId: Schema.optional(Schema.String),
-  toolCallId: Schema.optional(Schema.String)
+  toolCallId: Schema.optional(Schema.String),
+  /** Index of the offending message in the rendered request's `messages` (0-based). */
+  messageIndex: Schema.optional(Schema.Number),
+  /** Index of the offending block in that message's `content` (0-based). */
+  blockIndex: Schema.optional(Schema.Number)
 }) {
   override get message(): string {
     const where = [
       this.messageId === undefined ? undefined : `message ${this.messageId}`,
-      this.toolCallId === undefined ? undefined : `tool call ${this.toolCallId}`
+      this.toolCallId === undefined ? undefined : `tool call ${this.toolCallId}`,
+      this.messageIndex === undefined
+        ? undefined
+        : `messages[${this.messageIndex}]${this.blockIndex === undefined ? "" : `.content[${this.blockIndex}]`}`
     ].filter((part) => part !== undefined)
     return `${this.provider} request: ${this.detail}${where.length === 0 ? "" : ` (${where.join(", ")})`}`
   }
@@ -30,11 +37,18 @@ export class InvalidRequest extends Schema.TaggedError<InvalidRequest>()("Invali
 export const make = (
   provider: string,
   detail: string,
-  where: { readonly messageId?: string | undefined; readonly toolCallId?: string | undefined } = {}
+  where: {
+    readonly messageId?: string | undefined
+    readonly toolCallId?: string | undefined
+    readonly messageIndex?: number | undefined
+    readonly blockIndex?: number | undefined
+  } = {}
 ): InvalidRequest =>
   new InvalidRequest({
     provider,
     detail,
     ...(where.messageId === undefined ? {} : { messageId: where.messageId }),
-    ...(where.toolCallId === undefined ? {} : { toolCallId: where.toolCallId })
+    ...(where.toolCallId === undefined ? {} : { toolCallId: where.toolCallId }),
+    ...(where.messageIndex === undefined ? {} : { messageIndex: where.messageIndex }),
+    ...(where.blockIndex === undefined ? {} : { blockIndex: where.blockIndex })
   })

@@ -153,7 +153,13 @@ const fromChat = (messages: ReadonlyArray<ChatMessage>): LanguageModel.ModelRequ
         case "developer":
           return []
         case "user":
-          return [Message.user(message.content)]
+          return [
+            Message.user(
+              typeof message.content === "string"
+                ? message.content
+                : message.content.flatMap((part) => (part.type === "text" ? [part.text] : [])).join("\n")
+            )
+          ]
         case "assistant":
           return [
             Message.assistant(
@@ -178,8 +184,14 @@ const fromResponses = (items: ReadonlyArray<ResponsesInputItem>): LanguageModel.
   for (const item of items) {
     const previous = messages[messages.length - 1]
     if (item.type === "message") {
-      if (item.role === "user") messages.push(Message.user(item.content))
-      if (item.role === "assistant") messages.push(Message.assistant(item.content))
+      const content =
+        typeof item.content === "string"
+          ? item.content
+          : item.content.flatMap((part) => (part.type === "input_text" ? [part.text] : [])).join("\n")
+      if (item.role === "user") messages.push(Message.user(content))
+      if (item.role === "assistant") messages.push(Message.assistant(content))
+    } else if (item.type === "reasoning") {
+      // The script reads text and tool calls; reasoning sent back is not part of what it answers.
     } else if (item.type === "function_call") {
       const call = Message.toolCall(item.call_id, item.name, parseInput(item.arguments))
       // Calls following an assistant message belong to it, as they did in the window.

@@ -4,6 +4,8 @@
  * that and a smaller budget would trim everything), one merged system message (many local chat
  * templates honour only the first), system or injected messages in history sent as user text,
  * tool schemas trimmed (descriptions shortened, titles and examples dropped), tighter truncation.
+ * Reasoning parts are not sent back; base64 images go as `image_url` data URLs (Ollama fetches no
+ * image URLs: those, and documents, become a text line naming them).
  *
  * @since 0.1.0
  */
@@ -84,7 +86,8 @@ export const make = (config: Config): CtxBuilder<ChatCompletionsRequest> => {
       tokenParam: "max_tokens",
       maxTokens: options.maxOutputTokens,
       temperature: options.temperature,
-      tools: toolsOf(options.tools)
+      tools: toolsOf(options.tools),
+      imageUrls: false
     })
   })
 }

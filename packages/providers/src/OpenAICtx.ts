@@ -4,7 +4,10 @@
  * history as `tool_calls` / `tool` messages (each `tool` message right after the assistant message
  * that made the call). `makeResponses` renders the same window for the Responses API (`input` items:
  * `message`, `function_call`, `function_call_output`). OpenAI caches prompt prefixes automatically,
- * so the order is the only cache hint.
+ * so the order is the only cache hint. Images go as `image_url` (`input_image`) parts, base64
+ * documents as `file` (`input_file`) parts; Chat Completions takes no reasoning back, so reasoning
+ * parts are dropped there; the Responses render sends a reasoning part that has an item id back as a
+ * `reasoning` item (with its `encrypted_content`) before the output it led to.
  *
  * @since 0.1.0
  */
@@ -22,9 +25,11 @@ import * as RequestValidator from "./RequestValidator.js"
 /** Request shapes of the OpenAI Chat Completions and Responses APIs. @since 0.1.0 */
 export type {
   ChatCompletionsRequest,
+  ChatContentPart,
   ChatMessage,
   ChatTool,
   ChatToolCall,
+  ResponsesContentPart,
   ResponsesInputItem,
   ResponsesRequest,
   ResponsesTool
@@ -62,7 +67,8 @@ const settingsFor =
       maxTokens: options.maxOutputTokens,
       // Reasoning models reject `temperature`.
       temperature: reasoning ? undefined : options.temperature,
-      tools: options.tools
+      tools: options.tools,
+      documents: "file"
     }
   }
 

@@ -59,7 +59,9 @@ export const ProviderConfigSchema = Schema.Union(
     ...common,
     minCacheableTokens: opt(Schema.Number),
     cacheTtl: opt(Schema.Literal("5m", "1h")),
-    promptCaching: opt(Schema.Boolean)
+    promptCaching: opt(Schema.Boolean),
+    thinking: opt(Schema.Literal("all", "current")),
+    thinkingBudget: opt(Schema.Number)
   }),
   Schema.Struct({
     provider: Schema.Literal("openai"),

@@ -68,13 +68,21 @@ export const cacheControlCount = (request: AnthropicRequest): number =>
 /**
  * The Messages API rules: at least one message, roles alternate, every `tool_use` is answered in the
  * very next (user) message and every `tool_result` answers a `tool_use` of the message right before,
- * tool results lead their message, no empty text, at most 4 cache breakpoints.
+ * tool results lead their message, no empty text, at most 4 cache breakpoints; `thinking` and
+ * `redacted_thinking` blocks only in assistant messages, before their text and tool_use blocks,
+ * with their signature (or data) and no `cache_control` (an error names `messages[i].content[j]`).
  * @since 0.1.0
  */
 export const anthropic = (request: AnthropicRequest): Either.Either<void, InvalidRequest> => {
   const fail = (detail: string, toolCallId?: string) =>
     Either.left(invalid("anthropic", detail, { toolCallId, messageId: undefined }))
   if (request.messages.length === 0) return fail("a request needs at least one message")
+  if (request.thinking !== undefined) {
+    const budget = request.thinking.budget_tokens
+    if (!Number.isInteger(budget) || budget < 1024 || budget >= request.max_tokens) {
+      return fail(`thinking budget_tokens ${budget} must be an integer, at least 1024 and below max_tokens`)
+    }
+  }
   const breakpoints = cacheControlCount(request)
   if (breakpoints > maxCacheBreakpoints) {
     return fail(`${breakpoints} cache_control breakpoints (the API allows ${maxCacheBreakpoints})`)
@@ -88,7 +96,30 @@ export const anthropic = (request: AnthropicRequest): Either.Either<void, Invali
     }
     if (message.content.length === 0) return fail(`message #${index + 1} has no content`)
     let leading = true
-    for (const block of message.content) {
+    let beforeThinking = true
+    for (const [blockIndex, block] of message.content.entries()) {
+      if (block.type === "thinking" || block.type === "redacted_thinking") {
+        const at = { messageIndex: index, blockIndex, messageId: undefined }
+        if (message.role !== "assistant") {
+          return Either.left(invalid("anthropic", `${block.type} block outside an assistant message`, at))
+        }
+        if (!beforeThinking) {
+          return Either.left(
+            invalid("anthropic", `${block.type} block after text or tool_use: thinking must lead its message`, at)
+          )
+        }
+        if (block.type === "thinking" && block.signature.length === 0) {
+          return Either.left(invalid("anthropic", "thinking block without its signature", at))
+        }
+        if (block.type === "redacted_thinking" && block.data.length === 0) {
+          return Either.left(invalid("anthropic", "redacted_thinking block without its data", at))
+        }
+        if ("cache_control" in block) {
+          return Either.left(invalid("anthropic", `${block.type} block cannot carry cache_control`, at))
+        }
+        continue
+      }
+      beforeThinking = false
       if (block.type === "text" && block.text.trim().length === 0) {
         return fail(`message #${index + 1} has an empty (or whitespace-only) text block`)
       }
@@ -160,7 +191,8 @@ export const chatCompletions = (
 
 /**
  * The Responses rules: every `function_call_output` comes after the `function_call` with its
- * `call_id`, once; every `function_call` is answered before the next message item.
+ * `call_id`, once; every `function_call` is answered before the next message item; a `reasoning`
+ * item is followed by the `function_call` or assistant message it led to.
  * @since 0.1.0
  */
 export const responses = (request: ResponsesRequest): Either.Either<void, InvalidRequest> => {
@@ -169,7 +201,20 @@ export const responses = (request: ResponsesRequest): Either.Either<void, Invali
   if (request.input.length === 0) return fail("a request needs at least one input item")
   const open = new Set<string>()
   const seen = new Set<string>()
-  for (const item of request.input) {
+  for (const [index, item] of request.input.entries()) {
+    if (item.type === "reasoning") {
+      const following = request.input[index + 1]
+      const answered =
+        following !== undefined &&
+        (following.type === "function_call" || (following.type === "message" && following.role === "assistant"))
+      if (!answered) {
+        return Either.left(
+          invalid("openai-responses", "reasoning item is not followed by the function_call or message it led to", {
+            messageIndex: index
+          })
+        )
+      }
+    }
     if (item.type === "function_call") {
       if (seen.has(item.call_id)) return fail("function_call id is used twice", item.call_id)
       seen.add(item.call_id)

@@ -159,10 +159,28 @@ describe("message adapters: edges", () => {
       }
     ])
     assert.isTrue(Either.isLeft(badArgs) && badArgs.left._tag === "AdapterError")
-    const anthropicImage = fromAnthropic([
-      { role: "user", content: [{ type: "image", source: { type: "url", url: "https://example.com/a.png" } }] }
+    const anthropicDocument = fromAnthropic([
+      { role: "user", content: [{ type: "document", source: { type: "url", url: "https://example.com/a.pdf" } }] }
     ])
-    assert.isTrue(Either.isLeft(anthropicImage))
+    assert.isTrue(Either.isLeft(anthropicDocument))
+    // Images and thinking have parts of their own now.
+    const anthropicImage = fromAnthropic([
+      { role: "user", content: [{ type: "image", source: { type: "url", url: "https://example.com/a.png" } }] },
+      {
+        role: "assistant",
+        content: [
+          { type: "thinking", thinking: "hm", signature: "sig==" },
+          { type: "text", text: "a cat" }
+        ]
+      }
+    ])
+    assert.deepStrictEqual(
+      Either.getOrThrow(anthropicImage).map((input) => input.parts),
+      [
+        [Message.imageUrl("https://example.com/a.png")],
+        [Message.reasoning("hm", { signature: "sig==" }), Message.text("a cat")]
+      ]
+    )
     const chat = fromLangChain([
       new HumanMessage("hi"),
       new AIMessage({ content: "", tool_calls: [{ name: "f", args: {} }] })

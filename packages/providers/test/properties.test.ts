@@ -44,7 +44,10 @@ const scenario = fc.record({
   steps: fc.array(step, { maxLength: 14 }),
   dropGroups: fc.array(fc.boolean(), { maxLength: 20 }),
   minCacheable: fc.integer({ min: 1, max: 4096 }),
-  reminder: fc.boolean()
+  reminder: fc.boolean(),
+  // Assistant turns carry signed (and sometimes redacted or readable-only) reasoning; users send images.
+  reasoning: fc.constantFrom("none", "signed", "mixed"),
+  images: fc.boolean()
 })
 
 type Scenario = typeof scenario extends fc.Arbitrary<infer A> ? A : never
@@ -78,13 +81,29 @@ const windowFor = (s: Scenario): Window.Window => {
   const append = (message: Message.Message): void => {
     events.push({ _tag: "MessageAppended", message })
   }
+  const thoughts = (n: number): ReadonlyArray<Message.Part> =>
+    s.reasoning === "none"
+      ? []
+      : s.reasoning === "signed"
+        ? [Message.reasoning(`thinking ${n}`, { signature: `sig-${n}` })]
+        : n % 3 === 0
+          ? [Message.reasoning("", { redactedData: `data-${n}` }), Message.reasoning(`thinking ${n}`)]
+          : [Message.reasoning(`thinking ${n}`, { signature: `sig-${n}`, itemId: `rs_${n}` })]
   for (const [n, st] of s.steps.entries()) {
     switch (st._tag) {
       case "user":
-        append(msg(`u-${n}`, Message.user(`user ${n}`), st.tokens))
+        append(
+          msg(
+            `u-${n}`,
+            s.images
+              ? { role: "user", parts: [Message.text(`user ${n}`), Message.imageUrl(`https://example.com/${n}.png`)] }
+              : Message.user(`user ${n}`),
+            st.tokens
+          )
+        )
         break
       case "assistant":
-        append(msg(`a-${n}`, Message.assistant(`assistant ${n}`), st.tokens))
+        append(msg(`a-${n}`, { role: "assistant", parts: [...thoughts(n), Message.text(`assistant ${n}`)] }, st.tokens))
         break
       case "summary":
         append(msg(`s-${n}`, Message.system(`summary ${n}`), st.tokens, "summary"))
@@ -94,10 +113,7 @@ const windowFor = (s: Scenario): Window.Window => {
         append(
           msg(
             `a-${n}`,
-            Message.assistant(
-              "",
-              ids.map((id) => Message.toolCall(id, "tool", { n }))
-            ),
+            { role: "assistant", parts: [...thoughts(n), ...ids.map((id) => Message.toolCall(id, "tool", { n }))] },
             st.tokens
           )
         )
@@ -160,7 +176,22 @@ describe("properties over random windows", () => {
           const types = message.content.map((block) => block.type)
           const firstOther = types.findIndex((type) => type !== "tool_result")
           if (firstOther !== -1) expect(types.slice(firstOther)).not.toContain("tool_result")
+          // Thinking only in assistant messages, before everything else, signed.
+          const thinking = (type: string) => type === "thinking" || type === "redacted_thinking"
+          const firstNonThinking = types.findIndex((type) => !thinking(type))
+          if (types.some(thinking)) expect(message.role).toBe("assistant")
+          if (firstNonThinking !== -1) expect(types.slice(firstNonThinking).some(thinking)).toBe(false)
+          for (const block of message.content) {
+            if (block.type === "thinking") expect(block.signature).toMatch(/^sig-/)
+          }
         })
+        // Every signed reasoning part of a rendered assistant turn went out (the default keeps all).
+        const signed = window.history.flatMap((message) =>
+          Message.toolCallsOf(message).length > 0 || Message.textOf(message).length > 0
+            ? Message.reasoningOf(message).flatMap((part) => (part.signature === undefined ? [] : [part.signature]))
+            : []
+        )
+        for (const signature of signed) expect(json).toContain(`"signature":"${signature}"`)
         expect(request.messages[0]?.role).toBe("user")
       }),
       { numRuns: propertyRuns(300) }

@@ -313,6 +313,24 @@ const rewriteToolOutput = (
   })
 }
 
+/** Replace the image or document at `partIndex` of history message `messageId` by a text stub. */
+const rewriteMedia = (
+  history: Seq<Message>,
+  messageId: string,
+  partIndex: number,
+  stub: string,
+  tokens: number
+): Seq<Message> => {
+  const message = history.get(messageId)
+  const part = message?.parts[partIndex]
+  if (message === undefined || (part?.type !== "image" && part?.type !== "document")) return history
+  return history.update({
+    ...message,
+    tokens,
+    parts: message.parts.map((each, index) => (index === partIndex ? { type: "text", text: stub } : each))
+  })
+}
+
 const applyDeferred = (state: State, event: EventOf<"DeferredSummariesApplied">): State => {
   const wanted = new Set(event.toolCallIds)
   let history = state.history
@@ -454,6 +472,13 @@ const step = (state: State, event: WindowEvent, version: number): State => {
       let history = state.history
       for (const output of event.outputs) {
         history = rewriteToolOutput(history, output.messageId, output.toolCallId, output.content, output.tokens)
+      }
+      return { ...state, history }
+    }
+    case "MediaPruned": {
+      let history = state.history
+      for (const pruned of event.parts) {
+        history = rewriteMedia(history, pruned.messageId, pruned.partIndex, pruned.stub, pruned.tokens)
       }
       return { ...state, history }
     }

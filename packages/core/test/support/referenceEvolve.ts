@@ -102,6 +102,24 @@ const rewriteToolOutput = (
         }
   )
 
+const rewriteMedia = (
+  history: ReadonlyArray<Message>,
+  messageId: string,
+  partIndex: number,
+  stub: string,
+  tokens: number
+): ReadonlyArray<Message> =>
+  history.map((message) => {
+    const part = message.parts[partIndex]
+    return message.id !== messageId || (part?.type !== "image" && part?.type !== "document")
+      ? message
+      : {
+          ...message,
+          tokens,
+          parts: message.parts.map((each, index) => (index === partIndex ? { type: "text", text: stub } : each))
+        }
+  })
+
 const removeEverywhere = (window: Window, ids: ReadonlySet<string>): Window => ({
   ...window,
   knowledge: without(window.knowledge, ids),
@@ -226,6 +244,13 @@ const step = (window: Window, event: WindowEvent, version: number): Window => {
       let history = window.history
       for (const output of event.outputs) {
         history = rewriteToolOutput(history, output.messageId, output.toolCallId, output.content, output.tokens)
+      }
+      return { ...window, history }
+    }
+    case "MediaPruned": {
+      let history = window.history
+      for (const pruned of event.parts) {
+        history = rewriteMedia(history, pruned.messageId, pruned.partIndex, pruned.stub, pruned.tokens)
       }
       return { ...window, history }
     }

@@ -4,8 +4,9 @@
  *
  * - System messages go to `system` (one text block each); the results of a tool round go into one user
  *   message (the API wants them together), each with `is_error` when the result is an error.
- * - `thinking` blocks are dropped on the way in (a window keeps no reasoning); images, documents and
- *   server-tool blocks are an `AdapterError`.
+ * - `thinking` and `redacted_thinking` blocks become `reasoning` parts (signature or data kept) both
+ *   ways; base64 and URL images become `image` parts both ways; documents and server-tool blocks
+ *   coming in are an `AdapterError`, and a document going out is sent as its source.
  *
  * @since 0.1.0
  */
@@ -30,6 +31,11 @@ export interface AnthropicMessages {
 
 const format = "Anthropic"
 
+const imageMediaTypes = ["image/jpeg", "image/png", "image/gif", "image/webp"] as const
+
+const imageMediaType = (value: string): (typeof imageMediaTypes)[number] | undefined =>
+  imageMediaTypes.find((known) => known === value)
+
 /** ctxlog messages (e.g. `[...window.system, ...window.history]`) as Anthropic `system` + `messages`. @since 0.1.0 */
 export const toAnthropic = (messages: ReadonlyArray<AnyMessage>): AnthropicMessages => {
   const system: Array<TextBlockParam> = []
@@ -39,15 +45,34 @@ export const toAnthropic = (messages: ReadonlyArray<AnyMessage>): AnthropicMessa
       system.push({ type: "text", text: Message.textOf(message) })
       continue
     }
-    const blocks = message.parts.map((part): ContentBlockParam => {
-      if (part.type === "text") return { type: "text", text: part.text }
-      if (part.type === "tool_call") return { type: "tool_use", id: part.id, name: part.name, input: part.input }
-      return {
-        type: "tool_result",
-        tool_use_id: part.toolCallId,
-        content: part.content,
-        ...(part.isError ? { is_error: true } : {})
+    const blocks = message.parts.flatMap((part): ReadonlyArray<ContentBlockParam> => {
+      if (part.type === "text") return [{ type: "text", text: part.text }]
+      if (part.type === "tool_call") return [{ type: "tool_use", id: part.id, name: part.name, input: part.input }]
+      if (part.type === "reasoning") {
+        if (part.redactedData !== undefined) return [{ type: "redacted_thinking", data: part.redactedData }]
+        return part.signature === undefined
+          ? []
+          : [{ type: "thinking", thinking: part.text, signature: part.signature }]
       }
+      if (part.type === "image" || part.type === "document") {
+        const source = part.source
+        if (source.type === "url") return [{ type: part.type, source: { type: "url", url: source.url } }]
+        if (part.type === "document") {
+          return [{ type: "document", source: { type: "base64", media_type: "application/pdf", data: source.data } }]
+        }
+        const mediaType = imageMediaType(source.mediaType)
+        return mediaType === undefined
+          ? [{ type: "text", text: `[image: ${source.mediaType}]` }]
+          : [{ type: "image", source: { type: "base64", media_type: mediaType, data: source.data } }]
+      }
+      return [
+        {
+          type: "tool_result",
+          tool_use_id: part.toolCallId,
+          content: part.content,
+          ...(part.isError ? { is_error: true } : {})
+        }
+      ]
     })
     const role = message.role === "assistant" ? "assistant" : "user"
     const previous = out[out.length - 1]
@@ -102,7 +127,11 @@ export const fromAnthropic = (
       const own: Array<Message.Part> = []
       for (const block of message.content) {
         if (block.type === "text") own.push(Message.text(block.text))
-        else if (block.type === "thinking" || block.type === "redacted_thinking") continue
+        else if (block.type === "thinking") own.push(Message.reasoning(block.thinking, { signature: block.signature }))
+        else if (block.type === "redacted_thinking") own.push(Message.reasoning("", { redactedData: block.data }))
+        else if (block.type === "image" && block.source.type === "base64") {
+          own.push(Message.imageBase64(block.source.media_type, block.source.data))
+        } else if (block.type === "image" && block.source.type === "url") own.push(Message.imageUrl(block.source.url))
         else if (block.type === "tool_use" && message.role === "assistant") {
           const input = jsonInput(format, index, block.input)
           if (Either.isLeft(input)) return Either.left(input.left)

@@ -1,7 +1,9 @@
 /**
  * Anthropic Messages responses → `ModelChunk`s: the SSE events (`message_start`,
  * `content_block_start`, `content_block_delta`, `message_delta`, `message_stop`, `ping`, `error`) or a
- * non-streamed JSON message. Usage is normalized: the API splits the prompt into `input_tokens`,
+ * non-streamed JSON message. `thinking` blocks (`thinking_delta` then one `signature_delta`) and
+ * `redacted_thinking` blocks become reasoning parts of the response, signature and data kept byte
+ * for byte (they stream no chunk of their own). Usage is normalized: the API splits the prompt into `input_tokens`,
  * `cache_creation_input_tokens` and `cache_read_input_tokens`; `inputTokens` is their sum.
  */
 import type { LanguageModel } from "@ctxlog/core"
@@ -26,6 +28,9 @@ type Usage = typeof Usage.Type
 const Block = Schema.Struct({
   type: Schema.String,
   text: Schema.optional(Schema.String),
+  thinking: Schema.optional(Schema.String),
+  signature: Schema.optional(Schema.String),
+  data: Schema.optional(Schema.String),
   id: Schema.optional(Schema.String),
   name: Schema.optional(Schema.String),
   input: Schema.optional(Schema.Unknown)
@@ -40,6 +45,8 @@ const Event = Schema.Struct({
     Schema.Struct({
       type: Schema.optional(Schema.String),
       text: Schema.optional(Schema.String),
+      thinking: Schema.optional(Schema.String),
+      signature: Schema.optional(Schema.String),
       partial_json: Schema.optional(Schema.String),
       stop_reason: Schema.optional(Schema.NullOr(Schema.String))
     })
@@ -109,6 +116,17 @@ const step = (
         state.text(block.text)
         return Either.right([{ _tag: "TextDelta", text: block.text }])
       }
+      if (block?.type === "thinking") {
+        state.reasoning(key, {
+          ...(block.thinking === undefined ? {} : { text: block.thinking }),
+          ...(block.signature === undefined || block.signature.length === 0 ? {} : { signature: block.signature })
+        })
+        return Either.right([])
+      }
+      if (block?.type === "redacted_thinking") {
+        state.reasoning(key, { redactedData: block.data ?? "" })
+        return Either.right([])
+      }
       if (block?.type === "tool_use") {
         // Announce the call at once: a call with no input gets no input_json_delta.
         state.call(key, block.id ?? "", block.name ?? "")
@@ -127,7 +145,15 @@ const step = (
         if (call === undefined) return Either.left(malformed(`input_json_delta for unknown block ${key}`))
         return Either.right([{ _tag: "ToolCallDelta", id: call.id, name: call.name, inputJson: delta.partial_json }])
       }
-      return Either.right([]) // thinking and signature deltas are not part of the port's response
+      if (delta?.type === "thinking_delta" && delta.thinking !== undefined) {
+        state.reasoning(key, { text: delta.thinking })
+        return Either.right([])
+      }
+      if (delta?.type === "signature_delta" && delta.signature !== undefined) {
+        state.reasoning(key, { signature: delta.signature })
+        return Either.right([])
+      }
+      return Either.right([])
     }
     case "message_delta":
       if (event.delta?.stop_reason !== undefined) state.stopReason = stopReason(event.delta.stop_reason)
@@ -167,6 +193,13 @@ export const chunks = (
               if (block.type === "text" && block.text !== undefined) {
                 state.text(block.text)
                 out.push({ _tag: "TextDelta", text: block.text })
+              } else if (block.type === "thinking") {
+                state.reasoning(String(index), {
+                  text: block.thinking ?? "",
+                  ...(block.signature === undefined ? {} : { signature: block.signature })
+                })
+              } else if (block.type === "redacted_thinking") {
+                state.reasoning(String(index), { redactedData: block.data ?? "" })
               } else if (block.type === "tool_use") {
                 const json = JSON.stringify(block.input ?? {})
                 state.call(String(index), block.id ?? "", block.name ?? "")

@@ -7,12 +7,17 @@ import type { LanguageModel, Message } from "@ctxlog/core"
 import * as Either from "effect/Either"
 import { type InvalidRequest, make as invalid } from "../InvalidRequest.js"
 import { anthropic as validateAnthropic, maxCacheBreakpoints } from "../RequestValidator.js"
-import { roughTokens, type Sections, type Turn, wrapContext } from "./sections.js"
+import { roughTokens, type Sections, type Turn, type UserContent, wrapContext } from "./sections.js"
 import type {
   AnthropicContentBlock,
+  AnthropicDocumentBlock,
+  AnthropicImageBlock,
   AnthropicMessage,
   AnthropicRequest,
+  AnthropicSource,
   AnthropicTextBlock,
+  AnthropicThinkingBlock,
+  AnthropicRedactedThinkingBlock,
   AnthropicTool,
   CacheControl,
   JsonObject
@@ -29,6 +34,14 @@ export interface Settings {
   readonly cacheTtl?: "5m" | "1h" | undefined
   /** Place breakpoints at all. */
   readonly cache: boolean
+  /**
+   * Which assistant turns keep their signed thinking blocks: `all` (default; every turn renders the
+   * same bytes as it ages, so cached prefixes hold) or `current` (only the turn whose tool calls the
+   * request answers, which the API requires; it ignores older ones).
+   */
+  readonly thinking?: "all" | "current" | undefined
+  /** Enable extended thinking with this many budget tokens (then no `temperature` is sent). */
+  readonly thinkingBudget?: number | undefined
 }
 
 export interface Rendered {
@@ -64,10 +77,56 @@ const trimPrefill = (drafts: ReadonlyArray<Draft>): ReadonlyArray<Draft> => {
   return [...drafts.slice(0, -1), { ...last, content: [...last.content.slice(0, -1), trimmed] }]
 }
 
-const draftOf = (turn: Turn): Either.Either<Draft, InvalidRequest> => {
+/** A reasoning part as the API gave it: thinking with its signature, or redacted data; else nothing. */
+const thinkingOf = (
+  part: Message.ReasoningPart
+): ReadonlyArray<AnthropicThinkingBlock | AnthropicRedactedThinkingBlock> => {
+  if (part.redactedData !== undefined && part.redactedData.length > 0) {
+    return [{ type: "redacted_thinking", data: part.redactedData }]
+  }
+  if (part.signature !== undefined && part.signature.length > 0) {
+    return [{ type: "thinking", thinking: part.text, signature: part.signature }]
+  }
+  return []
+}
+
+const decodeText = (data: string): string | undefined => {
+  try {
+    const binary = atob(data)
+    return new TextDecoder().decode(Uint8Array.from(binary, (char) => char.charCodeAt(0)))
+  } catch {
+    return undefined
+  }
+}
+
+const sourceOf = (source: Message.MediaSource): AnthropicSource => {
+  if (source.type === "url") return { type: "url", url: source.url }
+  // Plain-text documents go as text sources (their data is the text itself, not base64).
+  const plain = source.mediaType.startsWith("text/") ? decodeText(source.data) : undefined
+  return plain === undefined
+    ? { type: "base64", media_type: source.mediaType, data: source.data }
+    : { type: "text", media_type: "text/plain", data: plain }
+}
+
+const userBlocks = (content: ReadonlyArray<UserContent>): ReadonlyArray<AnthropicContentBlock> =>
+  content.flatMap((part): ReadonlyArray<AnthropicContentBlock> => {
+    if (part.type === "text") return text(part.text)
+    if (part.type === "image") return [{ type: "image", source: sourceOf(part.source) } satisfies AnthropicImageBlock]
+    const document: AnthropicDocumentBlock = {
+      type: "document",
+      source: sourceOf(part.source),
+      ...(part.title === undefined ? {} : { title: part.title })
+    }
+    return [document]
+  })
+
+const isThinking = (block: AnthropicContentBlock): boolean =>
+  block.type === "thinking" || block.type === "redacted_thinking"
+
+const draftOf = (turn: Turn, keepThinking: boolean): Either.Either<Draft, InvalidRequest> => {
   switch (turn._tag) {
     case "User":
-      return Either.right({ role: "user", content: text(turn.text), tokens: turn.tokens, fromHistory: true })
+      return Either.right({ role: "user", content: userBlocks(turn.content), tokens: turn.tokens, fromHistory: true })
     case "Context":
       return Either.right({
         role: "user",
@@ -100,7 +159,14 @@ const draftOf = (turn: Turn): Either.Either<Draft, InvalidRequest> => {
         }
         blocks.push({ type: "tool_use", id: call.id, name: call.name, input: call.input })
       }
-      return Either.right({ role: "assistant", content: blocks, tokens: turn.tokens, fromHistory: true })
+      // Thinking leads the turn it belongs to; a turn with nothing else is not sent at all.
+      const thinking = keepThinking && blocks.length > 0 ? turn.reasoning.flatMap(thinkingOf) : []
+      return Either.right({
+        role: "assistant",
+        content: [...thinking, ...blocks],
+        tokens: turn.tokens,
+        fromHistory: true
+      })
     }
   }
 }
@@ -122,17 +188,17 @@ const alternate = (drafts: ReadonlyArray<Draft>): ReadonlyArray<Draft> => {
       merged.push(draft)
     }
   }
-  return merged.map((draft) =>
-    draft.role === "user"
+  // Tool results lead a user message; thinking leads an assistant message (two merged assistant
+  // turns are one turn to the API, and its thinking must come first).
+  return merged.map((draft) => {
+    const first = draft.role === "user" ? (block: AnthropicContentBlock) => block.type === "tool_result" : isThinking
+    return draft.content.some(first) && !draft.content.every(first)
       ? {
           ...draft,
-          content: [
-            ...draft.content.filter((block) => block.type === "tool_result"),
-            ...draft.content.filter((block) => block.type !== "tool_result")
-          ]
+          content: [...draft.content.filter(first), ...draft.content.filter((block) => !first(block))]
         }
       : draft
-  )
+  })
 }
 
 const withReminder = (drafts: ReadonlyArray<Draft>, reminder: string | undefined): ReadonlyArray<Draft> => {
@@ -171,8 +237,15 @@ export const render = (sections: Sections, settings: Settings): Either.Either<Re
       fromHistory: false
     })
   }
-  for (const turn of sections.turns) {
-    const draft = draftOf(turn)
+  // The turn whose tool calls the request answers: the last assistant turn, if only results follow it.
+  let current = -1
+  sections.turns.forEach((turn, index) => {
+    if (turn._tag === "Assistant") current = turn.calls.length > 0 ? index : -1
+    else if (turn._tag !== "Results") current = -1
+  })
+  const keepAll = (settings.thinking ?? "all") === "all"
+  for (const [index, turn] of sections.turns.entries()) {
+    const draft = draftOf(turn, keepAll || index === current)
     if (Either.isLeft(draft)) return Either.left(draft.left)
     turnDrafts.push(draft.right)
   }
@@ -235,10 +308,16 @@ export const render = (sections: Sections, settings: Settings): Either.Either<Re
   const request: AnthropicRequest = {
     model: settings.model,
     max_tokens: settings.maxTokens,
-    ...(settings.temperature === undefined ? {} : { temperature: settings.temperature }),
+    // The API accepts no temperature other than 1 with thinking on: leave it out.
+    ...(settings.temperature === undefined || settings.thinkingBudget !== undefined
+      ? {}
+      : { temperature: settings.temperature }),
     ...(system.length === 0 ? {} : { system }),
     ...(tools.length === 0 ? {} : { tools: at("tools", tools) }),
     messages,
+    ...(settings.thinkingBudget === undefined
+      ? {}
+      : { thinking: { type: "enabled", budget_tokens: settings.thinkingBudget } }),
     stream: true
   }
   if (messages.length === 0) {

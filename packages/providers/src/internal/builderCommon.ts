@@ -3,7 +3,7 @@ import { Budget, CompressionPlan as Planner } from "@ctxlog/compaction"
 import { type LanguageModel, Message, Window } from "@ctxlog/core"
 import * as Truncation from "../Truncation.js"
 import type { BuildOptions, BuildStats, CommonConfig, CompressionPlan, CtxBuilder } from "./builderTypes.js"
-import { roughTokens } from "./sections.js"
+import { mediaStub, roughTokens } from "./sections.js"
 
 /** The effective context window: the configured one, never below `floor`, never above `ceiling`. */
 export const clampBudget = (configured: number, floor: number, ceiling: number | undefined): number =>
@@ -15,8 +15,13 @@ export const transcriptOf = (messages: ReadonlyArray<Message.Message>): string =
     .flatMap((message) => {
       const lines: Array<string> = []
       const label = message.kind === "chat" ? message.role : `${message.role}/${message.kind}`
+      // Reasoning is offered to the summarizer (which may keep or drop it); media are named, not inlined.
+      for (const part of Message.reasoningOf(message)) {
+        if (part.text.length > 0) lines.push(`[${label} reasoning] ${part.text}`)
+      }
       const text = Message.textOf(message)
       if (text.length > 0) lines.push(`[${label}] ${text}`)
+      for (const part of Message.mediaOf(message)) lines.push(`[${label}] ${mediaStub(part)}`)
       for (const call of Message.toolCallsOf(message)) {
         lines.push(`[${label} → tool_call ${call.id} ${call.name}] ${JSON.stringify(call.input)}`)
       }

@@ -2,15 +2,17 @@
  * Sections → OpenAI Chat Completions request (also Ollama `/v1`, vLLM, llama.cpp server) and
  * Sections → OpenAI Responses request.
  */
-import type { LanguageModel } from "@ctxlog/core"
+import type { LanguageModel, Message } from "@ctxlog/core"
 import * as Either from "effect/Either"
 import type { InvalidRequest } from "../InvalidRequest.js"
 import * as RequestValidator from "../RequestValidator.js"
-import { type Sections, wrapContext } from "./sections.js"
+import { dataUrlOf, mediaStub, type Sections, type UserContent, wrapContext } from "./sections.js"
 import type {
   ChatCompletionsRequest,
+  ChatContentPart,
   ChatMessage,
   ChatTool,
+  ResponsesContentPart,
   ResponsesInputItem,
   ResponsesRequest,
   ResponsesTool
@@ -29,6 +31,13 @@ export interface Settings {
   readonly temperature?: number | undefined
   readonly tools?: ReadonlyArray<LanguageModel.ToolSpec> | undefined
   readonly reminder?: string | undefined
+  /**
+   * How documents go: `file` parts with base64 data (OpenAI), or a text line naming them (servers
+   * that take no files). URL documents are always a text line: these APIs fetch no files. Default `text`.
+   */
+  readonly documents?: "file" | "text" | undefined
+  /** Whether the server fetches image URLs (Ollama takes only base64 images). Default true. */
+  readonly imageUrls?: boolean | undefined
 }
 
 /** Tool results have no error flag in these APIs: say it in the text. */
@@ -48,8 +57,9 @@ const systemTexts = (sections: Sections, merge: boolean): ReadonlyArray<string> 
 const withReminder = <M>(
   messages: ReadonlyArray<M>,
   reminder: string | undefined,
-  isUser: (message: M) => message is M & { readonly content: string },
-  make: (content: string) => M
+  isUser: (message: M) => boolean,
+  make: (content: string) => M,
+  prepend: (message: M, reminder: string) => M
 ): ReadonlyArray<M> => {
   if (reminder === undefined || reminder.length === 0) return messages
   let index = -1
@@ -57,10 +67,58 @@ const withReminder = <M>(
     if (isUser(message)) index = position
   })
   const target = messages[index]
-  if (target === undefined || !isUser(target)) return [...messages, make(reminder)]
-  return messages.map((message, position) =>
-    position === index ? { ...target, content: `${reminder}\n\n${target.content}` } : message
-  )
+  if (target === undefined) return [...messages, make(reminder)]
+  return messages.map((message, position) => (position === index ? prepend(target, reminder) : message))
+}
+
+/** OpenAI wants a file name with inline file data: the title, else one from the media type. */
+const filenameOf = (part: Message.DocumentPart): string => {
+  if (part.title !== undefined && part.title.length > 0) return part.title
+  const subtype = part.source.type === "base64" ? (part.source.mediaType.split("/")[1] ?? "bin") : "bin"
+  return `document.${subtype === "plain" ? "txt" : subtype}`
+}
+
+/** A user turn's content: plain text when it is only text, else parts in message order. */
+const chatContent = (
+  content: ReadonlyArray<UserContent>,
+  documents: "file" | "text",
+  imageUrls: boolean
+): string | ReadonlyArray<ChatContentPart> => {
+  const only = content[0]
+  if (content.length === 1 && only?.type === "text") return only.text
+  return content.map((part): ChatContentPart => {
+    if (part.type === "text") return { type: "text", text: part.text }
+    if (part.type === "image" && (imageUrls || part.source.type === "base64")) {
+      return {
+        type: "image_url",
+        image_url: { url: dataUrlOf(part.source), ...(part.detail === undefined ? {} : { detail: part.detail }) }
+      }
+    }
+    return part.type === "document" && documents === "file" && part.source.type === "base64"
+      ? {
+          type: "file",
+          file: { filename: filenameOf(part), file_data: dataUrlOf(part.source) }
+        }
+      : { type: "text", text: mediaStub(part) }
+  })
+}
+
+const responsesContent = (content: ReadonlyArray<UserContent>): string | ReadonlyArray<ResponsesContentPart> => {
+  const only = content[0]
+  if (content.length === 1 && only?.type === "text") return only.text
+  return content.map((part): ResponsesContentPart => {
+    if (part.type === "text") return { type: "input_text", text: part.text }
+    if (part.type === "image") {
+      return { type: "input_image", image_url: dataUrlOf(part.source), detail: part.detail ?? "auto" }
+    }
+    return part.source.type === "url"
+      ? { type: "input_file", file_url: part.source.url }
+      : {
+          type: "input_file",
+          filename: filenameOf(part),
+          file_data: dataUrlOf(part.source)
+        }
+  })
 }
 
 /** Render a Chat Completions request; validates it. */
@@ -77,7 +135,10 @@ export const renderChat = (
   for (const turn of sections.turns) {
     switch (turn._tag) {
       case "User":
-        messages.push({ role: "user", content: turn.text })
+        messages.push({
+          role: "user",
+          content: chatContent(turn.content, settings.documents ?? "text", settings.imageUrls ?? true)
+        })
         break
       case "Context":
         messages.push({
@@ -118,8 +179,14 @@ export const renderChat = (
   const final = withReminder<ChatMessage>(
     messages,
     settings.reminder,
-    (message): message is ChatMessage & { readonly role: "user"; readonly content: string } => message.role === "user",
-    (content) => ({ role: "user", content })
+    (message) => message.role === "user",
+    (content) => ({ role: "user", content }),
+    (message, reminder) =>
+      message.role !== "user"
+        ? message
+        : typeof message.content === "string"
+          ? { ...message, content: `${reminder}\n\n${message.content}` }
+          : { ...message, content: [{ type: "text", text: reminder }, ...message.content] }
   )
   const tools: ReadonlyArray<ChatTool> = (settings.tools ?? []).map((tool) => ({
     type: "function",
@@ -154,9 +221,15 @@ export const renderResponses = (
   if (sections.state !== undefined) input.push({ type: "message", role: "user", content: sections.state.text })
   for (const turn of sections.turns) {
     switch (turn._tag) {
-      case "User":
-        input.push({ type: "message", role: "user", content: turn.text })
+      case "User": {
+        const content = responsesContent(turn.content)
+        input.push(
+          typeof content === "string"
+            ? { type: "message", role: "user", content }
+            : { type: "message", role: "user", content }
+        )
         break
+      }
       case "Context":
         input.push({
           type: "message",
@@ -168,6 +241,19 @@ export const renderResponses = (
         })
         break
       case "Assistant":
+        // Reasoning items go back before the output they led to, when the API gave them an id
+        // (with `encrypted_content` for stateless use); readable-only reasoning is not sent.
+        if (turn.text.length > 0 || turn.calls.length > 0) {
+          for (const part of turn.reasoning) {
+            if (part.itemId === undefined) continue
+            input.push({
+              type: "reasoning",
+              id: part.itemId,
+              summary: part.text.length === 0 ? [] : [{ type: "summary_text", text: part.text }],
+              ...(part.encryptedContent === undefined ? {} : { encrypted_content: part.encryptedContent })
+            })
+          }
+        }
         if (turn.text.length > 0) input.push({ type: "message", role: "assistant", content: turn.text })
         for (const call of turn.calls) {
           input.push({
@@ -192,9 +278,14 @@ export const renderResponses = (
   const final = withReminder<ResponsesInputItem>(
     input,
     settings.reminder,
-    (item): item is ResponsesInputItem & { readonly role: "user"; readonly content: string } =>
-      item.type === "message" && item.role === "user",
-    (content) => ({ type: "message", role: "user", content })
+    (item) => item.type === "message" && item.role === "user",
+    (content) => ({ type: "message", role: "user", content }),
+    (item, reminder) =>
+      item.type !== "message" || item.role !== "user"
+        ? item
+        : typeof item.content === "string"
+          ? { ...item, role: "user", content: `${reminder}\n\n${item.content}` }
+          : { ...item, role: "user", content: [{ type: "input_text", text: reminder }, ...item.content] }
   )
   const tools: ReadonlyArray<ResponsesTool> = (settings.tools ?? []).map((tool) => ({
     type: "function",

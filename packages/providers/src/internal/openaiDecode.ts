@@ -1,7 +1,8 @@
 /**
  * OpenAI-compatible Chat Completions responses → `ModelChunk`s: SSE chunks (`choices[].delta`,
  * `finish_reason`, a final usage chunk when `stream_options.include_usage` is set, `[DONE]`) or a
- * non-streamed JSON completion. `prompt_tokens` already counts cached tokens
+ * non-streamed JSON completion. A `reasoning_content` field (DeepSeek, Qwen, vLLM reasoning parsers)
+ * becomes a reasoning part leading the response. `prompt_tokens` already counts cached tokens
  * (`prompt_tokens_details.cached_tokens`); these APIs report no cache writes.
  */
 import type { LanguageModel } from "@ctxlog/core"
@@ -35,6 +36,7 @@ const ToolCallDelta = Schema.Struct({
 
 const Message = Schema.Struct({
   content: Schema.optional(Schema.NullOr(Schema.String)),
+  reasoning_content: Schema.optional(Schema.NullOr(Schema.String)),
   tool_calls: Schema.optional(Schema.NullOr(Schema.Array(ToolCallDelta)))
 })
 
@@ -105,6 +107,8 @@ const apply = (
   const out: Array<LanguageModel.ModelChunk> = []
   for (const choice of chunk.choices ?? []) {
     const delta = choice.delta ?? choice.message
+    const thought = delta?.reasoning_content
+    if (thought !== undefined && thought !== null && thought.length > 0) state.reasoning("chat", { text: thought })
     if (delta?.content !== undefined && delta.content !== null && delta.content.length > 0) {
       state.text(delta.content)
       out.push({ _tag: "TextDelta", text: delta.content })

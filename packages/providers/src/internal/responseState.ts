@@ -10,8 +10,16 @@ interface PendingCall {
   json: string
 }
 
+interface PendingReasoning {
+  readonly reasoning: true
+  text: string
+  signature?: string
+  redactedData?: string
+}
+
 export class ResponseState {
-  private readonly parts: Array<{ text: string } | PendingCall> = []
+  private readonly parts: Array<{ text: string } | PendingCall | PendingReasoning> = []
+  private readonly thoughts = new Map<string, PendingReasoning>()
   stopReason: LanguageModel.StopReason = "other"
   usage: LanguageModel.Usage = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 }
   model: string
@@ -27,8 +35,22 @@ export class ResponseState {
 
   text(delta: string): void {
     const last = this.parts[this.parts.length - 1]
-    if (last !== undefined && !("id" in last)) last.text += delta
+    if (last !== undefined && !("id" in last) && !("reasoning" in last)) last.text += delta
     else this.parts.push({ text: delta })
+  }
+
+  /** Start (or extend) a reasoning part under a key (an Anthropic block index, or `chat` for `reasoning_content`). */
+  reasoning(key: string, delta: { text?: string; signature?: string; redactedData?: string }): void {
+    let part = this.thoughts.get(key)
+    if (part === undefined) {
+      part = { reasoning: true, text: "" }
+      this.thoughts.set(key, part)
+      this.parts.push(part)
+    }
+    if (delta.text !== undefined) part.text += delta.text
+    // A signature arrives whole (one signature_delta); data of a redacted block likewise.
+    if (delta.signature !== undefined) part.signature = (part.signature ?? "") + delta.signature
+    if (delta.redactedData !== undefined) part.redactedData = (part.redactedData ?? "") + delta.redactedData
   }
 
   /** Start (or find) a tool call under a key (block index or call index). */
@@ -54,6 +76,15 @@ export class ResponseState {
   response(): Either.Either<LanguageModel.ModelResponse, LanguageModel.ProviderError> {
     const parts: Array<Message.Part> = []
     for (const part of this.parts) {
+      if ("reasoning" in part) {
+        parts.push(
+          Message.reasoning(part.text, {
+            ...(part.signature === undefined ? {} : { signature: part.signature }),
+            ...(part.redactedData === undefined ? {} : { redactedData: part.redactedData })
+          })
+        )
+        continue
+      }
       if (!("id" in part)) {
         if (part.text.length > 0) parts.push(Message.text(part.text))
         continue

@@ -12,7 +12,14 @@ export interface Piece {
 
 /** One history step, in render order. */
 export type Turn =
-  | { readonly _tag: "User"; readonly messageId: string; readonly text: string; readonly tokens: number }
+  | {
+      readonly _tag: "User"
+      readonly messageId: string
+      readonly text: string
+      /** Text, images and documents in message order (only text: `[text]`). */
+      readonly content: ReadonlyArray<UserContent>
+      readonly tokens: number
+    }
   | {
       readonly _tag: "Context"
       readonly messageId: string
@@ -26,6 +33,8 @@ export type Turn =
       readonly messageId: string
       readonly text: string
       readonly calls: ReadonlyArray<Message.ToolCallPart>
+      /** The message's reasoning parts; each render keeps what its API accepts. */
+      readonly reasoning: ReadonlyArray<Message.ReasoningPart>
       readonly tokens: number
     }
   | {
@@ -33,6 +42,30 @@ export type Turn =
       readonly results: ReadonlyArray<{ readonly messageId: string; readonly part: Message.ToolResultPart }>
       readonly tokens: number
     }
+
+/** What a user turn holds, in order. */
+export type UserContent = Message.TextPart | Message.ImagePart | Message.DocumentPart
+
+const userContentOf = (message: Message.Message, text: string): ReadonlyArray<UserContent> => {
+  const media = Message.mediaOf(message)
+  if (media.length === 0) return [Message.text(text)]
+  return message.parts.filter(
+    (part): part is UserContent =>
+      (part.type === "text" && part.text.length > 0) || part.type === "image" || part.type === "document"
+  )
+}
+
+/** A data URL for base64 media. */
+export const dataUrlOf = (source: Message.MediaSource): string =>
+  source.type === "url" ? source.url : `data:${source.mediaType};base64,${source.data}`
+
+/** A short text standing for media a provider cannot take. */
+export const mediaStub = (part: Message.ImagePart | Message.DocumentPart): string => {
+  const where = part.source.type === "url" ? part.source.url : part.source.mediaType
+  return part.type === "image"
+    ? `[image: ${where}]`
+    : `[document${part.title === undefined ? "" : ` "${part.title}"`}: ${where}]`
+}
 
 /** A knowledge message: stable (`chat`) or injected (any other kind). */
 export interface KnowledgePiece extends Piece {
@@ -84,7 +117,14 @@ export const orderTurns = (history: ReadonlyArray<Message.Message>): ReadonlyArr
     const text = Message.textOf(message)
     const calls = Message.toolCallsOf(message)
     if (message.role === "assistant" && message.kind === "chat") {
-      turns.push({ _tag: "Assistant", messageId: message.id, text, calls, tokens: message.tokens })
+      turns.push({
+        _tag: "Assistant",
+        messageId: message.id,
+        text,
+        calls,
+        reasoning: Message.reasoningOf(message),
+        tokens: message.tokens
+      })
       const results = calls.flatMap((call) => {
         const answer = answers.get(call.id)
         return answer === undefined ? [] : [answer]
@@ -101,12 +141,14 @@ export const orderTurns = (history: ReadonlyArray<Message.Message>): ReadonlyArr
       .filter((result) => !placed.has(result.toolCallId))
       .map((part) => ({ messageId: message.id, part }))
     if (leftover.length > 0) turns.push({ _tag: "Results", results: leftover, tokens: message.tokens })
-    if (text.length === 0) continue
+    const isContext = message.kind !== "chat" || message.role === "system"
+    const media = isContext ? [] : Message.mediaOf(message)
+    if (text.length === 0 && media.length === 0) continue
     const tokens = leftover.length > 0 ? 0 : message.tokens
-    if (message.kind !== "chat" || message.role === "system") {
+    if (isContext) {
       turns.push({ _tag: "Context", messageId: message.id, kind: message.kind, role: message.role, text, tokens })
     } else {
-      turns.push({ _tag: "User", messageId: message.id, text, tokens })
+      turns.push({ _tag: "User", messageId: message.id, text, content: userContentOf(message, text), tokens })
     }
   }
   return turns

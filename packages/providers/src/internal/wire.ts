@@ -36,7 +36,49 @@ export interface AnthropicToolResultBlock {
   readonly cache_control?: CacheControl
 }
 
-export type AnthropicContentBlock = AnthropicTextBlock | AnthropicToolUseBlock | AnthropicToolResultBlock
+/** A thinking block, sent back exactly as the API returned it (`signature` byte for byte). */
+export interface AnthropicThinkingBlock {
+  readonly type: "thinking"
+  readonly thinking: string
+  readonly signature: string
+  /** The API refuses a breakpoint on a thinking block. */
+  readonly cache_control?: never
+}
+
+/** A redacted thinking block: the API's encrypted `data`, sent back unchanged. */
+export interface AnthropicRedactedThinkingBlock {
+  readonly type: "redacted_thinking"
+  readonly data: string
+  readonly cache_control?: never
+}
+
+/** Where an image or document comes from. */
+export type AnthropicSource =
+  | { readonly type: "base64"; readonly media_type: string; readonly data: string }
+  | { readonly type: "url"; readonly url: string }
+  | { readonly type: "text"; readonly media_type: "text/plain"; readonly data: string }
+
+export interface AnthropicImageBlock {
+  readonly type: "image"
+  readonly source: AnthropicSource
+  readonly cache_control?: CacheControl
+}
+
+export interface AnthropicDocumentBlock {
+  readonly type: "document"
+  readonly source: AnthropicSource
+  readonly title?: string
+  readonly cache_control?: CacheControl
+}
+
+export type AnthropicContentBlock =
+  | AnthropicTextBlock
+  | AnthropicToolUseBlock
+  | AnthropicToolResultBlock
+  | AnthropicThinkingBlock
+  | AnthropicRedactedThinkingBlock
+  | AnthropicImageBlock
+  | AnthropicDocumentBlock
 
 export interface AnthropicMessage {
   readonly role: "user" | "assistant"
@@ -57,6 +99,8 @@ export interface AnthropicRequest {
   readonly system?: ReadonlyArray<AnthropicTextBlock>
   readonly tools?: ReadonlyArray<AnthropicTool>
   readonly messages: ReadonlyArray<AnthropicMessage>
+  /** Extended thinking, when enabled. */
+  readonly thinking?: { readonly type: "enabled"; readonly budget_tokens: number }
   readonly stream: true
 }
 
@@ -68,9 +112,18 @@ export interface ChatToolCall {
   readonly function: { readonly name: string; readonly arguments: string }
 }
 
+/** A part of a user message's content (text, an image, a file). */
+export type ChatContentPart =
+  | { readonly type: "text"; readonly text: string }
+  | {
+      readonly type: "image_url"
+      readonly image_url: { readonly url: string; readonly detail?: "auto" | "low" | "high" }
+    }
+  | { readonly type: "file"; readonly file: { readonly filename?: string; readonly file_data: string } }
+
 export type ChatMessage =
   | { readonly role: "system" | "developer"; readonly content: string }
-  | { readonly role: "user"; readonly content: string }
+  | { readonly role: "user"; readonly content: string | ReadonlyArray<ChatContentPart> }
   | { readonly role: "assistant"; readonly content: string | null; readonly tool_calls?: ReadonlyArray<ChatToolCall> }
   | { readonly role: "tool"; readonly tool_call_id: string; readonly content: string }
 
@@ -92,11 +145,25 @@ export interface ChatCompletionsRequest {
 
 // --- OpenAI Responses -------------------------------------------------------------------------
 
+/** A part of a Responses user message's content. */
+export type ResponsesContentPart =
+  | { readonly type: "input_text"; readonly text: string }
+  | { readonly type: "input_image"; readonly image_url: string; readonly detail: "auto" | "low" | "high" }
+  | { readonly type: "input_file"; readonly filename?: string; readonly file_data: string }
+  | { readonly type: "input_file"; readonly file_url: string }
+
 export type ResponsesInputItem =
   | {
       readonly type: "message"
       readonly role: "system" | "developer" | "user" | "assistant"
       readonly content: string
+    }
+  | { readonly type: "message"; readonly role: "user"; readonly content: ReadonlyArray<ResponsesContentPart> }
+  | {
+      readonly type: "reasoning"
+      readonly id: string
+      readonly summary: ReadonlyArray<{ readonly type: "summary_text"; readonly text: string }>
+      readonly encrypted_content?: string
     }
   | { readonly type: "function_call"; readonly call_id: string; readonly name: string; readonly arguments: string }
   | { readonly type: "function_call_output"; readonly call_id: string; readonly output: string }
