@@ -30,6 +30,8 @@ export * as AnthropicModel from "./AnthropicModel.js"
 export * as OfflineModel from "./OfflineModel.js"
 /** `LanguageModel` over OpenAI-compatible Chat Completions (OpenAI, Ollama, vLLM, llama.cpp). @since 0.1.0 */
 export * as OpenAICompatibleModel from "./OpenAICompatibleModel.js"
+/** `LanguageModel` over the OpenAI Responses API, streamed. @since 0.2.0 */
+export * as OpenAIResponsesModel from "./OpenAIResponsesModel.js"
 /** The typed error of the message adapters (subpaths `./ai-sdk`, `./langchain`, `./openai`, `./anthropic`). @since 0.1.0 */
 export * as AdapterError from "./AdapterError.js"
 /** Retry policy and schedule of the clients. @since 0.1.0 */
