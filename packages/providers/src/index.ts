@@ -20,6 +20,8 @@ export * as OpenAICtx from "./OpenAICtx.js"
 export * as RenderRecord from "./RenderRecord.js"
 /** Tool pairing and adjacency checks. @since 0.1.0 */
 export * as RequestValidator from "./RequestValidator.js"
+/** Prompt sizes, exact where the provider offers a count (`count_tokens`, o200k/cl100k). @since 0.2.0 */
+export * as ExactTokenCounter from "./ExactTokenCounter.js"
 /** Usage-calibrated token estimates. @since 0.1.0 */
 export * as TokenEstimate from "./TokenEstimate.js"
 /** Head + tail truncation of tool outputs. @since 0.1.0 */

@@ -102,8 +102,9 @@ export const shared = <R>(
     ctxWindow: sizing.ctxWindow,
     defaultOutputReserve: Math.min(sizing.defaultOutputReserve, Math.floor(sizing.ctxWindow / 4)),
     budget,
-    needsCompression: (window, options) =>
-      window.tokens.total * Window.calibrationRatio(window) >= Budget.available(budget(options)) * threshold,
+    needsCompression: (window, options, exactTokens) =>
+      (exactTokens ?? window.tokens.total * Window.calibrationRatio(window)) >=
+      Budget.available(budget(options)) * threshold,
     compressionPlan,
     truncateToolOutput: (result, toolName) => Truncation.truncateToolOutput(result, toolName, limits)
   }

@@ -74,8 +74,11 @@ export interface CtxBuilder<R> {
    * Pass it to compaction (`TieredCompaction.Config.budget`) so every decision uses the same number.
    */
   readonly budget: (options?: BuildOptions) => Budget.Budget
-  /** Whether the calibrated estimate of the window passed the compression threshold of the budget. */
-  readonly needsCompression: (window: Window.Window, options?: BuildOptions) => boolean
+  /**
+   * Whether the window passed the compression threshold of the budget: by `exactTokens` (the prompt
+   * size from `ExactTokenCounter.countWindow`) when given, else by the calibrated estimate.
+   */
+  readonly needsCompression: (window: Window.Window, options?: BuildOptions, exactTokens?: number) => boolean
   /** The oldest history to summarize so that at most `keepCeiling` tokens of history stay. */
   readonly compressionPlan: (window: Window.Window, keepCeiling: number) => CompressionPlan
   /**
