@@ -8,7 +8,7 @@
  *
  * @since 0.2.0
  */
-import { LanguageModel } from "@ctxlog/core"
+import { LanguageModel, Tracing } from "@ctxlog/core"
 import * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
 import * as Effect from "effect/Effect"
@@ -113,7 +113,7 @@ export const make = (config: ClientConfig): Client => {
       Effect.map(http.post(settings, serialize(request)), (opened) =>
         responsesDecode.chunks(provider, opened, request.model, observed)
       )
-    )
+    ).pipe(Tracing.modelStream(provider, request.model))
   const streamRequest = (request: ResponsesRequest) => streamObserved(request, { responseId: undefined })
   const stream = (request: LanguageModel.ModelRequest) =>
     Either.match(toRequest(request), {
