@@ -138,12 +138,27 @@ const promptRenderedV1: Upcaster = {
   }
 }
 
+/**
+ * PromptRendered v2 had no `serverContext`: a v2 render asked for no server-side context management.
+ * A stray field an old writer left is dropped rather than trusted.
+ */
+const promptRenderedV2: Upcaster = {
+  type: "PromptRendered",
+  fromVersion: 2,
+  up: (data) => {
+    if (!isRecord(data)) return data
+    const { serverContext: _serverContext, ...v2 } = data
+    return v2
+  }
+}
+
 /** The built-in upcasters, oldest first. @since 0.1.0 */
 export const upcasters: ReadonlyArray<Upcaster> = [
   messageAppendedV1,
   messagesInjectedV1,
   historyClearedV1,
-  promptRenderedV1
+  promptRenderedV1,
+  promptRenderedV2
 ]
 
 const decodeEvent = Schema.decodeUnknownEither(WindowEvent)

@@ -177,7 +177,8 @@ export const recordRender = (
           tokens: built.stats.tokens,
           sha256: requestSha256(built.request),
           ...(recorded === undefined ? {} : { render: recorded.spec }),
-          ...(blobs.length === 0 ? {} : { blobs })
+          ...(blobs.length === 0 ? {} : { blobs }),
+          ...(built.serverContext === undefined ? {} : { serverContext: built.serverContext })
         }
       ])
     )
@@ -238,7 +239,8 @@ export const rebuild = (
     ...(spec.turnReminder === undefined ? {} : { turnReminder: spec.turnReminder }),
     ...(tools === undefined ? {} : { tools }),
     ...(spec.maxOutputTokens === undefined ? {} : { maxOutputTokens: spec.maxOutputTokens }),
-    ...(spec.temperature === undefined ? {} : { temperature: spec.temperature })
+    ...(spec.temperature === undefined ? {} : { temperature: spec.temperature }),
+    ...(event.serverContext === undefined ? {} : { serverContext: event.serverContext })
   }
   const built = forProvider(config.right).build(before, options)
   if (Either.isLeft(built)) return fail("invalid-request", built.left.message)
