@@ -152,13 +152,25 @@ const promptRenderedV2: Upcaster = {
   }
 }
 
+/** UsageReported v1 had no `contextEdits`: the provider edited nothing (a stray field is dropped). */
+const usageReportedV1: Upcaster = {
+  type: "UsageReported",
+  fromVersion: 1,
+  up: (data) => {
+    if (!isRecord(data)) return data
+    const { contextEdits: _contextEdits, ...v1 } = data
+    return v1
+  }
+}
+
 /** The built-in upcasters, oldest first. @since 0.1.0 */
 export const upcasters: ReadonlyArray<Upcaster> = [
   messageAppendedV1,
   messagesInjectedV1,
   historyClearedV1,
   promptRenderedV1,
-  promptRenderedV2
+  promptRenderedV2,
+  usageReportedV1
 ]
 
 const decodeEvent = Schema.decodeUnknownEither(WindowEvent)

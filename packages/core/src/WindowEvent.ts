@@ -181,7 +181,11 @@ export const UsageReported = Schema.TaggedStruct("UsageReported", {
   inputTokens: Schema.Int,
   outputTokens: Schema.Int,
   cacheReadTokens: Schema.Int,
-  cacheWriteTokens: Schema.Int
+  cacheWriteTokens: Schema.Int,
+  /** Since v2: what the provider cleared or compacted on its side; `inputTokens` is after it. */
+  contextEdits: Schema.optional(
+    Schema.Struct({ clearedInputTokens: Schema.Int, clearedToolUses: Schema.Int, compactions: Schema.Int })
+  )
 })
 
 /** One pruned tool output. @since 0.1.0 */
@@ -365,7 +369,7 @@ export const schemaVersions: { readonly [T in EventType]: number } = {
   ConversationContinued: 1,
   TurnCompleted: 1,
   PromptRendered: 3,
-  UsageReported: 1,
+  UsageReported: 2,
   ToolOutputPruned: 1,
   ToolPairsQueued: 1,
   ToolPairSummaryDeferred: 1,

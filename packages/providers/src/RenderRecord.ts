@@ -269,7 +269,7 @@ export const recordUsage = (
   stream: EventLog.StreamId,
   usage: LanguageModel.Usage,
   estimatedInputTokens: number,
-  target: Target
+  target: Target & { readonly contextEdits?: LanguageModel.ContextEdits | undefined }
 ): Effect.Effect<ContextService.Outcome, ContextService.LogError, ContextService.ContextService> =>
   Effect.flatMap(ContextService.ContextService, (service) =>
     service.run(stream, () =>
@@ -282,7 +282,8 @@ export const recordUsage = (
           inputTokens: usage.inputTokens,
           outputTokens: usage.outputTokens,
           cacheReadTokens: usage.cacheReadTokens,
-          cacheWriteTokens: usage.cacheWriteTokens
+          cacheWriteTokens: usage.cacheWriteTokens,
+          ...(target.contextEdits === undefined ? {} : { contextEdits: target.contextEdits })
         }
       ])
     )

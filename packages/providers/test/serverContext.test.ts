@@ -209,4 +209,74 @@ describe("server-side context management", () => {
       }
     }).pipe(Effect.provide(live))
   )
+
+  it.scopedLive("the usage of a call the provider edited is recorded with what it cleared", () =>
+    Effect.gen(function* () {
+      const server = yield* serve((_request, response) =>
+        sse(response, [
+          anthropicAnswer[0] ?? { data: "" },
+          anthropicAnswer[1] ?? { data: "" },
+          {
+            event: "message_delta",
+            data: JSON.stringify({
+              type: "message_delta",
+              delta: { stop_reason: "end_turn" },
+              usage: { output_tokens: 2 },
+              context_management: {
+                applied_edits: [{ type: "clear_tool_uses_20250919", cleared_tool_uses: 5, cleared_input_tokens: 12000 }]
+              }
+            })
+          },
+          anthropicAnswer[3] ?? { data: "" }
+        ])
+      )
+      const built = AnthropicCtx.make({ model: "claude-sonnet-4-5" }).build(fixtureWindow, {
+        serverContext: anthropicContext
+      })
+      if (Either.isLeft(built)) return yield* Effect.die(built.left)
+      const client = AnthropicModel.make({
+        apiKey: "sk-ant-test",
+        model: "claude-sonnet-4-5",
+        baseUrl: server.url,
+        retry
+      })
+      const response = yield* client.generateRequest(built.right.request)
+      assert.deepStrictEqual(response.contextEdits, { clearedInputTokens: 12000, clearedToolUses: 5, compactions: 0 })
+      const ctx = yield* ContextService.ContextService
+      yield* ctx.appendMessages("edited", [Message.user("hi")])
+      const outcome = yield* RenderRecord.recordUsage("edited", response.usage, 11000, response)
+      const event = outcome.events[0]
+      assert.deepStrictEqual(event?._tag === "UsageReported" ? event.contextEdits : undefined, response.contextEdits)
+      // Calibration compares the estimate with the prompt as sent: 90 reported + 12,000 cleared.
+      assert.strictEqual(Window.calibrationRatio(outcome.window), (90 + 12000) / 11000)
+
+      const compacting = yield* serve((_request, response) =>
+        sse(response, [
+          {
+            data: JSON.stringify({
+              type: "response.output_item.done",
+              output_index: 0,
+              item: { type: "compaction", id: "cmp_1", encrypted_content: "opaque" }
+            })
+          },
+          { data: JSON.stringify({ type: "response.output_text.delta", output_index: 1, delta: "Go on." }) },
+          {
+            data: JSON.stringify({
+              type: "response.completed",
+              response: {
+                id: "resp_2",
+                model: "gpt-5",
+                status: "completed",
+                usage: { input_tokens: 900, output_tokens: 3 }
+              }
+            })
+          }
+        ])
+      )
+      const responses = OpenAIResponsesModel.make({ baseUrl: `${compacting.url}/v1`, model: "gpt-5", retry })
+      const compacted = yield* responses.generateRequest({ model: "gpt-5", input: [], stream: true })
+      assert.deepStrictEqual(compacted.contextEdits, { clearedInputTokens: 0, clearedToolUses: 0, compactions: 1 })
+      assert.deepStrictEqual(compacted.parts, [Message.text("Go on.")])
+    }).pipe(Effect.provide(live))
+  )
 })

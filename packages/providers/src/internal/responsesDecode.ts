@@ -126,6 +126,13 @@ const decodeEvent = (provider: string, data: string): Either.Either<Event, Langu
   )
 }
 
+/** A server compaction ran: its opaque `compaction` item is in the output. */
+const countCompaction = (state: ResponseState, item: OutputItem | undefined): void => {
+  if (item?.type !== "compaction") return
+  const previous = state.contextEdits ?? { clearedInputTokens: 0, clearedToolUses: 0, compactions: 0 }
+  state.contextEdits = { ...previous, compactions: previous.compactions + 1 }
+}
+
 /** One output item announced or finished: function calls are keyed by their output index. */
 const addCall = (
   state: ResponseState,
@@ -160,6 +167,7 @@ export const chunks = (
           if (body.output === undefined) return yield* Either.left(malformed(provider, "response has no output"))
           const out: Array<LanguageModel.ModelChunk> = []
           for (const [index, item] of body.output.entries()) {
+            countCompaction(state, item)
             if (item.type === "message") {
               for (const content of item.content ?? []) {
                 if (content.type === "output_text" && content.text !== undefined && content.text.length > 0) {
@@ -212,6 +220,7 @@ export const chunks = (
           // A call whose arguments never streamed takes them from the finished item.
           const pending = calls.get(key)
           const item = event.item
+          countCompaction(state, item)
           if (pending === undefined || pending.streamed || item?.arguments === undefined) return Either.right([])
           const call = state.callJson(key, item.arguments)
           pending.streamed = true
