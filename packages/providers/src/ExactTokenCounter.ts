@@ -17,7 +17,7 @@
  *
  * @since 0.2.0
  */
-import { type Message, TokenCounter, Window } from "@ctxlog/core"
+import { type Message, TokenCounter, Tracing, Window } from "@ctxlog/core"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -219,7 +219,11 @@ export const anthropic = (config: AnthropicConfig): ExactTokenCounter.Service =>
               return { total, exact: true, source: "count_tokens" }
             }),
             Effect.catchAll(() => Effect.succeed(fallback)),
-            Effect.withSpan("ctxlog.count_tokens", { attributes: { "ctxlog.messages.uncounted": fresh.length } })
+            (counted) =>
+              Tracing.span(counted, "ctxlog.count_tokens", { "ctxlog.messages.uncounted": fresh.length }, (count) => ({
+                "ctxlog.tokens.counted": count.total,
+                "ctxlog.tokens.exact": count.exact
+              }))
           )
       })
     }
