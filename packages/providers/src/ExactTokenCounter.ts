@@ -77,6 +77,18 @@ export const calibrated: ExactTokenCounter.Service = {
     })
 }
 
+/** Message counts a counter keeps by default. @since 0.2.0 */
+export const defaultMaxCachedMessages = 100_000
+
+/** Set a count, dropping the oldest ones past `limit` (a Map iterates in insertion order). */
+const setBounded = (cache: Map<string, number>, limit: number, id: string, tokens: number): void => {
+  cache.set(id, tokens)
+  for (const oldest of cache.keys()) {
+    if (cache.size <= Math.max(1, limit)) break
+    cache.delete(oldest)
+  }
+}
+
 /** The encoding of an OpenAI model, if `gpt-tokenizer` has it. @since 0.2.0 */
 export const encodingFor = (model: string): TokenCounter.Encoding | undefined => {
   const name = model.toLowerCase()
@@ -90,7 +102,10 @@ export const encodingFor = (model: string): TokenCounter.Encoding | undefined =>
  * Task state and signals keep the log's counts.
  * @since 0.2.0
  */
-export const tokenizer = (encoding: TokenCounter.Encoding = "o200k_base"): ExactTokenCounter.Service => {
+export const tokenizer = (
+  encoding: TokenCounter.Encoding = "o200k_base",
+  maxCachedMessages = defaultMaxCachedMessages
+): ExactTokenCounter.Service => {
   const counter = TokenCounter.gpt(encoding)
   const cache = new Map<string, number>()
   return {
@@ -103,7 +118,7 @@ export const tokenizer = (encoding: TokenCounter.Encoding = "o200k_base"): Exact
           let tokens = cache.get(message.id)
           if (tokens === undefined) {
             tokens = counter.countMessage(message)
-            cache.set(message.id, tokens)
+            setBounded(cache, maxCachedMessages, message.id, tokens)
           }
           total += tokens
         }
@@ -124,6 +139,8 @@ export interface AnthropicConfig {
   readonly timeoutMs?: number
   /** Default: one retry. A count is advice; the fallback is always there. */
   readonly retry?: Partial<RetryPolicy.RetryPolicy>
+  /** Most message counts kept (oldest dropped first). Default 100,000. */
+  readonly maxCachedMessages?: number
 }
 
 const CountResponse = Schema.Struct({ input_tokens: Schema.Number })
@@ -170,6 +187,8 @@ export const anthropic = (config: AnthropicConfig): ExactTokenCounter.Service =>
     retry: RetryPolicy.make({ maxRetries: 1, ...config.retry })
   }
   const cache = new Map<string, number>()
+  const limit = config.maxCachedMessages ?? defaultMaxCachedMessages
+  const remember = (id: string, tokens: number) => setBounded(cache, limit, id, tokens)
   const ask = (body: string): Effect.Effect<number, string> =>
     http.post(settings, body).pipe(
       Effect.mapError((error) => error.message),
@@ -214,7 +233,7 @@ export const anthropic = (config: AnthropicConfig): ExactTokenCounter.Service =>
                     ? unexplained - given
                     : Math.round((unexplained * Math.max(1, message.tokens)) / weights)
                 given += share
-                cache.set(message.id, share)
+                remember(message.id, share)
               })
               return { total, exact: true, source: "count_tokens" }
             }),

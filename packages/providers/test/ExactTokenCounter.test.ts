@@ -108,6 +108,17 @@ describe("ExactTokenCounter", () => {
     })
   )
 
+  it.scopedLive("the per-id cache keeps at most maxCachedMessages counts, dropping the oldest", () =>
+    Effect.gen(function* () {
+      const server = yield* serve(counting)
+      const counter = ExactTokenCounter.anthropic({ ...config(server.url), maxCachedMessages: 3 })
+      yield* counter.countWindow(fixtureWindow)
+      yield* counter.countWindow(fixtureWindow)
+      // The window holds more than three messages: the evicted ones are counted again.
+      assert.strictEqual(server.received.length, 2)
+    })
+  )
+
   it.effect("needsCompression uses the exact count when given", () =>
     Effect.gen(function* () {
       const builder = AnthropicCtx.make({ model: "claude-sonnet-4-5", contextWindow: 4000, maxOutputTokens: 1000 })
