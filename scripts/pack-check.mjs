@@ -104,9 +104,9 @@ try {
   check(!existsSync(join(consumer, "node_modules", "pg")), "pg is not installed (an optional peer)")
 
   // Entry points that load an optional peer at run time (the LangChain adapter: @langchain/core; the
-  // conformance suites: vitest) are typechecked below but not imported; the rest must load without
-  // any optional peer installed.
-  const needsPeer = new Set(["@ctxlog/providers/langchain", "@ctxlog/core/testing"])
+  // conformance suites: vitest; the OpenTelemetry layer: @effect/opentelemetry) are typechecked below
+  // but not imported; the rest must load without any optional peer installed.
+  const needsPeer = new Set(["@ctxlog/providers/langchain", "@ctxlog/core/testing", "@ctxlog/providers/otel"])
   const runtimeEntries = packages.flatMap((p) => p.entries).filter((entry) => !needsPeer.has(entry))
   for (const entry of runtimeEntries) {
     const keys = run(

@@ -398,6 +398,8 @@ export const compactContext = (
 /** Usage the provider reported for the last call, if known. @since 0.1.0 */
 export interface ProactiveUsage {
   readonly inputTokens: number
+  /** Tokens the provider cleared on its side first (`ModelResponse.contextEdits`): the prompt sent was this much bigger. */
+  readonly clearedInputTokens?: number
 }
 
 /** Usage above which proactive compression runs even when the provider compacts server-side. @since 0.1.0 */
@@ -419,16 +421,16 @@ export const maybeProactiveCompress = (
     const compactor = yield* Compactor.Compactor
     const s = settings(config)
     const window = yield* ctx.load(stream)
-    const used = (usage?.inputTokens ?? usedTokens(window, s.calibrate)) / s.budget
+    // The 95% rule is about the prompt we send, before the provider's own edits shrink it.
+    const sent = usage === undefined ? undefined : usage.inputTokens + (usage.clearedInputTokens ?? 0)
+    const used = (sent ?? usedTokens(window, s.calibrate)) / s.budget
     if (config.providerSideCompaction === true && used <= providerSideOverride) {
       return { _tag: "NoChange", reason: "provider-side compaction is on", window } as const
     }
     if (used < s.proactive) return { _tag: "NoChange", reason: "below the proactive threshold", window } as const
     // Reported usage, when given, says how far off the local estimate is.
     const reportedRatio =
-      usage === undefined || window.tokens.total === 0
-        ? undefined
-        : Math.max(1, usage.inputTokens / window.tokens.total)
+      sent === undefined || window.tokens.total === 0 ? undefined : Math.max(1, sent / window.tokens.total)
     const plan = CompressionPlan.compressionPlan(
       window,
       keepCeiling(window, config, s.target, s.maxSummaryTokens, reportedRatio)

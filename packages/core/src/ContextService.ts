@@ -43,6 +43,7 @@ import * as EventLogModule from "./EventLog.js"
 import * as IdsModule from "./Ids.js"
 import * as RecallSourceModule from "./RecallSource.js"
 import * as TokenCounterModule from "./TokenCounter.js"
+import * as Tracing from "./Tracing.js"
 import { layerReplay as layerReplayRepository, WindowRepository } from "./WindowRepository.js"
 
 /** What an operation did: the window after it and the events it wrote (none for a no-op). @since 0.1.0 */
@@ -482,8 +483,84 @@ export const makeWith = (options: Options = {}) =>
       resetConversation,
       forkAt
     }
-    return service
+    return traced(service)
   })
+
+/**
+ * Every operation in a span when tracing is on (`Tracing.layer`): one span per call at the service
+ * boundary, with the stream, the version and tokens per partition after it, the events written and
+ * the compaction tier. Nothing is added per event.
+ */
+const traced = (service: ContextService.Service): ContextService.Service => {
+  const op =
+    <A extends ReadonlyArray<unknown>, E>(
+      name: string,
+      f: (stream: StreamId, ...args: A) => Effect.Effect<Outcome, E>
+    ) =>
+    (stream: StreamId, ...args: A): Effect.Effect<Outcome, E> =>
+      Tracing.span(f(stream, ...args), `ctxlog.context.${name}`, { "ctxlog.stream": stream }, Tracing.outcomeAttributes)
+  return {
+    load: (stream) =>
+      Tracing.span(service.load(stream), "ctxlog.context.load", { "ctxlog.stream": stream }, Tracing.windowAttributes),
+    run: (stream, decideFn, metadata) =>
+      Tracing.span(
+        service.run(stream, decideFn, metadata),
+        "ctxlog.context.run",
+        { "ctxlog.stream": stream },
+        Tracing.outcomeAttributes
+      ),
+    prepare: (inputs, kind) =>
+      Tracing.span(service.prepare(inputs, kind), "ctxlog.context.prepare", { "ctxlog.messages": inputs.length }),
+    setSystemPrompt: op("setSystemPrompt", service.setSystemPrompt),
+    setKnowledge: op("setKnowledge", service.setKnowledge),
+    setTaskGoal: op("setTaskGoal", service.setTaskGoal),
+    setSubgoals: op("setSubgoals", service.setSubgoals),
+    raiseSignal: op("raiseSignal", service.raiseSignal),
+    appendMessages: op("appendMessages", service.appendMessages),
+    clearHistory: op("clearHistory", service.clearHistory),
+    removeKind: op("removeKind", service.removeKind),
+    removeRecallMessages: op("removeRecallMessages", service.removeRecallMessages),
+    removeCorrectionMessages: op("removeCorrectionMessages", service.removeCorrectionMessages),
+    removeGraphFactsMessages: op("removeGraphFactsMessages", service.removeGraphFactsMessages),
+    removePersonaFactsMessages: op("removePersonaFactsMessages", service.removePersonaFactsMessages),
+    removeTrajectoryHintsMessages: op("removeTrajectoryHintsMessages", service.removeTrajectoryHintsMessages),
+    removeTreeMemoryMessages: op("removeTreeMemoryMessages", service.removeTreeMemoryMessages),
+    removeReasoningStrategiesMessages: op(
+      "removeReasoningStrategiesMessages",
+      service.removeReasoningStrategiesMessages
+    ),
+    removeLspMessages: op("removeLspMessages", service.removeLspMessages),
+    removeCodeContextMessages: op("removeCodeContextMessages", service.removeCodeContextMessages),
+    removeSummaryMessages: op("removeSummaryMessages", service.removeSummaryMessages),
+    removeCrossSessionMessages: op("removeCrossSessionMessages", service.removeCrossSessionMessages),
+    removeSessionDigestMessage: op("removeSessionDigestMessage", service.removeSessionDigestMessage),
+    removeDocumentRagMessages: op("removeDocumentRagMessages", service.removeDocumentRagMessages),
+    trimToBudget: op("trimToBudget", service.trimToBudget),
+    inject: op("inject", service.inject),
+    injectSemanticRecall: op("injectSemanticRecall", service.injectSemanticRecall),
+    injectCrossSessionContext: op("injectCrossSessionContext", service.injectCrossSessionContext),
+    injectSummaries: op("injectSummaries", service.injectSummaries),
+    pin: op("pin", service.pin),
+    completeTurn: op("completeTurn", service.completeTurn),
+    resetConversation: (stream) =>
+      Tracing.span(
+        service.resetConversation(stream),
+        "ctxlog.context.resetConversation",
+        { "ctxlog.stream": stream },
+        (outcome) => ({
+          ...Tracing.outcomeAttributes(outcome),
+          "ctxlog.new_stream": outcome.stream
+        })
+      ),
+    forkAt: (stream, version, into) =>
+      Tracing.span(
+        service.forkAt(stream, version, into),
+        "ctxlog.context.forkAt",
+        { "ctxlog.stream": stream, "ctxlog.into": into },
+        Tracing.outcomeAttributes
+      )
+  }
+}
 
 /** Build the service from its dependencies (default options). @since 0.1.0 */
 export const make = makeWith()

@@ -162,13 +162,40 @@ const partsWidened: ReadonlyArray<Upcaster> = partsWidenedAt.map(([type, fromVer
   up: (data) => data
 }))
 
+/**
+ * PromptRendered v2 had no `serverContext`: a v2 render asked for no server-side context management.
+ * A stray field an old writer left is dropped rather than trusted.
+ */
+const promptRenderedV2: Upcaster = {
+  type: "PromptRendered",
+  fromVersion: 2,
+  up: (data) => {
+    if (!isRecord(data)) return data
+    const { serverContext: _serverContext, ...v2 } = data
+    return v2
+  }
+}
+
+/** UsageReported v1 had no `contextEdits`: the provider edited nothing (a stray field is dropped). */
+const usageReportedV1: Upcaster = {
+  type: "UsageReported",
+  fromVersion: 1,
+  up: (data) => {
+    if (!isRecord(data)) return data
+    const { contextEdits: _contextEdits, ...v1 } = data
+    return v1
+  }
+}
+
 /** The built-in upcasters, oldest first. @since 0.1.0 */
 export const upcasters: ReadonlyArray<Upcaster> = [
   messageAppendedV1,
   messagesInjectedV1,
   historyClearedV1,
   promptRenderedV1,
-  ...partsWidened
+  ...partsWidened,
+  promptRenderedV2,
+  usageReportedV1
 ]
 
 const decodeEvent = Schema.decodeUnknownEither(WindowEvent)

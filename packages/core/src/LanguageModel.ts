@@ -44,6 +44,20 @@ export interface Usage {
 /** Why the model stopped. @since 0.1.0 */
 export type StopReason = "end_turn" | "tool_use" | "max_tokens" | "stop_sequence" | "other"
 
+/**
+ * What the provider removed from the prompt on its side before the model read it (Anthropic context
+ * editing, OpenAI server compaction). The reported `inputTokens` count the prompt after these edits.
+ * @since 0.2.0
+ */
+export interface ContextEdits {
+  /** Input tokens the edits removed (0 when the provider does not say). */
+  readonly clearedInputTokens: number
+  /** Tool uses whose results (or inputs) were cleared. */
+  readonly clearedToolUses: number
+  /** Server compactions that ran (their saving is not reported). */
+  readonly compactions: number
+}
+
 /** A complete model response. @since 0.1.0 */
 export interface ModelResponse {
   readonly provider: string
@@ -52,6 +66,8 @@ export interface ModelResponse {
   readonly parts: ReadonlyArray<Part>
   readonly stopReason: StopReason
   readonly usage: Usage
+  /** Present when the provider edited the context on its side for this call. */
+  readonly contextEdits?: ContextEdits
 }
 
 /** A streamed piece of a response; the last one is `done` with the whole response. @since 0.1.0 */

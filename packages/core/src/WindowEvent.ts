@@ -119,6 +119,39 @@ export const RenderSpec = Schema.Struct({
 export type RenderSpec = typeof RenderSpec.Type
 
 /**
+ * Anthropic context editing (`clear_tool_uses_20250919`): when the prompt passes `triggerInputTokens`,
+ * the API clears the oldest tool results, keeping the newest `keepToolUses`, clearing at least
+ * `clearAtLeastInputTokens`, never the results of `excludeTools`, and the calls' inputs too with
+ * `clearToolInputs`. Absent fields take the API's defaults.
+ * @since 0.2.0
+ */
+export const ClearToolUses = Schema.Struct({
+  triggerInputTokens: Schema.optional(Schema.Int),
+  keepToolUses: Schema.optional(Schema.Int),
+  clearAtLeastInputTokens: Schema.optional(Schema.Int),
+  excludeTools: Schema.optional(Schema.Array(Schema.String)),
+  clearToolInputs: Schema.optional(Schema.Boolean)
+})
+/** @since 0.2.0 */
+export type ClearToolUses = typeof ClearToolUses.Type
+
+/**
+ * Context management the provider does on its side, as a render asked for it: Anthropic context
+ * editing and the memory tool; OpenAI Responses `previous_response_id` chains, `store` and server
+ * compaction (`compactThreshold`). Recorded so the log still explains the prompt the model saw.
+ * @since 0.2.0
+ */
+export const ServerContext = Schema.Struct({
+  clearToolUses: Schema.optional(ClearToolUses),
+  memoryTool: Schema.optional(Schema.Boolean),
+  previousResponseId: Schema.optional(Schema.String),
+  store: Schema.optional(Schema.Boolean),
+  compactThreshold: Schema.optional(Schema.Int)
+})
+/** @since 0.2.0 */
+export type ServerContext = typeof ServerContext.Type
+
+/**
  * A request was rendered for a provider. Clears signals. Since schema v2 it may carry the `render`
  * spec that rebuilds the request from the window before it, and the `blobs` that spec references
  * which this stream does not hold yet. A v1 event (no spec) is not rebuildable.
@@ -131,7 +164,9 @@ export const PromptRendered = Schema.TaggedStruct("PromptRendered", {
   tokens: Tokens,
   sha256: Schema.String,
   render: Schema.optional(RenderSpec),
-  blobs: Schema.optional(Schema.Array(RenderBlob))
+  blobs: Schema.optional(Schema.Array(RenderBlob)),
+  /** Since v3: the server-side context management the request asked for. */
+  serverContext: Schema.optional(ServerContext)
 })
 /**
  * What the provider reported for a call. `inputTokens` is the whole prompt, cached tokens included;
@@ -146,7 +181,11 @@ export const UsageReported = Schema.TaggedStruct("UsageReported", {
   inputTokens: Schema.Int,
   outputTokens: Schema.Int,
   cacheReadTokens: Schema.Int,
-  cacheWriteTokens: Schema.Int
+  cacheWriteTokens: Schema.Int,
+  /** Since v2: what the provider cleared or compacted on its side; `inputTokens` is after it. */
+  contextEdits: Schema.optional(
+    Schema.Struct({ clearedInputTokens: Schema.Int, clearedToolUses: Schema.Int, compactions: Schema.Int })
+  )
 })
 
 /** One pruned tool output. @since 0.1.0 */
@@ -346,8 +385,8 @@ export const schemaVersions: { readonly [T in EventType]: number } = {
   ConversationReset: 1,
   ConversationContinued: 1,
   TurnCompleted: 1,
-  PromptRendered: 2,
-  UsageReported: 1,
+  PromptRendered: 3,
+  UsageReported: 2,
   ToolOutputPruned: 1,
   MediaPruned: 1,
   ToolPairsQueued: 1,

@@ -34,6 +34,8 @@ export * as TokenCounter from "./TokenCounter.js"
 export * as ToolPairs from "./ToolPairs.js"
 /** OpenAI-format transcript import. @since 0.1.0 */
 export * as Transcript from "./Transcript.js"
+/** Spans for window operations and model calls (off by default). @since 0.2.0 */
+export * as Tracing from "./Tracing.js"
 /** Input rules at the append boundary (stream ids, JSON values, text). @since 0.1.0 */
 export * as Validation from "./Validation.js"
 /** The window projection. @since 0.1.0 */

@@ -8,8 +8,8 @@ import { EventCodec, Window, WindowEvent } from "../src/index.js"
 describe("PromptRendered v1 upcasting", () => {
   const fixture = readFileSync(new URL("./fixtures/prompt-rendered-v1.jsonl", import.meta.url), "utf8")
 
-  it("the current PromptRendered schema version is 2", () => {
-    assert.strictEqual(WindowEvent.schemaVersions.PromptRendered, 2)
+  it("the current PromptRendered schema version is 3", () => {
+    assert.strictEqual(WindowEvent.schemaVersions.PromptRendered, 3)
   })
 
   it.effect("a v1 render decodes without a render spec and replays (signals cleared)", () =>
@@ -59,9 +59,29 @@ describe("PromptRendered v1 upcasting", () => {
         blobs: [{ sha256: "b".repeat(64), content: "[]" }]
       }
       const [stored] = yield* EventCodec.encodeAll([event])
-      assert.strictEqual(stored?.schemaVersion, 2)
+      assert.strictEqual(stored?.schemaVersion, WindowEvent.schemaVersions.PromptRendered)
       if (stored === undefined) return
       assert.deepStrictEqual(yield* EventCodec.decode(stored), event)
+    })
+  )
+
+  it.effect("v3 records server-side context management; a v2 render has none (a stray field is dropped)", () =>
+    Effect.gen(function* () {
+      const event: WindowEvent.WindowEvent = {
+        _tag: "PromptRendered",
+        id: "r3",
+        provider: "openai",
+        model: "gpt-5",
+        tokens: { system: 1, knowledge: 0, taskState: 0, signals: 0, history: 2, total: 3 },
+        sha256: "c".repeat(64),
+        serverContext: { previousResponseId: "resp_1", store: true, compactThreshold: 200000 }
+      }
+      const [stored] = yield* EventCodec.encodeAll([event])
+      assert.strictEqual(stored?.schemaVersion, 3)
+      if (stored === undefined) return
+      assert.deepStrictEqual(yield* EventCodec.decode(stored), event)
+      const v2 = yield* EventCodec.decode({ ...stored, schemaVersion: 2 })
+      assert.strictEqual(v2._tag === "PromptRendered" ? v2.serverContext : "other", undefined)
     })
   )
 })

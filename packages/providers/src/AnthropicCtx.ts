@@ -17,6 +17,7 @@ import type { Window } from "@ctxlog/core"
 import * as Either from "effect/Either"
 import type { InvalidRequest } from "./InvalidRequest.js"
 import * as anthropicRender from "./internal/anthropicRender.js"
+import * as serverContext from "./internal/serverContext.js"
 import * as common from "./internal/builderCommon.js"
 import type { BuildOptions, Built, CommonConfig, CtxBuilder } from "./internal/builderTypes.js"
 import { fromWindow } from "./internal/sections.js"
@@ -113,8 +114,9 @@ export const make = (config: Config): CtxBuilder<AnthropicRequest> => {
           thinkingBudget: config.thinkingBudget
         }),
         ({ request, breakpoints }) => ({
-          request,
-          stats: common.statsOf(window, common.budgetOf(sizing, config, options), breakpoints)
+          request: serverContext.anthropic(request, options.serverContext),
+          stats: common.statsOf(window, common.budgetOf(sizing, config, options), breakpoints),
+          ...(options.serverContext === undefined ? {} : { serverContext: options.serverContext })
         })
       )
     )

@@ -8,7 +8,7 @@
  *
  * @since 0.1.0
  */
-import { LanguageModel } from "@ctxlog/core"
+import { LanguageModel, Tracing } from "@ctxlog/core"
 import * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
 import * as Effect from "effect/Effect"
@@ -23,6 +23,7 @@ import * as anthropicRender from "./internal/anthropicRender.js"
 import * as http from "./internal/http.js"
 import { collect, reveal, type Secret, trimSlash } from "./internal/modelClient.js"
 import { fromModelRequest, messagesOfRequest } from "./internal/sections.js"
+import * as serverContext from "./internal/serverContext.js"
 import type { AnthropicRequest } from "./internal/wire.js"
 import { serialize } from "./RenderRecord.js"
 import * as RequestValidator from "./RequestValidator.js"
@@ -90,6 +91,14 @@ export const make = (config: ClientConfig): Client => {
     maxResponseBytes: config.maxResponseBytes ?? http.defaults.maxResponseBytes,
     retry: RetryPolicy.make(config.retry)
   }
+  // Context editing and the memory tool need their beta; asked for by the request, not the config.
+  const withBetas = (request: AnthropicRequest): http.Settings => {
+    if (!serverContext.needsBeta(request) || (config.betas ?? []).includes(serverContext.contextManagementBeta)) {
+      return settings
+    }
+    const betas = [...(config.betas ?? []), serverContext.contextManagementBeta]
+    return { ...settings, headers: { ...settings.headers, "anthropic-beta": betas.join(",") } }
+  }
   const toRequest = (request: LanguageModel.ModelRequest): Either.Either<AnthropicRequest, InvalidRequest> =>
     Either.flatMap(RequestValidator.history("anthropic", messagesOfRequest(request)), () =>
       Either.map(
@@ -110,8 +119,10 @@ export const make = (config: ClientConfig): Client => {
     request: AnthropicRequest
   ): Stream.Stream<LanguageModel.ModelChunk, LanguageModel.ProviderError> =>
     Stream.unwrap(
-      Effect.map(http.post(settings, serialize(request)), (opened) => anthropicDecode.chunks(opened, request.model))
-    )
+      Effect.map(http.post(withBetas(request), serialize(request)), (opened) =>
+        anthropicDecode.chunks(opened, request.model)
+      )
+    ).pipe(Tracing.modelStream("anthropic", request.model))
   const stream = (request: LanguageModel.ModelRequest) =>
     Either.match(toRequest(request), {
       onLeft: (invalid) => Stream.fail(http.providerError("anthropic", "bad_request", invalid.message)),

@@ -7,7 +7,7 @@
  * @since 0.1.0
  */
 import { randomUUID } from "node:crypto"
-import { LanguageModel, Message } from "@ctxlog/core"
+import { LanguageModel, Message, Tracing } from "@ctxlog/core"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
@@ -237,14 +237,18 @@ export const make = (
   Effect.map(Ref.make(0), (calls) => {
     const idPrefix = options.idPrefix ?? `offline_${randomUUID()}`
     const generate = (request: LanguageModel.ModelRequest) =>
-      Effect.flatMap(
-        Ref.getAndUpdate(calls, (n) => n + 1),
-        (call) => {
-          const reply = script(request, call)
-          return reply instanceof LanguageModel.ProviderError
-            ? Effect.fail(reply)
-            : Effect.succeed(respond(model, request, reply, call, idPrefix))
-        }
+      Tracing.modelCall(
+        Effect.flatMap(
+          Ref.getAndUpdate(calls, (n) => n + 1),
+          (call) => {
+            const reply = script(request, call)
+            return reply instanceof LanguageModel.ProviderError
+              ? Effect.fail(reply)
+              : Effect.succeed(respond(model, request, reply, call, idPrefix))
+          }
+        ),
+        provider,
+        model
       )
     return {
       provider,

@@ -8,7 +8,7 @@
  *
  * @since 0.1.0
  */
-import { LanguageModel } from "@ctxlog/core"
+import { LanguageModel, Tracing } from "@ctxlog/core"
 import * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
 import * as Effect from "effect/Effect"
@@ -103,7 +103,7 @@ export const make = (config: ClientConfig): Client => {
       Effect.map(http.post(settings, serialize(request)), (opened) =>
         openaiDecode.chunks(provider, opened, request.model)
       )
-    )
+    ).pipe(Tracing.modelStream(provider, request.model))
   const stream = (request: LanguageModel.ModelRequest) =>
     Either.match(toRequest(request), {
       onLeft: (invalid) => Stream.fail(http.providerError(provider, "bad_request", invalid.message)),

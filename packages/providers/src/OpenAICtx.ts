@@ -19,6 +19,7 @@ import * as common from "./internal/builderCommon.js"
 import type { BuildOptions, Built, CommonConfig, CtxBuilder } from "./internal/builderTypes.js"
 import * as chatRender from "./internal/chatRender.js"
 import { fromWindow } from "./internal/sections.js"
+import * as serverContext from "./internal/serverContext.js"
 import type { ChatCompletionsRequest, ResponsesRequest } from "./internal/wire.js"
 import * as RequestValidator from "./RequestValidator.js"
 
@@ -103,7 +104,11 @@ export const makeResponses = (config: Config): CtxBuilder<ResponsesRequest> => {
           maxTokens: options.maxOutputTokens ?? config.maxOutputTokens,
           reminder: options.turnReminder
         }),
-        (request) => ({ request, stats: common.statsOf(window, common.budgetOf(sizing, config, options), 0) })
+        (request) => ({
+          request: serverContext.responses(request, options.serverContext),
+          stats: common.statsOf(window, common.budgetOf(sizing, config, options), 0),
+          ...(options.serverContext === undefined ? {} : { serverContext: options.serverContext })
+        })
       )
     )
   return {

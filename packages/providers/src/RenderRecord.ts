@@ -179,7 +179,8 @@ export const recordRender = (
           tokens: built.stats.tokens,
           sha256: requestSha256(built.request),
           ...(recorded === undefined ? {} : { render: recorded.spec }),
-          ...(blobs.length === 0 ? {} : { blobs })
+          ...(blobs.length === 0 ? {} : { blobs }),
+          ...(built.serverContext === undefined ? {} : { serverContext: built.serverContext })
         }
       ])
     )
@@ -240,7 +241,8 @@ export const rebuild = (
     ...(spec.turnReminder === undefined ? {} : { turnReminder: spec.turnReminder }),
     ...(tools === undefined ? {} : { tools }),
     ...(spec.maxOutputTokens === undefined ? {} : { maxOutputTokens: spec.maxOutputTokens }),
-    ...(spec.temperature === undefined ? {} : { temperature: spec.temperature })
+    ...(spec.temperature === undefined ? {} : { temperature: spec.temperature }),
+    ...(event.serverContext === undefined ? {} : { serverContext: event.serverContext })
   }
   const built = forProvider(config.right).build(before, options)
   if (Either.isLeft(built)) return fail("invalid-request", built.left.message)
@@ -269,7 +271,7 @@ export const recordUsage = (
   stream: EventLog.StreamId,
   usage: LanguageModel.Usage,
   estimatedInputTokens: number,
-  target: Target
+  target: Target & { readonly contextEdits?: LanguageModel.ContextEdits | undefined }
 ): Effect.Effect<ContextService.Outcome, ContextService.LogError, ContextService.ContextService> =>
   Effect.flatMap(ContextService.ContextService, (service) =>
     service.run(stream, () =>
@@ -282,7 +284,8 @@ export const recordUsage = (
           inputTokens: usage.inputTokens,
           outputTokens: usage.outputTokens,
           cacheReadTokens: usage.cacheReadTokens,
-          cacheWriteTokens: usage.cacheWriteTokens
+          cacheWriteTokens: usage.cacheWriteTokens,
+          ...(target.contextEdits === undefined ? {} : { contextEdits: target.contextEdits })
         }
       ])
     )

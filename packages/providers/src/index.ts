@@ -20,6 +20,8 @@ export * as OpenAICtx from "./OpenAICtx.js"
 export * as RenderRecord from "./RenderRecord.js"
 /** Tool pairing and adjacency checks. @since 0.1.0 */
 export * as RequestValidator from "./RequestValidator.js"
+/** Prompt sizes, exact where the provider offers a count (`count_tokens`, o200k/cl100k). @since 0.2.0 */
+export * as ExactTokenCounter from "./ExactTokenCounter.js"
 /** Usage-calibrated token estimates. @since 0.1.0 */
 export * as TokenEstimate from "./TokenEstimate.js"
 /** Head + tail truncation of tool outputs. @since 0.1.0 */
@@ -30,6 +32,8 @@ export * as AnthropicModel from "./AnthropicModel.js"
 export * as OfflineModel from "./OfflineModel.js"
 /** `LanguageModel` over OpenAI-compatible Chat Completions (OpenAI, Ollama, vLLM, llama.cpp). @since 0.1.0 */
 export * as OpenAICompatibleModel from "./OpenAICompatibleModel.js"
+/** `LanguageModel` over the OpenAI Responses API, streamed. @since 0.2.0 */
+export * as OpenAIResponsesModel from "./OpenAIResponsesModel.js"
 /** The typed error of the message adapters (subpaths `./ai-sdk`, `./langchain`, `./openai`, `./anthropic`). @since 0.1.0 */
 export * as AdapterError from "./AdapterError.js"
 /** Retry policy and schedule of the clients. @since 0.1.0 */

@@ -460,11 +460,15 @@ const step = (state: State, event: WindowEvent, version: number): State => {
     case "PromptRendered":
       return state.signals.length === 0 ? state : { ...state, signals: [] }
     case "UsageReported":
+      // A server compaction hides how big the prompt was: that report says nothing about the estimate.
+      if ((event.contextEdits?.compactions ?? 0) > 0) return state
       return {
         ...state,
         calibration: {
           estimatedInputTokens: state.calibration.estimatedInputTokens + event.estimatedInputTokens,
-          reportedInputTokens: state.calibration.reportedInputTokens + event.inputTokens,
+          // The estimate is of the prompt before the provider's edits: compare it with that.
+          reportedInputTokens:
+            state.calibration.reportedInputTokens + event.inputTokens + (event.contextEdits?.clearedInputTokens ?? 0),
           observations: state.calibration.observations + 1
         }
       }

@@ -36,6 +36,27 @@ const Block = Schema.Struct({
   input: Schema.optional(Schema.Unknown)
 })
 
+/** `context_management.applied_edits` of a response edited by the API (context editing beta). */
+const AppliedEdits = Schema.NullOr(
+  Schema.Struct({
+    applied_edits: Schema.optional(
+      Schema.Array(Schema.Struct({ type: Schema.String, cleared_input_tokens: Count, cleared_tool_uses: Count }))
+    )
+  })
+)
+const ContextManagement = Schema.optional(AppliedEdits)
+type ContextManagement = typeof AppliedEdits.Type | undefined
+
+const setContextEdits = (state: ResponseState, management: ContextManagement): void => {
+  const edits = management?.applied_edits
+  if (edits === undefined || edits.length === 0) return
+  state.contextEdits = {
+    clearedInputTokens: edits.reduce((sum, edit) => sum + (edit.cleared_input_tokens ?? 0), 0),
+    clearedToolUses: edits.reduce((sum, edit) => sum + (edit.cleared_tool_uses ?? 0), 0),
+    compactions: 0
+  }
+}
+
 const Event = Schema.Struct({
   type: Schema.String,
   index: Schema.optional(Schema.Number),
@@ -52,6 +73,7 @@ const Event = Schema.Struct({
     })
   ),
   usage: Schema.optional(Usage),
+  context_management: ContextManagement,
   error: Schema.optional(Schema.Struct({ type: Schema.String, message: Schema.optional(Schema.String) }))
 })
 type Event = typeof Event.Type
@@ -60,7 +82,8 @@ const Full = Schema.Struct({
   model: Schema.optional(Schema.String),
   content: Schema.Array(Block),
   stop_reason: Schema.optional(Schema.NullOr(Schema.String)),
-  usage: Usage
+  usage: Usage,
+  context_management: ContextManagement
 })
 
 const stopReason = (value: string | null | undefined): LanguageModel.StopReason =>
@@ -158,6 +181,7 @@ const step = (
     case "message_delta":
       if (event.delta?.stop_reason !== undefined) state.stopReason = stopReason(event.delta.stop_reason)
       if (event.usage !== undefined) mergeUsage(state, event.usage)
+      setContextEdits(state, event.context_management)
       return Either.right([])
     case "message_stop": {
       state.finished = true
@@ -209,6 +233,7 @@ export const chunks = (
             })
             state.stopReason = stopReason(full.stop_reason)
             mergeUsage(state, full.usage)
+            setContextEdits(state, full.context_management)
             return Either.map(state.response(), (response) => [...out, { _tag: "Done", response } as const])
           }
         )

@@ -118,8 +118,10 @@ export const shared = <R>(
     budget,
     // The budget already holds the output reserve, tool schemas and reminder; the window's total holds
     // the rendered task state and signals; an overriding system prompt replaces the identity's tokens.
-    needsCompression: (window, options) =>
-      promptTokens(window, options) * Window.calibrationRatio(window) >= Budget.available(budget(options)) * threshold,
+    // An exact count of the prompt (ExactTokenCounter), when the caller has one, wins over the estimate.
+    needsCompression: (window, options, exactTokens) =>
+      (exactTokens ?? promptTokens(window, options) * Window.calibrationRatio(window)) >=
+      Budget.available(budget(options)) * threshold,
     compressionPlan,
     truncateToolOutput: (result, toolName) => Truncation.truncateToolOutput(result, toolName, limits)
   }

@@ -4,7 +4,7 @@
  * strategies).
  */
 import type { Budget, CompressionPlan as Planner } from "@ctxlog/compaction"
-import type { LanguageModel, Message, Window } from "@ctxlog/core"
+import type { LanguageModel, Message, Window, WindowEvent } from "@ctxlog/core"
 import type * as Either from "effect/Either"
 import type { InvalidRequest } from "../InvalidRequest.js"
 import type * as Truncation from "../Truncation.js"
@@ -19,6 +19,11 @@ export interface BuildOptions {
   readonly tools?: ReadonlyArray<LanguageModel.ToolSpec>
   readonly maxOutputTokens?: number
   readonly temperature?: number
+  /**
+   * Context management the provider does on its side (Anthropic: `clearToolUses`, `memoryTool`;
+   * OpenAI Responses: `previousResponseId`, `store`, `compactThreshold`). Recorded in `PromptRendered`.
+   */
+  readonly serverContext?: WindowEvent.ServerContext
 }
 
 /** What a render holds, by the window's own token counts. */
@@ -45,6 +50,8 @@ export interface BuildStats {
 export interface Built<R> {
   readonly request: R
   readonly stats: BuildStats
+  /** The server-side context management the request asks for, when any (what `PromptRendered` records). */
+  readonly serverContext?: WindowEvent.ServerContext
 }
 
 /**
@@ -74,8 +81,11 @@ export interface CtxBuilder<R> {
    * Pass it to compaction (`TieredCompaction.Config.budget`) so every decision uses the same number.
    */
   readonly budget: (options?: BuildOptions) => Budget.Budget
-  /** Whether the calibrated estimate of the window passed the compression threshold of the budget. */
-  readonly needsCompression: (window: Window.Window, options?: BuildOptions) => boolean
+  /**
+   * Whether the window passed the compression threshold of the budget: by `exactTokens` (the prompt
+   * size from `ExactTokenCounter.countWindow`) when given, else by the calibrated estimate.
+   */
+  readonly needsCompression: (window: Window.Window, options?: BuildOptions, exactTokens?: number) => boolean
   /** The oldest history to summarize so that at most `keepCeiling` tokens of history stay. */
   readonly compressionPlan: (window: Window.Window, keepCeiling: number) => CompressionPlan
   /**

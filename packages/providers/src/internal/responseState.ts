@@ -24,6 +24,8 @@ export class ResponseState {
   usage: LanguageModel.Usage = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 }
   model: string
   finished = false
+  /** What the provider edited on its side, when it said so. */
+  contextEdits: LanguageModel.ContextEdits | undefined = undefined
   private readonly calls = new Map<string, PendingCall>()
 
   constructor(
@@ -111,7 +113,8 @@ export class ResponseState {
       model: this.model,
       parts,
       stopReason: this.stopReason,
-      usage: this.usage
+      usage: this.usage,
+      ...(this.contextEdits === undefined ? {} : { contextEdits: this.contextEdits })
     })
   }
 }

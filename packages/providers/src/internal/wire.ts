@@ -92,15 +92,33 @@ export interface AnthropicTool {
   readonly cache_control?: CacheControl
 }
 
+/** The memory tool: a client-side tool whose schema the API supplies. */
+export interface AnthropicMemoryTool {
+  readonly type: "memory_20250818"
+  readonly name: "memory"
+  readonly cache_control?: CacheControl
+}
+
+/** Context editing that clears old tool results (`context-management-2025-06-27` beta). */
+export interface AnthropicClearToolUsesEdit {
+  readonly type: "clear_tool_uses_20250919"
+  readonly trigger?: { readonly type: "input_tokens"; readonly value: number }
+  readonly keep?: { readonly type: "tool_uses"; readonly value: number }
+  readonly clear_at_least?: { readonly type: "input_tokens"; readonly value: number }
+  readonly exclude_tools?: ReadonlyArray<string>
+  readonly clear_tool_inputs?: boolean
+}
+
 export interface AnthropicRequest {
   readonly model: string
   readonly max_tokens: number
   readonly temperature?: number
   readonly system?: ReadonlyArray<AnthropicTextBlock>
-  readonly tools?: ReadonlyArray<AnthropicTool>
+  readonly tools?: ReadonlyArray<AnthropicTool | AnthropicMemoryTool>
   readonly messages: ReadonlyArray<AnthropicMessage>
   /** Extended thinking, when enabled. */
   readonly thinking?: { readonly type: "enabled"; readonly budget_tokens: number }
+  readonly context_management?: { readonly edits: ReadonlyArray<AnthropicClearToolUsesEdit> }
   readonly stream: true
 }
 
@@ -181,5 +199,10 @@ export interface ResponsesRequest {
   readonly tools?: ReadonlyArray<ResponsesTool>
   readonly max_output_tokens?: number
   readonly temperature?: number
+  /** Continue the server-held conversation of that response: `input` holds only what came after it. */
+  readonly previous_response_id?: string
+  readonly store?: boolean
+  /** Server-side compaction once the rendered prompt passes `compact_threshold` tokens. */
+  readonly context_management?: ReadonlyArray<{ readonly type: "compaction"; readonly compact_threshold: number }>
   readonly stream: true
 }

@@ -1,0 +1,78 @@
+/**
+ * Server-side context management as request fields: Anthropic context editing
+ * (`context_management.edits`) and the memory tool; OpenAI Responses `previous_response_id` chains,
+ * `store` and server compaction (`context_management: [{ type: "compaction", compact_threshold }]`).
+ * Applied after the render, so the render itself (and its validation) is the same with or without.
+ */
+import type { WindowEvent } from "@ctxlog/core"
+import type { AnthropicClearToolUsesEdit, AnthropicRequest, ResponsesInputItem, ResponsesRequest } from "./wire.js"
+
+/** The beta the Messages API needs for context editing and the memory tool. */
+export const contextManagementBeta = "context-management-2025-06-27"
+
+const clearToolUses = (settings: WindowEvent.ClearToolUses): AnthropicClearToolUsesEdit => ({
+  type: "clear_tool_uses_20250919",
+  ...(settings.triggerInputTokens === undefined
+    ? {}
+    : { trigger: { type: "input_tokens", value: settings.triggerInputTokens } }),
+  ...(settings.keepToolUses === undefined ? {} : { keep: { type: "tool_uses", value: settings.keepToolUses } }),
+  ...(settings.clearAtLeastInputTokens === undefined
+    ? {}
+    : { clear_at_least: { type: "input_tokens", value: settings.clearAtLeastInputTokens } }),
+  ...(settings.excludeTools === undefined ? {} : { exclude_tools: settings.excludeTools }),
+  ...(settings.clearToolInputs === undefined ? {} : { clear_tool_inputs: settings.clearToolInputs })
+})
+
+/** The Anthropic request with context editing and the memory tool, as asked. */
+export const anthropic = (
+  request: AnthropicRequest,
+  context: WindowEvent.ServerContext | undefined
+): AnthropicRequest => {
+  if (context === undefined) return request
+  const tools =
+    context.memoryTool === true
+      ? [...(request.tools ?? []), { type: "memory_20250818", name: "memory" } as const]
+      : request.tools
+  return {
+    ...request,
+    ...(tools === undefined ? {} : { tools }),
+    ...(context.clearToolUses === undefined
+      ? {}
+      : { context_management: { edits: [clearToolUses(context.clearToolUses)] } })
+  }
+}
+
+/** Whether a request needs the context-management beta header. */
+export const needsBeta = (request: AnthropicRequest): boolean =>
+  request.context_management !== undefined ||
+  (request.tools ?? []).some((tool) => "type" in tool && tool.type === "memory_20250818")
+
+const isModelOutput = (item: ResponsesInputItem): boolean =>
+  item.type === "function_call" || (item.type === "message" && item.role === "assistant")
+
+/**
+ * The Responses request with a `previous_response_id` chain, `store` and server compaction. A chained
+ * request sends only the items after the model's last output: the server holds everything before it.
+ */
+export const responses = (
+  request: ResponsesRequest,
+  context: WindowEvent.ServerContext | undefined
+): ResponsesRequest => {
+  if (context === undefined) return request
+  let input = request.input
+  if (context.previousResponseId !== undefined) {
+    const last = input.findLastIndex(isModelOutput)
+    if (last >= 0) input = input.slice(last + 1)
+  }
+  const { stream, ...rest } = request
+  return {
+    ...rest,
+    input,
+    ...(context.previousResponseId === undefined ? {} : { previous_response_id: context.previousResponseId }),
+    ...(context.store === undefined ? {} : { store: context.store }),
+    ...(context.compactThreshold === undefined
+      ? {}
+      : { context_management: [{ type: "compaction", compact_threshold: context.compactThreshold }] }),
+    stream
+  }
+}
