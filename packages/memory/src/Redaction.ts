@@ -283,6 +283,17 @@ const frameOf = (source: Container, parent: Frame | undefined, key: string | num
   key
 })
 
+/**
+ * Provider-opaque strings a message part carries: a thinking block's `signature` and `redactedData`, a
+ * Responses reasoning item's `encryptedContent`, and the base64 `data` of an image or document source.
+ * The provider checks them byte for byte (a changed signature is refused), and they are not text anyone
+ * wrote, so rules never rewrite them.
+ */
+const opaqueFields: ReadonlySet<string> = new Set(["signature", "redactedData", "encryptedContent"])
+
+const isOpaque = (container: object, key: string | number): boolean =>
+  typeof key === "string" && (opaqueFields.has(key) || (key === "data" && Reflect.get(container, "type") === "base64"))
+
 /** Set `frame`'s child `key`, copying the container on the first change. */
 const write = (frame: Frame, key: string | number, value: unknown): void => {
   if (frame.copy === undefined) frame.copy = Array.isArray(frame.source) ? [...frame.source] : { ...frame.source }
@@ -316,6 +327,7 @@ export const redactValue = (redactor: Redactor, value: unknown): unknown => {
     frame.index += 1
     const child: unknown = Reflect.get(frame.source, key)
     if (typeof child === "string") {
+      if (isOpaque(frame.source, key)) continue
       const redacted =
         redactor.redactField !== undefined && typeof key === "string"
           ? redactor.redactField(key, child)

@@ -244,6 +244,39 @@ describe("redactValue", () => {
     assert.strictEqual(Reflect.get(Object(redacted), "self"), value)
   })
 
+  it("never rewrites provider-opaque strings: thinking signatures, encrypted reasoning, base64 media", () => {
+    // Each value would match a default rule if it were text someone wrote.
+    const secretLooking = "AKIAIOSFODNN7EXAMPLE DB_PASSWORD=correcthorse"
+    const message: Message.MessageInput = {
+      role: "assistant",
+      parts: [
+        {
+          type: "reasoning",
+          text: "DB_PASSWORD=correcthorse",
+          signature: secretLooking,
+          redactedData: secretLooking,
+          encryptedContent: secretLooking
+        },
+        { type: "image", source: { type: "base64", mediaType: "image/png", data: secretLooking } },
+        { type: "image", source: { type: "url", url: "https://example.com/x.png?data=1" } }
+      ]
+    }
+    const redacted = Redaction.redactValue(Redaction.defaults, message)
+    const parts = Reflect.get(Object(redacted), "parts")
+    assert.deepStrictEqual(parts[0], {
+      type: "reasoning",
+      text: "DB_PASSWORD=[REDACTED]",
+      signature: secretLooking,
+      redactedData: secretLooking,
+      encryptedContent: secretLooking
+    })
+    assert.strictEqual(parts[1], message.parts[1])
+    // A field named `data` that is not base64 media is text like any other.
+    assert.deepStrictEqual(Redaction.redactValue(Redaction.defaults, { data: "DB_PASSWORD=correcthorse" }), {
+      data: "DB_PASSWORD=[REDACTED]"
+    })
+  })
+
   it("redacts a string under a secret field name of a structured value, and only there", () => {
     const value = {
       credentials: { user: "deploy", password: "Tr0ub4dor&3", apiKey: "a1b2c3d4e5f6" },
