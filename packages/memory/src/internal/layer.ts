@@ -36,6 +36,7 @@ export interface CommonOptions {
    * those checks (one hash per tail event and one or two indexed reads), for a trusted store.
    */
   readonly integrity?: "verified" | "unverified"
+  /**
    * The owner (tenant) this layer acts for. Appends record it on a new stream, in the append's
    * transaction, and refuse another owner's stream with `OwnerMismatch` (nothing written); listings,
    * reads, snapshots, recall and erasure see only this owner's streams. Absent: every stream (an
