@@ -24,7 +24,15 @@
  *
  * @since 0.1.0
  */
-import { Compactor, ContextService, type EventLog, type Message, TokenCounter, Window, WindowEvent } from "@ctxlog/core"
+import {
+  Compactor,
+  ContextService,
+  type EventLog,
+  type Message,
+  type TokenCounter,
+  Window,
+  WindowEvent
+} from "@ctxlog/core"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -32,7 +40,7 @@ import * as Budget from "./Budget.js"
 import * as CompactionStatus from "./CompactionStatus.js"
 import * as CompressionPlan from "./CompressionPlan.js"
 import * as DeferredSummaries from "./DeferredSummaries.js"
-import { by } from "./internal/metadata.js"
+import { runCounted } from "./internal/metadata.js"
 import { summarize } from "./internal/summarize.js"
 import { type Failure, type Hooks, InvalidConfig, type Result, type Summarized } from "./internal/types.js"
 import * as TemplateCompactor from "./TemplateCompactor.js"
@@ -181,41 +189,23 @@ const uncalibrated = (window: Window.Window, config: Config, tokens: number): nu
 }
 
 const softStep = (stream: EventLog.StreamId, config: Config, targetShare?: number) =>
-  Effect.gen(function* () {
-    const ctx = yield* ContextService.ContextService
-    const counter = yield* TokenCounter.TokenCounter
-    const s = settings(config)
-    return yield* ctx.run(
-      stream,
-      (window) =>
-        Either.right(
-          decideSoft(
-            window,
-            config.prune ?? {},
-            counter.countMessage,
-            targetShare === undefined ? undefined : uncalibrated(window, config, s.budget * targetShare)
-          )
-        ),
-      by("TieredCompaction.soft")
+  runCounted(stream, "TieredCompaction.soft", (window, countMessage) =>
+    decideSoft(
+      window,
+      config.prune ?? {},
+      countMessage,
+      targetShare === undefined ? undefined : uncalibrated(window, config, settings(config).budget * targetShare)
     )
-  })
+  )
 
 /**
  * Truncate the tool results the model has not seen yet until the window fits the budget (a
  * `ToolOutputPruned` event), when it is still over the budget after every other tier.
  */
 const fitStep = (stream: EventLog.StreamId, config: Config) =>
-  Effect.gen(function* () {
-    const ctx = yield* ContextService.ContextService
-    const counter = yield* TokenCounter.TokenCounter
-    const s = settings(config)
-    return yield* ctx.run(
-      stream,
-      (window) =>
-        Either.right(ToolOutputPruning.decideFit(window, uncalibrated(window, config, s.budget), counter.countMessage)),
-      by("TieredCompaction.fit")
-    )
-  })
+  runCounted(stream, "TieredCompaction.fit", (window, countMessage) =>
+    ToolOutputPruning.decideFit(window, uncalibrated(window, config, settings(config).budget), countMessage)
+  )
 
 /** Append the fit step's events to a result, when the window it ends with is over the budget. */
 const fitted = (stream: EventLog.StreamId, config: Config, result: Result, operation?: CompactionStatus.Operation) =>

@@ -8,10 +8,16 @@
  *
  * @since 0.1.0
  */
-import { ContextService, type EventLog, Message, TokenCounter, type Window, type WindowEvent } from "@ctxlog/core"
-import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
-import { by } from "./internal/metadata.js"
+import {
+  type ContextService,
+  type EventLog,
+  Message,
+  type TokenCounter,
+  type Window,
+  type WindowEvent
+} from "@ctxlog/core"
+import type * as Effect from "effect/Effect"
+import { runCounted } from "./internal/metadata.js"
 import { relevance, similarity, termsOf } from "./internal/relevance.js"
 import { unseenToolCallIds } from "./internal/unseen.js"
 
@@ -356,16 +362,7 @@ export const pruneToolOutputs = (
   ContextService.Outcome,
   ContextService.LogError,
   ContextService.ContextService | TokenCounter.TokenCounter
-> =>
-  Effect.gen(function* () {
-    const ctx = yield* ContextService.ContextService
-    const counter = yield* TokenCounter.TokenCounter
-    return yield* ctx.run(
-      stream,
-      (window) => Either.right(decide(window, options, counter.countMessage)),
-      by("pruneToolOutputs")
-    )
-  })
+> => runCounted(stream, "pruneToolOutputs", (window, countMessage) => decide(window, options, countMessage))
 
 /** Image and document pruning options. @since 0.3.0 */
 export interface MediaOptions {
@@ -454,13 +451,4 @@ export const pruneMedia = (
   ContextService.Outcome,
   ContextService.LogError,
   ContextService.ContextService | TokenCounter.TokenCounter
-> =>
-  Effect.gen(function* () {
-    const ctx = yield* ContextService.ContextService
-    const counter = yield* TokenCounter.TokenCounter
-    return yield* ctx.run(
-      stream,
-      (window) => Either.right(decideMedia(window, options, counter.countMessage)),
-      by("pruneMedia")
-    )
-  })
+> => runCounted(stream, "pruneMedia", (window, countMessage) => decideMedia(window, options, countMessage))
