@@ -1,29 +1,12 @@
 // `--pg`: import into a PostgreSQL log, then read it back with the same commands as on SQLite.
-import { randomUUID } from "node:crypto"
 import { writeFileSync } from "node:fs"
 import { join } from "node:path"
-import { afterAll, assert, describe, inject, it } from "@effect/vitest"
-import pg from "pg"
+import { afterAll, assert, describe, it } from "@effect/vitest"
 import { ctxlogInProcess, tempDir, transcripts } from "./support/cli.js"
-import "./support/pgUrl.js"
+import { freshDatabase } from "./support/pgUrl.js"
 
 const temp = tempDir("ctxlog-pg-")
 afterAll(() => temp.cleanup())
-
-const freshDatabase = async () => {
-  const admin = inject("pgUrl")
-  const name = `ctxlog_inspector_${randomUUID().replaceAll("-", "").slice(0, 12)}`
-  const client = new pg.Client({ connectionString: admin })
-  await client.connect()
-  try {
-    await client.query(`create database ${name}`)
-  } finally {
-    await client.end()
-  }
-  const url = new URL(admin)
-  url.pathname = `/${name}`
-  return url.toString()
-}
 
 const parse = (result: { readonly code: number; readonly stdout: string; readonly stderr: string }) => {
   assert.strictEqual(result.code, 0, result.stderr)

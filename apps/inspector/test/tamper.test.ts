@@ -7,14 +7,14 @@ import { join } from "node:path"
 import { EventHash, EventLog } from "@ctxlog/core"
 import { freshStream, sampleEvents } from "@ctxlog/core/testing"
 import { PostgresEventLog, SnapshotRepository, SnapshotStore, SqliteEventLog } from "@ctxlog/memory"
-import { afterAll, assert, describe, inject, it } from "@effect/vitest"
+import { afterAll, assert, describe, it } from "@effect/vitest"
 import BetterSqlite3 from "better-sqlite3"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import pg from "pg"
 import { ctxlogInProcess, tempDir } from "./support/cli.js"
-import "./support/pgUrl.js"
+import { freshDatabase } from "./support/pgUrl.js"
 
 const temp = tempDir("ctxlog-tamper-")
 afterAll(() => temp.cleanup())
@@ -61,17 +61,7 @@ const sqliteTarget = async (): Promise<Target> => {
 }
 
 const postgresTarget = async (): Promise<Target> => {
-  const admin = inject("pgUrl")
-  const name = `ctxlog_tamper_${randomUUID().replaceAll("-", "").slice(0, 12)}`
-  const client = new pg.Client({ connectionString: admin })
-  await client.connect()
-  try {
-    await client.query(`create database ${name}`)
-  } finally {
-    await client.end()
-  }
-  const url = new URL(admin)
-  url.pathname = `/${name}`
+  const url = new URL(await freshDatabase("ctxlog_tamper"))
   return {
     args: ["--pg", url.toString()],
     open: (hmacKey) =>

@@ -5,31 +5,15 @@ import { join } from "node:path"
 import { EventLog } from "@ctxlog/core"
 import { sampleEvents } from "@ctxlog/core/testing"
 import { PostgresEventLog, SqliteEventLog } from "@ctxlog/memory"
-import { afterAll, assert, describe, inject, it } from "@effect/vitest"
+import { afterAll, assert, describe, it } from "@effect/vitest"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
-import pg from "pg"
 import { ctxlogInProcess, tempDir } from "./support/cli.js"
-import "./support/pgUrl.js"
+import { freshDatabase } from "./support/pgUrl.js"
 
 const temp = tempDir("ctxlog-tenancy-")
 afterAll(() => temp.cleanup())
-
-const freshDatabase = async () => {
-  const admin = inject("pgUrl")
-  const name = `ctxlog_inspector_${randomUUID().replaceAll("-", "").slice(0, 12)}`
-  const client = new pg.Client({ connectionString: admin })
-  await client.connect()
-  try {
-    await client.query(`create database ${name}`)
-  } finally {
-    await client.end()
-  }
-  const url = new URL(admin)
-  url.pathname = `/${name}`
-  return url.toString()
-}
 
 const parse = (result: { readonly code: number; readonly stdout: string; readonly stderr: string }): unknown => {
   assert.strictEqual(result.code, 0, result.stderr)
