@@ -10,7 +10,7 @@
 import * as Effect from "effect/Effect"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
-import { maxEventDepth, tooDeep } from "./internal/jsonDepth.js"
+import { maxEventDepth, structureProblem } from "./internal/jsonDepth.js"
 import { type EventType, isEventType, schemaVersions, WindowEvent } from "./WindowEvent.js"
 
 /** An event as stored. @since 0.1.0 */
@@ -241,9 +241,10 @@ export const decode = (stored: StoredEvent, location: Location = {}): Effect.Eff
       )
       if (upcaster !== undefined) data = upcaster.up(data)
     }
-    // Checked before the schema walks it: a value nested thousands of levels deep would overflow the stack.
-    const deep = tooDeep(data, maxEventDepth)
-    if (deep !== undefined) return fail(deep, `nested deeper than ${maxEventDepth} levels`)
+    // Checked before the schema walks it: a value nested thousands of levels deep would overflow the stack,
+    // and a "__proto__" key would be dropped silently.
+    const problem = structureProblem(data, maxEventDepth)
+    if (problem !== undefined) return fail(problem.path, problem.detail)
     if (isRecord(data) && data._tag !== stored.type) {
       return fail("_tag", `data says "${String(data._tag)}" but the stored type is "${stored.type}"`)
     }
@@ -324,14 +325,14 @@ export const decodeJsonLines = (text: string): Effect.Effect<ReadonlyArray<Windo
         )
       }
       // JSON.stringify recurses: a value nested thousands of levels deep is refused before it.
-      const deep = typeof record.data === "string" ? undefined : tooDeep(record.data, maxEventDepth)
-      if (deep !== undefined) {
+      const problem = typeof record.data === "string" ? undefined : structureProblem(record.data, maxEventDepth)
+      if (problem !== undefined) {
         return Effect.fail(
           new EventDecodeError({
             type: record.type,
             schemaVersion: record.schemaVersion,
-            path: deep,
-            detail: `nested deeper than ${maxEventDepth} levels`,
+            path: problem.path,
+            detail: problem.detail,
             line
           })
         )

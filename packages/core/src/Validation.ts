@@ -27,6 +27,7 @@
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { EventEncodeError } from "./EventCodec.js"
+import { keyProblem } from "./internal/jsonDepth.js"
 
 /** Longest stream id, in UTF-16 code units. @since 0.1.0 */
 export const maxStreamIdLength = 256
@@ -173,6 +174,8 @@ export const valueProblem = (
         if (Object.getOwnPropertySymbols(child).length > 0) return { path, detail: "has symbol keys" }
         const keys = Object.keys(child)
         for (const key of keys) {
+          const reserved = keyProblem(key)
+          if (reserved !== undefined) return { path: step(path, key), detail: reserved }
           const problem = textProblem(key)
           if (problem !== undefined) return { path: step(path, key), detail: `key ${problem}` }
         }

@@ -120,7 +120,9 @@ describe("tool-call arguments and text", () => {
     ["circular object", circular(), "message.parts.1.input.self.back", "circular"],
     ["2,000-deep nesting", deep(2000), "message.parts.1.input", "deeper than 128"],
     ["NUL in an argument", { cmd: "a\u0000b" }, "message.parts.1.input.cmd", "NUL"],
-    ["odd key", { "key with\u0000nul": 1 }, 'message.parts.1.input."key with\\u0000nul"', "key"]
+    ["odd key", { "key with\u0000nul": 1 }, 'message.parts.1.input."key with\\u0000nul"', "key"],
+    // An own "__proto__" key (JSON.parse makes one): decoding drops it, so it could not round-trip.
+    ["a __proto__ key", { a: JSON.parse('{"__proto__":{"x":1}}') }, "message.parts.1.input.a.__proto__", "__proto__"]
   ]
   for (const [label, input, path, detail] of refused) {
     it.effect(`refuses ${label} with EventEncodeError naming ${path}`, () =>

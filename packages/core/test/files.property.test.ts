@@ -11,7 +11,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import fc from "fast-check"
 import { EventCodec, type Message, Transcript } from "../src/index.js"
-import { propertyRuns, yieldToEventLoop } from "../../../vitest.property.js"
+import { propertyRuns, storableKeys, yieldToEventLoop } from "../../../vitest.property.js"
 import { breakLine, breakOf, events, layout, render, storableText, unstorableText } from "./support/hostileFiles.js"
 
 /** The stored-event lines of `events`, with `data` as JSON text or as a JSON object. */
@@ -115,6 +115,7 @@ const validMessage: fc.Arbitrary<Generated> = fc.oneof(
           args: fc.oneof(
             fc
               .jsonValue({ maxDepth: 3 })
+              .filter(storableKeys)
               .map((value) => ({ text: JSON.stringify(value), value: JSON.parse(JSON.stringify(value)) as unknown })),
             fc.constantFrom("{", "{'a':1}", "not json", "").map((text) => ({ text, value: text as unknown }))
           )

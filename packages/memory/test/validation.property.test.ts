@@ -17,6 +17,7 @@ import * as Exit from "effect/Exit"
 import * as Runtime from "effect/Runtime"
 import * as Stream from "effect/Stream"
 import fc from "fast-check"
+import { storableKeys } from "../../../vitest.property.js"
 import { SqliteEventLog } from "../src/index.js"
 import * as Postgres from "./support/postgres.js"
 
@@ -96,7 +97,9 @@ const hostileLeaf: fc.Arbitrary<unknown> = fc.oneof(
   fc.constant(new Uint8Array([1, 2])),
   fc.constant(null).map(circular),
   fc.integer({ min: 130, max: 3000 }).map(nested),
-  fc.constant("a\u0000b")
+  fc.constant("a\u0000b"),
+  // An own "__proto__" key (as JSON.parse makes one): decoding would drop it.
+  fc.constant(null).map(() => JSON.parse('{"__proto__":{"polluted":true}}'))
 )
 
 /** Put `leaf` at `path` inside a small JSON container. */
@@ -104,7 +107,10 @@ const placeAt = (path: ReadonlyArray<string | number>, leaf: unknown): unknown =
   path.reduceRight<unknown>((inner, key) => (typeof key === "number" ? [inner] : { ok: "fine", [key]: inner }), leaf)
 
 const argument: fc.Arbitrary<Case<unknown>> = fc.oneof(
-  fc.jsonValue({ maxDepth: 4 }).map((value) => ({ value, valid: true })),
+  fc
+    .jsonValue({ maxDepth: 4 })
+    .filter(storableKeys)
+    .map((value) => ({ value, valid: true })),
   fc
     .tuple(
       fc.array(fc.oneof(fc.constantFrom("a", "b", "key with space"), fc.constant(0)), { maxLength: 4 }),

@@ -3,6 +3,7 @@
 import fc from "fast-check"
 import type { WindowEvent } from "../../src/index.js"
 import { schemaVersions } from "../../src/WindowEvent.js"
+import { storableKeys } from "../../../../vitest.property.js"
 
 /** Characters real files hold and hostile ones add: controls, CR/LF, escapes, separators, BOM, emoji. */
 const oddCharacters = [
@@ -40,8 +41,8 @@ export const unstorableText = fc
   .tuple(storableText, fc.constantFrom("\u0000", "\ud800", "\udfff", "\udbff"), storableText)
   .map(([before, bad, after]) => `${before}${bad}${after}`)
 
-/** A JSON value as a tool's arguments (finite numbers, any depth up to 4). */
-const argumentsValue = fc.jsonValue({ maxDepth: 4 })
+/** A JSON value as a tool's arguments (finite numbers, any depth up to 4, no reserved `__proto__` key). */
+const argumentsValue = fc.jsonValue({ maxDepth: 4 }).filter(storableKeys)
 
 /** One event without its id (assigned by position so ids never repeat). */
 type Shape =
@@ -181,6 +182,7 @@ export type Corruption =
   | "hugeVersion"
   | "hugeTokens"
   | "tooDeep"
+  | "reservedKey"
   | "tagMismatch"
 
 /** Every corruption. */
@@ -196,6 +198,7 @@ export const corruptions: ReadonlyArray<Corruption> = [
   "hugeVersion",
   "hugeTokens",
   "tooDeep",
+  "reservedKey",
   "tagMismatch"
 ]
 
@@ -273,6 +276,17 @@ export const breakLine = (
         schemaVersion: schemaVersions.MessageAppended,
         data: "__deep__"
       }).replace('"__deep__"', deep)
+    }
+    case "reservedKey": {
+      // A well-formed MessageAppended whose tool input has a "__proto__" key: decoding would drop it.
+      const input = `{"a":1,"__proto__":${how.pick % 2 === 0 ? "null" : '{"polluted":true}'}}`
+      const reserved = `{"_tag":"MessageAppended","id":"proto","message":{"id":"proto","role":"assistant","kind":"chat","tokens":1,"parts":[{"type":"tool_call","id":"c","name":"x","input":${input}}]}}`
+      return JSON.stringify({
+        ...record,
+        type: "MessageAppended",
+        schemaVersion: schemaVersions.MessageAppended,
+        data: "__reserved__"
+      }).replace('"__reserved__"', reserved)
     }
     case "tagMismatch":
       return withData({ ...data, _tag: event._tag === "TurnCompleted" ? "TaskGoalSet" : "TurnCompleted" })
