@@ -2,6 +2,8 @@
  * Server-side context management as request fields: Anthropic context editing
  * (`context_management.edits`) and the memory tool; OpenAI Responses `previous_response_id` chains,
  * `store` and server compaction (`context_management: [{ type: "compaction", compact_threshold }]`).
+ * With `store: false` the request also asks for `include: ["reasoning.encrypted_content"]`: the
+ * server keeps nothing, so reasoning items can only go back with their encrypted content.
  * Applied after the render, so the render itself (and its validation) is the same with or without.
  */
 import type { WindowEvent } from "@ctxlog/core"
@@ -70,6 +72,7 @@ export const responses = (
     input,
     ...(context.previousResponseId === undefined ? {} : { previous_response_id: context.previousResponseId }),
     ...(context.store === undefined ? {} : { store: context.store }),
+    ...(context.store === false ? { include: ["reasoning.encrypted_content"] as const } : {}),
     ...(context.compactThreshold === undefined
       ? {}
       : { context_management: [{ type: "compaction", compact_threshold: context.compactThreshold }] }),

@@ -202,6 +202,8 @@ export interface ResponsesRequest {
   /** Continue the server-held conversation of that response: `input` holds only what came after it. */
   readonly previous_response_id?: string
   readonly store?: boolean
+  /** Extra output to return: `reasoning.encrypted_content` makes reasoning items sendable back without `store`. */
+  readonly include?: ReadonlyArray<"reasoning.encrypted_content">
   /** Server-side compaction once the rendered prompt passes `compact_threshold` tokens. */
   readonly context_management?: ReadonlyArray<{ readonly type: "compaction"; readonly compact_threshold: number }>
   readonly stream: true
