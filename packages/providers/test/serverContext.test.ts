@@ -162,6 +162,46 @@ describe("server-side context management", () => {
       })
   )
 
+  it.scopedLive("cleared thinking counts in the cleared input tokens of the usage", () =>
+    Effect.gen(function* () {
+      const server = yield* serve((_request, response) =>
+        sse(response, [
+          anthropicAnswer[0] ?? { data: "" },
+          anthropicAnswer[1] ?? { data: "" },
+          {
+            event: "message_delta",
+            data: JSON.stringify({
+              type: "message_delta",
+              delta: { stop_reason: "end_turn" },
+              usage: { output_tokens: 2 },
+              context_management: {
+                applied_edits: [
+                  { type: "clear_thinking_20251015", cleared_thinking_turns: 2, cleared_input_tokens: 3000 },
+                  { type: "clear_tool_uses_20250919", cleared_tool_uses: 1, cleared_input_tokens: 500 }
+                ]
+              }
+            })
+          },
+          anthropicAnswer[3] ?? { data: "" }
+        ])
+      )
+      const built = AnthropicCtx.make({
+        model: "claude-sonnet-4-5",
+        thinkingBudget: 2048,
+        maxOutputTokens: 8192
+      }).build(fixtureWindow, { serverContext: { clearThinking: { keepThinkingTurns: 1 }, clearToolUses: {} } })
+      if (Either.isLeft(built)) return yield* Effect.die(built.left)
+      const client = AnthropicModel.make({
+        apiKey: "sk-ant-test",
+        model: "claude-sonnet-4-5",
+        baseUrl: server.url,
+        retry
+      })
+      const response = yield* client.generateRequest(built.right.request)
+      assert.deepStrictEqual(response.contextEdits, { clearedInputTokens: 3500, clearedToolUses: 1, compactions: 0 })
+    })
+  )
+
   it.scopedLive("a Responses chain sends only the new items, with previous_response_id, store and compaction", () =>
     Effect.gen(function* () {
       const server = yield* serve((request, response) => {
