@@ -25,7 +25,9 @@ const db = Options.text("db").pipe(
 )
 const pg = Options.text("pg").pipe(Options.withDescription("PostgreSQL URL instead of SQLite"), Options.optional)
 const provider = Options.choice("provider", Provider.providerNames).pipe(
-  Options.withDescription("offline (scripted, no network; default), anthropic, openai or ollama"),
+  Options.withDescription(
+    "offline (scripted, no network; default), anthropic, openai (chat completions), openai-responses or ollama"
+  ),
   Options.withDefault("offline" as const)
 )
 const model = Options.text("model").pipe(Options.optional)

@@ -18,6 +18,7 @@ import {
   OllamaCtx,
   OpenAICompatibleModel,
   OpenAICtx,
+  OpenAIResponsesModel,
   type RetryPolicy
 } from "@ctxlog/providers"
 import * as Effect from "effect/Effect"
@@ -27,7 +28,7 @@ import * as Schema from "effect/Schema"
 import type * as Stream from "effect/Stream"
 
 /** The providers the agent speaks. @since 0.1.0 */
-export const providerNames = ["offline", "anthropic", "openai", "ollama"] as const
+export const providerNames = ["offline", "anthropic", "openai", "openai-responses", "ollama"] as const
 /** @since 0.1.0 */
 export type ProviderName = (typeof providerNames)[number]
 
@@ -84,6 +85,7 @@ export const defaultContextWindows: Record<ProviderName, number> = {
   offline: 16_384,
   anthropic: AnthropicCtx.defaultContextWindow,
   openai: OpenAICtx.defaultContextWindow,
+  "openai-responses": OpenAICtx.defaultContextWindow,
   ollama: OllamaCtx.defaultContextWindow
 }
 
@@ -92,6 +94,7 @@ export const defaultOutputReserves: Record<ProviderName, number> = {
   offline: 1024,
   anthropic: 4096,
   openai: 4096,
+  "openai-responses": 4096,
   ollama: 1024
 }
 
@@ -100,6 +103,8 @@ export const defaultModels: Record<ProviderName, string> = {
   offline: "offline-scripted",
   anthropic: "claude-sonnet-4-5",
   openai: "gpt-4.1",
+  // The Responses API is the one that takes a reasoning model's reasoning items back.
+  "openai-responses": "gpt-5",
   ollama: "llama3.1"
 }
 
@@ -230,6 +235,27 @@ export const make = (options: Options): Effect.Effect<Provider, MissingEnv> =>
           ...(options.retry === undefined ? {} : { retry: options.retry })
         })
         const builder = AnthropicCtx.make(common)
+        return {
+          name,
+          model,
+          contextWindow,
+          outputReserve,
+          truncate: builder.truncateToolOutput,
+          render: bind(builder, (request) => client.streamRequest(request))
+        }
+      }
+      case "openai-responses": {
+        // Stored (the API default): the reasoning items the render sends back are resolved by id.
+        const apiKey = yield* required(env, "OPENAI_API_KEY", name)
+        const client = OpenAIResponsesModel.make({
+          baseUrl: options.baseUrl ?? "https://api.openai.com/v1",
+          model,
+          provider: name,
+          maxOutputTokens: outputReserve,
+          apiKey,
+          ...(options.retry === undefined ? {} : { retry: options.retry })
+        })
+        const builder = OpenAICtx.makeResponses(common)
         return {
           name,
           model,

@@ -177,6 +177,63 @@ const anthropicHandler = (request: Received, response: Parameters<Parameters<typ
   ])
 }
 
+// --- OpenAI Responses -----------------------------------------------------------------------------
+
+const rs = (type: string, rest: object) => `event: ${type}\ndata: ${JSON.stringify({ type, ...rest })}\n\n`
+const rsCreated = { id: "resp_1", object: "response", model: "gpt-test", status: "in_progress", output: [] }
+const rsCompleted = rs("response.completed", {
+  response: { ...rsCreated, status: "completed", usage: { input_tokens: 321, output_tokens: 12 } }
+})
+const rsText = (index: number, value: string) => [
+  rs("response.output_item.added", {
+    output_index: index,
+    item: { type: "message", id: `msg_${index}`, role: "assistant", content: [] }
+  }),
+  rs("response.output_text.delta", { item_id: `msg_${index}`, output_index: index, content_index: 0, delta: value })
+]
+const rsCall = (index: number, callId: string, name: string, args: string) => {
+  const item = { type: "function_call", id: `fc_${index}`, call_id: callId, name, arguments: "" }
+  return [
+    rs("response.output_item.added", { output_index: index, item }),
+    rs("response.function_call_arguments.delta", { item_id: item.id, output_index: index, delta: args }),
+    rs("response.output_item.done", { output_index: index, item: { ...item, arguments: args } })
+  ]
+}
+/** The reasoning item a reasoning model emits before its answer: it must come back in later requests. */
+const rsReasoning = { type: "reasoning", id: "rs_agent_1", summary: [{ type: "summary_text", text: "Plan the note." }] }
+
+const responsesHandler = (request: Received, response: Parameters<Parameters<typeof serve>[0]>[1], n: number) => {
+  if (request.url !== "/v1/responses" || request.headers.authorization !== "Bearer test-openai-key") {
+    return json(response, 404, { error: { message: `unexpected ${request.url}` } })
+  }
+  if (n === 1)
+    return json(response, 429, { error: { message: "slow down", type: "rate_limit" } }, { "retry-after": "0" })
+  if (n === 2) {
+    return writeSse(response, [
+      rs("response.created", { response: rsCreated }),
+      rs("response.output_item.added", { output_index: 0, item: { ...rsReasoning, summary: [] } }),
+      rs("response.output_item.done", { output_index: 0, item: rsReasoning }),
+      ...rsText(1, "Writing a note, then peeking outside."),
+      ...rsCall(2, "call_w", "write_file", '{"path":"notes/hi.txt","content":"written by the model"}'),
+      ...rsCall(3, "call_r", "read_file", '{"path":"../secret.txt"}'),
+      rsCompleted
+    ])
+  }
+  if (n === 3) {
+    // A server error in the middle of the stream.
+    return writeSse(response, [
+      rs("response.created", { response: rsCreated }),
+      ...rsText(0, "Half an ans"),
+      rs("error", { code: "server_error", message: "The server had an error" })
+    ])
+  }
+  return writeSse(response, [
+    rs("response.created", { response: rsCreated }),
+    ...rsText(0, "Done: the note is written; the outside path was refused."),
+    rsCompleted
+  ])
+}
+
 const cases = [
   {
     provider: "openai",
@@ -191,6 +248,13 @@ const cases = [
     handler: anthropicHandler,
     args: (url: string) => ["--base-url", url],
     env: (_url: string) => ({ ANTHROPIC_API_KEY: "test-anthropic-key" })
+  },
+  {
+    provider: "openai-responses",
+    model: "gpt-test",
+    handler: responsesHandler,
+    args: (url: string) => ["--base-url", `${url}/v1`],
+    env: (_url: string) => ({ OPENAI_API_KEY: "test-openai-key" })
   },
   // Ollama speaks chat completions too; its address comes from OLLAMA_HOST (no key, no --base-url).
   {
@@ -242,6 +306,16 @@ describe("providers over HTTP", () => {
           assert.include(afterTools, "wrote 20 chars to notes/hi.txt")
           assert.include(afterTools, "is outside the workspace")
           for (const request of server.received) assert.notInclude(request.body, "TOP-SECRET-42")
+          if (testCase.provider === "openai-responses") {
+            // The reasoning item goes back in every later request, right before the answer it led to.
+            for (const request of server.received.slice(2)) {
+              assert.include(
+                request.body,
+                `{"type":"reasoning","id":"rs_agent_1","summary":[{"type":"summary_text","text":"Plan the note."}]},` +
+                  `{"type":"message","role":"assistant","content":"Writing a note, then peeking outside."}`
+              )
+            }
+          }
 
           const stream = sessionOf(ran.stdout)
           const { envelopes, window } = yield* readStream(db, stream)

@@ -176,6 +176,20 @@ const promptRenderedV2: Upcaster = {
   }
 }
 
+/**
+ * PromptRendered v3's server context had no `clearThinking`: a v3 render asked for no thinking-block
+ * clearing. A stray field an old writer left is dropped rather than trusted.
+ */
+const promptRenderedV3: Upcaster = {
+  type: "PromptRendered",
+  fromVersion: 3,
+  up: (data) => {
+    if (!isRecord(data) || !isRecord(data.serverContext)) return data
+    const { clearThinking: _clearThinking, ...v3 } = data.serverContext
+    return { ...data, serverContext: v3 }
+  }
+}
+
 /** UsageReported v1 had no `contextEdits`: the provider edited nothing (a stray field is dropped). */
 const usageReportedV1: Upcaster = {
   type: "UsageReported",
@@ -195,7 +209,8 @@ export const upcasters: ReadonlyArray<Upcaster> = [
   promptRenderedV1,
   ...partsWidened,
   promptRenderedV2,
-  usageReportedV1
+  usageReportedV1,
+  promptRenderedV3
 ]
 
 const decodeEvent = Schema.decodeUnknownEither(WindowEvent)

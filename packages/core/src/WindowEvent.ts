@@ -136,13 +136,27 @@ export const ClearToolUses = Schema.Struct({
 export type ClearToolUses = typeof ClearToolUses.Type
 
 /**
+ * Anthropic thinking-block clearing (`clear_thinking_20251015`): the API keeps the thinking blocks of
+ * the newest `keepThinkingTurns` assistant turns (`"all"`: every one, the best for cache hits) and
+ * clears older ones. Absent: the API's default (the last turn's).
+ * @since 0.3.0
+ */
+export const ClearThinking = Schema.Struct({
+  keepThinkingTurns: Schema.optional(Schema.Union(Schema.Int.pipe(Schema.positive()), Schema.Literal("all")))
+})
+/** @since 0.3.0 */
+export type ClearThinking = typeof ClearThinking.Type
+
+/**
  * Context management the provider does on its side, as a render asked for it: Anthropic context
- * editing and the memory tool; OpenAI Responses `previous_response_id` chains, `store` and server
- * compaction (`compactThreshold`). Recorded so the log still explains the prompt the model saw.
+ * editing (tool uses, and since PromptRendered v4 thinking blocks) and the memory tool; OpenAI
+ * Responses `previous_response_id` chains, `store` and server compaction (`compactThreshold`).
+ * Recorded so the log still explains the prompt the model saw.
  * @since 0.2.0
  */
 export const ServerContext = Schema.Struct({
   clearToolUses: Schema.optional(ClearToolUses),
+  clearThinking: Schema.optional(ClearThinking),
   memoryTool: Schema.optional(Schema.Boolean),
   previousResponseId: Schema.optional(Schema.String),
   store: Schema.optional(Schema.Boolean),
@@ -165,7 +179,7 @@ export const PromptRendered = Schema.TaggedStruct("PromptRendered", {
   sha256: Schema.String,
   render: Schema.optional(RenderSpec),
   blobs: Schema.optional(Schema.Array(RenderBlob)),
-  /** Since v3: the server-side context management the request asked for. */
+  /** Since v3: the server-side context management the request asked for (v4: `clearThinking`). */
   serverContext: Schema.optional(ServerContext)
 })
 /**
@@ -385,7 +399,7 @@ export const schemaVersions: { readonly [T in EventType]: number } = {
   ConversationReset: 1,
   ConversationContinued: 1,
   TurnCompleted: 1,
-  PromptRendered: 3,
+  PromptRendered: 4,
   UsageReported: 2,
   ToolOutputPruned: 1,
   MediaPruned: 1,

@@ -8,8 +8,8 @@ import { EventCodec, Window, WindowEvent } from "../src/index.js"
 describe("PromptRendered v1 upcasting", () => {
   const fixture = readFileSync(new URL("./fixtures/prompt-rendered-v1.jsonl", import.meta.url), "utf8")
 
-  it("the current PromptRendered schema version is 3", () => {
-    assert.strictEqual(WindowEvent.schemaVersions.PromptRendered, 3)
+  it("the current PromptRendered schema version is 4", () => {
+    assert.strictEqual(WindowEvent.schemaVersions.PromptRendered, 4)
   })
 
   it.effect("a v1 render decodes without a render spec and replays (signals cleared)", () =>
@@ -77,11 +77,33 @@ describe("PromptRendered v1 upcasting", () => {
         serverContext: { previousResponseId: "resp_1", store: true, compactThreshold: 200000 }
       }
       const [stored] = yield* EventCodec.encodeAll([event])
-      assert.strictEqual(stored?.schemaVersion, 3)
+      assert.strictEqual(stored?.schemaVersion, 4)
       if (stored === undefined) return
       assert.deepStrictEqual(yield* EventCodec.decode(stored), event)
       const v2 = yield* EventCodec.decode({ ...stored, schemaVersion: 2 })
       assert.strictEqual(v2._tag === "PromptRendered" ? v2.serverContext : "other", undefined)
+    })
+  )
+
+  it.effect("v4 records thinking-block clearing; a v3 render asked for none (a stray field is dropped)", () =>
+    Effect.gen(function* () {
+      const event: WindowEvent.WindowEvent = {
+        _tag: "PromptRendered",
+        id: "r4",
+        provider: "anthropic",
+        model: "claude-sonnet-4-5",
+        tokens: { system: 1, knowledge: 0, taskState: 0, signals: 0, history: 2, total: 3 },
+        sha256: "d".repeat(64),
+        serverContext: { clearToolUses: { keepToolUses: 3 }, clearThinking: { keepThinkingTurns: "all" } }
+      }
+      const [stored] = yield* EventCodec.encodeAll([event])
+      assert.strictEqual(stored?.schemaVersion, 4)
+      if (stored === undefined) return
+      assert.deepStrictEqual(yield* EventCodec.decode(stored), event)
+      const v3 = yield* EventCodec.decode({ ...stored, schemaVersion: 3 })
+      assert.deepStrictEqual(v3._tag === "PromptRendered" ? v3.serverContext : "other", {
+        clearToolUses: { keepToolUses: 3 }
+      })
     })
   )
 })

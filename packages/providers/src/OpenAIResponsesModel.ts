@@ -4,7 +4,9 @@
  * object is read too), retries with exponential backoff on 429 / 5xx that honour `Retry-After` /
  * `retry-after-ms`, a response timeout, an idle timeout between events, an overall deadline and a
  * size cap (the limits every client shares). Sends requests built by `OpenAICtx.makeResponses`
- * unchanged (`streamRequest`), so the bytes sent are the bytes `RenderRecord` hashed.
+ * unchanged (`streamRequest`), so the bytes sent are the bytes `RenderRecord` hashed. `reasoning`
+ * output items become reasoning parts (id, `encrypted_content`, summary) that the Responses render
+ * sends back before the output they led to.
  *
  * @since 0.2.0
  */
@@ -22,6 +24,7 @@ import * as http from "./internal/http.js"
 import { collect, reveal, type Secret, trimSlash } from "./internal/modelClient.js"
 import * as responsesDecode from "./internal/responsesDecode.js"
 import { fromModelRequest, messagesOfRequest } from "./internal/sections.js"
+import * as serverContext from "./internal/serverContext.js"
 import type { ResponsesRequest } from "./internal/wire.js"
 import { isReasoningModel } from "./OpenAICtx.js"
 import { serialize } from "./RenderRecord.js"
@@ -41,6 +44,12 @@ export interface ClientConfig {
   /** Force reasoning-model rendering of port requests (`developer` role); detected from the name otherwise. */
   readonly reasoning?: boolean
   readonly maxOutputTokens?: number
+  /**
+   * `false`: stateless use (`store: false`); requests built by `toRequest` then ask for
+   * `include: ["reasoning.encrypted_content"]`, so reasoning items come back sendable. Unset: the
+   * API default (stored).
+   */
+  readonly store?: boolean
   /** Time to get the response headers (or a whole JSON body). Default 120 s. */
   readonly timeoutMs?: number
   /** Longest wait between two stream events (partial events do not count). Default 60 s. */
@@ -93,17 +102,23 @@ export const make = (config: ClientConfig): Client => {
   const reasoning = config.reasoning ?? isReasoningModel(config.model)
   const toRequest = (request: LanguageModel.ModelRequest): Either.Either<ResponsesRequest, InvalidRequest> =>
     Either.flatMap(RequestValidator.history("openai-responses", messagesOfRequest(request)), () =>
-      chatRender.renderResponses(fromModelRequest(request), {
-        model: config.model,
-        systemRole: reasoning ? "developer" : "system",
-        mergeSystem: false,
-        contextRole: reasoning ? "developer" : "system",
-        tokenParam: "max_tokens",
-        maxTokens: request.maxOutputTokens ?? config.maxOutputTokens,
-        temperature: reasoning ? undefined : request.temperature,
-        tools: request.tools,
-        reminder: undefined
-      })
+      chatRender
+        .renderResponses(fromModelRequest(request), {
+          model: config.model,
+          systemRole: reasoning ? "developer" : "system",
+          mergeSystem: false,
+          contextRole: reasoning ? "developer" : "system",
+          tokenParam: "max_tokens",
+          maxTokens: request.maxOutputTokens ?? config.maxOutputTokens,
+          temperature: reasoning ? undefined : request.temperature,
+          tools: request.tools,
+          reminder: undefined
+        })
+        .pipe(
+          Either.map((rendered) =>
+            config.store === undefined ? rendered : serverContext.responses(rendered, { store: config.store })
+          )
+        )
     )
   const streamObserved = (
     request: ResponsesRequest,

@@ -114,6 +114,94 @@ describe("server-side context management", () => {
     })
   )
 
+  it.scopedLive(
+    "Anthropic thinking clearing (clear_thinking_20251015 with keep) goes first in the edits, with its beta header",
+    () =>
+      Effect.gen(function* () {
+        const server = yield* serve((request, response) => {
+          const body = parse(request.body)
+          const management =
+            typeof body === "object" && body !== null ? Reflect.get(body, "context_management") : undefined
+          const problems: Array<string> = []
+          if (!String(request.headers["anthropic-beta"]).split(",").includes("context-management-2025-06-27")) {
+            problems.push("anthropic-beta header")
+          }
+          const edits = JSON.stringify(management)
+          const expected =
+            server.received.length === 1
+              ? '{"edits":[{"type":"clear_thinking_20251015","keep":{"type":"thinking_turns","value":2}},' +
+                '{"type":"clear_tool_uses_20250919","keep":{"type":"tool_uses","value":3}}]}'
+              : '{"edits":[{"type":"clear_thinking_20251015","keep":"all"}]}'
+          if (edits !== expected) problems.push(`context_management ${edits}`)
+          if (problems.length > 0) {
+            return json(response, 400, {
+              type: "error",
+              error: { type: "invalid_request_error", message: problems.join(", ") }
+            })
+          }
+          sse(response, anthropicAnswer)
+        })
+        const client = AnthropicModel.make({
+          apiKey: "sk-ant-test",
+          model: "claude-sonnet-4-5",
+          baseUrl: server.url,
+          retry
+        })
+        const builder = AnthropicCtx.make({ model: "claude-sonnet-4-5", thinkingBudget: 2048, maxOutputTokens: 8192 })
+        for (const serverContext of [
+          { clearThinking: { keepThinkingTurns: 2 }, clearToolUses: { keepToolUses: 3 } },
+          { clearThinking: { keepThinkingTurns: "all" as const } }
+        ]) {
+          const built = builder.build(fixtureWindow, { tools: [readFileTool], serverContext })
+          if (Either.isLeft(built)) return yield* Effect.die(built.left)
+          const response = yield* client.generateRequest(built.right.request)
+          assert.deepStrictEqual(response.parts, [Message.text("ok")])
+          assert.strictEqual(server.received.at(-1)?.body, RenderRecord.serialize(built.right.request))
+        }
+        assert.strictEqual(server.received.length, 2)
+      })
+  )
+
+  it.scopedLive("cleared thinking counts in the cleared input tokens of the usage", () =>
+    Effect.gen(function* () {
+      const server = yield* serve((_request, response) =>
+        sse(response, [
+          anthropicAnswer[0] ?? { data: "" },
+          anthropicAnswer[1] ?? { data: "" },
+          {
+            event: "message_delta",
+            data: JSON.stringify({
+              type: "message_delta",
+              delta: { stop_reason: "end_turn" },
+              usage: { output_tokens: 2 },
+              context_management: {
+                applied_edits: [
+                  { type: "clear_thinking_20251015", cleared_thinking_turns: 2, cleared_input_tokens: 3000 },
+                  { type: "clear_tool_uses_20250919", cleared_tool_uses: 1, cleared_input_tokens: 500 }
+                ]
+              }
+            })
+          },
+          anthropicAnswer[3] ?? { data: "" }
+        ])
+      )
+      const built = AnthropicCtx.make({
+        model: "claude-sonnet-4-5",
+        thinkingBudget: 2048,
+        maxOutputTokens: 8192
+      }).build(fixtureWindow, { serverContext: { clearThinking: { keepThinkingTurns: 1 }, clearToolUses: {} } })
+      if (Either.isLeft(built)) return yield* Effect.die(built.left)
+      const client = AnthropicModel.make({
+        apiKey: "sk-ant-test",
+        model: "claude-sonnet-4-5",
+        baseUrl: server.url,
+        retry
+      })
+      const response = yield* client.generateRequest(built.right.request)
+      assert.deepStrictEqual(response.contextEdits, { clearedInputTokens: 3500, clearedToolUses: 1, compactions: 0 })
+    })
+  )
+
   it.scopedLive("a Responses chain sends only the new items, with previous_response_id, store and compaction", () =>
     Effect.gen(function* () {
       const server = yield* serve((request, response) => {
@@ -175,6 +263,7 @@ describe("server-side context management", () => {
       yield* ctx.appendMessages("server-context", [Message.user("hi")])
       const configs: ReadonlyArray<[CtxBuilder.ProviderConfig, typeof anthropicContext | object]> = [
         [{ provider: "anthropic", model: "claude-sonnet-4-5" }, anthropicContext],
+        [{ provider: "anthropic", model: "claude-sonnet-4-5" }, { clearThinking: { keepThinkingTurns: 1 } }],
         [
           { provider: "openai", api: "responses", model: "gpt-5" },
           { previousResponseId: "resp_1", store: false, compactThreshold: 100000 }
@@ -194,7 +283,7 @@ describe("server-side context management", () => {
       }
       const envelopes = Chunk.toReadonlyArray(yield* Stream.runCollect(log.read("server-context")))
       const renders = envelopes.filter((envelope) => envelope.event._tag === "PromptRendered")
-      assert.strictEqual(renders.length, 2)
+      assert.strictEqual(renders.length, configs.length)
       for (const [index, render] of renders.entries()) {
         if (render.event._tag !== "PromptRendered") continue
         assert.deepStrictEqual(render.event.serverContext, configs[index]?.[1])

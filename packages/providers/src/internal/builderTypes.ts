@@ -20,7 +20,7 @@ export interface BuildOptions {
   readonly maxOutputTokens?: number
   readonly temperature?: number
   /**
-   * Context management the provider does on its side (Anthropic: `clearToolUses`, `memoryTool`;
+   * Context management the provider does on its side (Anthropic: `clearThinking`, `clearToolUses`, `memoryTool`;
    * OpenAI Responses: `previousResponseId`, `store`, `compactThreshold`). Recorded in `PromptRendered`.
    */
   readonly serverContext?: WindowEvent.ServerContext

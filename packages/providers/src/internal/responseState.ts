@@ -15,6 +15,8 @@ interface PendingReasoning {
   text: string
   signature?: string
   redactedData?: string
+  itemId?: string
+  encryptedContent?: string
 }
 
 export class ResponseState {
@@ -41,7 +43,10 @@ export class ResponseState {
     else this.parts.push({ text: delta })
   }
 
-  /** Start (or extend) a reasoning part under a key (an Anthropic block index, or `chat` for `reasoning_content`). */
+  /**
+   * Start (or extend) a reasoning part under a key (an Anthropic block index, a Responses output
+   * index, or `chat` for `reasoning_content`).
+   */
   reasoning(key: string, delta: { text?: string; signature?: string; redactedData?: string }): void {
     let part = this.thoughts.get(key)
     if (part === undefined) {
@@ -53,6 +58,19 @@ export class ResponseState {
     // A signature arrives whole (one signature_delta); data of a redacted block likewise.
     if (delta.signature !== undefined) part.signature = (part.signature ?? "") + delta.signature
     if (delta.redactedData !== undefined) part.redactedData = (part.redactedData ?? "") + delta.redactedData
+  }
+
+  /**
+   * A finished Responses `reasoning` item under its output index: its id, `encrypted_content` and
+   * summary text replace what the deltas built (the finished item is the one to send back).
+   */
+  reasoningItem(key: string, item: { itemId?: string; encryptedContent?: string; text?: string }): void {
+    this.reasoning(key, {})
+    const part = this.thoughts.get(key)
+    if (part === undefined) return
+    if (item.itemId !== undefined) part.itemId = item.itemId
+    if (item.encryptedContent !== undefined) part.encryptedContent = item.encryptedContent
+    if (item.text !== undefined) part.text = item.text
   }
 
   /** Start (or find) a tool call under a key (block index or call index). */
@@ -82,7 +100,9 @@ export class ResponseState {
         parts.push(
           Message.reasoning(part.text, {
             ...(part.signature === undefined ? {} : { signature: part.signature }),
-            ...(part.redactedData === undefined ? {} : { redactedData: part.redactedData })
+            ...(part.redactedData === undefined ? {} : { redactedData: part.redactedData }),
+            ...(part.itemId === undefined ? {} : { itemId: part.itemId }),
+            ...(part.encryptedContent === undefined ? {} : { encryptedContent: part.encryptedContent })
           })
         )
         continue

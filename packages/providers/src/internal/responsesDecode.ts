@@ -1,10 +1,16 @@
 /**
  * OpenAI Responses API answers → `ModelChunk`s: the semantic SSE events (`response.created`,
  * `response.output_item.added`, `response.output_text.delta`, `response.function_call_arguments.delta`,
- * `response.output_item.done`, and a terminal `response.completed` / `response.incomplete` /
+ * `response.reasoning_summary_text.delta`, `response.output_item.done`, and a terminal `response.completed` / `response.incomplete` /
  * `response.failed`, or an `error` event) or a non-streamed JSON response object. There is no
  * `[DONE]` sentinel: the stream must end in a terminal event. `usage.input_tokens` already counts the
  * cached tokens (`input_tokens_details.cached_tokens`); the API reports no cache writes.
+ *
+ * A `reasoning` output item becomes a reasoning part in output order (before the text or call it led
+ * to): its `id`, its `encrypted_content` (present when the request asked for it with `include`) and
+ * its summary texts joined by a blank line. When streaming, the item of `response.output_item.done`
+ * is the one kept: OpenAI documents that the `encrypted_content` of `output_item.added` may be
+ * incomplete; summary deltas only fill the text until then.
  */
 import type { LanguageModel } from "@ctxlog/core"
 import * as Effect from "effect/Effect"
@@ -29,6 +35,10 @@ const OutputItem = Schema.Struct({
   call_id: Schema.optional(Schema.String),
   name: Schema.optional(Schema.String),
   arguments: Schema.optional(Schema.String),
+  encrypted_content: Schema.optional(Schema.NullOr(Schema.String)),
+  summary: Schema.optional(
+    Schema.NullOr(Schema.Array(Schema.Struct({ type: Schema.String, text: Schema.optional(Schema.String) })))
+  ),
   content: Schema.optional(
     Schema.NullOr(Schema.Array(Schema.Struct({ type: Schema.String, text: Schema.optional(Schema.String) })))
   )
@@ -55,6 +65,7 @@ const Event = Schema.Struct({
   type: Schema.String,
   response: Schema.optional(Body),
   output_index: Schema.optional(Schema.Number),
+  summary_index: Schema.optional(Schema.Number),
   item: Schema.optional(OutputItem),
   delta: Schema.optional(Schema.String),
   code: Schema.optional(Schema.NullOr(Schema.String)),
@@ -133,6 +144,35 @@ const countCompaction = (state: ResponseState, item: OutputItem | undefined): vo
   state.contextEdits = { ...previous, compactions: previous.compactions + 1 }
 }
 
+/** The readable text of a reasoning item: its summary texts, a blank line between two. */
+const summaryText = (item: OutputItem): string | undefined =>
+  item.summary === undefined || item.summary === null
+    ? undefined
+    : item.summary
+        .flatMap((part) => (part.type === "summary_text" && part.text !== undefined ? [part.text] : []))
+        .join("\n\n")
+
+/**
+ * A reasoning item announced (`done` false: only its place and id) or finished (`done` true: id,
+ * `encrypted_content` and summary as the API will take them back). An item without an id is kept
+ * readable only (the render cannot send it back).
+ */
+const addReasoning = (state: ResponseState, key: string, item: OutputItem | undefined, done: boolean): void => {
+  if (item?.type !== "reasoning") return
+  const id = item.id === undefined || item.id.length === 0 ? undefined : item.id
+  if (!done) {
+    if (id !== undefined) state.reasoningItem(key, { itemId: id })
+    return
+  }
+  const text = summaryText(item)
+  const encrypted = item.encrypted_content
+  state.reasoningItem(key, {
+    ...(id === undefined ? {} : { itemId: id }),
+    ...(encrypted === undefined || encrypted === null ? {} : { encryptedContent: encrypted }),
+    ...(text === undefined ? {} : { text })
+  })
+}
+
 /** One output item announced or finished: function calls are keyed by their output index. */
 const addCall = (
   state: ResponseState,
@@ -155,6 +195,8 @@ export const chunks = (
     const state = new ResponseState(provider, model)
     // Output indexes of function calls and whether their arguments arrived as deltas.
     const calls = new Map<string, { streamed: boolean }>()
+    // Output indexes of reasoning items → the summary part their last summary delta belonged to.
+    const summaries = new Map<string, number>()
     if (opened._tag === "Json") {
       return Stream.fromIterableEffect(
         Effect.gen(function* () {
@@ -168,6 +210,7 @@ export const chunks = (
           const out: Array<LanguageModel.ModelChunk> = []
           for (const [index, item] of body.output.entries()) {
             countCompaction(state, item)
+            addReasoning(state, String(index), item, true)
             if (item.type === "message") {
               for (const content of item.content ?? []) {
                 if (content.type === "output_text" && content.text !== undefined && content.text.length > 0) {
@@ -198,6 +241,7 @@ export const chunks = (
           if (event.response?.id !== undefined) observed.responseId = event.response.id
           return Either.right([])
         case "response.output_item.added": {
+          addReasoning(state, key, event.item, false)
           const announced = event.item === undefined ? undefined : addCall(state, key, event.item)
           if (announced === undefined) return Either.right([])
           calls.set(key, { streamed: false })
@@ -207,6 +251,16 @@ export const chunks = (
           if (event.delta === undefined || event.delta.length === 0) return Either.right([])
           state.text(event.delta)
           return Either.right([{ _tag: "TextDelta", text: event.delta }])
+        case "response.reasoning_summary_text.delta": {
+          if (event.delta === undefined || event.delta.length === 0) return Either.right([])
+          const part = event.summary_index ?? 0
+          const previous = summaries.get(key)
+          summaries.set(key, part)
+          state.reasoning(key, {
+            text: previous !== undefined && previous !== part ? `\n\n${event.delta}` : event.delta
+          })
+          return Either.right([])
+        }
         case "response.function_call_arguments.delta": {
           const pending = calls.get(key)
           const call = pending === undefined ? undefined : state.callJson(key, event.delta ?? "")
@@ -221,6 +275,7 @@ export const chunks = (
           const pending = calls.get(key)
           const item = event.item
           countCompaction(state, item)
+          addReasoning(state, key, item, true)
           if (pending === undefined || pending.streamed || item?.arguments === undefined) return Either.right([])
           const call = state.callJson(key, item.arguments)
           pending.streamed = true
@@ -239,7 +294,7 @@ export const chunks = (
         case "error":
           return Either.left(failure(provider, { code: event.code, message: event.message }))
         default:
-          return Either.right([]) // content_part, *.done, reasoning summaries, future events
+          return Either.right([]) // content_part, *.done, summary parts, reasoning_text, future events
       }
     }
     return opened.events.pipe(

@@ -1,11 +1,19 @@
 /**
  * Server-side context management as request fields: Anthropic context editing
- * (`context_management.edits`) and the memory tool; OpenAI Responses `previous_response_id` chains,
+ * (`context_management.edits`: `clear_thinking_20251015`, `clear_tool_uses_20250919`) and the memory tool; OpenAI Responses `previous_response_id` chains,
  * `store` and server compaction (`context_management: [{ type: "compaction", compact_threshold }]`).
+ * With `store: false` the request also asks for `include: ["reasoning.encrypted_content"]`: the
+ * server keeps nothing, so reasoning items can only go back with their encrypted content.
  * Applied after the render, so the render itself (and its validation) is the same with or without.
  */
 import type { WindowEvent } from "@ctxlog/core"
-import type { AnthropicClearToolUsesEdit, AnthropicRequest, ResponsesInputItem, ResponsesRequest } from "./wire.js"
+import type {
+  AnthropicClearThinkingEdit,
+  AnthropicClearToolUsesEdit,
+  AnthropicRequest,
+  ResponsesInputItem,
+  ResponsesRequest
+} from "./wire.js"
 
 /** The beta the Messages API needs for context editing and the memory tool. */
 export const contextManagementBeta = "context-management-2025-06-27"
@@ -23,7 +31,22 @@ const clearToolUses = (settings: WindowEvent.ClearToolUses): AnthropicClearToolU
   ...(settings.clearToolInputs === undefined ? {} : { clear_tool_inputs: settings.clearToolInputs })
 })
 
-/** The Anthropic request with context editing and the memory tool, as asked. */
+const clearThinking = (settings: WindowEvent.ClearThinking): AnthropicClearThinkingEdit => ({
+  type: "clear_thinking_20251015",
+  ...(settings.keepThinkingTurns === undefined
+    ? {}
+    : {
+        keep:
+          settings.keepThinkingTurns === "all"
+            ? ("all" as const)
+            : { type: "thinking_turns" as const, value: settings.keepThinkingTurns }
+      })
+})
+
+/**
+ * The Anthropic request with context editing and the memory tool, as asked. Thinking clearing goes
+ * first in `edits`: Anthropic requires it first when strategies are combined.
+ */
 export const anthropic = (
   request: AnthropicRequest,
   context: WindowEvent.ServerContext | undefined
@@ -33,12 +56,14 @@ export const anthropic = (
     context.memoryTool === true
       ? [...(request.tools ?? []), { type: "memory_20250818", name: "memory" } as const]
       : request.tools
+  const edits = [
+    ...(context.clearThinking === undefined ? [] : [clearThinking(context.clearThinking)]),
+    ...(context.clearToolUses === undefined ? [] : [clearToolUses(context.clearToolUses)])
+  ]
   return {
     ...request,
     ...(tools === undefined ? {} : { tools }),
-    ...(context.clearToolUses === undefined
-      ? {}
-      : { context_management: { edits: [clearToolUses(context.clearToolUses)] } })
+    ...(edits.length === 0 ? {} : { context_management: { edits } })
   }
 }
 
@@ -70,6 +95,7 @@ export const responses = (
     input,
     ...(context.previousResponseId === undefined ? {} : { previous_response_id: context.previousResponseId }),
     ...(context.store === undefined ? {} : { store: context.store }),
+    ...(context.store === false ? { include: ["reasoning.encrypted_content"] as const } : {}),
     ...(context.compactThreshold === undefined
       ? {}
       : { context_management: [{ type: "compaction", compact_threshold: context.compactThreshold }] }),

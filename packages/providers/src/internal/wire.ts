@@ -109,6 +109,12 @@ export interface AnthropicClearToolUsesEdit {
   readonly clear_tool_inputs?: boolean
 }
 
+/** Anthropic thinking-block clearing: keep the thinking of the newest N assistant turns, or all. */
+export interface AnthropicClearThinkingEdit {
+  readonly type: "clear_thinking_20251015"
+  readonly keep?: { readonly type: "thinking_turns"; readonly value: number } | "all"
+}
+
 export interface AnthropicRequest {
   readonly model: string
   readonly max_tokens: number
@@ -118,7 +124,9 @@ export interface AnthropicRequest {
   readonly messages: ReadonlyArray<AnthropicMessage>
   /** Extended thinking, when enabled. */
   readonly thinking?: { readonly type: "enabled"; readonly budget_tokens: number }
-  readonly context_management?: { readonly edits: ReadonlyArray<AnthropicClearToolUsesEdit> }
+  readonly context_management?: {
+    readonly edits: ReadonlyArray<AnthropicClearThinkingEdit | AnthropicClearToolUsesEdit>
+  }
   readonly stream: true
 }
 
@@ -202,6 +210,8 @@ export interface ResponsesRequest {
   /** Continue the server-held conversation of that response: `input` holds only what came after it. */
   readonly previous_response_id?: string
   readonly store?: boolean
+  /** Extra output to return: `reasoning.encrypted_content` makes reasoning items sendable back without `store`. */
+  readonly include?: ReadonlyArray<"reasoning.encrypted_content">
   /** Server-side compaction once the rendered prompt passes `compact_threshold` tokens. */
   readonly context_management?: ReadonlyArray<{ readonly type: "compaction"; readonly compact_threshold: number }>
   readonly stream: true

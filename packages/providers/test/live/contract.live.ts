@@ -4,6 +4,7 @@
  * missing one fails the run, it is never skipped. Same fixture window, same builders and clients as the
  * local-server contract tests; the assertions are the shapes the local server answers with.
  */
+import { ContextService, Message } from "@ctxlog/core"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -18,6 +19,7 @@ const need = (name: string): string => {
 
 const anthropicModel = process.env.ANTHROPIC_MODEL ?? "claude-sonnet-4-5"
 const openaiModel = process.env.OPENAI_MODEL ?? "gpt-4.1-mini"
+const reasoningModel = process.env.OPENAI_REASONING_MODEL ?? "gpt-5-mini"
 
 describe("live: Anthropic", () => {
   it.live("streams the fixture render with context editing and the memory tool", () =>
@@ -32,6 +34,19 @@ describe("live: Anthropic", () => {
       const response = yield* client.generateRequest(built.right.request)
       assert.isAbove(response.usage.inputTokens, 0)
       assert.isAbove(response.parts.length, 0)
+    })
+  )
+
+  it.live("takes thinking-block clearing (clear_thinking_20251015) on a thinking-enabled request", () =>
+    Effect.gen(function* () {
+      const built = AnthropicCtx.make({ model: anthropicModel, thinkingBudget: 1024 }).build(fixtureWindow, {
+        maxOutputTokens: 2048,
+        serverContext: { clearThinking: { keepThinkingTurns: "all" } }
+      })
+      if (Either.isLeft(built)) return yield* Effect.die(built.left)
+      const client = AnthropicModel.make({ apiKey: need("ANTHROPIC_API_KEY"), model: anthropicModel })
+      const response = yield* client.generateRequest(built.right.request)
+      assert.isAbove(response.usage.inputTokens, 0)
     })
   )
 
@@ -65,5 +80,33 @@ describe("live: OpenAI Responses", () => {
       const next = yield* client.send(chained.right.request)
       assert.isDefined(next.responseId)
     })
+  )
+
+  it.live("stateless: a reasoning model's reasoning item (encrypted_content) goes back with its function call", () =>
+    Effect.gen(function* () {
+      const builder = OpenAICtx.makeResponses({ model: reasoningModel })
+      const client = OpenAIResponsesModel.make({ apiKey: need("OPENAI_API_KEY"), model: reasoningModel })
+      const ctx = yield* ContextService.ContextService
+      const asked = yield* ctx.appendMessages("live-reasoning", [
+        Message.user("Call read_file on src/date.ts, then say in one line what it exports.")
+      ])
+      const options = { tools: [readFileTool], maxOutputTokens: 2048, serverContext: { store: false } }
+      const first = builder.build(asked.window, options)
+      if (Either.isLeft(first)) return yield* Effect.die(first.left)
+      const response = yield* client.generateRequest(first.right.request)
+      const reasoning = response.parts.filter((part) => part.type === "reasoning")
+      assert.isTrue(reasoning.length > 0 && reasoning.every((part) => part.encryptedContent !== undefined))
+      const call = response.parts.find((part) => part.type === "tool_call")
+      if (call?.type !== "tool_call") return assert.fail("the model did not call read_file")
+      yield* ctx.appendMessages("live-reasoning", [{ role: "assistant", parts: response.parts }])
+      const answered = yield* ctx.appendMessages("live-reasoning", [
+        Message.tool(call.id, "export const parse = (text: string): Date => new Date(text)")
+      ])
+      const second = builder.build(answered.window, options)
+      if (Either.isLeft(second)) return yield* Effect.die(second.left)
+      // The API rejects a reasoning item it cannot decrypt or that is out of place: an answer is the check.
+      const next = yield* client.generateRequest(second.right.request)
+      assert.isAbove(next.usage.inputTokens, 0)
+    }).pipe(Effect.provide(ContextService.layerMemory))
   )
 })
