@@ -21,13 +21,13 @@ import type { InvalidRequest } from "./InvalidRequest.js"
 import * as anthropicDecode from "./internal/anthropicDecode.js"
 import * as anthropicRender from "./internal/anthropicRender.js"
 import * as http from "./internal/http.js"
-import { collect, reveal, type Secret, trimSlash } from "./internal/modelClient.js"
+import { clientMembers, httpSettings, reveal, type Secret, trimSlash } from "./internal/modelClient.js"
 import { fromModelRequest, messagesOfRequest } from "./internal/sections.js"
 import * as serverContext from "./internal/serverContext.js"
 import type { AnthropicRequest } from "./internal/wire.js"
 import { serialize } from "./RenderRecord.js"
 import * as RequestValidator from "./RequestValidator.js"
-import * as RetryPolicy from "./RetryPolicy.js"
+import type * as RetryPolicy from "./RetryPolicy.js"
 
 /** Client settings. @since 0.1.0 */
 export interface ClientConfig {
@@ -76,21 +76,17 @@ export const defaultVersion = "2023-06-01"
 
 /** Build the client. @since 0.1.0 */
 export const make = (config: ClientConfig): Client => {
-  const settings: http.Settings = {
-    provider: "anthropic",
-    url: `${trimSlash(config.baseUrl ?? "https://api.anthropic.com")}/v1/messages`,
-    headers: {
+  const settings = httpSettings(
+    "anthropic",
+    `${trimSlash(config.baseUrl ?? "https://api.anthropic.com")}/v1/messages`,
+    {
       "x-api-key": reveal(config.apiKey),
       "anthropic-version": config.anthropicVersion ?? defaultVersion,
       accept: "text/event-stream",
       ...(config.betas === undefined || config.betas.length === 0 ? {} : { "anthropic-beta": config.betas.join(",") })
     },
-    timeoutMs: config.timeoutMs ?? 120_000,
-    idleTimeoutMs: config.idleTimeoutMs ?? http.defaults.idleTimeoutMs,
-    deadlineMs: config.deadlineMs ?? http.defaults.deadlineMs,
-    maxResponseBytes: config.maxResponseBytes ?? http.defaults.maxResponseBytes,
-    retry: RetryPolicy.make(config.retry)
-  }
+    config
+  )
   // Context editing and the memory tool need their beta; asked for by the request, not the config.
   const withBetas = (request: AnthropicRequest): http.Settings => {
     if (!serverContext.needsBeta(request) || (config.betas ?? []).includes(serverContext.contextManagementBeta)) {
@@ -123,20 +119,7 @@ export const make = (config: ClientConfig): Client => {
         anthropicDecode.chunks(opened, request.model)
       )
     ).pipe(Tracing.modelStream("anthropic", request.model))
-  const stream = (request: LanguageModel.ModelRequest) =>
-    Either.match(toRequest(request), {
-      onLeft: (invalid) => Stream.fail(http.providerError("anthropic", "bad_request", invalid.message)),
-      onRight: streamRequest
-    })
-  return {
-    provider: "anthropic",
-    model: config.model,
-    generate: (request) => collect("anthropic", stream(request)),
-    stream,
-    toRequest,
-    streamRequest,
-    generateRequest: (request) => collect("anthropic", streamRequest(request))
-  }
+  return clientMembers("anthropic", config.model, toRequest, streamRequest)
 }
 
 /** The client as the `LanguageModel` service. @since 0.1.0 */

@@ -9,24 +9,30 @@
  * @since 0.1.0
  */
 import { LanguageModel, Tracing } from "@ctxlog/core"
-import * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import type { InvalidRequest } from "./InvalidRequest.js"
 import * as chatRender from "./internal/chatRender.js"
 import * as http from "./internal/http.js"
-import { collect, reveal, type Secret, trimSlash } from "./internal/modelClient.js"
+import {
+  apiKeyOf,
+  clientMembers,
+  httpSettings,
+  openAIEnvironment,
+  bearerHeaders,
+  type Secret,
+  trimSlash
+} from "./internal/modelClient.js"
 import * as openaiDecode from "./internal/openaiDecode.js"
 import { fromModelRequest, messagesOfRequest } from "./internal/sections.js"
 import type { ChatCompletionsRequest } from "./internal/wire.js"
 import { isReasoningModel } from "./OpenAICtx.js"
 import { serialize } from "./RenderRecord.js"
 import * as RequestValidator from "./RequestValidator.js"
-import * as RetryPolicy from "./RetryPolicy.js"
+import type * as RetryPolicy from "./RetryPolicy.js"
 
 /** Client settings. @since 0.1.0 */
 export interface ClientConfig {
@@ -67,20 +73,12 @@ export interface Client extends LanguageModel.LanguageModel.Service {
 /** Build the client. @since 0.1.0 */
 export const make = (config: ClientConfig): Client => {
   const provider = config.provider ?? "openai-compatible"
-  const settings: http.Settings = {
+  const settings = httpSettings(
     provider,
-    url: `${trimSlash(config.baseUrl)}/chat/completions`,
-    headers: {
-      accept: "text/event-stream",
-      ...(config.apiKey === undefined ? {} : { authorization: `Bearer ${reveal(config.apiKey)}` }),
-      ...config.headers
-    },
-    timeoutMs: config.timeoutMs ?? 120_000,
-    idleTimeoutMs: config.idleTimeoutMs ?? http.defaults.idleTimeoutMs,
-    deadlineMs: config.deadlineMs ?? http.defaults.deadlineMs,
-    maxResponseBytes: config.maxResponseBytes ?? http.defaults.maxResponseBytes,
-    retry: RetryPolicy.make(config.retry)
-  }
+    `${trimSlash(config.baseUrl)}/chat/completions`,
+    bearerHeaders(config.apiKey, config.headers),
+    config
+  )
   const reasoning = config.reasoning ?? isReasoningModel(config.model)
   const toRequest = (request: LanguageModel.ModelRequest): Either.Either<ChatCompletionsRequest, InvalidRequest> =>
     Either.flatMap(RequestValidator.history(provider, messagesOfRequest(request)), () =>
@@ -104,20 +102,7 @@ export const make = (config: ClientConfig): Client => {
         openaiDecode.chunks(provider, opened, request.model)
       )
     ).pipe(Tracing.modelStream(provider, request.model))
-  const stream = (request: LanguageModel.ModelRequest) =>
-    Either.match(toRequest(request), {
-      onLeft: (invalid) => Stream.fail(http.providerError(provider, "bad_request", invalid.message)),
-      onRight: streamRequest
-    })
-  return {
-    provider,
-    model: config.model,
-    generate: (request) => collect(provider, stream(request)),
-    stream,
-    toRequest,
-    streamRequest,
-    generateRequest: (request) => collect(provider, streamRequest(request))
-  }
+  return clientMembers(provider, config.model, toRequest, streamRequest)
 }
 
 /** The client as the `LanguageModel` service. @since 0.1.0 */
@@ -131,18 +116,12 @@ export const layer = (config: ClientConfig): Layer.Layer<LanguageModel.LanguageM
  */
 export const layerConfig: Layer.Layer<LanguageModel.LanguageModel, ConfigError.ConfigError> = Layer.effect(
   LanguageModel.LanguageModel,
-  Effect.map(
-    Config.all({
-      baseUrl: Config.withDefault(Config.string("OPENAI_BASE_URL"), "https://api.openai.com/v1"),
-      apiKey: Config.option(Config.redacted("OPENAI_API_KEY")),
-      model: Config.string("OPENAI_MODEL")
-    }),
-    ({ baseUrl, apiKey, model }) =>
-      make({
-        baseUrl,
-        model,
-        provider: baseUrl.includes("api.openai.com") ? "openai" : "openai-compatible",
-        ...Option.match(apiKey, { onNone: () => ({}), onSome: (key) => ({ apiKey: key }) })
-      })
+  Effect.map(openAIEnvironment, ({ baseUrl, apiKey, model }) =>
+    make({
+      baseUrl,
+      model,
+      provider: baseUrl.includes("api.openai.com") ? "openai" : "openai-compatible",
+      ...apiKeyOf(apiKey)
+    })
   )
 )

@@ -11,17 +11,24 @@
  * @since 0.2.0
  */
 import { LanguageModel, Tracing } from "@ctxlog/core"
-import * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import type { InvalidRequest } from "./InvalidRequest.js"
 import * as chatRender from "./internal/chatRender.js"
 import * as http from "./internal/http.js"
-import { collect, reveal, type Secret, trimSlash } from "./internal/modelClient.js"
+import {
+  apiKeyOf,
+  bearerHeaders,
+  clientMembers,
+  collect,
+  httpSettings,
+  openAIEnvironment,
+  type Secret,
+  trimSlash
+} from "./internal/modelClient.js"
 import * as responsesDecode from "./internal/responsesDecode.js"
 import { fromModelRequest, messagesOfRequest } from "./internal/sections.js"
 import * as serverContext from "./internal/serverContext.js"
@@ -29,7 +36,7 @@ import type { ResponsesRequest } from "./internal/wire.js"
 import { isReasoningModel } from "./OpenAICtx.js"
 import { serialize } from "./RenderRecord.js"
 import * as RequestValidator from "./RequestValidator.js"
-import * as RetryPolicy from "./RetryPolicy.js"
+import type * as RetryPolicy from "./RetryPolicy.js"
 
 /** Client settings. @since 0.2.0 */
 export interface ClientConfig {
@@ -85,20 +92,12 @@ export interface Client extends LanguageModel.LanguageModel.Service {
 /** Build the client. @since 0.2.0 */
 export const make = (config: ClientConfig): Client => {
   const provider = config.provider ?? "openai"
-  const settings: http.Settings = {
+  const settings = httpSettings(
     provider,
-    url: `${trimSlash(config.baseUrl ?? "https://api.openai.com/v1")}/responses`,
-    headers: {
-      accept: "text/event-stream",
-      ...(config.apiKey === undefined ? {} : { authorization: `Bearer ${reveal(config.apiKey)}` }),
-      ...config.headers
-    },
-    timeoutMs: config.timeoutMs ?? 120_000,
-    idleTimeoutMs: config.idleTimeoutMs ?? http.defaults.idleTimeoutMs,
-    deadlineMs: config.deadlineMs ?? http.defaults.deadlineMs,
-    maxResponseBytes: config.maxResponseBytes ?? http.defaults.maxResponseBytes,
-    retry: RetryPolicy.make(config.retry)
-  }
+    `${trimSlash(config.baseUrl ?? "https://api.openai.com/v1")}/responses`,
+    bearerHeaders(config.apiKey, config.headers),
+    config
+  )
   const reasoning = config.reasoning ?? isReasoningModel(config.model)
   const toRequest = (request: LanguageModel.ModelRequest): Either.Either<ResponsesRequest, InvalidRequest> =>
     Either.flatMap(RequestValidator.history("openai-responses", messagesOfRequest(request)), () =>
@@ -130,19 +129,8 @@ export const make = (config: ClientConfig): Client => {
       )
     ).pipe(Tracing.modelStream(provider, request.model))
   const streamRequest = (request: ResponsesRequest) => streamObserved(request, { responseId: undefined })
-  const stream = (request: LanguageModel.ModelRequest) =>
-    Either.match(toRequest(request), {
-      onLeft: (invalid) => Stream.fail(http.providerError(provider, "bad_request", invalid.message)),
-      onRight: streamRequest
-    })
   return {
-    provider,
-    model: config.model,
-    generate: (request) => collect(provider, stream(request)),
-    stream,
-    toRequest,
-    streamRequest,
-    generateRequest: (request) => collect(provider, streamRequest(request)),
+    ...clientMembers(provider, config.model, toRequest, streamRequest),
     send: (request) =>
       Effect.suspend(() => {
         const observed: responsesDecode.Observed = { responseId: undefined }
@@ -165,17 +153,11 @@ export const layer = (config: ClientConfig): Layer.Layer<LanguageModel.LanguageM
  */
 export const layerConfig: Layer.Layer<LanguageModel.LanguageModel, ConfigError.ConfigError> = Layer.effect(
   LanguageModel.LanguageModel,
-  Effect.map(
-    Config.all({
-      baseUrl: Config.withDefault(Config.string("OPENAI_BASE_URL"), "https://api.openai.com/v1"),
-      apiKey: Config.option(Config.redacted("OPENAI_API_KEY")),
-      model: Config.string("OPENAI_MODEL")
-    }),
-    ({ baseUrl, apiKey, model }) =>
-      make({
-        baseUrl,
-        model,
-        ...Option.match(apiKey, { onNone: () => ({}), onSome: (key) => ({ apiKey: key }) })
-      })
+  Effect.map(openAIEnvironment, ({ baseUrl, apiKey, model }) =>
+    make({
+      baseUrl,
+      model,
+      ...apiKeyOf(apiKey)
+    })
   )
 )

@@ -1,10 +1,14 @@
 /** What the model clients share: collecting a stream into its response, key handling. */
 import type { LanguageModel } from "@ctxlog/core"
+import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Stream from "effect/Stream"
-import { providerError } from "./http.js"
+import type { InvalidRequest } from "../InvalidRequest.js"
+import * as RetryPolicy from "../RetryPolicy.js"
+import { defaults, providerError, type Settings } from "./http.js"
 
 /** Run a chunk stream to its `Done` response. */
 export const collect = (
@@ -29,3 +33,79 @@ export const reveal = (secret: Secret): string => (Redacted.isRedacted(secret) ?
 
 /** `https://host/v1/` → `https://host/v1`. */
 export const trimSlash = (url: string): string => url.replace(/\/+$/, "")
+
+/** The limits every client takes from its config. */
+export interface Limits {
+  readonly timeoutMs?: number | undefined
+  readonly idleTimeoutMs?: number | undefined
+  readonly deadlineMs?: number | undefined
+  readonly maxResponseBytes?: number | undefined
+  readonly retry?: Partial<RetryPolicy.RetryPolicy> | undefined
+}
+
+/** A client's HTTP settings: its endpoint and headers, and its limits (120 s to the response, `http.defaults`). */
+export const httpSettings = (
+  provider: string,
+  url: string,
+  headers: { readonly [name: string]: string },
+  limits: Limits
+): Settings => ({
+  provider,
+  url,
+  headers,
+  timeoutMs: limits.timeoutMs ?? 120_000,
+  idleTimeoutMs: limits.idleTimeoutMs ?? defaults.idleTimeoutMs,
+  deadlineMs: limits.deadlineMs ?? defaults.deadlineMs,
+  maxResponseBytes: limits.maxResponseBytes ?? defaults.maxResponseBytes,
+  retry: RetryPolicy.make(limits.retry)
+})
+
+/**
+ * The members every client has, from how it renders a request and how it streams one: a request that
+ * does not render fails the stream with `bad_request`; `generate` collects the stream.
+ */
+export const clientMembers = <Request>(
+  provider: string,
+  model: string,
+  toRequest: (request: LanguageModel.ModelRequest) => Either.Either<Request, InvalidRequest>,
+  streamRequest: (request: Request) => Stream.Stream<LanguageModel.ModelChunk, LanguageModel.ProviderError>
+) => {
+  const stream = (request: LanguageModel.ModelRequest) =>
+    Either.match(toRequest(request), {
+      onLeft: (invalid) => Stream.fail(providerError(provider, "bad_request", invalid.message)),
+      onRight: streamRequest
+    })
+  return {
+    provider,
+    model,
+    generate: (request: LanguageModel.ModelRequest) => collect(provider, stream(request)),
+    stream,
+    toRequest,
+    streamRequest,
+    generateRequest: (request: Request) => collect(provider, streamRequest(request))
+  }
+}
+
+/**
+ * OpenAI's environment: `OPENAI_BASE_URL` (default `https://api.openai.com/v1`), `OPENAI_API_KEY`
+ * (optional: local servers need none), `OPENAI_MODEL` (required).
+ */
+export const openAIEnvironment = Config.all({
+  baseUrl: Config.withDefault(Config.string("OPENAI_BASE_URL"), "https://api.openai.com/v1"),
+  apiKey: Config.option(Config.redacted("OPENAI_API_KEY")),
+  model: Config.string("OPENAI_MODEL")
+})
+
+/** `{ apiKey }` when the key is set, else nothing (for a config spread). */
+export const apiKeyOf = (apiKey: Option.Option<Redacted.Redacted<string>>): { readonly apiKey?: Secret } =>
+  Option.match(apiKey, { onNone: () => ({}), onSome: (key) => ({ apiKey: key }) })
+
+/** The headers of an OpenAI-style streaming call: a bearer key when there is one, then the caller's headers. */
+export const bearerHeaders = (
+  apiKey: Secret | undefined,
+  headers: { readonly [name: string]: string } = {}
+): { readonly [name: string]: string } => ({
+  accept: "text/event-stream",
+  ...(apiKey === undefined ? {} : { authorization: `Bearer ${reveal(apiKey)}` }),
+  ...headers
+})
