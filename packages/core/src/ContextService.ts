@@ -109,7 +109,10 @@ export declare namespace ContextService {
       decide: (window: Window.Window) => Either.Either<ReadonlyArray<Draft>, E>,
       metadata?: EventMetadata
     ) => Effect.Effect<Outcome, E | LogError>
-    /** Give messages ids and token counts, as they will enter the log. */
+    /**
+     * Give messages ids and token counts, as they will enter the log: a message of an injected kind is
+     * counted inside its `<context kind="…">` wrapper, as every builder sends it.
+     */
     readonly prepare: (
       inputs: ReadonlyArray<MessageInput>,
       kind?: InjectedKind
@@ -295,20 +298,28 @@ export const makeWith = (options: Options = {}) =>
       }).pipe(Effect.retry(retry))
     }
 
-    const prepare = (inputs: ReadonlyArray<MessageInput>, kind?: InjectedKind) =>
+    /**
+     * Messages as they enter the log, counted as the builders send them: injected kinds inside their
+     * `<context kind="…">` wrapper (Window.renderContext); in history, a `chat` system message too (under
+     * the label `system`), as Anthropic and Ollama send it. Counted once here, never per event.
+     */
+    const prepareFor = (inputs: ReadonlyArray<MessageInput>, kind: InjectedKind | undefined, history: boolean) =>
       Effect.forEach(inputs, (input) =>
-        Effect.map(
-          input.id === undefined ? ids.next : Effect.succeed(input.id),
-          (id): Message => ({
+        Effect.map(input.id === undefined ? ids.next : Effect.succeed(input.id), (id): Message => {
+          const effective = kind ?? input.kind ?? "chat"
+          const label = effective !== "chat" ? effective : history && input.role === "system" ? "system" : undefined
+          const own = counter.countMessage(input)
+          return {
             id,
             role: input.role,
-            kind: kind ?? input.kind ?? "chat",
+            kind: effective,
             parts: input.parts,
-            tokens: counter.countMessage(input),
+            tokens: label === undefined ? own : Window.wrappedTokens(counter, label, input, own),
             ...(input.pinned === true ? { pinned: true } : {})
-          })
-        )
+          }
+        })
       )
+    const prepare = (inputs: ReadonlyArray<MessageInput>, kind?: InjectedKind) => prepareFor(inputs, kind, false)
 
     const command = (stream: StreamId, cmd: WindowCommand) => run(stream, (window) => decide(window, cmd))
 
@@ -457,7 +468,9 @@ export const makeWith = (options: Options = {}) =>
           )
         ),
       appendMessages: (stream, inputs) =>
-        Effect.flatMap(prepare(inputs), (messages) => command(stream, { _tag: "AppendMessages", messages })),
+        Effect.flatMap(prepareFor(inputs, undefined, true), (messages) =>
+          command(stream, { _tag: "AppendMessages", messages })
+        ),
       clearHistory: (stream) => command(stream, { _tag: "ClearHistory" }),
       removeKind,
       removeRecallMessages: remover("recall"),

@@ -10,7 +10,7 @@
  */
 import * as Schema from "effect/Schema"
 import * as evolveInternal from "./internal/evolve.js"
-import type { Message } from "./Message.js"
+import { type Message, textOf } from "./Message.js"
 import type { WindowEvent } from "./WindowEvent.js"
 
 export {
@@ -139,4 +139,30 @@ export const signalShare = (count: (text: string) => number, signals: ReadonlyAr
   let before = 0
   for (const signal of signals) before += signal.tokens
   return Math.max(0, count(renderSignals([...signals, { text }]) ?? "") - before)
+}
+
+/**
+ * Context as every provider builder sends it, so the model can tell what it is:
+ * `<context kind="…">`, the text, `</context>`, one per line. `kind` is the message's injected kind (a
+ * system message of kind `chat` found in history is labelled by its role, `system`).
+ * @since 0.1.0
+ */
+export const renderContext = (kind: string, text: string): string => `<context kind="${kind}">\n${text}\n</context>`
+
+/**
+ * The tokens a message takes when a builder sends it wrapped by {@link renderContext} under `label`:
+ * its own count (`countMessage`, the per-message overhead and media included) plus what the wrapper
+ * adds to its text. Exact for a text-only message (the count of the wrapped text plus the overhead);
+ * a message with no text is sent with no wrapper, so nothing is added.
+ * @since 0.1.0
+ */
+export const wrappedTokens = (
+  counter: { readonly count: (text: string) => number },
+  label: string,
+  message: Pick<Message, "parts">,
+  ownTokens: number
+): number => {
+  const text = textOf(message)
+  if (text.length === 0) return ownTokens
+  return ownTokens + Math.max(0, counter.count(renderContext(label, text)) - counter.count(text))
 }

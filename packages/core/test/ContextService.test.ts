@@ -639,7 +639,13 @@ describe("ContextService", () => {
               ["h1", "recall"]
             ]
           )
-          assert.strictEqual(out.window.tokens.knowledge, 10 + textTokens("remembered A") + textTokens("remembered B"))
+          // Injected context is counted inside its wrapper, as every builder sends it.
+          assert.strictEqual(
+            out.window.tokens.knowledge,
+            10 +
+              textTokens(Window.renderContext("recall", "remembered A")) +
+              textTokens(Window.renderContext("recall", "remembered B"))
+          )
           yield* checkConsistent(out)
         }).pipe(Effect.provide(live()))
     )
@@ -708,7 +714,8 @@ describe("ContextService", () => {
               }))
             )
     })
-    const hitTokens = (kind: string, query: string, owner = "-") => textTokens(`${kind}|${query}|${owner}|0`)
+    const hitTokens = (kind: string, query: string, owner = "-") =>
+      textTokens(Window.renderContext(kind, `${kind}|${query}|${owner}|0`))
 
     const cases = [
       ["injectSemanticRecall", "recall"],

@@ -13,7 +13,7 @@
  *
  * @since 0.1.0
  */
-import { type EventLog, Message, RecallSource, TokenCounter } from "@ctxlog/core"
+import { type EventLog, Message, RecallSource, TokenCounter, Window } from "@ctxlog/core"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -162,8 +162,12 @@ export const make = (
       }
     }
 
+    /** A hit's tokens as the window will count it: inside its `<context kind="…">` wrapper. */
+    const tokensOf = (kind: string, message: Hit["message"]): number =>
+      Window.wrappedTokens(counter, kind, message, counter.countMessage(message))
+
     /** The longest excerpt of a candidate that fits in `room` tokens (binary search on its length). */
-    const fitted = (candidate: Candidate, room: number): Hit | undefined => {
+    const fitted = (kind: string, candidate: Candidate, room: number): Hit | undefined => {
       const shrink = candidate.shrink
       if (shrink === undefined || minExcerptTokens <= 0 || room < minExcerptTokens) return undefined
       let low = 0
@@ -172,7 +176,7 @@ export const make = (
       while (low <= high) {
         const middle = Math.floor((low + high) / 2)
         const hit = shrink(middle)
-        if (counter.countMessage(hit.message) <= room) {
+        if (tokensOf(kind, hit.message) <= room) {
           best = middle > 0 ? hit : best
           low = middle + 1
         } else {
@@ -182,16 +186,16 @@ export const make = (
       return best
     }
 
-    const withinBudget = (found: ReadonlyArray<Candidate>, budget: number): ReadonlyArray<Hit> => {
+    const withinBudget = (kind: string, found: ReadonlyArray<Candidate>, budget: number): ReadonlyArray<Hit> => {
       const kept: Array<Hit> = []
       let used = 0
       for (const candidate of found) {
-        const tokens = counter.countMessage(candidate.hit.message)
-        const hit = used + tokens <= budget ? candidate.hit : fitted(candidate, budget - used)
+        const tokens = tokensOf(kind, candidate.hit.message)
+        const hit = used + tokens <= budget ? candidate.hit : fitted(kind, candidate, budget - used)
         // What does not fit even cut is skipped; a smaller, lower-ranked hit may still fit.
         if (hit === undefined) continue
         kept.push(hit)
-        used += counter.countMessage(hit.message)
+        used += tokensOf(kind, hit.message)
       }
       return kept
     }
@@ -199,7 +203,7 @@ export const make = (
     return {
       recall: (request) =>
         lookup(request).pipe(
-          Effect.map((hits) => withinBudget(hits, request.budget)),
+          Effect.map((hits) => withinBudget(request.kind, hits, request.budget)),
           Effect.mapError((error) => new RecallSource.RecallError({ kind: request.kind, detail: error.message }))
         )
     }

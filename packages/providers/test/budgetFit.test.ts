@@ -12,6 +12,7 @@ import {
   RecallSource,
   TokenCounter,
   ToolPairs,
+  Window,
   WindowRepository
 } from "@ctxlog/core"
 import { describe, expect, it } from "@effect/vitest"
@@ -23,10 +24,25 @@ import { CtxBuilder } from "../src/index.js"
 
 const runs = Number(process.env.CTXLOG_PROPERTY_RUNS ?? "20")
 
+/** The counter of the window below: the character heuristic. */
+const counter = TokenCounter.heuristic(4)
+
+/** Every string in a request, depth first. */
+const stringsOf = (value: unknown): ReadonlyArray<string> =>
+  typeof value === "string"
+    ? [value]
+    : Array.isArray(value)
+      ? value.flatMap(stringsOf)
+      : typeof value === "object" && value !== null
+        ? Object.values(value).flatMap(stringsOf)
+        : []
+
 const live = ContextService.layer.pipe(
   Layer.provideMerge(WindowRepository.layerReplay),
   Layer.provideMerge(EventLog.layerMemory),
-  Layer.provideMerge(Layer.mergeAll(TokenCounter.layerHeuristic(4), Ids.layerSequential("p"), RecallSource.layerEmpty)),
+  Layer.provideMerge(
+    Layer.mergeAll(Layer.succeed(TokenCounter.TokenCounter, counter), Ids.layerSequential("p"), RecallSource.layerEmpty)
+  ),
   Layer.provideMerge(TemplateCompactor.layer())
 )
 
@@ -55,11 +71,19 @@ const turn = fc.record({
   injectSummaries: fc.boolean(),
   // Signals and subgoals are rendered with labels and wrappers; the window counts them that way.
   signal: fc.option(fc.integer({ min: 5, max: 400 }), { nil: undefined }),
-  subgoals: fc.option(fc.array(fc.integer({ min: 5, max: 200 }), { minLength: 1, maxLength: 4 }), { nil: undefined })
+  subgoals: fc.option(fc.array(fc.integer({ min: 5, max: 200 }), { minLength: 1, maxLength: 4 }), { nil: undefined }),
+  // Injected knowledge (replacing its kind), sent inside its `<context kind="…">` wrapper and counted so.
+  inject: fc.option(
+    fc.record({
+      kind: fc.constantFrom("recall", "graph_facts", "document_rag"),
+      pieces: fc.array(fc.integer({ min: 5, max: 300 }), { minLength: 0, maxLength: 2 })
+    }),
+    { nil: undefined }
+  )
 })
 
 const scenario = fc.record({
-  provider: fc.constantFrom("anthropic", "openai", "ollama", "default"),
+  provider: fc.constantFrom("anthropic", "openai", "openai-responses", "ollama", "default"),
   contextWindow: fc.integer({ min: 4096, max: 16_384 }),
   maxOutputTokens: fc.option(fc.integer({ min: 256, max: 2048 }), { nil: undefined }),
   tools: fc.boolean(),
@@ -79,6 +103,8 @@ const builderFor = (s: typeof scenario extends fc.Arbitrary<infer A> ? A : never
       return CtxBuilder.forProvider({ provider: "anthropic", ...common })
     case "openai":
       return CtxBuilder.forProvider({ provider: "openai", ...common })
+    case "openai-responses":
+      return CtxBuilder.forProvider({ provider: "openai", api: "responses", ...common })
     case "ollama":
       return CtxBuilder.forProvider({ provider: "ollama", ...common })
     case "default":
@@ -131,6 +157,13 @@ describe("budget fit over generated conversations (issue 11 acceptance)", () => 
                 }
               }
               expect(ToolPairs.problems(window.history, window.completedToolIds)).toEqual([])
+              // Injected knowledge goes out wrapped, and the window counts at least the wrapped text.
+              const sent = stringsOf(built.right.request).join("\n")
+              for (const message of window.knowledge.filter((item) => item.kind !== "chat")) {
+                const wrapped = Window.renderContext(message.kind, Message.textOf(message))
+                expect(sent).toContain(wrapped)
+                expect(message.tokens).toBeGreaterThanOrEqual(counter.count(wrapped))
+              }
             })
           for (const [index, t] of s.turns.entries()) {
             if (t.subgoals !== undefined) {
@@ -141,6 +174,14 @@ describe("budget fit over generated conversations (issue 11 acceptance)", () => 
             }
             if (t.signal !== undefined) yield* ctx.raiseSignal(stream, text(`signal ${index}`, t.signal))
             if (t.injectSummaries) yield* ctx.injectSummaries(stream, 200)
+            if (t.inject !== undefined) {
+              const { kind, pieces } = t.inject
+              yield* ctx.inject(
+                stream,
+                kind,
+                pieces.map((chars, i) => text(`${kind} ${index}.${i}`, chars))
+              )
+            }
             yield* ctx.appendMessages(stream, [Message.user(text(`user ${index}`, t.userChars))])
             yield* TieredCompaction.maybeCompact(stream, config)
             yield* render(new Map())

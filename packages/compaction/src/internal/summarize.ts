@@ -1,12 +1,4 @@
-import {
-  Compactor,
-  ContextService,
-  type EventLog,
-  Message,
-  TokenCounter,
-  type Window,
-  type WindowEvent
-} from "@ctxlog/core"
+import { Compactor, ContextService, type EventLog, Message, TokenCounter, Window, type WindowEvent } from "@ctxlog/core"
 import * as Data from "effect/Data"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -18,11 +10,17 @@ import { by } from "./metadata.js"
 /** The ids a compaction would remove are no longer all in the window. */
 class Stale extends Data.TaggedError("Stale")<{ readonly missing: ReadonlyArray<string> }> {}
 
-/** Cut `summary` until its message fits `maxTokens`. */
+/** The tokens of a summary message as the window counts it: inside its `<context kind="summary">` wrapper. */
+const summaryTokens = (text: string, counter: TokenCounter.TokenCounter.Service): number => {
+  const message = { parts: [Message.text(text)] }
+  return Window.wrappedTokens(counter, "summary", message, counter.countMessage(message))
+}
+
+/** Cut `summary` until its message, as the window counts it, fits `maxTokens`. */
 const capSummary = (summary: string, maxTokens: number, counter: TokenCounter.TokenCounter.Service): string => {
   let text = summary
   for (let attempt = 0; attempt < 12; attempt++) {
-    const tokens = counter.countMessage({ parts: [Message.text(text)] })
+    const tokens = summaryTokens(text, counter)
     if (tokens <= maxTokens) return text
     const keep = Math.max(0, Math.floor((text.length * (maxTokens - TokenCounter.messageOverhead)) / tokens) - 8)
     text = `${text.slice(0, keep)} …`

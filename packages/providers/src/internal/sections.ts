@@ -85,8 +85,11 @@ export interface Sections {
 /** A rough token estimate for text the log did not count (tool schemas, an override prompt). */
 export const roughTokens = (text: string): number => Math.ceil(text.length / 4)
 
-/** Wrap injected context so the model can tell what it is. */
-export const wrapContext = (kind: string, text: string): string => `<context kind="${kind}">\n${text}\n</context>`
+/**
+ * Wrap injected context so the model can tell what it is: core's `Window.renderContext`, the form the
+ * window counts (`ContextService.prepare`), so every builder sends what was counted.
+ */
+export const wrapContext: (kind: string, text: string) => string = Window.renderContext
 
 /** Task state and signals as core renders and counts them (`Window.renderState`). */
 const renderState = (window: Window.Window): Piece | undefined => {
