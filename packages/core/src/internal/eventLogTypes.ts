@@ -48,7 +48,8 @@ export interface AppendResult {
   readonly lastPosition: number | undefined
   /**
    * The stored hash of the last event written (where the next event's chain link starts); absent when
-   * nothing was written, or when the backend does not tell.
+   * nothing was written. Every backend reports it (the conformance suite checks); a window cached
+   * without it costs its next catch-up one more row.
    */
   readonly lastHash?: string
   /**
