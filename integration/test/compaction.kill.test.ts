@@ -1,7 +1,7 @@
-// SIGKILL at random moments while a process appends and compacts one stream of a SQLite file (tiered
-// compaction with the template compactor, snapshots every few events). One file takes all the runs:
-// each child reopens the file the previous one was killed on. After each kill the file must open and
-// pass integrity_check, the chain must verify, every acknowledged message and compaction must be in the
+// SIGKILL at random moments while a process appends and compacts one stream of a SQLite file, and of a
+// PostgreSQL database (tiered compaction with the template compactor, snapshots every few events). One
+// store takes all the runs of a backend: each child reopens the store the previous one was killed on.
+// After each kill the store must open (a SQLite file must pass integrity_check), the chain must verify, every acknowledged message and compaction must be in the
 // log, each compaction must have fully happened or not at all (no message left the window without a
 // summary that replaced it, no tool call without its result), the snapshot-backed load must equal a full
 // replay, and the stream must take further appends and a further compaction.
@@ -19,15 +19,16 @@ import {
   type WindowEvent
 } from "@ctxlog/core"
 import { TieredCompaction } from "@ctxlog/compaction"
-import { SqliteEventLog } from "@ctxlog/memory"
+import { PostgresEventLog, SqliteEventLog } from "@ctxlog/memory"
 import { assert, describe, it } from "@effect/vitest"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import { runChild, runKilled } from "../../packages/memory/test/support/kill.js"
+import { freshDatabase } from "../../packages/memory/test/support/postgres.js"
 import type {} from "../../packages/memory/test/support/postgresServer.js"
-import { RawSql, sqliteRawLayer, tempFile } from "../../packages/memory/test/support/stores.js"
+import { postgresRawLayer, RawSql, sqliteRawLayer, tempFile } from "../../packages/memory/test/support/stores.js"
 import { countingCompactor, exchange } from "./support/session.js"
 
 const packageDir = join(dirname(fileURLToPath(import.meta.url)), "..")
@@ -35,10 +36,17 @@ const runs = Number(process.env.CTXLOG_KILL_RUNS ?? 20)
 const stream = "conv"
 const child = join("test", "child", "compactLoop.ts")
 
-const layer = (filename: string) =>
+/** A target is a SQLite file name or a PostgreSQL database URL. */
+const isPostgres = (target: string) => target.startsWith("postgres")
+
+const layer = (target: string) =>
   Layer.mergeAll(ContextService.layer, countingCompactor).pipe(
-    Layer.provideMerge(SqliteEventLog.layer({ filename, busyTimeoutMs: 30_000, snapshotEvery: 5 })),
-    Layer.provideMerge(sqliteRawLayer(filename)),
+    Layer.provideMerge(
+      isPostgres(target)
+        ? PostgresEventLog.layer({ url: target, snapshotEvery: 5, maxConnections: 2 })
+        : SqliteEventLog.layer({ filename: target, busyTimeoutMs: 30_000, snapshotEvery: 5 })
+    ),
+    Layer.provideMerge(isPostgres(target) ? postgresRawLayer(target) : sqliteRawLayer(target)),
     Layer.provideMerge(Layer.mergeAll(TokenCounter.layerHeuristic(4), Ids.layerUuidV7, RecallSource.layerEmpty))
   )
 
@@ -91,14 +99,16 @@ const compactionSpan = (lines: ReadonlyArray<string>): number => {
   return Math.max(5, 2 * mean)
 }
 
-/** Reopen the file and check every promise; then append an exchange and compact once more (acknowledged). */
-const checkAndContinue = (filename: string, run: number, acked: Acknowledged, inCompaction: number | undefined) =>
+/** Reopen the store and check every promise; then append an exchange and compact once more (acknowledged). */
+const checkAndContinue = (target: string, run: number, acked: Acknowledged, inCompaction: number | undefined) =>
   Effect.gen(function* () {
     const at = `run ${run}`
     const log = yield* EventLog.EventLog
     const ctx = yield* ContextService.ContextService
     const raw = yield* RawSql
-    assert.deepStrictEqual(yield* raw.rows("pragma integrity_check"), [{ integrity_check: "ok" }], at)
+    if (raw.dialect === "sqlite") {
+      assert.deepStrictEqual(yield* raw.rows("pragma integrity_check"), [{ integrity_check: "ok" }], at)
+    }
     const envelopes = Chunk.toReadonlyArray(yield* Stream.runCollect(log.read(stream)))
     assert.deepStrictEqual(
       envelopes.map((envelope) => envelope.version),
@@ -149,46 +159,53 @@ const checkAndContinue = (filename: string, run: number, acked: Acknowledged, in
     const manual = yield* TieredCompaction.compactContext(stream, 200)
     if (manual._tag === "Compacted") acked.compactions++
     return { compactedInFlight }
-  }).pipe(Effect.provide(layer(filename)))
+  }).pipe(Effect.provide(layer(target)))
 
-describe("SIGKILL during appends and compaction (SQLite file)", () => {
-  it.live(
-    `a process killed at a random moment loses no acknowledged event and leaves no half compaction (${runs} runs)`,
-    () =>
-      Effect.gen(function* () {
-        const filename = tempFile()
-        const acked: Acknowledged = { messages: new Set(), compactions: 0 }
-        // How long 10 exchanges with their compactions take here, and one compaction that writes: kill
-        // points are drawn from those spans.
-        const calibration = yield* runChild(packageDir, child, [filename, stream, "c", "10"], undefined)
-        assert.isTrue(calibration.finished)
-        record(calibration.lines, acked)
-        assert.isTrue(calibration.lines.some((line) => line.startsWith("compact-end SoftCompacted")))
-        const span = Math.max(20, calibration.readyToExitMs)
-        const writing = compactionSpan(calibration.lines)
-        const checks = yield* runKilled(
-          packageDir,
-          child,
-          runs,
-          (run) => [filename, stream, `r${run}`, "0"],
-          // Even runs: anywhere in the child's life. Odd runs: soon after a compaction tier started.
-          (run) => (run % 2 === 0 ? Math.random() * span : { after: "tier", ms: Math.random() * writing }),
-          (run, killed) =>
-            Effect.gen(function* () {
-              const { inCompaction, tierStarted } = record(killed.lines, acked)
-              const check = yield* checkAndContinue(filename, run, acked, inCompaction)
-              return { midCompaction: inCompaction !== undefined, tierStarted, ...check }
-            })
-        )
-        const killedMidCompaction = checks.filter((check) => check.midCompaction).length
-        const inFlightReached = checks.filter((check) => check.compactedInFlight).length
-        const midTier = checks.filter((check) => check.tierStarted).length
-        console.log(
-          `compaction kills: ${runs} runs, ${killedMidCompaction} mid-compaction (${midTier} after a tier started, ${inFlightReached} after the summary was appended), ${acked.messages.size} acknowledged messages and ${acked.compactions} acknowledged compactions, 0 lost`
-        )
-        // The kills did land inside compactions (otherwise this test proves nothing).
-        assert.isAbove(killedMidCompaction, 0)
-      }),
-    600_000
-  )
-})
+const killTest = (label: string, makeTarget: Effect.Effect<string, EventLog.StoreError>) =>
+  describe(`SIGKILL during appends and compaction (${label})`, () => {
+    it.live(
+      `a process killed at a random moment loses no acknowledged event and leaves no half compaction (${runs} runs)`,
+      () =>
+        Effect.gen(function* () {
+          const target = yield* makeTarget
+          const acked: Acknowledged = { messages: new Set(), compactions: 0 }
+          // How long 10 exchanges with their compactions take here, and one compaction that writes: kill
+          // points are drawn from those spans.
+          const calibration = yield* runChild(packageDir, child, [target, stream, "c", "10"], undefined)
+          assert.isTrue(calibration.finished)
+          record(calibration.lines, acked)
+          assert.isTrue(calibration.lines.some((line) => line.startsWith("compact-end SoftCompacted")))
+          const span = Math.max(20, calibration.readyToExitMs)
+          const writing = compactionSpan(calibration.lines)
+          const checks = yield* runKilled(
+            packageDir,
+            child,
+            runs,
+            (run) => [target, stream, `r${run}`, "0"],
+            // Even runs: anywhere in the child's life. Odd runs: soon after a compaction tier started.
+            (run) => (run % 2 === 0 ? Math.random() * span : { after: "tier", ms: Math.random() * writing }),
+            (run, killed) =>
+              Effect.gen(function* () {
+                const { inCompaction, tierStarted } = record(killed.lines, acked)
+                const check = yield* checkAndContinue(target, run, acked, inCompaction)
+                return { midCompaction: inCompaction !== undefined, tierStarted, ...check }
+              })
+          )
+          const killedMidCompaction = checks.filter((check) => check.midCompaction).length
+          const inFlightReached = checks.filter((check) => check.compactedInFlight).length
+          const midTier = checks.filter((check) => check.tierStarted).length
+          console.log(
+            `${label} compaction kills: ${runs} runs, ${killedMidCompaction} mid-compaction (${midTier} after a tier started, ${inFlightReached} after the summary was appended), ${acked.messages.size} acknowledged messages and ${acked.compactions} acknowledged compactions, 0 lost`
+          )
+          // The kills did land inside compactions (otherwise this test proves nothing).
+          assert.isAbove(killedMidCompaction, 0)
+        }),
+      600_000
+    )
+  })
+
+killTest(
+  "SQLite file",
+  Effect.sync(() => tempFile())
+)
+killTest("PostgreSQL", freshDatabase("compactkill"))

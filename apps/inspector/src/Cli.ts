@@ -357,31 +357,38 @@ const diffCommand = Command.make(
 
 // verify -----------------------------------------------------------------------------------------
 
+/** `--key-env NAME`: the key is read from the environment, never passed on the command line (`ps`, history). */
+const keyEnv = Options.text("key-env").pipe(
+  Options.optional,
+  Options.withDescription(
+    "name of the environment variable holding the log's HMAC key (never pass the key itself on the command line)"
+  )
+)
+
+/** The HMAC key named by `--key-env`, if given; an unset or empty variable is an error naming it. */
+const keyFrom = (name: Option.Option<string>): Effect.Effect<string | undefined, CommandFailed> =>
+  Option.match(name, {
+    onNone: () => Effect.succeed(undefined),
+    onSome: (variable) => {
+      const value = process.env[variable]
+      return value === undefined || value === ""
+        ? Effect.fail(new CommandFailed({ detail: `--key-env ${variable}: the environment variable is not set` }))
+        : Effect.succeed(value)
+    }
+  })
+
 const verifyCommand = Command.make(
   "verify",
   {
     ...common,
     stream: Args.text({ name: "stream" }).pipe(Args.optional),
     renders: Options.boolean("renders").pipe(Options.withDescription("also rebuild every render and check its hash")),
-    keyEnv: Options.text("key-env").pipe(
-      Options.optional,
-      Options.withDescription(
-        "name of the environment variable holding the log's HMAC key (never pass the key itself on the command line)"
-      )
-    )
+    keyEnv
   },
   (options) =>
     Effect.scoped(
       Effect.gen(function* () {
-        const key = yield* Option.match(options.keyEnv, {
-          onNone: () => Effect.succeed(undefined),
-          onSome: (name) => {
-            const value = process.env[name]
-            return value === undefined || value === ""
-              ? Effect.fail(new CommandFailed({ detail: `--key-env ${name}: the environment variable is not set` }))
-              : Effect.succeed(value)
-          }
-        })
+        const key = yield* keyFrom(options.keyEnv)
         const source = yield* open(options)
         const names = yield* Option.match(options.stream, {
           onNone: () => Effect.map(source.streams(), (infos) => infos.map((info) => info.stream)),
@@ -468,10 +475,13 @@ const importCommand = Command.make(
     budget: Options.integer("budget").pipe(
       Options.optional,
       Options.withDescription("openai-chat: run tiered compaction at this token budget")
-    )
+    ),
+    keyEnv
   },
   (options) =>
     Effect.gen(function* () {
+      // Read first: a missing key fails before anything is parsed or written.
+      const key = yield* keyFrom(options.keyEnv)
       const text = yield* readText(options.file)
       let streamName: string
       let events: ReadonlyArray<WindowEvent.WindowEvent>
@@ -509,14 +519,18 @@ const importCommand = Command.make(
         onNone: () => ({ _tag: "sqlite", filename: options.db }),
         onSome: (url) => ({ _tag: "postgres", url })
       })
-      const result = yield* Transfer.write(target, streamName, events)
+      const result = yield* Transfer.write(target, streamName, events, key === undefined ? {} : { hmacKey: key })
       yield* out(
         options,
         { stream: streamName, events: result.written, version: result.nextExpectedVersion },
         () => `imported ${result.written} events into stream "${streamName}" (version ${result.nextExpectedVersion})`
       )
     })
-).pipe(Command.withDescription("import a ctxlog JSONL export or an OpenAI-chat transcript as a new stream (atomic)"))
+).pipe(
+  Command.withDescription(
+    "import a ctxlog JSONL export or an OpenAI-chat transcript as a new stream (atomic; HMAC-keyed with --key-env)"
+  )
+)
 
 // erase ------------------------------------------------------------------------------------------
 

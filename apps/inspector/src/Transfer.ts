@@ -147,27 +147,42 @@ export type Target =
   | { readonly _tag: "sqlite"; readonly filename: string }
   | { readonly _tag: "postgres"; readonly url: string }
 
+/** Options of {@link write}. @since 0.1.0 */
+export interface WriteOptions {
+  /** Chain the imported stream (and seal its snapshot) under this HMAC key, as a keyed store would. */
+  readonly hmacKey?: string
+}
+
 /**
  * Append a whole stream in one append that expects it not to exist (atomic: all or nothing). The
  * SQLite file and its directory are created when missing. No redaction: an import keeps the bytes
- * it was given, so recorded render hashes still verify.
+ * it was given, so recorded render hashes still verify. With `hmacKey` the stream is keyed: a store
+ * opened with that key verifies and extends it.
  * @since 0.1.0
  */
 export const write = (
   target: Target,
   stream: string,
-  events: ReadonlyArray<WindowEvent.WindowEvent>
+  events: ReadonlyArray<WindowEvent.WindowEvent>,
+  options: WriteOptions = {}
 ): Effect.Effect<EventLog.AppendResult, WriteError> => {
   const name = target._tag === "sqlite" ? `sqlite:${target.filename}` : "postgres"
   const fail = (detail: string) => new WriteError({ target: name, stream, detail })
+  const keyed = options.hmacKey === undefined ? {} : { hmacKey: options.hmacKey }
   const open =
     target._tag === "sqlite"
       ? Effect.sync(() => mkdirSync(dirname(target.filename), { recursive: true })).pipe(
           Effect.zipRight(
-            SqliteEventLog.make({ filename: target.filename, redaction: Redaction.none, snapshotEvery: 1 })
+            SqliteEventLog.make({ filename: target.filename, redaction: Redaction.none, snapshotEvery: 1, ...keyed })
           )
         )
-      : PostgresEventLog.make({ url: target.url, redaction: Redaction.none, snapshotEvery: 1, maxConnections: 2 })
+      : PostgresEventLog.make({
+          url: target.url,
+          redaction: Redaction.none,
+          snapshotEvery: 1,
+          maxConnections: 2,
+          ...keyed
+        })
   return Effect.scoped(
     Effect.gen(function* () {
       const context = yield* open

@@ -1,10 +1,12 @@
 // `ctxlog verify` against tampering (issue 15, item 4), on a SQLite file and on PostgreSQL: with the
 // HMAC key (`--key-env`), an event rewritten with the chain recomputed without the key fails; deleting
 // the last events fails against the `streams` row; an edited snapshot fails its seal; a keyed log read
-// without its key, or with another, fails. The logs are written by the real durable stores.
+// without its key, or with another, fails. The logs are written by the real durable stores. `import
+// --key-env` writes a keyed stream that a store opened with the key verifies and extends.
 import { randomUUID } from "node:crypto"
+import { writeFileSync } from "node:fs"
 import { join } from "node:path"
-import { EventHash, EventLog } from "@ctxlog/core"
+import { EventHash, EventLog, WindowRepository } from "@ctxlog/core"
 import { freshStream, sampleEvents } from "@ctxlog/core/testing"
 import { PostgresEventLog, SnapshotRepository, SnapshotStore, SqliteEventLog } from "@ctxlog/memory"
 import { afterAll, assert, describe, it } from "@effect/vitest"
@@ -12,6 +14,7 @@ import BetterSqlite3 from "better-sqlite3"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
 import pg from "pg"
 import { ctxlogInProcess, tempDir } from "./support/cli.js"
 import { freshDatabase } from "./support/pgUrl.js"
@@ -258,6 +261,66 @@ for (const [label, makeTarget] of targets) {
         result.stderr,
         `verify failed: stream "${stream}" version 4 (snapshot): the snapshot is not sealed with the HMAC key`
       )
+    })
+
+    it("import --key-env chains the stream with the key: verify and a keyed store accept it, an unkeyed one refuses it", async () => {
+      // Event ids are unique across a log: the export goes into another database.
+      const origin = await makeTarget()
+      const source = await seed(origin, undefined, 5)
+      const exported = await ctxlogInProcess(["export", ...origin.args, source])
+      const target = await makeTarget()
+      assert.strictEqual(exported.code, 0, exported.stderr)
+      const file = join(temp.dir, `${randomUUID()}.jsonl`)
+      writeFileSync(file, exported.stdout)
+      const stream = freshStream("imported")
+      const unset = await ctxlogInProcess([
+        "import",
+        ...target.args,
+        file,
+        "--stream",
+        stream,
+        "--key-env",
+        "CTXLOG_TEST_TAMPER_UNSET"
+      ])
+      assert.strictEqual(unset.code, 1)
+      assert.include(unset.stderr, "--key-env CTXLOG_TEST_TAMPER_UNSET: the environment variable is not set")
+      const imported = await ctxlogInProcess(["import", ...target.args, file, "--stream", stream, "--key-env", keyEnv])
+      assert.strictEqual(imported.code, 0, imported.stderr)
+      assert.include(imported.stdout, `imported 5 events into stream "${stream}" (version 5)`)
+
+      const good = await verify(target, stream, keyEnv)
+      assert.strictEqual(good.code, 0, good.stderr)
+      const none = await verify(target, stream)
+      assert.strictEqual(none.code, 1)
+      assert.include(none.stderr, `verify failed: stream "${stream}" version 1 (hash-chain): the stream is HMAC-keyed`)
+
+      const outcome = await Effect.runPromise(
+        Effect.scoped(
+          Effect.gen(function* () {
+            const keyed = yield* target.open(key)
+            const log = Context.get(keyed, EventLog.EventLog)
+            const records = [...(yield* Stream.runCollect(log.read(stream)))]
+            const chain = EventHash.verify(records, key)
+            // The keyed store loads it (checked chain and the import's keyed snapshot) and appends to it.
+            const loaded = yield* Context.get(keyed, WindowRepository.WindowRepository).load(stream)
+            yield* log.append(stream, sampleEvents(1, "after import"), 5)
+            const unkeyed = yield* target.open(undefined)
+            const refused = yield* Effect.either(
+              Context.get(unkeyed, EventLog.EventLog).append(stream, sampleEvents(1), 6)
+            )
+            return { chain: chain.ok, unkeyedChain: EventHash.verify(records).ok, version: loaded.version, refused }
+          })
+        )
+      )
+      assert.isTrue(outcome.chain, "the imported events chain under the key")
+      assert.isFalse(outcome.unkeyedChain)
+      assert.strictEqual(outcome.version, 5)
+      assert.isTrue(
+        outcome.refused._tag === "Left" && outcome.refused.left.message.includes("the stream is HMAC-keyed")
+      )
+      const after = await verify(target, stream, keyEnv)
+      assert.strictEqual(after.code, 0, after.stderr)
+      assert.include(after.stdout, "ok  ")
     })
   })
 }

@@ -1,4 +1,4 @@
-// Child process of the compaction kill test: over the SQLite file given, append exchanges (a question,
+// Child process of the compaction kill test: over the SQLite file or PostgreSQL URL given, append exchanges (a question,
 // a tool round trip, an answer) to one stream and compact it: `maybeCompact` (template compactor, a
 // small budget so every tier runs) after each exchange and `compactContext` every third. Snapshots every
 // few events. Each acknowledged step is written to stdout with a synchronous write (a pipe keeps what
@@ -11,13 +11,13 @@
 import { writeSync } from "node:fs"
 import { ContextService, Ids, Message, RecallSource, TokenCounter } from "@ctxlog/core"
 import { CompactionStatus, TieredCompaction } from "@ctxlog/compaction"
-import { SqliteEventLog } from "@ctxlog/memory"
+import { PostgresEventLog, SqliteEventLog } from "@ctxlog/memory"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { waitForGo } from "../../../packages/memory/test/support/kill.js"
 import { countingCompactor, filler } from "../support/session.js"
 
-const [filename = "", stream = "", label = "", limitArg = "0"] = process.argv.slice(2)
+const [target = "", stream = "", label = "", limitArg = "0"] = process.argv.slice(2)
 const limit = Number(limitArg)
 
 const say = (line: string) => {
@@ -34,7 +34,11 @@ const status = CompactionStatus.layer((report) =>
 )
 
 const layer = Layer.mergeAll(ContextService.layer, countingCompactor, status).pipe(
-  Layer.provideMerge(SqliteEventLog.layer({ filename, busyTimeoutMs: 30_000, snapshotEvery: 5 })),
+  Layer.provideMerge(
+    target.startsWith("postgres")
+      ? PostgresEventLog.layer({ url: target, snapshotEvery: 5, maxConnections: 2 })
+      : SqliteEventLog.layer({ filename: target, busyTimeoutMs: 30_000, snapshotEvery: 5 })
+  ),
   Layer.provideMerge(Layer.mergeAll(TokenCounter.layerHeuristic(4), Ids.layerUuidV7, RecallSource.layerEmpty))
 )
 

@@ -21,6 +21,7 @@ import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import { decide, type InvalidCommand, type WindowCommand } from "./Decide.js"
 import type { EventDecodeError, EventEncodeError } from "./EventCodec.js"
+import * as EventHash from "./EventHash.js"
 import type { InvalidInput } from "./Validation.js"
 import {
   type ConcurrencyConflict,
@@ -44,7 +45,7 @@ import * as IdsModule from "./Ids.js"
 import * as RecallSourceModule from "./RecallSource.js"
 import * as TokenCounterModule from "./TokenCounter.js"
 import * as Tracing from "./Tracing.js"
-import { layerReplay as layerReplayRepository, WindowRepository } from "./WindowRepository.js"
+import { type Held, layerReplay as layerReplayRepository, WindowRepository } from "./WindowRepository.js"
 
 /** What an operation did: the window after it and the events it wrote (none for a no-op). @since 0.1.0 */
 export interface Outcome {
@@ -234,7 +235,8 @@ export const makeWith = (options: Options = {}) =>
     const counter = yield* TokenCounter
     const ids = yield* Ids
     const recallSource = yield* RecallSource
-    const cache = new Lru<StreamId, Window.Window>(Math.max(1, options.cacheStreams ?? 1000))
+    // Each window is kept with the hash of its last event: a catch-up checks the new events from it.
+    const cache = new Lru<StreamId, Held>(Math.max(1, options.cacheStreams ?? 1000))
     const longest = Duration.decode(options.conflictBackoffMax ?? "100 millis")
     const retry = Schedule.exponential(options.conflictBackoff ?? "2 millis").pipe(
       Schedule.modifyDelay((delay) => Duration.min(delay, longest)),
@@ -245,28 +247,33 @@ export const makeWith = (options: Options = {}) =>
       Schedule.whileInput(isConflict)
     )
 
-    const remember = (stream: StreamId, window: Window.Window): Window.Window => {
+    const remember = (stream: StreamId, held: Held): Window.Window => {
       const cached = cache.get(stream)
       // Another fiber may have cached a newer window of this stream meanwhile: keep the newest.
-      if (cached === undefined || cached.version <= window.version) cache.set(stream, window)
-      return window
+      if (cached === undefined || cached.window.version <= held.window.version) cache.set(stream, held)
+      return held.window
     }
 
     /** The cached window (or the stored one), brought up to the stream's current version. */
     const fresh = (stream: StreamId) =>
       Effect.gen(function* () {
         const cached = cache.get(stream)
-        if (cached === undefined) return remember(stream, yield* repository.load(stream))
+        if (cached === undefined) return remember(stream, yield* repository.loadHeld(stream))
         const current = yield* log.version(stream)
-        if (current === cached.version) return cached
-        if (current < cached.version) {
+        if (current === cached.window.version) return cached.window
+        if (current < cached.window.version) {
           // The stream went back (it was erased, and maybe written again): the cached window holds what
           // no longer exists, so it is dropped, never caught up.
-          const loaded = yield* repository.load(stream)
+          const loaded = yield* repository.loadHeld(stream)
           cache.set(stream, loaded)
-          return loaded
+          return loaded.window
         }
-        return remember(stream, yield* repository.catchUp(stream, cached))
+        const caughtUp = yield* repository.catchUp(stream, cached, current).pipe(
+          // A window whose next event does not link to it is never served again: the next operation
+          // loads (and checks) the stream from the store.
+          Effect.tapErrorTag("TamperDetected", () => Effect.sync(() => cache.delete(stream)))
+        )
+        return remember(stream, caughtUp)
       })
 
     const load: ContextService.Service["load"] = fresh
@@ -275,7 +282,7 @@ export const makeWith = (options: Options = {}) =>
       let attempt = 0
       return Effect.gen(function* () {
         // First attempt: the cached window as it is (the append checks it). After a conflict: catch up.
-        const cached = attempt++ === 0 ? cache.get(stream) : undefined
+        const cached = attempt++ === 0 ? cache.get(stream)?.window : undefined
         let window = cached ?? (yield* fresh(stream))
         let decision = decideFn(window)
         // A decision that writes nothing (no events, or refused) is checked by no append: make sure it was
@@ -292,7 +299,7 @@ export const makeWith = (options: Options = {}) =>
         const appended = yield* log.append(stream, events, window.version, metadata)
         // Fold what the log holds (a store may have redacted a secret), so the cache equals a replay.
         const written = appended.stored ?? events
-        const next = remember(stream, Window.replay(written, window))
+        const next = remember(stream, { window: Window.replay(written, window), hash: appended.lastHash })
         yield* repository.committed(stream, next)
         return { window: next, events: written }
       }).pipe(Effect.retry(retry))
@@ -430,9 +437,13 @@ export const makeWith = (options: Options = {}) =>
         // The new stream first: a pointer never leads nowhere.
         const events: Array<WindowEvent> = []
         for (const draft of drafts) events.push(stamp(draft, yield* ids.next))
-        if (events.length > 0) yield* log.append(into, events, "no_stream", { actor: "reset", causationId: stream })
+        const appended =
+          events.length > 0
+            ? yield* log.append(into, events, "no_stream", { actor: "reset", causationId: stream })
+            : undefined
         yield* command(stream, { _tag: "ContinueIn", into })
-        return { stream: into, window: remember(into, Window.replay(events)), events }
+        const hash = events.length === 0 ? EventHash.genesis : appended?.lastHash
+        return { stream: into, window: remember(into, { window: Window.replay(events), hash }), events }
       })
 
     const service: ContextService.Service = {

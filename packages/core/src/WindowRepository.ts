@@ -26,11 +26,32 @@ export declare namespace WindowRepository {
   export interface Service {
     /** The current window of a stream: newest usable snapshot + the events after it. */
     readonly load: (stream: StreamId) => Effect.Effect<Window.Window, LoadError>
-    /** Bring a window of `stream` the caller holds up to the stream's current version (reads only the tail). */
-    readonly catchUp: (stream: StreamId, window: Window.Window) => Effect.Effect<Window.Window, LoadError>
+    /** As `load`, with the stored hash of the window's last event (where a later `catchUp` checks from). */
+    readonly loadHeld: (stream: StreamId) => Effect.Effect<Held, LoadError>
+    /**
+     * Bring a window of `stream` the caller holds up to the stream's current version, reading only the
+     * tail. Unless the repository is `"unverified"`, each new event's chain link is checked from
+     * `held.hash`, and the tail must reach `version` (the stream's version the caller just read; read
+     * here when not given). A mismatch is a {@link TamperDetected} naming the stream and version.
+     */
+    readonly catchUp: (stream: StreamId, held: Held, version?: number) => Effect.Effect<Held, LoadError>
     /** Told after each successful append with the window it produced; a snapshot policy may save it. Never fails. */
     readonly committed: (stream: StreamId, window: Window.Window) => Effect.Effect<void>
   }
+}
+
+/**
+ * A window and the stored hash of the last event it folded: the link the next event's chain hash is
+ * computed from, kept beside a cached window so catching it up checks new events without rereading any.
+ * @since 0.1.0
+ */
+export interface Held {
+  readonly window: Window.Window
+  /**
+   * The stored hash of the event at `window.version` (the genesis hash at version 0); undefined when
+   * not known, and then a catch-up reads that event with the tail (one more row in the same read).
+   */
+  readonly hash: string | undefined
 }
 
 /** What loading a window can fail with. @since 0.1.0 */
@@ -48,23 +69,33 @@ export interface IntegrityOptions {
   readonly integrity?: "verified" | "unverified"
 }
 
+/** Options of a checked fold. @since 0.1.0 */
+export interface VerifiedFoldOptions {
+  /** The HMAC key the chain was written with (default: the unkeyed chain). */
+  readonly hmacKey?: EventHash.ChainKey
+  /** The stored hash of the event at `from.version`; when not given, that event is read with the tail. */
+  readonly anchor?: string
+  /** The stream's version, when the caller has just read it (else it is read first). */
+  readonly version?: number
+}
+
 /**
  * Fold the events of `stream` after `from.version` into `from`, checking each link of the hash chain
  * on the way: from `anchor` (the stored hash of the event at `from.version`), or, when it is not given,
  * from the event at `from.version` read with the tail (one extra row). The stream's version is read
- * first, so a tail that ends short of it (deleted events) fails. Costs one hash per event folded: the
- * work stays proportional to the tail. Fails with {@link TamperDetected} naming the stream and the
- * first version that does not hold.
+ * first (unless given), so a tail that ends short of it (deleted events) fails. Costs one hash per
+ * event folded: the work stays proportional to the tail. Fails with {@link TamperDetected} naming the
+ * stream and the first version that does not hold. Returns the window and the hash of its last event.
  * @since 0.1.0
  */
-export const foldVerifiedTail = (
+export const foldVerifiedHeld = (
   log: EventLog.Service,
   stream: StreamId,
   from: Window.Window = Window.empty,
-  options: { readonly hmacKey?: EventHash.ChainKey; readonly anchor?: string } = {}
-): Effect.Effect<Window.Window, LoadError> =>
+  options: VerifiedFoldOptions = {}
+): Effect.Effect<Held, LoadError> =>
   Effect.gen(function* () {
-    const known = yield* log.version(stream)
+    const known = options.version ?? (yield* log.version(stream))
     const start = options.anchor === undefined && from.version > 0 ? from.version : from.version + 1
     let previous = options.anchor ?? (from.version === 0 ? EventHash.genesis : undefined)
     let last = from.version
@@ -105,8 +136,45 @@ export const foldVerifiedTail = (
         `the stream row says version ${known}, but its events end at version ${last} (events deleted)`
       )
     }
-    return events.length === 0 ? from : Window.replay(events, from)
+    return { window: events.length === 0 ? from : Window.replay(events, from), hash: previous }
   })
+
+/**
+ * {@link foldVerifiedHeld}, returning the window only.
+ * @since 0.1.0
+ */
+export const foldVerifiedTail = (
+  log: EventLog.Service,
+  stream: StreamId,
+  from: Window.Window = Window.empty,
+  options: VerifiedFoldOptions = {}
+): Effect.Effect<Window.Window, LoadError> =>
+  Effect.map(foldVerifiedHeld(log, stream, from, options), (held) => held.window)
+
+/**
+ * Fold the events of `stream` after `from.version` into `from` without checking them; the hash is
+ * that of the last event read (`hash` when none was).
+ * @since 0.1.0
+ */
+export const foldHeld = (
+  log: EventLog.Service,
+  stream: StreamId,
+  from: Window.Window = Window.empty,
+  hash: string | undefined = from.version === 0 ? EventHash.genesis : undefined
+): Effect.Effect<Held, StoreError | EventDecodeError> =>
+  Effect.map(
+    Stream.runFold(
+      log.read(stream, { from: from.version + 1 }),
+      { events: [] as Array<WindowEvent>, hash },
+      (acc, envelope) => {
+        acc.events.push(envelope.event)
+        acc.hash = envelope.hash
+        return acc
+      }
+    ),
+    // One fold over the projection's state: no window is built per event.
+    ({ events, hash }) => ({ window: events.length === 0 ? from : Window.replay(events, from), hash })
+  )
 
 /** Fold the events of `stream` after `from.version` into `from`. @since 0.1.0 */
 export const foldTail = (
@@ -133,25 +201,51 @@ export const makeReplay = (
   options: IntegrityOptions = {}
 ): Effect.Effect<WindowRepository.Service> =>
   Effect.sync(() => {
-    const fold = (stream: StreamId, from: Window.Window | undefined): Effect.Effect<Window.Window, LoadError> =>
-      options.integrity === "unverified"
-        ? foldTail(log, stream, from)
-        : foldVerifiedTail(log, stream, from, options.hmacKey === undefined ? {} : { hmacKey: options.hmacKey })
-    // The last window folded per stream; only the tail after it is read next time. The log stays the
-    // source of truth: a write by anyone else shows up in the tail.
-    const folded = new Map<StreamId, Window.Window>()
-    const remember = (stream: StreamId) => (window: Window.Window) =>
+    // The last window folded per stream (with its last event's hash); only the tail after it is read
+    // next time. The log stays the source of truth: a write by anyone else shows up in the tail.
+    const folded = new Map<StreamId, Held>()
+    const remember = (stream: StreamId) => (held: Held) =>
       Effect.sync(() => {
-        folded.set(stream, window)
+        folded.set(stream, held)
       })
+    const loadHeld = (stream: StreamId) =>
+      catchUpHeld(
+        log,
+        stream,
+        folded.get(stream) ?? { window: Window.empty, hash: EventHash.genesis },
+        undefined,
+        options
+      ).pipe(Effect.tap(remember(stream)))
     return {
-      load: (stream) => fold(stream, folded.get(stream)).pipe(Effect.tap(remember(stream))),
-      // A caller's window was loaded (and checked) by this process: catching up folds only what was
-      // appended since, on the hot path of every operation, without the checks.
-      catchUp: (stream, window) => foldTail(log, stream, window).pipe(Effect.tap(remember(stream))),
-      committed: (stream, window) => remember(stream)(window)
+      load: (stream) => Effect.map(loadHeld(stream), (held) => held.window),
+      loadHeld,
+      catchUp: (stream, held, version) =>
+        catchUpHeld(log, stream, held, version, options).pipe(Effect.tap(remember(stream))),
+      committed: (stream, window) => remember(stream)({ window, hash: undefined })
     }
   })
+
+/**
+ * Bring a held window up to date: each new event is checked against the chain from `held.hash` (read
+ * with the tail when not known), with the log's key, and the tail must reach `version` (read when not
+ * given), unless `integrity: "unverified"`. Costs one hash per new event and no other read, so it can
+ * run on every operation.
+ * @since 0.1.0
+ */
+export const catchUpHeld = (
+  log: EventLog.Service,
+  stream: StreamId,
+  held: Held,
+  version: number | undefined,
+  options: IntegrityOptions = {}
+): Effect.Effect<Held, LoadError> =>
+  options.integrity === "unverified"
+    ? foldHeld(log, stream, held.window, held.hash)
+    : foldVerifiedHeld(log, stream, held.window, {
+        ...(options.hmacKey === undefined ? {} : { hmacKey: options.hmacKey }),
+        ...(held.hash === undefined ? {} : { anchor: held.hash }),
+        ...(version === undefined ? {} : { version })
+      })
 
 /** The replaying repository. @since 0.1.0 */
 export const layerReplay: Layer.Layer<WindowRepository, never, EventLog> = Layer.effect(

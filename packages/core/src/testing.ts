@@ -150,6 +150,8 @@ export const eventLogConformance = <E>(label: string, live: Layer.Layer<EventLog
         )
         assert.isTrue(verified.ok, "hash chain must verify")
         assert.strictEqual(yield* log.version(stream), 3)
+        // The append reports the stored hash of its last event: a cached window's catch-up links from it.
+        assert.strictEqual(result.lastHash, read[2]?.hash)
       })
     )
 

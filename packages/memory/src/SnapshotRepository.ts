@@ -20,7 +20,7 @@
  *
  * @since 0.1.0
  */
-import { EventHash, EventLog, type Window, WindowRepository } from "@ctxlog/core"
+import { EventHash, EventLog, Window, WindowRepository } from "@ctxlog/core"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -194,14 +194,21 @@ export const make = (
       })
     })
 
+  const integrity: WindowRepository.IntegrityOptions = {
+    ...(key === undefined ? {} : { hmacKey: key }),
+    ...(verified ? {} : { integrity: "unverified" })
+  }
   /** Fold the tail after `from`, checked from `anchor` unless loads are unverified. */
   const foldFrom = (stream: string, from: Window.Window | undefined, anchor: string | undefined) =>
-    verified
-      ? WindowRepository.foldVerifiedTail(log, stream, from, {
-          ...(key === undefined ? {} : { hmacKey: key }),
-          ...(anchor === undefined ? {} : { anchor })
-        })
-      : WindowRepository.foldTail(log, stream, from)
+    from === undefined
+      ? WindowRepository.catchUpHeld(
+          log,
+          stream,
+          { window: Window.empty, hash: EventHash.genesis },
+          undefined,
+          integrity
+        )
+      : WindowRepository.catchUpHeld(log, stream, { window: from, hash: anchor }, undefined, integrity)
 
   const save = (stream: string, window: Window.Window) =>
     Effect.suspend(() =>
@@ -219,22 +226,27 @@ export const make = (
       Effect.catchAllCause((cause) => Effect.logWarning(`window snapshot of "${stream}" not saved`, cause))
     )
 
+  const loadHeld = (stream: string) =>
+    Effect.gen(function* () {
+      const latest = yield* snapshots.latest(stream, projection)
+      const restored = Option.isSome(latest) ? yield* restore(stream, latest.value) : Option.none()
+      const base = Option.map(restored, (found) => found.window)
+      // Bytes are counted from the first time this process saw the snapshot a stream has now; a
+      // snapshot that could not be used is replaced by the next committed window.
+      const known = marks.get(stream)
+      if (Option.isSome(base)) {
+        if (known?.version !== base.value.version) mark(stream, base.value.version)
+      } else if (Option.isSome(latest)) mark(stream, 0, true)
+      else if (known === undefined) mark(stream, 0)
+      return yield* foldFrom(stream, Option.getOrUndefined(base), Option.getOrUndefined(restored)?.anchor)
+    })
+
   return {
-    load: (stream) =>
-      Effect.gen(function* () {
-        const latest = yield* snapshots.latest(stream, projection)
-        const restored = Option.isSome(latest) ? yield* restore(stream, latest.value) : Option.none()
-        const base = Option.map(restored, (found) => found.window)
-        // Bytes are counted from the first time this process saw the snapshot a stream has now; a
-        // snapshot that could not be used is replaced by the next committed window.
-        const known = marks.get(stream)
-        if (Option.isSome(base)) {
-          if (known?.version !== base.value.version) mark(stream, base.value.version)
-        } else if (Option.isSome(latest)) mark(stream, 0, true)
-        else if (known === undefined) mark(stream, 0)
-        return yield* foldFrom(stream, Option.getOrUndefined(base), Option.getOrUndefined(restored)?.anchor)
-      }),
-    catchUp: (stream, window) => WindowRepository.foldTail(log, stream, window),
+    load: (stream) => Effect.map(loadHeld(stream), (held) => held.window),
+    loadHeld,
+    // A window this process loaded (checked) and kept: only its new events are read, each checked
+    // against the chain from the hash kept beside the window, so an edit made meanwhile is not served.
+    catchUp: (stream, held, version) => WindowRepository.catchUpHeld(log, stream, held, version, integrity),
     committed: (stream, window) =>
       Effect.suspend(() => {
         const last = marks.get(stream) ?? { version: 0, bytes: 0, stale: false }

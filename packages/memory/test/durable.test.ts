@@ -194,12 +194,12 @@ for (const [label, live] of backends) {
           const snapshots = yield* SnapshotStore.SnapshotStore
           const stream = freshStream("snap")
           yield* ctx.appendMessages(stream, [Message.user("a"), Message.assistant("b"), Message.user("c")])
-          const atThree = yield* repository.load(stream)
-          yield* repository.committed(stream, atThree)
+          const atThree = yield* repository.loadHeld(stream)
+          yield* repository.committed(stream, atThree.window)
           // 3 events since none: not yet due (every 5).
           assert.isTrue(Option.isNone(yield* snapshots.latest(stream, SnapshotRepository.projection)))
           yield* ctx.appendMessages(stream, [Message.assistant("d"), Message.user("e"), Message.assistant("f")])
-          const atSix = yield* repository.catchUp(stream, atThree)
+          const atSix = (yield* repository.catchUp(stream, atThree)).window
           assert.strictEqual(atSix.version, 6)
           yield* repository.committed(stream, atSix)
           const snapshot = Option.getOrThrow(yield* snapshots.latest(stream, SnapshotRepository.projection))
@@ -243,10 +243,10 @@ for (const [label, live] of backends) {
             bytes: 1000,
             appendedBytes: () => appended
           })
-          const empty = yield* repository.load(stream)
+          const empty = yield* repository.loadHeld(stream)
           yield* log.append(stream, sampleEvents(2), "no_stream")
           appended = 600
-          yield* repository.committed(stream, yield* repository.catchUp(stream, empty))
+          yield* repository.committed(stream, (yield* repository.catchUp(stream, empty)).window)
           assert.isTrue(Option.isNone(yield* snapshots.latest(stream, SnapshotRepository.projection)))
           yield* log.append(stream, sampleEvents(1), 2)
           appended = 1200

@@ -45,6 +45,42 @@ const traces = (stream: string) =>
 for (const [label, open] of sharedBackends) {
   describe(`erasure on ${label}`, () => {
     it.scoped(
+      "a process that cached an erased window, when the id was written past its version again, fails once with TamperDetected and then serves the new conversation",
+      () =>
+        Effect.gen(function* () {
+          const db = yield* open
+          const holder = yield* Layer.build(db.as("alice"))
+          const other = yield* Layer.build(db.as("alice"))
+          const stream = freshStream("rewritten")
+          yield* Effect.provide(
+            Effect.gen(function* () {
+              for (const text of ["old one", "old two"]) yield* say(stream, text)
+              assert.deepStrictEqual(texts(yield* load(stream)), ["old one", "old two"])
+            }),
+            holder
+          )
+          yield* Effect.provide(
+            Effect.gen(function* () {
+              yield* Erasure.erase(stream, { actor: "dpo@example.com", reason: "erasure request" })
+              for (const text of ["new one", "new two", "new three"]) yield* say(stream, text)
+            }),
+            other
+          )
+          // The holder's window (version 2) is behind the stream (version 3), but event 3 does not link to
+          // the event its window ended at: the stale window is refused, never folded onto.
+          const stale = yield* Effect.either(Effect.provide(load(stream), holder))
+          assert.isTrue(Either.isLeft(stale) && stale.left._tag === "TamperDetected", JSON.stringify(stale))
+          if (Either.isLeft(stale) && stale.left._tag === "TamperDetected") assert.strictEqual(stale.left.version, 3)
+          assert.deepStrictEqual(texts(yield* Effect.provide(load(stream), holder)), [
+            "new one",
+            "new two",
+            "new three"
+          ])
+        }),
+      { timeout: 120_000 }
+    )
+
+    it.scoped(
       "erase removes every trace of one stream, keeps the others, and leaves an audit row",
       () =>
         Effect.gen(function* () {

@@ -106,14 +106,14 @@ const property = (runs: number) =>
               const repository = SnapshotRepository.make(log, snapshots, { every })
               // The caller's side of the contract: a window held across steps, caught up from the tail
               // and reported to `committed` after each step (which snapshots it when due).
-              let held = yield* repository.load(stream)
+              let held = yield* repository.loadHeld(stream)
               for (const [index, step] of ops.entries()) {
                 yield* apply(ctx, repository.load(stream), stream, step, index)
                 held = yield* repository.catchUp(stream, held)
-                yield* repository.committed(stream, held)
+                yield* repository.committed(stream, held.window)
               }
               const loaded = yield* repository.load(stream)
-              assert.deepStrictEqual(held, loaded)
+              assert.deepStrictEqual(held.window, loaded)
               const events = yield* Stream.runCollect(log.read(stream)).pipe(Effect.map(Chunk.toReadonlyArray))
               const replayed = Window.replay(events.map((envelope) => envelope.event))
               assert.deepStrictEqual(loaded, replayed)

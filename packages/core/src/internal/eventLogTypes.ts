@@ -47,6 +47,12 @@ export interface AppendResult {
   /** Global position of the last event written, if any. */
   readonly lastPosition: number | undefined
   /**
+   * The stored hash of the last event written (where the next event's chain link starts); absent when
+   * nothing was written. Every backend reports it (the conformance suite checks); a window cached
+   * without it costs its next catch-up one more row.
+   */
+  readonly lastHash?: string
+  /**
    * The events as stored, when the store changed what it was given (a redaction rule removed a secret);
    * absent when the events were stored exactly as given. A caller that keeps a window folds these.
    */

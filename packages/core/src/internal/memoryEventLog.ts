@@ -87,7 +87,13 @@ export const make = (key?: EventHash.ChainKey): Effect.Effect<EventLogService> =
             head
           })
           yield* Ref.set(state, { events: [...current.events, ...envelopes], streams, ids: nextIds })
-          return { stream, nextExpectedVersion: nextVersion, written: events.length, lastPosition: position }
+          return {
+            stream,
+            nextExpectedVersion: nextVersion,
+            written: events.length,
+            lastPosition: position,
+            lastHash: head
+          }
         })
       )
 

@@ -80,6 +80,12 @@ export const keyRefusal = (request: AppendRequest, current: number, head: string
       })
 }
 
+/** The stored hash of the last row written, as the append result reports it (absent for no rows). */
+export const lastHashOf = (rows: ReadonlyArray<NewEvent>): { readonly lastHash?: string } => {
+  const last = rows[rows.length - 1]
+  return last === undefined ? {} : { lastHash: last.hash }
+}
+
 /**
  * The rows of a batch written after `current`, chained from the stored head `previous` (either form),
  * and the new stored head (keyed form when the request has a key).

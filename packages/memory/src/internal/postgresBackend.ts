@@ -10,6 +10,7 @@ import {
   type AppendRequest,
   canWrite,
   keyRefusal,
+  lastHashOf,
   type Located,
   ownerRefusal,
   rowsOf,
@@ -197,7 +198,13 @@ export const make = (
         yield* plain(client, "append", "commit")
         return {
           _tag: "Written",
-          result: { stream: request.stream, nextExpectedVersion: next, written: rows.length, lastPosition }
+          result: {
+            stream: request.stream,
+            nextExpectedVersion: next,
+            written: rows.length,
+            lastPosition,
+            ...lastHashOf(rows)
+          }
         } satisfies Outcome
       })
 

@@ -10,6 +10,7 @@ import {
   type AppendRequest,
   canWrite,
   keyRefusal,
+  lastHashOf,
   type Located,
   ownerRefusal,
   rowsOf,
@@ -211,7 +212,8 @@ export const make = (
           stream: request.stream,
           nextExpectedVersion: current + rows.length,
           written: rows.length,
-          lastPosition
+          lastPosition,
+          ...lastHashOf(rows)
         }
       }
     })
