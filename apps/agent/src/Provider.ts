@@ -210,20 +210,26 @@ export const make = (options: Options): Effect.Effect<Provider, MissingEnv> =>
       // relies on deferred summaries and pruning to shrink big outputs once the model has seen them.
       toolOutputLimits: { defaultChars: toolOutputChars(contextWindow - outputReserve, Number.POSITIVE_INFINITY) }
     }
+    // A provider over a builder and the call that sends its requests.
+    const over = <R>(
+      builder: CtxBuilder.CtxBuilder<R>,
+      send: (request: R, window: Window.Window, options: CtxBuilder.BuildOptions) => Rendered["send"],
+      window: number = contextWindow
+    ): Provider => ({
+      name,
+      model,
+      contextWindow: window,
+      outputReserve,
+      truncate: builder.truncateToolOutput,
+      render: bind(builder, send)
+    })
     switch (name) {
       case "offline": {
         const offline = yield* OfflineModel.make(uniqueCallIds(options.script ?? OfflineModel.echoScript), model)
-        const builder = DefaultCtx.make(common)
-        return {
-          name: OfflineModel.provider,
-          model,
-          contextWindow,
-          outputReserve,
-          truncate: builder.truncateToolOutput,
-          render: bind(builder, (_request, window, buildOptions) =>
-            offline.stream(neutralRequest(window, buildOptions))
-          )
-        }
+        // The offline model reads a neutral request built from the window, not the builder's.
+        return over(DefaultCtx.make(common), (_request, window, buildOptions) =>
+          offline.stream(neutralRequest(window, buildOptions))
+        )
       }
       case "anthropic": {
         const apiKey = yield* required(env, "ANTHROPIC_API_KEY", name)
@@ -234,15 +240,7 @@ export const make = (options: Options): Effect.Effect<Provider, MissingEnv> =>
           ...(options.baseUrl === undefined ? {} : { baseUrl: options.baseUrl }),
           ...(options.retry === undefined ? {} : { retry: options.retry })
         })
-        const builder = AnthropicCtx.make(common)
-        return {
-          name,
-          model,
-          contextWindow,
-          outputReserve,
-          truncate: builder.truncateToolOutput,
-          render: bind(builder, (request) => client.streamRequest(request))
-        }
+        return over(AnthropicCtx.make(common), (request) => client.streamRequest(request))
       }
       case "openai-responses": {
         // Stored (the API default): the reasoning items the render sends back are resolved by id.
@@ -255,15 +253,7 @@ export const make = (options: Options): Effect.Effect<Provider, MissingEnv> =>
           apiKey,
           ...(options.retry === undefined ? {} : { retry: options.retry })
         })
-        const builder = OpenAICtx.makeResponses(common)
-        return {
-          name,
-          model,
-          contextWindow,
-          outputReserve,
-          truncate: builder.truncateToolOutput,
-          render: bind(builder, (request) => client.streamRequest(request))
-        }
+        return over(OpenAICtx.makeResponses(common), (request) => client.streamRequest(request))
       }
       case "openai":
       case "ollama": {
@@ -280,15 +270,8 @@ export const make = (options: Options): Effect.Effect<Provider, MissingEnv> =>
           ...(options.retry === undefined ? {} : { retry: options.retry })
         })
         const builder = name === "openai" ? OpenAICtx.make(common) : OllamaCtx.make(common)
-        return {
-          name,
-          model,
-          // Ollama's builder floors the window at 4K.
-          contextWindow: builder.ctxWindow,
-          outputReserve,
-          truncate: builder.truncateToolOutput,
-          render: bind(builder, (request) => client.streamRequest(request))
-        }
+        // Ollama's builder floors the window at 4K.
+        return over(builder, (request) => client.streamRequest(request), builder.ctxWindow)
       }
     }
   })

@@ -27,7 +27,7 @@ const oddCharacters = [
   "ß"
 ]
 
-/** Text every store accepts: any grapheme and the odd characters above (no NUL, no lone surrogate). */
+/** Text every store accepts: every grapheme and the odd characters above (no NUL, no lone surrogate). */
 export const storableText = fc.string({
   unit: fc.oneof(
     { weight: 4, arbitrary: fc.string({ unit: "grapheme", minLength: 1, maxLength: 1 }) },

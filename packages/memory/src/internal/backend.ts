@@ -13,7 +13,7 @@ export interface EraseAudit {
   readonly actor: string
   readonly reason: string
   readonly now: number
-  /** Only a stream of this owner may be erased (undefined: any stream). */
+  /** Only a stream of this owner may be erased (undefined: every stream). */
   readonly owner: string | undefined
 }
 
