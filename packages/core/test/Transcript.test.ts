@@ -56,6 +56,52 @@ describe("Transcript.fromOpenAIChat", () => {
     })
   )
 
+  it.effect(
+    "imports the shapes other agent logs use: legacy function calls, parsed arguments, ids left out, bare image URLs, a bare array",
+    () =>
+      Effect.gen(function* () {
+        const inputs = yield* Transcript.fromTranscriptJson([
+          {
+            role: "user",
+            content: [
+              { type: "text", text: "look" },
+              { type: "image_url", image_url: "https://x/a.png" }
+            ]
+          },
+          { role: "assistant", content: null, function_call: { name: "ls", arguments: '{"path":"."}' } },
+          { role: "function", name: "ls", content: "a.txt" },
+          {
+            role: "assistant",
+            tool_calls: [
+              { type: "function", function: { name: "cat", arguments: { file: "a.txt" } } },
+              { id: "call_z", function: { name: "pwd" } }
+            ]
+          },
+          { role: "tool", tool_call_id: "call_3_0", content: "hello" },
+          { role: "tool", tool_call_id: "call_z", content: "/" },
+          {
+            role: "user",
+            content: [{ type: "image_url", image_url: { url: "https://x/b.png", detail: "original" } }]
+          }
+        ])
+        assert.deepStrictEqual(inputs, [
+          {
+            role: "user",
+            parts: [Message.text("look"), { type: "image", source: { type: "url", url: "https://x/a.png" } }]
+          },
+          { role: "assistant", parts: [Message.toolCall("fn_1", "ls", { path: "." })] },
+          Message.tool("fn_1", "a.txt"),
+          {
+            role: "assistant",
+            parts: [Message.toolCall("call_3_0", "cat", { file: "a.txt" }), Message.toolCall("call_z", "pwd", {})]
+          },
+          Message.tool("call_3_0", "hello"),
+          Message.tool("call_z", "/"),
+          { role: "user", parts: [{ type: "image", source: { type: "url", url: "https://x/b.png" } }] }
+        ])
+      })
+  )
+
   it.effect("a bad message is a typed TranscriptError with its index", () =>
     Effect.gen(function* () {
       const ok = { role: "user", content: "hi" }
@@ -67,9 +113,14 @@ describe("Transcript.fromOpenAIChat", () => {
       assert.strictEqual(noCallId.index, 1)
       assert.match(noCallId.detail, /without tool_call_id/)
       const badCall = yield* failureOf(
-        Transcript.fromOpenAIChat([{ role: "assistant", tool_calls: [{ id: "c", function: { name: "ls" } }] }])
+        Transcript.fromOpenAIChat([{ role: "assistant", tool_calls: [{ id: "c", function: { arguments: "{}" } }] }])
       )
       assert.strictEqual(badCall.index, 0)
+      const orphanFunction = yield* failureOf(
+        Transcript.fromOpenAIChat([ok, { role: "function", name: "ls", content: "a.txt" }])
+      )
+      assert.strictEqual(orphanFunction.index, 1)
+      assert.match(orphanFunction.detail, /answers no earlier function_call/)
       const notObject = yield* failureOf(Transcript.fromOpenAIChat([ok, "hello"]))
       assert.strictEqual(notObject.index, 1)
       const noMessages = yield* failureOf(Transcript.fromTranscriptJson({ turns: [] }))

@@ -214,7 +214,9 @@ describe("Transcript.fromTranscriptJson on generated transcripts", () => {
 
   it.effect("a value that is not a transcript, and arguments nested 100,000 deep, end in no defect", () =>
     Effect.gen(function* () {
-      for (const json of [null, 7, "x", [], {}, { messages: "none" }, { messages: {} }]) {
+      // A bare array is a transcript (some logs store one): the empty one converts to nothing.
+      assert.deepStrictEqual(yield* Transcript.fromTranscriptJson([]), [])
+      for (const json of [null, 7, "x", {}, { messages: "none" }, { messages: {} }]) {
         const failure = yield* Effect.flip(Transcript.fromTranscriptJson(json))
         assert.strictEqual(failure._tag, "TranscriptError")
         assert.strictEqual(failure.index, -1)
@@ -227,6 +229,17 @@ describe("Transcript.fromTranscriptJson on generated transcripts", () => {
       const part = input?.parts[0]
       assert.strictEqual(part?.type, "tool_call")
       if (part?.type === "tool_call") assert.strictEqual(part.input, deep)
+      // Stored already parsed, the same nesting is a typed error naming the message.
+      const parsed = yield* Effect.flip(
+        Transcript.fromTranscriptJson({
+          messages: [
+            { role: "assistant", tool_calls: [{ id: "c", function: { name: "f", arguments: JSON.parse(deep) } }] }
+          ]
+        })
+      )
+      assert.strictEqual(parsed._tag, "TranscriptError")
+      assert.strictEqual(parsed.index, 0)
+      assert.include(parsed.detail, "nested deeper than 128 levels")
     })
   )
 })
