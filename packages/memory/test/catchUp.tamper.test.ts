@@ -3,7 +3,7 @@
 // the first process's next operation. That operation reads only the new events, checks each one's link
 // from the hash kept beside the cached window, and fails with TamperDetected naming stream and version;
 // the cached window is dropped. `integrity: "unverified"` serves the edit (the check is what stops it).
-import { ContextService, EventHash, Message, type Window } from "@ctxlog/core"
+import { ContextService, Message, type Window } from "@ctxlog/core"
 import { freshStream } from "@ctxlog/core/testing"
 import { assert, describe, it } from "@effect/vitest"
 import * as Context from "effect/Context"
@@ -12,6 +12,7 @@ import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
 import { Ctxlog } from "../src/index.js"
+import { disableTriggers, forgeEvent } from "./support/forge.js"
 import { freshDatabase } from "./support/postgres.js"
 import { postgresRawLayer, RawSql, sqliteRawLayer, tempFile } from "./support/stores.js"
 
@@ -48,17 +49,9 @@ const postgresTarget = Effect.map(
   })
 )
 
-const quote = (text: string) => `'${text.replaceAll("'", "''")}'`
-
-const disableTriggers = (raw: RawSql["Type"]) =>
-  raw.dialect === "sqlite"
-    ? raw.exec("drop trigger events_reject_update; drop trigger events_reject_delete")
-    : raw.exec("alter table events disable trigger user")
-
 /**
- * Replace `marker` by FORGED in the event at `version`; then, unless `rechain` is "none", recompute the
- * hashes of that event and every later one, unkeyed or under `rechain` (an attacker's own key). The
- * `streams` row is left alone: a catch-up does not read its head.
+ * Replace `marker` by FORGED in the event at `version`, then rechain as `forgeEvent` does. The `streams`
+ * row is left alone: a catch-up does not read its head.
  */
 const edit = (
   raw: RawSql["Type"],
@@ -66,36 +59,7 @@ const edit = (
   version: number,
   marker: string,
   rechain: "none" | "unkeyed" | { readonly key: string }
-) =>
-  Effect.gen(function* () {
-    yield* disableTriggers(raw)
-    yield* raw.exec(
-      `update events set data = replace(data, ${quote(marker)}, 'FORGED') where stream_id = ${quote(stream)} and stream_version = ${version}`
-    )
-    if (rechain === "none") return
-    const rows = yield* raw.rows(
-      `select stream_version, event_id, type, schema_version, data, hash from events where stream_id = ${quote(stream)} order by stream_version`
-    )
-    let previous = EventHash.genesis
-    for (const row of rows) {
-      const record = {
-        stream,
-        version: Number(row.stream_version),
-        eventId: String(row.event_id),
-        type: String(row.type),
-        schemaVersion: Number(row.schema_version),
-        data: String(row.data)
-      }
-      if (record.version < version) {
-        previous = String(row.hash)
-        continue
-      }
-      previous = EventHash.chain(previous, record, rechain === "unkeyed" ? undefined : rechain.key)
-      yield* raw.exec(
-        `update events set hash = ${quote(previous)} where stream_id = ${quote(stream)} and stream_version = ${record.version}`
-      )
-    }
-  })
+) => Effect.andThen(disableTriggers(raw), forgeEvent(raw, stream, version, marker, rechain))
 
 const textOf = (window: Window.Window) => JSON.stringify(window.history)
 

@@ -12,6 +12,7 @@ import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { Ctxlog, PostgresEventLog, SnapshotRepository, SnapshotStore, SqliteEventLog } from "../src/index.js"
+import { disableTriggers, forgeEvent, quote } from "./support/forge.js"
 import { freshDatabase } from "./support/postgres.js"
 import { postgresRawLayer, RawSql, sqliteRawLayer, tempFile } from "./support/stores.js"
 
@@ -55,45 +56,14 @@ const services = (target: Target, options: Options) =>
     }
   })
 
-/** Let raw SQL change what the append-only triggers protect (an attacker with the database can). */
-const disableTriggers = (raw: RawSql["Type"]) =>
-  raw.dialect === "sqlite"
-    ? raw.exec("drop trigger events_reject_update; drop trigger events_reject_delete")
-    : raw.exec("alter table events disable trigger user")
-
-const quote = (text: string) => `'${text.replaceAll("'", "''")}'`
-
 /** Rewrite the text of the event at `version`, then recompute the UNKEYED chain from there to the head. */
 const rewriteAndRechain = (raw: RawSql["Type"], stream: string, version: number) =>
   Effect.gen(function* () {
-    yield* raw.exec(
-      `update events set data = replace(data, 'hello', 'FORGED') where stream_id = ${quote(stream)} and stream_version = ${version}`
-    )
-    const rows = yield* raw.rows(
-      `select stream_version, event_id, type, schema_version, data, hash from events where stream_id = ${quote(stream)} order by stream_version`
-    )
-    let previous = EventHash.genesis
-    for (const row of rows) {
-      const record = {
-        stream,
-        version: Number(row.stream_version),
-        eventId: String(row.event_id),
-        type: String(row.type),
-        schemaVersion: Number(row.schema_version),
-        data: String(row.data)
-      }
-      const hash = record.version < version ? String(row.hash) : EventHash.chain(previous, record)
-      if (record.version >= version) {
-        yield* raw.exec(
-          `update events set hash = ${quote(hash)} where stream_id = ${quote(stream)} and stream_version = ${record.version}`
-        )
-      }
-      previous = hash
-    }
+    const last = yield* forgeEvent(raw, stream, version, "hello", "unkeyed")
     // The stream row too, keeping whatever key id it showed.
     const [head] = yield* raw.rows(`select head_hash from streams where stream_id = ${quote(stream)}`)
     const keyId = EventHash.parseHead(String(head?.head_hash)).keyId
-    const stored = keyId === undefined ? previous : `${EventHash.keyedPrefix}${keyId}:${previous}`
+    const stored = keyId === undefined ? last : `${EventHash.keyedPrefix}${keyId}:${last}`
     yield* raw.exec(`update streams set head_hash = ${quote(stored)} where stream_id = ${quote(stream)}`)
   })
 
