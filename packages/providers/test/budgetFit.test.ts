@@ -21,21 +21,12 @@ import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import fc from "fast-check"
 import { CtxBuilder } from "../src/index.js"
+import { stringsOf } from "./services.js"
 
 const runs = Number(process.env.CTXLOG_PROPERTY_RUNS ?? "20")
 
 /** The counter of the window below: the character heuristic. */
 const counter = TokenCounter.heuristic(4)
-
-/** Every string in a request, depth first. */
-const stringsOf = (value: unknown): ReadonlyArray<string> =>
-  typeof value === "string"
-    ? [value]
-    : Array.isArray(value)
-      ? value.flatMap(stringsOf)
-      : typeof value === "object" && value !== null
-        ? Object.values(value).flatMap(stringsOf)
-        : []
 
 const live = ContextService.layer.pipe(
   Layer.provideMerge(WindowRepository.layerReplay),

@@ -2,34 +2,14 @@
 // `<context kind="…">` wrapper, so its total matches the text each builder sends for the system,
 // knowledge, task-state, signals and history sections (plus the per-message overhead every window
 // message carries, TokenCounter.messageOverhead, which stands for the framing a provider adds).
-import {
-  ContextService,
-  EventLog,
-  Ids,
-  Message,
-  RecallSource,
-  TokenCounter,
-  Window,
-  WindowRepository
-} from "@ctxlog/core"
+import { ContextService, Message, TokenCounter, Window } from "@ctxlog/core"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import * as Layer from "effect/Layer"
 import { CtxBuilder } from "../src/index.js"
+import { memoryContext } from "./services.js"
 
-const live = (counter: TokenCounter.TokenCounter.Service) =>
-  ContextService.layer.pipe(
-    Layer.provideMerge(WindowRepository.layerReplay),
-    Layer.provideMerge(EventLog.layerMemory),
-    Layer.provideMerge(
-      Layer.mergeAll(
-        Layer.succeed(TokenCounter.TokenCounter, counter),
-        Ids.layerSequential("k"),
-        RecallSource.layerEmpty
-      )
-    )
-  )
+const live = (counter: TokenCounter.TokenCounter.Service) => memoryContext(counter, "k")
 
 interface Case {
   readonly label: string

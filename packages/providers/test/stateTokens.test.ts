@@ -1,22 +1,13 @@
 // Issue 11 item 10: the window counts task state and signals as the builders send them (labels,
 // numbering, `<task_state>`/`<signals>` wrappers), and needsCompression counts what a render sends.
-import {
-  ContextService,
-  EventLog,
-  Ids,
-  Message,
-  RecallSource,
-  TokenCounter,
-  Window,
-  WindowRepository
-} from "@ctxlog/core"
+import { ContextService, EventLog, Message, TokenCounter, Window } from "@ctxlog/core"
 import { describe, expect, it } from "@effect/vitest"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import { CtxBuilder, DefaultCtx } from "../src/index.js"
+import { memoryContext, stringsOf } from "./services.js"
 
 const builders = [
   ["anthropic", CtxBuilder.forProvider({ provider: "anthropic", model: "claude-sonnet-4-5" })],
@@ -26,28 +17,7 @@ const builders = [
   ["default", CtxBuilder.forProvider({ provider: "default", model: "local-model" })]
 ] as const
 
-const live = (counter: TokenCounter.TokenCounter.Service) =>
-  ContextService.layer.pipe(
-    Layer.provideMerge(WindowRepository.layerReplay),
-    Layer.provideMerge(EventLog.layerMemory),
-    Layer.provideMerge(
-      Layer.mergeAll(
-        Layer.succeed(TokenCounter.TokenCounter, counter),
-        Ids.layerSequential("s"),
-        RecallSource.layerEmpty
-      )
-    )
-  )
-
-/** Every string in a request, depth first. */
-const stringsOf = (value: unknown): ReadonlyArray<string> =>
-  typeof value === "string"
-    ? [value]
-    : Array.isArray(value)
-      ? value.flatMap(stringsOf)
-      : typeof value === "object" && value !== null
-        ? Object.values(value).flatMap(stringsOf)
-        : []
+const live = (counter: TokenCounter.TokenCounter.Service) => memoryContext(counter, "s")
 
 /** The text a builder sent for the task state and signals. */
 const stateTextOf = (request: unknown): string | undefined =>
