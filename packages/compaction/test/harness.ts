@@ -6,13 +6,14 @@ import {
   Message,
   RecallSource,
   TokenCounter,
+  type Window,
   WindowRepository
 } from "@ctxlog/core"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
-import { TemplateCompactor } from "../src/index.js"
+import { TemplateCompactor, TieredCompaction } from "../src/index.js"
 
 /** How often the test compactor was called, and what it should do next. */
 export class CompactorProbe extends Context.Tag("test/CompactorProbe")<
@@ -82,3 +83,22 @@ export const toolTurn = (request: string, tool: string, outputChars: number): Re
     Message.assistant(`Done with ${request}.`)
   ]
 }
+
+/** Append tool turns (large, prunable outputs the model has seen) until the window reaches `wanted` pressure under `config`. */
+export const fillWithTools = (
+  config: TieredCompaction.Config,
+  stream: string,
+  wanted: TieredCompaction.Pressure,
+  outputChars = 2400
+): Effect.Effect<Window.Window, ContextService.ContextError, ContextService.ContextService> =>
+  Effect.gen(function* () {
+    const ctx = yield* ContextService.ContextService
+    let window = yield* ctx.load(stream)
+    let i = 0
+    while (TieredCompaction.pressure(window, config) !== wanted) {
+      i += 1
+      window = (yield* ctx.appendMessages(stream, toolTurn(`task ${i}`, "grep", outputChars))).window
+      if (i > 200) return yield* Effect.dieMessage("never reached the wanted pressure")
+    }
+    return window
+  })

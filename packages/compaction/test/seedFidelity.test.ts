@@ -6,7 +6,7 @@ import * as Effect from "effect/Effect"
 import * as Ref from "effect/Ref"
 import * as Stream from "effect/Stream"
 import { Budget, CompactionStatus, TieredCompaction, ToolOutputPruning } from "../src/index.js"
-import { CompactorProbe, filler, toolTurn } from "./harness.js"
+import { CompactorProbe, filler, fillWithTools, toolTurn } from "./harness.js"
 import { stores, storeLayer } from "./support/stores.js"
 
 const config = {
@@ -21,20 +21,6 @@ const config = {
 
 const resultOf = (window: Window.Window, toolCallId: string) =>
   window.history.flatMap((message) => Message.toolResultsOf(message)).find((part) => part.toolCallId === toolCallId)
-
-/** Seen tool turns until the window reaches `wanted` pressure. */
-const fillWithTools = (stream: string, wanted: TieredCompaction.Pressure, outputChars = 2400) =>
-  Effect.gen(function* () {
-    const ctx = yield* ContextService.ContextService
-    let window = yield* ctx.load(stream)
-    let i = 0
-    while (TieredCompaction.pressure(window, config) !== wanted) {
-      i += 1
-      window = (yield* ctx.appendMessages(stream, toolTurn(`task ${i}`, "grep", outputChars))).window
-      if (i > 200) return yield* Effect.dieMessage("never reached the wanted pressure")
-    }
-    return window
-  })
 
 /** A tool call and its result with no assistant message after it: the model has not seen it. */
 const unseenResult = (stream: string, id: string, content: string) =>
@@ -98,7 +84,7 @@ for (const store of stores) {
     it.effect("one that fits stays whole through the soft tier and a hard compaction", () =>
       Effect.gen(function* () {
         const ctx = yield* ContextService.ContextService
-        yield* fillWithTools("u1", "Soft")
+        yield* fillWithTools(config, "u1", "Soft")
         const content = `fresh output\n${filler(1600, "f")}`
         yield* unseenResult("u1", "fresh", content)
         // Into a nearly full window; keepRecent 0 would have stubbed it under the old pruning.
@@ -116,7 +102,7 @@ for (const store of stores) {
         Effect.gen(function* () {
           const ctx = yield* ContextService.ContextService
           const log = yield* EventLog.EventLog
-          yield* fillWithTools("u2", "Soft")
+          yield* fillWithTools(config, "u2", "Soft")
           const content = `HEAD-OF-OUTPUT\n${filler(24_000, "z")}\nTAIL-OF-OUTPUT`
           yield* unseenResult("u2", "huge", content)
           const result = yield* TieredCompaction.maybeCompact("u2", config)
@@ -160,7 +146,7 @@ for (const store of stores) {
         yield* ctx.appendMessages("m1", toolTurn("first", "grep", 400))
         yield* TieredCompaction.compactContext("m1", 300, { keepTokens: 0 })
         assert.isTrue((yield* ctx.load("m1")).compaction.compactedThisTurn)
-        const before = yield* fillWithTools("m1", "Hard")
+        const before = yield* fillWithTools(config, "m1", "Hard")
         const result = yield* TieredCompaction.maybeSoftCompactMidIteration("m1", config)
         assert.strictEqual(result._tag, "NoChange")
         if (result._tag === "NoChange") assert.strictEqual(result.reason, "already compacted this turn")
@@ -170,7 +156,7 @@ for (const store of stores) {
 
     it.effect("prunes only until the window is under the Soft threshold", () =>
       Effect.gen(function* () {
-        const before = yield* fillWithTools("m2", "Hard")
+        const before = yield* fillWithTools(config, "m2", "Hard")
         const result = yield* TieredCompaction.maybeSoftCompactMidIteration("m2", config)
         assert.strictEqual(result._tag, "SoftCompacted")
         assert.strictEqual(TieredCompaction.pressure(result.window, config), "None")

@@ -8,7 +8,7 @@ import * as Ref from "effect/Ref"
 import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
 import { TieredCompaction } from "../src/index.js"
-import { CompactorProbe, filler, testLayer, toolTurn } from "./harness.js"
+import { CompactorProbe, filler, fillWithTools, testLayer, toolTurn } from "./harness.js"
 
 const config = {
   budget: 4000,
@@ -21,20 +21,6 @@ const config = {
 } satisfies TieredCompaction.Config
 
 const calls = Effect.flatMap(CompactorProbe, (probe) => Ref.get(probe.calls))
-
-/** Append tool turns (large, prunable outputs) until the window reaches `wanted` pressure. */
-const fillWithTools = (stream: string, wanted: TieredCompaction.Pressure, outputChars = 2400) =>
-  Effect.gen(function* () {
-    const ctx = yield* ContextService.ContextService
-    let window = yield* ctx.load(stream)
-    let i = 0
-    while (TieredCompaction.pressure(window, config) !== wanted) {
-      i += 1
-      window = (yield* ctx.appendMessages(stream, toolTurn(`task ${i}`, "grep", outputChars))).window
-      if (i > 200) return yield* Effect.dieMessage("never reached the wanted pressure")
-    }
-    return window
-  })
 
 /** Append plain chat (nothing to prune) until the window reaches `wanted` pressure. */
 const fillWithChat = (stream: string, wanted: TieredCompaction.Pressure, chars = 1200) =>
@@ -85,7 +71,7 @@ describe("maybeCompact tiers", () => {
 
   it.effect("Soft: prunes old tool outputs, keeps call/result structure, no model call", () =>
     Effect.gen(function* () {
-      const before = yield* fillWithTools("s", "Soft")
+      const before = yield* fillWithTools(config, "s", "Soft")
       const result = yield* TieredCompaction.maybeCompact("s", config)
       assert.strictEqual(result._tag, "SoftCompacted")
       if (result._tag !== "SoftCompacted") return
@@ -106,7 +92,7 @@ describe("maybeCompact tiers", () => {
 
   it.effect("Hard: the Soft tier first; no model call when that is enough", () =>
     Effect.gen(function* () {
-      yield* fillWithTools("h1", "Hard")
+      yield* fillWithTools(config, "h1", "Hard")
       const result = yield* TieredCompaction.maybeCompact("h1", config)
       assert.strictEqual(result._tag, "SoftCompacted")
       assert.notStrictEqual(TieredCompaction.pressure(result.window, config), "Hard")
@@ -442,7 +428,7 @@ describe("maybeSoftCompactMidIteration", () => {
       yield* fillWithChat("mi", "Hard")
       const chatOnly = yield* TieredCompaction.maybeSoftCompactMidIteration("mi", config)
       assert.strictEqual(chatOnly._tag, "NoChange")
-      yield* fillWithTools("mi2", "Hard")
+      yield* fillWithTools(config, "mi2", "Hard")
       const tools = yield* TieredCompaction.maybeSoftCompactMidIteration("mi2", config)
       assert.strictEqual(tools._tag, "SoftCompacted")
       assert.strictEqual(yield* calls, 0)
