@@ -5,7 +5,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Stream from "effect/Stream"
 import { OpenAICtx, OpenAIResponsesModel, RenderRecord } from "../src/index.js"
-import { fixtureWindow, readFileTool } from "./fixture.js"
+import { assertStreamedReadFile, expectedParts, fixtureWindow, readFileTool } from "./fixture.js"
 import { json, parse, type Received, serve, sse } from "./server.js"
 
 const retry = { maxRetries: 2, baseDelayMs: 1, maxDelayMs: 1_000, jitter: false }
@@ -118,8 +118,6 @@ const neutral: LanguageModel.ModelRequest = {
   tools: [readFileTool]
 }
 
-const expectedParts = [Message.text("Reading."), Message.toolCall("call_1", "read_file", { path: "src/date.ts" })]
-
 describe("OpenAIResponsesModel against a local Responses API", () => {
   it.scopedLive("streams a built Responses request byte for byte: text, call arguments in pieces, usage", () =>
     Effect.gen(function* () {
@@ -128,25 +126,8 @@ describe("OpenAIResponsesModel against a local Responses API", () => {
       if (Either.isLeft(result)) return yield* Effect.die(result.left)
       const request = result.right.request
       const chunks = Chunk.toReadonlyArray(yield* Stream.runCollect(client(server.url).streamRequest(request)))
-      assert.deepStrictEqual(
-        chunks.filter((c) => c._tag === "TextDelta").map((c) => c.text),
-        ["Read", "ing."]
-      )
-      assert.deepStrictEqual(
-        chunks.flatMap((c) => (c._tag === "ToolCallDelta" ? [`${c.id}:${c.inputJson}`] : [])),
-        ["call_1:", 'call_1:{"path":', 'call_1:"src/date.ts"}']
-      )
-      const done = chunks[chunks.length - 1]
-      if (done?._tag !== "Done") return assert.fail("no Done chunk")
-      assert.deepStrictEqual(done.response.parts, expectedParts)
-      assert.strictEqual(done.response.stopReason, "tool_use")
-      assert.strictEqual(done.response.model, "gpt-4.1-2025-04-14")
-      assert.deepStrictEqual(done.response.usage, {
-        inputTokens: 1800,
-        outputTokens: 20,
-        cacheReadTokens: 1536,
-        cacheWriteTokens: 0
-      })
+      const response = assertStreamedReadFile(chunks)
+      assert.strictEqual(response.model, "gpt-4.1-2025-04-14")
       assert.strictEqual(server.received[0]?.body, RenderRecord.serialize(request))
     })
   )

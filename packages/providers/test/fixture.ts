@@ -1,5 +1,6 @@
 /** The shared fixture window: every partition filled, a parallel tool call pair, a recall injection. */
-import { Message, Window, WindowEvent } from "@ctxlog/core"
+import { type LanguageModel, Message, Window, WindowEvent } from "@ctxlog/core"
+import { assert } from "@effect/vitest"
 
 let counter = 0
 const eventId = () => `ev-${++counter}`
@@ -84,3 +85,38 @@ export const readFileTool = {
     required: ["path"]
   }
 } as const
+
+/** What the scripted servers answer to the fixture request: a text and one `read_file` call. */
+export const expectedParts = [
+  Message.text("Reading."),
+  Message.toolCall("call_1", "read_file", { path: "src/date.ts" })
+]
+
+/**
+ * The chunks of the scripted streamed answer, as every client must produce them: the text in two deltas,
+ * the call's arguments in pieces, then `Done` with the whole response (a tool-use stop and the usage the
+ * server reported, cached tokens included). Returns the final response for client-specific checks.
+ */
+export const assertStreamedReadFile = (
+  chunks: ReadonlyArray<LanguageModel.ModelChunk>
+): LanguageModel.ModelResponse => {
+  assert.deepStrictEqual(
+    chunks.filter((c) => c._tag === "TextDelta").map((c) => c.text),
+    ["Read", "ing."]
+  )
+  assert.deepStrictEqual(
+    chunks.flatMap((c) => (c._tag === "ToolCallDelta" ? [`${c.id}:${c.inputJson}`] : [])),
+    ["call_1:", 'call_1:{"path":', 'call_1:"src/date.ts"}']
+  )
+  const done = chunks[chunks.length - 1]
+  if (done?._tag !== "Done") return assert.fail("no Done chunk")
+  assert.deepStrictEqual(done.response.parts, expectedParts)
+  assert.strictEqual(done.response.stopReason, "tool_use")
+  assert.deepStrictEqual(done.response.usage, {
+    inputTokens: 1800,
+    outputTokens: 20,
+    cacheReadTokens: 1536,
+    cacheWriteTokens: 0
+  })
+  return done.response
+}
