@@ -12,9 +12,11 @@
  * @since 0.1.0
  */
 import * as Context from "effect/Context"
+import * as Data from "effect/Data"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as FiberRef from "effect/FiberRef"
 import * as Layer from "effect/Layer"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
@@ -96,6 +98,65 @@ type Recall = (
   owner?: string
 ) => Effect.Effect<Outcome, LogError | InvalidCommand | RecallError>
 
+/**
+ * A window operation as a value: what `execute(stream, command)` runs. Every named member of the
+ * service is one of these, so an operation can be logged, queued, traced or replayed as data.
+ * The source API's thirteen `removeXMessages` names are values too: `RemoveKind({ kind })` with the
+ * kind the name stood for (`sourceKinds`).
+ * @since 0.4.0
+ */
+export type Command = Data.TaggedEnum<{
+  SetSystemPrompt: { readonly prompt: string | ReadonlyArray<MessageInput> }
+  SetKnowledge: { readonly knowledge: ReadonlyArray<string | MessageInput> }
+  SetTaskGoal: { readonly goal: string | null }
+  SetSubgoals: { readonly subgoals: ReadonlyArray<string> }
+  RaiseSignal: { readonly text: string }
+  AppendMessages: { readonly messages: ReadonlyArray<MessageInput> }
+  ClearHistory: {}
+  RemoveKind: { readonly kind: InjectedKind }
+  TrimToBudget: { readonly budget: number }
+  Inject: { readonly kind: InjectedKind; readonly messages: ReadonlyArray<string | MessageInput> }
+  /** Recall from the `RecallSource` into `recall` (this conversation) or `cross_session` (the owner's others). */
+  Recall: {
+    readonly kind: "recall" | "cross_session"
+    readonly query: string
+    readonly budget: number
+    readonly owner?: string | undefined
+  }
+  InjectSummaries: { readonly budget: number }
+  Pin: { readonly messageId: string; readonly pinned: boolean }
+  CompleteTurn: {}
+}>
+
+/** Constructors and matchers of {@link Command} (`Command.AppendMessages({ messages })`). @since 0.4.0 */
+export const Command = Data.taggedEnum<Command>()
+
+/**
+ * The source API's removal helpers by name, as the kind each one removes: `removeRecallMessages(s)` is
+ * `execute(s, Command.RemoveKind({ kind: sourceKinds.removeRecallMessages }))`.
+ * @since 0.4.0
+ */
+export const sourceKinds = {
+  removeRecallMessages: "recall",
+  removeCorrectionMessages: "correction",
+  removeGraphFactsMessages: "graph_facts",
+  removePersonaFactsMessages: "persona_facts",
+  removeTrajectoryHintsMessages: "trajectory_hints",
+  removeTreeMemoryMessages: "tree_memory",
+  removeReasoningStrategiesMessages: "reasoning_strategies",
+  removeLspMessages: "lsp",
+  removeCodeContextMessages: "code_context",
+  removeSummaryMessages: "summary",
+  removeCrossSessionMessages: "cross_session",
+  removeSessionDigestMessage: "session_digest",
+  removeDocumentRagMessages: "document_rag"
+} as const satisfies Record<string, InjectedKind>
+
+/** What `batch` did: the effect's value, the window after the one append, and the events it wrote. @since 0.4.0 */
+export interface Batched<A> extends Outcome {
+  readonly value: A
+}
+
 /** @since 0.1.0 */
 export declare namespace ContextService {
   /** @since 0.1.0 */
@@ -110,6 +171,22 @@ export declare namespace ContextService {
       decide: (window: Window.Window) => Either.Either<ReadonlyArray<Draft>, E>,
       metadata?: EventMetadata
     ) => Effect.Effect<Outcome, E | LogError>
+    /** Run one command: the single entry every named operation below goes through (one span each). */
+    readonly execute: (stream: StreamId, command: Command) => Effect.Effect<Outcome, ContextError>
+    /**
+     * Run `effect` as one unit of work on `stream`: the window is loaded once, every operation inside
+     * (this service's commands and `run`, whoever calls them: compaction, seams, renders) decides on
+     * the window as it stands after the ones before it, and their events are written in ONE append
+     * when the effect succeeds (nothing when it fails). A concurrent writer makes the append conflict;
+     * the whole effect then runs again on the caught-up window (its decisions are re-made, so its
+     * effects must be safe to repeat), up to the conflict retries. Operations on other streams inside
+     * it are not batched.
+     */
+    readonly batch: <A, E, R>(
+      stream: StreamId,
+      effect: Effect.Effect<A, E, R>,
+      metadata?: EventMetadata
+    ) => Effect.Effect<Batched<A>, E | LogError, R>
     /**
      * Give messages ids and token counts, as they will enter the log: a message of an injected kind is
      * counted inside its `<context kind="…">` wrapper, as every builder sends it.
@@ -125,37 +202,8 @@ export declare namespace ContextService {
     readonly raiseSignal: Op<[text: string]>
     readonly appendMessages: Op<[messages: ReadonlyArray<MessageInput>]>
     readonly clearHistory: Op<[]>
-    /**
-     * Remove every message of an injected kind, from knowledge and history. The primary name: the thirteen
-     * `removeXMessages` helpers below are aliases of it, kept for the source API's names.
-     */
+    /** Remove every message of an injected kind, from knowledge and history (see {@link sourceKinds}). */
     readonly removeKind: Op<[kind: InjectedKind]>
-    /** Alias of `removeKind(stream, "recall")`. */
-    readonly removeRecallMessages: Op<[]>
-    /** Alias of `removeKind(stream, "correction")`. */
-    readonly removeCorrectionMessages: Op<[]>
-    /** Alias of `removeKind(stream, "graph_facts")`. */
-    readonly removeGraphFactsMessages: Op<[]>
-    /** Alias of `removeKind(stream, "persona_facts")`. */
-    readonly removePersonaFactsMessages: Op<[]>
-    /** Alias of `removeKind(stream, "trajectory_hints")`. */
-    readonly removeTrajectoryHintsMessages: Op<[]>
-    /** Alias of `removeKind(stream, "tree_memory")`. */
-    readonly removeTreeMemoryMessages: Op<[]>
-    /** Alias of `removeKind(stream, "reasoning_strategies")`. */
-    readonly removeReasoningStrategiesMessages: Op<[]>
-    /** Alias of `removeKind(stream, "lsp")`. */
-    readonly removeLspMessages: Op<[]>
-    /** Alias of `removeKind(stream, "code_context")`. */
-    readonly removeCodeContextMessages: Op<[]>
-    /** Alias of `removeKind(stream, "summary")`. */
-    readonly removeSummaryMessages: Op<[]>
-    /** Alias of `removeKind(stream, "cross_session")`. */
-    readonly removeCrossSessionMessages: Op<[]>
-    /** Alias of `removeKind(stream, "session_digest")`. */
-    readonly removeSessionDigestMessage: Op<[]>
-    /** Alias of `removeKind(stream, "document_rag")`. */
-    readonly removeDocumentRagMessages: Op<[]>
     readonly trimToBudget: Op<[budget: number]>
     readonly inject: Op<[kind: InjectedKind, messages: ReadonlyArray<string | MessageInput>]>
     readonly injectSemanticRecall: Recall
@@ -276,9 +324,18 @@ export const makeWith = (options: Options = {}) =>
         return remember(stream, caughtUp)
       })
 
-    const load: ContextService.Service["load"] = fresh
+    // The unit of work `batch` runs in, per fiber: operations on its stream decide on its window and
+    // add to its events instead of appending. `self` tells this service's units from another's.
+    const self = Symbol("ContextService")
+    const unitOf = (stream: StreamId) =>
+      Effect.map(FiberRef.get(currentUnit), (unit) =>
+        unit !== undefined && unit.owner === self && unit.stream === stream ? unit : undefined
+      )
 
-    const run: ContextService.Service["run"] = (stream, decideFn, metadata) => {
+    const load: ContextService.Service["load"] = (stream) =>
+      Effect.flatMap(unitOf(stream), (unit) => (unit === undefined ? fresh(stream) : Effect.succeed(unit.window)))
+
+    const runDirect: ContextService.Service["run"] = (stream, decideFn, metadata) => {
       let attempt = 0
       return Effect.gen(function* () {
         // First attempt: the cached window as it is (the append checks it). After a conflict: catch up.
@@ -304,6 +361,41 @@ export const makeWith = (options: Options = {}) =>
         return { window: next, events: written }
       }).pipe(Effect.retry(retry))
     }
+
+    /** Inside a unit: decide on the unit's window and keep the events for its one append. */
+    const runInUnit = <E>(unit: Unit, decideFn: (window: Window.Window) => Either.Either<ReadonlyArray<Draft>, E>) =>
+      Effect.gen(function* () {
+        const drafts = yield* Either.match(decideFn(unit.window), { onLeft: Effect.fail, onRight: Effect.succeed })
+        if (drafts.length === 0) return { window: unit.window, events: [] }
+        const events: Array<WindowEvent> = []
+        for (const draft of drafts) events.push(stamp(draft, yield* ids.next))
+        unit.window = Window.replay(events, unit.window)
+        unit.events.push(...events)
+        return { window: unit.window, events }
+      })
+
+    const run: ContextService.Service["run"] = (stream, decideFn, metadata) =>
+      Effect.flatMap(unitOf(stream), (unit) =>
+        unit === undefined ? runDirect(stream, decideFn, metadata) : runInUnit(unit, decideFn)
+      )
+
+    const batch: ContextService.Service["batch"] = (stream, effect, metadata) =>
+      Effect.flatMap(unitOf(stream), (outer) =>
+        outer !== undefined
+          ? // Nested in a unit of the same stream: its operations join the outer unit and its append.
+            Effect.map(effect, (value) => ({ value, window: outer.window, events: [] }))
+          : Effect.gen(function* () {
+              const base = yield* fresh(stream)
+              const unit: Unit = { owner: self, stream, window: base, events: [] }
+              const value = yield* Effect.locally(effect, currentUnit, unit)
+              if (unit.events.length === 0) return { value, window: unit.window, events: [] }
+              const appended = yield* log.append(stream, unit.events, base.version, metadata)
+              const written = appended.stored ?? unit.events
+              const next = remember(stream, { window: Window.replay(written, base), hash: appended.lastHash })
+              yield* repository.committed(stream, next)
+              return { value, window: next, events: written }
+            }).pipe(Effect.retry(retry))
+      )
 
     /**
      * Messages as they enter the log, counted as the builders send them: injected kinds inside their
@@ -354,9 +446,8 @@ export const makeWith = (options: Options = {}) =>
       )
 
     const removeKind = (stream: StreamId, kind: InjectedKind) => command(stream, { _tag: "RemoveKind", kind })
-    const remover = (kind: InjectedKind) => (stream: StreamId) => removeKind(stream, kind)
 
-    const inject: ContextService.Service["inject"] = (stream, kind, items) =>
+    const inject = (stream: StreamId, kind: InjectedKind, items: ReadonlyArray<string | MessageInput>) =>
       Effect.flatMap(prepare(asInputs(items, "system"), kind), (messages) =>
         command(stream, { _tag: "Inject", kind, messages })
       )
@@ -387,7 +478,7 @@ export const makeWith = (options: Options = {}) =>
           return yield* command(stream, { _tag: "Inject", kind, messages: kept })
         })
 
-    const forkAt: ContextService.Service["forkAt"] = (stream, version, into) =>
+    const forkAt = (stream: StreamId, version: number, into: StreamId) =>
       Effect.gen(function* () {
         const current = yield* log.version(stream)
         if (!Number.isInteger(version) || version < 0 || version > current) {
@@ -400,9 +491,9 @@ export const makeWith = (options: Options = {}) =>
         return { window: Window.replay(events), events }
       })
 
-    const injectSummaries: ContextService.Service["injectSummaries"] = (stream, budget) =>
+    const injectSummaries = (stream: StreamId, budget: number) =>
       Effect.gen(function* () {
-        const window = yield* fresh(stream)
+        const window = yield* load(stream)
         const envelopes = yield* Stream.runCollect(log.read(stream))
         const stored: Array<Message> = []
         for (const { event } of envelopes) {
@@ -422,9 +513,9 @@ export const makeWith = (options: Options = {}) =>
         return yield* inject(stream, "summary", kept)
       })
 
-    const resetConversation: ContextService.Service["resetConversation"] = (stream) =>
+    const resetConversation = (stream: StreamId) =>
       Effect.gen(function* () {
-        const window = yield* fresh(stream)
+        const window = yield* load(stream)
         const into = yield* ids.next
         const bare = ({ origin: _origin, ...message }: Message): Message => message
         const stable = window.knowledge.filter((message) => message.kind === "chat")
@@ -446,145 +537,123 @@ export const makeWith = (options: Options = {}) =>
         return { stream: into, window: remember(into, { window: Window.replay(events), hash }), events }
       })
 
-    const service: ContextService.Service = {
-      load,
-      run,
-      prepare,
-      setSystemPrompt: (stream, prompt) =>
-        Effect.flatMap(prepare(typeof prompt === "string" ? asInputs([prompt], "system") : prompt), (messages) =>
-          command(stream, { _tag: "SetSystemPrompt", messages })
-        ),
-      setKnowledge: (stream, knowledge) =>
-        Effect.flatMap(prepare(asInputs(knowledge, "system")), (messages) =>
-          command(stream, { _tag: "SetKnowledge", messages })
-        ),
-      // Task state and signals are counted as the builders render them (Window.renderState), from the
-      // window the decision sees, so a retry after a conflict counts again.
-      setTaskGoal: (stream, goal) => run(stream, (window) => setGoal(window, goal)),
-      setSubgoals: (stream, subgoals) =>
+    const setSystemPrompt = (stream: StreamId, prompt: string | ReadonlyArray<MessageInput>) =>
+      Effect.flatMap(prepare(typeof prompt === "string" ? asInputs([prompt], "system") : prompt), (messages) =>
+        command(stream, { _tag: "SetSystemPrompt", messages })
+      )
+    const setKnowledge = (stream: StreamId, knowledge: ReadonlyArray<string | MessageInput>) =>
+      Effect.flatMap(prepare(asInputs(knowledge, "system")), (messages) =>
+        command(stream, { _tag: "SetKnowledge", messages })
+      )
+    // Task state and signals are counted as the builders render them (Window.renderState), from the
+    // window the decision sees, so a retry after a conflict counts again.
+    const setTaskGoal = (stream: StreamId, goal: string | null) => run(stream, (window) => setGoal(window, goal))
+    const setSubgoals = (stream: StreamId, subgoals: ReadonlyArray<string>) =>
+      run(stream, (window) =>
+        decide(window, {
+          _tag: "SetSubgoals",
+          subgoals,
+          tokens: Window.taskStateShares(counter.count, window.taskState.goal, subgoals).subgoalTokens
+        })
+      )
+    const raiseSignal = (stream: StreamId, text: string) =>
+      Effect.flatMap(ids.next, (id) =>
         run(stream, (window) =>
           decide(window, {
-            _tag: "SetSubgoals",
-            subgoals,
-            tokens: Window.taskStateShares(counter.count, window.taskState.goal, subgoals).subgoalTokens
+            _tag: "RaiseSignal",
+            signal: { id, text, tokens: Window.signalShare(counter.count, window.signals, text) }
           })
+        )
+      )
+    const appendMessages = (stream: StreamId, inputs: ReadonlyArray<MessageInput>) =>
+      Effect.flatMap(prepareFor(inputs, undefined, true), (messages) =>
+        command(stream, { _tag: "AppendMessages", messages })
+      )
+
+    /** One span per command, named after it, at the one place every operation goes through. */
+    const traced = <E>(name: string, stream: StreamId, effect: Effect.Effect<Outcome, E>) =>
+      Tracing.span(effect, `ctxlog.context.${name}`, { "ctxlog.stream": stream }, Tracing.outcomeAttributes)
+
+    const perform = (stream: StreamId, cmd: Command): Effect.Effect<Outcome, ContextError> =>
+      Command.$match(cmd, {
+        SetSystemPrompt: ({ prompt }) => setSystemPrompt(stream, prompt),
+        SetKnowledge: ({ knowledge }) => setKnowledge(stream, knowledge),
+        SetTaskGoal: ({ goal }) => setTaskGoal(stream, goal),
+        SetSubgoals: ({ subgoals }) => setSubgoals(stream, subgoals),
+        RaiseSignal: ({ text }) => raiseSignal(stream, text),
+        AppendMessages: ({ messages }) => appendMessages(stream, messages),
+        ClearHistory: () => command(stream, { _tag: "ClearHistory" }),
+        RemoveKind: ({ kind }) => removeKind(stream, kind),
+        TrimToBudget: ({ budget }) => command(stream, { _tag: "TrimToBudget", budget }),
+        Inject: ({ kind, messages }) => inject(stream, kind, messages),
+        Recall: ({ kind, query, budget, owner }) => recallInto(kind)(stream, query, budget, owner),
+        InjectSummaries: ({ budget }) => injectSummaries(stream, budget),
+        Pin: ({ messageId, pinned }) => command(stream, { _tag: "Pin", messageId, pinned }),
+        CompleteTurn: () => command(stream, { _tag: "CompleteTurn" })
+      })
+
+    const nameOf = (tag: Command["_tag"]): string => `${tag.charAt(0).toLowerCase()}${tag.slice(1)}`
+    const execute: ContextService.Service["execute"] = (stream, cmd) =>
+      traced(nameOf(cmd._tag), stream, perform(stream, cmd))
+
+    const service: ContextService.Service = {
+      load: (stream) =>
+        Tracing.span(load(stream), "ctxlog.context.load", { "ctxlog.stream": stream }, Tracing.windowAttributes),
+      run: (stream, decideFn, metadata) => traced("run", stream, run(stream, decideFn, metadata)),
+      batch: (stream, effect, metadata) =>
+        Tracing.span(batch(stream, effect, metadata), "ctxlog.context.batch", { "ctxlog.stream": stream }, (done) =>
+          Tracing.outcomeAttributes(done)
         ),
-      raiseSignal: (stream, text) =>
-        Effect.flatMap(ids.next, (id) =>
-          run(stream, (window) =>
-            decide(window, {
-              _tag: "RaiseSignal",
-              signal: { id, text, tokens: Window.signalShare(counter.count, window.signals, text) }
-            })
-          )
+      prepare: (inputs, kind) =>
+        Tracing.span(prepare(inputs, kind), "ctxlog.context.prepare", { "ctxlog.messages": inputs.length }),
+      execute,
+      // The named operations: each is its command, traced the same way.
+      setSystemPrompt: (stream, prompt) => traced("setSystemPrompt", stream, setSystemPrompt(stream, prompt)),
+      setKnowledge: (stream, knowledge) => traced("setKnowledge", stream, setKnowledge(stream, knowledge)),
+      setTaskGoal: (stream, goal) => traced("setTaskGoal", stream, setTaskGoal(stream, goal)),
+      setSubgoals: (stream, subgoals) => traced("setSubgoals", stream, setSubgoals(stream, subgoals)),
+      raiseSignal: (stream, text) => traced("raiseSignal", stream, raiseSignal(stream, text)),
+      appendMessages: (stream, inputs) => traced("appendMessages", stream, appendMessages(stream, inputs)),
+      clearHistory: (stream) => traced("clearHistory", stream, command(stream, { _tag: "ClearHistory" })),
+      removeKind: (stream, kind) => traced("removeKind", stream, removeKind(stream, kind)),
+      trimToBudget: (stream, budget) =>
+        traced("trimToBudget", stream, command(stream, { _tag: "TrimToBudget", budget })),
+      inject: (stream, kind, items) => traced("inject", stream, inject(stream, kind, items)),
+      injectSemanticRecall: (stream, query, budget, owner) =>
+        traced("injectSemanticRecall", stream, recallInto("recall")(stream, query, budget, owner)),
+      injectCrossSessionContext: (stream, query, budget, owner) =>
+        traced("injectCrossSessionContext", stream, recallInto("cross_session")(stream, query, budget, owner)),
+      injectSummaries: (stream, budget) => traced("injectSummaries", stream, injectSummaries(stream, budget)),
+      pin: (stream, messageId, pinned = true) =>
+        traced("pin", stream, command(stream, { _tag: "Pin", messageId, pinned })),
+      completeTurn: (stream) => traced("completeTurn", stream, command(stream, { _tag: "CompleteTurn" })),
+      resetConversation: (stream) =>
+        Tracing.span(
+          resetConversation(stream),
+          "ctxlog.context.resetConversation",
+          { "ctxlog.stream": stream },
+          (outcome) => ({ ...Tracing.outcomeAttributes(outcome), "ctxlog.new_stream": outcome.stream })
         ),
-      appendMessages: (stream, inputs) =>
-        Effect.flatMap(prepareFor(inputs, undefined, true), (messages) =>
-          command(stream, { _tag: "AppendMessages", messages })
-        ),
-      clearHistory: (stream) => command(stream, { _tag: "ClearHistory" }),
-      removeKind,
-      removeRecallMessages: remover("recall"),
-      removeCorrectionMessages: remover("correction"),
-      removeGraphFactsMessages: remover("graph_facts"),
-      removePersonaFactsMessages: remover("persona_facts"),
-      removeTrajectoryHintsMessages: remover("trajectory_hints"),
-      removeTreeMemoryMessages: remover("tree_memory"),
-      removeReasoningStrategiesMessages: remover("reasoning_strategies"),
-      removeLspMessages: remover("lsp"),
-      removeCodeContextMessages: remover("code_context"),
-      removeSummaryMessages: remover("summary"),
-      removeCrossSessionMessages: remover("cross_session"),
-      removeSessionDigestMessage: remover("session_digest"),
-      removeDocumentRagMessages: remover("document_rag"),
-      trimToBudget: (stream, budget) => command(stream, { _tag: "TrimToBudget", budget }),
-      inject,
-      injectSemanticRecall: recallInto("recall"),
-      injectCrossSessionContext: recallInto("cross_session"),
-      injectSummaries,
-      pin: (stream, messageId, pinned = true) => command(stream, { _tag: "Pin", messageId, pinned }),
-      completeTurn: (stream) => command(stream, { _tag: "CompleteTurn" }),
-      resetConversation,
-      forkAt
+      forkAt: (stream, version, into) =>
+        Tracing.span(
+          forkAt(stream, version, into),
+          "ctxlog.context.forkAt",
+          { "ctxlog.stream": stream, "ctxlog.into": into },
+          Tracing.outcomeAttributes
+        )
     }
-    return traced(service)
+    return service
   })
 
-/**
- * Every operation in a span when tracing is on (`Tracing.layer`): one span per call at the service
- * boundary, with the stream, the version and tokens per partition after it, the events written and
- * the compaction tier. Nothing is added per event.
- */
-const traced = (service: ContextService.Service): ContextService.Service => {
-  const op =
-    <A extends ReadonlyArray<unknown>, E>(
-      name: string,
-      f: (stream: StreamId, ...args: A) => Effect.Effect<Outcome, E>
-    ) =>
-    (stream: StreamId, ...args: A): Effect.Effect<Outcome, E> =>
-      Tracing.span(f(stream, ...args), `ctxlog.context.${name}`, { "ctxlog.stream": stream }, Tracing.outcomeAttributes)
-  return {
-    load: (stream) =>
-      Tracing.span(service.load(stream), "ctxlog.context.load", { "ctxlog.stream": stream }, Tracing.windowAttributes),
-    run: (stream, decideFn, metadata) =>
-      Tracing.span(
-        service.run(stream, decideFn, metadata),
-        "ctxlog.context.run",
-        { "ctxlog.stream": stream },
-        Tracing.outcomeAttributes
-      ),
-    prepare: (inputs, kind) =>
-      Tracing.span(service.prepare(inputs, kind), "ctxlog.context.prepare", { "ctxlog.messages": inputs.length }),
-    setSystemPrompt: op("setSystemPrompt", service.setSystemPrompt),
-    setKnowledge: op("setKnowledge", service.setKnowledge),
-    setTaskGoal: op("setTaskGoal", service.setTaskGoal),
-    setSubgoals: op("setSubgoals", service.setSubgoals),
-    raiseSignal: op("raiseSignal", service.raiseSignal),
-    appendMessages: op("appendMessages", service.appendMessages),
-    clearHistory: op("clearHistory", service.clearHistory),
-    removeKind: op("removeKind", service.removeKind),
-    removeRecallMessages: op("removeRecallMessages", service.removeRecallMessages),
-    removeCorrectionMessages: op("removeCorrectionMessages", service.removeCorrectionMessages),
-    removeGraphFactsMessages: op("removeGraphFactsMessages", service.removeGraphFactsMessages),
-    removePersonaFactsMessages: op("removePersonaFactsMessages", service.removePersonaFactsMessages),
-    removeTrajectoryHintsMessages: op("removeTrajectoryHintsMessages", service.removeTrajectoryHintsMessages),
-    removeTreeMemoryMessages: op("removeTreeMemoryMessages", service.removeTreeMemoryMessages),
-    removeReasoningStrategiesMessages: op(
-      "removeReasoningStrategiesMessages",
-      service.removeReasoningStrategiesMessages
-    ),
-    removeLspMessages: op("removeLspMessages", service.removeLspMessages),
-    removeCodeContextMessages: op("removeCodeContextMessages", service.removeCodeContextMessages),
-    removeSummaryMessages: op("removeSummaryMessages", service.removeSummaryMessages),
-    removeCrossSessionMessages: op("removeCrossSessionMessages", service.removeCrossSessionMessages),
-    removeSessionDigestMessage: op("removeSessionDigestMessage", service.removeSessionDigestMessage),
-    removeDocumentRagMessages: op("removeDocumentRagMessages", service.removeDocumentRagMessages),
-    trimToBudget: op("trimToBudget", service.trimToBudget),
-    inject: op("inject", service.inject),
-    injectSemanticRecall: op("injectSemanticRecall", service.injectSemanticRecall),
-    injectCrossSessionContext: op("injectCrossSessionContext", service.injectCrossSessionContext),
-    injectSummaries: op("injectSummaries", service.injectSummaries),
-    pin: op("pin", service.pin),
-    completeTurn: op("completeTurn", service.completeTurn),
-    resetConversation: (stream) =>
-      Tracing.span(
-        service.resetConversation(stream),
-        "ctxlog.context.resetConversation",
-        { "ctxlog.stream": stream },
-        (outcome) => ({
-          ...Tracing.outcomeAttributes(outcome),
-          "ctxlog.new_stream": outcome.stream
-        })
-      ),
-    forkAt: (stream, version, into) =>
-      Tracing.span(
-        service.forkAt(stream, version, into),
-        "ctxlog.context.forkAt",
-        { "ctxlog.stream": stream, "ctxlog.into": into },
-        Tracing.outcomeAttributes
-      )
-  }
+/** The unit of work of a `batch`: its stream, the window so far and the events for its one append. */
+interface Unit {
+  readonly owner: symbol
+  readonly stream: StreamId
+  window: Window.Window
+  readonly events: Array<WindowEvent>
 }
+
+const currentUnit = FiberRef.unsafeMake<Unit | undefined>(undefined)
 
 /** Build the service from its dependencies (default options). @since 0.1.0 */
 export const make = makeWith()

@@ -323,6 +323,17 @@ export type Fact = typeof Fact.Type
 /** Knowledge-graph facts were recorded (the window is unchanged; a graph index reads them). @since 0.1.0 */
 export const FactsRecorded = Schema.TaggedStruct("FactsRecorded", { ...base, facts: Schema.Array(Fact) })
 
+/**
+ * The turn policy in force from here on (`@ctxlog/turn`): the builder, render options, compaction,
+ * seams, recall and fit settings as data, so a replay under the recorded policy needs nothing outside
+ * the log. The window is unchanged; core keeps the policy opaque (the turn module owns its schema).
+ * @since 0.4.0
+ */
+export const TurnPolicySet = Schema.TaggedStruct("TurnPolicySet", {
+  ...base,
+  policy: Schema.Record({ key: Schema.String, value: JsonValue })
+})
+
 /** Every window event. @since 0.1.0 */
 export const WindowEvent = Schema.Union(
   SystemPromptSet,
@@ -355,7 +366,8 @@ export const WindowEvent = Schema.Union(
   BriefingProduced,
   CycleAdvanced,
   SeamsReset,
-  FactsRecorded
+  FactsRecorded,
+  TurnPolicySet
 )
 /** @since 0.1.0 */
 export type WindowEvent = typeof WindowEvent.Type
@@ -415,7 +427,8 @@ export const schemaVersions: { readonly [T in EventType]: number } = {
   BriefingProduced: 2,
   CycleAdvanced: 1,
   SeamsReset: 1,
-  FactsRecorded: 1
+  FactsRecorded: 1,
+  TurnPolicySet: 1
 }
 
 /** Every event type name. @since 0.1.0 */

@@ -439,7 +439,7 @@ describe("ContextService", () => {
     )
   })
 
-  describe("removeKind and the named removers", () => {
+  describe("removeKind and the source API's removers as RemoveKind commands", () => {
     const removers = [
       ["removeRecallMessages", "recall"],
       ["removeCorrectionMessages", "correction"],
@@ -456,10 +456,14 @@ describe("ContextService", () => {
       ["removeDocumentRagMessages", "document_rag"]
     ] as const
 
-    it("there is one named remover per injected kind except seams and briefings", () => {
+    it("there is one source name per injected kind except seams and briefings, as values", () => {
       assert.deepStrictEqual(
         removers.map(([, kind]) => kind),
         Message.InjectedKind.literals.filter((kind) => kind !== "seam" && kind !== "briefing")
+      )
+      assert.deepStrictEqual(
+        Object.entries(ContextService.sourceKinds),
+        removers.map(([name, kind]): [string, string] => [name, kind])
       )
     })
 
@@ -485,11 +489,12 @@ describe("ContextService", () => {
             appended(message("h1", "user", "appended", { kind }))
           ])
           const ctx = yield* service
-          const out = yield* ctx[name](stream)
+          const remove = ContextService.Command.RemoveKind({ kind: ContextService.sourceKinds[name] })
+          const out = yield* ctx.execute(stream, remove)
           thenEvents(out, [{ _tag: "MessagesRemoved", messageIds: ["k1", "h1"], reason: `kind:${kind}` }])
           assert.deepStrictEqual(idsOf(Window.messages(out.window)), ["sys", "o1", "u1"])
           yield* checkConsistent(out)
-          const again = yield* ctx[name](stream)
+          const again = yield* ctx.execute(stream, remove)
           thenEvents(again, [])
         }).pipe(Effect.provide(live()))
       )

@@ -96,7 +96,8 @@ const samples: { readonly [T in WindowEvent.EventType]: Omit<WindowEvent.EventOf
   FactsRecorded: {
     _tag: "FactsRecorded",
     facts: [{ subject: "repo", predicate: "uses", object: "pnpm", sourceMessageId: "u1" }]
-  }
+  },
+  TurnPolicySet: { _tag: "TurnPolicySet", policy: { builder: { provider: "default", model: "m" } } }
 }
 
 const unionTags = WindowEvent.WindowEvent.members.map((member) => {
@@ -106,7 +107,7 @@ const unionTags = WindowEvent.WindowEvent.members.map((member) => {
 
 describe("WindowEvent", () => {
   it("eventTypes lists exactly the members of the union, each with a schema version", () => {
-    assert.strictEqual(unionTags.length, 31)
+    assert.strictEqual(unionTags.length, 32)
     assert.deepStrictEqual([...WindowEvent.eventTypes].sort(), [...unionTags].sort())
     assert.isTrue(WindowEvent.eventTypes.every((type) => WindowEvent.isEventType(type)))
     assert.isFalse(WindowEvent.isEventType("toString"))
@@ -444,6 +445,10 @@ describe("evolve", () => {
     const reset = when(seamed, samples.SeamsReset)
     assert.deepStrictEqual(reset.seams, [])
     assert.deepStrictEqual(reset.history, seamed.history)
+  })
+
+  it("TurnPolicySet leaves the window unchanged but the version bumps", () => {
+    assert.deepStrictEqual(when(base, samples.TurnPolicySet), { ...base, version: base.version + 1 })
   })
 
   it("FactsRecorded leaves the window unchanged but the version bumps", () => {

@@ -560,6 +560,7 @@ const step = (state: State, event: WindowEvent, version: number): State => {
     case "SeamsReset":
       return state.seams.length === 0 ? state : { ...state, seams: [] }
     case "FactsRecorded":
+    case "TurnPolicySet":
     case "ConversationContinued":
       return state
     default:

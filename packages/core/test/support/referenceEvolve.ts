@@ -330,6 +330,7 @@ const step = (window: Window, event: WindowEvent, version: number): Window => {
     case "SeamsReset":
       return { ...window, seams: [] }
     case "FactsRecorded":
+    case "TurnPolicySet":
     case "ConversationContinued":
       return window
     default:
