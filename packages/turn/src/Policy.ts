@@ -1,0 +1,215 @@
+/**
+ * A turn's policy, as data: which builder renders the window (and so the budget, output reserve
+ * included), the render options, and what the pipeline may do to make a render fit: recall,
+ * compaction tiers, seams, deferred tool-pair summaries, the cap on one input message. It is recorded
+ * in the log (`TurnPolicySet`) when it changes, so a replay under the recorded policy needs nothing
+ * but the log, and `ctxlog whatif` replays the same module under another one.
+ *
+ * Shares (`…Share`, thresholds, ratios) are fractions of the prompt budget: the context window less
+ * the output reserve, the tool schemas and the turn reminder (`CtxBuilder.budget`).
+ *
+ * @since 0.4.0
+ */
+import { Budget, type TieredCompaction, type ToolOutputPruning } from "@ctxlog/compaction"
+import { Message } from "@ctxlog/core"
+import { CtxBuilder, RenderRecord } from "@ctxlog/providers"
+import * as Either from "effect/Either"
+import * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
+
+const opt = <S extends Schema.Schema.Any>(schema: S) => Schema.optionalWith(schema, { exact: true })
+const Share = Schema.Number.pipe(Schema.finite(), Schema.greaterThan(0), Schema.lessThanOrEqualTo(1))
+const Count = Schema.Int.pipe(Schema.nonNegative())
+
+/** A tool the model may call. @since 0.4.0 */
+export const ToolSpec = Schema.Struct({
+  name: Schema.String,
+  description: Schema.String,
+  inputSchema: Schema.Record({ key: Schema.String, value: Message.JsonValue })
+})
+
+/** The options every render of the turn is built with (`CtxBuilder.BuildOptions`). @since 0.4.0 */
+export const RenderSettings = Schema.Struct({
+  systemPrompt: opt(Schema.String),
+  turnReminder: opt(Schema.String),
+  tools: opt(Schema.Array(ToolSpec)),
+  maxOutputTokens: opt(Schema.Int.pipe(Schema.positive())),
+  temperature: opt(Schema.Number)
+})
+
+/** Tool-output pruning inside the soft tier. @since 0.4.0 */
+export const PruneSettings = Schema.Struct({
+  strategy: opt(Schema.Literal("Default", "TaskAware", "Mig", "Subgoal", "SubgoalMig")),
+  keepRecent: opt(Count),
+  minChars: opt(Count),
+  perTool: opt(
+    Schema.Record({
+      key: Schema.String,
+      value: Schema.Struct({ keepRecent: opt(Count), maxChars: opt(Count) })
+    })
+  )
+})
+
+/** The compaction tiers (`TieredCompaction`): soft (prune), hard (summarize), proactive. @since 0.4.0 */
+export const CompactionSettings = Schema.Struct({
+  softThreshold: opt(Share),
+  hardThreshold: opt(Share),
+  proactiveThreshold: opt(Share),
+  targetRatio: opt(Share),
+  cooldownTurns: opt(Count),
+  maxSummaryTokens: opt(Schema.Int.pipe(Schema.positive())),
+  /** Correct estimates with the usage providers reported (default true; off for a model whose usage is itself an estimate). */
+  calibrate: opt(Schema.Boolean),
+  /** The soft tier between the model calls of one turn, and a trim to the soft threshold when it is not enough (default true). */
+  midIteration: opt(Schema.Boolean),
+  /** Proactive compression against the input tokens the provider reported, not the local count (default true). */
+  proactiveFromUsage: opt(Schema.Boolean),
+  prune: opt(PruneSettings)
+})
+
+/** Seams: leveled archived context (`@ctxlog/seam`), thresholds as shares of the budget. @since 0.4.0 */
+export const SeamSettings = Schema.Struct({
+  level1: Share,
+  level2: Share,
+  level3: Share,
+  verbatimWindow: opt(Schema.Int.pipe(Schema.positive())),
+  maxSeamsPerLevel: opt(Schema.Int.pipe(Schema.positive())),
+  advanceCycle: opt(Schema.Boolean),
+  /** Recorded on seams as their `workspace` attribute. */
+  workspace: opt(Schema.String)
+})
+
+/** Recall before the input is appended: this conversation's older messages and the owner's other sessions. @since 0.4.0 */
+export const RecallSettings = Schema.Struct({
+  recallShare: opt(Share),
+  crossSessionShare: opt(Share),
+  owner: opt(Schema.String)
+})
+
+/** Deferred tool-pair summaries (`DeferredSummaries`). @since 0.4.0 */
+export const DeferredSettings = Schema.Struct({
+  /** A tool pair above this share of the budget gets a summary, applied later under pressure. */
+  cutoffShare: Share,
+  /** ... but never below this many tokens. */
+  minTokens: opt(Count)
+})
+
+/** The compactor the caller provides, described so a replay can use the same one. @since 0.4.0 */
+export const CompactorSettings = Schema.Struct({
+  kind: Schema.Literal("template", "model"),
+  maxBytes: opt(Schema.Int.pipe(Schema.positive()))
+})
+
+/** A turn's policy. @since 0.4.0 */
+export const Policy = Schema.Struct({
+  /** The builder that renders every request of the turn, and so the budget. */
+  builder: RenderRecord.ProviderConfigSchema,
+  /** Who serves the requests, as `PromptRendered` and `UsageReported` record it (default: the builder's provider and model). */
+  target: opt(Schema.Struct({ provider: Schema.String, model: Schema.String })),
+  render: opt(RenderSettings),
+  compaction: opt(Schema.NullOr(CompactionSettings)),
+  seams: opt(Schema.NullOr(SeamSettings)),
+  recall: opt(Schema.NullOr(RecallSettings)),
+  deferred: opt(Schema.NullOr(DeferredSettings)),
+  /** One input message longer than this share of the budget (in tokens, ~4 characters each) is cut to its head and tail. */
+  inputShare: opt(Share),
+  /** Subgoals follow the newest plan the model wrote (a numbered list in its answer). */
+  subgoals: opt(Schema.Literal("heuristic")),
+  compactor: opt(CompactorSettings)
+})
+/** @since 0.4.0 */
+export type Policy = typeof Policy.Type
+/** @since 0.4.0 */
+export type PolicyEncoded = typeof Policy.Encoded
+
+/** A policy that cannot run: a bad field, or a window too small for its reserves. @since 0.4.0 */
+export class InvalidPolicy extends Schema.TaggedError<InvalidPolicy>()("InvalidPolicy", {
+  field: Schema.String,
+  detail: Schema.String
+}) {
+  override get message(): string {
+    return `turn policy: ${this.field}: ${this.detail}`
+  }
+}
+
+const decode = Schema.decodeUnknownEither(Policy, { onExcessProperty: "error" })
+const encode = Schema.encodeSync(Policy)
+
+/** The smallest prompt budget a turn runs with: below it, one tool output would not fit. @since 0.4.0 */
+export const minimumBudget = 512
+
+/** Check a policy (its schema, and a budget that leaves room for a prompt). @since 0.4.0 */
+export const validate = (input: unknown): Either.Either<Policy, InvalidPolicy> =>
+  Either.flatMap(
+    Either.mapLeft(decode(input), (error) => {
+      const issue = ParseResult.ArrayFormatter.formatErrorSync(error)[0]
+      return new InvalidPolicy({
+        field: issue === undefined || issue.path.length === 0 ? "(policy)" : issue.path.join("."),
+        detail: issue?.message ?? error.message
+      })
+    }),
+    (policy) => {
+      const budget = Budget.available(budgetOf(policy, undefined))
+      const window = policy.builder.contextWindow
+      if (budget < minimumBudget) {
+        const reserve = policy.render?.maxOutputTokens ?? policy.builder.maxOutputTokens
+        return Either.left(
+          new InvalidPolicy({
+            field: "builder.contextWindow",
+            detail:
+              `a context window of ${window ?? "(the provider default)"} tokens leaves ${budget} for the prompt once the output reserve` +
+              `${reserve === undefined ? "" : ` (${reserve})`}, the tool schemas and the turn reminder are set aside; ` +
+              `at least ${minimumBudget} are needed: raise the context window or lower the output reserve`
+          })
+        )
+      }
+      return Either.right(policy)
+    }
+  )
+
+/** The policy as JSON (what `TurnPolicySet` records). @since 0.4.0 */
+export const toJson = (policy: Policy): { readonly [key: string]: Message.JsonValue } =>
+  JSON.parse(JSON.stringify(encode(policy)))
+
+/** The render options of a policy, with this turn's reminder when one is given. @since 0.4.0 */
+export const buildOptions = (policy: Policy, turnReminder?: string): CtxBuilder.BuildOptions => {
+  const render = policy.render ?? {}
+  const reminder = turnReminder ?? render.turnReminder
+  return {
+    ...(render.systemPrompt === undefined ? {} : { systemPrompt: render.systemPrompt }),
+    ...(reminder === undefined ? {} : { turnReminder: reminder }),
+    ...(render.tools === undefined ? {} : { tools: render.tools }),
+    ...(render.maxOutputTokens === undefined ? {} : { maxOutputTokens: render.maxOutputTokens }),
+    ...(render.temperature === undefined ? {} : { temperature: render.temperature })
+  }
+}
+
+/** The budget of a policy's renders (the builder's, for these options). @since 0.4.0 */
+export const budgetOf = (policy: Policy, turnReminder: string | undefined): Budget.Budget =>
+  CtxBuilder.forProvider(policy.builder).budget(buildOptions(policy, turnReminder))
+
+/** The tiered-compaction config of a policy at a budget. @since 0.4.0 */
+export const tieredOf = (policy: Policy, budget: Budget.Budget): TieredCompaction.Config | undefined => {
+  const c = policy.compaction
+  if (c === undefined || c === null) return undefined
+  const prune: ToolOutputPruning.Options | undefined =
+    c.prune === undefined
+      ? undefined
+      : {
+          ...(c.prune.strategy === undefined ? {} : { strategy: c.prune.strategy }),
+          ...(c.prune.keepRecent === undefined ? {} : { keepRecent: c.prune.keepRecent }),
+          ...(c.prune.minChars === undefined ? {} : { minChars: c.prune.minChars }),
+          ...(c.prune.perTool === undefined ? {} : { perTool: c.prune.perTool })
+        }
+  return {
+    budget,
+    ...(c.softThreshold === undefined ? {} : { softThreshold: c.softThreshold }),
+    ...(c.hardThreshold === undefined ? {} : { hardThreshold: c.hardThreshold }),
+    ...(c.proactiveThreshold === undefined ? {} : { proactiveThreshold: c.proactiveThreshold }),
+    ...(c.targetRatio === undefined ? {} : { targetRatio: c.targetRatio }),
+    ...(c.cooldownTurns === undefined ? {} : { cooldownTurns: c.cooldownTurns }),
+    ...(c.maxSummaryTokens === undefined ? {} : { maxSummaryTokens: c.maxSummaryTokens }),
+    ...(c.calibrate === undefined ? {} : { calibrate: c.calibrate }),
+    ...(prune === undefined ? {} : { prune })
+  }
+}

@@ -1,0 +1,508 @@
+/**
+ * One turn of an agent's context pipeline, as a module every caller uses (the sample agent, the
+ * inspector's what-if, the Promise API, the framework integrations). The policy is data
+ * ({@link Policy.Policy}); a turn is three steps, and each step loads the window once and writes its
+ * events in one append (`ContextService.batch`: one transaction, all or nothing):
+ *
+ * - {@link prepare}: recall for the input, the input appended (one long message cut to its head and
+ *   tail), the compaction tiers (soft, hard);
+ * - {@link render}: between the model calls of a turn the soft tier (and a trim when it is not enough),
+ *   the seam pipeline, then the **fit**: the request is built with the policy's builder and, when the
+ *   render plus its output reserve would not fit the context window, escalated — prune seen tool
+ *   outputs (soft), summarize (hard), cut the results the model has not seen (truncate), and last trim
+ *   the oldest history — until it does; the
+ *   `PromptRendered` event records everything needed to rebuild the request byte for byte;
+ * - {@link complete}: the answer and the tool results (cut to the builder's limits), signals, the
+ *   usage the provider reported, deferred tool-pair summaries, subgoals, and at the end of the turn the
+ *   proactive tier and `TurnCompleted`.
+ *
+ * The guarantees live here, once, for every path: every render plus its output reserve fits the
+ * context window, or the render fails with {@link WindowOverflow} and writes nothing; the newest tool
+ * results the model has not seen are in the next render (whole, or cut to fit, never summarized or
+ * dropped); every render can be rebuilt from the log.
+ *
+ * @since 0.4.0
+ */
+import {
+  Budget,
+  CompactionStatus,
+  DeferredSummaries,
+  TaskGoalRefresh,
+  TieredCompaction,
+  ToolOutputPruning
+} from "@ctxlog/compaction"
+import {
+  type Compactor,
+  ContextService,
+  type EventLog,
+  type LanguageModel,
+  Message,
+  type RecallSource,
+  TokenCounter,
+  ToolPairs,
+  type Window,
+  type WindowEvent
+} from "@ctxlog/core"
+import { ContextAssembly } from "@ctxlog/memory"
+import { CtxBuilder, RenderRecord, Truncation } from "@ctxlog/providers"
+import { SeamConfig, SeamHost } from "@ctxlog/seam"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Schema from "effect/Schema"
+import * as Policy from "./Policy.js"
+
+/** What the turn runs on: the window service, a token counter, the compactor and a recall source. @since 0.4.0 */
+export type Requirements =
+  | ContextService.ContextService
+  | TokenCounter.TokenCounter
+  | Compactor.Compactor
+  | RecallSource.RecallSource
+
+/** The request could not be built (tool pairing or the provider's rules). @since 0.4.0 */
+export class RenderFailed extends Schema.TaggedError<RenderFailed>()("RenderFailed", {
+  stream: Schema.String,
+  detail: Schema.String
+}) {
+  override get message(): string {
+    return `stream "${this.stream}": the request could not be rendered: ${this.detail}`
+  }
+}
+
+/**
+ * Every tier ran and the render still does not fit: what is left (the system prompt, knowledge, pinned
+ * messages, the messages the model has not seen, cut as far as they go) is larger than the budget.
+ * Nothing was written.
+ * @since 0.4.0
+ */
+export class WindowOverflow extends Schema.TaggedError<WindowOverflow>()("WindowOverflow", {
+  stream: Schema.String,
+  promptTokens: Schema.Number,
+  outputReserve: Schema.Number,
+  contextWindow: Schema.Number
+}) {
+  override get message(): string {
+    return (
+      `stream "${this.stream}": the prompt needs ${this.promptTokens} tokens and the answer ${this.outputReserve}, ` +
+      `more than the ${this.contextWindow}-token context window after every compaction tier; ` +
+      `shorten the system prompt or knowledge, unpin messages, or use a model with a larger window`
+    )
+  }
+}
+
+/** Every failure of a step. @since 0.4.0 */
+export type TurnError =
+  | Policy.InvalidPolicy
+  | RenderFailed
+  | WindowOverflow
+  | ContextService.ContextError
+  | TieredCompaction.Failure
+  | SeamHost.PipelineError
+  | ContextAssembly.PrepareContextError
+  | Compactor.CompactionError
+  | SeamConfig.InvalidSeamConfig
+  | TaskGoalRefresh.ExtractionError
+
+/** The input of a turn. @since 0.4.0 */
+export interface Input {
+  /** The messages the turn starts with (the user's words; tool results of a resumed call). */
+  readonly messages: ReadonlyArray<Message.MessageInput>
+  /** What recall looks up (default: the text of the messages). */
+  readonly query?: string | undefined
+  /**
+   * Injected context to set instead of looking it up (a replay sets what the recorded turn injected):
+   * each kind named here has its messages replaced by these.
+   */
+  readonly injected?: ReadonlyArray<{
+    readonly kind: Message.InjectedKind
+    readonly messages: ReadonlyArray<Message.MessageInput>
+  }>
+}
+
+/** Compaction tiers, seam actions and fit stages a step ran, in order (`soft`, `hard`, `trim`, `seam-produced`, `fit-…`). @since 0.4.0 */
+export type Tiers = ReadonlyArray<string>
+
+/** What a step did: the window after its one append, the events it wrote and the tiers that ran. @since 0.4.0 */
+export interface Step extends ContextService.Outcome {
+  readonly tiers: Tiers
+}
+
+/** A rendered request, recorded. @since 0.4.0 */
+export interface Rendered extends Step {
+  readonly built: CtxBuilder.Built<CtxBuilder.RenderedRequest>
+  /** The exact bytes to send (`RenderRecord.serialize`); `PromptRendered.sha256` is their hash. */
+  readonly body: string
+  readonly budget: Budget.Budget
+}
+
+/** What the model answered, and what the tools it called returned. @since 0.4.0 */
+export interface Completion {
+  /** The answer's parts (text, reasoning, tool calls). */
+  readonly answer: ReadonlyArray<Message.Part>
+  /** Tool results answering the answer's calls; each is cut to the builder's tool-output limit. */
+  readonly results?: ReadonlyArray<Message.ToolResultPart> | undefined
+  /** Runtime notes for the next render (a failed command, say). */
+  readonly signals?: ReadonlyArray<string> | undefined
+  /** What the provider reported for the call. */
+  readonly usage?: LanguageModel.Usage | undefined
+  /** The uncalibrated local estimate of the prompt the usage is for (the render's `built.stats.total`). */
+  readonly estimatedInputTokens?: number | undefined
+  readonly contextEdits?: LanguageModel.ContextEdits | undefined
+  /** The last call of the user turn: run the proactive tier and complete the turn. */
+  readonly endTurn: boolean
+}
+
+/** The log metadata of each step's append: `actor` names the step (what a replay reads back). @since 0.4.0 */
+export const actors = { prepare: "turn.prepare", render: "turn.render", complete: "turn.complete" } as const
+
+const checked = (policy: Policy.Policy) =>
+  Either.match(Policy.validate(Policy.toJson(policy)), { onLeft: Effect.fail, onRight: Effect.succeed })
+
+const targetOf = (policy: Policy.Policy): RenderRecord.Target =>
+  policy.target ?? { provider: policy.builder.provider, model: policy.builder.model }
+
+// The policy each stream last recorded, per window service (a process appends `TurnPolicySet` when
+// its policy differs from the one it last recorded: once per stream and process at the least).
+const recordedPolicies = new WeakMap<object, Map<string, string>>()
+
+const recordPolicy = (stream: EventLog.StreamId, policy: Policy.Policy) =>
+  Effect.gen(function* () {
+    const ctx = yield* ContextService.ContextService
+    const json = Policy.toJson(policy)
+    const text = JSON.stringify(json)
+    const byStream = recordedPolicies.get(ctx) ?? new Map<string, string>()
+    recordedPolicies.set(ctx, byStream)
+    if (byStream.get(stream) === text) return
+    yield* ctx.run(stream, () => Either.right([{ _tag: "TurnPolicySet" as const, policy: json }]))
+    byStream.set(stream, text)
+  })
+
+/** Characters one input message may keep: `inputShare` of the budget, at ~4 characters a token. */
+const inputChars = (policy: Policy.Policy, budget: Budget.Budget): number =>
+  Math.max(2_000, Math.floor(Budget.available(budget) * (policy.inputShare ?? 0.25) * 4))
+
+const cutInput = (message: Message.MessageInput, maxChars: number): Message.MessageInput => ({
+  ...message,
+  parts: message.parts.map((part) =>
+    part.type === "text" && part.text.length > maxChars
+      ? { ...part, text: Truncation.headTail(part.text, maxChars) }
+      : part
+  )
+})
+
+const tierOf = (result: TieredCompaction.Result): string | undefined =>
+  result._tag === "NoChange" ? undefined : result._tag === "SoftCompacted" ? "soft" : result.tier
+
+/**
+ * Prepare a turn: recall for its input (replacing what the last turn injected), the input appended,
+ * the compaction tiers. One load, one append.
+ * @since 0.4.0
+ */
+export const prepare = (
+  stream: EventLog.StreamId,
+  input: Input,
+  policy: Policy.Policy
+): Effect.Effect<Step, TurnError, Requirements> =>
+  Effect.gen(function* () {
+    const valid = yield* checked(policy)
+    const ctx = yield* ContextService.ContextService
+    const budget = Policy.budgetOf(valid, undefined)
+    const available = Budget.available(budget)
+    const tiers: Array<string> = []
+    const done = yield* ctx.batch(
+      stream,
+      Effect.gen(function* () {
+        yield* recordPolicy(stream, valid)
+        const query = input.query ?? input.messages.map((message) => Message.textOf(message)).join("\n")
+        if (input.injected !== undefined) {
+          for (const { kind, messages } of input.injected) {
+            yield* ctx.removeKind(stream, kind)
+            if (messages.length > 0) yield* ctx.inject(stream, kind, messages)
+          }
+        } else if (valid.recall !== undefined && valid.recall !== null) {
+          const recall = valid.recall
+          const owner = recall.owner
+          yield* ContextAssembly.prepareContext(stream, query, {
+            budgets: { recall: Math.floor(available * (recall.recallShare ?? 0)), graphFacts: 0 },
+            ...(owner === undefined ? {} : { owner }),
+            dedupe: true
+          })
+          if (recall.crossSessionShare !== undefined) {
+            yield* ctx.injectCrossSessionContext(stream, query, Math.floor(available * recall.crossSessionShare), owner)
+          }
+        }
+        const maxChars = inputChars(valid, budget)
+        if (input.messages.length > 0) {
+          yield* ctx.appendMessages(
+            stream,
+            input.messages.map((message) => cutInput(message, maxChars))
+          )
+        }
+        const tiered = Policy.tieredOf(valid, budget)
+        if (tiered !== undefined) {
+          const tier = tierOf(yield* TieredCompaction.maybeCompact(stream, tiered))
+          if (tier !== undefined) tiers.push(tier)
+        }
+      }),
+      { actor: actors.prepare }
+    )
+    return { window: done.window, events: done.events, tiers }
+  }).pipe(Effect.withSpan("ctxlog.turn.prepare", { attributes: { "ctxlog.stream": stream } }))
+
+/** Options of one render. @since 0.4.0 */
+export interface RenderOptions {
+  /** 0 for the first model call of a user turn; the soft tier between calls runs from 1 on. */
+  readonly iteration?: number
+  /** This render's turn reminder (an environment snapshot, say), instead of the policy's. */
+  readonly turnReminder?: string | undefined
+  /** Server-side context management for this request (recorded in `PromptRendered`). */
+  readonly serverContext?: WindowEvent.ServerContext | undefined
+}
+
+const seamConfigOf = (policy: Policy.Policy, budget: Budget.Budget) => {
+  const seams = policy.seams
+  if (seams === undefined || seams === null) return undefined
+  const available = Budget.available(budget)
+  return SeamConfig.make({
+    thresholds: {
+      level1: Math.max(1, Math.floor(available * seams.level1)),
+      level2: Math.max(2, Math.floor(available * seams.level2)),
+      level3: Math.max(3, Math.floor(available * seams.level3))
+    },
+    ...(seams.verbatimWindow === undefined ? {} : { verbatimWindow: seams.verbatimWindow }),
+    ...(seams.maxSeamsPerLevel === undefined ? {} : { maxSeamsPerLevel: seams.maxSeamsPerLevel }),
+    ...(seams.advanceCycle === undefined ? {} : { advanceCycle: seams.advanceCycle })
+  })
+}
+
+/** Prompt tokens of a render: the window, the tool schemas and the reminder, as the budget counts them. */
+const promptTokens = (built: CtxBuilder.Built<unknown>): number => built.stats.total + built.stats.reminderTokens
+
+/** Whether a render plus its output reserve fits the context window: the one check every render passes. @since 0.4.0 */
+export const fits = (built: CtxBuilder.Built<unknown>): boolean =>
+  promptTokens(built) + built.stats.outputReserve <= built.stats.contextWindow
+
+/**
+ * Render the next request: (between calls) the soft tier, the seams, the fit, the builder, and a
+ * rebuildable `PromptRendered`. One load, one append; nothing is written when the render fails.
+ * @since 0.4.0
+ */
+export const render = (
+  stream: EventLog.StreamId,
+  policy: Policy.Policy,
+  options: RenderOptions = {}
+): Effect.Effect<Rendered, TurnError, Requirements> =>
+  Effect.gen(function* () {
+    const valid = yield* checked(policy)
+    const ctx = yield* ContextService.ContextService
+    const counter = yield* TokenCounter.TokenCounter
+    const builder = CtxBuilder.forProvider(valid.builder)
+    const buildOptions: CtxBuilder.BuildOptions = {
+      ...Policy.buildOptions(valid, options.turnReminder),
+      ...(options.serverContext === undefined ? {} : { serverContext: options.serverContext })
+    }
+    const budget = builder.budget(buildOptions)
+    const available = Budget.available(budget)
+    const tiered = Policy.tieredOf(valid, budget)
+    const seamConfig = seamConfigOf(valid, budget)
+    const host = seamConfig === undefined ? undefined : yield* SeamHost.make(yield* seamConfig)
+    const tiers: Array<string> = []
+    const build = (window: Window.Window) =>
+      Either.match(builder.build(window, buildOptions), {
+        onLeft: (error) => Effect.fail(new RenderFailed({ stream, detail: error.message })),
+        onRight: Effect.succeed
+      })
+    const done = yield* ctx.batch(
+      stream,
+      Effect.gen(function* () {
+        yield* recordPolicy(stream, valid)
+        // Between the calls of a turn: the soft tier only (no summary stalls the tool loop); when it is
+        // not enough, the oldest history is trimmed to the soft threshold (it stays in the log).
+        if ((options.iteration ?? 0) > 0 && tiered !== undefined && valid.compaction?.midIteration !== false) {
+          const soft = yield* TieredCompaction.maybeSoftCompactMidIteration(stream, tiered)
+          if (soft._tag !== "NoChange") tiers.push("soft-mid")
+          if (TieredCompaction.pressure(soft.window, tiered) === "Hard") {
+            const trimmed = yield* ctx.trimToBudget(
+              stream,
+              Math.floor(available * (valid.compaction?.softThreshold ?? 0.7))
+            )
+            if (trimmed.events.length > 0) tiers.push("trim")
+          }
+        }
+        if (host !== undefined) {
+          const seams = yield* host.run(stream, {
+            ...(valid.seams?.workspace === undefined ? {} : { workspace: valid.seams.workspace })
+          })
+          if (seams.action !== "none") tiers.push(`seam-${seams.action}`)
+        }
+        // The fit: escalate until the render plus its reserve fits the window.
+        let built = yield* build(yield* ctx.load(stream))
+        const stages: ReadonlyArray<
+          readonly [string, Effect.Effect<ContextService.Outcome | TieredCompaction.Result, TurnError, Requirements>]
+        > = [
+          [
+            "fit-prune",
+            ToolOutputPruning.pruneToolOutputs(stream, {
+              ...(tiered?.prune ?? {}),
+              keepRecent: 0,
+              targetTokens: available
+            })
+          ],
+          ...(tiered === undefined
+            ? []
+            : ([
+                [
+                  "fit-hard",
+                  TieredCompaction.compactContext(stream, tiered.maxSummaryTokens, {
+                    keepTokens: Math.floor(available * (tiered.targetRatio ?? 0.45)),
+                    tier: "hard"
+                  })
+                ]
+              ] as const)),
+          [
+            "fit-truncate",
+            ctx.run(stream, (window) =>
+              Either.right(ToolOutputPruning.decideFit(window, available, counter.countMessage))
+            )
+          ],
+          ["fit-trim", ctx.trimToBudget(stream, available)]
+        ]
+        for (const [name, stage] of stages) {
+          if (fits(built)) break
+          yield* CompactionStatus.report({ _tag: "TierStarted", operation: "maybeCompact", stream, tier: "fit" })
+          const outcome = yield* stage
+          if (!("events" in outcome) || outcome.events.length === 0) continue
+          tiers.push(name)
+          built = yield* build(yield* ctx.load(stream))
+        }
+        if (!fits(built)) {
+          return yield* new WindowOverflow({
+            stream,
+            promptTokens: promptTokens(built),
+            outputReserve: built.stats.outputReserve,
+            contextWindow: built.stats.contextWindow
+          })
+        }
+        yield* RenderRecord.recordRender(stream, built, targetOf(valid), {
+          config: valid.builder,
+          options: buildOptions
+        })
+        return built
+      }),
+      { actor: actors.render }
+    )
+    return {
+      window: done.window,
+      events: done.events,
+      tiers,
+      built: done.value,
+      body: RenderRecord.serialize(done.value.request),
+      budget
+    }
+  }).pipe(Effect.withSpan("ctxlog.turn.render", { attributes: { "ctxlog.stream": stream } }))
+
+/**
+ * Complete a model call: the answer and the tool results, signals, usage, deferred summaries and
+ * subgoals; at the end of the turn the proactive tier and `TurnCompleted`. One load, one append.
+ * @since 0.4.0
+ */
+export const complete = (
+  stream: EventLog.StreamId,
+  completion: Completion,
+  policy: Policy.Policy
+): Effect.Effect<Step, TurnError, Requirements> =>
+  Effect.gen(function* () {
+    const valid = yield* checked(policy)
+    const ctx = yield* ContextService.ContextService
+    const builder = CtxBuilder.forProvider(valid.builder)
+    const budget = Policy.budgetOf(valid, undefined)
+    const available = Budget.available(budget)
+    const tiered = Policy.tieredOf(valid, budget)
+    const target = targetOf(valid)
+    const tiers: Array<string> = []
+    const answer = completion.answer.length === 0 ? [Message.text("(no answer)")] : completion.answer
+    const names = new Map(Message.toolCallsOf({ parts: answer }).map((call) => [call.id, call.name]))
+    const done = yield* ctx.batch(
+      stream,
+      Effect.gen(function* () {
+        const results = (completion.results ?? []).map(
+          (result): Message.MessageInput => ({
+            role: "tool",
+            parts: [builder.truncateToolOutput(result, names.get(result.toolCallId) ?? "")]
+          })
+        )
+        yield* ctx.appendMessages(stream, [{ role: "assistant", parts: answer }, ...results])
+        for (const signal of completion.signals ?? []) yield* ctx.raiseSignal(stream, signal)
+        if (completion.usage !== undefined) {
+          yield* RenderRecord.recordUsage(stream, completion.usage, completion.estimatedInputTokens ?? 0, {
+            ...target,
+            ...(completion.contextEdits === undefined ? {} : { contextEdits: completion.contextEdits })
+          })
+        }
+        if (valid.subgoals === "heuristic") {
+          const window = yield* ctx.load(stream)
+          const next = yield* TaskGoalRefresh.heuristicExtractor.subgoals(
+            window.history.slice(-6),
+            window.taskState.subgoals
+          )
+          if (next.join("\n") !== window.taskState.subgoals.join("\n")) yield* ctx.setSubgoals(stream, next)
+        }
+        if (valid.deferred !== undefined && valid.deferred !== null && results.length > 0) {
+          const cutoffTokens = Math.max(
+            valid.deferred.minTokens ?? 0,
+            Math.floor(available * valid.deferred.cutoffShare)
+          )
+          yield* DeferredSummaries.maybeSummarizeToolPair(stream, { cutoffTokens })
+        }
+        if (!completion.endTurn) return
+        if (tiered !== undefined) {
+          const usage =
+            completion.usage === undefined || valid.compaction?.proactiveFromUsage === false
+              ? undefined
+              : {
+                  inputTokens: completion.usage.inputTokens,
+                  ...(completion.contextEdits?.clearedInputTokens === undefined
+                    ? {}
+                    : { clearedInputTokens: completion.contextEdits.clearedInputTokens })
+                }
+          const tier = tierOf(yield* TieredCompaction.maybeProactiveCompress(stream, tiered, usage))
+          if (tier !== undefined) tiers.push(tier)
+        }
+        yield* ctx.completeTurn(stream)
+      }),
+      { actor: actors.complete }
+    )
+    return { window: done.window, events: done.events, tiers }
+  }).pipe(Effect.withSpan("ctxlog.turn.complete", { attributes: { "ctxlog.stream": stream } }))
+
+/**
+ * A process killed between a tool call and its result leaves the call open, and a render would be
+ * refused: answer each open call with an error result saying it never ran. One append.
+ * @since 0.4.0
+ */
+export const repair = (
+  stream: EventLog.StreamId
+): Effect.Effect<Window.Window, ContextService.ContextError, ContextService.ContextService> =>
+  Effect.gen(function* () {
+    const ctx = yield* ContextService.ContextService
+    const window = yield* ctx.load(stream)
+    const open = ToolPairs.pendingCalls(window.history)
+    if (open.length === 0) return window
+    const outcome = yield* ctx.appendMessages(
+      stream,
+      open.map((id) =>
+        Message.tool(id, "error: the session stopped before this tool ran; run it again if needed", true)
+      )
+    )
+    return outcome.window
+  })
+
+/** The budget of a policy's renders with this reminder: what every decision of the turn compares against. @since 0.4.0 */
+export const budget = (policy: Policy.Policy, turnReminder?: string): Budget.Budget =>
+  Policy.budgetOf(policy, turnReminder)
+
+/** A tool result as `complete` will log it: cut to the builder's limit for its tool. @since 0.4.0 */
+export const truncateResult = (
+  policy: Policy.Policy,
+  result: Message.ToolResultPart,
+  toolName: string
+): Message.ToolResultPart => CtxBuilder.forProvider(policy.builder).truncateToolOutput(result, toolName)

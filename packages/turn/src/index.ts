@@ -1,0 +1,11 @@
+/**
+ * @ctxlog/turn — one turn of an agent's context pipeline as a module: the policy as data, and the
+ * steps prepare, render and complete, each one load and one append.
+ *
+ * @since 0.4.0
+ */
+
+/** A turn's policy, as data (recorded as `TurnPolicySet`). @since 0.4.0 */
+export * as Policy from "./Policy.js"
+/** The steps of a turn: `prepare`, `render`, `complete`. @since 0.4.0 */
+export * as Turn from "./Turn.js"

@@ -1,0 +1,126 @@
+import { assert, describe, it } from "@effect/vitest"
+import { ContextService, Message } from "@ctxlog/core"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import { type Policy, Turn } from "../src/index.js"
+import { type Counts, eventsOf, rebuildAll, stack } from "./support.js"
+
+const tools = [
+  {
+    name: "read_file",
+    description: "Read a file",
+    inputSchema: { type: "object", properties: { path: { type: "string" } } }
+  }
+]
+
+const policy = (contextWindow: number, extra: Partial<Policy.Policy> = {}): Policy.Policy => ({
+  builder: { provider: "openai", model: "gpt-4.1", contextWindow, maxOutputTokens: 512 },
+  render: { tools, turnReminder: "Stay in the workspace." },
+  compaction: { softThreshold: 0.7, hardThreshold: 0.85, targetRatio: 0.45, cooldownTurns: 0 },
+  ...extra
+})
+
+const words = (n: number, seed: string) => Array.from({ length: n }, (_, i) => `${seed}${i}`).join(" ")
+
+describe("Turn", () => {
+  it.effect("each step loads once (from the cache) and writes in one append; every render rebuilds", () => {
+    const counts: Counts = { appends: 0, reads: 0 }
+    return Effect.gen(function* () {
+      const ctx = yield* ContextService.ContextService
+      const stream = "turn-steps"
+      yield* ctx.setSystemPrompt(stream, "You are a careful agent.")
+      const p = policy(8192)
+      for (let turn = 0; turn < 3; turn++) {
+        counts.appends = 0
+        yield* Turn.prepare(stream, { messages: [Message.user(`question ${turn}: ${words(40, "q")}`)] }, p)
+        assert.strictEqual(counts.appends, 1, "prepare appends once")
+        const first = yield* Turn.render(stream, p)
+        assert.isTrue(Turn.fits(first.built))
+        assert.strictEqual(counts.appends, 2, "render appends once")
+        yield* Turn.complete(
+          stream,
+          {
+            answer: [Message.text("Reading it."), Message.toolCall(`call_${turn}`, "read_file", { path: "a.js" })],
+            results: [Message.toolResult(`call_${turn}`, words(200, "line"))],
+            usage: { inputTokens: first.built.stats.total, outputTokens: 10, cacheReadTokens: 0, cacheWriteTokens: 0 },
+            estimatedInputTokens: first.built.stats.total,
+            endTurn: false
+          },
+          p
+        )
+        assert.strictEqual(counts.appends, 3, "complete appends once")
+        yield* Turn.render(stream, p, { iteration: 1 })
+        yield* Turn.complete(stream, { answer: [Message.text("Done.")], endTurn: true }, p)
+        assert.strictEqual(counts.appends, 5)
+      }
+      const events = yield* eventsOf(stream)
+      const { renders, failures } = rebuildAll(events)
+      assert.strictEqual(renders, 6)
+      assert.deepStrictEqual(failures, [])
+      // The policy is recorded once: it did not change.
+      assert.strictEqual(events.filter((e) => e.event._tag === "TurnPolicySet").length, 1)
+      // Every step's events name the step.
+      const actors = new Set(events.slice(1).map((e) => e.metadata.actor))
+      assert.deepStrictEqual([...actors].sort(), ["turn.complete", "turn.prepare", "turn.render"])
+    }).pipe(Effect.provide(stack(counts)))
+  })
+
+  it.effect("the fit escalates until the render plus its reserve fits, keeping the unseen tool result", () =>
+    Effect.gen(function* () {
+      const ctx = yield* ContextService.ContextService
+      const stream = "turn-fit"
+      yield* ctx.setSystemPrompt(stream, "You are terse.")
+      const p = policy(2048, { compaction: null })
+      yield* Turn.prepare(stream, { messages: [Message.user("hello")] }, p)
+      yield* Turn.render(stream, p)
+      // A huge tool result the model has not seen, after a user interjection: it must survive, cut to fit.
+      yield* Turn.complete(
+        stream,
+        {
+          answer: [Message.toolCall("call_big", "read_file", { path: "big.log" })],
+          results: [Message.toolResult("call_big", words(3000, "x"))],
+          endTurn: false
+        },
+        p
+      )
+      yield* Turn.prepare(stream, { messages: [Message.user("also, hurry")] }, p)
+      const rendered = yield* Turn.render(stream, p, { iteration: 1 })
+      assert.isTrue(Turn.fits(rendered.built))
+      const history = rendered.window.history
+      const result = history.flatMap((m) => Message.toolResultsOf(m)).find((r) => r.toolCallId === "call_big")
+      assert.isDefined(result, "the unseen tool result is in the render")
+      assert.include(rendered.body, "call_big")
+      const { failures } = rebuildAll(yield* eventsOf(stream))
+      assert.deepStrictEqual(failures, [])
+    }).pipe(Effect.provide(stack()))
+  )
+
+  it.effect(
+    "a window too small for its reserves is a typed InvalidPolicy naming the field, and nothing is written",
+    () =>
+      Effect.gen(function* () {
+        const stream = "turn-small"
+        const result = yield* Effect.either(Turn.prepare(stream, { messages: [Message.user("hi")] }, policy(600)))
+        assert.isTrue(Either.isLeft(result))
+        if (Either.isLeft(result)) {
+          assert.strictEqual(result.left._tag, "InvalidPolicy")
+          assert.match(result.left.message, /builder\.contextWindow/)
+        }
+        assert.strictEqual((yield* eventsOf(stream)).length, 0)
+      }).pipe(Effect.provide(stack()))
+  )
+
+  it.effect("a render that cannot fit fails with WindowOverflow and writes nothing", () =>
+    Effect.gen(function* () {
+      const ctx = yield* ContextService.ContextService
+      const stream = "turn-overflow"
+      yield* ctx.setSystemPrompt(stream, words(3000, "rule"))
+      const p = policy(2048)
+      const before = (yield* eventsOf(stream)).length
+      const result = yield* Effect.either(Turn.render(stream, p))
+      assert.isTrue(Either.isLeft(result))
+      if (Either.isLeft(result)) assert.strictEqual(result.left._tag, "WindowOverflow")
+      assert.strictEqual((yield* eventsOf(stream)).length, before)
+    }).pipe(Effect.provide(stack()))
+  )
+})
