@@ -7,13 +7,12 @@
  * @since 0.1.0
  */
 import { randomUUID } from "node:crypto"
-import { LanguageModel, Message, type Window } from "@ctxlog/core"
+import { LanguageModel, Message, Transcript } from "@ctxlog/core"
 import {
   AnthropicCtx,
   AnthropicModel,
-  type CtxBuilder,
-  DefaultCtx,
-  type InvalidRequest,
+  CtxBuilder,
+  type DefaultCtx,
   OfflineModel,
   OllamaCtx,
   OpenAICompatibleModel,
@@ -22,10 +21,9 @@ import {
   type RetryPolicy
 } from "@ctxlog/providers"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
-import type * as Stream from "effect/Stream"
+import * as Stream from "effect/Stream"
 
 /** The providers the agent speaks. @since 0.1.0 */
 export const providerNames = ["offline", "anthropic", "openai", "openai-responses", "ollama"] as const
@@ -42,28 +40,25 @@ export class MissingEnv extends Schema.TaggedError<MissingEnv>()("MissingEnv", {
   }
 }
 
-/** A render ready to send. @since 0.1.0 */
-export interface Rendered {
-  readonly built: CtxBuilder.Built<unknown>
-  /** Send it: the streamed response. */
-  readonly send: Stream.Stream<LanguageModel.ModelChunk, LanguageModel.ProviderError>
-}
+/** A request the turn rendered, streamed back. `turnReminder` is the reminder the render carried. @since 0.1.0 */
+export type Send = (
+  request: CtxBuilder.RenderedRequest,
+  rendered?: { readonly turnReminder?: string | undefined }
+) => Stream.Stream<LanguageModel.ModelChunk, LanguageModel.ProviderError>
 
 /** One provider, as the turn loop sees it. @since 0.1.0 */
 export interface Provider {
   /** Recorded as `provider` in `PromptRendered` and `UsageReported`. */
   readonly name: string
   readonly model: string
-  /** The model's whole context window in tokens. */
+  /** The model's whole context window in tokens (after the builder's clamps). */
   readonly contextWindow: number
   /** Tokens kept free for the answer (`max_tokens` of every request). */
   readonly outputReserve: number
-  /** Per-provider head + tail truncation of a tool output, before it enters the log. */
-  readonly truncate: (result: Message.ToolResultPart, toolName: string) => Message.ToolResultPart
-  readonly render: (
-    window: Window.Window,
-    options: CtxBuilder.BuildOptions
-  ) => Either.Either<Rendered, InvalidRequest.InvalidRequest>
+  /** The builder that renders every request (the turn policy's `builder`): rebuildable from the log. */
+  readonly config: CtxBuilder.ProviderConfig
+  /** Send a request rendered by that builder. */
+  readonly send: Send
 }
 
 /** What the command line says about the provider. @since 0.1.0 */
@@ -108,24 +103,6 @@ export const defaultModels: Record<ProviderName, string> = {
   ollama: "llama3.1"
 }
 
-/** Rough tokens of text the log did not count (the builders estimate tool schemas the same way). @since 0.1.0 */
-export const roughTokens = (text: string): number => Math.ceil(text.length / 4)
-
-/**
- * The budget every decision uses: the context window less the output reserve, the tool schemas and
- * the turn reminder. A render of a window within it, plus the answer, fits the model's window.
- * @since 0.1.0
- */
-export const budgetOf = (
-  provider: Pick<Provider, "contextWindow" | "outputReserve">,
-  tools: ReadonlyArray<LanguageModel.ToolSpec>,
-  reminder: string
-): number =>
-  provider.contextWindow -
-  provider.outputReserve -
-  (tools.length === 0 ? 0 : roughTokens(JSON.stringify(tools))) -
-  (reminder.length === 0 ? 0 : roughTokens(reminder) + 8)
-
 /**
  * A tool output may take a quarter of the budget (4 characters a token), never more than the
  * provider's own limit: the cap follows the window, so a small local model gets small outputs.
@@ -134,26 +111,56 @@ export const budgetOf = (
 export const toolOutputChars = (budget: number, providerLimit: number): number =>
   Math.max(2_000, Math.min(providerLimit, Math.floor(budget * 0.25 * 4)))
 
-/** The provider-neutral request the offline model reads: the window's partitions as plain messages. */
-const neutralRequest = (window: Window.Window, options: CtxBuilder.BuildOptions): LanguageModel.ModelRequest => {
-  const state = [
-    window.taskState.goal === null ? "" : `goal: ${window.taskState.goal}`,
-    ...window.taskState.subgoals.map((subgoal, index) => `${index + 1}. ${subgoal}`),
-    ...window.signals.map((signal) => `signal: ${signal.text}`)
-  ].filter((line) => line.length > 0)
-  return {
-    system: [...window.system, ...window.knowledge].map(Message.textOf).join("\n\n"),
-    messages: [
-      ...(state.length === 0 ? [] : [{ role: "user" as const, parts: [Message.text(state.join("\n"))] }]),
-      ...window.history.map((message) => ({
-        role: message.role === "system" ? ("user" as const) : message.role,
-        parts: message.parts
-      }))
-    ],
-    ...(options.tools === undefined ? {} : { tools: options.tools }),
-    ...(options.maxOutputTokens === undefined ? {} : { maxOutputTokens: options.maxOutputTokens })
-  }
-}
+/**
+ * The offline model reads the request the generic builder rendered (Chat Completions messages), as
+ * ctxlog messages: the leading system messages are its system text, the rest its conversation. So the
+ * demo renders through a real builder, and every render it records rebuilds.
+ */
+const chatToModelRequest = (request: DefaultCtx.ChatCompletionsRequest, turnReminder: string | undefined) =>
+  Effect.map(Transcript.fromOpenAIChat(request.messages), (inputs): LanguageModel.ModelRequest => {
+    let lead = 0
+    while (lead < inputs.length && inputs[lead]?.role === "system") lead++
+    // The script answers the user's words: the reminder the harness prepended is not one of them.
+    const prefix = turnReminder === undefined || turnReminder.length === 0 ? undefined : `${turnReminder}\n\n`
+    let lastUser = -1
+    inputs.forEach((input, index) => {
+      if (input.role === "user") lastUser = index
+    })
+    const unprompted = (input: Message.MessageInput, index: number): Message.MessageInput =>
+      prefix === undefined || index !== lastUser
+        ? input
+        : {
+            ...input,
+            parts: input.parts.map((part, position) =>
+              position === 0 && part.type === "text" && part.text.startsWith(prefix)
+                ? { ...part, text: part.text.slice(prefix.length) }
+                : part
+            )
+          }
+    return {
+      system: inputs
+        .slice(0, lead)
+        .map((input) => Message.textOf(input))
+        .join("\n\n"),
+      messages: inputs
+        .map(unprompted)
+        .slice(lead)
+        .map((input) => ({
+          role: input.role === "system" ? ("user" as const) : input.role,
+          parts: input.parts
+        })),
+      ...(request.tools === undefined
+        ? {}
+        : {
+            tools: request.tools.map((tool) => ({
+              name: tool.function.name,
+              description: tool.function.description ?? "",
+              inputSchema: tool.function.parameters ?? {}
+            }))
+          }),
+      ...(request.max_tokens === undefined ? {} : { maxOutputTokens: request.max_tokens })
+    }
+  })
 
 /**
  * The offline model numbers its tool calls from 1 in every process, so a resumed session would reuse
@@ -171,17 +178,6 @@ const uniqueCallIds =
       )
     }
   }
-
-const bind = <R>(
-  builder: CtxBuilder.CtxBuilder<R>,
-  send: (request: R, window: Window.Window, options: CtxBuilder.BuildOptions) => Rendered["send"]
-): Provider["render"] => {
-  return (window, options) =>
-    Either.map(builder.build(window, options), (built) => ({
-      built,
-      send: send(built.request, window, options)
-    }))
-}
 
 const required = (env: NodeJS.ProcessEnv, variable: string, provider: string) => {
   const value = env[variable]
@@ -210,25 +206,37 @@ export const make = (options: Options): Effect.Effect<Provider, MissingEnv> =>
       // relies on deferred summaries and pruning to shrink big outputs once the model has seen them.
       toolOutputLimits: { defaultChars: toolOutputChars(contextWindow - outputReserve, Number.POSITIVE_INFINITY) }
     }
-    // A provider over a builder and the call that sends its requests.
-    const over = <R>(
-      builder: CtxBuilder.CtxBuilder<R>,
-      send: (request: R, window: Window.Window, options: CtxBuilder.BuildOptions) => Rendered["send"],
-      window: number = contextWindow
+    // A provider over a builder config and the call that sends what that builder renders. The turn
+    // renders with `CtxBuilder.forProvider(config)`, so `send` receives that builder's request shape.
+    const over = <R extends CtxBuilder.RenderedRequest>(
+      config: CtxBuilder.ProviderConfig,
+      send: (request: R, turnReminder: string | undefined) => ReturnType<Send>
     ): Provider => ({
       name,
       model,
-      contextWindow: window,
+      contextWindow: CtxBuilder.forProvider(config).ctxWindow,
       outputReserve,
-      truncate: builder.truncateToolOutput,
-      render: bind(builder, send)
+      config,
+      send: (request, rendered) => send(request as R, rendered?.turnReminder)
     })
     switch (name) {
       case "offline": {
         const offline = yield* OfflineModel.make(uniqueCallIds(options.script ?? OfflineModel.echoScript), model)
-        // The offline model reads a neutral request built from the window, not the builder's.
-        return over(DefaultCtx.make(common), (_request, window, buildOptions) =>
-          offline.stream(neutralRequest(window, buildOptions))
+        return over({ provider: "default", ...common }, (request: DefaultCtx.ChatCompletionsRequest, turnReminder) =>
+          Stream.unwrap(
+            Effect.map(
+              Effect.mapError(
+                chatToModelRequest(request, turnReminder),
+                (error) =>
+                  new LanguageModel.ProviderError({
+                    provider: name,
+                    reason: "bad_request",
+                    detail: `the offline model could not read the rendered request: ${error.message}`
+                  })
+              ),
+              (modelRequest) => offline.stream(modelRequest)
+            )
+          )
         )
       }
       case "anthropic": {
@@ -240,7 +248,9 @@ export const make = (options: Options): Effect.Effect<Provider, MissingEnv> =>
           ...(options.baseUrl === undefined ? {} : { baseUrl: options.baseUrl }),
           ...(options.retry === undefined ? {} : { retry: options.retry })
         })
-        return over(AnthropicCtx.make(common), (request) => client.streamRequest(request))
+        return over({ provider: "anthropic", ...common }, (request: AnthropicCtx.AnthropicRequest) =>
+          client.streamRequest(request)
+        )
       }
       case "openai-responses": {
         // Stored (the API default): the reasoning items the render sends back are resolved by id.
@@ -253,7 +263,9 @@ export const make = (options: Options): Effect.Effect<Provider, MissingEnv> =>
           apiKey,
           ...(options.retry === undefined ? {} : { retry: options.retry })
         })
-        return over(OpenAICtx.makeResponses(common), (request) => client.streamRequest(request))
+        return over({ provider: "openai", api: "responses", ...common }, (request: OpenAICtx.ResponsesRequest) =>
+          client.streamRequest(request)
+        )
       }
       case "openai":
       case "ollama": {
@@ -269,9 +281,11 @@ export const make = (options: Options): Effect.Effect<Provider, MissingEnv> =>
           ...(apiKey === undefined ? {} : { apiKey }),
           ...(options.retry === undefined ? {} : { retry: options.retry })
         })
-        const builder = name === "openai" ? OpenAICtx.make(common) : OllamaCtx.make(common)
-        // Ollama's builder floors the window at 4K.
-        return over(builder, (request) => client.streamRequest(request), builder.ctxWindow)
+        // Ollama's builder floors the window at 4K (`contextWindow` is the builder's, after clamps).
+        return over(
+          name === "openai" ? { provider: "openai", ...common } : { provider: "ollama", ...common },
+          (request: OpenAICtx.ChatCompletionsRequest) => client.streamRequest(request)
+        )
       }
     }
   })

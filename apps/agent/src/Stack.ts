@@ -13,7 +13,6 @@ import * as path from "node:path"
 import { TemplateCompactor } from "@ctxlog/compaction"
 import { type Compactor, ContextService, Ids, type RecallSource, TokenCounter } from "@ctxlog/core"
 import { FullTextRecall, PostgresEventLog, SqliteEventLog } from "@ctxlog/memory"
-import { SeamHost } from "@ctxlog/seam"
 import * as Layer from "effect/Layer"
 
 /** Where the log lives. @since 0.1.0 */
@@ -54,15 +53,11 @@ export type Services =
   | Ids.Ids
   | RecallSource.RecallSource
   | Compactor.Compactor
-  | SeamHost.SeamHost
-
-/** Seam thresholds as shares of the budget: above the soft tier (70%), below the hard one (85%). @since 0.1.0 */
-export const seamRatios = { level1: 0.74, level2: 0.79, level3: 0.83 } as const
 
 /**
  * The whole stack over a storage, for a compaction budget of `budget` tokens. Compaction and seams
- * summarize with the deterministic template compactor: no model call, so they cost nothing and
- * replay the same everywhere.
+ * (run by the turn module, `@ctxlog/turn`) summarize with the deterministic template compactor: no
+ * model call, so they cost nothing and replay the same everywhere.
  * @since 0.1.0
  */
 export const layer = (storage: Storage, budget: number): Layer.Layer<Services, unknown> => {
@@ -74,16 +69,5 @@ export const layer = (storage: Storage, budget: number): Layer.Layer<Services, u
     Layer.provideMerge(log),
     Layer.provideMerge(base)
   )
-  const seams = SeamHost.layer({
-    thresholds: {
-      level1: Math.floor(budget * seamRatios.level1),
-      level2: Math.floor(budget * seamRatios.level2),
-      level3: Math.floor(budget * seamRatios.level3)
-    },
-    verbatimWindow: 6
-  })
-  return seams.pipe(
-    Layer.provideMerge(TemplateCompactor.layer({ maxBytes: Math.max(512, budget) })),
-    Layer.provideMerge(context)
-  )
+  return TemplateCompactor.layer({ maxBytes: Math.max(512, budget) }).pipe(Layer.provideMerge(context))
 }

@@ -7,10 +7,8 @@ import { join } from "node:path"
 import { EventHash, ToolPairs, Window } from "@ctxlog/core"
 import { afterAll, assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as Agent from "../src/Agent.js"
+import { RenderRecord } from "@ctxlog/providers"
 import * as Demo from "../src/Demo.js"
-import * as Provider from "../src/Provider.js"
-import * as Tools from "../src/Tools.js"
 import { readStream, runCli, sessionOf } from "./support/cli.js"
 
 const dir = mkdtempSync(join(tmpdir(), "ctxlog-agent-demo-"))
@@ -44,16 +42,16 @@ describe("ctxlog-agent demo", () => {
         assert.isAbove(counts.recalled, 0, "recall injected")
         assert.isAtLeast(counts.renders, Demo.planFor(Demo.sampleDir).length)
 
-        // No render plus its output reserve, tool schemas and reminder exceeded the model's window.
-        const reserved =
-          Demo.outputReserve +
-          Provider.roughTokens(JSON.stringify(Tools.specs)) +
-          Provider.roughTokens(Agent.reminder) +
-          8
-        for (const envelope of envelopes) {
-          if (envelope.event._tag !== "PromptRendered") continue
-          assert.isAtMost(envelope.event.tokens.total + reserved, Demo.contextWindow, `render at v${envelope.version}`)
-        }
+        // Every render rebuilds from the log to the bytes it recorded (the check `ctxlog render` makes),
+        // and no render plus its output reserve, tool schemas and reminder exceeded the model's window.
+        const renders = RenderRecord.verifyAll(envelopes)
+        assert.isAtLeast(renders.renders, Demo.planFor(Demo.sampleDir).length)
+        assert.deepStrictEqual(
+          renders.failures.map((failure) => failure.message),
+          []
+        )
+        assert.strictEqual(renders.verified, renders.renders)
+        assert.deepStrictEqual(renders.overWindow, [])
 
         // Replaying the stored events gives the window the log loads; the hash chain is intact.
         const replayed = Window.replay(envelopes.map((envelope) => envelope.event))

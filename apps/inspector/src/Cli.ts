@@ -10,6 +10,7 @@ import { readFileSync } from "node:fs"
 import type { WindowEvent } from "@ctxlog/core"
 import { Erasure, PostgresEventLog, SqliteEventLog } from "@ctxlog/memory"
 import { RenderRecord } from "@ctxlog/providers"
+import type { Policy } from "@ctxlog/turn"
 import { Args, Command, Options } from "@effect/cli"
 import * as Console from "effect/Console"
 import * as Context from "effect/Context"
@@ -506,14 +507,15 @@ const importCommand = Command.make(
         )
         streamName = Option.getOrElse(options.as, () => options.file.replace(/^.*[\\/]/, "").replace(/\.json$/i, ""))
         const budget = Option.getOrUndefined(options.budget)
-        events = yield* Pipeline.run(streamName, Pipeline.turnsOf(messages), {
-          builder: {
+        const policy = Pipeline.importPolicy(
+          {
             provider: options.provider,
             model: options.model,
             ...(budget === undefined ? {} : { contextWindow: budget })
           },
-          compaction: budget === undefined ? null : { budget }
-        })
+          budget !== undefined
+        )
+        events = yield* Pipeline.run(streamName, Pipeline.turnsOf(messages), () => policy)
       }
       const target: Transfer.Target = Option.match(options.pg, {
         onNone: () => ({ _tag: "sqlite", filename: options.db }),
@@ -571,43 +573,62 @@ const eraseCommand = Command.make(
 
 // whatif -----------------------------------------------------------------------------------------
 
-const decodeSettings = Schema.decodeUnknownEither(
-  Schema.parseJson(Schema.partialWith(Pipeline.Settings, { exact: true }))
-)
+const decodeSettings = Schema.decodeUnknownEither(Schema.parseJson(Pipeline.Settings))
 
 const whatifCommand = Command.make(
   "whatif",
-  { ...common, stream, config: Options.text("config").pipe(Options.withDescription("JSON settings file")) },
+  {
+    ...common,
+    stream,
+    config: Options.text("config").pipe(
+      Options.optional,
+      Options.withDescription(
+        "JSON file: turn-policy fields that replace the recorded ones (builder, render, compaction, seams, deferred, inputShare) and pricing; without it the recorded policy is replayed"
+      )
+    )
+  },
   (options) =>
     Effect.scoped(
       Effect.gen(function* () {
         const source = yield* open(options)
         yield* Inspect.head(source, options.stream)
-        const text = yield* readText(options.config)
-        const decoded = decodeSettings(text)
-        if (Either.isLeft(decoded)) {
-          return yield* new CommandFailed({ detail: `${options.config}: ${decoded.left.message}` })
+        const configFile = Option.getOrUndefined(options.config)
+        let settings: Pipeline.Settings = {}
+        if (configFile !== undefined) {
+          const decoded = decodeSettings(yield* readText(configFile))
+          if (Either.isLeft(decoded))
+            return yield* new CommandFailed({ detail: `${configFile}: ${decoded.left.message}` })
+          settings = decoded.right
         }
+        const { pricing: pricingOverride, ...overrides } = settings
         const all = yield* Inspect.entries(source, options.stream)
+        const input = Pipeline.inputOf(all)
+        // A log written before the turn module records no policy: take the builder of its last render.
         const lastSpec = all
           .flatMap((entry) =>
             entry.event._tag === "PromptRendered" && entry.event.render !== undefined ? [entry.event.render] : []
           )
           .at(-1)
         const recordedBuilder = lastSpec === undefined ? undefined : RenderRecord.decodeConfig(lastSpec)
-        const builder = decoded.right.builder ?? recordedBuilder
-        if (builder === undefined) {
+        const firstPolicy = input.turns.find((turn) => turn.policy !== undefined)?.policy
+        const fallback = firstPolicy ?? (recordedBuilder === undefined ? undefined : { builder: recordedBuilder })
+        const builder = overrides.builder ?? fallback?.builder
+        if (fallback === undefined && builder === undefined) {
           return yield* new CommandFailed({
-            detail: `${options.config}: no "builder" given and the stream records no rebuildable render to take it from`
+            detail: `${configFile ?? "whatif"}: no "builder" given and the stream records no policy or rebuildable render to take it from`
           })
         }
-        const settings: Pipeline.Settings = { ...decoded.right, builder }
-        const recordedPricing =
-          decoded.right.pricing ?? Pipeline.defaultPricing(recordedBuilder?.provider ?? builder.provider)
-        const pricing = decoded.right.pricing ?? Pipeline.defaultPricing(builder.provider)
-        const baseline = Pipeline.turnStats(all, recordedPricing)
-        const events = yield* Pipeline.run(options.stream, Pipeline.inputOf(all), settings)
-        const replayed = Pipeline.turnStats(
+        const policyOf = (recorded: Policy.Policy | undefined): Policy.Policy => ({
+          ...(recorded ?? fallback ?? { builder: builder ?? { provider: "default", model: "unknown" } }),
+          ...overrides
+        })
+        const replayedPolicy = policyOf(firstPolicy)
+        const equal = firstPolicy !== undefined && Object.keys(overrides).length === 0
+        const recordedPricing = pricingOverride ?? Pipeline.defaultPricing(fallback?.builder.provider ?? "default")
+        const pricing = pricingOverride ?? Pipeline.defaultPricing(replayedPolicy.builder.provider)
+        const baseline = Pipeline.callStats(all, recordedPricing)
+        const events = yield* Pipeline.run(options.stream, input, policyOf)
+        const replayed = Pipeline.callStats(
           events.map(
             (event, index): Queries.Entry => ({
               version: index + 1,
@@ -620,46 +641,55 @@ const whatifCommand = Command.make(
           ),
           pricing
         )
-        const turns = Math.max(baseline.length, replayed.length)
-        const rows = Array.from({ length: turns }, (_, index) => ({
-          turn: index + 1,
+        const count = Math.max(baseline.length, replayed.length)
+        const calls = Array.from({ length: count }, (_, index) => ({
+          turn: baseline[index]?.turn ?? replayed[index]?.turn ?? 0,
+          call: baseline[index]?.call ?? replayed[index]?.call ?? 0,
           recorded: baseline[index] ?? null,
           whatif: replayed[index] ?? null
         }))
-        const total = (stats: ReadonlyArray<Pipeline.TurnStat>) => ({
+        const total = (stats: ReadonlyArray<Pipeline.CallStat>) => ({
+          calls: stats.length,
           tokensSent: stats.reduce((t, s) => t + s.tokensSent, 0),
           compactions: stats.reduce((t, s) => t + s.compactions, 0),
+          dropped: stats.reduce((t, s) => t + s.dropped, 0),
           cost: Math.round(stats.reduce((t, s) => t + s.cost, 0) * 1e6) / 1e6
         })
         const totals = { recorded: total(baseline), whatif: total(replayed) }
+        const delta =
+          totals.recorded.tokensSent === 0
+            ? 0
+            : (totals.whatif.tokensSent - totals.recorded.tokensSent) / totals.recorded.tokensSent
         const reuse = (value: number | null | undefined) =>
           value === null || value === undefined ? "-" : `${Math.round(value * 100)}%`
-        yield* out(options, { settings, turns: rows, totals }, () =>
+        const pair = (a: string | number, b: string | number) => `${a}→${b}`
+        yield* out(options, { policy: replayedPolicy, equalPolicies: equal, calls, totals, delta }, () =>
           [
             table(
-              ["TURN", "SENT", "COMP", "REUSE", "COST $", "│", "SENT'", "COMP'", "REUSE'", "COST' $"],
-              rows.map((row) => [
-                row.turn,
-                row.recorded?.tokensSent ?? "-",
-                row.recorded?.compactions ?? "-",
-                reuse(row.recorded?.prefixReuse),
-                row.recorded === null ? "-" : row.recorded.cost.toFixed(4),
-                "│",
-                row.whatif?.tokensSent ?? "-",
-                row.whatif?.compactions ?? "-",
-                reuse(row.whatif?.prefixReuse),
-                row.whatif === null ? "-" : row.whatif.cost.toFixed(4)
+              ["CALL", "SENT→WHAT-IF", "COMP", "DROP", "REUSE", "COST $"],
+              calls.map((row) => [
+                `${row.turn}.${row.call}`,
+                pair(row.recorded?.tokensSent ?? "-", row.whatif?.tokensSent ?? "-"),
+                pair(row.recorded?.compactions ?? "-", row.whatif?.compactions ?? "-"),
+                pair(row.recorded?.dropped ?? "-", row.whatif?.dropped ?? "-"),
+                pair(reuse(row.recorded?.prefixReuse), reuse(row.whatif?.prefixReuse)),
+                pair(row.recorded?.cost.toFixed(4) ?? "-", row.whatif?.cost.toFixed(4) ?? "-")
               ])
             ),
             "",
-            `recorded: ${totals.recorded.tokensSent} tokens sent, ${totals.recorded.compactions} compactions, $${totals.recorded.cost.toFixed(4)}`,
-            `what-if:  ${totals.whatif.tokensSent} tokens sent, ${totals.whatif.compactions} compactions, $${totals.whatif.cost.toFixed(4)}`
+            `recorded: ${totals.recorded.calls} model calls, ${totals.recorded.tokensSent} tokens sent, ${totals.recorded.compactions} compactions, $${totals.recorded.cost.toFixed(4)}`,
+            `what-if:  ${totals.whatif.calls} model calls, ${totals.whatif.tokensSent} tokens sent, ${totals.whatif.compactions} compactions, $${totals.whatif.cost.toFixed(4)}`,
+            equal
+              ? `the recorded policy, replayed: ${(delta * 100).toFixed(2)}% difference in tokens sent (a faithful replay is within 1%)`
+              : `${delta <= 0 ? "" : "+"}${(delta * 100).toFixed(1)}% tokens sent under the what-if policy, over the same ${totals.recorded.calls} model calls`
           ].join("\n")
         )
       })
     )
 ).pipe(
-  Command.withDescription("re-run the conversation's inputs under other settings; per turn, both runs side by side")
+  Command.withDescription(
+    "replay the conversation through the turn module under its recorded policy or another; per model call, both runs side by side"
+  )
 )
 
 // serve ------------------------------------------------------------------------------------------

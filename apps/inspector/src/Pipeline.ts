@@ -1,16 +1,23 @@
 /**
- * The context pipeline run turn by turn on an in-memory log: append the turn's inputs, tiered
- * compaction (`@ctxlog/compaction`, template compactor: deterministic, no model), render with a
- * providers `CtxBuilder` and record the render (with its spec), complete the turn. `import --format
- * openai-chat` runs it once and copies the events into the database in one append; `whatif` runs it
- * under other settings and compares.
+ * Replays through the turn module (`@ctxlog/turn`), the one pipeline the agent runs: the same steps,
+ * prepare → (render → complete) per recorded model call, on an in-memory log with the template
+ * compactor. `import --format openai-chat` runs a transcript through it once (each assistant message
+ * a model call) and copies the events into the database in one append; `whatif` replays a recorded
+ * stream's inputs under its recorded policy, or under another, and compares them model call by model
+ * call: the replay makes exactly as many calls as the recording did, so like is compared with like.
+ *
+ * What a replay takes from the log as input, not re-decides: the user's messages, the model's answers,
+ * the tool results, signals, the reported usage (only under the recorded builder), recall injections
+ * (a recall index is outside the log), and the system prompt, knowledge and goal.
  *
  * @since 0.1.0
  */
+import { TemplateCompactor } from "@ctxlog/compaction"
 import {
   ContextService,
   EventLog,
   Ids,
+  type LanguageModel,
   Message,
   RecallSource,
   TokenCounter,
@@ -19,8 +26,8 @@ import {
   type WindowEvent,
   WindowRepository
 } from "@ctxlog/core"
-import { TemplateCompactor, TieredCompaction } from "@ctxlog/compaction"
-import { CtxBuilder, RenderRecord } from "@ctxlog/providers"
+import { RenderRecord } from "@ctxlog/providers"
+import { Policy, Turn } from "@ctxlog/turn"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -29,18 +36,36 @@ import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as Queries from "./Queries.js"
 
-/** One turn of input: what the agent loop appended before its render. @since 0.1.0 */
-export interface Turn {
+/** One model call of a turn: what the model answered and what its tools returned. @since 0.4.0 */
+export interface Call {
+  readonly answer: ReadonlyArray<Message.Part>
+  readonly results: ReadonlyArray<Message.ToolResultPart>
+  readonly signals: ReadonlyArray<string>
+  readonly usage?: LanguageModel.Usage | undefined
+  readonly estimatedInputTokens?: number | undefined
+}
+
+/** One user turn of input. @since 0.1.0 */
+export interface TurnInput {
+  /** The policy recorded for this turn, when the log holds one (`TurnPolicySet`). */
+  readonly policy?: Policy.Policy | undefined
+  /** Set before the turn, as the recording set them. */
+  readonly system?: ReadonlyArray<Message.MessageInput> | undefined
+  readonly knowledge?: ReadonlyArray<Message.MessageInput> | undefined
+  readonly goal?: string | null | undefined
+  /** The messages the turn started with. */
   readonly messages: ReadonlyArray<Message.MessageInput>
-  readonly goal?: string | null
-  readonly subgoals?: ReadonlyArray<string>
+  /** Recall as the recording injected it, by kind. */
+  readonly injected: ReadonlyArray<{
+    readonly kind: Message.InjectedKind
+    readonly messages: ReadonlyArray<Message.MessageInput>
+  }>
+  readonly calls: ReadonlyArray<Call>
 }
 
 /** A conversation's inputs. @since 0.1.0 */
 export interface Input {
-  readonly system: string | null
-  readonly knowledge: ReadonlyArray<string>
-  readonly turns: ReadonlyArray<Turn>
+  readonly turns: ReadonlyArray<TurnInput>
 }
 
 /** Input-token prices in USD per million tokens. @since 0.1.0 */
@@ -58,42 +83,28 @@ export const defaultPricing = (provider: string): Pricing =>
         ? { input: 0, cacheRead: 0 }
         : { input: 1, cacheRead: 1 }
 
-/** Tiered-compaction settings as a config file spells them. @since 0.1.0 */
-export const CompactionSettings = Schema.Struct({
-  budget: Schema.Int.pipe(Schema.positive()),
-  softThreshold: Schema.optionalWith(Schema.Number, { exact: true }),
-  hardThreshold: Schema.optionalWith(Schema.Number, { exact: true }),
-  targetRatio: Schema.optionalWith(Schema.Number, { exact: true }),
-  cooldownTurns: Schema.optionalWith(Schema.Int, { exact: true }),
-  maxSummaryTokens: Schema.optionalWith(Schema.Int, { exact: true })
-})
-
-/** Per-render options as a config file spells them. @since 0.1.0 */
-export const RenderSettings = Schema.Struct({
-  systemPrompt: Schema.optionalWith(Schema.String, { exact: true }),
-  turnReminder: Schema.optionalWith(Schema.String, { exact: true }),
-  maxOutputTokens: Schema.optionalWith(Schema.Int, { exact: true })
-})
-
-/** The settings of one pipeline run. @since 0.1.0 */
-export const Settings = Schema.Struct({
-  builder: RenderRecord.ProviderConfigSchema,
-  compaction: Schema.optionalWith(Schema.NullOr(CompactionSettings), { exact: true }),
-  render: Schema.optionalWith(RenderSettings, { exact: true }),
-  pricing: Schema.optionalWith(Pricing, { exact: true })
+/**
+ * A what-if config: any top-level field of the turn policy replaces the recorded one (`builder`,
+ * `render`, `compaction`, `seams`, `deferred`, `inputShare`, ...), and `pricing` prices both runs.
+ * An empty config replays the recorded policy.
+ * @since 0.1.0
+ */
+export const Settings = Schema.partialWith(Schema.Struct({ ...Policy.Policy.fields, pricing: Pricing }), {
+  exact: true
 })
 /** @since 0.1.0 */
 export type Settings = typeof Settings.Type
 
-/** The services a run uses, over a fresh in-memory log. @since 0.1.0 */
-const runtime = ContextService.layer.pipe(
-  Layer.provideMerge(TemplateCompactor.layer()),
-  Layer.provideMerge(WindowRepository.layerReplay),
-  Layer.provideMerge(EventLog.layerMemory),
-  Layer.provideMerge(Layer.mergeAll(TokenCounter.layerGpt(), Ids.layerUuidV7, RecallSource.layerEmpty))
-)
+/** The services a run uses, over a fresh in-memory log. */
+const runtime = (policy: Policy.Policy) =>
+  ContextService.layer.pipe(
+    Layer.provideMerge(TemplateCompactor.layer({ maxBytes: policy.compactor?.maxBytes ?? 4096 })),
+    Layer.provideMerge(WindowRepository.layerReplay),
+    Layer.provideMerge(EventLog.layerMemory),
+    Layer.provideMerge(Layer.mergeAll(TokenCounter.layerGpt(), Ids.layerUuidV7, RecallSource.layerEmpty))
+  )
 
-/** A run failed (an invalid render, a compaction error, a log error). @since 0.1.0 */
+/** A run failed (an invalid policy, a render that cannot fit, a log error). @since 0.1.0 */
 export class PipelineError extends Schema.TaggedError<PipelineError>()("PipelineError", {
   turn: Schema.Number,
   detail: Schema.String
@@ -103,73 +114,110 @@ export class PipelineError extends Schema.TaggedError<PipelineError>()("Pipeline
   }
 }
 
-/** Run the pipeline over the inputs; returns the events written, in order. @since 0.1.0 */
+/**
+ * Run the turn module over the inputs: each turn under `policyOf(its recorded policy)`; returns the
+ * events written, in order.
+ * @since 0.1.0
+ */
 export const run = (
   stream: string,
   input: Input,
-  settings: Settings
-): Effect.Effect<ReadonlyArray<WindowEvent.WindowEvent>, PipelineError> =>
-  Effect.gen(function* () {
+  policyOf: (recorded: Policy.Policy | undefined) => Policy.Policy
+): Effect.Effect<ReadonlyArray<WindowEvent.WindowEvent>, PipelineError> => {
+  const first = policyOf(input.turns[0]?.policy)
+  return Effect.gen(function* () {
     const ctx = yield* ContextService.ContextService
     const log = yield* EventLog.EventLog
-    const config: CtxBuilder.ProviderConfig = settings.builder
-    const builder = CtxBuilder.forProvider(config)
-    const fail = (turn: number) => (error: { readonly message: string }) =>
-      new PipelineError({ turn, detail: error.message })
-    if (input.system !== null) yield* ctx.setSystemPrompt(stream, input.system).pipe(Effect.mapError(fail(0)))
-    if (input.knowledge.length > 0) yield* ctx.setKnowledge(stream, input.knowledge).pipe(Effect.mapError(fail(0)))
+    let recorded: Policy.Policy | undefined
     for (const [index, turn] of input.turns.entries()) {
       const number = index + 1
-      if (turn.goal !== undefined) yield* ctx.setTaskGoal(stream, turn.goal).pipe(Effect.mapError(fail(number)))
-      if (turn.subgoals !== undefined) {
-        yield* ctx.setSubgoals(stream, turn.subgoals).pipe(Effect.mapError(fail(number)))
-      }
-      if (turn.messages.length > 0) {
-        yield* ctx.appendMessages(stream, turn.messages).pipe(Effect.mapError(fail(number)))
-      }
-      if (settings.compaction !== undefined && settings.compaction !== null) {
-        yield* TieredCompaction.maybeCompact(stream, settings.compaction).pipe(Effect.mapError(fail(number)))
-      }
-      const window = yield* ctx.load(stream).pipe(Effect.mapError(fail(number)))
-      const options = settings.render ?? {}
-      const built = builder.build(window, options)
-      if (Either.isLeft(built)) return yield* fail(number)(built.left)
-      yield* RenderRecord.recordRender(
-        stream,
-        built.right,
-        { provider: config.provider, model: config.model },
-        { config, options }
-      ).pipe(Effect.mapError(fail(number)))
-      yield* ctx.completeTurn(stream).pipe(Effect.mapError(fail(number)))
+      const fail = (error: { readonly message: string }) => new PipelineError({ turn: number, detail: error.message })
+      if (turn.policy !== undefined) recorded = turn.policy
+      const policy = policyOf(recorded)
+      // Under the recorded builder the reported usage is the recording's; under another it is unknown.
+      const sameBuilder = recorded !== undefined && JSON.stringify(recorded.builder) === JSON.stringify(policy.builder)
+      const step = Effect.gen(function* () {
+        if (turn.system !== undefined) yield* ctx.setSystemPrompt(stream, turn.system)
+        if (turn.knowledge !== undefined) yield* ctx.setKnowledge(stream, turn.knowledge)
+        if (turn.goal !== undefined) yield* ctx.setTaskGoal(stream, turn.goal)
+        yield* Turn.prepare(stream, { messages: turn.messages, injected: turn.injected }, policy)
+        for (const [iteration, call] of turn.calls.entries()) {
+          const rendered = yield* Turn.render(stream, policy, { iteration })
+          yield* Turn.complete(
+            stream,
+            {
+              answer: call.answer,
+              results: call.results,
+              signals: call.signals,
+              usage: sameBuilder ? call.usage : undefined,
+              estimatedInputTokens: rendered.built.stats.total,
+              endTurn: iteration === turn.calls.length - 1
+            },
+            policy
+          )
+        }
+        // A turn with no model call (a transcript ending on a user message) still completes.
+        if (turn.calls.length === 0) yield* ctx.completeTurn(stream)
+      })
+      yield* Effect.mapError(step, fail)
     }
-    const envelopes = yield* Stream.runCollect(log.read(stream)).pipe(Effect.mapError(fail(input.turns.length)))
+    const envelopes = yield* Stream.runCollect(log.read(stream)).pipe(
+      Effect.mapError((error) => new PipelineError({ turn: input.turns.length, detail: error.message }))
+    )
     return Chunk.toReadonlyArray(envelopes).map((envelope) => envelope.event)
-  }).pipe(Effect.provide(runtime))
+  }).pipe(Effect.provide(runtime(first)))
+}
+
+/** The policy of a transcript import: the builder, and compaction when a budget is given. @since 0.4.0 */
+export const importPolicy = (builder: Policy.Policy["builder"], compaction: boolean): Policy.Policy => ({
+  builder,
+  ...(compaction ? { compaction: {} } : {})
+})
 
 /**
- * Agent turns of a chat transcript: the system messages apart, then each assistant message with the
- * tool results that follow it (user messages join the turn of the next assistant message).
+ * Agent turns of a chat transcript: the system messages apart, then each assistant message is one
+ * model call and ends a turn, answered by the tool results that follow it (user messages, and tool
+ * messages that answer no call, start the turn of the next assistant message). Agent transcripts
+ * rarely mark where a user turn ends, so each model call is its own turn, as `render --turn K` counts.
  * @since 0.1.0
  */
 export const turnsOf = (messages: ReadonlyArray<Message.MessageInput>): Input => {
   const system = messages.filter((message) => message.role === "system")
-  const turns: Array<Turn> = []
-  let current: Array<Message.MessageInput> = []
-  messages.forEach((message, index) => {
-    if (message.role === "system") return
-    current.push(message)
-    const next = messages[index + 1]
-    if (message.role !== "user" && next?.role !== "tool") {
-      turns.push({ messages: current })
-      current = []
-    }
-  })
-  if (current.length > 0) turns.push({ messages: current })
-  return {
-    system: system.length === 0 ? null : system.map((message) => Message.textOf(message)).join("\n"),
-    knowledge: [],
-    turns
+  const turns: Array<TurnInput> = []
+  let opening: Array<Message.MessageInput> = []
+  let call: Call | undefined
+  const flush = () => {
+    if (call === undefined && opening.length === 0) return
+    turns.push({ messages: opening, injected: [], calls: call === undefined ? [] : [call] })
+    opening = []
+    call = undefined
   }
+  for (const message of messages) {
+    if (message.role === "system") continue
+    const results = message.role === "tool" ? Message.toolResultsOf(message) : []
+    if (message.role === "assistant") {
+      // The messages before it open this call's turn; a previous call ends its own.
+      if (call !== undefined) flush()
+      call = { answer: message.parts, results: [], signals: [] }
+      continue
+    }
+    if (call !== undefined && results.length > 0 && results.length === message.parts.length) {
+      call = { ...call, results: [...call.results, ...results] }
+      continue
+    }
+    // A user message (or a stray tool message) after a model call opens the next turn.
+    if (call !== undefined) flush()
+    opening.push(message)
+  }
+  flush()
+  const head = turns[0]
+  if (head !== undefined && system.length > 0) {
+    turns[0] = {
+      ...head,
+      system: [{ role: "system", parts: [Message.text(system.map((message) => Message.textOf(message)).join("\n"))] }]
+    }
+  }
+  return { turns }
 }
 
 const reasoningOf = (raw: unknown): string | undefined => {
@@ -205,47 +253,116 @@ export const fromOpenAIChat = (json: unknown) =>
     })
   })
 
+const asInput = (message: Message.Message): Message.MessageInput => ({
+  id: message.id,
+  role: message.role,
+  parts: message.parts,
+  ...(message.pinned === true ? { pinned: true } : {})
+})
+
+const recallKinds: ReadonlySet<string> = new Set(["recall", "cross_session"])
+
 /**
- * The input events of a recorded stream, as pipeline input: the system prompt, stable knowledge, goals
- * and the conversation messages (not injected or derived ones), cut into turns at `TurnCompleted`.
+ * The inputs of a recorded stream, cut into turns at `TurnCompleted` and into model calls at
+ * `PromptRendered`: per turn its recorded policy, the system prompt, knowledge and goal set before it,
+ * the messages it started with, recall as it was injected, and per call the answer, the tool results,
+ * signals and usage.
  * @since 0.1.0
  */
 export const inputOf = (entries: ReadonlyArray<Queries.Entry>): Input => {
-  let system: string | null = null
-  let knowledge: ReadonlyArray<string> = []
-  const turns: Array<Turn> = []
-  let messages: Array<Message.MessageInput> = []
-  let goal: string | null | undefined
-  let subgoals: ReadonlyArray<string> | undefined
+  const turns: Array<TurnInput> = []
+  type Draft = {
+    policy?: Policy.Policy
+    system?: ReadonlyArray<Message.MessageInput>
+    knowledge?: ReadonlyArray<Message.MessageInput>
+    goal?: string | null
+    messages: Array<Message.MessageInput>
+    injected: Map<Message.InjectedKind, Array<Message.MessageInput>>
+    calls: Array<{
+      answer: ReadonlyArray<Message.Part>
+      results: Array<Message.ToolResultPart>
+      signals: Array<string>
+      usage?: LanguageModel.Usage
+      estimatedInputTokens?: number
+    }>
+    rendered: number
+  }
+  const fresh = (): Draft => ({ messages: [], injected: new Map(), calls: [], rendered: 0 })
+  let turn = fresh()
   const flush = () => {
+    if (turn.messages.length === 0 && turn.calls.length === 0 && turn.rendered === 0) return
     turns.push({
-      messages,
-      ...(goal === undefined ? {} : { goal }),
-      ...(subgoals === undefined ? {} : { subgoals })
+      ...(turn.policy === undefined ? {} : { policy: turn.policy }),
+      ...(turn.system === undefined ? {} : { system: turn.system }),
+      ...(turn.knowledge === undefined ? {} : { knowledge: turn.knowledge }),
+      ...(turn.goal === undefined ? {} : { goal: turn.goal }),
+      messages: turn.messages,
+      injected: [...turn.injected].map(([kind, messages]) => ({ kind, messages })),
+      calls: turn.calls
     })
-    messages = []
-    goal = undefined
-    subgoals = undefined
+    turn = fresh()
   }
   for (const { event } of entries) {
     switch (event._tag) {
+      case "TurnPolicySet": {
+        const decoded = Policy.validate(event.policy)
+        if (Either.isRight(decoded)) turn.policy = decoded.right
+        break
+      }
       case "SystemPromptSet":
-        system = event.messages.map((message) => Message.textOf(message)).join("\n")
+        turn.system = event.messages.map(asInput)
         break
       case "KnowledgeSet":
-        knowledge = event.messages.map((message) => Message.textOf(message))
+        turn.knowledge = event.messages.map(asInput)
         break
       case "TaskGoalSet":
-        goal = event.goal
+        turn.goal = event.goal
         break
-      case "SubgoalsSet":
-        subgoals = event.subgoals
-        break
-      case "MessageAppended":
-        if (event.message.kind === "chat") {
-          messages.push({ id: event.message.id, role: event.message.role, parts: event.message.parts })
+      case "MessagesInjected":
+        if (recallKinds.has(event.kind) && turn.rendered === 0) {
+          const kept = turn.injected.get(event.kind) ?? []
+          kept.push(
+            ...event.messages.map((message): Message.MessageInput => ({ role: message.role, parts: message.parts }))
+          )
+          turn.injected.set(event.kind, kept)
         }
         break
+      case "MessagesRemoved": {
+        const kind = event.reason.startsWith("kind:") ? event.reason.slice(5) : ""
+        if (recallKinds.has(kind) && turn.rendered === 0 && Schema.is(Message.InjectedKind)(kind)) {
+          if (!turn.injected.has(kind)) turn.injected.set(kind, [])
+        }
+        break
+      }
+      case "PromptRendered":
+        turn.rendered++
+        break
+      case "MessageAppended": {
+        const message = event.message
+        if (message.kind !== "chat") break
+        const call = turn.calls.at(-1)
+        if (turn.rendered === 0) turn.messages.push(asInput(message))
+        else if (message.role === "assistant" && turn.calls.length < turn.rendered) {
+          turn.calls.push({ answer: message.parts, results: [], signals: [] })
+        } else if (call !== undefined && message.role === "tool") call.results.push(...Message.toolResultsOf(message))
+        break
+      }
+      case "SignalRaised":
+        turn.calls.at(-1)?.signals.push(event.signal.text)
+        break
+      case "UsageReported": {
+        const call = turn.calls.at(-1)
+        if (call !== undefined) {
+          call.usage = {
+            inputTokens: event.inputTokens,
+            outputTokens: event.outputTokens,
+            cacheReadTokens: event.cacheReadTokens,
+            cacheWriteTokens: event.cacheWriteTokens
+          }
+          call.estimatedInputTokens = event.estimatedInputTokens
+        }
+        break
+      }
       case "TurnCompleted":
         flush()
         break
@@ -253,17 +370,21 @@ export const inputOf = (entries: ReadonlyArray<Queries.Entry>): Input => {
         break
     }
   }
-  if (messages.length > 0 || goal !== undefined || subgoals !== undefined) flush()
-  return { system, knowledge, turns }
+  flush()
+  return { turns }
 }
 
-/** What one turn of a run cost. @since 0.1.0 */
-export interface TurnStat {
+/** What one model call of a run cost. @since 0.4.0 */
+export interface CallStat {
   readonly turn: number
-  /** Prompt tokens of the turn's renders (window tokens; tool schemas apart). */
+  /** 1-based within its turn. */
+  readonly call: number
+  /** Prompt tokens of the render (window tokens; tool schemas apart). */
   readonly tokensSent: number
-  /** Compaction events in the turn (summaries, prunes, trims, applied deferred summaries). */
+  /** Compaction events since the previous render (summaries, prunes, trims, applied deferred summaries). */
   readonly compactions: number
+  /** Messages that left the window since the previous render. */
+  readonly dropped: number
   /** Share of the request bytes equal to the previous request's prefix (same provider and model). */
   readonly prefixReuse: number | null
   /** Estimated input cost in USD: the reused share at the cache-read price, the rest at full price. */
@@ -271,18 +392,17 @@ export interface TurnStat {
 }
 
 /**
- * Per-turn stats of a stream's events: renders are rebuilt from the log to measure prefix reuse (a
- * render that cannot be rebuilt counts as not reused, and `prefixReuse` is null).
- * @since 0.1.0
+ * Per-model-call stats of a stream's events: renders are rebuilt from the log to measure prefix reuse
+ * (a render that cannot be rebuilt counts as not reused, and `prefixReuse` is null).
+ * @since 0.4.0
  */
-export const turnStats = (entries: ReadonlyArray<Queries.Entry>, pricing: Pricing): ReadonlyArray<TurnStat> => {
-  const stats: Array<TurnStat> = []
+export const callStats = (entries: ReadonlyArray<Queries.Entry>, pricing: Pricing): ReadonlyArray<CallStat> => {
+  const stats: Array<CallStat> = []
   let window = Window.empty
   let turn = 1
-  let tokens = 0
+  let call = 0
   let compactions = 0
-  let reuse: number | null = null
-  let cost = 0
+  let lastIds = new Set<string>()
   const blobs = new Map<string, string>()
   const previous = new Map<string, string>()
   for (const entry of entries) {
@@ -293,26 +413,35 @@ export const turnStats = (entries: ReadonlyArray<Queries.Entry>, pricing: Pricin
       const rebuilt = RenderRecord.rebuild(window, event, entry.version, blobs)
       const key = `${event.provider}/${event.model}`
       let share = 0
+      let reuse: number | null = null
       if (Either.isRight(rebuilt)) {
         const before = previous.get(key)
         share = before === undefined ? 0 : Queries.commonPrefix(before, rebuilt.right.body) / rebuilt.right.body.length
         previous.set(key, rebuilt.right.body)
         reuse = share
       }
+      const ids = new Set(Window.messages(window).map((message) => message.id))
+      let dropped = 0
+      for (const id of lastIds) if (!ids.has(id)) dropped++
+      lastIds = ids
       const cached = Math.round(event.tokens.total * share)
-      tokens += event.tokens.total
-      cost += ((event.tokens.total - cached) * pricing.input + cached * pricing.cacheRead) / 1_000_000
+      call++
+      stats.push({
+        turn,
+        call,
+        tokensSent: event.tokens.total,
+        compactions,
+        dropped,
+        prefixReuse: reuse,
+        cost: ((event.tokens.total - cached) * pricing.input + cached * pricing.cacheRead) / 1_000_000
+      })
+      compactions = 0
     }
     window = Window.evolve(window, event)
     if (event._tag === "TurnCompleted") {
-      stats.push({ turn, tokensSent: tokens, compactions, prefixReuse: reuse, cost })
       turn++
-      tokens = 0
-      compactions = 0
-      reuse = null
-      cost = 0
+      call = 0
     }
   }
-  if (tokens > 0 || compactions > 0) stats.push({ turn, tokensSent: tokens, compactions, prefixReuse: reuse, cost })
   return stats
 }

@@ -69,12 +69,12 @@ describe("import --format openai-chat on every shared transcript", () => {
       writeFileSync(
         config,
         JSON.stringify({
-          compaction: { budget: 8000 },
+          compaction: {},
           builder: { provider: "anthropic", model: "claude-sonnet-4-5", contextWindow: 8000 }
         })
       )
       const whatif = parse(await ctxlogInProcess(["whatif", "--db", db, stream, "--config", config, "--json"]))
-      assert.strictEqual(Array.isArray(whatif.turns) ? whatif.turns.length : 0, renders)
+      assert.strictEqual(Array.isArray(whatif.calls) ? whatif.calls.length : 0, renders)
     })
   }
 })

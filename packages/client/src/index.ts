@@ -17,12 +17,12 @@
  * @since 0.1.0
  */
 import { Compactor, ContextService, Message as MessageModule, type TokenCounter, type Window } from "@ctxlog/core"
-import { TemplateCompactor, TieredCompaction } from "@ctxlog/compaction"
+import { TemplateCompactor } from "@ctxlog/compaction"
 import { Ctxlog } from "@ctxlog/memory"
-import { CtxBuilder } from "@ctxlog/providers"
+import type { CtxBuilder } from "@ctxlog/providers"
+import { Policy, Turn } from "@ctxlog/turn"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
@@ -77,8 +77,38 @@ export interface CompactResult {
   readonly window: Window.Window
 }
 
+/** A turn's policy as data (`@ctxlog/turn`): the builder, render options, compaction, seams, recall. @since 0.4.0 */
+export type TurnPolicy = Policy.Policy
+
+/** What a turn step did: the window after its one append, the events it wrote, the tiers that ran. @since 0.4.0 */
+export interface TurnStep {
+  readonly window: Window.Window
+  readonly events: number
+  readonly tiers: ReadonlyArray<string>
+}
+
+/** A rendered, recorded request: send `body` as it is (its hash is in the log). @since 0.4.0 */
+export interface TurnRender extends TurnStep {
+  readonly request: CtxBuilder.RenderedRequest
+  readonly body: string
+}
+
+/**
+ * The turn module on one stream under one policy: the same pipeline the sample agent runs. Per user
+ * turn call `prepare`, then per model call `render`, send `body`, and `complete` with the answer and
+ * the tool results (`endTurn` on the last call). Each step is one load and one append.
+ * @since 0.4.0
+ */
+export interface TurnHandle {
+  readonly prepare: (input: ReadonlyArray<MessageInput> | Turn.Input) => Promise<TurnStep>
+  readonly render: (options?: Turn.RenderOptions) => Promise<TurnRender>
+  readonly complete: (completion: Turn.Completion) => Promise<TurnStep>
+}
+
 /** A context log with async methods. @since 0.1.0 */
 export interface Context {
+  /** The turn module for a stream and a policy (validated here: a bad policy throws `InvalidPolicy`). */
+  readonly turn: (stream: string, policy: TurnPolicy) => TurnHandle
   /** Append messages to a stream; resolves to the window after them. */
   readonly append: (stream: string, messages: ReadonlyArray<MessageInput>) => Promise<Window.Window>
   /** The current window of a stream (empty when the stream has no events). */
@@ -87,7 +117,7 @@ export interface Context {
   readonly trim: (stream: string, budget: number) => Promise<Window.Window>
   /** Summarize all but the newest history with the summarizer. */
   readonly compact: (stream: string, options?: CompactOptions) => Promise<CompactResult>
-  /** The exact request body the provider receives for the stream's window. */
+  /** The exact request the provider would receive for the stream's window now (a preview: nothing is recorded; a turn's `render` records). */
   readonly render: (
     stream: string,
     provider: ProviderConfig,
@@ -187,32 +217,48 @@ export const createContext = async (options: ContextOptions): Promise<Context> =
     throw toError(opened.cause)
   }
 
+  const step = (done: {
+    readonly window: Window.Window
+    readonly events: ReadonlyArray<unknown>
+    readonly tiers: ReadonlyArray<string>
+  }): TurnStep => ({
+    window: done.window,
+    events: done.events.length,
+    tiers: done.tiers
+  })
+
   return {
+    turn: (stream, policy) => {
+      const checked = Policy.validate(Policy.toJson(policy))
+      if (checked._tag === "Left") throw new CtxlogError(checked.left._tag, checked.left.message, checked.left)
+      const valid = checked.right
+      return {
+        prepare: (input) =>
+          call(Effect.map(Turn.prepare(stream, "messages" in input ? input : { messages: input }, valid), step)),
+        render: (options) =>
+          call(
+            Effect.map(Turn.render(stream, valid, options), (rendered) => ({
+              ...step(rendered),
+              request: rendered.built.request,
+              body: rendered.body
+            }))
+          ),
+        complete: (completion) => call(Effect.map(Turn.complete(stream, completion, valid), step))
+      }
+    },
     append: (stream, messages) =>
       withService((ctx) => Effect.map(ctx.appendMessages(stream, messages), (outcome) => outcome.window)),
     load: (stream) => withService((ctx) => ctx.load(stream)),
-    trim: (stream, budget) =>
-      withService((ctx) => Effect.map(ctx.trimToBudget(stream, budget), (outcome) => outcome.window)),
+    trim: (stream, budget) => call(Effect.map(Turn.trim(stream, budget), (outcome) => outcome.window)),
     compact: (stream, compactOptions = {}) =>
       call(
-        Effect.map(
-          TieredCompaction.compactContext(
-            stream,
-            compactOptions.maxSummaryTokens,
-            compactOptions.keepTokens === undefined ? {} : { keepTokens: compactOptions.keepTokens }
-          ),
-          (result) => ({ compacted: result._tag === "Compacted", window: result.window })
-        )
+        Effect.map(Turn.compact(stream, compactOptions), (result) => ({
+          compacted: result._tag === "Compacted",
+          window: result.window
+        }))
       ),
     render: (stream, provider, renderOptions) =>
-      withService((ctx) =>
-        Effect.flatMap(ctx.load(stream), (window) =>
-          Either.match(CtxBuilder.forProvider(provider).build(window, renderOptions), {
-            onLeft: (error) => Effect.fail(error),
-            onRight: (built) => Effect.succeed(built.request)
-          })
-        )
-      ),
+      call(Effect.map(Turn.preview(stream, provider, renderOptions), (built) => built.request)),
     close: () => runtime.dispose(),
     runtime
   }

@@ -14,6 +14,59 @@ const round = (index: number) => [
 ]
 
 describe("createContext (Promise API)", () => {
+  it("runs the turn module on a SQLite file: every render is recorded and rebuilds from the log", async () => {
+    const filename = tempFile()
+    const ctx = await createContext({ sqlite: filename })
+    const policy = {
+      builder: { provider: "anthropic", model: "claude-sonnet-4-5", contextWindow: 4096, maxOutputTokens: 512 },
+      render: { turnReminder: "Be brief." },
+      compaction: {}
+    } as const
+    const turn = ctx.turn("chat-turn", policy)
+    for (const index of [1, 2, 3, 4, 5, 6]) {
+      await turn.prepare([Message.user(`Question ${index}: why does step ${index} fail?`)])
+      const first = await turn.render()
+      expect(JSON.parse(first.body)).toMatchObject({ model: "claude-sonnet-4-5" })
+      await turn.complete({
+        answer: [
+          Message.text(`Looking at step ${index}.`),
+          Message.toolCall(`call-${index}`, "read_file", { step: index })
+        ],
+        results: [Message.toolResult(`call-${index}`, `step ${index}: ${"lorem ipsum ".repeat(200)}`)],
+        endTurn: false
+      })
+      await turn.render({ iteration: 1 })
+      const done = await turn.complete({ answer: [Message.text("A missing import.")], endTurn: true })
+      expect(done.events).toBeGreaterThan(0)
+    }
+    await ctx.close()
+    const verify = await import("@ctxlog/providers").then(async ({ RenderRecord }) => {
+      const { Ctxlog } = await import("@ctxlog/memory")
+      const { EventLog } = await import("@ctxlog/core")
+      const Effect = await import("effect/Effect")
+      const Stream = await import("effect/Stream")
+      const Chunk = await import("effect/Chunk")
+      const program = Effect.flatMap(EventLog.EventLog, (log) => Stream.runCollect(log.read("chat-turn")))
+      const events = await Effect.runPromise(
+        Effect.scoped(Effect.provide(program, Ctxlog.sqlite({ filename, create: false })))
+      )
+      return RenderRecord.verifyAll(Chunk.toReadonlyArray(events))
+    })
+    expect(verify.renders).toBe(12)
+    expect(verify.failures).toEqual([])
+    expect(verify.overWindow).toEqual([])
+  })
+
+  it("refuses a policy whose window cannot hold a prompt, naming the field", async () => {
+    const ctx = await createContext({ memory: true })
+    expect(() =>
+      ctx.turn("chat-1", {
+        builder: { provider: "openai", model: "gpt-4o", contextWindow: 4096, maxOutputTokens: 4000 }
+      })
+    ).toThrow(/builder\.contextWindow/)
+    await ctx.close()
+  })
+
   it("appends, renders for OpenAI, and a reopened context loads the same window", async () => {
     const filename = tempFile()
     const ctx = await createContext({ sqlite: filename })

@@ -14,7 +14,7 @@ import {
   EventLog,
   type LanguageModel,
   Message,
-  type Window,
+  Window,
   type WindowEvent
 } from "@ctxlog/core"
 import * as Effect from "effect/Effect"
@@ -22,7 +22,7 @@ import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
-import { type BuildOptions, type Built, forProvider, type ProviderConfig } from "./CtxBuilder.js"
+import { type BuildOptions, type BuildStats, type Built, forProvider, type ProviderConfig } from "./CtxBuilder.js"
 
 /** The exact request body the clients send: `JSON.stringify` of the built request. @since 0.1.0 */
 export const serialize = (request: unknown): string => JSON.stringify(request)
@@ -207,6 +207,8 @@ export interface Rebuilt {
   readonly body: string
   readonly sha256: string
   readonly recordedSha256: string
+  /** The rebuilt render's stats: what its prompt and output reserve take of the context window. */
+  readonly stats: BuildStats
 }
 
 /**
@@ -224,7 +226,10 @@ export const rebuild = (
     Either.left(new RenderMismatch({ version, reason, detail }))
   const spec = event.render
   if (spec === undefined) {
-    return fail("not-rebuildable", "the event records no render spec (written by PromptRendered v1)")
+    return fail(
+      "not-rebuildable",
+      "the event records no render spec: its writer called recordRender without the builder config and options"
+    )
   }
   const config = decodeProviderConfig({ ...spec.config, provider: spec.builder })
   if (Either.isLeft(config)) return fail("bad-spec", `the recorded builder config is invalid: ${config.left.message}`)
@@ -251,7 +256,58 @@ export const rebuild = (
   if (sha256 !== event.sha256) {
     return fail("hash-mismatch", `rebuilt request hashes to ${sha256}, the log recorded ${event.sha256}`)
   }
-  return Either.right({ version, request: built.right.request, body, sha256, recordedSha256: event.sha256 })
+  return Either.right({
+    version,
+    request: built.right.request,
+    body,
+    sha256,
+    recordedSha256: event.sha256,
+    stats: built.right.stats
+  })
+}
+
+/** Whether a render plus its output reserve fits the model's context window. @since 0.4.0 */
+export const fits = (stats: BuildStats): boolean =>
+  stats.total + stats.reminderTokens + stats.outputReserve <= stats.contextWindow
+
+/** Every recorded render of a stream rebuilt and checked. @since 0.4.0 */
+export interface Verification {
+  readonly renders: number
+  /** Renders that rebuilt to their recorded hash. */
+  readonly verified: number
+  readonly failures: ReadonlyArray<RenderMismatch>
+  /** Versions of rebuilt renders whose prompt plus output reserve exceeded the context window. */
+  readonly overWindow: ReadonlyArray<number>
+}
+
+/**
+ * Rebuild every `PromptRendered` in a stream's events (in order, from version 1) and check each
+ * against its hash: the check `ctxlog render` and `ctxlog verify --renders` make.
+ * @since 0.4.0
+ */
+export const verifyAll = (
+  events: Iterable<{ readonly event: WindowEvent.WindowEvent; readonly version: number }>
+): Verification => {
+  let window = Window.empty
+  const blobs = new Map<string, string>()
+  let renders = 0
+  let verified = 0
+  const failures: Array<RenderMismatch> = []
+  const overWindow: Array<number> = []
+  for (const { event, version } of events) {
+    if (event._tag === "PromptRendered") {
+      renders++
+      collectBlobs([event], blobs)
+      const rebuilt = rebuild(window, event, version, blobs)
+      if (Either.isLeft(rebuilt)) failures.push(rebuilt.left)
+      else {
+        verified++
+        if (!fits(rebuilt.right.stats)) overWindow.push(version)
+      }
+    }
+    window = Window.evolve(window, event)
+  }
+  return { renders, verified, failures, overWindow }
 }
 
 /** The blobs recorded by a run of events, by hash (first one wins). @since 0.2.0 */

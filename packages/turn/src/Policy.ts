@@ -150,14 +150,14 @@ export const validate = (input: unknown): Either.Either<Policy, InvalidPolicy> =
     }),
     (policy) => {
       const budget = Budget.available(budgetOf(policy, undefined))
-      const window = policy.builder.contextWindow
+      const window = CtxBuilder.forProvider(policy.builder).ctxWindow
       if (budget < minimumBudget) {
         const reserve = policy.render?.maxOutputTokens ?? policy.builder.maxOutputTokens
         return Either.left(
           new InvalidPolicy({
             field: "builder.contextWindow",
             detail:
-              `a context window of ${window ?? "(the provider default)"} tokens leaves ${budget} for the prompt once the output reserve` +
+              `a context window of ${window} tokens leaves ${budget} for the prompt once the output reserve` +
               `${reserve === undefined ? "" : ` (${reserve})`}, the tool schemas and the turn reminder are set aside; ` +
               `at least ${minimumBudget} are needed: raise the context window or lower the output reserve`
           })

@@ -278,8 +278,7 @@ const seamConfigOf = (policy: Policy.Policy, budget: Budget.Budget) => {
 const promptTokens = (built: CtxBuilder.Built<unknown>): number => built.stats.total + built.stats.reminderTokens
 
 /** Whether a render plus its output reserve fits the context window: the one check every render passes. @since 0.4.0 */
-export const fits = (built: CtxBuilder.Built<unknown>): boolean =>
-  promptTokens(built) + built.stats.outputReserve <= built.stats.contextWindow
+export const fits = (built: CtxBuilder.Built<unknown>): boolean => RenderRecord.fits(built.stats)
 
 /**
  * Render the next request: (between calls) the soft tier, the seams, the fit, the builder, and a
@@ -506,3 +505,52 @@ export const truncateResult = (
   result: Message.ToolResultPart,
   toolName: string
 ): Message.ToolResultPart => CtxBuilder.forProvider(policy.builder).truncateToolOutput(result, toolName)
+
+/**
+ * Drop the oldest history (whole tool rounds) until the window fits `budget` tokens, outside a turn
+ * (the tool results the model has not seen stay). One append.
+ * @since 0.4.0
+ */
+export const trim = (
+  stream: EventLog.StreamId,
+  budget: number
+): Effect.Effect<ContextService.Outcome, ContextService.ContextError, ContextService.ContextService> =>
+  Effect.flatMap(ContextService.ContextService, (ctx) => ctx.trimToBudget(stream, budget))
+
+/**
+ * Summarize all but the newest history with the compactor in context, outside a turn (`keepTokens` of
+ * the newest history stay verbatim; default a quarter of it). One append.
+ * @since 0.4.0
+ */
+export const compact = (
+  stream: EventLog.StreamId,
+  options: { readonly keepTokens?: number | undefined; readonly maxSummaryTokens?: number | undefined } = {}
+): Effect.Effect<TieredCompaction.Summarized, TieredCompaction.Failure, TieredCompaction.Requirements> =>
+  TieredCompaction.compactContext(
+    stream,
+    options.maxSummaryTokens,
+    options.keepTokens === undefined ? {} : { keepTokens: options.keepTokens }
+  )
+
+/**
+ * The request a render of the current window would send, built and not recorded: a read, for a
+ * preview (no fit, no event).
+ * @since 0.4.0
+ */
+export const preview = (
+  stream: EventLog.StreamId,
+  config: CtxBuilder.ProviderConfig,
+  options: CtxBuilder.BuildOptions = {}
+): Effect.Effect<
+  CtxBuilder.Built<CtxBuilder.RenderedRequest>,
+  RenderFailed | ContextService.LogError,
+  ContextService.ContextService
+> =>
+  Effect.flatMap(ContextService.ContextService, (ctx) =>
+    Effect.flatMap(ctx.load(stream), (window) =>
+      Either.match(CtxBuilder.forProvider(config).build(window, options), {
+        onLeft: (error) => Effect.fail(new RenderFailed({ stream, detail: error.message })),
+        onRight: Effect.succeed
+      })
+    )
+  )

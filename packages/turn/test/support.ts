@@ -8,17 +8,14 @@ import {
   Ids,
   RecallSource,
   TokenCounter,
-  type Window,
   type WindowEvent,
   WindowRepository
 } from "@ctxlog/core"
 import { RenderRecord } from "@ctxlog/providers"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
-import { Window as W } from "@ctxlog/core"
 
 /** Appends and stream reads the log served: a test double of our own service, as a Layer. */
 export interface Counts {
@@ -80,22 +77,10 @@ export const eventsOf = (
     Effect.map(Stream.runCollect(log.read(stream)), (envelopes) => Chunk.toReadonlyArray(envelopes))
   )
 
-/** Rebuild every `PromptRendered` of a stream from the log: how many there are and how many rebuild. */
+/** Rebuild every `PromptRendered` of a stream from the log: how many there are and why any failed. */
 export const rebuildAll = (
   events: ReadonlyArray<{ readonly event: WindowEvent.WindowEvent; readonly version: number }>
 ) => {
-  let window: Window.Window = W.empty
-  const blobs = new Map<string, string>()
-  let renders = 0
-  const failures: Array<string> = []
-  for (const { event, version } of events) {
-    if (event._tag === "PromptRendered") {
-      renders++
-      RenderRecord.collectBlobs([event], blobs)
-      const rebuilt = RenderRecord.rebuild(window, event, version, blobs)
-      if (Either.isLeft(rebuilt)) failures.push(rebuilt.left.message)
-    }
-    window = W.evolve(window, event)
-  }
-  return { renders, failures }
+  const verification = RenderRecord.verifyAll(events)
+  return { renders: verification.renders, failures: verification.failures.map((failure) => failure.message) }
 }
