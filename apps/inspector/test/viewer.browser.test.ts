@@ -566,6 +566,26 @@ describe("ctxlog serve in a browser", () => {
     await page.close()
   })
 
+  it("a bind beyond loopback: the page opens with the printed URL's token only, and keeps working without it in the address bar", async () => {
+    const running = await Effect.runPromise(
+      Effect.flatMap(Source.sqlite(db), (source) => Server.start(source, { port: 0, host: "0.0.0.0" })).pipe(
+        Scope.extend(scope ?? Effect.runSync(Scope.make()))
+      )
+    )
+    const base = `http://127.0.0.1:${running.port}/`
+    const page = await open(base)
+    assert.include(await page.locator("body").textContent(), "requires its token")
+    assert.strictEqual(await page.locator('[data-testid="header"]').count(), 0)
+    await page.goto(`${base}?token=${running.token}&stream=${tools}&v=3`)
+    await page.locator('[data-testid="window"][data-version="3"]').waitFor()
+    assert.strictEqual(new URL(page.url()).search, `?stream=${tools}&v=3`)
+    await page.locator('[data-testid="message"][data-id="a1"]').click()
+    await page.locator('[data-testid="message-pane"] [data-testid="message-tokens"]').waitFor()
+    await page.reload()
+    await page.locator('[data-testid="message-pane"] [data-testid="message-tokens"]').waitFor()
+    await page.close()
+  })
+
   it("the page caused no Content-Security-Policy violation and no error", () => {
     assert.deepStrictEqual(violations, [])
   })
