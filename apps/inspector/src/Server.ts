@@ -158,6 +158,8 @@ const api = (source: Source, path: ReadonlyArray<string>, query: URLSearchParams
           budgetSource: context.budget !== null ? "render spec" : trimBudget !== null ? "last HistoryTrimmed" : null,
           head,
           points: Queries.tokenSeries(entries),
+          // `tokenSeries` has a point per render, or per event when the log records no render.
+          pointsFrom: entries.some((entry) => entry.type === "PromptRendered") ? "renders" : "events",
           marks
         }
       }

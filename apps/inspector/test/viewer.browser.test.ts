@@ -241,6 +241,7 @@ describe("ctxlog serve in a browser", () => {
     const chart = page.locator('[data-testid="chart"][data-points]:not([data-points="0"])')
     await chart.waitFor()
     assert.strictEqual(Number(await chart.getAttribute("data-points")), renders.length)
+    assert.include(await page.locator(".chart h3").textContent(), `${renders.length} renders`)
     assert.strictEqual(Number(await chart.getAttribute("data-budget")), 6000)
     const lastRender = renders
       .map(record)
@@ -469,6 +470,7 @@ describe("ctxlog serve in a browser", () => {
     await seam.waitFor()
     assert.strictEqual(await seam.getAttribute("data-version"), "6")
     assert.strictEqual(await seam.getAttribute("data-type"), "SeamProduced")
+    assert.include(await page.locator(".chart h3").textContent(), "7 events (no render recorded)")
     await page.close()
   })
 
@@ -483,6 +485,8 @@ describe("ctxlog serve in a browser", () => {
     assert.strictEqual(await page.locator("img").count(), 0)
     assert.strictEqual(await page.locator("[onerror]").count(), 0)
     assert.isUndefined(await page.evaluate(() => Reflect.get(window, "__pwned")))
+    mkdirSync(artifacts, { recursive: true })
+    await page.screenshot({ path: join(artifacts, "viewer-markup.png") })
     await page.close()
   })
 

@@ -265,7 +265,7 @@ function Chart({ series, selected, onSelect }) {
     onSelect(Math.min(series.head, Math.max(1, v)))
   }
   return html`<section class="chart" ref=${box}>
-    <h3>Window tokens per partition <small>${points.length} renders · v${x0}–v${x1}</small></h3>
+    <h3>Window tokens per partition <small>${points.length} ${series.pointsFrom === "events" ? "events (no render recorded)" : "renders"} · v${x0}–v${x1}</small></h3>
     ${legend}
     <svg
       data-testid="chart"
