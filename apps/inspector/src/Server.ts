@@ -293,11 +293,18 @@ export const start = (
       const type = statics[url.pathname]
       if (type !== undefined) return send(response, 200, type, readFileSync(new URL(url.pathname.slice(1), uiDir)))
       if (!url.pathname.startsWith("/api/streams")) return send(response, 404, "text/plain", "not found")
-      const path = url.pathname
+      const parts = url.pathname
         .slice("/api/streams".length)
         .split("/")
         .filter((part) => part !== "")
-        .map(decodeURIComponent)
+      const path: Array<string> = []
+      for (const part of parts) {
+        try {
+          path.push(decodeURIComponent(part))
+        } catch {
+          return send(response, 400, "application/json", JSON.stringify({ error: `bad percent-encoding in "${part}"` }))
+        }
+      }
       Effect.runPromise(
         api(source, path, url.searchParams).pipe(
           Effect.match({
@@ -308,9 +315,25 @@ export const start = (
         )
       ).catch((cause: unknown) => send(response, 500, "application/json", JSON.stringify({ error: String(cause) })))
     }
+    // A throw in a request listener would end the process (any page could then stop the viewer with
+    // one bad URL): answer 400 instead.
+    const guarded = (request: IncomingMessage, response: ServerResponse) => {
+      try {
+        handle(request, response)
+      } catch (cause) {
+        if (!response.headersSent) {
+          send(
+            response,
+            400,
+            "text/plain; charset=utf-8",
+            `bad request: ${cause instanceof Error ? cause.message : String(cause)}\n`
+          )
+        }
+      }
+    }
     const server = yield* Effect.acquireRelease(
       Effect.async<ReturnType<typeof createServer>, ServeError>((resume) => {
-        const created = createServer(handle)
+        const created = createServer(guarded)
         created.once("error", (error) =>
           resume(Effect.fail(new ServeError({ detail: `cannot listen: ${error.message}` })))
         )

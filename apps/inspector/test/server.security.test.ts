@@ -126,6 +126,15 @@ describe("ctxlog serve against other origins", () => {
     }
   })
 
+  it("a malformed request gets 400 and the viewer keeps serving", async () => {
+    const running = await start("127.0.0.1")
+    const host = { host: `127.0.0.1:${running.port}` }
+    const bad = await fetchRaw(running.port, "/api/streams/%E0%A4%A/head", host)
+    assert.strictEqual(bad.status, 400)
+    assertGuarded(bad)
+    assert.strictEqual((await fetchRaw(running.port, "/api/streams", host)).status, 200)
+  })
+
   it("the --host given is answered too", async () => {
     const running = await start("localhost")
     const answer = await fetchRaw(running.port, "/api/streams", { host: `localhost:${running.port}` })
