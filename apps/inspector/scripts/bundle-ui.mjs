@@ -1,4 +1,4 @@
-// Bundle the viewer (preact + htm + uPlot + @tanstack/virtual-core) into dist/ui at build time, so
+// Bundle the viewer (preact + htm + @tanstack/virtual-core) into dist/ui at build time, so
 // `ctxlog serve` loads nothing from a CDN. esbuild: the bundler the workspace already resolves.
 import { mkdirSync } from "node:fs"
 import { build } from "esbuild"
@@ -14,7 +14,6 @@ await build({
   outdir: out.pathname,
   logLevel: "warning"
 })
-// uPlot's stylesheet joins ours in app.css.
 await build({
   entryPoints: { app: new URL("../ui/app.css", import.meta.url).pathname },
   bundle: true,

@@ -6,27 +6,41 @@
  * - `/api/streams` — stream summaries
  * - `/api/streams/:s/events` — the event lines (`?type=T`)
  * - `/api/streams/:s/window?at=N` — partitions, usage and blame at N
+ * - `/api/streams/:s/message?at=N&id=M` — one message whole at N: parts, tokens, blame, tool pair
  * - `/api/streams/:s/diff?from=N&to=M` — the diff of two versions
- * - `/api/streams/:s/series` — tokens per partition over versions, and the budget
+ * - `/api/streams/:s/series` — tokens per partition over versions, the budget, compaction and seam marks
+ * - `/api/streams/:s/search?q=text` — the events whose content holds the text
  * - `/api/streams/:s/render?at=N` — the render at or before N, rebuilt and verified
  * - `/api/streams/:s/head` — the current version (the viewer polls it to tail a running stream)
  *
+ * Guarded against other origins (ADR 0038): a request whose `Host` is not a name the server serves
+ * on gets 403 (DNS rebinding); a bind beyond loopback requires a token (printed in the URL, then kept
+ * in a same-site cookie); no CORS headers; every response sets `X-Content-Type-Options: nosniff` and a
+ * strict `Content-Security-Policy` (the page has no inline script and inserts content as text only).
+ *
  * @since 0.1.0
  */
+import { randomBytes, timingSafeEqual } from "node:crypto"
 import { existsSync, readFileSync } from "node:fs"
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
-import type { AddressInfo } from "node:net"
+import { createServer, type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from "node:http"
+import { type AddressInfo, isIP } from "node:net"
+import { hostname } from "node:os"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
+import * as ContentSearch from "./ContentSearch.js"
 import * as Inspect from "./Inspect.js"
+import * as MessageDetail from "./MessageDetail.js"
 import * as Queries from "./Queries.js"
 import type { Source } from "./Source.js"
 
 /** A running viewer. @since 0.1.0 */
 export interface Running {
+  /** The URL to open (with `?token=` when the bind is beyond loopback). */
   readonly url: string
   readonly port: number
+  /** The token every request must carry, or null on a loopback bind. @since 0.4.0 */
+  readonly token: string | null
 }
 
 /** The viewer could not start. @since 0.1.0 */
@@ -45,10 +59,31 @@ const page = `<!doctype html>
 <link rel="stylesheet" href="/app.css"></head>
 <body><div id="app"></div><script type="module" src="/app.js"></script></body></html>`
 
+/**
+ * The headers of every response. The CSP allows only the served bundle and stylesheet and fetches to
+ * the same origin: no inline script, no eval, no frames, no plugins, no images from anywhere.
+ * Preact sets styles through the CSSOM, which `style-src 'self'` does not block.
+ * @since 0.4.0
+ */
+export const securityHeaders: Readonly<Record<string, string>> = {
+  "content-security-policy":
+    "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; " +
+    "base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+  "x-content-type-options": "nosniff",
+  "x-frame-options": "DENY",
+  "referrer-policy": "no-referrer",
+  "cross-origin-opener-policy": "same-origin",
+  "cross-origin-resource-policy": "same-origin",
+  "cache-control": "no-store"
+}
+
 const statusOf = (error: { readonly _tag: string }) =>
-  error._tag === "StreamNotFound" || error._tag === "RenderNotFound"
+  error._tag === "StreamNotFound" ||
+  error._tag === "RenderNotFound" ||
+  error._tag === "MessageNotFound" ||
+  error._tag === "NotFound"
     ? 404
-    : error._tag === "VersionOutOfRange"
+    : error._tag === "VersionOutOfRange" || error._tag === "BadRequest"
       ? 400
       : 500
 
@@ -89,6 +124,17 @@ const api = (source: Source, path: ReadonlyArray<string>, query: URLSearchParams
           foldedFrom: from
         }
       }
+      case "message": {
+        const id = query.get("id") ?? ""
+        if (id === "") return yield* Effect.fail({ _tag: "BadRequest", message: "message needs ?id=<message id>" })
+        const at = yield* Inspect.resolveVersion(stream, head, int("at"))
+        const { window } = yield* Inspect.windowAt(source, stream, at)
+        const entries = yield* Inspect.entries(source, stream, { to: at })
+        const found = MessageDetail.detail(window, Queries.blame(entries, at), id, (message) =>
+          Queries.preview(message)
+        )
+        return found instanceof MessageDetail.MessageNotFound ? yield* Effect.fail(found) : found
+      }
       case "diff": {
         const to = yield* Inspect.resolveVersion(stream, head, int("to"))
         const from = yield* Inspect.resolveVersion(stream, head, int("from") ?? Math.max(0, to - 1))
@@ -99,7 +145,27 @@ const api = (source: Source, path: ReadonlyArray<string>, query: URLSearchParams
       case "series": {
         const entries = yield* Inspect.entries(source, stream)
         const context = yield* Inspect.renderContext(source, stream, head)
-        return { budget: context.budget, points: Queries.tokenSeries(entries) }
+        const marks = Queries.eventLines(entries)
+          .filter((line) => line.mark !== null)
+          .map((line) => ({ version: line.version, mark: line.mark, type: line.type }))
+        // The budget line: the context window of the last recorded render's builder config (its
+        // `PromptRendered` render spec); without one (renders that are not rebuildable), the budget
+        // the last `HistoryTrimmed` trimmed to; null when the log records neither.
+        const trimmed = entries.findLast((entry) => entry.event._tag === "HistoryTrimmed")?.event
+        const trimBudget = trimmed?._tag === "HistoryTrimmed" ? trimmed.budget : null
+        return {
+          budget: context.budget ?? trimBudget,
+          budgetSource: context.budget !== null ? "render spec" : trimBudget !== null ? "last HistoryTrimmed" : null,
+          head,
+          points: Queries.tokenSeries(entries),
+          // `tokenSeries` has a point per render, or per event when the log records no render.
+          pointsFrom: entries.some((entry) => entry.type === "PromptRendered") ? "renders" : "events",
+          marks
+        }
+      }
+      case "search": {
+        const entries = yield* Inspect.entries(source, stream)
+        return ContentSearch.search(entries, query.get("q") ?? "")
       }
       case "render": {
         const at = yield* Inspect.resolveVersion(stream, head, int("at"))
@@ -110,8 +176,14 @@ const api = (source: Source, path: ReadonlyArray<string>, query: URLSearchParams
     }
   })
 
-const send = (response: ServerResponse, status: number, type: string, body: string | Buffer) => {
-  response.writeHead(status, { "content-type": type, "cache-control": "no-store" })
+const send = (
+  response: ServerResponse,
+  status: number,
+  type: string,
+  body: string | Buffer,
+  extra: OutgoingHttpHeaders = {}
+) => {
+  response.writeHead(status, { ...securityHeaders, "content-type": type, ...extra })
   response.end(body)
 }
 
@@ -120,10 +192,52 @@ const statics: Readonly<Record<string, string>> = {
   "/app.css": "text/css; charset=utf-8"
 }
 
-/** Start the viewer on `host:port` (port 0 picks a free one); it stops when the scope closes. @since 0.1.0 */
+const wildcards: ReadonlySet<string> = new Set(["0.0.0.0", "::", "[::]", ""])
+
+/** Whether a bind address reaches only this machine. @since 0.4.0 */
+export const isLoopback = (host: string): boolean => {
+  const bare = host.replace(/^\[|\]$/g, "").toLowerCase()
+  return bare === "localhost" || bare === "::1" || (isIP(bare) === 4 && bare.startsWith("127."))
+}
+
+/** A host as it appears in a URL and a `Host` header (IPv6 in brackets). */
+const urlHost = (host: string) => (isIP(host) === 6 ? `[${host}]` : host.toLowerCase())
+
+/**
+ * The `Host` header values the server answers: the loopback names and addresses and the `--host`
+ * given, each with the port (and bare on port 80). A wildcard bind answers any name, since the token
+ * it requires is what keeps other origins out (a rebound page has no cookie and no token).
+ * @since 0.4.0
+ */
+export const allowedHosts = (host: string, port: number): ReadonlySet<string> | "any" => {
+  if (wildcards.has(host)) return "any"
+  const names = ["localhost", "127.0.0.1", "[::1]", urlHost(host)]
+  return new Set(names.flatMap((name) => (port === 80 ? [name, `${name}:${port}`] : [`${name}:${port}`])))
+}
+
+const cookieOf = (request: IncomingMessage, name: string): string | undefined => {
+  for (const pair of (request.headers.cookie ?? "").split(";")) {
+    const [key, ...value] = pair.trim().split("=")
+    if (key === name) return value.join("=")
+  }
+  return undefined
+}
+
+const sameToken = (given: string | undefined, token: string) => {
+  if (given === undefined) return false
+  const a = Buffer.from(given)
+  const b = Buffer.from(token)
+  return a.length === b.length && timingSafeEqual(a, b)
+}
+
+/**
+ * Start the viewer on `host:port` (port 0 picks a free one); it stops when the scope closes. A bind
+ * beyond loopback requires a token: `options.token`, or 24 random bytes.
+ * @since 0.1.0
+ */
 export const start = (
   source: Source,
-  options: { readonly port: number; readonly host: string }
+  options: { readonly port: number; readonly host: string; readonly token?: string }
 ): Effect.Effect<Running, ServeError, Scope.Scope> =>
   Effect.gen(function* () {
     if (!existsSync(new URL("app.js", uiDir))) {
@@ -131,36 +245,95 @@ export const start = (
         detail: `the viewer bundle is missing (${new URL("app.js", uiDir).pathname}): run \`pnpm --filter @ctxlog/inspector build\``
       })
     }
+    const token = isLoopback(options.host) ? null : (options.token ?? randomBytes(24).toString("base64url"))
+    if (token !== null && token.length < 16) {
+      return yield* new ServeError({ detail: `the token must be at least 16 characters (got ${token.length})` })
+    }
+    // Filled in once the port is known (port 0 picks one).
+    let allowed: ReadonlySet<string> | "any" = new Set()
+    let cookie = "ctxlog-token"
     const handle = (request: IncomingMessage, response: ServerResponse) => {
+      const hostHeader = (request.headers.host ?? "").toLowerCase()
+      if (allowed !== "any" && !allowed.has(hostHeader)) {
+        return send(
+          response,
+          403,
+          "text/plain; charset=utf-8",
+          `forbidden: Host "${hostHeader}" is not one this viewer serves on (${[...allowed].join(", ")})\n`
+        )
+      }
+      if (request.method !== "GET" && request.method !== "HEAD") {
+        return send(response, 405, "text/plain; charset=utf-8", "only GET and HEAD\n", { allow: "GET, HEAD" })
+      }
       const url = new URL(request.url ?? "/", "http://localhost")
+      if (token !== null) {
+        const given = url.searchParams.get("token") ?? undefined
+        const bearer = /^Bearer (.+)$/.exec(request.headers.authorization ?? "")?.[1]
+        if (sameToken(given, token)) {
+          // The page: keep the token in a same-site cookie and drop it from the address bar.
+          if (url.pathname === "/" || url.pathname === "/index.html") {
+            url.searchParams.delete("token")
+            return send(response, 302, "text/plain; charset=utf-8", "", {
+              location: `/${url.search}`,
+              "set-cookie": `${cookie}=${token}; Path=/; HttpOnly; SameSite=Strict`
+            })
+          }
+        } else if (!sameToken(cookieOf(request, cookie), token) && !sameToken(bearer, token)) {
+          return send(
+            response,
+            403,
+            "text/plain; charset=utf-8",
+            "forbidden: this viewer requires its token; open the URL `ctxlog serve` printed (…/?token=…)\n"
+          )
+        }
+      }
       if (url.pathname === "/" || url.pathname === "/index.html")
         return send(response, 200, "text/html; charset=utf-8", page)
+      if (url.pathname === "/favicon.ico") return send(response, 204, "text/plain", "")
       const type = statics[url.pathname]
       if (type !== undefined) return send(response, 200, type, readFileSync(new URL(url.pathname.slice(1), uiDir)))
       if (!url.pathname.startsWith("/api/streams")) return send(response, 404, "text/plain", "not found")
-      const path = url.pathname
+      const parts = url.pathname
         .slice("/api/streams".length)
         .split("/")
         .filter((part) => part !== "")
-        .map(decodeURIComponent)
+      const path: Array<string> = []
+      for (const part of parts) {
+        try {
+          path.push(decodeURIComponent(part))
+        } catch {
+          return send(response, 400, "application/json", JSON.stringify({ error: `bad percent-encoding in "${part}"` }))
+        }
+      }
       Effect.runPromise(
         api(source, path, url.searchParams).pipe(
           Effect.match({
             onSuccess: (value) => send(response, 200, "application/json", JSON.stringify(value)),
             onFailure: (error) =>
-              send(
-                response,
-                error._tag === "NotFound" ? 404 : statusOf(error),
-                "application/json",
-                JSON.stringify({ error: error.message })
-              )
+              send(response, statusOf(error), "application/json", JSON.stringify({ error: error.message }))
           })
         )
       ).catch((cause: unknown) => send(response, 500, "application/json", JSON.stringify({ error: String(cause) })))
     }
+    // A throw in a request listener would end the process (any page could then stop the viewer with
+    // one bad URL): answer 400 instead.
+    const guarded = (request: IncomingMessage, response: ServerResponse) => {
+      try {
+        handle(request, response)
+      } catch (cause) {
+        if (!response.headersSent) {
+          send(
+            response,
+            400,
+            "text/plain; charset=utf-8",
+            `bad request: ${cause instanceof Error ? cause.message : String(cause)}\n`
+          )
+        }
+      }
+    }
     const server = yield* Effect.acquireRelease(
       Effect.async<ReturnType<typeof createServer>, ServeError>((resume) => {
-        const created = createServer(handle)
+        const created = createServer(guarded)
         created.once("error", (error) =>
           resume(Effect.fail(new ServeError({ detail: `cannot listen: ${error.message}` })))
         )
@@ -176,5 +349,8 @@ export const start = (
     )
     const address = server.address()
     const port = typeof address === "object" && address !== null ? (address satisfies AddressInfo).port : options.port
-    return { url: `http://${options.host}:${port}/`, port }
+    allowed = allowedHosts(options.host, port)
+    cookie = `ctxlog-token-${port}`
+    const shown = wildcards.has(options.host) ? hostname() : urlHost(options.host)
+    return { url: `http://${shown}:${port}/${token === null ? "" : `?token=${token}`}`, port, token }
   })

@@ -1,17 +1,20 @@
-// The ctxlog time-travel viewer: preact + htm (no build step for JSX), uPlot for the token chart,
-// @tanstack/virtual-core for the event timeline (streams of 100k events stay one screen of rows).
-// Bundled into dist/ui/app.js by scripts/bundle-ui.mjs; every number shown comes from the server's
-// query API (the same Queries module the CLI prints).
+// The ctxlog time-travel viewer: preact + htm (no build step for JSX), a plain SVG chart (every mark
+// is a DOM element the browser tests can read), @tanstack/virtual-core for the event timeline
+// (streams of 100k events stay one screen of rows). Bundled into dist/ui/app.js by
+// scripts/bundle-ui.mjs; every number shown comes from the server's query API (the same Queries
+// module the CLI prints). Content is only ever inserted as text (preact text nodes), never as HTML.
+//
+// The place is in the URL (?stream=&v=&view=&msg=&type=&q=): a deep link opens it, a reload keeps it,
+// back and forward move through it (history.pushState / popstate).
 import { elementScroll, observeElementOffset, observeElementRect, Virtualizer } from "@tanstack/virtual-core"
 import htm from "htm"
 import { h, render } from "preact"
 import { useEffect, useMemo, useRef, useState } from "preact/hooks"
-import uPlot from "uplot"
 
 const html = htm.bind(h)
 
 const get = async (path) => {
-  const response = await fetch(path)
+  const response = await fetch(path, { credentials: "same-origin" })
   const body = await response.json()
   if (!response.ok) throw new Error(body.error ?? response.statusText)
   return body
@@ -27,25 +30,108 @@ const partitionColors = {
   taskState: "#d6b656",
   history: "#b85450"
 }
+const markColors = { compaction: "#c0392b", seam: "#2e6fbf" }
+const views = ["window", "diff", "render"]
+
+// The place, in the URL ------------------------------------------------------------------------
+
+const readLocation = () => {
+  const params = new URLSearchParams(window.location.search)
+  const v = params.get("v")
+  const view = params.get("view")
+  return {
+    stream: params.get("stream"),
+    v: v === null || v === "" || !Number.isInteger(Number(v)) ? null : Number(v),
+    view: views.includes(view) ? view : "window",
+    msg: params.get("msg") || null,
+    type: params.get("type") ?? "",
+    q: params.get("q") ?? ""
+  }
+}
+
+const urlOf = (place) => {
+  const params = new URLSearchParams()
+  if (place.stream !== null) params.set("stream", place.stream)
+  if (place.v !== null) params.set("v", String(place.v))
+  if (place.view !== "window") params.set("view", place.view)
+  if (place.msg !== null) params.set("msg", place.msg)
+  if (place.type !== "") params.set("type", place.type)
+  if (place.q !== "") params.set("q", place.q)
+  const query = params.toString()
+  return query === "" ? window.location.pathname : `?${query}`
+}
+
+/** The place and a way to move it: a new entry in the history, or (replace) the current one. */
+const usePlace = () => {
+  const [place, setPlace] = useState(readLocation)
+  const current = useRef(place)
+  current.current = place
+  useEffect(() => {
+    const onPop = () => setPlace(readLocation())
+    window.addEventListener("popstate", onPop)
+    return () => window.removeEventListener("popstate", onPop)
+  }, [])
+  const navigate = (patch, replace = false) => {
+    const previous = current.current
+    const next = { ...previous, ...patch }
+    const url = urlOf(next)
+    if (url !== urlOf(previous)) window.history[replace ? "replaceState" : "pushState"](null, "", url)
+    current.current = next
+    setPlace(next)
+  }
+  return [place, navigate]
+}
+
+/** Fetch when the inputs change; a late answer for old inputs is dropped. */
+const useFetch = (load, inputs) => {
+  const [state, setState] = useState({ data: null, error: null })
+  useEffect(() => {
+    let live = true
+    const pending = load()
+    if (pending === null) {
+      setState({ data: null, error: null })
+      return
+    }
+    pending
+      .then((data) => live && setState({ data, error: null }))
+      .catch((error) => live && setState({ data: null, error: error.message }))
+    return () => {
+      live = false
+    }
+  }, inputs)
+  return state
+}
+
+// Streams and timeline -------------------------------------------------------------------------
 
 function StreamList({ streams, selected, onSelect }) {
-  return html`<nav class="streams">
+  return html`<nav class="streams" aria-label="streams">
     <h2>Streams</h2>
     ${streams.map(
       (s) => html`<button
         data-testid="stream-item"
         data-stream=${s.stream}
         class=${s.stream === selected ? "active" : ""}
+        title=${s.stream}
         onClick=${() => onSelect(s.stream)}
       >
         <strong>${s.stream}</strong>
-        <small>${s.events} events · ${s.tokens} tokens · ${s.compactions} compactions · ${s.seams} seams</small>
+        <small>${s.events} events · ${s.tokens} tokens</small>
+        <small>${s.compactions} compactions · ${s.seams} seams</small>
       </button>`
     )}
   </nav>`
 }
 
-function Timeline({ events, selected, onSelect }) {
+const rowHeight = 40
+
+/** A message's line without its id (the row's title keeps the whole summary): "user · 11 tokens: text". */
+const readable = (e) => {
+  const appended = e.type === "MessageAppended" ? /^(\w+) \S+ \((\d+) tokens\): (.*)$/s.exec(e.summary) : null
+  return appended === null ? e.summary : `${appended[1]} · ${appended[2]} tokens: ${appended[3]}`
+}
+
+function Timeline({ rows, selected, onSelect, snippets }) {
   const scroller = useRef(null)
   const [, setTick] = useState(0)
   const virtualizer = useMemo(
@@ -53,7 +139,7 @@ function Timeline({ events, selected, onSelect }) {
       new Virtualizer({
         count: 0,
         getScrollElement: () => scroller.current,
-        estimateSize: () => 24,
+        estimateSize: () => rowHeight,
         overscan: 10,
         observeElementRect,
         observeElementOffset,
@@ -62,113 +148,213 @@ function Timeline({ events, selected, onSelect }) {
       }),
     []
   )
-  virtualizer.setOptions({ ...virtualizer.options, count: events.length })
+  virtualizer.setOptions({ ...virtualizer.options, count: rows.length })
   useEffect(() => virtualizer._didMount(), [virtualizer])
   useEffect(() => virtualizer._willUpdate())
+  // A deep link or a chart click shows its row, once the timeline's height is measured (before that
+  // "auto" would align the row to a zero-height viewport, out of sight).
+  const height = virtualizer.scrollRect?.height ?? 0
+  useEffect(() => {
+    const index = rows.findIndex((row) => row.version === selected)
+    if (index >= 0 && height > 0) virtualizer.scrollToIndex(index, { align: "auto" })
+  }, [selected, rows, height])
   const items = virtualizer.getVirtualItems()
-  return html`<div class="timeline" ref=${scroller} data-testid="timeline" data-count=${events.length}>
+  return html`<div class="timeline" ref=${scroller} data-testid="timeline" data-count=${rows.length}>
+    ${rows.length === 0 ? html`<div class="empty">no events match</div>` : null}
     <div style=${{ height: `${virtualizer.getTotalSize()}px`, position: "relative" }}>
       ${items.map((item) => {
-        const e = events[item.index]
+        const e = rows[item.index]
+        const summary = snippets?.get(e.version) ?? readable(e)
         return html`<div
           key=${e.version}
           data-testid="event-row"
           data-version=${e.version}
+          data-type=${e.type}
+          aria-selected=${e.version === selected ? "true" : "false"}
           class=${`event ${e.version === selected ? "selected" : ""} ${e.mark ?? ""}`}
-          style=${{ position: "absolute", top: 0, transform: `translateY(${item.start}px)`, height: "24px" }}
+          style=${{ transform: `translateY(${item.start}px)`, height: `${rowHeight}px` }}
           onClick=${() => onSelect(e.version)}
-          title=${e.summary}
+          title=${`v${e.version} ${e.type}: ${e.summary}`}
         >
-          <span class="v">${e.version}</span>
-          <span class="mark">${e.mark === "compaction" ? "◆" : e.mark === "seam" ? "▲" : ""}</span>
-          <span class="type">${e.type}</span>
-          <span class="summary">${e.summary}</span>
+          <div class="line1">
+            <span class="v">v${e.version}</span>
+            <span class="mark">${e.mark === "compaction" ? "◆" : e.mark === "seam" ? "▲" : ""}</span>
+            <span class="type">${e.type}</span>
+          </div>
+          <div class="summary" data-testid="event-summary">${summary}</div>
         </div>`
       })}
     </div>
   </div>`
 }
 
-function Chart({ series, selected }) {
-  const target = useRef(null)
-  const plot = useRef(null)
+// The chart: stacked window tokens per partition over versions ------------------------------------
+
+const niceStep = (span, count) => {
+  const raw = span / Math.max(1, count)
+  const power = 10 ** Math.floor(Math.log10(raw))
+  const step = [1, 2, 2.5, 5, 10].map((m) => m * power).find((candidate) => candidate >= raw) ?? 10 * power
+  return step
+}
+const ticks = (min, max, count) => {
+  const step = niceStep(max - min, count)
+  const out = []
+  for (let t = Math.ceil(min / step) * step; t <= max + 1e-9; t += step) out.push(Math.round(t * 1000) / 1000)
+  return out
+}
+const short = (n) => (n >= 10000 ? `${Math.round(n / 1000)}k` : n >= 1000 ? `${(n / 1000).toFixed(1)}k` : `${n}`)
+
+const layers = [
+  ["system", (t) => t.system],
+  ["knowledge", (t) => t.knowledge],
+  ["taskState", (t) => t.taskState + t.signals],
+  ["history", (t) => t.history]
+]
+
+function Chart({ series, selected, onSelect }) {
+  const box = useRef(null)
+  const [width, setWidth] = useState(800)
   useEffect(() => {
-    if (target.current === null || series === null) return
-    const points = series.points
-    const x = points.map((p) => p.version)
-    const parts = [
-      ["system", (t) => t.system],
-      ["knowledge", (t) => t.knowledge],
-      ["taskState", (t) => t.taskState + t.signals],
-      ["history", (t) => t.history]
-    ]
-    // Stacked areas: each series is the running sum of the partitions below it.
-    const stacked = []
-    let running = points.map(() => 0)
-    for (const [, pick] of parts) {
-      running = running.map((value, i) => value + pick(points[i].tokens))
-      stacked.push(running)
-    }
-    const budget = series.budget === null ? [] : [points.map(() => series.budget)]
-    const data = [x, ...stacked.slice().reverse(), ...budget]
-    const opts = {
-      width: target.current.clientWidth || 600,
-      height: 200,
-      legend: { show: true },
-      scales: { x: { time: false } },
-      series: [
-        { label: "version" },
-        ...parts
-          .slice()
-          .reverse()
-          .map(([name]) => ({ label: name, stroke: partitionColors[name], fill: `${partitionColors[name]}cc` })),
-        ...(series.budget === null ? [] : [{ label: "budget", stroke: "#000", dash: [6, 4] }])
-      ]
-    }
-    plot.current?.destroy()
-    plot.current = new uPlot(opts, data, target.current)
-    return () => plot.current?.destroy()
-  }, [series])
-  const last = series === null ? null : series.points.filter((p) => p.version <= selected).at(-1)
-  return html`<section class="chart">
-    <h3>Tokens per partition over versions</h3>
-    <div
-      ref=${target}
+    if (box.current === null) return
+    const observer = new ResizeObserver(([entry]) => setWidth(Math.max(320, Math.floor(entry.contentRect.width))))
+    observer.observe(box.current)
+    return () => observer.disconnect()
+  }, [])
+  const legend = html`<div class="legend">
+    ${layers.map(([name]) => html`<span><i style=${{ background: partitionColors[name] }}></i>${name}</span>`)}
+    <span><i class="dash"></i>budget${series?.budgetSource ? ` (${series.budgetSource})` : ""}</span>
+    <span class="m-compaction">◆ compaction</span><span class="m-seam">▲ seam</span>
+    <span><i class="sel"></i>selected</span>
+  </div>`
+  if (series === null || series.points.length === 0) {
+    return html`<section class="chart" ref=${box}><h3>Window tokens per partition</h3>${legend}
+      <div data-testid="chart" data-points="0">no points</div></section>`
+  }
+  const height = 180
+  // Top margin: a row for the selected version's label, then a row for the compaction and seam glyphs.
+  const m = { top: 32, right: 24, bottom: 36, left: 58 }
+  const points = series.points
+  const versions = [...points.map((p) => p.version), ...series.marks.map((mark) => mark.version), series.head]
+  const x0 = Math.min(...versions)
+  const x1 = Math.max(x0 + 1, ...versions)
+  const maxTotal = Math.max(...points.map((p) => layers.reduce((t, [, pick]) => t + pick(p.tokens), 0)))
+  const yTicks = ticks(0, Math.max(series.budget ?? 0, maxTotal, 10) * 1.12, 4)
+  const y1 = yTicks.at(-1)
+  const plotW = width - m.left - m.right
+  const plotH = height - m.top - m.bottom
+  const X = (v) => m.left + ((v - x0) / (x1 - x0)) * plotW
+  const Y = (t) => m.top + plotH - (t / y1) * plotH
+  // Stacked areas: each layer between the running sum below it and the running sum with it.
+  let below = points.map(() => 0)
+  const areas = layers.map(([name, pick]) => {
+    const above = below.map((value, i) => value + pick(points[i].tokens))
+    const top = points.map((p, i) => `${X(p.version).toFixed(1)},${Y(above[i]).toFixed(1)}`)
+    const bottom = points.map((p, i) => `${X(p.version).toFixed(1)},${Y(below[i]).toFixed(1)}`).reverse()
+    below = above
+    return { name, d: `M${top.join("L")}L${bottom.join("L")}Z` }
+  })
+  const xTicks = ticks(x0, x1, Math.max(2, Math.floor(plotW / 90))).filter((t) => Number.isInteger(t))
+  const last = points.filter((p) => p.version <= selected).at(-1)
+  const selX = X(Math.min(Math.max(selected, x0), x1))
+  const selLabel = `v${selected}${last === undefined ? "" : ` · ${last.tokens.total} tokens at v${last.version}`}`
+  // The label sits right of the line, or left of it when it would run past the plot.
+  const selRight = selX + 6 + selLabel.length * 6.5 < width - m.right
+  const pick = (event) => {
+    const rect = event.currentTarget.getBoundingClientRect()
+    const v = Math.round(x0 + ((event.clientX - rect.left - m.left) / plotW) * (x1 - x0))
+    onSelect(Math.min(series.head, Math.max(1, v)))
+  }
+  return html`<section class="chart" ref=${box}>
+    <h3>Window tokens per partition <small>${points.length} ${series.pointsFrom === "events" ? "events (no render recorded)" : "renders"} · v${x0}–v${x1}</small></h3>
+    ${legend}
+    <svg
       data-testid="chart"
-      data-points=${series === null ? 0 : series.points.length}
-      data-budget=${series?.budget ?? ""}
+      data-points=${points.length}
+      data-budget=${series.budget ?? ""}
       data-total-at-selected=${last?.tokens.total ?? ""}
-    ></div>
+      width=${width}
+      height=${height}
+      viewBox=${`0 0 ${width} ${height}`}
+      role="img"
+      aria-label="window tokens per partition over versions"
+      onClick=${pick}
+    >
+      ${yTicks.map(
+        (t) => html`<g class="tick">
+          <line x1=${m.left} x2=${width - m.right} y1=${Y(t)} y2=${Y(t)} class="grid" />
+          <text data-testid="axis-label" x=${m.left - 6} y=${Y(t) + 4} text-anchor="end">${short(t)}</text>
+        </g>`
+      )}
+      ${xTicks.map(
+        (t) =>
+          html`<text data-testid="axis-label" x=${X(t)} y=${height - m.bottom + 14} text-anchor="middle">${t}</text>`
+      )}
+      <text data-testid="axis-label" class="title" x=${m.left + plotW / 2} y=${height - 4} text-anchor="middle">version</text>
+      <text data-testid="axis-label" class="title" x=${12} y=${m.top + plotH / 2} text-anchor="middle"
+        transform=${`rotate(-90 12 ${m.top + plotH / 2})`}>tokens</text>
+      ${areas.map((a) => html`<path data-testid="chart-area" data-partition=${a.name} d=${a.d} fill=${partitionColors[a.name]} fill-opacity="0.8" />`)}
+      <line x1=${m.left} x2=${m.left} y1=${m.top} y2=${m.top + plotH} class="axis" />
+      <line x1=${m.left} x2=${width - m.right} y1=${m.top + plotH} y2=${m.top + plotH} class="axis" />
+      ${series.marks.map(
+        (
+          mark
+        ) => html`<g data-testid="chart-marker" data-kind=${mark.mark} data-version=${mark.version} data-type=${mark.type}>
+          <title>v${mark.version} ${mark.type}</title>
+          <line x1=${X(mark.version)} x2=${X(mark.version)} y1=${m.top} y2=${m.top + plotH} stroke=${markColors[mark.mark]} stroke-width="1" stroke-opacity="0.7" />
+          ${
+            mark.mark === "compaction"
+              ? html`<path d=${`M${X(mark.version)},${m.top - 8}l4,4l-4,4l-4,-4z`} fill=${markColors.compaction} />`
+              : html`<path d=${`M${X(mark.version)},${m.top - 8}l4,7h-8z`} fill=${markColors.seam} />`
+          }
+        </g>`
+      )}
+      ${
+        series.budget === null
+          ? null
+          : html`<g data-testid="chart-budget" data-value=${series.budget} data-y=${Y(series.budget).toFixed(1)}>
+              <line x1=${m.left} x2=${width - m.right} y1=${Y(series.budget)} y2=${Y(series.budget)} class="budget" />
+              <text x=${m.left + 6} y=${Y(series.budget) + 13} text-anchor="start" class="budget-label">budget ${series.budget}</text>
+            </g>`
+      }
+      <g data-testid="chart-selected" data-version=${selected} data-x=${selX.toFixed(1)}>
+        <line x1=${selX} x2=${selX} y1=${4} y2=${m.top + plotH} class="selected" />
+        <text x=${selRight ? selX + 6 : selX - 6} y=${13} text-anchor=${selRight ? "start" : "end"} class="selected-label">${selLabel}</text>
+      </g>
+    </svg>
   </section>`
 }
 
-function MessageRows({ title, rows, blame, budget }) {
+// The window, the message pane, diff and render --------------------------------------------------
+
+const blameText = (b) =>
+  b === undefined
+    ? ""
+    : `${b.addedBy.action} by v${b.addedBy.version} ${b.addedBy.type}${b.lastChangedBy === null ? "" : `; ${b.lastChangedBy.action} by v${b.lastChangedBy.version} ${b.lastChangedBy.type}`}`
+
+function MessageRows({ title, rows, blame, budget, openId, onOpen }) {
   const total = rows.reduce((t, r) => t + r.tokens, 0)
   return html`<div class="partition" data-testid=${`partition-${title}`} data-tokens=${total}>
     <h4>${title} <small>${total} tokens · ${rows.length} messages</small></h4>
     ${rows.map((r) => {
-      const b = blame.get(r.id)
-      const why =
-        b === undefined
-          ? ""
-          : `${b.addedBy.action} by v${b.addedBy.version} ${b.addedBy.type}${b.lastChangedBy === null ? "" : `; ${b.lastChangedBy.action} by v${b.lastChangedBy.version} ${b.lastChangedBy.type}`}`
-      const width = budget ? Math.max(1, Math.round((r.tokens / budget) * 400)) : Math.min(200, r.tokens / 10)
-      return html`<div class="message" data-testid="message" data-id=${r.id} data-tokens=${r.tokens} data-blame=${why} title=${why}>
-        <span class="bar" style=${{ width: `${width}px`, background: partitionColors[title] ?? "#999" }}></span>
+      const why = blameText(blame.get(r.id))
+      const width = budget ? Math.max(1, Math.round((r.tokens / budget) * 60)) : Math.min(60, r.tokens / 20)
+      return html`<button type="button" class=${`message ${r.id === openId ? "open" : ""}`} data-testid="message" data-id=${r.id}
+        data-tokens=${r.tokens} data-blame=${why} title=${why} onClick=${() => onOpen(r.id)}>
+        <span class="barbox"><span class="bar" style=${{ width: `${width}px`, background: partitionColors[title] ?? "#999" }}></span></span>
         <span class="tokens">${r.tokens}</span>
-        <span class="role">${r.role}${r.kind === "chat" ? "" : ` · ${r.kind}`}${r.pinned ? " · pinned" : ""}</span>
+        <span class="role">${r.role}${r.kind === "chat" ? "" : ` · ${r.kind}`}${r.pinned ? " · pinned" : ""}${r.seamLevel === null ? "" : ` · seam ${r.seamLevel}`}</span>
         <span class="preview">${r.preview}</span>
-      </div>`
+      </button>`
     })}
   </div>`
 }
 
-function WindowView({ data }) {
-  if (data === null) return html`<section class="window">select a version</section>`
+function WindowView({ data, openId, onOpen }) {
+  if (data === null) return html`<section class="window">loading…</section>`
   const blame = new Map(data.blame.messages.map((m) => [m.id, m]))
   const { window, usage } = data
   return html`<section class="window" data-testid="window" data-version=${window.version} data-total=${window.tokens.total}>
-    <h3>Window at version ${window.version} <small>(${window.tokens.total} tokens${usage.budget === null ? "" : ` of ${usage.budget}`})</small></h3>
+    <h3>Window at v${window.version} <small>${window.tokens.total} tokens${usage.budget === null ? "" : ` of ${usage.budget}`}</small></h3>
     <table class="usage" data-testid="usage">
       ${usage.lines.map(
         (line) => html`<tr data-testid="usage-line" data-name=${line.name} data-tokens=${line.tokens}>
@@ -177,23 +363,98 @@ function WindowView({ data }) {
       )}
       <tr><td>free</td><td class="num">${usage.free ?? "-"}</td><td></td></tr>
     </table>
-    <${MessageRows} title="system" rows=${window.system} blame=${blame} budget=${usage.budget} />
-    <${MessageRows} title="knowledge" rows=${window.knowledge} blame=${blame} budget=${usage.budget} />
+    <${MessageRows} title="system" rows=${window.system} blame=${blame} budget=${usage.budget} openId=${openId} onOpen=${onOpen} />
+    <${MessageRows} title="knowledge" rows=${window.knowledge} blame=${blame} budget=${usage.budget} openId=${openId} onOpen=${onOpen} />
     <div class="partition"><h4>task state <small>${window.taskState.tokens} tokens</small></h4>
-      <div>${window.taskState.goal ?? "no goal"}</div>
+      <div class="goal">${window.taskState.goal ?? "no goal"}</div>
+      ${window.taskState.subgoals.map((s) => html`<div class="subgoal">· ${s}</div>`)}
       ${window.signals.map((s) => html`<div class="signal">signal: ${s.text}</div>`)}
     </div>
-    <${MessageRows} title="history" rows=${window.history} blame=${blame} budget=${usage.budget} />
+    <${MessageRows} title="history" rows=${window.history} blame=${blame} budget=${usage.budget} openId=${openId} onOpen=${onOpen} />
   </section>`
 }
 
-function DiffView({ diff }) {
-  if (diff === null) return null
-  return html`<section class="diff" data-testid="diff" data-added=${diff.added.length} data-removed=${diff.removed.length} data-changed=${diff.changed.length}>
-    <h3>Diff ${diff.from} → ${diff.to} <small>+${diff.added.length} −${diff.removed.length} ~${diff.changed.length}</small></h3>
+const touchText = (touch) => `${touch.action} by v${touch.version} ${touch.type} (event ${touch.eventId})`
+
+function PartView({ part }) {
+  switch (part.type) {
+    case "text":
+      return html`<div class="part"><div class="part-kind">text</div><pre class="full" data-testid="message-text">${part.text}</pre></div>`
+    case "tool_call":
+      return html`<div class="part"><div class="part-kind">tool call <code>${part.name}</code> <small>${part.id}</small></div>
+        <pre class="full" data-testid="message-text">${part.input}</pre></div>`
+    case "tool_result":
+      return html`<div class="part"><div class="part-kind">tool result <small>${part.toolCallId}</small>${part.isError ? html` <span class="del">error</span>` : null}</div>
+        <pre class="full" data-testid="message-text">${part.content}</pre></div>`
+    case "reasoning":
+      return html`<div class="part"><div class="part-kind">reasoning${part.opaque ? " (with opaque provider data)" : ""}</div>
+        <pre class="full" data-testid="message-text">${part.text === "" ? "(redacted)" : part.text}</pre></div>`
+    default:
+      return html`<div class="part"><div class="part-kind">${part.type}</div>
+        <div class="media">${part.source}${part.bytes === null ? "" : ` · ${part.bytes} bytes`}${part.detail === null ? "" : ` · ${part.detail}`}</div></div>`
+  }
+}
+
+function MessagePane({ id, state, onOpen, onClose }) {
+  // Until the answer for this id arrives, the last answer is another message's: show neither.
+  const detail = state.data !== null && state.data.id === id ? state.data : null
+  return html`<aside class="message-pane" data-testid="message-pane" data-id=${id} aria-label="message">
+    <div class="pane-head">
+      <h3>Message <code>${id}</code></h3>
+      <button type="button" data-testid="message-close" title="close" onClick=${onClose}>×</button>
+    </div>
+    ${state.error !== null ? html`<div class="del" data-testid="message-error">${state.error}</div>` : null}
+    ${
+      detail === null
+        ? state.error === null
+          ? html`<div>loading…</div>`
+          : null
+        : html`<table class="meta">
+              <tr><td>role</td><td data-testid="message-role">${detail.role}${detail.kind === "chat" ? "" : ` · ${detail.kind}`}${detail.pinned ? " · pinned" : ""}</td></tr>
+              <tr><td>partition</td><td>${detail.partition} at v${detail.version}</td></tr>
+              <tr><td>tokens</td><td data-testid="message-tokens" data-tokens=${detail.tokens}>${detail.tokens}</td></tr>
+              <tr><td>origin</td><td data-testid="message-origin">${detail.addedBy === null ? "unknown" : touchText(detail.addedBy)}</td></tr>
+              ${detail.lastChangedBy === null ? null : html`<tr><td>changed</td><td data-testid="message-changed">${touchText(detail.lastChangedBy)}</td></tr>`}
+            </table>
+            ${
+              detail.toolPairs.length === 0
+                ? null
+                : html`<div class="pairs" data-testid="tool-pairs">
+                    <h4>Tool pair</h4>
+                    ${detail.toolPairs.map(
+                      (pair) => html`<div class="pair" data-testid="tool-pair" data-call-id=${pair.toolCallId}
+                          data-call=${pair.call?.messageId ?? ""} data-result=${pair.result?.messageId ?? ""}>
+                        <code>${pair.name ?? "?"}</code> <small>${pair.toolCallId}</small>
+                        <div>call: ${
+                          pair.call === null
+                            ? "not in the window"
+                            : html`<button type="button" class="link" data-testid="pair-call" onClick=${() => onOpen(pair.call.messageId)}>${pair.call.messageId}</button> ${pair.call.preview}`
+                        }</div>
+                        <div>result: ${
+                          pair.result === null
+                            ? "not in the window"
+                            : html`<button type="button" class="link" data-testid="pair-result" onClick=${() => onOpen(pair.result.messageId)}>${pair.result.messageId}</button> ${pair.result.preview}`
+                        }</div>
+                      </div>`
+                    )}
+                  </div>`
+            }
+            <h4>Content</h4>
+            ${detail.parts.map((part) => html`<${PartView} part=${part} />`)}`
+    }
+  </aside>`
+}
+
+function DiffView({ state }) {
+  const diff = state.data
+  if (state.error !== null) return html`<div class="del">${state.error}</div>`
+  if (diff === null) return html`<section class="diff">loading…</section>`
+  return html`<section class="diff" data-testid="diff" data-from=${diff.from} data-to=${diff.to} data-added=${diff.added.length} data-removed=${diff.removed.length} data-changed=${diff.changed.length}>
+    <h3>Diff v${diff.from} → v${diff.to} <small>+${diff.added.length} −${diff.removed.length} ~${diff.changed.length}</small></h3>
     ${diff.added.map((r) => html`<div class="add">+ ${r.partition} ${r.tokens} ${r.preview}</div>`)}
     ${diff.removed.map((r) => html`<div class="del">− ${r.partition} ${r.tokens} ${r.preview}</div>`)}
     ${diff.changed.map((r) => html`<div class="chg">~ ${r.partition} ${r.tokensBefore} → ${r.tokensAfter} ${r.after}</div>`)}
+    ${diff.added.length + diff.removed.length + diff.changed.length === 0 ? html`<div>no message changed</div>` : null}
   </section>`
 }
 
@@ -205,7 +466,7 @@ function RenderView({ stream, version }) {
       .then(setState)
       .catch((error) => setState({ error: error.message }))
   return html`<section class="render" data-testid="render">
-    <h3>Rendered request <button onClick=${load}>rebuild and verify</button></h3>
+    <h3>Rendered request at or before v${version} <button type="button" onClick=${load}>rebuild and verify</button></h3>
     ${
       state === null
         ? null
@@ -214,95 +475,154 @@ function RenderView({ stream, version }) {
           : html`<div data-testid="render-status" class=${state.verified ? "add" : "del"}>
                 v${state.version} ${state.provider}/${state.model}: ${state.verified ? `verified sha256 ${state.sha256}` : `MISMATCH ${state.problem}`}
               </div>
-              <pre>${state.body === null ? "" : JSON.stringify(JSON.parse(state.body), null, 2)}</pre>`
+              ${state.body === null ? null : html`<pre>${JSON.stringify(JSON.parse(state.body), null, 2)}</pre>`}`
     }
   </section>`
 }
 
+// The page -----------------------------------------------------------------------------------------
+
 function App() {
+  const [place, navigate] = usePlace()
   const [streams, setStreams] = useState([])
-  const [stream, setStream] = useState(null)
-  const [events, setEvents] = useState([])
-  const [type, setType] = useState("")
-  const [version, setVersion] = useState(null)
-  const [head, setHead] = useState(0)
+  const [head, setHead] = useState(null)
   const [follow, setFollow] = useState(false)
-  const [series, setSeries] = useState(null)
-  const [windowData, setWindowData] = useState(null)
-  const [diff, setDiff] = useState(null)
   const [error, setError] = useState(null)
+  const [query, setQuery] = useState(place.q)
+  const stream = place.stream
+  const selected = place.v ?? head
 
   useEffect(() => {
     get("/api/streams")
       .then((list) => {
         setStreams(list)
-        if (list.length > 0) setStream(list[0].stream)
+        if (readLocation().stream === null && list.length > 0) navigate({ stream: list[0].stream }, true)
       })
       .catch((e) => setError(e.message))
   }, [])
 
+  // The head, polled: new events reload the timeline and chart, and move the selection when following.
   useEffect(() => {
     if (stream === null) return
-    setVersion(null)
-    api(stream, "head").then((h) => {
-      setHead(h.version)
-      setVersion(h.version)
-    })
+    setHead(null)
+    let live = true
+    const poll = () =>
+      api(stream, "head")
+        .then((h) => live && setHead(h.version))
+        .catch((e) => live && setError(e.message))
+    poll()
+    const timer = setInterval(poll, 1000)
+    return () => {
+      live = false
+      clearInterval(timer)
+    }
   }, [stream])
-
   useEffect(() => {
-    if (stream === null) return
-    api(stream, "events", type === "" ? {} : { type }).then(setEvents)
-    api(stream, "series").then(setSeries)
-  }, [stream, type, head])
+    if (follow && place.v !== null) navigate({ v: null }, true)
+  }, [follow, head])
+  useEffect(() => setQuery(place.q), [place.q])
 
-  useEffect(() => {
-    if (stream === null || version === null) return
-    api(stream, "window", { at: version })
-      .then(setWindowData)
-      .catch((e) => setError(e.message))
-    api(stream, "diff", { from: Math.max(0, version - 1), to: version }).then(setDiff)
-  }, [stream, version])
+  const events = useFetch(() => (stream === null || head === null ? null : api(stream, "events")), [stream, head])
+  const series = useFetch(() => (stream === null || head === null ? null : api(stream, "series")), [stream, head])
+  const search = useFetch(
+    () => (stream === null || head === null || place.q === "" ? null : api(stream, "search", { q: place.q })),
+    [stream, head, place.q]
+  )
+  const windowData = useFetch(
+    () => (stream === null || selected === null ? null : api(stream, "window", { at: selected })),
+    [stream, selected]
+  )
+  const diff = useFetch(
+    () =>
+      stream === null || selected === null || place.view !== "diff"
+        ? null
+        : api(stream, "diff", { from: Math.max(0, selected - 1), to: selected }),
+    [stream, selected, place.view]
+  )
+  const message = useFetch(
+    () =>
+      stream === null || selected === null || place.msg === null
+        ? null
+        : api(stream, "message", { at: selected, id: place.msg }),
+    [stream, selected, place.msg]
+  )
 
-  // Live tail: poll the head; new events reload the timeline and chart, and move the selection when following.
-  useEffect(() => {
-    if (stream === null) return
-    const timer = setInterval(() => {
-      api(stream, "head").then((h) => {
-        if (h.version !== head) {
-          setHead(h.version)
-          if (follow) setVersion(h.version)
-        }
-      })
-    }, 1000)
-    return () => clearInterval(timer)
-  }, [stream, head, follow])
+  const all = events.data ?? []
+  const types = useMemo(() => [...new Set(all.map((e) => e.type))].sort(), [all])
+  const snippets = useMemo(
+    () => (search.data === null ? null : new Map(search.data.hits.map((hit) => [hit.version, hit.snippet]))),
+    [search.data]
+  )
+  const rows = useMemo(
+    () =>
+      all.filter((e) => (place.type === "" || e.type === place.type) && (snippets === null || snippets.has(e.version))),
+    [all, place.type, snippets]
+  )
+  const select = (v) => {
+    setFollow(false)
+    navigate({ v })
+  }
+  const step = (delta) => {
+    if (selected === null || head === null) return
+    select(Math.min(head, Math.max(1, selected + delta)))
+  }
+  const submitSearch = (event) => {
+    event.preventDefault()
+    navigate({ q: query.trim() })
+  }
 
-  const types = [...new Set(events.map((e) => e.type))].sort()
-  return html`<div class="layout">
-    <${StreamList} streams=${streams} selected=${stream} onSelect=${setStream} />
-    <main>
-      ${error === null ? null : html`<div class="del">${error}</div>`}
-      <header>
-        <strong>${stream ?? "no stream"}</strong> head v${head} · selected
-        <input data-testid="version-input" type="number" min="0" max=${head} value=${version ?? ""}
-          onChange=${(e) => setVersion(Number(e.currentTarget.value))} />
-        <label><input type="checkbox" checked=${follow} onChange=${(e) => setFollow(e.currentTarget.checked)} /> follow live</label>
-        <select data-testid="type-filter" onChange=${(e) => setType(e.currentTarget.value)}>
-          <option value="">all events</option>
-          ${types.map((t) => html`<option value=${t} selected=${t === type}>${t}</option>`)}
-        </select>
-      </header>
-      <${Chart} series=${series} selected=${version ?? 0} />
-      <div class="columns">
-        <${Timeline} events=${events} selected=${version} onSelect=${setVersion} />
-        <div class="detail">
-          <${WindowView} data=${windowData} />
-          <${DiffView} diff=${diff} />
-          ${stream === null || version === null ? null : html`<${RenderView} stream=${stream} version=${version} />`}
+  return html`<div class="app">
+    <header class="top" data-testid="header">
+      <strong class="brand">ctxlog</strong>
+      <span class="stream-name" title=${stream ?? ""}>${stream ?? "no stream"}</span>
+      <span class="nav">
+        <button type="button" data-testid="prev" title="previous version" onClick=${() => step(-1)}>◀</button>
+        <label>v <input data-testid="version-input" type="number" min="1" max=${head ?? 0} value=${selected ?? ""}
+          onChange=${(e) => select(Number(e.currentTarget.value))} /></label>
+        <button type="button" data-testid="next" title="next version" onClick=${() => step(1)}>▶</button>
+        <span class="muted">of ${head ?? "…"}</span>
+      </span>
+      <label class="follow"><input type="checkbox" checked=${follow} onChange=${(e) => setFollow(e.currentTarget.checked)} /> follow live</label>
+      <select data-testid="type-filter" aria-label="event type" onChange=${(e) => navigate({ type: e.currentTarget.value }, true)}>
+        <option value="" selected=${place.type === ""}>all event types</option>
+        ${types.map((t) => html`<option value=${t} selected=${t === place.type}>${t}</option>`)}
+      </select>
+      <form class="search" onSubmit=${submitSearch} role="search">
+        <input data-testid="search" type="search" placeholder="search content" value=${query}
+          onInput=${(e) => setQuery(e.currentTarget.value)} />
+        ${place.q === "" ? null : html`<button type="button" title="clear search" onClick=${() => navigate({ q: "" })}>clear</button>`}
+      </form>
+      ${search.data === null ? null : html`<span class="muted" data-testid="search-count" data-total=${search.data.total}>${search.data.total} events match</span>`}
+    </header>
+    ${error === null ? null : html`<div class="del banner">${error}</div>`}
+    <div class="body">
+      <${StreamList} streams=${streams} selected=${stream} onSelect=${(s) => navigate({ stream: s, v: null, msg: null, q: "", type: "" })} />
+      <main>
+        <${Chart} series=${series.data} selected=${selected ?? 0} onSelect=${select} />
+        <div class=${`columns ${place.msg === null ? "" : "with-message"}`}>
+          <${Timeline} rows=${rows} selected=${selected} onSelect=${select} snippets=${snippets} />
+          <div class="detail" data-testid="detail">
+            <nav class="tabs" aria-label="view">
+              ${views.map(
+                (
+                  view
+                ) => html`<button type="button" data-testid=${`tab-${view}`} class=${place.view === view ? "active" : ""}
+                  aria-pressed=${place.view === view ? "true" : "false"} onClick=${() => navigate({ view })}>${view}</button>`
+              )}
+            </nav>
+            ${place.view === "window" ? html`<${WindowView} data=${windowData.data} openId=${place.msg} onOpen=${(msg) => navigate({ msg })} />` : null}
+            ${place.view === "diff" ? html`<${DiffView} state=${diff} />` : null}
+            ${place.view === "render" && stream !== null && selected !== null ? html`<${RenderView} stream=${stream} version=${selected} />` : null}
+            ${windowData.error === null ? null : html`<div class="del">${windowData.error}</div>`}
+          </div>
+          ${
+            place.msg === null
+              ? null
+              : html`<${MessagePane} id=${place.msg} state=${message} onOpen=${(msg) => navigate({ msg })} onClose=${() => navigate({ msg: null })} />`
+          }
         </div>
-      </div>
-    </main>
+      </main>
+    </div>
   </div>`
 }
 
