@@ -11,11 +11,10 @@
  *
  * @since 0.1.0
  */
-import { Budget, CompactionStatus } from "@ctxlog/compaction"
 import { ContextService, type EventLog, LanguageModel, Message, Window } from "@ctxlog/core"
 import { RecallIndex } from "@ctxlog/memory"
 import { RetryPolicy } from "@ctxlog/providers"
-import { type Policy, Turn } from "@ctxlog/turn"
+import { CompactionStatus, type Policy, Turn } from "@ctxlog/turn"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 import type * as Provider from "./Provider.js"
@@ -96,13 +95,12 @@ export const policyFor = (config: Pick<Config, "provider" | "tools">): Policy.Po
     // Tool pairs above 30% of the budget (400 tokens at least) get a summary, applied later under pressure.
     deferred: { cutoffShare: 0.3, minTokens: 400 },
     subgoals: "heuristic",
-    compactor: { kind: "template", maxBytes: Math.max(512, Budget.available(Turn.budget(base))) }
+    compactor: { kind: "template", maxBytes: Math.max(512, Turn.budgetTokens(base)) }
   }
 }
 
 /** The budget of a session: the context window less the output reserve, the tool schemas and the reminder. @since 0.1.0 */
-export const budgetFor = (config: Pick<Config, "provider" | "tools">): number =>
-  Budget.available(Turn.budget(policyFor(config)))
+export const budgetFor = (config: Pick<Config, "provider" | "tools">): number => Turn.budgetTokens(policyFor(config))
 
 /** Workspace notes that become the knowledge partition: the first of these files that exist. @since 0.1.0 */
 export const noteFiles = ["NOTES.md", "AGENTS.md", "CLAUDE.md", "README.md"]

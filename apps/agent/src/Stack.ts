@@ -10,9 +10,9 @@
  */
 import { mkdirSync } from "node:fs"
 import * as path from "node:path"
-import { TemplateCompactor } from "@ctxlog/compaction"
 import { type Compactor, ContextService, Ids, type RecallSource, TokenCounter } from "@ctxlog/core"
 import { FullTextRecall, PostgresEventLog, SqliteEventLog } from "@ctxlog/memory"
+import { TemplateCompactor } from "@ctxlog/turn"
 import * as Layer from "effect/Layer"
 
 /** Where the log lives. @since 0.1.0 */

@@ -12,7 +12,6 @@
  *
  * @since 0.1.0
  */
-import { TemplateCompactor } from "@ctxlog/compaction"
 import {
   ContextService,
   EventLog,
@@ -27,7 +26,7 @@ import {
   WindowRepository
 } from "@ctxlog/core"
 import { RenderRecord } from "@ctxlog/providers"
-import { Policy, Turn } from "@ctxlog/turn"
+import { Policy, TemplateCompactor, Turn } from "@ctxlog/turn"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"

@@ -10,17 +10,16 @@
  * await ctx.close()
  * ```
  *
- * Every method runs the Effect services of `@ctxlog/core`, `@ctxlog/memory`, `@ctxlog/compaction` and
+ * Every method runs the Effect services of `@ctxlog/core`, `@ctxlog/memory`, `@ctxlog/turn` and
  * `@ctxlog/providers` on one `ManagedRuntime`; nothing is reimplemented here. A failure rejects with a
  * {@link CtxlogError}: an `Error` whose `_tag` is the typed error's tag and whose `cause` is that error.
  *
  * @since 0.1.0
  */
 import { Compactor, ContextService, Message as MessageModule, type TokenCounter, type Window } from "@ctxlog/core"
-import { TemplateCompactor } from "@ctxlog/compaction"
 import { Ctxlog } from "@ctxlog/memory"
 import type { CtxBuilder } from "@ctxlog/providers"
-import { Policy, Turn } from "@ctxlog/turn"
+import { Policy, TemplateCompactor, Turn } from "@ctxlog/turn"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"

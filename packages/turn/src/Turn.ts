@@ -499,6 +499,10 @@ export const repair = (
 export const budget = (policy: Policy.Policy, turnReminder?: string): Budget.Budget =>
   Policy.budgetOf(policy, turnReminder)
 
+/** The prompt tokens a policy's renders may take: the context window less every reserve. @since 0.4.0 */
+export const budgetTokens = (policy: Policy.Policy, turnReminder?: string): number =>
+  Budget.available(Policy.budgetOf(policy, turnReminder))
+
 /** A tool result as `complete` will log it: cut to the builder's limit for its tool. @since 0.4.0 */
 export const truncateResult = (
   policy: Policy.Policy,
