@@ -171,7 +171,8 @@ const newestGroupStart = (state: State): number => {
 /**
  * The history to drop, oldest first, so the window fits `budget` tokens. System, knowledge and task
  * state are never trimmed; pinned messages stay; a tool call and its results leave together (the groups
- * of `ToolPairs.groups`); the newest group always stays. O(the messages dropped), not O(history): groups
+ * of `ToolPairs.groups`); the newest group always stays, and so does every tool result the model has not
+ * seen yet with its call (`Window.unseenToolPairs`: kept whole; truncating it is compaction's fit step). O(the messages dropped), not O(history): groups
  * are found from the oldest message on, and only until the window fits.
  * @since 0.1.0
  */
@@ -180,6 +181,7 @@ export const trimPlan = (window: Window.Window, budget: number): ReadonlyArray<s
   const state = stateOf(window)
   const history = state.history
   const newest = newestGroupStart(state)
+  const unseen = Window.unseenToolPairs(window)
   let total = window.tokens.total
   const removed: Array<string> = []
   const seen = new Set<string>()
@@ -189,7 +191,7 @@ export const trimPlan = (window: Window.Window, budget: number): ReadonlyArray<s
     if ((history.keyOf(message.id) ?? 0) >= newest) break
     const group = groupOf(state, message)
     for (const member of group) seen.add(member.id)
-    if (group.some((member) => member.pinned === true)) continue
+    if (group.some((member) => member.pinned === true || unseen.has(member.id))) continue
     for (const member of group) {
       removed.push(member.id)
       total -= member.tokens

@@ -552,6 +552,14 @@ describe("ContextService", () => {
           appended(message("u1", "user", "meanwhile")),
           appended(message("a2", "assistant", [Message.toolCall("c2", "cat", null)])),
           appended(message("t", "tool", [Message.toolResult("c1", "x"), Message.toolResult("c2", "y")])),
+          // The model has seen the results (a render): trimming may take them (unseen ones stay, issue 20).
+          {
+            _tag: "PromptRendered",
+            provider: "openai",
+            model: "m",
+            tokens: { system: 0, knowledge: 0, taskState: 0, signals: 0, history: 30, total: 30 },
+            sha256: "ff"
+          },
           appended(message("u2", "user", "next"))
         ])
         const ctx = yield* service
