@@ -10,9 +10,9 @@ import * as Either from "effect/Either"
 import * as HashMap from "effect/HashMap"
 import * as Schema from "effect/Schema"
 import { type State, stateOf } from "./internal/evolve.js"
-import { type InjectedKind, type Message, toolCallsOf, toolResultsOf } from "./Message.js"
+import { type InjectedKind, type Message, type MessageInput, toolCallsOf, toolResultsOf } from "./Message.js"
 import * as Window from "./Window.js"
-import type { Draft, Fact } from "./WindowEvent.js"
+import type { Draft, Fact, WindowEvent } from "./WindowEvent.js"
 
 /** A window command. @since 0.1.0 */
 export type WindowCommand =
@@ -200,6 +200,107 @@ export const trimPlan = (window: Window.Window, budget: number): ReadonlyArray<s
   return removed
 }
 
+/**
+ * The first events of the stream a conversation continues in (`resetConversation`): the system prompt,
+ * the stable knowledge (without their origins) and the usage calibration observed so far, so estimates
+ * stay corrected in the new stream (`CalibrationCarried`; issue 20, behaviour 7). Pure.
+ * @since 0.3.0
+ */
+export const continuation = (window: Window.Window, from: string): ReadonlyArray<Draft> => {
+  const bare = ({ origin: _origin, ...message }: Message): Message => message
+  const stable = window.knowledge.filter((message) => message.kind === "chat")
+  return [
+    ...(window.system.length === 0 ? [] : [{ _tag: "SystemPromptSet" as const, messages: window.system.map(bare) }]),
+    ...(stable.length === 0 ? [] : [{ _tag: "KnowledgeSet" as const, messages: stable.map(bare) }]),
+    ...(window.calibration.observations === 0
+      ? []
+      : [{ _tag: "CalibrationCarried" as const, from, calibration: window.calibration }])
+  ]
+}
+
+/**
+ * The summaries and seams a log still stands behind, oldest first: every compaction summary and seam
+ * message, less those a later summary or seam rolled in (its removed or replaced ids: their text went
+ * forward into it), those of a compaction that was undone (and the summaries that undo brought back are
+ * live again), and everything before a clear or reset of the conversation. One pass over the events.
+ * @since 0.3.0
+ */
+export const liveSummaries = (events: Iterable<WindowEvent>): ReadonlyArray<Message> => {
+  const live = new Map<string, { readonly message: Message; readonly at: number }>()
+  const undo = new Map<
+    string,
+    {
+      readonly summaryId: string | null
+      readonly rolled: ReadonlyArray<[string, { readonly message: Message; readonly at: number }]>
+    }
+  >()
+  let at = 0
+  const roll = (ids: ReadonlyArray<string>) => {
+    const rolled: Array<[string, { readonly message: Message; readonly at: number }]> = []
+    for (const id of ids) {
+      const entry = live.get(id)
+      if (entry === undefined) continue
+      rolled.push([id, entry])
+      live.delete(id)
+    }
+    return rolled
+  }
+  for (const event of events) {
+    at += 1
+    switch (event._tag) {
+      case "Compacted": {
+        if (event.summary === null) break
+        undo.set(event.id, { summaryId: event.summary.id, rolled: roll(event.removedIds) })
+        live.set(event.summary.id, { message: event.summary, at })
+        break
+      }
+      case "CompactionReverted": {
+        const undone = undo.get(event.compactionEventId)
+        if (undone === undefined) break
+        if (undone.summaryId !== null) live.delete(undone.summaryId)
+        for (const [id, entry] of undone.rolled) live.set(id, entry)
+        break
+      }
+      case "SeamProduced":
+      case "SeamsRecompacted":
+        roll(event.replacedIds)
+        live.set(event.message.id, { message: event.message, at })
+        break
+      case "HistoryCleared":
+      case "ConversationReset":
+        live.clear()
+        undo.clear()
+        break
+      default:
+        break
+    }
+  }
+  return [...live.values()].sort((a, b) => a.at - b.at).map((entry) => entry.message)
+}
+
+/**
+ * What `injectSummaries` injects: the {@link liveSummaries} of a log, newest first, that the window does
+ * not show already (a live summary or seam in history), within `budget` tokens, as system messages.
+ * @since 0.3.0
+ */
+export const summariesToInject = (
+  window: Window.Window,
+  events: Iterable<WindowEvent>,
+  budget: number
+): ReadonlyArray<MessageInput> => {
+  const stored = liveSummaries(events)
+  const history = stateOf(window).history
+  const kept: Array<MessageInput> = []
+  let used = 0
+  for (let i = stored.length - 1; i >= 0; i--) {
+    const message = stored[i] as Message
+    if (history.has(message.id) || used + message.tokens > budget) continue
+    kept.push({ role: "system", parts: message.parts })
+    used += message.tokens
+  }
+  return kept
+}
+
 /** Ids of the messages of `kind` in knowledge and history. */
 const idsOfKind = (state: State, kind: InjectedKind): ReadonlyArray<string> => {
   const inHistory = HashMap.get(state.kinds, kind)
@@ -254,7 +355,8 @@ export const decide = (
     }
     case "ClearHistory":
       // The conversation goes: history and its bookkeeping (queued or deferred tool pairs, seams), injected
-      // context, signals and the task state. The system prompt and stable knowledge stay (ADR 0011).
+      // context, signals, the task state and compaction's carry-over, watermark, cooldown and per-turn guard
+      // (issue 20). The system prompt and stable knowledge stay (ADR 0011).
       return state.history.length === 0 &&
         state.completed.length === 0 &&
         window.pendingToolPairs.length === 0 &&
@@ -263,6 +365,10 @@ export const decide = (
         window.signals.length === 0 &&
         window.taskState.goal === null &&
         window.taskState.subgoals.length === 0 &&
+        window.carryOver === null &&
+        window.watermark === null &&
+        !window.compaction.compactedThisTurn &&
+        window.compaction.cooldownRemaining === 0 &&
         window.knowledge.every((message) => message.kind === "chat")
         ? none
         : Either.right([{ _tag: "HistoryCleared", scope: "conversation" }])

@@ -761,17 +761,18 @@ describe("ContextService", () => {
               carryOver: null,
               throughVersion: 8,
               cooldownTurns: 0
-            }
+            },
+            { _tag: "MessagesRemoved", messageIds: ["s2"], reason: "kind:summary" }
           ])
           const ctx = yield* service
-          // s2 and the seam are in history already; s1 is only in the log.
+          // The seam is in history already; s2 is only in the log, and s1 is rolled into s2 (issue 20).
           const out = yield* ctx.injectSummaries(stream, 100)
-          assert.deepStrictEqual(out.window.knowledge.map(Message.textOf), ["first summary"])
-          assert.deepStrictEqual(idsOf(out.window.history), ["s2", "seam1", "a2"])
+          assert.deepStrictEqual(out.window.knowledge.map(Message.textOf), ["second summary"])
+          assert.deepStrictEqual(idsOf(out.window.history), ["seam1", "a2"])
           // A second injection replaces the first and still leaves history alone; a tiny budget fits nothing.
           const none = yield* ctx.injectSummaries(stream, 1)
           assert.deepStrictEqual(none.window.knowledge, [])
-          assert.deepStrictEqual(idsOf(none.window.history), ["s2", "seam1", "a2"])
+          assert.deepStrictEqual(idsOf(none.window.history), ["seam1", "a2"])
           yield* checkConsistent(none)
         }).pipe(Effect.provide(live()))
     )

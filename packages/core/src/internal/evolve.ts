@@ -471,7 +471,12 @@ const step = (state: State, event: WindowEvent, version: number): State => {
         pendingToolPairs: [],
         deferredSummaries: [],
         seams: [],
-        unseen: []
+        unseen: [],
+        // What compaction carried forward belongs to the cleared conversation: the next summary starts
+        // afresh, and no cooldown or per-turn guard of the old history holds the new one back (issue 20).
+        carryOver: null,
+        watermark: null,
+        compaction: { ...state.compaction, compactedThisTurn: false, cooldownRemaining: 0 }
       }
     }
     case "ConversationReset":
@@ -482,6 +487,8 @@ const step = (state: State, event: WindowEvent, version: number): State => {
         systemTokens: state.systemTokens,
         calibration: state.calibration
       }
+    case "CalibrationCarried":
+      return { ...state, calibration: event.calibration }
     case "TurnCompleted":
       return {
         ...state,
@@ -548,9 +555,15 @@ const step = (state: State, event: WindowEvent, version: number): State => {
     case "Compacted": {
       const removed = new Set(event.removedIds)
       const hard = event.tier === "hard"
+      // A summary that rolls seams in carries their highest level: the seam host goes on from that level
+      // instead of starting again at 1 (issue 20, behaviour 9), and the next seam folds the summary in.
+      let rolled = 0
+      for (const seam of state.seams) if (removed.has(seam.messageId)) rolled = Math.max(rolled, seam.level)
+      const seams = state.seams.filter((seam) => !removed.has(seam.messageId))
       return {
         ...replaceInHistory(state, event.removedIds, event.summary === null ? [] : [origin(event.summary)]),
-        seams: state.seams.filter((seam) => !removed.has(seam.messageId)),
+        seams:
+          rolled === 0 || event.summary === null ? seams : [...seams, { messageId: event.summary.id, level: rolled }],
         carryOver: event.carryOver,
         watermark: event.throughVersion,
         compaction: {

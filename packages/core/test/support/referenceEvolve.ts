@@ -215,10 +215,15 @@ const step = (window: Window, event: WindowEvent, version: number): Window => {
         completedToolIds: [],
         pendingToolPairs: [],
         deferredSummaries: [],
-        seams: []
+        seams: [],
+        carryOver: null,
+        watermark: null,
+        compaction: { ...window.compaction, compactedThisTurn: false, cooldownRemaining: 0 }
       }
     case "ConversationReset":
       return { ...empty, version: window.version, system: window.system, calibration: window.calibration }
+    case "CalibrationCarried":
+      return { ...window, calibration: event.calibration }
     case "TurnCompleted":
       return {
         ...window,
@@ -281,7 +286,10 @@ const step = (window: Window, event: WindowEvent, version: number): Window => {
       return {
         ...window,
         history: replaceRange(window.history, removed, summary),
-        seams: window.seams.filter((seam) => !removed.has(seam.messageId)),
+        seams: [
+          ...window.seams.filter((seam) => !removed.has(seam.messageId)),
+          ...rolledSeam(window.seams, removed, event.summary)
+        ],
         carryOver: event.carryOver,
         watermark: event.throughVersion,
         compaction: {
@@ -335,6 +343,12 @@ const step = (window: Window, event: WindowEvent, version: number): Window => {
     default:
       return absurd(event)
   }
+}
+
+/** Issue 20: a summary that rolls seams in carries their highest level. */
+const rolledSeam = (seams: Window["seams"], removed: ReadonlySet<string>, summary: Message | null): Window["seams"] => {
+  const levels = seams.filter((seam) => removed.has(seam.messageId)).map((seam) => seam.level)
+  return summary === null || levels.length === 0 ? [] : [{ messageId: summary.id, level: Math.max(...levels) }]
 }
 
 const absurd = (value: never): never => {
