@@ -1,13 +1,16 @@
 // Issue 20, seed behaviour 8: prepareContext's KindDelta on a window that holds a message of a managed kind
-// in history. On a SQLite file and on a fresh PostgreSQL database, checked against a replay of the store.
+// in history; and part B for memory policies: a policy's load keeps the tool result the model has not
+// seen, with its call. On a SQLite file and on a fresh PostgreSQL database.
 import { ContextService, EventLog, Ids, Message, RecallSource, TokenCounter, Window } from "@ctxlog/core"
 import { assert, describe, it } from "@effect/vitest"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import * as ContextAssembly from "../src/ContextAssembly.js"
-import { SqliteEventLog } from "../src/index.js"
+import * as ConversationMemoryPolicy from "../src/ConversationMemoryPolicy.js"
+import { SlidingWindowMemory, SqliteEventLog, TokenWindowMemory } from "../src/index.js"
 import { layer as postgresLog } from "./support/postgres.js"
 import { tempFile } from "./support/stores.js"
 
@@ -68,6 +71,41 @@ for (const store of stores) {
           const replayed = Window.replay(yield* eventsOf("b8"))
           assert.deepStrictEqual(Window.messages(replayed), Window.messages(second.window))
         }).pipe(Effect.provide(appOn(store)))
+    )
+  })
+}
+
+for (const store of stores) {
+  describe(`part B on ${store.name}: memory policies keep the tool result the model has not seen`, () => {
+    it.effect("a turn stopped on a tool result, then a user interjection: every policy's load keeps the pair", () =>
+      Effect.gen(function* () {
+        const context = yield* ContextService.ContextService
+        const output = `contents of a.ts ${"x".repeat(4_000)}`
+        yield* context.appendMessages("pb", [
+          Message.user("hello"),
+          Message.assistant("hi"),
+          Message.user("read a.ts"),
+          Message.assistant("", [Message.toolCall("x", "read_file", { path: "a.ts" })]),
+          Message.tool("x", output),
+          Message.user("also, hurry")
+        ])
+        const policies = [
+          Either.getOrThrow(SlidingWindowMemory.lastMessages(1)),
+          Either.getOrThrow(TokenWindowMemory.budget(20))
+        ]
+        for (const policy of policies) {
+          const memory = yield* ConversationMemoryPolicy.make(policy)
+          const loaded = yield* memory.load("pb")
+          assert.deepStrictEqual(
+            loaded.flatMap(Message.toolResultsOf).map((part) => [part.toolCallId, part.content]),
+            [["x", output]],
+            policy.name
+          )
+          assert.isTrue(loaded.some((message) => Message.toolCallsOf(message).some((call) => call.id === "x")))
+          const last = loaded.at(-1)
+          assert.strictEqual(last === undefined ? "" : Message.textOf(last), "also, hurry")
+        }
+      }).pipe(Effect.provide(appOn(store)))
     )
   })
 }
