@@ -217,7 +217,9 @@ export const make = (
         const watermark = state.watermark ?? 0
         const summary = state.history.find((message) => message.kind === "summary")
         const rest = all.slice(watermark)
-        const kept = memoryPolicy.select(rest)
+        // No policy demotes or drops a tool result the model has not answered yet, nor its call: they
+        // stay whole (a memory returns messages, it does not rewrite them).
+        const kept = ToolPairs.withKept(rest, memoryPolicy.select(rest), ToolPairs.unseenPairs(rest))
         const current = summary === undefined ? kept : [summary, ...kept]
         // Everything before the first kept message is demoted to the summary.
         const first = kept[0]

@@ -43,7 +43,7 @@ export const isEmpty = (plan: Plan): boolean => plan.toSummarize.length === 0
  */
 export const compressionPlan = (window: Window.Window, keepCeiling: number): Plan => {
   const pending = new Set(ToolPairs.pendingCalls(window.history))
-  const unseen = unseenMessageIds(window.history)
+  const unseen = unseenMessageIds(window)
   const groups = ToolPairs.groups(window.history)
   const forced = (group: ReadonlyArray<Message.Message>): boolean =>
     group.some(

@@ -160,7 +160,7 @@ export const maybeSummarizeToolPair = (
  * @since 0.1.0
  */
 export const decideApply = (window: Window.Window): ReadonlyArray<WindowEvent.Draft> => {
-  const unseen = unseenToolCallIds(window.history)
+  const unseen = unseenToolCallIds(window)
   const ids = [...window.deferredSummaries]
     .reverse()
     .map((summary) => summary.toolCallId)

@@ -87,6 +87,13 @@ export interface Config {
   readonly providerSideCompaction?: boolean
   /** Correct token estimates by provider-reported usage (`Window.calibrationRatio`; default true). */
   readonly calibrate?: boolean
+  /**
+   * `maybeCompact` ends a turn (`TurnCompleted`) before it decides, as the seed's `maybe_compact` does:
+   * for callers that never call `completeTurn`. Without it (the default) the turn only advances on
+   * `completeTurn`, and the per-turn guard and the cooldown of a hard compaction hold until then: a
+   * caller that never completes a turn gets one model compaction per stream (the result says so).
+   */
+  readonly advanceTurn?: boolean
 }
 
 /** The services compaction needs. @since 0.1.0 */
@@ -289,11 +296,15 @@ export const maybeCompact = (stream: EventLog.StreamId, config: Config): Effect.
     const ctx = yield* ContextService.ContextService
     const compactor = yield* Compactor.Compactor
     const s = settings(config)
-    const before = yield* ctx.load(stream)
+    const before =
+      config.advanceTurn === true
+        ? (yield* ctx.run(stream, () => Either.right([{ _tag: "TurnCompleted" } as const]))).window
+        : yield* ctx.load(stream)
     const initial = pressure(before, config)
     if (initial === "None") return { _tag: "NoChange", reason: "no pressure", window: before } as const
     yield* tierStarted(op, stream, "soft")
-    const soft = yield* softStep(stream, config)
+    // Prune only to just under the Soft threshold, so the pruning strategy picks which outputs go.
+    const soft = yield* softStep(stream, config, s.soft - 1 / Math.max(1, s.budget))
     const softResult: Result =
       soft.events.length > 0
         ? { _tag: "SoftCompacted", window: soft.window, events: soft.events }
@@ -387,7 +398,13 @@ export const compactContext = (
 
 /** Usage the provider reported for the last call, if known. @since 0.1.0 */
 export interface ProactiveUsage {
+  /** Prompt tokens as reported: tool schemas and the turn reminder included. */
   readonly inputTokens: number
+  /**
+   * Tokens of the tool schemas and turn reminder inside `inputTokens`, which the budget leaves out
+   * (default: the config's `Budget.toolTokens + reminderTokens`; 0 for a bare-number budget).
+   */
+  readonly reservedTokens?: number
   /** Tokens the provider cleared on its side first (`ModelResponse.contextEdits`): the prompt sent was this much bigger. */
   readonly clearedInputTokens?: number
 }
@@ -411,8 +428,15 @@ export const maybeProactiveCompress = (
     const compactor = yield* Compactor.Compactor
     const s = settings(config)
     const window = yield* ctx.load(stream)
-    // The 95% rule is about the prompt we send, before the provider's own edits shrink it.
-    const sent = usage === undefined ? undefined : usage.inputTokens + (usage.clearedInputTokens ?? 0)
+    // The 95% rule is about the prompt we send, before the provider's own edits shrink it. The budget
+    // leaves out the tool schemas and reminder, so they come off the reported count: like with like.
+    const reserved =
+      usage?.reservedTokens ??
+      (typeof config.budget === "number" ? 0 : config.budget.toolTokens + config.budget.reminderTokens)
+    const sent =
+      usage === undefined
+        ? undefined
+        : Math.max(0, usage.inputTokens + (usage.clearedInputTokens ?? 0) - Math.max(0, reserved))
     const used = (sent ?? usedTokens(window, s.calibrate)) / s.budget
     if (config.providerSideCompaction === true && used <= providerSideOverride) {
       return { _tag: "NoChange", reason: "provider-side compaction is on", window } as const

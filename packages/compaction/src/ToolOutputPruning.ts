@@ -167,7 +167,7 @@ export const plan = (
   const goal = usesGoal(strategy) ? termsOf(window.taskState.goal ?? "") : new Set<string>()
   const activeSubgoal = usesSubgoals(strategy) ? termsOf(window.taskState.subgoals[0] ?? "") : new Set<string>()
   const deferred = new Set(window.deferredSummaries.map((summary) => summary.toolCallId))
-  const unseen = unseenToolCallIds(window.history)
+  const unseen = unseenToolCallIds(window)
   const calls = new Map<string, Message.ToolCallPart>()
   for (const message of window.history) {
     for (const call of Message.toolCallsOf(message)) calls.set(call.id, call)
@@ -305,7 +305,7 @@ export const planFit = (
 ): WindowEvent.EventOf<"ToolOutputPruned">["outputs"] | undefined => {
   let over = window.tokens.total - budgetTokens
   if (over <= 0) return undefined
-  const unseen = unseenToolCallIds(window.history)
+  const unseen = unseenToolCallIds(window)
   const parts = new Map(window.history.map((message) => [message.id, message.parts]))
   const tokens = new Map(window.history.map((message) => [message.id, message.tokens]))
   const results = window.history

@@ -21,7 +21,7 @@ import * as Layer from "effect/Layer"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
-import { decide, type InvalidCommand, type WindowCommand } from "./Decide.js"
+import { continuation, decide, type InvalidCommand, summariesToInject, type WindowCommand } from "./Decide.js"
 import type { EventDecodeError, EventEncodeError } from "./EventCodec.js"
 import * as EventHash from "./EventHash.js"
 import type { InvalidInput } from "./Validation.js"
@@ -41,7 +41,6 @@ import { type RecallError, RecallSource } from "./RecallSource.js"
 import { TokenCounter } from "./TokenCounter.js"
 import * as Window from "./Window.js"
 import { type Draft, stamp, type WindowEvent } from "./WindowEvent.js"
-import { stateOf } from "./internal/evolve.js"
 import * as EventLogModule from "./EventLog.js"
 import * as IdsModule from "./Ids.js"
 import * as RecallSourceModule from "./RecallSource.js"
@@ -495,36 +494,15 @@ export const makeWith = (options: Options = {}) =>
       Effect.gen(function* () {
         const window = yield* load(stream)
         const envelopes = yield* Stream.runCollect(log.read(stream))
-        const stored: Array<Message> = []
-        for (const { event } of envelopes) {
-          if (event._tag === "Compacted" && event.summary !== null) stored.push(event.summary)
-          if (event._tag === "SeamProduced" || event._tag === "SeamsRecompacted") stored.push(event.message)
-        }
-        // Newest first; what the window shows already (a live summary or seam in history) is not repeated.
-        const history = stateOf(window).history
-        const kept: Array<MessageInput> = []
-        let used = 0
-        for (let i = stored.length - 1; i >= 0; i--) {
-          const message = stored[i] as Message
-          if (history.has(message.id) || used + message.tokens > budget) continue
-          kept.push({ role: "system", parts: message.parts })
-          used += message.tokens
-        }
-        return yield* inject(stream, "summary", kept)
+        const events = Array.from(envelopes, (envelope) => envelope.event)
+        return yield* inject(stream, "summary", summariesToInject(window, events, budget))
       })
 
     const resetConversation = (stream: StreamId) =>
       Effect.gen(function* () {
         const window = yield* load(stream)
         const into = yield* ids.next
-        const bare = ({ origin: _origin, ...message }: Message): Message => message
-        const stable = window.knowledge.filter((message) => message.kind === "chat")
-        const drafts: Array<Draft> = [
-          ...(window.system.length === 0
-            ? []
-            : [{ _tag: "SystemPromptSet" as const, messages: window.system.map(bare) }]),
-          ...(stable.length === 0 ? [] : [{ _tag: "KnowledgeSet" as const, messages: stable.map(bare) }])
-        ]
+        const drafts = continuation(window, stream)
         // The new stream first: a pointer never leads nowhere.
         const events: Array<WindowEvent> = []
         for (const draft of drafts) events.push(stamp(draft, yield* ids.next))

@@ -10,9 +10,9 @@ import * as Either from "effect/Either"
 import * as HashMap from "effect/HashMap"
 import * as Schema from "effect/Schema"
 import { type State, stateOf } from "./internal/evolve.js"
-import { type InjectedKind, type Message, toolCallsOf, toolResultsOf } from "./Message.js"
+import { type InjectedKind, type Message, type MessageInput, toolCallsOf, toolResultsOf } from "./Message.js"
 import * as Window from "./Window.js"
-import type { Draft, Fact } from "./WindowEvent.js"
+import type { Draft, Fact, WindowEvent } from "./WindowEvent.js"
 
 /** A window command. @since 0.1.0 */
 export type WindowCommand =
@@ -171,7 +171,8 @@ const newestGroupStart = (state: State): number => {
 /**
  * The history to drop, oldest first, so the window fits `budget` tokens. System, knowledge and task
  * state are never trimmed; pinned messages stay; a tool call and its results leave together (the groups
- * of `ToolPairs.groups`); the newest group always stays. O(the messages dropped), not O(history): groups
+ * of `ToolPairs.groups`); the newest group always stays, and so does every tool result the model has not
+ * seen yet with its call (`Window.unseenToolPairs`: kept whole; truncating it is compaction's fit step). O(the messages dropped), not O(history): groups
  * are found from the oldest message on, and only until the window fits.
  * @since 0.1.0
  */
@@ -180,6 +181,7 @@ export const trimPlan = (window: Window.Window, budget: number): ReadonlyArray<s
   const state = stateOf(window)
   const history = state.history
   const newest = newestGroupStart(state)
+  const unseen = Window.unseenToolPairs(window)
   let total = window.tokens.total
   const removed: Array<string> = []
   const seen = new Set<string>()
@@ -189,13 +191,114 @@ export const trimPlan = (window: Window.Window, budget: number): ReadonlyArray<s
     if ((history.keyOf(message.id) ?? 0) >= newest) break
     const group = groupOf(state, message)
     for (const member of group) seen.add(member.id)
-    if (group.some((member) => member.pinned === true)) continue
+    if (group.some((member) => member.pinned === true || unseen.has(member.id))) continue
     for (const member of group) {
       removed.push(member.id)
       total -= member.tokens
     }
   }
   return removed
+}
+
+/**
+ * The first events of the stream a conversation continues in (`resetConversation`): the system prompt,
+ * the stable knowledge (without their origins) and the usage calibration observed so far, so estimates
+ * stay corrected in the new stream (`CalibrationCarried`; issue 20, behaviour 7). Pure.
+ * @since 0.3.0
+ */
+export const continuation = (window: Window.Window, from: string): ReadonlyArray<Draft> => {
+  const bare = ({ origin: _origin, ...message }: Message): Message => message
+  const stable = window.knowledge.filter((message) => message.kind === "chat")
+  return [
+    ...(window.system.length === 0 ? [] : [{ _tag: "SystemPromptSet" as const, messages: window.system.map(bare) }]),
+    ...(stable.length === 0 ? [] : [{ _tag: "KnowledgeSet" as const, messages: stable.map(bare) }]),
+    ...(window.calibration.observations === 0
+      ? []
+      : [{ _tag: "CalibrationCarried" as const, from, calibration: window.calibration }])
+  ]
+}
+
+/**
+ * The summaries and seams a log still stands behind, oldest first: every compaction summary and seam
+ * message, less those a later summary or seam rolled in (its removed or replaced ids: their text went
+ * forward into it), those of a compaction that was undone (and the summaries that undo brought back are
+ * live again), and everything before a clear or reset of the conversation. One pass over the events.
+ * @since 0.3.0
+ */
+export const liveSummaries = (events: Iterable<WindowEvent>): ReadonlyArray<Message> => {
+  const live = new Map<string, { readonly message: Message; readonly at: number }>()
+  const undo = new Map<
+    string,
+    {
+      readonly summaryId: string | null
+      readonly rolled: ReadonlyArray<[string, { readonly message: Message; readonly at: number }]>
+    }
+  >()
+  let at = 0
+  const roll = (ids: ReadonlyArray<string>) => {
+    const rolled: Array<[string, { readonly message: Message; readonly at: number }]> = []
+    for (const id of ids) {
+      const entry = live.get(id)
+      if (entry === undefined) continue
+      rolled.push([id, entry])
+      live.delete(id)
+    }
+    return rolled
+  }
+  for (const event of events) {
+    at += 1
+    switch (event._tag) {
+      case "Compacted": {
+        if (event.summary === null) break
+        undo.set(event.id, { summaryId: event.summary.id, rolled: roll(event.removedIds) })
+        live.set(event.summary.id, { message: event.summary, at })
+        break
+      }
+      case "CompactionReverted": {
+        const undone = undo.get(event.compactionEventId)
+        if (undone === undefined) break
+        if (undone.summaryId !== null) live.delete(undone.summaryId)
+        for (const [id, entry] of undone.rolled) live.set(id, entry)
+        break
+      }
+      case "SeamProduced":
+      case "SeamsRecompacted":
+        roll(event.replacedIds)
+        live.set(event.message.id, { message: event.message, at })
+        break
+      case "HistoryCleared":
+      case "ConversationReset":
+        live.clear()
+        undo.clear()
+        break
+      default:
+        break
+    }
+  }
+  return [...live.values()].sort((a, b) => a.at - b.at).map((entry) => entry.message)
+}
+
+/**
+ * What `injectSummaries` injects: the {@link liveSummaries} of a log, newest first, that the window does
+ * not show already (a live summary or seam in history), within `budget` tokens, as system messages.
+ * @since 0.3.0
+ */
+export const summariesToInject = (
+  window: Window.Window,
+  events: Iterable<WindowEvent>,
+  budget: number
+): ReadonlyArray<MessageInput> => {
+  const stored = liveSummaries(events)
+  const history = stateOf(window).history
+  const kept: Array<MessageInput> = []
+  let used = 0
+  for (let i = stored.length - 1; i >= 0; i--) {
+    const message = stored[i] as Message
+    if (history.has(message.id) || used + message.tokens > budget) continue
+    kept.push({ role: "system", parts: message.parts })
+    used += message.tokens
+  }
+  return kept
 }
 
 /** Ids of the messages of `kind` in knowledge and history. */
@@ -252,7 +355,8 @@ export const decide = (
     }
     case "ClearHistory":
       // The conversation goes: history and its bookkeeping (queued or deferred tool pairs, seams), injected
-      // context, signals and the task state. The system prompt and stable knowledge stay (ADR 0011).
+      // context, signals, the task state and compaction's carry-over, watermark, cooldown and per-turn guard
+      // (issue 20). The system prompt and stable knowledge stay (ADR 0011).
       return state.history.length === 0 &&
         state.completed.length === 0 &&
         window.pendingToolPairs.length === 0 &&
@@ -261,6 +365,10 @@ export const decide = (
         window.signals.length === 0 &&
         window.taskState.goal === null &&
         window.taskState.subgoals.length === 0 &&
+        window.carryOver === null &&
+        window.watermark === null &&
+        !window.compaction.compactedThisTurn &&
+        window.compaction.cooldownRemaining === 0 &&
         window.knowledge.every((message) => message.kind === "chat")
         ? none
         : Either.right([{ _tag: "HistoryCleared", scope: "conversation" }])

@@ -86,3 +86,48 @@ export const pendingCalls = (messages: ReadonlyArray<Message>): ReadonlyArray<st
   const answered = new Set(messages.flatMap((message) => toolResultsOf(message).map((result) => result.toolCallId)))
   return messages.flatMap((message) => toolCallsOf(message).map((call) => call.id)).filter((id) => !answered.has(id))
 }
+
+/**
+ * For a plain message list (no window, so no record of renders): the ids of the tool results after the
+ * last assistant message, which the model has not answered yet, and of the messages making the calls
+ * they answer. What `Window.unseenToolPairs` is for a window; a removal path working on a list (a
+ * conversation memory policy) keeps these. O(messages).
+ * @since 0.3.0
+ */
+export const unseenPairs = (messages: ReadonlyArray<Message>): ReadonlySet<string> => {
+  const calls = new Set<string>()
+  const ids = new Set<string>()
+  for (let index = messages.length - 1; index >= 0; index--) {
+    const message = messages[index]
+    if (message === undefined || message.role === "assistant") break
+    const results = toolResultsOf(message)
+    if (results.length === 0) continue
+    ids.add(message.id)
+    for (const result of results) calls.add(result.toolCallId)
+  }
+  if (calls.size === 0) return ids
+  for (const message of messages) {
+    if (toolCallsOf(message).some((call) => calls.has(call.id))) ids.add(message.id)
+  }
+  return ids
+}
+
+/**
+ * A selection from `all` (a policy's pick) with the messages whose ids are in `keep` added back, in the
+ * order of `all`: how a selecting path keeps the unseen tool pairs (`unseenPairs`, `Window.unseenToolPairs`)
+ * whatever its policy chose. Returns `selected` itself when it holds them all already. O(all).
+ * @since 0.3.0
+ */
+export const withKept = (
+  all: ReadonlyArray<Message>,
+  selected: ReadonlyArray<Message>,
+  keep: ReadonlySet<string>
+): ReadonlyArray<Message> => {
+  if (keep.size === 0) return selected
+  const chosen = new Set(selected.map((message) => message.id))
+  const present = new Set(all.map((message) => message.id))
+  let missing = false
+  for (const id of keep) if (!chosen.has(id) && present.has(id)) missing = true
+  if (!missing) return selected
+  return all.filter((message) => chosen.has(message.id) || keep.has(message.id))
+}

@@ -10,7 +10,8 @@
  */
 import * as Schema from "effect/Schema"
 import * as evolveInternal from "./internal/evolve.js"
-import { type Message, textOf } from "./Message.js"
+import * as HashMap from "effect/HashMap"
+import { type Message, textOf, toolResultsOf } from "./Message.js"
 import type { WindowEvent } from "./WindowEvent.js"
 
 export {
@@ -51,6 +52,50 @@ export const findMessage = (window: Window, id: string): Message | undefined =>
   window.system.find((message) => message.id === id) ??
   window.knowledge.find((message) => message.id === id) ??
   evolveInternal.stateOf(window).history.get(id)
+
+/**
+ * Ids of the history messages holding tool results the model has not seen yet, oldest first: appended
+ * after the last `PromptRendered` and after the last assistant message (an answer proves the model read
+ * them, for streams that record no renders). A window that did not come from `evolve` (a decoded
+ * snapshot, a hand-built window) counts every result after the last assistant message. O(those results).
+ * @since 0.3.0
+ */
+export const unseenToolResults = (window: Window): ReadonlyArray<string> => {
+  const state = evolveInternal.stateOf(window)
+  return state.unseen.filter((id) => state.history.has(id))
+}
+
+/** Tool call ids answered by the results of {@link unseenToolResults}. @since 0.3.0 */
+export const unseenToolCallIds = (window: Window): ReadonlySet<string> => {
+  const state = evolveInternal.stateOf(window)
+  const ids = new Set<string>()
+  for (const id of unseenToolResults(window)) {
+    const message = state.history.get(id)
+    if (message !== undefined) for (const result of toolResultsOf(message)) ids.add(result.toolCallId)
+  }
+  return ids
+}
+
+/**
+ * The messages no removal path may drop: every unseen tool result ({@link unseenToolResults}) and the
+ * history message that makes each call it answers (a result without its call could not be sent). A path
+ * that cannot fit them may truncate a result's content (head and tail), never drop it. O(those messages).
+ * @since 0.3.0
+ */
+export const unseenToolPairs = (window: Window): ReadonlySet<string> => {
+  const state = evolveInternal.stateOf(window)
+  const ids = new Set<string>()
+  for (const id of unseenToolResults(window)) {
+    ids.add(id)
+    const message = state.history.get(id)
+    if (message === undefined) continue
+    for (const result of toolResultsOf(message)) {
+      const maker = HashMap.get(state.calls, result.toolCallId)
+      if (maker._tag === "Some") ids.add(maker.value)
+    }
+  }
+  return ids
+}
 
 /** The highest seam level present, if any. @since 0.1.0 */
 export const highestSeamLevel = (window: Window): number | undefined =>

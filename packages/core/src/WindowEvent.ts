@@ -9,7 +9,7 @@
  */
 import * as Schema from "effect/Schema"
 import { InjectedKind, JsonValue, Message } from "./Message.js"
-import { Signal, Tokens } from "./internal/windowSchemas.js"
+import { Calibration, Signal, Tokens } from "./internal/windowSchemas.js"
 
 /** An event id. @since 0.1.0 */
 export const EventId = Schema.String.pipe(Schema.minLength(1))
@@ -86,6 +86,16 @@ export const ConversationReset = Schema.TaggedStruct("ConversationReset", { ...b
 export const ConversationContinued = Schema.TaggedStruct("ConversationContinued", {
   ...base,
   into: Schema.String.pipe(Schema.minLength(1))
+})
+/**
+ * The usage calibration of the stream this one continues (`from`), carried over by `resetConversation`
+ * so estimates stay corrected in the new stream (issue 20, behaviour 7). Replaces the calibration.
+ * @since 0.3.0
+ */
+export const CalibrationCarried = Schema.TaggedStruct("CalibrationCarried", {
+  ...base,
+  from: Schema.String.pipe(Schema.minLength(1)),
+  calibration: Calibration
 })
 /** A turn ended (drives compaction cooldowns and counters). @since 0.1.0 */
 export const TurnCompleted = Schema.TaggedStruct("TurnCompleted", { ...base })
@@ -349,6 +359,7 @@ export const WindowEvent = Schema.Union(
   HistoryCleared,
   ConversationReset,
   ConversationContinued,
+  CalibrationCarried,
   TurnCompleted,
   PromptRendered,
   UsageReported,
@@ -410,6 +421,7 @@ export const schemaVersions: { readonly [T in EventType]: number } = {
   HistoryCleared: 2,
   ConversationReset: 1,
   ConversationContinued: 1,
+  CalibrationCarried: 1,
   TurnCompleted: 1,
   PromptRendered: 4,
   UsageReported: 2,

@@ -557,6 +557,14 @@ describe("ContextService", () => {
           appended(message("u1", "user", "meanwhile")),
           appended(message("a2", "assistant", [Message.toolCall("c2", "cat", null)])),
           appended(message("t", "tool", [Message.toolResult("c1", "x"), Message.toolResult("c2", "y")])),
+          // The model has seen the results (a render): trimming may take them (unseen ones stay, issue 20).
+          {
+            _tag: "PromptRendered",
+            provider: "openai",
+            model: "m",
+            tokens: { system: 0, knowledge: 0, taskState: 0, signals: 0, history: 30, total: 30 },
+            sha256: "ff"
+          },
           appended(message("u2", "user", "next"))
         ])
         const ctx = yield* service
@@ -758,17 +766,18 @@ describe("ContextService", () => {
               carryOver: null,
               throughVersion: 8,
               cooldownTurns: 0
-            }
+            },
+            { _tag: "MessagesRemoved", messageIds: ["s2"], reason: "kind:summary" }
           ])
           const ctx = yield* service
-          // s2 and the seam are in history already; s1 is only in the log.
+          // The seam is in history already; s2 is only in the log, and s1 is rolled into s2 (issue 20).
           const out = yield* ctx.injectSummaries(stream, 100)
-          assert.deepStrictEqual(out.window.knowledge.map(Message.textOf), ["first summary"])
-          assert.deepStrictEqual(idsOf(out.window.history), ["s2", "seam1", "a2"])
+          assert.deepStrictEqual(out.window.knowledge.map(Message.textOf), ["second summary"])
+          assert.deepStrictEqual(idsOf(out.window.history), ["seam1", "a2"])
           // A second injection replaces the first and still leaves history alone; a tiny budget fits nothing.
           const none = yield* ctx.injectSummaries(stream, 1)
           assert.deepStrictEqual(none.window.knowledge, [])
-          assert.deepStrictEqual(idsOf(none.window.history), ["s2", "seam1", "a2"])
+          assert.deepStrictEqual(idsOf(none.window.history), ["seam1", "a2"])
           yield* checkConsistent(none)
         }).pipe(Effect.provide(live()))
     )

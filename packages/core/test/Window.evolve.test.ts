@@ -43,6 +43,11 @@ const samples: { readonly [T in WindowEvent.EventType]: Omit<WindowEvent.EventOf
   HistoryCleared: { _tag: "HistoryCleared", scope: "history" },
   ConversationReset: { _tag: "ConversationReset" },
   ConversationContinued: { _tag: "ConversationContinued", into: "next-stream" },
+  CalibrationCarried: {
+    _tag: "CalibrationCarried",
+    from: "previous-stream",
+    calibration: { estimatedInputTokens: 100, reportedInputTokens: 120, observations: 2 }
+  },
   TurnCompleted: { _tag: "TurnCompleted" },
   PromptRendered: { _tag: "PromptRendered", provider: "openai", model: "m", tokens: base.tokens, sha256: "ff" },
   UsageReported: {
@@ -107,7 +112,7 @@ const unionTags = WindowEvent.WindowEvent.members.map((member) => {
 
 describe("WindowEvent", () => {
   it("eventTypes lists exactly the members of the union, each with a schema version", () => {
-    assert.strictEqual(unionTags.length, 32)
+    assert.strictEqual(unionTags.length, 33)
     assert.deepStrictEqual([...WindowEvent.eventTypes].sort(), [...unionTags].sort())
     assert.isTrue(WindowEvent.eventTypes.every((type) => WindowEvent.isEventType(type)))
     assert.isFalse(WindowEvent.isEventType("toString"))

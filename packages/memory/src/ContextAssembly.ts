@@ -275,15 +275,16 @@ export const prepareContext = (
     const apply = (kind: Message.InjectedKind, selection: ReturnType<typeof select>) =>
       Effect.gen(function* () {
         const current = yield* context.load(stream)
-        const stale = [...current.knowledge, ...current.history].filter((message) => message.kind === kind)
+        // An injection replaces its kind in knowledge only (what compaction or a seam left in history
+        // stays), so only knowledge is compared and reported: a history message of the kind neither makes
+        // an unchanged selection look changed nor shows up as removed (issue 20, behaviour 8).
+        const stale = current.knowledge.filter((message) => message.kind === kind)
         const texts = selection.kept.map((candidate) => candidate.text)
         if (sameTexts(texts, stale.map(Message.textOf))) {
           return deltaOf(kind, stale, [], true, selection.dropped)
         }
         const outcome = yield* context.inject(stream, kind, texts)
-        const injected = [...outcome.window.knowledge, ...outcome.window.history].filter(
-          (message) => message.kind === kind
-        )
+        const injected = outcome.window.knowledge.filter((message) => message.kind === kind)
         return deltaOf(
           kind,
           injected,

@@ -6,7 +6,7 @@
  *
  * @since 0.1.0
  */
-import { ContextService, ConversationMemory, type Message } from "@ctxlog/core"
+import { ContextService, ConversationMemory, type Message, ToolPairs, Window } from "@ctxlog/core"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
@@ -56,7 +56,10 @@ export const make = (
     load: (conversationId) =>
       checkId(conversationId, "load").pipe(
         Effect.zipRight(context.load(conversationId)),
-        Effect.map((window) => policy.select(window.history)),
+        // Whatever the policy picks, a tool result the model has not seen yet stays, with its call.
+        Effect.map((window) =>
+          ToolPairs.withKept(window.history, policy.select(window.history), Window.unseenToolPairs(window))
+        ),
         Effect.mapError(failure(conversationId, "load"))
       ),
     append: (conversationId, messages) =>

@@ -91,7 +91,7 @@ export const minCacheableTokensFor = (model: string): number => {
 /** Build the Anthropic strategy. @since 0.1.0 */
 export const make = (config: Config): CtxBuilder<AnthropicRequest> => {
   const sizing: common.Sizing = {
-    ctxWindow: common.clampBudget(config.contextWindow ?? defaultContextWindow, 1024, undefined),
+    ctxWindow: common.clampBudget(config.contextWindow, defaultContextWindow, 1024, undefined),
     defaultOutputReserve,
     toolOutputShare: defaultToolOutputShare
   }

@@ -52,7 +52,7 @@ export interface ChatVariant {
 /** Build a chat-format strategy from a variant (shared by the OpenAI, Ollama and generic builders). @since 0.1.0 */
 export const makeChat = (config: CommonConfig, variant: ChatVariant): CtxBuilder<ChatCompletionsRequest> => {
   const sizing: common.Sizing = {
-    ctxWindow: common.clampBudget(config.contextWindow ?? variant.defaultContextWindow, variant.floor, undefined),
+    ctxWindow: common.clampBudget(config.contextWindow, variant.defaultContextWindow, variant.floor, undefined),
     defaultOutputReserve: variant.defaultOutputReserve,
     toolOutputShare: variant.toolOutputShare,
     ...(variant.toolsOf === undefined ? {} : { toolsOf: variant.toolsOf })

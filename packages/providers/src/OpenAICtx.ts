@@ -87,7 +87,7 @@ export const make = (config: Config): CtxBuilder<ChatCompletionsRequest> =>
 /** Build the Responses API strategy. @since 0.1.0 */
 export const makeResponses = (config: Config): CtxBuilder<ResponsesRequest> => {
   const sizing: common.Sizing = {
-    ctxWindow: common.clampBudget(config.contextWindow ?? defaultContextWindow, 1024, undefined),
+    ctxWindow: common.clampBudget(config.contextWindow, defaultContextWindow, 1024, undefined),
     defaultOutputReserve,
     toolOutputShare: defaultToolOutputShare
   }

@@ -90,6 +90,12 @@ export interface State {
   readonly carryOver: string | null
   readonly watermark: number | null
   readonly calibration: Window["calibration"]
+  /**
+   * Ids of the history messages holding tool results the model has not seen yet: appended after the
+   * last `PromptRendered` and after the last assistant message (an answer is proof too, for streams
+   * that record no renders). Small (one step's results), so its upkeep is O(the change).
+   */
+  readonly unseen: ReadonlyArray<string>
 }
 
 const zeroTokens: Tokens = { system: 0, knowledge: 0, taskState: 0, signals: 0, history: 0, total: 0 }
@@ -122,7 +128,8 @@ const emptyState: State = {
   cycle: 0,
   carryOver: null,
   watermark: null,
-  calibration: { estimatedInputTokens: 0, reportedInputTokens: 0, observations: 0 }
+  calibration: { estimatedInputTokens: 0, reportedInputTokens: 0, observations: 0 },
+  unseen: []
 }
 
 const states = new WeakMap<Window, State>()
@@ -180,7 +187,8 @@ export const stateOf = (window: Window): State => {
         cycle: window.cycle,
         carryOver: window.carryOver,
         watermark: window.watermark,
-        calibration: window.calibration
+        calibration: window.calibration,
+        unseen: trailingResults(window.history)
       },
       window.history,
       []
@@ -191,6 +199,21 @@ export const stateOf = (window: Window): State => {
 }
 
 export const empty: Window = view(emptyState)
+
+/**
+ * The tool-result messages after the last assistant message: what a window that did not come from
+ * here (a snapshot, a hand-built window) counts as unseen. It cannot know the renders, so this is the
+ * widest reading: it only protects results longer.
+ */
+const trailingResults = (history: ReadonlyArray<Message>): ReadonlyArray<string> => {
+  const ids: Array<string> = []
+  for (let index = history.length - 1; index >= 0; index--) {
+    const message = history[index]
+    if (message === undefined || message.role === "assistant") break
+    if (toolResultsOf(message).length > 0) ids.push(message.id)
+  }
+  return ids.reverse()
+}
 
 const mapsTo = (map: HashMap.HashMap<string, string>, key: string, value: string): boolean => {
   const found = HashMap.get(map, key)
@@ -239,7 +262,9 @@ const indexHistory = (state: State, added: ReadonlyArray<Message>, removed: Read
       kinds = HashMap.set(kinds, message.kind, ids._tag === "Some" ? [...ids.value, message.id] : [message.id])
     }
   }
-  return { ...state, calls, results, kinds }
+  const gone = removed.length === 0 || state.unseen.length === 0 ? undefined : new Set(removed.map((m) => m.id))
+  const unseen = gone === undefined ? state.unseen : state.unseen.filter((id) => !gone.has(id))
+  return { ...state, calls, results, kinds, unseen }
 }
 
 const withTokens = (state: State): State => {
@@ -382,9 +407,18 @@ const step = (state: State, event: WindowEvent, version: number): State => {
       const message = origin(event.message)
       const appended = setHistory(state, state.history.append([message]), [message], [])
       const answered = toolResultsOf(message)
+      // An assistant message answers what came before it: the model has seen those results.
+      const unseen =
+        message.role === "assistant"
+          ? appended.unseen.length === 0
+            ? appended.unseen
+            : []
+          : answered.length > 0
+            ? [...appended.unseen, message.id]
+            : appended.unseen
       return answered.length === 0
-        ? appended
-        : { ...appended, completed: state.completed.add(answered.map((part) => part.toolCallId)) }
+        ? { ...appended, unseen }
+        : { ...appended, unseen, completed: state.completed.add(answered.map((part) => part.toolCallId)) }
     }
     case "MessagesInjected": {
       const knowledge = state.knowledge.filter((message) => message.kind !== event.kind)
@@ -436,7 +470,13 @@ const step = (state: State, event: WindowEvent, version: number): State => {
         completed: GrowSet.empty,
         pendingToolPairs: [],
         deferredSummaries: [],
-        seams: []
+        seams: [],
+        unseen: [],
+        // What compaction carried forward belongs to the cleared conversation: the next summary starts
+        // afresh, and no cooldown or per-turn guard of the old history holds the new one back (issue 20).
+        carryOver: null,
+        watermark: null,
+        compaction: { ...state.compaction, compactedThisTurn: false, cooldownRemaining: 0 }
       }
     }
     case "ConversationReset":
@@ -447,6 +487,8 @@ const step = (state: State, event: WindowEvent, version: number): State => {
         systemTokens: state.systemTokens,
         calibration: state.calibration
       }
+    case "CalibrationCarried":
+      return { ...state, calibration: event.calibration }
     case "TurnCompleted":
       return {
         ...state,
@@ -458,7 +500,8 @@ const step = (state: State, event: WindowEvent, version: number): State => {
         }
       }
     case "PromptRendered":
-      return state.signals.length === 0 ? state : { ...state, signals: [] }
+      // The render showed the model every tool result in history; signals last one render.
+      return state.signals.length === 0 && state.unseen.length === 0 ? state : { ...state, signals: [], unseen: [] }
     case "UsageReported":
       // A server compaction hides how big the prompt was: that report says nothing about the estimate.
       if ((event.contextEdits?.compactions ?? 0) > 0) return state
@@ -512,9 +555,15 @@ const step = (state: State, event: WindowEvent, version: number): State => {
     case "Compacted": {
       const removed = new Set(event.removedIds)
       const hard = event.tier === "hard"
+      // A summary that rolls seams in carries their highest level: the seam host goes on from that level
+      // instead of starting again at 1 (issue 20, behaviour 9), and the next seam folds the summary in.
+      let rolled = 0
+      for (const seam of state.seams) if (removed.has(seam.messageId)) rolled = Math.max(rolled, seam.level)
+      const seams = state.seams.filter((seam) => !removed.has(seam.messageId))
       return {
         ...replaceInHistory(state, event.removedIds, event.summary === null ? [] : [origin(event.summary)]),
-        seams: state.seams.filter((seam) => !removed.has(seam.messageId)),
+        seams:
+          rolled === 0 || event.summary === null ? seams : [...seams, { messageId: event.summary.id, level: rolled }],
         carryOver: event.carryOver,
         watermark: event.throughVersion,
         compaction: {

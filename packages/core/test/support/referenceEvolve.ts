@@ -4,7 +4,7 @@
  * projection against it on random event sequences.
  */
 import type { Message } from "../../src/Message.js"
-import { toolResultsOf } from "../../src/Message.js"
+import { toolCallsOf, toolResultsOf } from "../../src/Message.js"
 import type { Tokens, Window } from "../../src/Window.js"
 import type { EventOf, WindowEvent } from "../../src/WindowEvent.js"
 import * as ToolPairs from "../../src/ToolPairs.js"
@@ -215,10 +215,15 @@ const step = (window: Window, event: WindowEvent, version: number): Window => {
         completedToolIds: [],
         pendingToolPairs: [],
         deferredSummaries: [],
-        seams: []
+        seams: [],
+        carryOver: null,
+        watermark: null,
+        compaction: { ...window.compaction, compactedThisTurn: false, cooldownRemaining: 0 }
       }
     case "ConversationReset":
       return { ...empty, version: window.version, system: window.system, calibration: window.calibration }
+    case "CalibrationCarried":
+      return { ...window, calibration: event.calibration }
     case "TurnCompleted":
       return {
         ...window,
@@ -281,7 +286,10 @@ const step = (window: Window, event: WindowEvent, version: number): Window => {
       return {
         ...window,
         history: replaceRange(window.history, removed, summary),
-        seams: window.seams.filter((seam) => !removed.has(seam.messageId)),
+        seams: [
+          ...window.seams.filter((seam) => !removed.has(seam.messageId)),
+          ...rolledSeam(window.seams, removed, event.summary)
+        ],
         carryOver: event.carryOver,
         watermark: event.throughVersion,
         compaction: {
@@ -338,6 +346,12 @@ const step = (window: Window, event: WindowEvent, version: number): Window => {
   }
 }
 
+/** Issue 20: a summary that rolls seams in carries their highest level. */
+const rolledSeam = (seams: Window["seams"], removed: ReadonlySet<string>, summary: Message | null): Window["seams"] => {
+  const levels = seams.filter((seam) => removed.has(seam.messageId)).map((seam) => seam.level)
+  return summary === null || levels.length === 0 ? [] : [{ messageId: summary.id, level: Math.max(...levels) }]
+}
+
 const absurd = (value: never): never => {
   throw new Error(`unreachable: ${JSON.stringify(value)}`)
 }
@@ -347,15 +361,26 @@ export const evolve = (window: Window, event: WindowEvent): Window => {
   return withTokens({ ...step(window, event, version), version })
 }
 
-/** The first release's trim plan: groups of the whole history, oldest first, the newest group kept. */
+/**
+ * The first release's trim plan: groups of the whole history, oldest first, the newest group kept; since
+ * issue 20 also every group holding a tool result after the last assistant message (unseen, in a stream
+ * with no renders) or the call it answers.
+ */
 export const referenceTrimPlan = (window: Window, budget: number): ReadonlyArray<string> => {
   if (budget <= 0 || window.tokens.total <= budget) return []
   const groups = ToolPairs.groups(window.history)
+  const lastAssistant = window.history.map((message) => message.role).lastIndexOf("assistant")
+  const unseenCalls = new Set(
+    window.history.slice(lastAssistant + 1).flatMap((message) => toolResultsOf(message).map((r) => r.toolCallId))
+  )
+  const touchesUnseen = (message: Message) =>
+    toolResultsOf(message).some((r) => unseenCalls.has(r.toolCallId)) ||
+    toolCallsOf(message).some((c) => unseenCalls.has(c.id))
   let total = window.tokens.total
   const removed: Array<string> = []
   for (const group of groups.slice(0, -1)) {
     if (total <= budget) break
-    if (group.some((message) => message.pinned === true)) continue
+    if (group.some((message) => message.pinned === true || touchesUnseen(message))) continue
     for (const message of group) {
       removed.push(message.id)
       total -= message.tokens

@@ -6,8 +6,17 @@ import type { BuildOptions, BuildStats, CommonConfig, CompressionPlan, CtxBuilde
 import { mediaStub, roughTokens } from "./sections.js"
 
 /** The effective context window: the configured one, never below `floor`, never above `ceiling`. */
-export const clampBudget = (configured: number, floor: number, ceiling: number | undefined): number =>
-  Math.max(floor, ceiling === undefined ? configured : Math.min(configured, ceiling))
+export const clampBudget = (
+  configured: number | undefined,
+  fallback: number,
+  floor: number,
+  ceiling: number | undefined
+): number => {
+  // NaN or ±Infinity is no window at all (Math.max(floor, NaN) is NaN, and a NaN or infinite window made a
+  // budget of 0 or ∞): take the builder's default, as when nothing was configured (issue 20, behaviour 5).
+  const given = configured === undefined || !Number.isFinite(configured) ? fallback : Math.floor(configured)
+  return Math.max(floor, ceiling === undefined ? given : Math.min(given, ceiling))
+}
 
 /** Render messages as a plain transcript, for a summarizer to read. */
 export const transcriptOf = (messages: ReadonlyArray<Message.Message>): string =>

@@ -1,4 +1,4 @@
-import { Compactor, ContextService, Message, type Window, type WindowEvent } from "@ctxlog/core"
+import { Compactor, ContextService, Message, Window, type WindowEvent } from "@ctxlog/core"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
@@ -41,6 +41,18 @@ const lastIndexWhere = <A>(items: ReadonlyArray<A>, predicate: (item: A) => bool
     if (item !== undefined && predicate(item)) return index
   }
   return -1
+}
+
+/**
+ * The index of the first history message a seam may not fold: the earliest tool result the model has not
+ * seen yet, or the call it answers (`Window.unseenToolPairs`); the history's length when there is none.
+ * A seam folds a range that ends before it, so an unseen result always reaches the next render whole.
+ */
+const unseenStart = (window: Window.Window, history: ReadonlyArray<Message.Message>): number => {
+  const keep = Window.unseenToolPairs(window)
+  if (keep.size === 0) return history.length
+  const index = history.findIndex((message) => keep.has(message.id))
+  return index === -1 ? history.length : index
 }
 
 export const make = (config: SeamConfig.SeamConfig) =>
@@ -173,7 +185,14 @@ export const make = (config: SeamConfig.SeamConfig) =>
               seams.map((seam) => seam.id)
             ),
             (): ReadonlyArray<WindowEvent.Draft> => {
-              const cut = adjust(current.history, 0, SeamConfig.verbatimWindowStart(config, current.history.length)).end
+              const cut = adjust(
+                current.history,
+                0,
+                Math.min(
+                  SeamConfig.verbatimWindowStart(config, current.history.length),
+                  unseenStart(current, current.history)
+                )
+              ).end
               const { fold } = splitPinned(current.history, 0, cut, [])
               const removed = new Set([
                 ...fold.filter((message) => message.kind !== "briefing").map((message) => message.id),
@@ -208,7 +227,11 @@ export const make = (config: SeamConfig.SeamConfig) =>
         const seams = seamMessagesOf(window)
         // Fold only what follows the newest seam or briefing: those are summaries already.
         const start = lastIndexWhere(history, (message) => message.kind === "seam" || message.kind === "briefing") + 1
-        const end = Math.max(start, SeamConfig.verbatimWindowStart(config, history.length))
+        // The verbatim window stays, and so does every tool result the model has not seen yet with its call.
+        const end = Math.max(
+          start,
+          Math.min(SeamConfig.verbatimWindowStart(config, history.length), unseenStart(window, history))
+        )
         const cycleEnds = config.advanceCycle && level === 3
         // A cycle's briefing replaces the previous one, so the seam that ends a cycle folds the previous
         // briefing in: what it carried reaches the next briefing instead of being dropped.
