@@ -3,7 +3,6 @@
  * type → messages → window, and the second window renders the same OpenAI and Anthropic requests as
  * the first. Plus the edges each format handles on its own (error results, unsupported content).
  */
-import { readdirSync, readFileSync } from "node:fs"
 import {
   ContextService,
   EventLog,
@@ -25,6 +24,7 @@ import { fromAnthropic, toAnthropic } from "../src/adapters/anthropic.js"
 import { fromLangChain, toLangChain } from "../src/adapters/langchain.js"
 import { fromOpenAI, toOpenAI } from "../src/adapters/openai.js"
 import { AnthropicCtx, type AdapterError, OpenAICtx } from "../src/index.js"
+import { readTranscript, transcriptFiles } from "@ctxlog/core/testing"
 
 const live = ContextService.layer.pipe(
   Layer.provideMerge(WindowRepository.layerReplay),
@@ -32,8 +32,7 @@ const live = ContextService.layer.pipe(
   Layer.provideMerge(Layer.mergeAll(TokenCounter.layerGpt(), Ids.layerSequential("t"), RecallSource.layerEmpty))
 )
 
-const dir = new URL("../../../../shared/transcripts/", import.meta.url)
-const files = readdirSync(dir).filter((name) => name.endsWith(".json"))
+const files = transcriptFiles()
 
 type RoundTrip = (
   messages: ReadonlyArray<Message.Message>
@@ -67,7 +66,7 @@ describe("message adapters: round trips over real transcripts", () => {
         const ctx = yield* ContextService.ContextService
         let calls = 0
         for (const file of files) {
-          const inputs = yield* Transcript.fromTranscriptJson(JSON.parse(readFileSync(new URL(file, dir), "utf8")))
+          const inputs = yield* Transcript.fromTranscriptJson(readTranscript(file))
           const { window } = yield* ctx.appendMessages(file, inputs)
           const messages = [...window.system, ...window.history]
           calls += messages.reduce((sum, message) => sum + Message.toolCallsOf(message).length, 0)
