@@ -22,6 +22,7 @@ import * as Stream from "effect/Stream"
 import { decide, type InvalidCommand, type WindowCommand } from "./Decide.js"
 import type { EventDecodeError, EventEncodeError } from "./EventCodec.js"
 import * as EventHash from "./EventHash.js"
+import * as Validation from "./Validation.js"
 import type { InvalidInput } from "./Validation.js"
 import {
   type ConcurrencyConflict,
@@ -310,7 +311,7 @@ export const makeWith = (options: Options = {}) =>
      * `<context kind="…">` wrapper (Window.renderContext); in history, a `chat` system message too (under
      * the label `system`), as Anthropic and Ollama send it. Counted once here, never per event.
      */
-    const prepareFor = (inputs: ReadonlyArray<MessageInput>, kind: InjectedKind | undefined, history: boolean) =>
+    const countFor = (inputs: ReadonlyArray<MessageInput>, kind: InjectedKind | undefined, history: boolean) =>
       Effect.forEach(inputs, (input) =>
         Effect.map(input.id === undefined ? ids.next : Effect.succeed(input.id), (id): Message => {
           const effective = kind ?? input.kind ?? "chat"
@@ -326,6 +327,9 @@ export const makeWith = (options: Options = {}) =>
           }
         })
       )
+    // Validation first: counting stringifies tool inputs, which a BigInt, a cycle or a deep array breaks.
+    const prepareFor = (inputs: ReadonlyArray<MessageInput>, kind: InjectedKind | undefined, history: boolean) =>
+      Effect.zipRight(Validation.checkMessages(inputs), countFor(inputs, kind, history))
     const prepare = (inputs: ReadonlyArray<MessageInput>, kind?: InjectedKind) => prepareFor(inputs, kind, false)
 
     const command = (stream: StreamId, cmd: WindowCommand) => run(stream, (window) => decide(window, cmd))
@@ -449,7 +453,8 @@ export const makeWith = (options: Options = {}) =>
     const service: ContextService.Service = {
       load,
       run,
-      prepare,
+      // Unchecked, its type unchanged: callers pass messages they built (compaction, seams, assembly).
+      prepare: (inputs, kind) => countFor(inputs, kind, false),
       setSystemPrompt: (stream, prompt) =>
         Effect.flatMap(prepare(typeof prompt === "string" ? asInputs([prompt], "system") : prompt), (messages) =>
           command(stream, { _tag: "SetSystemPrompt", messages })

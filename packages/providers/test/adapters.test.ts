@@ -187,3 +187,67 @@ describe("message adapters: edges", () => {
     assert.isTrue(Either.isLeft(chat) && chat.left.message.includes("has no id"))
   })
 })
+
+describe("message adapters: hostile tool inputs", () => {
+  const circular: { [key: string]: unknown } = { a: 1 }
+  circular.self = circular
+  let deep: unknown = "bottom"
+  for (let level = 0; level < 10_000; level += 1) deep = [deep]
+  const hostile: ReadonlyArray<readonly [string, unknown, string]> = [
+    ["a BigInt", { n: 1n }, "input.n: a BigInt is not a JSON value"],
+    ["a circular object", circular, "input.self: circular reference"],
+    ["a 10,000-deep array", deep, "nested deeper than 128 levels"]
+  ]
+  // Untyped callers (plain JS) reach the adapters with values their types rule out: hence the casts.
+  const entries: ReadonlyArray<
+    readonly [string, (input: unknown) => Either.Either<unknown, AdapterError.AdapterError>]
+  > = [
+    [
+      "AI SDK tool call",
+      (input) =>
+        fromModelMessages([
+          { role: "assistant", content: [{ type: "tool-call", toolCallId: "c1", toolName: "run", input }] }
+        ])
+    ],
+    [
+      "AI SDK json tool output",
+      (input) =>
+        fromModelMessages([
+          {
+            role: "tool",
+            content: [
+              {
+                type: "tool-result",
+                toolCallId: "c1",
+                toolName: "run",
+                output: { type: "json", value: input } as unknown as { type: "json"; value: null }
+              }
+            ]
+          }
+        ])
+    ],
+    [
+      "Anthropic tool_use",
+      (input) => fromAnthropic([{ role: "assistant", content: [{ type: "tool_use", id: "c1", name: "run", input }] }])
+    ],
+    [
+      "LangChain tool call",
+      (input) =>
+        fromLangChain([
+          new AIMessage({ content: "", tool_calls: [{ id: "c1", name: "run", args: input as { n: number } }] })
+        ])
+    ]
+  ]
+  for (const [entry, convert] of entries) {
+    for (const [label, input, detail] of hostile) {
+      it(`${entry}: ${label} is an AdapterError naming where, not a throw`, () => {
+        const result = convert(input)
+        assert.isTrue(Either.isLeft(result), `${label} was accepted`)
+        if (Either.isLeft(result)) {
+          assert.strictEqual(result.left._tag, "AdapterError")
+          assert.include(result.left.detail, detail)
+        }
+      })
+    }
+  }
+})
