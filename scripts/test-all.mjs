@@ -9,6 +9,7 @@
 import { spawn } from "node:child_process"
 import { readFileSync } from "node:fs"
 import { resolve } from "node:path"
+import { fileURLToPath } from "node:url"
 import { stripVTControlCharacters } from "node:util"
 import { summarize } from "./test-summary.mjs"
 
@@ -123,6 +124,7 @@ const main = async () => {
     process.exit(1)
   }
   await step("typecheck", "pnpm", ["exec", "turbo", "run", "typecheck", "--output-logs=errors-only"])
+  await step("test count", "node", ["--test", "scripts/test-summary.test.mjs"])
   await step("lint", "pnpm", ["exec", "biome", "check", "."])
   await step("cycles", "pnpm", ["cycles"])
   await step("build", "pnpm", ["exec", "turbo", "run", "build", "--output-logs=errors-only"])
@@ -152,6 +154,9 @@ const main = async () => {
   process.exit(failedSteps.length === 0 ? 0 : 1)
 }
 
-const replayAt = process.argv.indexOf("--replay")
-if (replayAt >= 0) replay(process.argv[replayAt + 1])
-else await main()
+// Only as a script: the filter is imported by scripts/test-summary.test.mjs.
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const replayAt = process.argv.indexOf("--replay")
+  if (replayAt >= 0) replay(process.argv[replayAt + 1])
+  else await main()
+}
