@@ -119,7 +119,7 @@ export const make = (config: ClientConfig): Client => {
         anthropicDecode.chunks(opened, request.model, request.max_tokens)
       )
     ).pipe(Tracing.modelStream("anthropic", request.model))
-  return clientMembers("anthropic", config.model, toRequest, streamRequest, settings.retry)
+  return clientMembers("anthropic", config.model, toRequest, streamRequest, settings)
 }
 
 /** The client as the `LanguageModel` service. @since 0.1.0 */

@@ -102,7 +102,7 @@ export const make = (config: ClientConfig): Client => {
         openaiDecode.chunks(provider, opened, request.model, request.max_completion_tokens ?? request.max_tokens)
       )
     ).pipe(Tracing.modelStream(provider, request.model))
-  return clientMembers(provider, config.model, toRequest, streamRequest, settings.retry)
+  return clientMembers(provider, config.model, toRequest, streamRequest, settings)
 }
 
 /** The client as the `LanguageModel` service. @since 0.1.0 */

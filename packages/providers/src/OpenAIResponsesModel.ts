@@ -130,7 +130,7 @@ export const make = (config: ClientConfig): Client => {
     ).pipe(Tracing.modelStream(provider, request.model))
   const streamRequest = (request: ResponsesRequest) => streamObserved(request, { responseId: undefined })
   return {
-    ...clientMembers(provider, config.model, toRequest, streamRequest, settings.retry),
+    ...clientMembers(provider, config.model, toRequest, streamRequest, settings),
     send: (request) =>
       Effect.suspend(() => {
         const observed: responsesDecode.Observed = { responseId: undefined }

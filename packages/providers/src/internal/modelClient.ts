@@ -70,11 +70,23 @@ export const clientMembers = <Request>(
   model: string,
   toRequest: (request: LanguageModel.ModelRequest) => Either.Either<Request, InvalidRequest>,
   streamRequest: (request: Request) => Stream.Stream<LanguageModel.ModelChunk, LanguageModel.ProviderError>,
-  retry: RetryPolicy.RetryPolicy
+  settings: Pick<Settings, "retry" | "deadlineMs">
 ) => {
   // `generate` shows nothing until the end, so it can replay the whole call: a stream broken or closed
-  // early mid-way is retried by the same policy as the connection phase (whose final failures it skips).
-  const whole = RetryPolicy.retry(retry)
+  // early mid-way is retried by the same policy as the connection phase (whose final failures it skips),
+  // all of it within the one deadline.
+  const whole = <A>(call: Effect.Effect<A, LanguageModel.ProviderError>) =>
+    RetryPolicy.retry(settings.retry)(call).pipe(
+      Effect.timeoutFail({
+        duration: settings.deadlineMs,
+        onTimeout: () =>
+          providerError(
+            provider,
+            "timeout",
+            `the response did not complete within ${settings.deadlineMs} ms (deadlineMs)`
+          )
+      })
+    )
   const stream = (request: LanguageModel.ModelRequest) =>
     Either.match(toRequest(request), {
       onLeft: (invalid) => Stream.fail(providerError(provider, "bad_request", invalid.message)),
