@@ -17,6 +17,7 @@ import {
   type WindowEvent,
   WindowRepository
 } from "@ctxlog/core"
+import { transcriptsDir } from "@ctxlog/core/transcripts"
 import { CtxBuilder } from "@ctxlog/providers"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -548,9 +549,6 @@ const messageText = (i: number): string => {
 
 // ---------------------------------------------------------------------------------------------------
 
-const transcriptsDir = (): string =>
-  process.env.CTXLOG_TRANSCRIPTS ?? join(here, "..", "..", "..", "shared", "transcripts")
-
 const loadTranscripts = (): ReadonlyArray<{ name: string; inputs: ReadonlyArray<Message.MessageInput> }> => {
   const dir = transcriptsDir()
   return readdirSync(dir)
@@ -634,7 +632,7 @@ const commonPrefix = (a: string, b: string): number => {
 const prefixScenario: Scenario = {
   name: "prefix",
   describe:
-    "prompt-cache prefix reuse on ../shared/transcripts: share of each rendered request's bytes that is a byte-identical prefix of the previous render (ctxlog with maybeCompact at a 16k budget vs a sliding window dropping the oldest messages to the same budget)",
+    "prompt-cache prefix reuse on fixtures/transcripts: share of each rendered request's bytes that is a byte-identical prefix of the previous render (ctxlog with maybeCompact at a 16k budget vs a sliding window dropping the oldest messages to the same budget)",
   run: async () => {
     const out: Array<Row> = []
     const budget = 16_000

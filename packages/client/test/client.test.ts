@@ -140,4 +140,29 @@ describe("createContext (Promise API)", () => {
       _tag: "InvalidOptions"
     })
   })
+  it("refuses a BigInt, a circular object and a 10,000-deep array in tool-call arguments with EventEncodeError naming the path, writing nothing", async () => {
+    const circular: { [key: string]: unknown } = { a: 1 }
+    circular.self = circular
+    let deep: unknown = "bottom"
+    for (let level = 0; level < 10_000; level += 1) deep = [deep]
+    const cases: ReadonlyArray<readonly [unknown, string]> = [
+      [{ n: 1n }, "messages.1.parts.0.input.n"],
+      [circular, "messages.1.parts.0.input.self"],
+      [deep, "messages.1.parts.0.input"]
+    ]
+    const ctx = await createContext({ memory: true })
+    for (const [input, path] of cases) {
+      // What a plain-JavaScript caller can pass despite the types.
+      const call = { role: "assistant", parts: [{ type: "tool_call", id: "c1", name: "run", input }] }
+      const error = await ctx
+        .append("hostile", [Message.user("run it"), call as unknown as Parameters<typeof ctx.append>[1][number]])
+        .catch((caught: unknown) => caught)
+      expect(error).toBeInstanceOf(CtxlogError)
+      expect(error).toMatchObject({ _tag: "EventEncodeError" })
+      expect(error).toHaveProperty("cause.index", 1)
+      expect(error).toHaveProperty("message", expect.stringContaining(`at "${path}`))
+      expect((await ctx.load("hostile")).version).toBe(0)
+    }
+    await ctx.close()
+  })
 })

@@ -1,14 +1,13 @@
 // Timings of the pure planning steps and the template compactor over a real transcript, printed by
 // `pnpm --filter @ctxlog/compaction bench`. Nothing here is asserted.
-import { readFileSync } from "node:fs"
 import { type Message, TokenCounter, Transcript, Window } from "@ctxlog/core"
 import * as Effect from "effect/Effect"
 import { bench, describe } from "vitest"
+import { readTranscript } from "@ctxlog/core/transcripts"
 import { CompressionPlan, TemplateCompactor, TieredCompaction, ToolOutputPruning } from "../src/index.js"
 
-const file = new URL("../../../../shared/transcripts/04-mini-swe-agent-django-11910.json", import.meta.url)
 const counter = TokenCounter.gpt()
-const inputs = Effect.runSync(Transcript.fromTranscriptJson(JSON.parse(readFileSync(file, "utf8"))))
+const inputs = Effect.runSync(Transcript.fromTranscriptJson(readTranscript("04-mini-swe-agent-django-11910.json")))
 const history: ReadonlyArray<Message.Message> = inputs.map((input, index) => ({
   id: `m${index}`,
   role: input.role,

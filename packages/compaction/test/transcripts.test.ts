@@ -1,4 +1,3 @@
-import { readdirSync, readFileSync } from "node:fs"
 import {
   ContextService,
   EventLog,
@@ -16,9 +15,7 @@ import * as Effect from "effect/Effect"
 import { yieldToEventLoop } from "../../../vitest.property.js"
 import * as Layer from "effect/Layer"
 import { TemplateCompactor, TieredCompaction } from "../src/index.js"
-
-// The shared transcripts sit next to the repository: <repo>/../shared/transcripts.
-const dir = new URL("../../../../shared/transcripts/", import.meta.url)
+import { readTranscript, transcriptFiles } from "@ctxlog/core/testing"
 
 const live = Layer.mergeAll(
   ContextService.layer.pipe(
@@ -53,7 +50,7 @@ const commonPrefix = (a: string, b: string): number => {
   return i
 }
 
-const files = readdirSync(dir).filter((name) => name.endsWith(".json"))
+const files = transcriptFiles()
 
 describe("transcript replay at a 16k-token budget", () => {
   it("finds the shared transcripts", () => {
@@ -64,7 +61,7 @@ describe("transcript replay at a 16k-token budget", () => {
     it.effect(`${file}: every turn's window is within budget with no orphaned tool pair`, () =>
       Effect.gen(function* () {
         const ctx = yield* ContextService.ContextService
-        const inputs = yield* Transcript.fromTranscriptJson(JSON.parse(readFileSync(new URL(file, dir), "utf8")))
+        const inputs = yield* Transcript.fromTranscriptJson(readTranscript(file))
         const system = inputs.filter((input) => input.role === "system")
         if (system.length > 0) yield* ctx.setSystemPrompt(file, system)
         const rest = inputs.filter((input) => input.role !== "system")

@@ -24,6 +24,7 @@ import * as Stream from "effect/Stream"
 import { continuation, decide, type InvalidCommand, summariesToInject, type WindowCommand } from "./Decide.js"
 import type { EventDecodeError, EventEncodeError } from "./EventCodec.js"
 import * as EventHash from "./EventHash.js"
+import * as Validation from "./Validation.js"
 import type { InvalidInput } from "./Validation.js"
 import {
   type ConcurrencyConflict,
@@ -401,7 +402,7 @@ export const makeWith = (options: Options = {}) =>
      * `<context kind="…">` wrapper (Window.renderContext); in history, a `chat` system message too (under
      * the label `system`), as Anthropic and Ollama send it. Counted once here, never per event.
      */
-    const prepareFor = (inputs: ReadonlyArray<MessageInput>, kind: InjectedKind | undefined, history: boolean) =>
+    const countFor = (inputs: ReadonlyArray<MessageInput>, kind: InjectedKind | undefined, history: boolean) =>
       Effect.forEach(inputs, (input) =>
         Effect.map(input.id === undefined ? ids.next : Effect.succeed(input.id), (id): Message => {
           const effective = kind ?? input.kind ?? "chat"
@@ -417,6 +418,9 @@ export const makeWith = (options: Options = {}) =>
           }
         })
       )
+    // Validation first: counting stringifies tool inputs, which a BigInt, a cycle or a deep array breaks.
+    const prepareFor = (inputs: ReadonlyArray<MessageInput>, kind: InjectedKind | undefined, history: boolean) =>
+      Effect.zipRight(Validation.checkMessages(inputs), countFor(inputs, kind, history))
     const prepare = (inputs: ReadonlyArray<MessageInput>, kind?: InjectedKind) => prepareFor(inputs, kind, false)
 
     const command = (stream: StreamId, cmd: WindowCommand) => run(stream, (window) => decide(window, cmd))
@@ -582,8 +586,9 @@ export const makeWith = (options: Options = {}) =>
         Tracing.span(batch(stream, effect, metadata), "ctxlog.context.batch", { "ctxlog.stream": stream }, (done) =>
           Tracing.outcomeAttributes(done)
         ),
+      // Unchecked, its type unchanged: callers pass messages they built (compaction, seams, assembly).
       prepare: (inputs, kind) =>
-        Tracing.span(prepare(inputs, kind), "ctxlog.context.prepare", { "ctxlog.messages": inputs.length }),
+        Tracing.span(countFor(inputs, kind, false), "ctxlog.context.prepare", { "ctxlog.messages": inputs.length }),
       execute,
       // The named operations: each is its command, traced the same way.
       setSystemPrompt: (stream, prompt) => traced("setSystemPrompt", stream, setSystemPrompt(stream, prompt)),

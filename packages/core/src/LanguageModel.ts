@@ -58,6 +58,20 @@ export interface ContextEdits {
   readonly compactions: number
 }
 
+/**
+ * A tool call the output limit cut inside its arguments (Anthropic `stop_reason: max_tokens`, OpenAI
+ * `finish_reason: length` / `incomplete_details.reason: max_output_tokens`). The call stays in the
+ * response's `parts` with the input `{}` (so the message and its tool pairs stay well-formed); it must
+ * not be run: answer it with an error tool result (or ask again with a larger output limit).
+ * @since 0.2.0
+ */
+export interface CutToolCall {
+  readonly id: string
+  readonly name: string
+  /** Characters of the arguments' JSON that arrived before the cut. */
+  readonly receivedChars: number
+}
+
 /** A complete model response. @since 0.1.0 */
 export interface ModelResponse {
   readonly provider: string
@@ -68,6 +82,8 @@ export interface ModelResponse {
   readonly usage: Usage
   /** Present when the provider edited the context on its side for this call. */
   readonly contextEdits?: ContextEdits
+  /** Present when the output limit cut tool calls inside their arguments (`stopReason` is `max_tokens`). */
+  readonly cutToolCalls?: ReadonlyArray<CutToolCall>
 }
 
 /** A streamed piece of a response; the last one is `done` with the whole response. @since 0.1.0 */
@@ -96,7 +112,12 @@ export class ProviderError extends Schema.TaggedError<ProviderError>()("Provider
   reason: ProviderErrorReason,
   detail: Schema.String,
   status: Schema.optional(Schema.Number),
-  retryAfterMs: Schema.optional(Schema.Number)
+  retryAfterMs: Schema.optional(Schema.Number),
+  /**
+   * Set when the provider layer's retry policy gave up: the calls it made. Such a failure is final
+   * (`RetryPolicy.isRetryable` is false for it), so no caller retries it again.
+   */
+  attempts: Schema.optional(Schema.Number)
 }) {
   override get message(): string {
     return `${this.provider}: ${this.reason}${this.status === undefined ? "" : ` (HTTP ${this.status})`}: ${this.detail}`

@@ -238,6 +238,47 @@ export const checkAppend = (
   })
 
 /**
+ * Check message inputs before anything reads them (token counting stringifies tool inputs, so a BigInt,
+ * a cycle or a 10,000-deep array must be refused first): each input must be an object whose `parts` is
+ * an array of objects with a string `type`, and all of it a storable JSON value by the rules above. The
+ * first offender fails with an {@link EventEncodeError} whose `index` is the message's and whose path is
+ * `messages.<index>.…`. Every entry that takes messages (`ContextService.prepare`, `appendMessages`,
+ * the Promise API's `append`) runs this before any other work. O(size of the inputs), iterative.
+ * @since 0.2.0
+ */
+export const messagesProblem = (inputs: ReadonlyArray<unknown>): EventEncodeError | undefined => {
+  if (!Array.isArray(inputs)) {
+    return new EventEncodeError({ type: "message", index: 0, path: "messages", detail: "must be an array" })
+  }
+  for (let index = 0; index < inputs.length; index += 1) {
+    const input: unknown = inputs[index]
+    const at = (path: string, detail: string) => new EventEncodeError({ type: "message", index, path, detail })
+    const root = `messages.${index}`
+    if (typeof input !== "object" || input === null || Array.isArray(input)) {
+      return at(root, `${input === null ? "null" : describeValue(input)} is not a message`)
+    }
+    const parts: unknown = Reflect.get(input, "parts")
+    if (!Array.isArray(parts)) return at(`${root}.parts`, "must be an array of parts")
+    for (let partIndex = 0; partIndex < parts.length; partIndex += 1) {
+      const part: unknown = parts[partIndex]
+      if (typeof part !== "object" || part === null || typeof Reflect.get(part, "type") !== "string") {
+        return at(`${root}.parts.${partIndex}`, "must be a part object with a string type")
+      }
+    }
+    const problem = valueProblem(input, root)
+    if (problem !== undefined) return at(problem.path, problem.detail)
+  }
+  return undefined
+}
+
+/** {@link messagesProblem} as an effect: fails with the first offender, else succeeds. @since 0.2.0 */
+export const checkMessages = (inputs: ReadonlyArray<unknown>): Effect.Effect<void, EventEncodeError> =>
+  Effect.suspend(() => {
+    const problem = messagesProblem(inputs)
+    return problem === undefined ? Effect.void : Effect.fail(problem)
+  })
+
+/**
  * Make any text storable: NUL becomes U+2400 (␀) and each lone surrogate U+FFFD, so text read from
  * arbitrary bytes can be appended instead of refused. Text that needs no change is returned as is.
  * @since 0.1.0

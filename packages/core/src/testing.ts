@@ -11,8 +11,6 @@
  * @since 0.1.0
  */
 import { randomUUID } from "node:crypto"
-import { existsSync } from "node:fs"
-import { dirname, join, resolve } from "node:path"
 import { assert, layer } from "@effect/vitest"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
@@ -44,25 +42,8 @@ export const sampleEvents = (count: number, note = "hello"): ReadonlyArray<Windo
     }
   })
 
-/**
- * Find the shared transcripts folder: `$CTXLOG_TRANSCRIPTS`, else a `shared/transcripts` folder beside
- * the repository (looked up from `start`, default the working directory). Fails with a clear message.
- * @since 0.1.0
- */
-export const transcriptsDir = (start: string = process.cwd()): string => {
-  const fromEnv = process.env.CTXLOG_TRANSCRIPTS
-  if (fromEnv !== undefined && fromEnv !== "") return fromEnv
-  let dir = resolve(start)
-  for (;;) {
-    for (const candidate of [join(dir, "shared", "transcripts"), join(dir, "..", "shared", "transcripts")]) {
-      if (existsSync(join(candidate, "README.md"))) return resolve(candidate)
-    }
-    const parent = dirname(dir)
-    if (parent === dir) break
-    dir = parent
-  }
-  throw new Error(`shared/transcripts not found above ${start}; set CTXLOG_TRANSCRIPTS to the folder`)
-}
+/** The transcripts folder and its files (see `@ctxlog/core/transcripts`). @since 0.1.0 */
+export { readTranscript, transcriptFiles, transcriptsDir } from "./transcripts.js"
 
 const readStream = (log: EventLog.Service, stream: StreamId) =>
   Stream.runCollect(log.read(stream)).pipe(Effect.map(Chunk.toReadonlyArray))

@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from "node:fs"
+import { readFileSync } from "node:fs"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import {
@@ -11,6 +11,7 @@ import {
   type WindowEvent
 } from "../src/index.js"
 import { checkConsistent, live } from "./Scenario.js"
+import { readTranscript, transcriptFiles } from "../src/transcripts.js"
 
 const base64 = (bytes: ReadonlyArray<number> | Buffer): string => Buffer.from(bytes).toString("base64")
 
@@ -165,13 +166,10 @@ describe("reasoning parts", () => {
 
   it.effect("every shared transcript message with reasoning_content imports with a reasoning part", () =>
     Effect.gen(function* () {
-      const dir = new URL("../../../../shared/transcripts/", import.meta.url)
-      const files = readdirSync(dir).filter((name) => name.endsWith(".json"))
+      const files = transcriptFiles()
       assert.isAtLeast(files.length, 4)
-      for (const file of [...files.map((name) => new URL(name, dir))]) {
-        const json: { messages: ReadonlyArray<{ readonly reasoning_content?: unknown }> } = JSON.parse(
-          readFileSync(file, "utf8")
-        )
+      for (const file of files) {
+        const json = readTranscript(file) as { messages: ReadonlyArray<{ readonly reasoning_content?: unknown }> }
         const inputs = yield* Transcript.fromTranscriptJson(json)
         const withReasoning = json.messages.filter(
           (message) => typeof message.reasoning_content === "string" && message.reasoning_content.length > 0

@@ -1,9 +1,9 @@
-import { readdirSync, readFileSync } from "node:fs"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import { ContextService, Message, Transcript } from "../src/index.js"
 import { checkConsistent, live } from "./Scenario.js"
+import { readTranscript, transcriptFiles } from "../src/transcripts.js"
 
 /** The failure of `effect`; a success fails the test. */
 const failureOf = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
@@ -130,8 +130,7 @@ describe("Transcript.fromOpenAIChat", () => {
 })
 
 describe("shared transcripts", () => {
-  const dir = new URL("../../../../shared/transcripts/", import.meta.url)
-  const files = readdirSync(dir).filter((name) => name.endsWith(".json"))
+  const files = transcriptFiles()
 
   it("are present", () => {
     assert.isAtLeast(files.length, 4)
@@ -141,7 +140,7 @@ describe("shared transcripts", () => {
     it.effect(`${file} imports, appends with its tool pairs intact, and replays to the live window`, () =>
       Effect.gen(function* () {
         const ctx = yield* ContextService.ContextService
-        const inputs = yield* Transcript.fromTranscriptJson(JSON.parse(readFileSync(new URL(file, dir), "utf8")))
+        const inputs = yield* Transcript.fromTranscriptJson(readTranscript(file))
         const [first, ...rest] = inputs
         const system = first?.role === "system" ? [first] : []
         if (system.length > 0) yield* ctx.setSystemPrompt(file, system)

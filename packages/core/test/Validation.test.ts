@@ -8,9 +8,10 @@ import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Stream from "effect/Stream"
-import { EventLog, Validation } from "../src/index.js"
+import { ContextService, EventLog, Message, Validation } from "../src/index.js"
 import type { WindowEvent } from "../src/WindowEvent.js"
 import { sampleEvents } from "../src/testing.js"
+import { live } from "./Scenario.js"
 
 /**
  * One MessageAppended whose assistant message carries `text` and a tool call with `input`. The port is
@@ -178,5 +179,57 @@ describe("sanitizeText", () => {
     const fixed = Validation.sanitizeText("a\u0000b\ud800c\udfff😀")
     assert.strictEqual(fixed, "a\u2400b\ufffdc\ufffd😀")
     assert.isUndefined(Validation.textProblem(fixed))
+  })
+})
+
+/**
+ * The entries that take messages validate before any other work: token counting stringifies tool inputs,
+ * so before this a BigInt, a cycle and a 10,000-deep array each ended in an untyped defect.
+ */
+describe("hostile tool-call arguments through ContextService", () => {
+  const hostile: ReadonlyArray<readonly [string, () => unknown, string, string]> = [
+    ["a BigInt", () => ({ n: 10n }), "messages.1.parts.1.input.n", "a BigInt is not a JSON value"],
+    ["a circular object", circular, "messages.1.parts.1.input.self.back", "circular reference"],
+    ["a 10,000-deep array", () => deep(10_000), "messages.1.parts.1.input", "nested deeper than 128 levels"]
+  ]
+  const inputs = (input: unknown): ReadonlyArray<Message.MessageInput> => [
+    Message.user("run it"),
+    // Typed port, untyped callers (plain JS, JSON imports): hence the cast.
+    {
+      role: "assistant",
+      parts: [Message.text("running"), { type: "tool_call", id: "call_1", name: "run", input }]
+    } as unknown as Message.MessageInput
+  ]
+  for (const [label, make, path, detail] of hostile) {
+    it.effect(`appendMessages refuses ${label} with EventEncodeError at ${path} and writes nothing`, () =>
+      Effect.gen(function* () {
+        const ctx = yield* ContextService.ContextService
+        const log = yield* EventLog.EventLog
+        const result = yield* Effect.either(ctx.appendMessages("hostile", inputs(make())))
+        assert.isTrue(Either.isLeft(result), `${label} was accepted`)
+        if (Either.isLeft(result)) {
+          assert.strictEqual(result.left._tag, "EventEncodeError")
+          if (result.left._tag === "EventEncodeError") {
+            assert.strictEqual(result.left.index, 1)
+            assert.isTrue(result.left.path.startsWith(path), `${result.left.path} should start with ${path}`)
+            assert.include(result.left.detail, detail)
+          }
+        }
+        // Every command that takes messages checks them the same way.
+        const system = yield* Effect.either(ctx.setSystemPrompt("hostile", inputs(make())))
+        assert.isTrue(Either.isLeft(system) && system.left._tag === "EventEncodeError")
+        const injected = yield* Effect.either(ctx.inject("hostile", "recall", inputs(make())))
+        assert.isTrue(Either.isLeft(injected) && injected.left._tag === "EventEncodeError")
+        assert.strictEqual(yield* log.version("hostile"), 0)
+        assert.strictEqual((yield* log.streams()).length, 0)
+      }).pipe(Effect.provide(live()))
+    )
+  }
+
+  it("a message that is not an object, or has no parts array, is refused with its path", () => {
+    assert.strictEqual(Validation.messagesProblem([null])?.path, "messages.0")
+    assert.strictEqual(Validation.messagesProblem([{ role: "user", parts: "hi" }])?.path, "messages.0.parts")
+    assert.strictEqual(Validation.messagesProblem([{ role: "user", parts: [7] }])?.path, "messages.0.parts.0")
+    assert.isUndefined(Validation.messagesProblem(inputs({ a: [1, { b: null }] })))
   })
 })

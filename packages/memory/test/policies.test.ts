@@ -1,4 +1,3 @@
-import { readdirSync, readFileSync } from "node:fs"
 import {
   ContextService,
   ConversationMemory,
@@ -20,6 +19,7 @@ import type { ConversationMemoryPolicy } from "../src/ConversationMemoryPolicy.j
 import * as SlidingWindowMemory from "../src/SlidingWindowMemory.js"
 import * as TokenWindowMemory from "../src/TokenWindowMemory.js"
 import { propertyRuns } from "../../../vitest.property.js"
+import { readTranscript, transcriptFiles } from "@ctxlog/core/testing"
 
 const context = ContextService.layer.pipe(
   Layer.provideMerge(WindowRepository.layerReplay),
@@ -304,9 +304,7 @@ describe("ConversationMemory over the log", () => {
 })
 
 describe("real transcripts", () => {
-  const root = new URL("../../../", import.meta.url)
-  const dir = new URL("../shared/transcripts/", root)
-  const files = readdirSync(dir).filter((name) => name.endsWith(".json"))
+  const files = transcriptFiles()
 
   /** Fuse each run of `width` consecutive call→result pairs into one parallel round. */
   const parallelize = (inputs: ReadonlyArray<Message.MessageInput>, width: number) => {
@@ -337,7 +335,7 @@ describe("real transcripts", () => {
       const context = yield* ContextService.ContextService
       let parallelRounds = 0
       for (const file of files) {
-        const inputs = yield* Transcript.fromTranscriptJson(JSON.parse(readFileSync(new URL(file, dir), "utf8")))
+        const inputs = yield* Transcript.fromTranscriptJson(readTranscript(file))
         const parallel = parallelize(inputs, 3)
         parallelRounds += parallel.filter((input) => Message.toolCallsOf(input).length > 1).length
         for (const [stream, messages] of [

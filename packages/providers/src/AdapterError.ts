@@ -5,7 +5,7 @@
  *
  * @since 0.1.0
  */
-import type { Message } from "@ctxlog/core"
+import { Message, Validation } from "@ctxlog/core"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 
@@ -23,23 +23,28 @@ export class AdapterError extends Schema.TaggedError<AdapterError>()("AdapterErr
 /** What the adapters take: stored messages (a window's) or message inputs. @since 0.1.0 */
 export type AnyMessage = Message.Message | Message.MessageInput
 
-const isJson = (value: unknown): value is Message.JsonValue => {
-  if (value === null || typeof value === "string" || typeof value === "boolean") return true
-  if (typeof value === "number") return Number.isFinite(value)
-  if (Array.isArray(value)) return value.every(isJson)
-  if (typeof value === "object") return Object.values(value).every(isJson)
-  return false
-}
-
-/** A tool input as JSON, or an AdapterError naming where. @since 0.1.0 */
+/**
+ * A tool input as JSON, or an AdapterError naming where: checked first by core's iterative
+ * `Validation.valueProblem` (a BigInt, a cycle or a 10,000-deep array is named with its path, never a
+ * stack overflow), so the schema decode below only sees bounded JSON.
+ * @since 0.1.0
+ */
 export const jsonInput = (
   format: string,
   index: number,
   value: unknown
-): Either.Either<Message.JsonValue, AdapterError> =>
-  isJson(value)
-    ? Either.right(value)
-    : Either.left(new AdapterError({ format, index, detail: "a tool call input is not JSON" }))
+): Either.Either<Message.JsonValue, AdapterError> => {
+  const problem = Validation.valueProblem(value, "input")
+  if (problem !== undefined) {
+    return Either.left(
+      new AdapterError({ format, index, detail: `a tool call input is not JSON at ${problem.path}: ${problem.detail}` })
+    )
+  }
+  return Either.mapLeft(
+    Schema.decodeUnknownEither(Message.JsonValue)(value),
+    () => new AdapterError({ format, index, detail: "a tool call input is not JSON" })
+  )
+}
 
 /** A tool call's arguments string parsed as JSON. @since 0.1.0 */
 export const parseArguments = (

@@ -116,10 +116,10 @@ export const make = (config: ClientConfig): Client => {
   ): Stream.Stream<LanguageModel.ModelChunk, LanguageModel.ProviderError> =>
     Stream.unwrap(
       Effect.map(http.post(withBetas(request), serialize(request)), (opened) =>
-        anthropicDecode.chunks(opened, request.model)
+        anthropicDecode.chunks(opened, request.model, request.max_tokens)
       )
     ).pipe(Tracing.modelStream("anthropic", request.model))
-  return clientMembers("anthropic", config.model, toRequest, streamRequest)
+  return clientMembers("anthropic", config.model, toRequest, streamRequest, settings)
 }
 
 /** The client as the `LanguageModel` service. @since 0.1.0 */

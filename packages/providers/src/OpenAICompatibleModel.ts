@@ -99,10 +99,10 @@ export const make = (config: ClientConfig): Client => {
   ): Stream.Stream<LanguageModel.ModelChunk, LanguageModel.ProviderError> =>
     Stream.unwrap(
       Effect.map(http.post(settings, serialize(request)), (opened) =>
-        openaiDecode.chunks(provider, opened, request.model)
+        openaiDecode.chunks(provider, opened, request.model, request.max_completion_tokens ?? request.max_tokens)
       )
     ).pipe(Tracing.modelStream(provider, request.model))
-  return clientMembers(provider, config.model, toRequest, streamRequest)
+  return clientMembers(provider, config.model, toRequest, streamRequest, settings)
 }
 
 /** The client as the `LanguageModel` service. @since 0.1.0 */

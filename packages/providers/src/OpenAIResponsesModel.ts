@@ -125,12 +125,12 @@ export const make = (config: ClientConfig): Client => {
   ): Stream.Stream<LanguageModel.ModelChunk, LanguageModel.ProviderError> =>
     Stream.unwrap(
       Effect.map(http.post(settings, serialize(request)), (opened) =>
-        responsesDecode.chunks(provider, opened, request.model, observed)
+        responsesDecode.chunks(provider, opened, request.model, observed, request.max_output_tokens)
       )
     ).pipe(Tracing.modelStream(provider, request.model))
   const streamRequest = (request: ResponsesRequest) => streamObserved(request, { responseId: undefined })
   return {
-    ...clientMembers(provider, config.model, toRequest, streamRequest),
+    ...clientMembers(provider, config.model, toRequest, streamRequest, settings),
     send: (request) =>
       Effect.suspend(() => {
         const observed: responsesDecode.Observed = { responseId: undefined }

@@ -4,7 +4,7 @@ import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Stream from "effect/Stream"
-import { AnthropicCtx, AnthropicModel, RenderRecord } from "../src/index.js"
+import { AnthropicCtx, AnthropicModel, RenderRecord, RetryPolicy } from "../src/index.js"
 import { fixtureWindow, readFileTool } from "./fixture.js"
 import { json, parse, type Received, serve, sse } from "./server.js"
 
@@ -229,7 +229,10 @@ describe("AnthropicModel against a local Messages API", () => {
       )
       const error = yield* Effect.flip(client(server.url).generate(neutral))
       assert.strictEqual(error.reason, "overloaded")
-      assert.strictEqual(error.detail, "Overloaded")
+      // The last failure says the policy gave up, and is final: no caller retries it again.
+      assert.strictEqual(error.detail, "Overloaded; gave up after 3 attempts (retry.maxRetries 2)")
+      assert.strictEqual(error.attempts, 3)
+      assert.isFalse(RetryPolicy.isRetryable(error))
       assert.strictEqual(server.received.length, 3)
     })
   )
@@ -264,12 +267,13 @@ describe("AnthropicModel against a local Messages API", () => {
     })
   )
 
-  it.scopedLive("a stream cut before message_stop is a malformed_response", () =>
+  it.scopedLive("a stream closed cleanly before message_stop is a network failure, retried like a reset", () =>
     Effect.gen(function* () {
       const server = yield* serve((_request, response) => sse(response, streamed.slice(0, 5)))
       const error = yield* Effect.flip(client(server.url).generate(neutral))
-      assert.strictEqual(error.reason, "malformed_response")
-      assert.include(error.detail, "message_stop")
+      assert.strictEqual(error.reason, "network")
+      assert.include(error.detail, "the stream closed before its final event (message_stop)")
+      assert.strictEqual(server.received.length, 3)
     })
   )
 

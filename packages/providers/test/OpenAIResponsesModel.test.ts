@@ -208,22 +208,32 @@ describe("OpenAIResponsesModel against a local Responses API", () => {
       )
       const limited = yield* Effect.flip(client(failed.url, { retry: { maxRetries: 0 } }).generate(neutral))
       assert.strictEqual(limited.reason, "rate_limited")
-      assert.strictEqual(limited.detail, "slow down")
+      assert.strictEqual(limited.detail, "slow down; gave up after 1 attempt (retry.maxRetries 0)")
+      assert.strictEqual(limited.attempts, 1)
       const erroring = yield* serve((_request, response) =>
         sse(response, [event("error", { code: "server_error", message: "boom", param: null })])
       )
       const server = yield* Effect.flip(client(erroring.url).generate(neutral))
       assert.strictEqual(server.reason, "server")
-      assert.strictEqual(server.detail, "boom")
+      // A server error mid-stream is transient: generate retried the whole call, then gave up.
+      assert.strictEqual(server.detail, "boom; gave up after 3 attempts (retry.maxRetries 2)")
+      assert.strictEqual(erroring.received.length, 3)
     })
   )
 
-  it.scopedLive("a stream cut before response.completed is a malformed_response", () =>
+  it.scopedLive("a stream closed cleanly before response.completed is retried like a reset", () =>
     Effect.gen(function* () {
-      const server = yield* serve((_request, response) => sse(response, streamed.slice(0, 6)))
-      const error = yield* Effect.flip(client(server.url).generate(neutral))
-      assert.strictEqual(error.reason, "malformed_response")
-      assert.include(error.detail, "response.completed")
+      // The first answer closes cleanly mid-stream; the second is whole.
+      const once = yield* serve((_request, response, n) => sse(response, n === 1 ? streamed.slice(0, 6) : streamed))
+      const response = yield* client(once.url).generate(neutral)
+      assert.strictEqual(once.received.length, 2)
+      assert.strictEqual(response.stopReason, "tool_use")
+      const always = yield* serve((_request, response) => sse(response, streamed.slice(0, 6)))
+      const error = yield* Effect.flip(client(always.url).generate(neutral))
+      assert.strictEqual(error.reason, "network")
+      assert.include(error.detail, "the stream closed before its final event (response.completed)")
+      assert.include(error.detail, "gave up after 3 attempts")
+      assert.strictEqual(always.received.length, 3)
     })
   )
 

@@ -3,7 +3,6 @@
  * type → messages → window, and the second window renders the same OpenAI and Anthropic requests as
  * the first. Plus the edges each format handles on its own (error results, unsupported content).
  */
-import { readdirSync, readFileSync } from "node:fs"
 import {
   ContextService,
   EventLog,
@@ -25,6 +24,7 @@ import { fromAnthropic, toAnthropic } from "../src/adapters/anthropic.js"
 import { fromLangChain, toLangChain } from "../src/adapters/langchain.js"
 import { fromOpenAI, toOpenAI } from "../src/adapters/openai.js"
 import { AnthropicCtx, type AdapterError, OpenAICtx } from "../src/index.js"
+import { readTranscript, transcriptFiles } from "@ctxlog/core/testing"
 
 const live = ContextService.layer.pipe(
   Layer.provideMerge(WindowRepository.layerReplay),
@@ -32,8 +32,7 @@ const live = ContextService.layer.pipe(
   Layer.provideMerge(Layer.mergeAll(TokenCounter.layerGpt(), Ids.layerSequential("t"), RecallSource.layerEmpty))
 )
 
-const dir = new URL("../../../../shared/transcripts/", import.meta.url)
-const files = readdirSync(dir).filter((name) => name.endsWith(".json"))
+const files = transcriptFiles()
 
 type RoundTrip = (
   messages: ReadonlyArray<Message.Message>
@@ -67,7 +66,7 @@ describe("message adapters: round trips over real transcripts", () => {
         const ctx = yield* ContextService.ContextService
         let calls = 0
         for (const file of files) {
-          const inputs = yield* Transcript.fromTranscriptJson(JSON.parse(readFileSync(new URL(file, dir), "utf8")))
+          const inputs = yield* Transcript.fromTranscriptJson(readTranscript(file))
           const { window } = yield* ctx.appendMessages(file, inputs)
           const messages = [...window.system, ...window.history]
           calls += messages.reduce((sum, message) => sum + Message.toolCallsOf(message).length, 0)
@@ -187,4 +186,68 @@ describe("message adapters: edges", () => {
     ])
     assert.isTrue(Either.isLeft(chat) && chat.left.message.includes("has no id"))
   })
+})
+
+describe("message adapters: hostile tool inputs", () => {
+  const circular: { [key: string]: unknown } = { a: 1 }
+  circular.self = circular
+  let deep: unknown = "bottom"
+  for (let level = 0; level < 10_000; level += 1) deep = [deep]
+  const hostile: ReadonlyArray<readonly [string, unknown, string]> = [
+    ["a BigInt", { n: 1n }, "input.n: a BigInt is not a JSON value"],
+    ["a circular object", circular, "input.self: circular reference"],
+    ["a 10,000-deep array", deep, "nested deeper than 128 levels"]
+  ]
+  // Untyped callers (plain JS) reach the adapters with values their types rule out: hence the casts.
+  const entries: ReadonlyArray<
+    readonly [string, (input: unknown) => Either.Either<unknown, AdapterError.AdapterError>]
+  > = [
+    [
+      "AI SDK tool call",
+      (input) =>
+        fromModelMessages([
+          { role: "assistant", content: [{ type: "tool-call", toolCallId: "c1", toolName: "run", input }] }
+        ])
+    ],
+    [
+      "AI SDK json tool output",
+      (input) =>
+        fromModelMessages([
+          {
+            role: "tool",
+            content: [
+              {
+                type: "tool-result",
+                toolCallId: "c1",
+                toolName: "run",
+                output: { type: "json", value: input } as unknown as { type: "json"; value: null }
+              }
+            ]
+          }
+        ])
+    ],
+    [
+      "Anthropic tool_use",
+      (input) => fromAnthropic([{ role: "assistant", content: [{ type: "tool_use", id: "c1", name: "run", input }] }])
+    ],
+    [
+      "LangChain tool call",
+      (input) =>
+        fromLangChain([
+          new AIMessage({ content: "", tool_calls: [{ id: "c1", name: "run", args: input as { n: number } }] })
+        ])
+    ]
+  ]
+  for (const [entry, convert] of entries) {
+    for (const [label, input, detail] of hostile) {
+      it(`${entry}: ${label} is an AdapterError naming where, not a throw`, () => {
+        const result = convert(input)
+        assert.isTrue(Either.isLeft(result), `${label} was accepted`)
+        if (Either.isLeft(result)) {
+          assert.strictEqual(result.left._tag, "AdapterError")
+          assert.include(result.left.detail, detail)
+        }
+      })
+    }
+  }
 })

@@ -71,7 +71,9 @@ describe("provider clients against hostile servers", () => {
       const error = yield* Effect.flip(anthropic(server.url).generate(request))
       assert.strictEqual(error.reason, "overloaded")
       assert.strictEqual(error.status, 503)
-      assert.isAtMost(error.detail.length, 500)
+      // At most 500 characters of the body, then the policy's closing words.
+      assert.isAtMost(error.detail.length, 600)
+      assert.include(error.detail, "gave up after")
       assert.strictEqual(yield* server.ended, "client hung up")
       assert.isBelow(server.written(), earlyHangUp)
     })
@@ -98,6 +100,75 @@ describe("provider clients against hostile servers", () => {
       assert.strictEqual(yield* server.ended, "client hung up")
       assert.isBelow(server.written(), earlyHangUp)
     })
+  )
+
+  it.scopedLive("an endless stream far past max_tokens 16 is stopped at the output limit, holding at most that", () =>
+    Effect.gen(function* () {
+      // 64 KB text deltas every 5 ms, forever, for a request that asked for at most 16 tokens.
+      const big = "x".repeat(64 * 1024)
+      const endless = (event: string) => async (write: (piece: string) => Promise<boolean>) => {
+        while (await write(event)) await pause(5)
+      }
+      const anthropicDelta = `event: content_block_delta\ndata: ${JSON.stringify({
+        type: "content_block_delta",
+        index: 0,
+        delta: { type: "text_delta", text: big }
+      })}\n\n`
+      const anthropicBlock = `event: content_block_start\ndata: {"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}\n\n`
+      const cases = [
+        [
+          "openai",
+          yield* hostile(200, "text/event-stream", endless(delta(big))),
+          (url: string) => openai(url).stream({ ...request, maxOutputTokens: 16 })
+        ],
+        [
+          "anthropic",
+          yield* hostile(200, "text/event-stream", (write) =>
+            write(messageStart + anthropicBlock).then(() => endless(anthropicDelta)(write))
+          ),
+          (url: string) => anthropic(url).stream({ ...request, maxOutputTokens: 16 })
+        ]
+      ] as const
+      for (const [label, server, stream] of cases) {
+        // Count what the client passed on (what a consumer would retain), without retaining it here.
+        let received = 0
+        const error = yield* Effect.flip(
+          Stream.runForEach(stream(server.url), (chunk) =>
+            Effect.sync(() => {
+              if (chunk._tag === "TextDelta") received += chunk.text.length
+            })
+          )
+        )
+        assert.strictEqual(error.reason, "malformed_response", label)
+        assert.include(error.detail, "for max_tokens 16", label)
+        assert.strictEqual(yield* server.ended, "client hung up", label)
+        // The 64 KiB floor of the output limit plus the one delta that crossed it; never the 64 MiB cap.
+        assert.isAtMost(received, 128 * 1024, label)
+        assert.isBelow(server.written(), 8 * mib, label)
+      }
+    })
+  )
+
+  it.scopedLive(
+    "with a large max_tokens, an endless stream ends at the size cap having passed on at most the cap",
+    () =>
+      Effect.gen(function* () {
+        const server = yield* hostile(200, "text/event-stream", (write) => flood(write, delta("la"), hugeBytes))
+        let received = 0
+        const error = yield* Effect.flip(
+          Stream.runForEach(
+            openai(server.url, { maxResponseBytes: mib }).stream({ ...request, maxOutputTokens: 1_000_000 }),
+            (chunk) =>
+              Effect.sync(() => {
+                if (chunk._tag === "TextDelta") received += chunk.text.length
+              })
+          )
+        )
+        assert.strictEqual(error.reason, "malformed_response")
+        assert.include(error.detail, "size cap of 1 MiB")
+        assert.isAtMost(received, mib)
+        assert.isBelow(server.written(), earlyHangUp)
+      })
   )
 
   it.scopedLive("a trickle of bytes that never completes an event ends in the idle timeout", () =>

@@ -3,7 +3,6 @@
  * render keeps the previous render's cached prefix (system blocks and every message up to its history
  * breakpoint) byte for byte, so the provider cache can hit. The share of stable bytes is printed.
  */
-import { readdirSync, readFileSync } from "node:fs"
 import {
   ContextService,
   EventLog,
@@ -23,14 +22,13 @@ import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import { AnthropicCtx, OpenAICtx } from "../src/index.js"
 import { yieldToEventLoop } from "../../../vitest.property.js"
+import { readTranscript, transcriptFiles } from "@ctxlog/core/testing"
 
 const live = ContextService.layer.pipe(
   Layer.provideMerge(WindowRepository.layerReplay),
   Layer.provideMerge(EventLog.layerMemory),
   Layer.provideMerge(Layer.mergeAll(TokenCounter.layerGpt(), Ids.layerSequential("t"), RecallSource.layerEmpty))
 )
-
-const dir = new URL("../../../../shared/transcripts/", import.meta.url)
 
 const strip = (value: unknown): string =>
   JSON.stringify(value, (key, item: unknown) => (key === "cache_control" ? undefined : item))
@@ -48,8 +46,8 @@ describe("prefix stability over real transcripts", () => {
       const log = yield* EventLog.EventLog
       const anthropic = AnthropicCtx.make({ model: "claude-sonnet-4-5", minCacheableTokens: 1 })
       const openai = OpenAICtx.make({ model: "gpt-4o" })
-      for (const file of readdirSync(dir).filter((name) => name.endsWith(".json"))) {
-        const inputs = yield* Transcript.fromTranscriptJson(JSON.parse(readFileSync(new URL(file, dir), "utf8")))
+      for (const file of transcriptFiles()) {
+        const inputs = yield* Transcript.fromTranscriptJson(readTranscript(file))
         yield* ctx.appendMessages(file, inputs)
         const events = Chunk.toReadonlyArray(yield* Stream.runCollect(log.read(file))).map((envelope) => envelope.event)
         let window = Window.empty

@@ -1,4 +1,3 @@
-import { readFileSync } from "node:fs"
 import { ContextService, type Message, ToolPairs, Transcript } from "@ctxlog/core"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
@@ -8,9 +7,7 @@ import * as Option from "effect/Option"
 import { SeamHost } from "../src/index.js"
 import type { SeamConfigInput } from "../src/SeamConfig.js"
 import { coreLayer } from "./support.js"
-
-// The shared transcripts sit beside the repository: ../shared/transcripts from the repo root.
-const transcripts = new URL("../../../../shared/transcripts/", import.meta.url)
+import { readTranscript } from "@ctxlog/core/testing"
 
 /** Split a transcript into turns: each user or assistant message with the tool results that follow it. */
 const turnsOf = (inputs: ReadonlyArray<Message.MessageInput>) => {
@@ -28,7 +25,7 @@ const runTranscript = (file: string) =>
   Effect.gen(function* () {
     const ctx = yield* ContextService.ContextService
     const host = yield* SeamHost.SeamHost
-    const inputs = yield* Transcript.fromTranscriptJson(JSON.parse(readFileSync(new URL(file, transcripts), "utf8")))
+    const inputs = yield* Transcript.fromTranscriptJson(readTranscript(file))
     yield* ctx.setSystemPrompt(
       file,
       inputs.filter((input) => input.role === "system")

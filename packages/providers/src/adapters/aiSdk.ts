@@ -64,7 +64,8 @@ const outputText = (index: number, output: ToolResultPart["output"]): Either.Eit
       return Either.right(output.value)
     case "json":
     case "error-json":
-      return Either.right(JSON.stringify(output.value))
+      // Checked before stringifying: a cycle, a BigInt or a deep nest is a typed error, not a throw.
+      return Either.map(jsonInput(format, index, output.value), (value) => JSON.stringify(value))
     case "content":
       return Either.map(
         convertAll(output.value, (item) =>

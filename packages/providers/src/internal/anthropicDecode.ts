@@ -12,7 +12,7 @@ import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import { classify, type Opened, providerError } from "./http.js"
-import { ResponseState } from "./responseState.js"
+import { endedEarly, guarded, ResponseState } from "./responseState.js"
 
 const provider = "anthropic"
 
@@ -197,13 +197,14 @@ const step = (
   }
 }
 
-/** Decode an opened response into chunks ending in `Done`. */
+/** Decode an opened response into chunks ending in `Done`, stopped far past `maxOutputTokens`. */
 export const chunks = (
   opened: Opened,
-  model: string
+  model: string,
+  maxOutputTokens?: number
 ): Stream.Stream<LanguageModel.ModelChunk, LanguageModel.ProviderError> =>
   Stream.suspend(() => {
-    const state = new ResponseState(provider, model)
+    const state = new ResponseState(provider, model, maxOutputTokens)
     if (opened._tag === "Json") {
       return Stream.fromIterableEffect(
         Effect.flatMap(
@@ -241,12 +242,10 @@ export const chunks = (
     }
     return opened.events.pipe(
       Stream.mapConcatEffect((message) =>
-        Effect.flatMap(decodeJson(Event, message.data), (event) => step(state, event))
+        Effect.flatMap(decodeJson(Event, message.data), (event) => guarded(state, step(state, event)))
       ),
       Stream.concat(
-        Stream.suspend(() =>
-          state.finished ? Stream.empty : Stream.fail(malformed("stream ended before message_stop"))
-        )
+        Stream.suspend(() => (state.finished ? Stream.empty : Stream.fail(endedEarly(provider, "message_stop"))))
       )
     )
   })

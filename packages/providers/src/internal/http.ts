@@ -266,7 +266,7 @@ const attempt = (
 /** Send the body, retrying the connection phase per the policy. */
 export const post = (settings: Settings, body: string): Effect.Effect<Opened, LanguageModel.ProviderError> =>
   Effect.flatMap(Clock.currentTimeMillis, (start) =>
-    Effect.retry(attempt(settings, body, start + settings.deadlineMs), RetryPolicy.schedule(settings.retry)).pipe(
+    RetryPolicy.retry(settings.retry)(attempt(settings, body, start + settings.deadlineMs)).pipe(
       Effect.timeoutFail({
         duration: settings.deadlineMs,
         onTimeout: () =>

@@ -62,14 +62,31 @@ export const httpSettings = (
 
 /**
  * The members every client has, from how it renders a request and how it streams one: a request that
- * does not render fails the stream with `bad_request`; `generate` collects the stream.
+ * does not render fails the stream with `bad_request`; `generate` collects the stream, retrying the
+ * whole call under the policy.
  */
 export const clientMembers = <Request>(
   provider: string,
   model: string,
   toRequest: (request: LanguageModel.ModelRequest) => Either.Either<Request, InvalidRequest>,
-  streamRequest: (request: Request) => Stream.Stream<LanguageModel.ModelChunk, LanguageModel.ProviderError>
+  streamRequest: (request: Request) => Stream.Stream<LanguageModel.ModelChunk, LanguageModel.ProviderError>,
+  settings: Pick<Settings, "retry" | "deadlineMs">
 ) => {
+  // `generate` shows nothing until the end, so it can replay the whole call: a stream broken or closed
+  // early mid-way is retried by the same policy as the connection phase (whose final failures it skips),
+  // all of it within the one deadline.
+  const whole = <A>(call: Effect.Effect<A, LanguageModel.ProviderError>) =>
+    RetryPolicy.retry(settings.retry)(call).pipe(
+      Effect.timeoutFail({
+        duration: settings.deadlineMs,
+        onTimeout: () =>
+          providerError(
+            provider,
+            "timeout",
+            `the response did not complete within ${settings.deadlineMs} ms (deadlineMs)`
+          )
+      })
+    )
   const stream = (request: LanguageModel.ModelRequest) =>
     Either.match(toRequest(request), {
       onLeft: (invalid) => Stream.fail(providerError(provider, "bad_request", invalid.message)),
@@ -78,11 +95,11 @@ export const clientMembers = <Request>(
   return {
     provider,
     model,
-    generate: (request: LanguageModel.ModelRequest) => collect(provider, stream(request)),
+    generate: (request: LanguageModel.ModelRequest) => whole(collect(provider, stream(request))),
     stream,
     toRequest,
     streamRequest,
-    generateRequest: (request: Request) => collect(provider, streamRequest(request))
+    generateRequest: (request: Request) => whole(collect(provider, streamRequest(request)))
   }
 }
 

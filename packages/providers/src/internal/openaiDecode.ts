@@ -11,7 +11,7 @@ import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import { classify, type Opened, providerError } from "./http.js"
-import { ResponseState } from "./responseState.js"
+import { endedEarly, guarded, ResponseState } from "./responseState.js"
 
 const Count = Schema.optional(Schema.NullOr(Schema.Number))
 const Usage = Schema.NullOr(
@@ -134,14 +134,15 @@ const apply = (
 const done = (state: ResponseState) =>
   Either.map(state.response(), (response): ReadonlyArray<LanguageModel.ModelChunk> => [{ _tag: "Done", response }])
 
-/** Decode an opened response into chunks ending in `Done`. */
+/** Decode an opened response into chunks ending in `Done`, stopped far past `maxOutputTokens`. */
 export const chunks = (
   provider: string,
   opened: Opened,
-  model: string
+  model: string,
+  maxOutputTokens?: number
 ): Stream.Stream<LanguageModel.ModelChunk, LanguageModel.ProviderError> =>
   Stream.suspend(() => {
-    const state = new ResponseState(provider, model)
+    const state = new ResponseState(provider, model, maxOutputTokens)
     const seen = { finish: false }
     if (opened._tag === "Json") {
       return Stream.fromIterableEffect(
@@ -160,14 +161,16 @@ export const chunks = (
     return opened.events.pipe(
       Stream.takeWhile((message) => message.data.trim() !== "[DONE]"),
       Stream.mapConcatEffect((message) =>
-        Effect.flatMap(decodeChunk(provider, message.data), (chunk) => apply(provider, state, chunk, seen))
+        Effect.flatMap(decodeChunk(provider, message.data), (chunk) =>
+          guarded(state, apply(provider, state, chunk, seen))
+        )
       ),
       // `[DONE]` (or the end of the stream after a finish_reason) completes the response.
       Stream.concat(
         Stream.suspend(() =>
           seen.finish
             ? Stream.fromIterableEffect(done(state))
-            : Stream.fail(providerError(provider, "malformed_response", "stream ended before a finish_reason"))
+            : Stream.fail(endedEarly(provider, "a choice with a finish_reason"))
         )
       )
     )

@@ -4,6 +4,23 @@ import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import { providerError } from "./http.js"
 
+/**
+ * A stream that closed cleanly before its final event: transient, like a reset at the same point
+ * (`network`, so the retry policy retries it).
+ */
+export const endedEarly = (provider: string, finalEvent: string): LanguageModel.ProviderError =>
+  providerError(provider, "network", `the stream closed before its final event (${finalEvent})`)
+
+/**
+ * Output characters allowed per requested output token before a stream is stopped. Generous: a token is
+ * a few characters in any real text (long whitespace or repeated-character tokens stay well under 32);
+ * the point is to stop a stream that runs far past `max_tokens` (a broken or hostile endpoint), not to
+ * police the limit.
+ */
+export const outputCharsPerToken = 32
+/** The least output allowed before the check applies, whatever `max_tokens` says. */
+export const outputCharsFloor = 64 * 1024
+
 interface PendingCall {
   id: string
   name: string
@@ -29,15 +46,38 @@ export class ResponseState {
   /** What the provider edited on its side, when it said so. */
   contextEdits: LanguageModel.ContextEdits | undefined = undefined
   private readonly calls = new Map<string, PendingCall>()
+  /** Characters of output received: text, reasoning and tool arguments. */
+  private outputChars = 0
+  private readonly outputLimit: number | undefined
 
   constructor(
     readonly provider: string,
-    model: string
+    model: string,
+    /** The request's output limit (`max_tokens` and kin), when it had one. */
+    private readonly maxOutputTokens?: number | undefined
   ) {
     this.model = model
+    this.outputLimit =
+      maxOutputTokens === undefined ? undefined : Math.max(outputCharsFloor, maxOutputTokens * outputCharsPerToken)
+  }
+
+  /**
+   * A `malformed_response` once the output received is far past the request's output limit (more than
+   * {@link outputCharsPerToken} characters per token): the decoders check after every event, so a stream
+   * that never ends is stopped (and its connection closed) holding at most the limit plus one event.
+   */
+  overLimit(): LanguageModel.ProviderError | undefined {
+    if (this.outputLimit === undefined || this.outputChars <= this.outputLimit) return undefined
+    return providerError(
+      this.provider,
+      "malformed_response",
+      `the stream sent ${this.outputChars} characters of output for max_tokens ${this.maxOutputTokens} ` +
+        `(more than ${outputCharsPerToken} characters per token): stopped reading and closed the connection`
+    )
   }
 
   text(delta: string): void {
+    this.outputChars += delta.length
     const last = this.parts[this.parts.length - 1]
     if (last !== undefined && !("id" in last) && !("reasoning" in last)) last.text += delta
     else this.parts.push({ text: delta })
@@ -48,6 +88,7 @@ export class ResponseState {
    * index, or `chat` for `reasoning_content`).
    */
   reasoning(key: string, delta: { text?: string; signature?: string; redactedData?: string }): void {
+    this.outputChars += (delta.text?.length ?? 0) + (delta.redactedData?.length ?? 0)
     let part = this.thoughts.get(key)
     if (part === undefined) {
       part = { reasoning: true, text: "" }
@@ -88,13 +129,19 @@ export class ResponseState {
 
   callJson(key: string, delta: string): PendingCall | undefined {
     const call = this.calls.get(key)
+    this.outputChars += delta.length
     if (call !== undefined) call.json += delta
     return call
   }
 
-  /** The complete response, or a malformed_response error when a tool input is not JSON. */
+  /**
+   * The complete response, or a malformed_response error when a tool input is not JSON. When the output
+   * limit stopped the reply (`stopReason` `max_tokens`), a call whose arguments are not whole JSON was
+   * cut there: it is kept with the input `{}` and listed in `cutToolCalls`, and the text is kept.
+   */
   response(): Either.Either<LanguageModel.ModelResponse, LanguageModel.ProviderError> {
     const parts: Array<Message.Part> = []
+    const cut: Array<LanguageModel.CutToolCall> = []
     for (const part of this.parts) {
       if ("reasoning" in part) {
         parts.push(
@@ -118,6 +165,11 @@ export class ResponseState {
       try {
         input = part.json.trim().length === 0 ? {} : JSON.parse(part.json)
       } catch {
+        if (this.stopReason === "max_tokens") {
+          cut.push({ id: part.id, name: part.name, receivedChars: part.json.length })
+          parts.push(Message.toolCall(part.id, part.name, {}))
+          continue
+        }
         return Either.left(
           providerError(this.provider, "malformed_response", `tool call ${part.id} input is not JSON: ${part.json}`)
         )
@@ -134,7 +186,18 @@ export class ResponseState {
       parts,
       stopReason: this.stopReason,
       usage: this.usage,
-      ...(this.contextEdits === undefined ? {} : { contextEdits: this.contextEdits })
+      ...(this.contextEdits === undefined ? {} : { contextEdits: this.contextEdits }),
+      ...(cut.length === 0 ? {} : { cutToolCalls: cut })
     })
   }
 }
+
+/** A decoder step's result, failed instead when the output is now past the limit (`overLimit`). */
+export const guarded = <A>(
+  state: ResponseState,
+  result: Either.Either<A, LanguageModel.ProviderError>
+): Either.Either<A, LanguageModel.ProviderError> =>
+  Either.flatMap(result, (out) => {
+    const over = state.overLimit()
+    return over === undefined ? Either.right(out) : Either.left(over)
+  })

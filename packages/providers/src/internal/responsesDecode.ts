@@ -18,7 +18,7 @@ import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import { classify, type Opened, providerError } from "./http.js"
-import { ResponseState } from "./responseState.js"
+import { endedEarly, guarded, ResponseState } from "./responseState.js"
 
 const Count = Schema.optional(Schema.NullOr(Schema.Number))
 
@@ -189,10 +189,11 @@ export const chunks = (
   provider: string,
   opened: Opened,
   model: string,
-  observed: Observed
+  observed: Observed,
+  maxOutputTokens?: number
 ): Stream.Stream<LanguageModel.ModelChunk, LanguageModel.ProviderError> =>
   Stream.suspend(() => {
-    const state = new ResponseState(provider, model)
+    const state = new ResponseState(provider, model, maxOutputTokens)
     // Output indexes of function calls and whether their arguments arrived as deltas.
     const calls = new Map<string, { streamed: boolean }>()
     // Output indexes of reasoning items → the summary part their last summary delta belonged to.
@@ -298,11 +299,11 @@ export const chunks = (
       }
     }
     return opened.events.pipe(
-      Stream.mapConcatEffect((message) => Effect.flatMap(decodeEvent(provider, message.data), step)),
+      Stream.mapConcatEffect((message) =>
+        Effect.flatMap(decodeEvent(provider, message.data), (event) => guarded(state, step(event)))
+      ),
       Stream.concat(
-        Stream.suspend(() =>
-          state.finished ? Stream.empty : Stream.fail(malformed(provider, "stream ended before response.completed"))
-        )
+        Stream.suspend(() => (state.finished ? Stream.empty : Stream.fail(endedEarly(provider, "response.completed"))))
       )
     )
   })
