@@ -20,11 +20,11 @@ import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
 import * as TestClock from "effect/TestClock"
-import { SlidingWindowMemory, TokenWindowMemory } from "@ctxlog/memory"
+import { DemotingPolicyMemory, SlidingWindowMemory, TokenWindowMemory } from "@ctxlog/memory"
 import * as Either from "effect/Either"
 import { CompactingMemory, TemplateCompactor } from "../src/index.js"
 import * as FileEventLog from "./fileEventLog.js"
-import { CompactorProbe, coreLayer, countingCompactor, filler } from "./harness.js"
+import { CompactorProbe, coreLayer, countingCompactor, filler, testLayer } from "./harness.js"
 import { storeCore, stores, storeLayer } from "./support/stores.js"
 
 /** The inner memory: a conversation is the history of the stream of the same name. */
@@ -382,3 +382,39 @@ for (const store of stores) {
     )
   })
 }
+
+describe("CompactingMemory above DemotingPolicyMemory (issue 25 item 3: how they stack)", () => {
+  it.effect("with one policy, the hook sees exactly the messages the summary covers", () =>
+    Effect.gen(function* () {
+      const ctx = yield* ContextService.ContextService
+      const compactor = yield* Compactor.Compactor
+      const base = yield* ConversationMemory.ConversationMemory
+      const sliding = Either.getOrThrowWith(SlidingWindowMemory.lastMessages(6), () => new Error("bad policy"))
+      const handed: Array<string> = []
+      const demoting = yield* DemotingPolicyMemory.make(
+        base,
+        sliding,
+        { name: "collect", demote: (_id, messages) => Effect.sync(() => handed.push(...messages.map((m) => m.id))) },
+        { serve: "all" }
+      )
+      const memory = yield* CompactingMemory.make(demoting, sliding, compactor, { maxSummaryTokens: 200 })
+      for (let i = 1; i <= 5; i++) {
+        yield* memory.append("st", exchange(i))
+        yield* memory.load("st")
+      }
+      const loaded = yield* memory.load("st")
+      const all = yield* base.load("st")
+      const compaction = yield* ctx.load(CompactingMemory.defaultStreamOf("st"))
+      assert.strictEqual(loaded[0]?.kind, "summary")
+      assert.strictEqual(compaction.watermark, yield* demoting.watermark("st"))
+      assert.deepStrictEqual(
+        handed,
+        all.slice(0, compaction.watermark ?? 0).map((message) => message.id)
+      )
+      assert.deepStrictEqual(
+        loaded.slice(1).map((message) => message.id),
+        all.slice(compaction.watermark ?? 0).map((message) => message.id)
+      )
+    }).pipe(Effect.provide(innerMemory.pipe(Layer.provideMerge(testLayer))))
+  )
+})

@@ -30,6 +30,8 @@ export * as SqliteEventLog from "./SqliteEventLog.js"
 export * as ContextAssembly from "./ContextAssembly.js"
 /** Conversation memory over the log, shaped by a policy. @since 0.1.0 */
 export * as ConversationMemoryPolicy from "./ConversationMemoryPolicy.js"
+/** Conversation memory that hands what its policy evicts to a demotion hook (e.g. into recall). @since 0.1.0 */
+export * as DemotingPolicyMemory from "./DemotingPolicyMemory.js"
 /** Conversation memory keeping the last n messages, tool-pair safe. @since 0.1.0 */
 export * as SlidingWindowMemory from "./SlidingWindowMemory.js"
 /** Conversation memory keeping the newest history within a token budget, tool-pair safe. @since 0.1.0 */
