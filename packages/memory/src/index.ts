@@ -10,6 +10,8 @@ export * as Ctxlog from "./Ctxlog.js"
 export * as Driver from "./Driver.js"
 /** Audited erasure of whole conversations (the right to erasure). @since 0.1.0 */
 export * as Erasure from "./Erasure.js"
+/** Large tool outputs stored once by content hash beside the log; the window holds a handle. @since 0.4.0 */
+export * as FileStore from "./FileStore.js"
 /** Vector-search extension point. @since 0.1.0 */
 export * as Embedder from "./Embedder.js"
 /** A RecallSource over the recall index. @since 0.1.0 */
