@@ -61,7 +61,7 @@ for (const store of stores) {
             ])
             const appended = yield* ctx.appendMessages("session", inputs)
             const result = appended.window.history.flatMap((message) => Message.toolResultsOf(message))[0]
-            const handle = result?.stored
+            const handle = result === undefined ? undefined : FileStore.handleOf(result)
             if (result === undefined || handle === undefined) return assert.fail("the event holds no handle")
             // The model reads the id from the preview's first line and asks for it.
             const id = /id=([0-9a-f]{16})/.exec(result.content)?.[1] ?? ""

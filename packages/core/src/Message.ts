@@ -94,31 +94,12 @@ export const ToolCallPart = Schema.Struct({
 /** @since 0.1.0 */
 export type ToolCallPart = typeof ToolCallPart.Type
 
-/**
- * Where a large tool output is kept whole: the memory package's file store, by the SHA-256 of its
- * text, in the same database as the log. The part's `content` is then a preview that starts with a line
- * naming the output and how to read it, which is what the model sees.
- * @since 0.4.0
- */
-export const StoredOutput = Schema.Struct({
-  sha256: Schema.String.pipe(Schema.pattern(/^[0-9a-f]{64}$/)),
-  /** UTF-8 bytes of the whole output. */
-  bytes: Schema.Int.pipe(Schema.nonNegative()),
-  lines: Schema.Int.pipe(Schema.nonNegative()),
-  /** Tokens of the whole output (the part itself counts only its preview). */
-  tokens: Schema.Int.pipe(Schema.nonNegative())
-})
-/** @since 0.4.0 */
-export type StoredOutput = typeof StoredOutput.Type
-
 /** The output of a tool call, answering the call with the same id. @since 0.1.0 */
 export const ToolResultPart = Schema.Struct({
   type: Schema.Literal("tool_result"),
   toolCallId: Schema.String.pipe(Schema.minLength(1)),
   content: Schema.String,
-  isError: Schema.Boolean,
-  /** Set when the whole output is in the file store and `content` is its preview. */
-  stored: Schema.optional(StoredOutput)
+  isError: Schema.Boolean
 })
 /** @since 0.1.0 */
 export type ToolResultPart = typeof ToolResultPart.Type

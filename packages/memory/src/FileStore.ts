@@ -1,10 +1,11 @@
 /**
  * The file store: large tool outputs kept once, content-addressed (SHA-256 of the text), in the same
  * database as the log (SQLite or PostgreSQL, table `files`, migration `0008_files`). The event and the
- * window hold a handle instead — the tool result part's `stored` (`Message.StoredOutput`: hash, bytes,
- * lines, tokens) and a `content` that is a preview starting with a line naming the output and how to
- * read it, which is exactly what every builder sends the model. A pruning stub keeps that first line,
- * so a stubbed output still points at its handle.
+ * window hold a handle instead: the tool result part's `content` becomes a preview that starts with a
+ * line naming the output and ends with the full handle (hash, bytes, lines, tokens) and how to read it —
+ * exactly what every builder sends the model, so renders need nothing new. `handleOf` reads the handle
+ * back as a {@link StoredOutput}. A pruning stub keeps the first line, so a stubbed output still names
+ * its id (`shortIdIn`).
  *
  * Files belong to a stream: they are keyed by `(stream, sha256)` (the same output twice in a stream is
  * stored once), written with the store's owner and read only by it (a scoped store), and an erasure of
@@ -59,6 +60,16 @@ export class FileCorrupted extends Schema.TaggedError<FileCorrupted>()("FileCorr
     return `stored output ${this.sha256} in stream "${this.stream}" hashes to ${this.actual}: it was changed`
   }
 }
+
+/** The handle of a stored output: its hash, UTF-8 bytes, lines and the tokens of the whole text. @since 0.4.0 */
+export const StoredOutput = Schema.Struct({
+  sha256: Schema.String.pipe(Schema.pattern(/^[0-9a-f]{64}$/)),
+  bytes: Schema.Int.pipe(Schema.nonNegative()),
+  lines: Schema.Int.pipe(Schema.nonNegative()),
+  tokens: Schema.Int.pipe(Schema.nonNegative())
+})
+/** @since 0.4.0 */
+export type StoredOutput = typeof StoredOutput.Type
 
 /** A stored output's description. @since 0.4.0 */
 export interface FileInfo {
@@ -122,7 +133,7 @@ export declare namespace FileStore {
      */
     readonly verify: (
       stream: string,
-      referenced?: ReadonlyArray<Message.StoredOutput>
+      referenced?: ReadonlyArray<StoredOutput>
     ) => Effect.Effect<ReadonlyArray<FileProblem>, EventLog.StoreError>
   }
 }
@@ -142,7 +153,7 @@ export const linesOf = (content: string): ReadonlyArray<string> => {
 export const shortId = (sha256: string): string => sha256.slice(0, 16)
 
 /** The first line of a stored output's preview: what it is and how to read it (under 100 characters). @since 0.4.0 */
-export const handleLine = (stored: Message.StoredOutput): string =>
+export const handleLine = (stored: StoredOutput): string =>
   `[stored output id=${shortId(stored.sha256)}, ${stored.bytes} bytes, ${stored.lines} lines: use read_output]`
 
 /**
@@ -150,7 +161,7 @@ export const handleLine = (stored: Message.StoredOutput): string =>
  * output within `previewChars`, and a note on how to read the rest.
  * @since 0.4.0
  */
-export const preview = (content: string, stored: Message.StoredOutput, previewChars: number): string => {
+export const preview = (content: string, stored: StoredOutput, previewChars: number): string => {
   const lines = linesOf(content)
   const shown: Array<string> = []
   let used = 0
@@ -163,13 +174,34 @@ export const preview = (content: string, stored: Message.StoredOutput, previewCh
     shown.push(line)
     used += cost
   }
-  const id = shortId(stored.sha256)
-  return [
-    handleLine(stored),
-    ...shown,
-    `[showing ${shown.length} of ${stored.lines} lines; read_output {"id":"${id}"} returns it whole, with "start" and "end" a line range]`
-  ].join("\n")
+  return [handleLine(stored), ...shown, `[showing ${shown.length} of ${stored.lines} lines] ${footer(stored)}`].join(
+    "\n"
+  )
 }
+
+/** The preview's last line: the whole handle, and how to read the output. */
+const footer = (stored: StoredOutput): string =>
+  `[stored output sha256=${stored.sha256} bytes=${stored.bytes} lines=${stored.lines} tokens=${stored.tokens}; read_output {"id":"${shortId(stored.sha256)}"} returns it whole, with "start" and "end" a line range]`
+
+const footerPattern =
+  /\[stored output sha256=([0-9a-f]{64}) bytes=(\d+) lines=(\d+) tokens=(\d+); read_output \{"id":"([0-9a-f]{16})"\}[^\n]*\]$/
+
+/**
+ * The handle a tool result part holds, read from its preview; `undefined` for an output that is not
+ * stored (or whose preview was stubbed: see {@link shortIdIn}).
+ * @since 0.4.0
+ */
+export const handleOf = (part: { readonly content: string }): StoredOutput | undefined => {
+  const match = footerPattern.exec(part.content)
+  if (match === null) return undefined
+  const [, sha256 = "", bytes = "", lines = "", tokens = "", short = ""] = match
+  if (!part.content.startsWith("[stored output id=") || short !== shortId(sha256)) return undefined
+  return { sha256, bytes: Number(bytes), lines: Number(lines), tokens: Number(tokens) }
+}
+
+/** The short id named in a preview or in the pruning stub of one (its first line). @since 0.4.0 */
+export const shortIdIn = (content: string): string | undefined =>
+  /\[stored output id=([0-9a-f]{16}),/.exec(content)?.[1]
 
 /** Settings of {@link offload}. @since 0.4.0 */
 export interface OffloadOptions {
@@ -183,8 +215,8 @@ export interface OffloadOptions {
 
 /**
  * Store the large tool outputs of `messages` (about to be appended to `stream`) and replace each by its
- * handle: `stored` set, `content` the preview, so the event and the window hold the handle and the
- * window counts only the preview. Everything else is returned as it was.
+ * preview holding the handle, so the event and the window hold the handle and the window counts only the
+ * preview. Everything else is returned as it was.
  * @since 0.4.0
  */
 export const offload = (
@@ -217,7 +249,7 @@ export const offload = (
       const large = message.parts.some(
         (part) =>
           part.type === "tool_result" &&
-          part.stored === undefined &&
+          handleOf(part) === undefined &&
           options.keepInline?.has(part.toolCallId) !== true &&
           Buffer.byteLength(part.content, "utf8") > threshold
       )
@@ -226,20 +258,20 @@ export const offload = (
         Effect.forEach(message.parts, (part) => {
           if (
             part.type !== "tool_result" ||
-            part.stored !== undefined ||
+            handleOf(part) !== undefined ||
             options.keepInline?.has(part.toolCallId) === true ||
             Buffer.byteLength(part.content, "utf8") <= threshold
           ) {
             return Effect.succeed(part)
           }
           return Effect.map(store.put(stream, part.content), (info): Message.Part => {
-            const stored: Message.StoredOutput = {
+            const stored: StoredOutput = {
               sha256: info.sha256,
               bytes: info.bytes,
               lines: info.lines,
               tokens: counter.count(part.content)
             }
-            return { ...part, content: preview(part.content, stored, previewChars), stored }
+            return { ...part, content: preview(part.content, stored, previewChars) }
           })
         }),
         (parts): Message.MessageInput => ({ ...message, parts })
@@ -250,12 +282,12 @@ export const offload = (
 /** The handles in a run of messages (e.g. the history of every event of a stream), by hash. @since 0.4.0 */
 export const referencedIn = (
   messages: Iterable<{ readonly parts: ReadonlyArray<Message.Part> }>
-): ReadonlyArray<Message.StoredOutput> => {
-  const found = new Map<string, Message.StoredOutput>()
+): ReadonlyArray<StoredOutput> => {
+  const found = new Map<string, StoredOutput>()
   for (const message of messages) {
     for (const result of Message.toolResultsOf(message)) {
-      if (result.stored !== undefined && !found.has(result.stored.sha256))
-        found.set(result.stored.sha256, result.stored)
+      const handle = handleOf(result)
+      if (handle !== undefined && !found.has(handle.sha256)) found.set(handle.sha256, handle)
     }
   }
   return [...found.values()]

@@ -80,8 +80,8 @@ for (const store of stores) {
             const stored = resultOf(
               events.flatMap((event) => (event._tag === "MessageAppended" ? [event.message] : []))
             )
-            assert.isDefined(stored?.stored)
-            const handle = stored?.stored
+            const handle = stored === undefined ? undefined : FileStore.handleOf(stored)
+            assert.isDefined(handle)
             if (handle === undefined || stored === undefined) return
             assert.strictEqual(handle.sha256, FileStore.sha256Of(bigOutput))
             assert.strictEqual(handle.bytes, Buffer.byteLength(bigOutput))
@@ -96,7 +96,13 @@ for (const store of stores) {
             assert.include(stored.content, `read_output {"id":"${FileStore.shortId(handle.sha256)}"}`)
             // The window holds the same handle and counts only the preview.
             const window = appended.window
-            assert.deepStrictEqual(resultOf(window.history)?.stored, handle)
+            const held = resultOf(window.history)
+            assert.deepStrictEqual(held === undefined ? undefined : FileStore.handleOf(held), handle)
+            // A pruning stub keeps the first line, which names the id the model reads it by.
+            assert.strictEqual(
+              FileStore.shortIdIn(`[tool output pruned: run_command, 9 chars] ${first}`),
+              FileStore.shortId(handle.sha256)
+            )
             assert.isBelow(window.tokens.total, 1_000)
             // Read whole (by the short id the model sees) and by a line range.
             const whole = yield* files.read("s", FileStore.shortId(handle.sha256))
@@ -120,7 +126,9 @@ for (const store of stores) {
             assert.isTrue(Either.isLeft(missing) && missing.left._tag === "FileNotFound")
             // Small outputs stay inline.
             const small = yield* FileStore.offload("s", turn("ok", "call-3"))
-            assert.isUndefined(resultOf(small)?.stored)
+            const smallResult = resultOf(small)
+            assert.isUndefined(smallResult === undefined ? undefined : FileStore.handleOf(smallResult))
+            assert.strictEqual(smallResult?.content, "ok")
             // verify: intact, then every referenced handle present.
             const referenced = FileStore.referencedIn((yield* ctx.load("s")).history)
             assert.deepStrictEqual(referenced, [handle])
@@ -166,7 +174,8 @@ for (const store of stores) {
             const ctx = yield* ContextService.ContextService
             const inputs = yield* FileStore.offload("alice-1", turn(bigOutput), { thresholdBytes: 1000 })
             yield* ctx.appendMessages("alice-1", inputs)
-            const handle = resultOf(inputs)?.stored
+            const result = resultOf(inputs)
+            const handle = result === undefined ? undefined : FileStore.handleOf(result)
             assert.isDefined(handle)
             assert.strictEqual((yield* FileStore.read("alice-1", handle?.sha256 ?? "")).content, bigOutput)
             return handle?.sha256 ?? ""

@@ -1,4 +1,4 @@
-import { EventLog, type Message, Validation } from "@ctxlog/core"
+import { EventLog, Validation } from "@ctxlog/core"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import {
@@ -10,7 +10,8 @@ import {
   type FileStore,
   InvalidFileRequest,
   linesOf,
-  sha256Of
+  sha256Of,
+  type StoredOutput
 } from "../FileStore.js"
 import type * as Redaction from "../Redaction.js"
 import type { Backend } from "./backend.js"
@@ -151,7 +152,7 @@ export const make = (
       })
       .pipe(Effect.map((rows) => rows.map(info)))
 
-  const verify: FileStore.Service["verify"] = (stream, referenced: ReadonlyArray<Message.StoredOutput> = []) =>
+  const verify: FileStore.Service["verify"] = (stream, referenced: ReadonlyArray<StoredOutput> = []) =>
     Effect.gen(function* () {
       const rows = yield* backend.query("verify files", (db) => {
         let query = db.selectFrom("files").select(["sha256", "content"]).where("stream_id", "=", stream)
