@@ -11,6 +11,7 @@ import { execFile } from "node:child_process"
 import { promises as fs } from "node:fs"
 import * as path from "node:path"
 import type { LanguageModel, Message } from "@ctxlog/core"
+import type { FileStore } from "@ctxlog/memory"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
@@ -43,6 +44,35 @@ export interface Config {
   readonly timeoutMs?: number
   /** Characters of a command's output kept (default 64,000): the head and the tail. */
   readonly outputCap?: number
+  /**
+   * Reads a stored tool output (the file store of the session's stream, see {@link readOutputFrom});
+   * when given, the `read_output` tool is offered.
+   */
+  readonly readOutput?: OutputReader
+}
+
+/** Reads a stored output whole or by lines; a failure's message goes back to the model. @since 0.1.0 */
+export type OutputReader = (
+  id: string,
+  range: FileStore.LineRange
+) => Effect.Effect<FileStore.FileText, { readonly message: string }>
+
+/** The reader of `stream`'s stored outputs in a file store. @since 0.1.0 */
+export const readOutputFrom =
+  (files: FileStore.FileStore.Service, stream: string): OutputReader =>
+  (id, range) =>
+    files.read(stream, id, range)
+
+/** The `read_output` tool: a stored tool output whole, or lines start..end. @since 0.1.0 */
+export const readOutputSpec: LanguageModel.ToolSpec = {
+  name: "read_output",
+  description:
+    "Read a tool output that was stored because it was large (its preview names it: [stored output id=…]). Whole, or lines start..end (1-based, inclusive).",
+  inputSchema: {
+    type: "object",
+    properties: { id: { type: "string" }, start: { type: "integer" }, end: { type: "integer" } },
+    required: ["id"]
+  }
 }
 
 /** Executables `run_command` may start by default. @since 0.1.0 */
@@ -108,6 +138,11 @@ const Search = Schema.Struct({
 })
 const WriteFile = Schema.Struct({ path: Schema.String, content: Schema.String })
 const RunCommand = Schema.Struct({ command: Schema.String.pipe(Schema.minLength(1)) })
+const ReadOutput = Schema.Struct({
+  id: Schema.String.pipe(Schema.minLength(1)),
+  start: Schema.optional(Schema.Int.pipe(Schema.positive())),
+  end: Schema.optional(Schema.Int.pipe(Schema.positive()))
+})
 
 const decode = <A, I>(tool: string, schema: Schema.Schema<A, I>, input: unknown) =>
   Either.mapLeft(
@@ -339,6 +374,29 @@ export const make = (config: Config): Tools => {
       })
     })
 
+  // Whole: the stored text itself, byte for byte; a range: a header line, then the lines.
+  const readOutput = (input: typeof ReadOutput.Type): Effect.Effect<ToolOutput, ToolFailure> =>
+    Effect.suspend(() => {
+      const reader = config.readOutput
+      if (reader === undefined) return Effect.fail(new ToolFailure({ tool: "read_output", detail: "no file store" }))
+      const range = {
+        ...(input.start === undefined ? {} : { fromLine: input.start }),
+        ...(input.end === undefined ? {} : { toLine: input.end })
+      }
+      return reader(input.id, range).pipe(
+        Effect.map(
+          (text): ToolOutput => ({
+            content:
+              input.start === undefined && input.end === undefined
+                ? text.content
+                : `[lines ${text.fromLine}-${text.toLine} of ${text.totalLines}]\n${text.content}`,
+            isError: false
+          })
+        ),
+        Effect.mapError((error) => new ToolFailure({ tool: "read_output", detail: error.message }))
+      )
+    })
+
   const dispatch = (name: string, input: Message.JsonValue): Effect.Effect<ToolOutput, ToolFailure> => {
     switch (name) {
       case "list_dir":
@@ -351,6 +409,9 @@ export const make = (config: Config): Tools => {
         return Effect.flatMap(decode(name, WriteFile, input), writeFile)
       case "run_command":
         return Effect.flatMap(decode(name, RunCommand, input), runCommand)
+      case "read_output":
+        if (config.readOutput !== undefined) return Effect.flatMap(decode(name, ReadOutput, input), readOutput)
+        return Effect.fail(new ToolFailure({ tool: name, detail: "no stored outputs in this session" }))
       default:
         return Effect.fail(
           new ToolFailure({ tool: name, detail: `no such tool; tools: ${specs.map((spec) => spec.name).join(", ")}` })
@@ -360,7 +421,7 @@ export const make = (config: Config): Tools => {
 
   return {
     workspace: root,
-    specs,
+    specs: config.readOutput === undefined ? specs : [...specs, readOutputSpec],
     run: (name, input) =>
       dispatch(name, input).pipe(
         Effect.catchAll((failure) =>

@@ -10,6 +10,8 @@ export * as Agent from "./Agent.js"
 export * as Cli from "./Cli.js"
 /** The scripted offline demo. @since 0.1.0 */
 export * as Demo from "./Demo.js"
+/** The environment snapshot taken at the start of each turn (git, changed files, task, date). @since 0.1.0 */
+export * as EnvSnapshot from "./EnvSnapshot.js"
 /** Providers and the budget. @since 0.1.0 */
 export * as Provider from "./Provider.js"
 /** Session listing. @since 0.1.0 */

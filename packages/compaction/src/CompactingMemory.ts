@@ -157,13 +157,23 @@ export interface Service extends ConversationMemory.ConversationMemory.Service {
   readonly policy: ConversationMemoryPolicy
   readonly compactor: Compactor.Compactor.Service
   /**
-   * Forget a conversation's compaction: its summary and watermark are reset (`ConversationReset` on
-   * its compaction stream) and this process stops tracking it. The inner conversation is untouched, so
-   * the next load starts over from its first message.
+   * Drop this process's state for a conversation (the seed's `forget`, to bound memory): it is no longer
+   * tracked. Nothing is written: the persisted summary and watermark stay, so the next load serves the
+   * same summary without calling the compactor. To start the compaction over, use `clear`.
    */
   readonly forget: (conversationId: string) => Effect.Effect<void, ConversationMemory.MemoryError>
   /** Conversations this memory loaded or appended to in this process and has not forgotten or cleared. */
   readonly trackedConversations: () => Effect.Effect<ReadonlyArray<string>>
+  /** What this memory is made of, as one value (the seed's `into_inner`). */
+  readonly parts: Parts
+}
+
+/** The parts of a compacting memory as one value: rebuild it with `make(inner, policy, compactor, options)`. @since 0.1.0 */
+export interface Parts {
+  readonly inner: ConversationMemory.ConversationMemory.Service
+  readonly policy: ConversationMemoryPolicy
+  readonly compactor: Compactor.Compactor.Service
+  readonly options: Options
 }
 
 /** The compacting memory, for callers that need more than `ConversationMemory`. @since 0.1.0 */
@@ -318,11 +328,8 @@ export const make = (
         yield* untrack(conversationId)
       })
 
-    const forget = (conversationId: string) =>
-      Effect.gen(function* () {
-        yield* resetState(conversationId, "forget")
-        yield* untrack(conversationId)
-      })
+    // In-process state only: the compaction stream (summary, watermark) is the durable state and stays.
+    const forget = (conversationId: string) => untrack(conversationId)
 
     return {
       load: (conversationId) => load(conversationId),
@@ -333,7 +340,8 @@ export const make = (
       policy: memoryPolicy,
       compactor,
       forget,
-      trackedConversations: () => Effect.map(Ref.get(tracked), (ids) => [...ids])
+      trackedConversations: () => Effect.map(Ref.get(tracked), (ids) => [...ids]),
+      parts: { inner, policy: memoryPolicy, compactor, options: settings }
     }
   })
 

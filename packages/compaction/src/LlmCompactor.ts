@@ -52,7 +52,7 @@ export const make = (
             onTimeout: () => fail("timeout", `no answer within ${Duration.format(timeout)}`)
           })
         )
-        const summary = internal.answerText(response.parts).trim()
+        const summary = Compactor.relativeToWorkspace(internal.answerText(response.parts).trim(), input.workspace)
         if (summary.length === 0) return yield* fail("empty", `the model (${response.model}) returned no text`)
         return { summary }
       })

@@ -75,8 +75,21 @@ export class TaskGoalRefresh extends Context.Tag("@ctxlog/compaction/TaskGoalRef
 export declare namespace TaskGoalRefresh {
   /** @since 0.1.0 */
   export interface Service {
-    readonly maybeRefreshTaskGoal: (stream: EventLog.StreamId) => Effect.Effect<Refresh, ContextService.LogError>
-    readonly maybeRefreshSubgoal: (stream: EventLog.StreamId) => Effect.Effect<Refresh, ContextService.LogError>
+    /**
+     * Refresh the goal. Gated by the strategy (the call's, else the one the refresher was made with):
+     * it runs only under a strategy that reads the goal (`TaskAware`, `Mig`, `SubgoalMig`) and otherwise
+     * returns `{ applied: false, scheduled: false }` with no extraction and no model call. With no
+     * strategy at all it always runs.
+     */
+    readonly maybeRefreshTaskGoal: (
+      stream: EventLog.StreamId,
+      strategy?: ToolOutputPruning.Strategy
+    ) => Effect.Effect<Refresh, ContextService.LogError>
+    /** Refresh the subgoals, gated the same way: only under `Subgoal` and `SubgoalMig`. */
+    readonly maybeRefreshSubgoal: (
+      stream: EventLog.StreamId,
+      strategy?: ToolOutputPruning.Strategy
+    ) => Effect.Effect<Refresh, ContextService.LogError>
     /**
      * Refresh only what the pruning strategy reads: the goal under `TaskAware`, `Mig` and `SubgoalMig`,
      * the subgoals under `Subgoal` and `SubgoalMig`, nothing under `Default` (no extraction, no model).
@@ -107,6 +120,19 @@ const lastUserMessage = (history: ReadonlyArray<Message.Message>): Message.Messa
 const hashOf = (message: Message.Message): string =>
   createHash("sha256").update(JSON.stringify(message.parts)).digest("hex")
 
+/** Settings of a refresher. @since 0.1.0 */
+export interface Options {
+  /** How many of the newest messages an extractor sees (default 20). */
+  readonly recentMessages?: number
+  /**
+   * The pruning strategy the refreshes serve: when set, `maybeRefreshTaskGoal` and
+   * `maybeRefreshSubgoal` run only for what it reads (a call's own strategy wins).
+   */
+  readonly strategy?: ToolOutputPruning.Strategy
+}
+
+const unchanged: Refresh = { applied: false, scheduled: false }
+
 /** Messages an extractor sees: the newest ones (default 20). */
 const recent = (history: ReadonlyArray<Message.Message>, count: number) => history.slice(-count)
 
@@ -116,7 +142,7 @@ const recent = (history: ReadonlyArray<Message.Message>, count: number) => histo
  */
 export const make = (
   extractor: Extractor,
-  options: { readonly recentMessages?: number } = {}
+  options: Options = {}
 ): Effect.Effect<
   TaskGoalRefresh.Service,
   never,
@@ -225,9 +251,17 @@ export const make = (
         return { goal, subgoals }
       })
 
+    // The gate lives in the functions, so no caller can refresh what its strategy never reads.
+    const gated =
+      (what: Extracted["_tag"], reads: (strategy: ToolOutputPruning.Strategy) => boolean) =>
+      (stream: EventLog.StreamId, strategy?: ToolOutputPruning.Strategy) => {
+        const effective = strategy ?? options.strategy
+        return effective === undefined || reads(effective) ? refresh(what)(stream) : Effect.succeed(unchanged)
+      }
+
     return {
-      maybeRefreshTaskGoal: refresh("goal"),
-      maybeRefreshSubgoal: refresh("subgoals"),
+      maybeRefreshTaskGoal: gated("goal", ToolOutputPruning.usesGoal),
+      maybeRefreshSubgoal: gated("subgoals", ToolOutputPruning.usesSubgoals),
       maybeRefreshFor,
       settle
     }
@@ -236,7 +270,7 @@ export const make = (
 /** The refresher as a layer; its background extractions end with the layer. @since 0.1.0 */
 export const layer = (
   extractor: Extractor,
-  options: { readonly recentMessages?: number } = {}
+  options: Options = {}
 ): Layer.Layer<TaskGoalRefresh, never, ContextService.ContextService | TokenCounter.TokenCounter> =>
   Layer.scoped(TaskGoalRefresh, make(extractor, options))
 
@@ -320,7 +354,7 @@ export const languageModelExtractor = (model: LanguageModel.LanguageModel.Servic
 
 /** The language-model extractor over the `LanguageModel` in context. @since 0.1.0 */
 export const layerLanguageModel = (
-  options: { readonly recentMessages?: number } = {}
+  options: Options = {}
 ): Layer.Layer<
   TaskGoalRefresh,
   never,

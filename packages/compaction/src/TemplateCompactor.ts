@@ -52,7 +52,10 @@ export const make = (options: Options = {}): Compactor.Compactor.Service => {
             ? maxBytes
             : Math.max(64, Math.min(maxBytes, input.maxSummaryTokens * bytesPerToken))
         const sections = internal.extract(input.messages, input.previousSummary, input.goal ?? null)
-        return Effect.succeed({ summary: internal.renderWithin(sections, cap) })
+        // Relative paths only shorten the text, so the cap still holds.
+        return Effect.succeed({
+          summary: Compactor.relativeToWorkspace(internal.renderWithin(sections, cap), input.workspace)
+        })
       })
   }
 }

@@ -85,4 +85,68 @@ describe("TaskGoalRefresh", () => {
       }).pipe(Effect.provide(TaskGoalRefresh.layer(extractor).pipe(Layer.provideMerge(coreLayer))))
     })
   )
+
+  it.effect(
+    "issue 25 item 7: the gate is in the functions: goal only under TaskAware/Mig/SubgoalMig, subgoals only under Subgoal/SubgoalMig",
+    () =>
+      Effect.gen(function* () {
+        const goals = yield* Ref.make(0)
+        const subgoals = yield* Ref.make(0)
+        const extractor: TaskGoalRefresh.Extractor = {
+          goal: (history, current) =>
+            Effect.zipRight(
+              Ref.update(goals, (n) => n + 1),
+              TaskGoalRefresh.heuristicExtractor.goal(history, current)
+            ),
+          subgoals: (history, current) =>
+            Effect.zipRight(
+              Ref.update(subgoals, (n) => n + 1),
+              TaskGoalRefresh.heuristicExtractor.subgoals(history, current)
+            )
+        }
+        const counts = Effect.all([Ref.get(goals), Ref.get(subgoals)])
+        // Made for Default: neither runs (no extraction, no event), whatever the stream holds.
+        yield* Effect.gen(function* () {
+          const ctx = yield* ContextService.ContextService
+          const refresh = yield* TaskGoalRefresh.TaskGoalRefresh
+          yield* ctx.appendMessages("d", [Message.user("Ship the release"), Message.assistant("- tag\n- publish")])
+          const before = (yield* ctx.load("d")).version
+          assert.deepStrictEqual(yield* refresh.maybeRefreshTaskGoal("d"), { applied: false, scheduled: false })
+          assert.deepStrictEqual(yield* refresh.maybeRefreshSubgoal("d"), { applied: false, scheduled: false })
+          yield* refresh.settle("d")
+          assert.deepStrictEqual(yield* counts, [0, 0])
+          assert.strictEqual((yield* ctx.load("d")).version, before)
+          // A call's own strategy wins over the refresher's.
+          for (const strategy of ["TaskAware", "Mig", "Subgoal", "SubgoalMig"] as const) {
+            const stream = `s-${strategy}`
+            yield* ctx.appendMessages(stream, [
+              Message.user(`Goal under ${strategy}`),
+              Message.assistant("- one\n- two")
+            ])
+            const goal = yield* refresh.maybeRefreshTaskGoal(stream, strategy)
+            const sub = yield* refresh.maybeRefreshSubgoal(stream, strategy)
+            assert.deepStrictEqual(
+              [goal.scheduled, sub.scheduled],
+              [strategy !== "Subgoal", strategy === "Subgoal" || strategy === "SubgoalMig"],
+              strategy
+            )
+            yield* refresh.settle(stream)
+          }
+          assert.deepStrictEqual(yield* counts, [3, 2])
+        }).pipe(
+          Effect.provide(TaskGoalRefresh.layer(extractor, { strategy: "Default" }).pipe(Layer.provideMerge(coreLayer)))
+        )
+        // Made without a strategy: both run, as before.
+        yield* Effect.gen(function* () {
+          const ctx = yield* ContextService.ContextService
+          const refresh = yield* TaskGoalRefresh.TaskGoalRefresh
+          yield* ctx.appendMessages("u", [Message.user("Write the docs"), Message.assistant("- intro")])
+          assert.isTrue((yield* refresh.maybeRefreshTaskGoal("u")).scheduled)
+          assert.isTrue((yield* refresh.maybeRefreshSubgoal("u")).scheduled)
+          assert.deepStrictEqual((yield* refresh.maybeRefreshTaskGoal("u", "Default")).scheduled, false)
+          yield* refresh.settle("u")
+          assert.deepStrictEqual(yield* counts, [4, 3])
+        }).pipe(Effect.provide(TaskGoalRefresh.layer(extractor).pipe(Layer.provideMerge(coreLayer))))
+      })
+  )
 })

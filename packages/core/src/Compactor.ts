@@ -16,6 +16,26 @@ export interface CompactionInput {
   readonly previousSummary: string | null
   readonly goal?: string | null
   readonly maxSummaryTokens?: number
+  /** The agent's workspace root: the summary states file paths relative to it. */
+  readonly workspace?: string
+}
+
+/**
+ * `text` with absolute paths under `workspace` made relative to it (`/repo/src/a.ts` → `src/a.ts`,
+ * `/repo` alone → `.`). A path that only shares a prefix (`/repo2/x`) or holds the
+ * workspace inside it (`/x/repo/a`) is left alone.
+ * @since 0.1.0
+ */
+export const relativeToWorkspace = (text: string, workspace: string | undefined): string => {
+  if (workspace === undefined) return text
+  const root = workspace.replace(/[\\/]+$/, "")
+  if (root.length === 0) return text
+  const escaped = root.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
+  // Only a whole path: not inside a longer one (`/x/repo/a`), not a prefix of another (`/repo2`).
+  const before = "(?<![\\w./\\\\-])"
+  return text
+    .replace(new RegExp(`${before}${escaped}[\\\\/]`, "g"), "")
+    .replace(new RegExp(`${before}${escaped}(?![\\w/\\\\-]|\\.\\w)`, "g"), ".")
 }
 
 /** A summary. @since 0.1.0 */

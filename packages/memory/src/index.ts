@@ -10,6 +10,8 @@ export * as Ctxlog from "./Ctxlog.js"
 export * as Driver from "./Driver.js"
 /** Audited erasure of whole conversations (the right to erasure). @since 0.1.0 */
 export * as Erasure from "./Erasure.js"
+/** Large tool outputs stored once by content hash beside the log; the window holds a handle. @since 0.4.0 */
+export * as FileStore from "./FileStore.js"
 /** Vector-search extension point. @since 0.1.0 */
 export * as Embedder from "./Embedder.js"
 /** A RecallSource over the recall index. @since 0.1.0 */
@@ -30,6 +32,8 @@ export * as SqliteEventLog from "./SqliteEventLog.js"
 export * as ContextAssembly from "./ContextAssembly.js"
 /** Conversation memory over the log, shaped by a policy. @since 0.1.0 */
 export * as ConversationMemoryPolicy from "./ConversationMemoryPolicy.js"
+/** Conversation memory that hands what its policy evicts to a demotion hook (e.g. into recall). @since 0.1.0 */
+export * as DemotingPolicyMemory from "./DemotingPolicyMemory.js"
 /** Conversation memory keeping the last n messages, tool-pair safe. @since 0.1.0 */
 export * as SlidingWindowMemory from "./SlidingWindowMemory.js"
 /** Conversation memory keeping the newest history within a token budget, tool-pair safe. @since 0.1.0 */

@@ -8,6 +8,8 @@
 export * as AnthropicCtx from "./AnthropicCtx.js"
 /** The builder interface and `forProvider`. @since 0.1.0 */
 export * as CtxBuilder from "./CtxBuilder.js"
+/** The environment snapshot and its rendering as the turn reminder. @since 0.1.0 */
+export * as EnvSnapshot from "./EnvSnapshot.js"
 /** The generic OpenAI-compatible strategy. @since 0.1.0 */
 export * as DefaultCtx from "./DefaultCtx.js"
 /** The typed error for requests a provider would reject. @since 0.1.0 */

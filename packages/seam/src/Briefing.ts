@@ -1,11 +1,56 @@
 /**
  * Flash briefings: the message that opens a new cycle. It carries what the seams of the ending cycle
- * knew plus the agent's current state (mode, workspace, working set, todos, plan), and needs no model
- * call — the seams are summaries already.
+ * knew plus the agent's current state (mode, workspace, working set, todos, plan). With a
+ * `BriefingCompactor` in context the briefing is a summary of the seams and the state by that
+ * compactor (a model: the seed's "Flash" briefing), capped in tokens; without one it is the
+ * deterministic concatenation `render` builds, with no model call.
  *
  * @since 0.1.0
  */
+import { Compactor } from "@ctxlog/core"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
 import * as ArchivedContext from "./ArchivedContext.js"
+
+/** The briefing's token cap is not a positive integer. @since 0.1.0 */
+export class InvalidBriefingCap extends Schema.TaggedError<InvalidBriefingCap>()("InvalidBriefingCap", {
+  maxTokens: Schema.Number
+}) {
+  override get message(): string {
+    return `briefing maxTokens = ${this.maxTokens}: must be a positive integer`
+  }
+}
+
+/**
+ * Who writes briefings, and their cap in tokens (the whole briefing message, as counted when it enters
+ * the log). Optional: a seam host without it writes the deterministic briefing.
+ * @since 0.1.0
+ */
+export class BriefingCompactor extends Context.Tag("@ctxlog/seam/BriefingCompactor")<
+  BriefingCompactor,
+  { readonly compactor: Compactor.Compactor.Service; readonly maxTokens: number }
+>() {}
+
+/** Briefings by `compactor`, at most `maxTokens` tokens each. @since 0.1.0 */
+export const layer = (
+  compactor: Compactor.Compactor.Service,
+  maxTokens: number
+): Layer.Layer<BriefingCompactor, InvalidBriefingCap> =>
+  Number.isInteger(maxTokens) && maxTokens > 0
+    ? Layer.succeed(BriefingCompactor, { compactor, maxTokens })
+    : Layer.fail(new InvalidBriefingCap({ maxTokens }))
+
+/** Briefings by the `Compactor` in context, at most `maxTokens` tokens each. @since 0.1.0 */
+export const layerCompactor = (
+  maxTokens: number
+): Layer.Layer<BriefingCompactor, InvalidBriefingCap, Compactor.Compactor> =>
+  Layer.unwrapEffect(Effect.map(Compactor.Compactor, (compactor) => layer(compactor, maxTokens)))
+
+/** The briefing text around a compactor's summary of the seams and the state. @since 0.1.0 */
+export const renderSummary = (summary: string): string =>
+  ["<briefing>", "Context carried over from the previous cycle.", summary.trim(), "</briefing>"].join("\n")
 
 /** The agent state a briefing restates. Every field is optional. @since 0.1.0 */
 export interface BriefingState {

@@ -39,6 +39,9 @@ export const request = (
   temperature: number
 ): LanguageModel.ModelRequest => {
   const parts: Array<string> = []
+  if (input.workspace !== undefined) {
+    parts.push(`Workspace: ${input.workspace} (state every file path relative to it)`)
+  }
   if (input.goal !== undefined && input.goal !== null) parts.push(`Current goal: ${input.goal}`)
   if (input.previousSummary !== null) parts.push(`Previous summary:\n${input.previousSummary}`)
   parts.push(`Conversation to summarize:\n\n${transcript(input.messages, maxToolOutputChars)}`)

@@ -39,12 +39,12 @@ export const storeCore = (
     )
   )
 
-/** The window service and the counting compactor over a fresh log of `store`. */
+/** The window service and the counting compactor over a fresh log of `store` (and its file store). */
 export const storeLayer = (
   store: Store
 ): Layer.Layer<
   | ContextService.ContextService
-  | EventLog.EventLog
+  | SqliteEventLog.Services
   | TokenCounter.TokenCounter
   | Ids.Ids
   | RecallSource.RecallSource

@@ -3,11 +3,13 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import { Erasure } from "../Erasure.js"
+import { FileStore } from "../FileStore.js"
 import * as Redaction from "../Redaction.js"
 import { RecallIndex } from "../RecallIndex.js"
 import * as SnapshotRepository from "../SnapshotRepository.js"
 import { SnapshotStore } from "../SnapshotStore.js"
 import type { Backend } from "./backend.js"
+import * as Files from "./fileStore.js"
 import * as Store from "./store.js"
 
 /** Options every durable layer accepts. */
@@ -46,7 +48,13 @@ export interface CommonOptions {
 }
 
 /** Everything a durable layer provides. */
-export type Services = EventLog.EventLog | WindowRepository.WindowRepository | SnapshotStore | RecallIndex | Erasure
+export type Services =
+  | EventLog.EventLog
+  | WindowRepository.WindowRepository
+  | SnapshotStore
+  | RecallIndex
+  | Erasure
+  | FileStore
 
 /** Open a backend and build the services over it. */
 export const build = <E>(
@@ -83,6 +91,10 @@ export const build = <E>(
       Context.add(WindowRepository.WindowRepository, repository),
       Context.add(SnapshotStore, store.snapshots),
       Context.add(RecallIndex, store.recall),
-      Context.add(Erasure, store.erasure)
+      Context.add(Erasure, store.erasure),
+      Context.add(
+        FileStore,
+        Files.make(opened, { scope: options.owner, redactor: options.redaction ?? Redaction.defaults })
+      )
     )
   })

@@ -230,6 +230,27 @@ const tenancyErasure = (dialect: Dialect): Migration => ({
   }
 })
 
+// The file store: large tool outputs kept once per stream by the SHA-256 of their text, out of the
+// events (whose parts hold a preview and the hash). `owner` is the writing store's owner (null for an
+// unscoped store), so a tenant reads only its own files; an erasure of the stream deletes them.
+const files = (dialect: Dialect): Migration => ({
+  up: async (db: Kysely<unknown>) => {
+    const int = bigint(dialect)
+    await db.schema
+      .createTable("files")
+      .addColumn("stream_id", "text", (c) => c.notNull())
+      .addColumn("sha256", "text", (c) => c.notNull())
+      .addColumn("owner", "text")
+      .addColumn("content", "text", (c) => c.notNull())
+      .addColumn("bytes", int, (c) => c.notNull())
+      .addColumn("lines", int, (c) => c.notNull())
+      .addColumn("created_at", int, (c) => c.notNull())
+      .addPrimaryKeyConstraint("files_pk", ["stream_id", "sha256"])
+      .modifyEnd(dialect === "sqlite" ? sql`strict` : sql``)
+      .execute()
+  }
+})
+
 /** The migrations of one dialect, by name. */
 export const migrations = (dialect: Dialect): Record<string, Migration> => ({
   "0001_events": events(dialect),
@@ -238,7 +259,8 @@ export const migrations = (dialect: Dialect): Record<string, Migration> => ({
   "0004_facts": facts(dialect),
   "0005_snapshot_hash": snapshotHash(),
   "0006_projection_checkpoints": projectionCheckpoints(dialect),
-  "0007_tenancy_erasure": tenancyErasure(dialect)
+  "0007_tenancy_erasure": tenancyErasure(dialect),
+  "0008_files": files(dialect)
 })
 
 /** Kysely's `MigrationProvider` over the in-code migrations. */

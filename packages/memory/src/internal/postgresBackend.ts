@@ -290,6 +290,7 @@ export const make = (
           yield* q("delete from events where stream_id = $1")
           yield* q("delete from streams where stream_id = $1")
           yield* q("delete from stream_owners where stream_id = $1")
+          yield* q("delete from files where stream_id = $1")
           yield* q("delete from erasure_pending where stream_id = $1")
           yield* q(
             `insert into erasures (stream_id, owner, events, last_version, head_hash, erased_at, actor, reason)

@@ -101,6 +101,17 @@ export interface RecallFtsTable {
   readonly text: string
 }
 
+/** Large tool outputs, once per stream by content hash (see `FileStore`). */
+export interface FilesTable {
+  readonly stream_id: string
+  readonly sha256: string
+  readonly owner: string | null
+  readonly content: string
+  readonly bytes: number
+  readonly lines: number
+  readonly created_at: number
+}
+
 export interface Database {
   readonly streams: StreamsTable
   readonly events: EventsTable
@@ -112,6 +123,7 @@ export interface Database {
   readonly projection_checkpoints: ProjectionCheckpointsTable
   readonly erasures: ErasuresTable
   readonly erasure_pending: ErasurePendingTable
+  readonly files: FilesTable
 }
 
 export type Dialect = "sqlite" | "postgres"

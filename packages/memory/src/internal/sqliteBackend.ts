@@ -155,6 +155,7 @@ export const make = (
       deleteEvents: raw.prepare<[string]>("delete from events where stream_id = ?"),
       deleteStream: raw.prepare<[string]>("delete from streams where stream_id = ?"),
       deleteOwner: raw.prepare<[string]>("delete from stream_owners where stream_id = ?"),
+      deleteFiles: raw.prepare<[string]>("delete from files where stream_id = ?"),
       clearPending: raw.prepare<[string]>("delete from erasure_pending where stream_id = ?"),
       audit: raw.prepare<[string, string | null, number, number, string, number, string, string]>(
         `insert into erasures (stream_id, owner, events, last_version, head_hash, erased_at, actor, reason)
@@ -291,6 +292,7 @@ export const make = (
           erasing.deleteEvents.run(stream)
           erasing.deleteStream.run(stream)
           erasing.deleteOwner.run(stream)
+          erasing.deleteFiles.run(stream)
           erasing.clearPending.run(stream)
           erasing.audit.run(
             stream,

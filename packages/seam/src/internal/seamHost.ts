@@ -80,12 +80,18 @@ export const make = (config: SeamConfig.SeamConfig) =>
         "seam"
       )
 
-    const summarize = (messages: ReadonlyArray<Message.Message>, level: SeamConfig.SeamLevel) =>
+    // The summarizer gets the workspace and states paths relative to it.
+    const summarize = (
+      messages: ReadonlyArray<Message.Message>,
+      level: SeamConfig.SeamLevel,
+      workspace: string | undefined
+    ) =>
       Effect.map(
         compactor.compact({
           messages,
           previousSummary: null,
-          maxSummaryTokens: SeamConfig.valueAt(config.summaryTokens, level)
+          maxSummaryTokens: SeamConfig.valueAt(config.summaryTokens, level),
+          ...(workspace === undefined ? {} : { workspace })
         }),
         (output) => output.summary
       )
@@ -111,7 +117,7 @@ export const make = (config: SeamConfig.SeamConfig) =>
             detail: "nothing to fold once pinned messages and tool pairs are kept whole"
           })
         }
-        const summary = yield* summarize(fold, level)
+        const summary = yield* summarize(fold, level, workspace)
         const message = yield* seamMessage(level, summary, workspace)
         return {
           level,
@@ -124,7 +130,7 @@ export const make = (config: SeamConfig.SeamConfig) =>
         } satisfies Seam
       })
 
-    const recompact: SeamHostService["recompact"] = (existingSeams, recent, level, start, end) =>
+    const recompact: SeamHostService["recompact"] = (existingSeams, recent, level, start, end, workspace) =>
       Effect.gen(function* () {
         yield* checkRange("recompact", recent, level, start, end)
         const fail = (detail: string) =>
@@ -137,8 +143,8 @@ export const make = (config: SeamConfig.SeamConfig) =>
         const split = splitPinned(recent, range.start, range.end, [])
         const fold = split.fold.filter((message) => !seamIds.has(message.id))
         if (existingSeams.length + fold.length === 0) return yield* fail("no seams and nothing to fold")
-        const summary = yield* summarize([...existingSeams, ...fold], level)
-        const message = yield* seamMessage(level, summary, undefined)
+        const summary = yield* summarize([...existingSeams, ...fold], level, workspace)
+        const message = yield* seamMessage(level, summary, workspace)
         return {
           level,
           message,
@@ -150,11 +156,71 @@ export const make = (config: SeamConfig.SeamConfig) =>
         } satisfies Seam
       })
 
-    const produceFlashBriefing: SeamHostService["produceFlashBriefing"] = (existingSeams, stateText) =>
+    const deterministicBriefing = (existingSeams: ReadonlyArray<Message.Message>, stateText: string | undefined) =>
       prepareOne(
         { role: "user", parts: [Message.text(Briefing.render(ArchivedContext.collect(existingSeams), stateText))] },
         "briefing"
       )
+
+    /**
+     * A briefing by the briefing compactor: a summary of the seams and the state, capped at `maxTokens`
+     * for the whole message (the summary is cut, from its end, until the counted message fits).
+     */
+    const compactedBriefing = (
+      briefer: Briefing.BriefingCompactor["Type"],
+      existingSeams: ReadonlyArray<Message.Message>,
+      stateText: string | undefined
+    ) =>
+      Effect.gen(function* () {
+        const state =
+          stateText === undefined || stateText.trim().length === 0
+            ? []
+            : [
+                yield* prepareOne(
+                  { role: "user", parts: [Message.text(`Current state:\n${stateText.trim()}`)] },
+                  "briefing"
+                )
+              ]
+        const envelope = yield* prepareOne(
+          { role: "user", parts: [Message.text(Briefing.renderSummary(""))] },
+          "briefing"
+        )
+        const room = Math.max(1, briefer.maxTokens - envelope.tokens)
+        const output = yield* briefer.compactor.compact({
+          messages: [...existingSeams, ...state],
+          previousSummary: null,
+          maxSummaryTokens: room
+        })
+        let summary = output.summary.trim()
+        let message = yield* prepareOne(
+          { role: "user", parts: [Message.text(Briefing.renderSummary(summary))] },
+          "briefing"
+        )
+        // A compactor may overshoot its cap: cut by the ratio, a few times, then to nothing.
+        for (let attempt = 0; message.tokens > briefer.maxTokens && summary.length > 0; attempt++) {
+          const summaryTokens = Math.max(1, message.tokens - envelope.tokens)
+          const keep = attempt < 6 ? Math.floor((summary.length * room * 0.97) / summaryTokens) - 1 : 0
+          summary = `${summary.slice(0, Math.max(0, keep)).trimEnd()}${keep > 0 ? "…" : ""}`
+          message = yield* prepareOne(
+            { role: "user", parts: [Message.text(Briefing.renderSummary(summary))] },
+            "briefing"
+          )
+        }
+        return message
+      })
+
+    const briefer = yield* Effect.serviceOption(Briefing.BriefingCompactor)
+
+    // Through the briefing compactor when one is given (falling back to the deterministic briefing when
+    // it fails, so a cycle still advances); the deterministic briefing otherwise.
+    const produceFlashBriefing: SeamHostService["produceFlashBriefing"] = (existingSeams, stateText) =>
+      Option.match(briefer, {
+        onNone: () => deterministicBriefing(existingSeams, stateText),
+        onSome: (service) =>
+          compactedBriefing(service, existingSeams, stateText).pipe(
+            Effect.catchTag("CompactionError", () => deterministicBriefing(existingSeams, stateText))
+          )
+      })
 
     const reset: SeamHostService["reset"] = (stream) =>
       append(stream, (window) =>
@@ -244,7 +310,7 @@ export const make = (config: SeamConfig.SeamConfig) =>
         const range = adjust(history, start, end)
         if (!escalate && splitPinned(history, range.start, range.end, []).fold.length === 0) return nothing(due)
         const seam = escalate
-          ? yield* recompact(earlier, history, level, start, end)
+          ? yield* recompact(earlier, history, level, start, end, options.workspace)
           : yield* produceSoftSeam(history, level, start, end, options.workspace)
         const draft: WindowEvent.Draft = seam.recompacted
           ? { _tag: "SeamsRecompacted", level, message: seam.message, replacedIds: seam.replacedIds }

@@ -29,7 +29,7 @@ export interface Seam {
 export interface PipelineOptions {
   /** Tokens of the prompt about to be sent; defaults to the window's total. */
   readonly activeInputTokens?: number
-  /** Recorded on produced seams as the `workspace` attribute. */
+  /** Given to the summarizer (paths in seams are stated relative to it) and recorded as the `workspace` attribute. */
   readonly workspace?: string
   /** State text for the briefing when a cycle advances (see `Briefing.stateText`). */
   readonly stateText?: string
@@ -69,7 +69,8 @@ export interface SeamHostService {
   /** The `<archived_context>` blocks already embedded in assistant messages. */
   readonly collectSeamTexts: (messages: ReadonlyArray<Message.Message>) => ReadonlyArray<ArchivedContext.SeamText>
   /**
-   * Summarize `[start, end)` of `messages` into a seam at `level`. Pinned messages (flag or
+   * Summarize `[start, end)` of `messages` into a seam at `level`; the summarizer gets `workspace` and
+   * states paths relative to it. Pinned messages (flag or
    * `pinnedIndices`) stay verbatim, with their whole tool group; the range ends move inward so no
    * tool call is separated from its result.
    */
@@ -90,9 +91,14 @@ export interface SeamHostService {
     recent: ReadonlyArray<Message.Message>,
     level: SeamLevel,
     start: number,
-    end: number
+    end: number,
+    workspace?: string
   ) => Effect.Effect<Seam, SeamRangeError | Compactor.CompactionError>
-  /** A briefing message (role `user`, kind `briefing`) from the seams' blocks and optional state text. */
+  /**
+   * A briefing message (role `user`, kind `briefing`) of the seams and optional state text: a summary by
+   * the `BriefingCompactor` in context, within its token cap, when one is given (the deterministic
+   * briefing if it fails); otherwise the seams' blocks and the state text, concatenated.
+   */
   readonly produceFlashBriefing: (
     existingSeams: ReadonlyArray<Message.Message>,
     stateText?: string
