@@ -20,6 +20,7 @@ import * as Schema from "effect/Schema"
 import * as Inspect from "./Inspect.js"
 import * as Pipeline from "./Pipeline.js"
 import * as Queries from "./Queries.js"
+import { damagedExit } from "./Report.js"
 import * as Server from "./Server.js"
 import * as MessageView from "./MessageView.js"
 import * as Source from "./Source.js"
@@ -50,9 +51,6 @@ const common = { db, pg: pgUrl, json }
 
 /** What a read can fail with besides a usage error: storage, damage, an event that does not decode. @since 0.2.0 */
 export type ReadFailure = EventLog.StoreError | EventLog.TamperDetected | EventCodec.EventDecodeError
-
-/** The exit code of a command that found the log damaged (a verified read, `verify`, `heads`). @since 0.2.0 */
-export const damagedExit = 3
 
 /** `--key-env NAME`: the key is read from the environment, never passed on the command line (`ps`, history). */
 const keyEnv = Options.text("key-env").pipe(
@@ -162,7 +160,7 @@ const out = (options: CommonOptions, value: unknown, text: () => string) =>
 
 const pad = (value: string | number, width: number) => String(value).padEnd(width)
 const padStart = (value: string | number, width: number) => String(value).padStart(width)
-const time = (ms: number) => (ms > 0 ? new Date(ms).toISOString().replace(/\.\d+Z$/, "Z") : "-")
+const time = (ms: number) => (ms > 0 ? new Date(ms).toISOString().slice(0, 16).replace("T", " ") : "-")
 
 const table = (header: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string | number>>) => {
   const widths = header.map((name, index) =>
@@ -191,28 +189,46 @@ const streamsCommand = Command.make("streams", { ...reading, owner }, (options) 
       const source = yield* open(options)
       const infos = yield* source.streams(Option.getOrUndefined(options.owner))
       const summaries: Array<Queries.StreamSummary> = []
+      const damage: Array<{ readonly stream: string; readonly error: EventLog.TamperDetected }> = []
       for (const info of infos) {
-        const all = yield* Inspect.entries(source, info.stream, { types: Queries.summaryTypes })
-        const { window } = yield* Inspect.windowAt(source, info.stream, info.version)
-        summaries.push(Queries.summarize(info.stream, all, window, info.updatedAt))
+        // A damaged stream is listed as such; the others are still summarized, and the run exits 3.
+        const summary = yield* Effect.either(
+          Effect.gen(function* () {
+            const all = yield* Inspect.entries(source, info.stream, { types: Queries.summaryTypes })
+            const { window } = yield* Inspect.windowAt(source, info.stream, info.version)
+            return Queries.summarize(info.stream, all, window, info.updatedAt)
+          })
+        )
+        if (Either.isRight(summary)) summaries.push(summary.right)
+        else if (summary.left._tag === "TamperDetected") damage.push({ stream: info.stream, error: summary.left })
+        else return yield* summary.left
       }
       yield* out(options, summaries, () =>
-        summaries.length === 0
+        summaries.length === 0 && damage.length === 0
           ? "no streams"
-          : table(
-              ["STREAM", "EVENTS", "TOKENS", "TURNS", "RENDERS", "COMPACTIONS", "SEAMS", "LAST ACTIVITY"],
-              summaries.map((s) => [
-                s.stream,
-                s.events,
-                s.tokens,
-                s.turns,
-                s.renders,
-                s.compactions,
-                s.seams,
-                time(s.lastActivity)
-              ])
-            )
+          : [
+              ...(summaries.length === 0
+                ? []
+                : [
+                    table(
+                      ["STREAM", "EVENTS", "TOKENS", "TURNS", "RENDERS", "COMPACT", "SEAMS", "LAST ACTIVITY"],
+                      summaries.map((s) => [
+                        s.stream,
+                        s.events,
+                        s.tokens,
+                        s.turns,
+                        s.renders,
+                        s.compactions,
+                        s.seams,
+                        time(s.lastActivity)
+                      ])
+                    )
+                  ]),
+              ...damage.map((d) => `DAMAGED ${d.stream} at version ${d.error.version}`)
+            ].join("\n")
       )
+      const first = damage[0]
+      if (first !== undefined) return yield* first.error
     })
   )
 ).pipe(

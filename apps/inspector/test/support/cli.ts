@@ -7,11 +7,9 @@ import { dirname, join } from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
 import { transcriptsDir } from "@ctxlog/core/testing"
 import * as NodeContext from "@effect/platform-node/NodeContext"
-import * as Cause from "effect/Cause"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
-import { Cli } from "../../src/index.js"
+import { Cli, Report } from "../../src/index.js"
 
 const require = createRequire(import.meta.url)
 const tsx = pathToFileURL(join(dirname(require.resolve("tsx/package.json")), "dist/esm/index.mjs")).href
@@ -70,7 +68,6 @@ export const ctxlogInProcess = async (args: ReadonlyArray<string>): Promise<Resu
       )
     )
   )
-  return Exit.isSuccess(exit)
-    ? { code: 0, stdout: `${out.join("\n")}\n`, stderr: "" }
-    : { code: 1, stdout: `${out.join("\n")}\n`, stderr: Cause.pretty(exit.cause) }
+  // The exit code and stderr the bin would give (Report.report).
+  return { ...Report.report(exit), stdout: `${out.join("\n")}\n` }
 }
