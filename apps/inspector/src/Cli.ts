@@ -155,17 +155,57 @@ const open = (options: ReadingOptions) =>
     })
   )
 
-const out = (options: CommonOptions, value: unknown, text: () => string) =>
-  Console.log(options.json ? JSON.stringify(value, null, 2) : text())
+/**
+ * The width text layouts fit: the terminal's on a TTY, else `COLUMNS`, else 80. Lines of listings are cut
+ * there with `…` (`--json`, `message` and `window --full` print everything whole).
+ */
+const columns = (): number => {
+  if (process.stdout.isTTY && process.stdout.columns > 0) return process.stdout.columns
+  const fromEnv = Number(process.env.COLUMNS)
+  return Number.isInteger(fromEnv) && fromEnv >= 40 ? fromEnv : 80
+}
+
+const clip = (text: string, width: number) => {
+  const chars = [...text]
+  return chars.length <= width ? text : `${chars.slice(0, Math.max(0, width - 1)).join("")}…`
+}
+
+/** Print `value` as JSON, or the text layout (whole, or each line fitted to {@link columns}). */
+const out = (options: CommonOptions, value: unknown, text: () => string, fit = true) =>
+  Console.log(
+    options.json
+      ? JSON.stringify(value, null, 2)
+      : fit
+        ? text()
+            .split("\n")
+            .map((line) => clip(line, columns()))
+            .join("\n")
+        : text()
+  )
+
+/** The end of an id, enough to tell messages apart and to pass to `ctxlog message`. */
+const shortId = (id: string) => (id.length <= 13 ? id : `…${id.slice(-12)}`)
 
 const pad = (value: string | number, width: number) => String(value).padEnd(width)
 const padStart = (value: string | number, width: number) => String(value).padStart(width)
 const time = (ms: number) => (ms > 0 ? new Date(ms).toISOString().slice(0, 16).replace("T", " ") : "-")
 
-const table = (header: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string | number>>) => {
-  const widths = header.map((name, index) =>
-    Math.max(name.length, ...rows.map((row) => String(row[index] ?? "").length))
+/** A table; when it is wider than {@link columns}, column `flex` (text) is narrowed and its cells cut. */
+const table = (header: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string | number>>, flex?: number) => {
+  const natural = header.map((name, index) =>
+    Math.max(name.length, ...rows.map((row) => [...String(row[index] ?? "")].length))
   )
+  const total = natural.reduce((sum, width) => sum + width, 0) + 2 * (natural.length - 1)
+  const widths =
+    flex === undefined || total <= columns()
+      ? natural
+      : natural.map((width, index) => (index === flex ? Math.max(8, width - (total - columns())) : width))
+  const cut =
+    flex === undefined || widths === natural
+      ? rows
+      : rows.map((row) =>
+          row.map((cell, index) => (index === flex && typeof cell === "string" ? clip(cell, widths[index] ?? 8) : cell))
+        )
   const line = (cells: ReadonlyArray<string | number>) =>
     cells
       .map((cell, index) =>
@@ -173,7 +213,7 @@ const table = (header: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<
       )
       .join("  ")
       .trimEnd()
-  return [line(header), ...rows.map(line)].join("\n")
+  return [line(header), ...cut.map(line)].join("\n")
 }
 
 // streams ----------------------------------------------------------------------------------------
@@ -303,7 +343,7 @@ const windowText = (view: Queries.PartitionView, use: Queries.Usage, from: numbe
         .filter((flag) => flag !== "")
         .join(",")
       lines.push(
-        `  ${padStart(row.tokens, 6)}  ${pad(row.role, 9)} ${pad(row.id, 38)} ${flags === "" ? "" : `[${flags}] `}${row.preview}`
+        `  ${padStart(row.tokens, 6)}  ${pad(row.role, 9)} ${pad(shortId(row.id), 13)}  ${flags === "" ? "" : `[${flags}] `}${row.preview}`
       )
     }
   }
@@ -356,8 +396,11 @@ const windowCommand = Command.make(
           id: message.id,
           parts: MessageView.partsOf(message)
         }))
-        yield* out(options, { window: view, usage: use, foldedFrom: from, messages: whole }, () =>
-          options.full ? fullText(view, whole, use, from) : windowText(view, use, from)
+        yield* out(
+          options,
+          { window: view, usage: use, foldedFrom: from, messages: whole },
+          () => (options.full ? fullText(view, whole, use, from) : windowText(view, use, from)),
+          !options.full
         )
       })
     )
@@ -419,7 +462,7 @@ const messageCommand = Command.make(
             detail: `stream "${options.stream}" at version ${version}: ${found.detail}`
           })
         }
-        yield* out(options, found.detail, () => MessageView.text(found.detail))
+        yield* out(options, found.detail, () => MessageView.text(found.detail), false)
       })
     )
 ).pipe(
@@ -446,14 +489,18 @@ const renderCommand = Command.make(
           ...Option.match(options.at, { onNone: () => ({}), onSome: (value) => ({ at: value }) }),
           ...Option.match(options.turn, { onNone: () => ({}), onSome: (value) => ({ turn: value }) })
         })
-        yield* out(options, check, () =>
-          [
-            `render at version ${check.version} (turn ${check.turn}) for ${check.provider}/${check.model}`,
-            check.verified
-              ? `verified: sha256 ${check.sha256}`
-              : `MISMATCH: ${check.problem ?? "unknown"}\nrecorded sha256 ${check.recordedSha256}`,
-            ...(check.body === null ? [] : ["", check.body])
-          ].join("\n")
+        yield* out(
+          options,
+          check,
+          () =>
+            [
+              `render at version ${check.version} (turn ${check.turn}) for ${check.provider}/${check.model}`,
+              check.verified
+                ? `verified: sha256 ${check.sha256}`
+                : `MISMATCH: ${check.problem ?? "unknown"}\nrecorded sha256 ${check.recordedSha256}`,
+              ...(check.body === null ? [] : ["", check.body])
+            ].join("\n"),
+          false
         )
         if (!check.verified) {
           return yield* new CommandFailed({ detail: `render at version ${check.version} does not verify` })
@@ -466,7 +513,8 @@ const renderCommand = Command.make(
 
 // blame ------------------------------------------------------------------------------------------
 
-const touchText = (touch: Queries.Touch) => `${touch.action} by v${touch.version} ${touch.type}`
+const touchText = (touch: Queries.Touch) => `${touch.action} by v${touch.version}`
+const partitionShort: Readonly<Record<string, string>> = { system: "sys", knowledge: "know", history: "hist" }
 
 const blameCommand = Command.make("blame", { ...reading, stream, at }, (options) =>
   Effect.scoped(
@@ -481,16 +529,17 @@ const blameCommand = Command.make("blame", { ...reading, stream, at }, (options)
           `blame at version ${result.version}: ${result.messages.length} messages in the window, ${result.removed.length} removed`,
           "",
           table(
-            ["PARTITION", "ID", "ROLE", "TOKENS", "PUT THERE", "LAST CHANGE", "TEXT"],
+            ["PART", "ID", "ROLE", "TOKENS", "PUT THERE", "LAST CHANGE", "TEXT"],
             result.messages.map((row) => [
-              row.partition,
-              row.id,
+              partitionShort[row.partition] ?? row.partition,
+              shortId(row.id),
               row.role,
               row.tokens,
-              touchText(row.addedBy),
-              row.lastChangedBy === null ? "-" : touchText(row.lastChangedBy),
-              row.preview.slice(0, 50)
-            ])
+              `v${row.addedBy.version} ${row.addedBy.type}`,
+              row.lastChangedBy === null ? "-" : `${row.lastChangedBy.action} v${row.lastChangedBy.version}`,
+              row.preview
+            ]),
+            6
           ),
           ...(result.removed.length === 0
             ? []
@@ -500,12 +549,13 @@ const blameCommand = Command.make("blame", { ...reading, stream, at }, (options)
                 table(
                   ["ID", "ROLE", "TOKENS", "PUT THERE", "REMOVED"],
                   result.removed.map((row) => [
-                    row.id,
+                    shortId(row.id),
                     row.role,
                     row.tokens,
-                    touchText(row.addedBy),
+                    `v${row.addedBy.version} ${row.addedBy.type}`,
                     touchText(row.removedBy)
-                  ])
+                  ]),
+                  4
                 )
               ])
         ].join("\n")
@@ -533,14 +583,16 @@ const diffCommand = Command.make(
           [
             `diff ${result.from} → ${result.to}: +${result.added.length} -${result.removed.length} ~${result.changed.length}; tokens ${result.tokens.before.total} → ${result.tokens.after.total}`,
             ...result.added.map(
-              (row) => `+ ${pad(row.partition, 9)} ${pad(row.id, 38)} ${padStart(row.tokens, 6)}  ${row.preview}`
+              (row) =>
+                `+ ${pad(row.partition, 9)} ${pad(shortId(row.id), 13)} ${padStart(row.tokens, 6)}  ${row.preview}`
             ),
             ...result.removed.map(
-              (row) => `- ${pad(row.partition, 9)} ${pad(row.id, 38)} ${padStart(row.tokens, 6)}  ${row.preview}`
+              (row) =>
+                `- ${pad(row.partition, 9)} ${pad(shortId(row.id), 13)} ${padStart(row.tokens, 6)}  ${row.preview}`
             ),
             ...result.changed.map(
               (row) =>
-                `~ ${pad(row.partition, 9)} ${pad(row.id, 38)} ${row.tokensBefore} → ${row.tokensAfter}  ${row.after}`
+                `~ ${pad(row.partition, 9)} ${pad(shortId(row.id), 13)} ${row.tokensBefore} → ${row.tokensAfter}  ${row.after}`
             ),
             ...(result.taskState === null
               ? []
@@ -664,7 +716,7 @@ const headsCommand = Command.make(
           const head = checked.integrity.head
           if (head !== undefined) heads.push({ stream: name, ...head })
         }
-        yield* out(options, heads, () => heads.map((head) => LogReader.formatHead(head.stream, head)).join("\n"))
+        yield* out(options, heads, () => heads.map((head) => LogReader.formatHead(head.stream, head)).join("\n"), false)
       })
     )
 ).pipe(
@@ -950,6 +1002,13 @@ export const command = Command.make("ctxlog").pipe(
     serveCommand
   ])
 )
+
+/** Every option name a command takes (for "did you mean" on a mistyped one). @since 0.2.0 */
+export const optionNames: ReadonlyArray<string> = [
+  ...["db", "pg", "json", "unverified", "key-env", "expect-head", "heads-file", "owner", "from", "to", "type"],
+  ...["at", "budget", "full", "turn", "renders", "force", "format", "stream", "provider", "model", "actor"],
+  ...["reason", "config", "port", "host", "help", "version", "wizard", "completions", "log-level"]
+]
 
 /** Run the CLI on `argv` (as `process.argv`). @since 0.1.0 */
 export const run = Command.run(command, { name: "ctxlog", version: "0.1.0" })

@@ -7,13 +7,13 @@
  */
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as Effect from "effect/Effect"
-import { run } from "./Cli.js"
+import { optionNames, run } from "./Cli.js"
 import { report } from "./Report.js"
 
 const program = Effect.suspend(() => run(process.argv)).pipe(Effect.provide(NodeContext.layer))
 
 Effect.runPromiseExit(program).then((exit) => {
-  const { code, stderr } = report(exit)
+  const { code, stderr } = report(exit, process.argv.slice(2), optionNames)
   if (stderr !== "") process.stderr.write(stderr)
   process.exitCode = code
 })

@@ -69,5 +69,5 @@ export const ctxlogInProcess = async (args: ReadonlyArray<string>): Promise<Resu
     )
   )
   // The exit code and stderr the bin would give (Report.report).
-  return { ...Report.report(exit), stdout: `${out.join("\n")}\n` }
+  return { ...Report.report(exit, args, Cli.optionNames), stdout: `${out.join("\n")}\n` }
 }
