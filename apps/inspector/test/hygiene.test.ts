@@ -11,7 +11,7 @@ import { SqliteEventLog } from "@ctxlog/memory"
 import { afterAll, assert, describe, it } from "@effect/vitest"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import { ctxlogInProcess, tempDir } from "./support/cli.js"
+import { ctxlog, ctxlogInProcess, tempDir } from "./support/cli.js"
 
 const temp = tempDir("ctxlog-hygiene-")
 afterAll(() => temp.cleanup())
@@ -147,6 +147,15 @@ describe("ctxlog hygiene", () => {
         .slice(1)
         .map((line) => JSON.stringify(Reflect.get(JSON.parse(line), "metadata")))
     assert.deepStrictEqual(metadataOf(again.stdout), metadataOf(exported.stdout))
+  })
+
+  it("colour only on a terminal: piped help and usage errors carry no ANSI escapes, NO_COLOR or not", async () => {
+    for (const env of [{ NO_COLOR: "" }, { NO_COLOR: "1" }]) {
+      const help = await ctxlog(["--help"], temp.dir, env)
+      assert.strictEqual(help.code, 0, help.stderr)
+      assert.include(help.stdout, "ctxlog")
+      assert.notInclude(help.stdout + help.stderr, String.fromCharCode(27))
+    }
   })
 
   it("the inspector's sources hold no SQL and no database driver: it reads through @ctxlog/memory", () => {

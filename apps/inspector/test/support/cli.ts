@@ -25,13 +25,17 @@ export interface Result {
   readonly stderr: string
 }
 
-/** Run `ctxlog ...args` in `cwd`. */
-export const ctxlog = (args: ReadonlyArray<string>, cwd: string): Promise<Result> =>
+/** Run `ctxlog ...args` in `cwd` (NO_COLOR set, unless `env` says otherwise). */
+export const ctxlog = (
+  args: ReadonlyArray<string>,
+  cwd: string,
+  env: Readonly<Record<string, string>> = { NO_COLOR: "1" }
+): Promise<Result> =>
   new Promise((resolve) => {
     execFile(
       process.execPath,
       ["--conditions=@ctxlog/source", "--import", tsx, bin, ...args],
-      { cwd, maxBuffer: 64 * 1024 * 1024, env: { ...process.env, NO_COLOR: "1" } },
+      { cwd, maxBuffer: 64 * 1024 * 1024, env: { ...process.env, ...env } },
       (error, stdout, stderr) => {
         const code = error === null ? 0 : typeof error.code === "number" ? error.code : 1
         resolve({ code, stdout, stderr })
