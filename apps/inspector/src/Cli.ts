@@ -183,6 +183,21 @@ const out = (options: CommonOptions, value: unknown, text: () => string, fit = t
         : text()
   )
 
+/** Wrap a line at {@link columns}, continuing indented (problems are read whole, never cut). */
+const wrap = (line: string, indent = "    ") => {
+  const width = columns()
+  const out: Array<string> = []
+  let current = ""
+  for (const word of line.split(" ")) {
+    if (current !== "" && [...current].length + 1 + [...word].length > width) {
+      out.push(current)
+      current = `${indent}${word}`
+    } else current = current === "" ? word : `${current} ${word}`
+  }
+  out.push(current)
+  return out.join("\n")
+}
+
 /** The end of an id, enough to tell messages apart and to pass to `ctxlog message`. */
 const shortId = (id: string) => (id.length <= 13 ? id : `…${id.slice(-12)}`)
 
@@ -671,19 +686,22 @@ const verifyCommand = Command.make(
           }
         }
         const first = checks.flatMap((check) => check.problems)[0]
-        yield* out(options, { ok: first === undefined, streams: checks }, () =>
-          [
-            ...checks.map(
-              (check) =>
-                `${check.problems.length === 0 ? "ok  " : "FAIL"}  ${check.stream}  ${check.events} events  head ${headText(check.head)}  snapshot ${check.snapshot ?? "-"}${options.renders ? `\n      renders ${check.rendersVerified} verified, ${check.rendersNotRebuildable} not rebuildable` : ""}`
-            ),
-            ...checks.flatMap((check) =>
-              check.problems.map(
-                (problem) =>
-                  `  stream ${problem.stream} version ${problem.version} (${problem.check}): ${problem.detail}`
+        yield* out(
+          options,
+          { ok: first === undefined, streams: checks },
+          () =>
+            [
+              ...checks.map(
+                (check) =>
+                  `${check.problems.length === 0 ? "ok  " : "FAIL"}  ${clip(check.stream, 24)}  ${check.events} events  head ${headText(check.head)}  snapshot ${check.snapshot ?? "-"}${options.renders ? `\n      renders ${check.rendersVerified} verified, ${check.rendersNotRebuildable} not rebuildable` : ""}`
+              ),
+              ...checks.flatMap((check) =>
+                check.problems.map((problem) =>
+                  wrap(`  stream ${problem.stream} version ${problem.version} (${problem.check}): ${problem.detail}`)
+                )
               )
-            )
-          ].join("\n")
+            ].join("\n"),
+          false
         )
         if (first !== undefined) return yield* damaged(first, "verify")
       })
@@ -823,7 +841,8 @@ const importCommand = Command.make(
       yield* out(
         options,
         { stream: streamName, events: result.written, version: result.nextExpectedVersion },
-        () => `imported ${result.written} events into stream "${streamName}" (version ${result.nextExpectedVersion})`
+        () => `imported ${result.written} events into stream "${streamName}" (version ${result.nextExpectedVersion})`,
+        false
       )
     })
 ).pipe(
@@ -859,7 +878,8 @@ const eraseCommand = Command.make(
           options,
           record,
           () =>
-            `erased stream "${record.stream}": ${record.events} events (version ${record.lastVersion}, head ${record.headHash.slice(0, 12)}…), by ${record.actor}: ${record.reason}`
+            `erased stream "${record.stream}": ${record.events} events (version ${record.lastVersion}, head ${record.headHash.slice(0, 12)}…), by ${record.actor}: ${record.reason}`,
+          false
         )
       })
     ).pipe(Effect.mapError((error) => new CommandFailed({ detail: error.message })))

@@ -45,10 +45,16 @@ export class ImportError extends Schema.TaggedError<ImportError>()("ImportError"
 export class WriteError extends Schema.TaggedError<WriteError>()("WriteError", {
   target: Schema.String,
   stream: Schema.String,
-  detail: Schema.String
+  detail: Schema.String,
+  /** Versions written before the failure (an import of several metadata runs); 0: nothing was written. */
+  written: Schema.optionalWith(Schema.Number, { default: () => 0 })
 }) {
   override get message(): string {
-    return `import into ${this.target} (stream "${this.stream}"): ${this.detail}; nothing was written`
+    return `import into ${this.target} (stream "${this.stream}"): ${this.detail}; ${
+      this.written === 0
+        ? "nothing was written"
+        : `versions 1..${this.written} were written: erase the stream (ctxlog erase) and import again`
+    }`
   }
 }
 
@@ -236,13 +242,15 @@ export const write = (
       for (const run of runs) yield* Validation.checkAppend(stream, run.events, run.metadata)
       let appended: EventLog.AppendResult = { stream, nextExpectedVersion: 0, written: 0, lastPosition: undefined }
       for (const [index, run] of runs.entries()) {
-        const result = yield* log.append(
-          stream,
-          run.events,
-          index === 0 ? "no_stream" : appended.nextExpectedVersion,
-          run.metadata
-        )
-        appended = { ...result, written: appended.written + result.written }
+        const written = appended.written
+        const result = yield* log
+          .append(stream, run.events, index === 0 ? "no_stream" : appended.nextExpectedVersion, run.metadata)
+          .pipe(
+            Effect.mapError((error) =>
+              written === 0 ? error : new WriteError({ target: name, stream, detail: error.message, written })
+            )
+          )
+        appended = { ...result, written: written + result.written }
       }
       // The snapshot-backed repository saves a window snapshot at the head when told of the append (the
       // policy is one event here), so inspecting the imported stream near its end folds only the tail.
@@ -252,9 +260,11 @@ export const write = (
     })
   ).pipe(
     Effect.mapError((error) =>
-      error._tag === "ConcurrencyConflict"
-        ? fail(`the stream exists already (version ${error.actual})`)
-        : fail(error.message)
+      error._tag === "WriteError"
+        ? error
+        : error._tag === "ConcurrencyConflict"
+          ? fail(`the stream exists already (version ${error.actual})`)
+          : fail(error.message)
     )
   )
 }
