@@ -1,5 +1,5 @@
 import { EventHash } from "@ctxlog/core"
-import type * as LogReader from "../LogReader.js"
+import type * as LogReader from "./logReaderTypes.js"
 import { projection } from "../SnapshotRepository.js"
 
 /** Where a problem was found, and what to do about it. */
