@@ -23,6 +23,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import type { Entry } from "./Queries.js"
+import { summarize } from "./Suggest.js"
 import type { RawEvent } from "./Source.js"
 
 /** The export format's name. @since 0.1.0 */
@@ -264,7 +265,12 @@ export const write = (
         ? error
         : error._tag === "ConcurrencyConflict"
           ? fail(`the stream exists already (version ${error.actual})`)
-          : fail(error.message)
+          : error._tag === "DuplicateEventIds"
+            ? // Hundreds of ids on one line help nobody: the first few and how many.
+              fail(
+                `${error.ids.length} event ids are stored already in another stream (${summarize(error.ids)}); import into another database`
+              )
+            : fail(error.message)
     )
   )
 }

@@ -18,6 +18,8 @@ export * as Server from "./Server.js"
 export * as MessageView from "./MessageView.js"
 /** Exit codes and error output of a run. @since 0.2.0 */
 export * as Report from "./Report.js"
+/** "Did you mean …?" and long lists summarized. @since 0.2.0 */
+export * as Suggest from "./Suggest.js"
 /** Read-only access to SQLite and PostgreSQL logs. @since 0.1.0 */
 export * as Source from "./Source.js"
 /** The JSONL export format and imports. @since 0.1.0 */

@@ -11,6 +11,7 @@ import { SqliteEventLog } from "@ctxlog/memory"
 import { afterAll, assert, describe, it } from "@effect/vitest"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import { Suggest } from "../src/index.js"
 import { ctxlog, ctxlogInProcess, tempDir } from "./support/cli.js"
 
 const temp = tempDir("ctxlog-hygiene-")
@@ -139,6 +140,13 @@ describe("ctxlog hygiene", () => {
     const copy = join(temp.dir, "meta-copy.db")
     const imported = await ctxlogInProcess(["import", "--db", copy, file])
     assert.strictEqual(imported.code, 0, imported.stderr)
+    // The same ids again under another stream name: one error, the ids summarized.
+    const twice = await ctxlogInProcess(["import", "--db", copy, file, "--stream", "another"])
+    assert.strictEqual(twice.code, 1)
+    assert.strictEqual(twice.stderr.split("ctxlog:").length, 2, twice.stderr)
+    assert.include(twice.stderr, "1 event ids are stored already in another stream (", twice.stderr)
+    const ids = Array.from({ length: 472 }, (_, index) => `id-${index}`)
+    assert.strictEqual(Suggest.summarize(ids), "id-0, id-1, id-2 and 469 more")
     const again = await ctxlogInProcess(["export", "--db", copy, stream])
     const metadataOf = (text: string) =>
       text
