@@ -42,7 +42,8 @@ if (stale()) {
   )
   if (built.status !== 0) {
     process.stderr.write("ctxlog: the build failed (see above); run `pnpm build` for the whole log\n")
-    process.exit(built.status ?? 1)
+    // At install (`prepare`) a failed build must not fail `pnpm install`: the next `pnpm ctxlog` tries again.
+    process.exit(buildOnly ? 0 : (built.status ?? 1))
   }
 }
 if (!buildOnly) {
