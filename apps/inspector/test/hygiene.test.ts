@@ -84,6 +84,22 @@ describe("ctxlog hygiene", () => {
     assert.include(flag.stderr, "--budgt; did you mean --budget?")
   })
 
+  it("verify checks a heads file: a kept stream that is gone fails (exit 3); a malformed head is named", async () => {
+    const db = join(temp.dir, "heads.db")
+    const { stream } = await seed(db)
+    const heads = await ctxlogInProcess(["heads", "--db", db])
+    assert.strictEqual(heads.code, 0, heads.stderr)
+    const file = join(temp.dir, "kept.heads")
+    writeFileSync(file, `${heads.stdout.trim()}\ngone-stream@4:${"ab".repeat(32)}\n`)
+    const verify = await ctxlogInProcess(["verify", "--db", db, "--heads-file", file])
+    assert.strictEqual(verify.code, 3, verify.stderr)
+    assert.include(verify.stdout, `ok    ${stream.slice(0, 23)}…`)
+    assert.include(verify.stderr, 'stream "gone-stream" version 1 (expected-head): a head is kept for this stream')
+    const bad = await ctxlogInProcess(["window", "--db", db, stream, "--expect-head", `${stream}@3:nothex`])
+    assert.strictEqual(bad.code, 1)
+    assert.include(bad.stderr, "--expect-head: expected <stream>@<version>:<64 hex sha256>")
+  })
+
   it("message prints one message whole by id suffix or @version, with its reasoning and tool pair", async () => {
     const db = join(temp.dir, "message.db")
     const { stream, call, result } = await seed(db)
