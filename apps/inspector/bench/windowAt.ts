@@ -75,6 +75,10 @@ await Effect.runPromise(
   Effect.scoped(
     Effect.gen(function* () {
       const source = yield* Source.sqlite(filename)
+      // A verified read checks the whole stream once per process (what every command pays first).
+      yield* Effect.promise(() =>
+        time("verify the stream (chain, streams row, snapshot seal)", () => Effect.runPromise(source.version(stream)))
+      )
       const head = yield* source.version(stream)
       const at = head - 5
       const fromSnapshot = yield* Effect.promise(() =>

@@ -7,8 +7,8 @@
  * @since 0.1.0
  */
 import { readFileSync } from "node:fs"
-import type { WindowEvent } from "@ctxlog/core"
-import { Erasure, PostgresEventLog, SqliteEventLog } from "@ctxlog/memory"
+import { type EventCodec, type EventLog, WindowEvent } from "@ctxlog/core"
+import { Erasure, LogReader, PostgresEventLog, SqliteEventLog } from "@ctxlog/memory"
 import { RenderRecord } from "@ctxlog/providers"
 import type { Policy } from "@ctxlog/turn"
 import { Args, Command, Options } from "@effect/cli"
@@ -18,17 +18,21 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import type * as Scope from "effect/Scope"
 import * as Inspect from "./Inspect.js"
 import * as Pipeline from "./Pipeline.js"
 import * as Queries from "./Queries.js"
+import { damagedExit } from "./Report.js"
 import * as Server from "./Server.js"
+import * as MessageView from "./MessageView.js"
 import * as Source from "./Source.js"
+import { didYouMean, summarize } from "./Suggest.js"
 import * as Transfer from "./Transfer.js"
 
 /** A command failed; the message says what was wrong. @since 0.1.0 */
 export class CommandFailed extends Schema.TaggedError<CommandFailed>()("CommandFailed", {
-  detail: Schema.String
+  detail: Schema.String,
+  /** The exit code: 1, or {@link damagedExit} when the log is damaged. */
+  exitCode: Schema.optionalWith(Schema.Number, { default: () => 1 })
 }) {
   override get message(): string {
     return this.detail
@@ -45,6 +49,30 @@ const pgUrl = Options.text("pg").pipe(
 )
 const json = Options.boolean("json").pipe(Options.withDescription("print one JSON document"))
 const common = { db, pg: pgUrl, json }
+
+/** What a read can fail with besides a usage error: storage, damage, an event that does not decode. @since 0.2.0 */
+export type ReadFailure = EventLog.StoreError | EventLog.TamperDetected | EventCodec.EventDecodeError
+
+/** `--key-env NAME`: the key is read from the environment, never passed on the command line (`ps`, history). */
+const keyEnv = Options.text("key-env").pipe(
+  Options.optional,
+  Options.withDescription(
+    "name of the environment variable holding the log's HMAC key (never pass the key itself on the command line)"
+  )
+)
+const unverified = Options.boolean("unverified").pipe(
+  Options.withDescription("skip the integrity check (hash chain, streams row, snapshot seal): a trusted store only")
+)
+const expectHead = Options.text("expect-head").pipe(
+  Options.repeated,
+  Options.withDescription("<stream>@<version>:<hash> kept elsewhere (ctxlog heads); the log must still hold it")
+)
+const headsFile = Options.text("heads-file").pipe(
+  Options.optional,
+  Options.withDescription("a file of heads kept elsewhere, one <stream>@<version>:<hash> a line")
+)
+/** What every reading command takes: where, how to print, and how to verify. */
+const reading = { ...common, unverified, keyEnv, expectHead, headsFile }
 const stream = Args.text({ name: "stream" }).pipe(Args.withDescription("the stream (conversation) id"))
 const at = Options.integer("at").pipe(Options.optional, Options.withDescription("stream version (default: the head)"))
 
@@ -54,20 +82,146 @@ interface CommonOptions {
   readonly json: boolean
 }
 
-const open = (options: CommonOptions): Effect.Effect<Source.Source, Source.SourceError, Scope.Scope> =>
-  Option.match(options.pg, { onNone: () => Source.sqlite(options.db), onSome: (url) => Source.postgres(url) })
+interface ReadingOptions extends CommonOptions {
+  readonly unverified: boolean
+  readonly keyEnv: Option.Option<string>
+  readonly expectHead: ReadonlyArray<string>
+  readonly headsFile: Option.Option<string>
+}
 
-const out = (options: CommonOptions, value: unknown, text: () => string) =>
-  Console.log(options.json ? JSON.stringify(value, null, 2) : text())
+/** The HMAC key named by `--key-env`, if given; an unset or empty variable is an error naming it. */
+const keyFrom = (name: Option.Option<string>): Effect.Effect<string | undefined, CommandFailed> =>
+  Option.match(name, {
+    onNone: () => Effect.succeed(undefined),
+    onSome: (variable) => {
+      const value = process.env[variable]
+      return value === undefined || value === ""
+        ? Effect.fail(new CommandFailed({ detail: `--key-env ${variable}: the environment variable is not set` }))
+        : Effect.succeed(value)
+    }
+  })
+
+const readText = (file: string) =>
+  Effect.try({
+    try: () => readFileSync(file, "utf8"),
+    catch: (cause) =>
+      new Transfer.ImportError({ file, line: 0, detail: cause instanceof Error ? cause.message : String(cause) })
+  })
+
+/** The heads given with `--expect-head` and `--heads-file`, by stream. */
+const expectedHeads = (
+  options: ReadingOptions
+): Effect.Effect<ReadonlyMap<string, LogReader.Head>, CommandFailed | Transfer.ImportError> =>
+  Effect.gen(function* () {
+    const heads = new Map<string, LogReader.Head>()
+    const add = (text: string, where: string) => {
+      const parsed = LogReader.parseHead(text)
+      if (parsed === undefined) {
+        return Effect.fail(
+          new CommandFailed({
+            detail: `${where}: expected <stream>@<version>:<64 hex sha256>, got ${JSON.stringify(text.slice(0, 100))}`
+          })
+        )
+      }
+      heads.set(parsed.stream, parsed.head)
+      return Effect.void
+    }
+    for (const text of options.expectHead) yield* add(text, "--expect-head")
+    if (Option.isSome(options.headsFile)) {
+      const file = options.headsFile.value
+      const lines = (yield* readText(file)).split("\n")
+      for (const [index, line] of lines.entries()) {
+        if (line.trim() !== "" && !line.startsWith("#")) yield* add(line, `${file}, line ${index + 1}`)
+      }
+    }
+    return heads
+  })
+
+const readOptions = (options: ReadingOptions) =>
+  Effect.gen(function* () {
+    const key = yield* keyFrom(options.keyEnv)
+    const heads = yield* expectedHeads(options)
+    return {
+      integrity: options.unverified ? ("unverified" as const) : ("verified" as const),
+      ...(key === undefined ? {} : { hmacKey: key }),
+      expectedHeads: heads
+    }
+  })
+
+const open = (options: ReadingOptions) =>
+  Effect.flatMap(readOptions(options), (read) =>
+    Option.match(options.pg, {
+      onNone: () => Source.sqlite(options.db, read),
+      onSome: (url) => Source.postgres(url, read)
+    })
+  )
+
+/**
+ * The width text layouts fit: the terminal's on a TTY, else `COLUMNS`, else 80. Lines of listings are cut
+ * there with `…` (`--json`, `message` and `window --full` print everything whole).
+ */
+const columns = (): number => {
+  if (process.stdout.isTTY && process.stdout.columns > 0) return process.stdout.columns
+  const fromEnv = Number(process.env.COLUMNS)
+  return Number.isInteger(fromEnv) && fromEnv >= 40 ? fromEnv : 80
+}
+
+const clip = (text: string, width: number) => {
+  const chars = [...text]
+  return chars.length <= width ? text : `${chars.slice(0, Math.max(0, width - 1)).join("")}…`
+}
+
+/** Print `value` as JSON, or the text layout (whole, or each line fitted to {@link columns}). */
+const out = (options: CommonOptions, value: unknown, text: () => string, fit = true) =>
+  Console.log(
+    options.json
+      ? JSON.stringify(value, null, 2)
+      : fit
+        ? text()
+            .split("\n")
+            .map((line) => clip(line, columns()))
+            .join("\n")
+        : text()
+  )
+
+/** Wrap a line at {@link columns}, continuing indented (problems are read whole, never cut). */
+const wrap = (line: string, indent = "    ") => {
+  const width = columns()
+  const out: Array<string> = []
+  let current = ""
+  for (const word of line.split(" ")) {
+    if (current !== "" && [...current].length + 1 + [...word].length > width) {
+      out.push(current)
+      current = `${indent}${word}`
+    } else current = current === "" ? word : `${current} ${word}`
+  }
+  out.push(current)
+  return out.join("\n")
+}
+
+/** The end of an id, enough to tell messages apart and to pass to `ctxlog message`. */
+const shortId = (id: string) => (id.length <= 13 ? id : `…${id.slice(-12)}`)
 
 const pad = (value: string | number, width: number) => String(value).padEnd(width)
 const padStart = (value: string | number, width: number) => String(value).padStart(width)
-const time = (ms: number) => (ms > 0 ? new Date(ms).toISOString().replace(/\.\d+Z$/, "Z") : "-")
+const time = (ms: number) => (ms > 0 ? new Date(ms).toISOString().slice(0, 16).replace("T", " ") : "-")
 
-const table = (header: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string | number>>) => {
-  const widths = header.map((name, index) =>
-    Math.max(name.length, ...rows.map((row) => String(row[index] ?? "").length))
+/** A table; when it is wider than {@link columns}, column `flex` (text) is narrowed and its cells cut. */
+const table = (header: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string | number>>, flex?: number) => {
+  const natural = header.map((name, index) =>
+    Math.max(name.length, ...rows.map((row) => [...String(row[index] ?? "")].length))
   )
+  const total = natural.reduce((sum, width) => sum + width, 0) + 2 * (natural.length - 1)
+  const widths =
+    flex === undefined || total <= columns()
+      ? natural
+      : natural.map((width, index) => (index === flex ? Math.max(8, width - (total - columns())) : width))
+  const cut =
+    flex === undefined || widths === natural
+      ? rows
+      : rows.map((row) =>
+          row.map((cell, index) => (index === flex && typeof cell === "string" ? clip(cell, widths[index] ?? 8) : cell))
+        )
   const line = (cells: ReadonlyArray<string | number>) =>
     cells
       .map((cell, index) =>
@@ -75,7 +229,7 @@ const table = (header: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<
       )
       .join("  ")
       .trimEnd()
-  return [line(header), ...rows.map(line)].join("\n")
+  return [line(header), ...cut.map(line)].join("\n")
 }
 
 // streams ----------------------------------------------------------------------------------------
@@ -85,34 +239,52 @@ const owner = Options.text("owner").pipe(
   Options.withDescription("only the streams of this owner (tenant)")
 )
 
-const streamsCommand = Command.make("streams", { ...common, owner }, (options) =>
+const streamsCommand = Command.make("streams", { ...reading, owner }, (options) =>
   Effect.scoped(
     Effect.gen(function* () {
       const source = yield* open(options)
       const infos = yield* source.streams(Option.getOrUndefined(options.owner))
       const summaries: Array<Queries.StreamSummary> = []
+      const damage: Array<{ readonly stream: string; readonly error: EventLog.TamperDetected }> = []
       for (const info of infos) {
-        const all = yield* Inspect.entries(source, info.stream, { types: Queries.summaryTypes })
-        const { window } = yield* Inspect.windowAt(source, info.stream, info.version)
-        summaries.push(Queries.summarize(info.stream, all, window, info.updatedAt))
+        // A damaged stream is listed as such; the others are still summarized, and the run exits 3.
+        const summary = yield* Effect.either(
+          Effect.gen(function* () {
+            const all = yield* Inspect.entries(source, info.stream, { types: Queries.summaryTypes })
+            const { window } = yield* Inspect.windowAt(source, info.stream, info.version)
+            return Queries.summarize(info.stream, all, window, info.updatedAt)
+          })
+        )
+        if (Either.isRight(summary)) summaries.push(summary.right)
+        else if (summary.left._tag === "TamperDetected") damage.push({ stream: info.stream, error: summary.left })
+        else return yield* summary.left
       }
       yield* out(options, summaries, () =>
-        summaries.length === 0
+        summaries.length === 0 && damage.length === 0
           ? "no streams"
-          : table(
-              ["STREAM", "EVENTS", "TOKENS", "TURNS", "RENDERS", "COMPACTIONS", "SEAMS", "LAST ACTIVITY"],
-              summaries.map((s) => [
-                s.stream,
-                s.events,
-                s.tokens,
-                s.turns,
-                s.renders,
-                s.compactions,
-                s.seams,
-                time(s.lastActivity)
-              ])
-            )
+          : [
+              ...(summaries.length === 0
+                ? []
+                : [
+                    table(
+                      ["STREAM", "EVENTS", "TOKENS", "TURNS", "RENDERS", "COMPACT", "SEAMS", "LAST ACTIVITY"],
+                      summaries.map((s) => [
+                        s.stream,
+                        s.events,
+                        s.tokens,
+                        s.turns,
+                        s.renders,
+                        s.compactions,
+                        s.seams,
+                        time(s.lastActivity)
+                      ])
+                    )
+                  ]),
+              ...damage.map((d) => `DAMAGED ${d.stream} at version ${d.error.version}`)
+            ].join("\n")
       )
+      const first = damage[0]
+      if (first !== undefined) return yield* first.error
     })
   )
 ).pipe(
@@ -126,7 +298,7 @@ const streamsCommand = Command.make("streams", { ...common, owner }, (options) =
 const eventsCommand = Command.make(
   "events",
   {
-    ...common,
+    ...reading,
     stream,
     from: Options.integer("from").pipe(Options.optional),
     to: Options.integer("to").pipe(Options.optional),
@@ -135,6 +307,13 @@ const eventsCommand = Command.make(
   (options) =>
     Effect.scoped(
       Effect.gen(function* () {
+        for (const type of options.type) {
+          if (!WindowEvent.eventTypes.some((known) => known === type)) {
+            return yield* new CommandFailed({
+              detail: `--type ${type}: no such event type${didYouMean(type, WindowEvent.eventTypes) || ` (types: ${summarize([...WindowEvent.eventTypes], 6)})`}`
+            })
+          }
+        }
         const source = yield* open(options)
         const headVersion = yield* Inspect.head(source, options.stream)
         const from = yield* Inspect.resolveVersion(options.stream, headVersion, Option.getOrUndefined(options.from))
@@ -180,7 +359,7 @@ const windowText = (view: Queries.PartitionView, use: Queries.Usage, from: numbe
         .filter((flag) => flag !== "")
         .join(",")
       lines.push(
-        `  ${padStart(row.tokens, 6)}  ${pad(row.role, 9)} ${pad(row.id, 38)} ${flags === "" ? "" : `[${flags}] `}${row.preview}`
+        `  ${padStart(row.tokens, 6)}  ${pad(row.role, 9)} ${pad(shortId(row.id), 13)}  ${flags === "" ? "" : `[${flags}] `}${row.preview}`
       )
     }
   }
@@ -209,10 +388,13 @@ const windowText = (view: Queries.PartitionView, use: Queries.Usage, from: numbe
 const windowCommand = Command.make(
   "window",
   {
-    ...common,
+    ...reading,
     stream,
     at,
-    budget: Options.integer("budget").pipe(Options.optional, Options.withDescription("budget to compare against"))
+    budget: Options.integer("budget").pipe(Options.optional, Options.withDescription("budget to compare against")),
+    full: Options.boolean("full").pipe(
+      Options.withDescription("every message whole (text, tool calls and results, reasoning)")
+    )
   },
   (options) =>
     Effect.scoped(
@@ -225,17 +407,92 @@ const windowCommand = Command.make(
         const budget = Option.getOrElse(options.budget, () => context.budget)
         const view = Queries.partitions(window)
         const use = Queries.usage(window, budget, context.toolTokens)
-        yield* out(options, { window: view, usage: use, foldedFrom: from }, () => windowText(view, use, from))
+        // Whole messages in JSON always; in text with --full.
+        const whole = [...window.system, ...window.knowledge, ...window.history].map((message) => ({
+          id: message.id,
+          parts: MessageView.partsOf(message)
+        }))
+        yield* out(
+          options,
+          { window: view, usage: use, foldedFrom: from, messages: whole },
+          () => (options.full ? fullText(view, whole, use, from) : windowText(view, use, from)),
+          !options.full
+        )
       })
     )
 ).pipe(Command.withDescription("the window at a version by partition, tokens per message, usage vs the budget"))
+
+const fullText = (
+  view: Queries.PartitionView,
+  whole: ReadonlyArray<{ readonly id: string; readonly parts: ReadonlyArray<MessageView.PartView> }>,
+  use: Queries.Usage,
+  from: number
+) => {
+  const parts = new Map(whole.map((message) => [message.id, message.parts]))
+  const lines = [
+    `window at version ${view.version} (folded from ${from === 0 ? "the first event" : `the snapshot at version ${from}`})`
+  ]
+  for (const [name, rows] of [
+    ["system", view.system],
+    ["knowledge", view.knowledge],
+    ["history", view.history]
+  ] as const) {
+    lines.push("", `═══ ${name} (${rows.reduce((t, r) => t + r.tokens, 0)} tokens, ${rows.length} messages)`)
+    for (const row of rows) {
+      lines.push(
+        "",
+        `── ${row.role} ${row.id} (${row.tokens} tokens${row.kind === "chat" ? "" : `, ${row.kind}`}${row.pinned ? ", pinned" : ""})`
+      )
+      for (const part of parts.get(row.id) ?? []) lines.push(MessageView.partText(part))
+    }
+  }
+  lines.push("", `task state (${view.taskState.tokens} tokens)`, `  goal: ${view.taskState.goal ?? "-"}`)
+  for (const subgoal of view.taskState.subgoals) lines.push(`  - ${subgoal}`)
+  lines.push("", `used ${use.used}${use.budget === null ? "" : ` of ${use.budget}`} tokens`)
+  return lines.join("\n")
+}
+
+// message ----------------------------------------------------------------------------------------
+
+const messageCommand = Command.make(
+  "message",
+  {
+    ...reading,
+    stream,
+    ref: Args.text({ name: "id|@version" }).pipe(
+      Args.withDescription("a message id (or a unique prefix or suffix of one), or @N: the message event N put there")
+    ),
+    at
+  },
+  (options) =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        const source = yield* open(options)
+        const headVersion = yield* Inspect.head(source, options.stream)
+        const version = yield* Inspect.resolveVersion(options.stream, headVersion, Option.getOrUndefined(options.at))
+        const all = yield* Inspect.entries(source, options.stream, { to: version })
+        const { window } = yield* Inspect.windowAt(source, options.stream, version)
+        const found = MessageView.find(all, window, options.ref)
+        if (found._tag !== "Found") {
+          return yield* new CommandFailed({
+            detail: `stream "${options.stream}" at version ${version}: ${found.detail}`
+          })
+        }
+        yield* out(options, found.detail, () => MessageView.text(found.detail), false)
+      })
+    )
+).pipe(
+  Command.withDescription(
+    "one message whole: text, tool call and its result, reasoning, media as metadata; its tokens and origin"
+  )
+)
 
 // render -----------------------------------------------------------------------------------------
 
 const renderCommand = Command.make(
   "render",
   {
-    ...common,
+    ...reading,
     stream,
     at,
     turn: Options.integer("turn").pipe(Options.optional, Options.withDescription("the last render of turn K (1-based)"))
@@ -248,14 +505,18 @@ const renderCommand = Command.make(
           ...Option.match(options.at, { onNone: () => ({}), onSome: (value) => ({ at: value }) }),
           ...Option.match(options.turn, { onNone: () => ({}), onSome: (value) => ({ turn: value }) })
         })
-        yield* out(options, check, () =>
-          [
-            `render at version ${check.version} (turn ${check.turn}) for ${check.provider}/${check.model}`,
-            check.verified
-              ? `verified: sha256 ${check.sha256}`
-              : `MISMATCH: ${check.problem ?? "unknown"}\nrecorded sha256 ${check.recordedSha256}`,
-            ...(check.body === null ? [] : ["", check.body])
-          ].join("\n")
+        yield* out(
+          options,
+          check,
+          () =>
+            [
+              `render at version ${check.version} (turn ${check.turn}) for ${check.provider}/${check.model}`,
+              check.verified
+                ? `verified: sha256 ${check.sha256}`
+                : `MISMATCH: ${check.problem ?? "unknown"}\nrecorded sha256 ${check.recordedSha256}`,
+              ...(check.body === null ? [] : ["", check.body])
+            ].join("\n"),
+          false
         )
         if (!check.verified) {
           return yield* new CommandFailed({ detail: `render at version ${check.version} does not verify` })
@@ -268,9 +529,10 @@ const renderCommand = Command.make(
 
 // blame ------------------------------------------------------------------------------------------
 
-const touchText = (touch: Queries.Touch) => `${touch.action} by v${touch.version} ${touch.type}`
+const touchText = (touch: Queries.Touch) => `${touch.action} by v${touch.version}`
+const partitionShort: Readonly<Record<string, string>> = { system: "sys", knowledge: "know", history: "hist" }
 
-const blameCommand = Command.make("blame", { ...common, stream, at }, (options) =>
+const blameCommand = Command.make("blame", { ...reading, stream, at }, (options) =>
   Effect.scoped(
     Effect.gen(function* () {
       const source = yield* open(options)
@@ -283,16 +545,17 @@ const blameCommand = Command.make("blame", { ...common, stream, at }, (options) 
           `blame at version ${result.version}: ${result.messages.length} messages in the window, ${result.removed.length} removed`,
           "",
           table(
-            ["PARTITION", "ID", "ROLE", "TOKENS", "PUT THERE", "LAST CHANGE", "TEXT"],
+            ["PART", "ID", "ROLE", "TOKENS", "PUT THERE", "LAST CHANGE", "TEXT"],
             result.messages.map((row) => [
-              row.partition,
-              row.id,
+              partitionShort[row.partition] ?? row.partition,
+              shortId(row.id),
               row.role,
               row.tokens,
-              touchText(row.addedBy),
-              row.lastChangedBy === null ? "-" : touchText(row.lastChangedBy),
-              row.preview.slice(0, 50)
-            ])
+              `v${row.addedBy.version} ${row.addedBy.type}`,
+              row.lastChangedBy === null ? "-" : `${row.lastChangedBy.action} v${row.lastChangedBy.version}`,
+              row.preview
+            ]),
+            6
           ),
           ...(result.removed.length === 0
             ? []
@@ -302,12 +565,13 @@ const blameCommand = Command.make("blame", { ...common, stream, at }, (options) 
                 table(
                   ["ID", "ROLE", "TOKENS", "PUT THERE", "REMOVED"],
                   result.removed.map((row) => [
-                    row.id,
+                    shortId(row.id),
                     row.role,
                     row.tokens,
-                    touchText(row.addedBy),
+                    `v${row.addedBy.version} ${row.addedBy.type}`,
                     touchText(row.removedBy)
-                  ])
+                  ]),
+                  4
                 )
               ])
         ].join("\n")
@@ -320,7 +584,7 @@ const blameCommand = Command.make("blame", { ...common, stream, at }, (options) 
 
 const diffCommand = Command.make(
   "diff",
-  { ...common, stream, from: Args.integer({ name: "N" }), to: Args.integer({ name: "M" }) },
+  { ...reading, stream, from: Args.integer({ name: "N" }), to: Args.integer({ name: "M" }) },
   (options) =>
     Effect.scoped(
       Effect.gen(function* () {
@@ -335,14 +599,16 @@ const diffCommand = Command.make(
           [
             `diff ${result.from} → ${result.to}: +${result.added.length} -${result.removed.length} ~${result.changed.length}; tokens ${result.tokens.before.total} → ${result.tokens.after.total}`,
             ...result.added.map(
-              (row) => `+ ${pad(row.partition, 9)} ${pad(row.id, 38)} ${padStart(row.tokens, 6)}  ${row.preview}`
+              (row) =>
+                `+ ${pad(row.partition, 9)} ${pad(shortId(row.id), 13)} ${padStart(row.tokens, 6)}  ${row.preview}`
             ),
             ...result.removed.map(
-              (row) => `- ${pad(row.partition, 9)} ${pad(row.id, 38)} ${padStart(row.tokens, 6)}  ${row.preview}`
+              (row) =>
+                `- ${pad(row.partition, 9)} ${pad(shortId(row.id), 13)} ${padStart(row.tokens, 6)}  ${row.preview}`
             ),
             ...result.changed.map(
               (row) =>
-                `~ ${pad(row.partition, 9)} ${pad(row.id, 38)} ${row.tokensBefore} → ${row.tokensAfter}  ${row.after}`
+                `~ ${pad(row.partition, 9)} ${pad(shortId(row.id), 13)} ${row.tokensBefore} → ${row.tokensAfter}  ${row.after}`
             ),
             ...(result.taskState === null
               ? []
@@ -358,105 +624,152 @@ const diffCommand = Command.make(
 
 // verify -----------------------------------------------------------------------------------------
 
-/** `--key-env NAME`: the key is read from the environment, never passed on the command line (`ps`, history). */
-const keyEnv = Options.text("key-env").pipe(
-  Options.optional,
-  Options.withDescription(
-    "name of the environment variable holding the log's HMAC key (never pass the key itself on the command line)"
-  )
-)
-
-/** The HMAC key named by `--key-env`, if given; an unset or empty variable is an error naming it. */
-const keyFrom = (name: Option.Option<string>): Effect.Effect<string | undefined, CommandFailed> =>
+/** The streams a command checks: the one named (which must exist), or every stream. */
+const streamNames = (source: Source.Source, name: Option.Option<string>) =>
   Option.match(name, {
-    onNone: () => Effect.succeed(undefined),
-    onSome: (variable) => {
-      const value = process.env[variable]
-      return value === undefined || value === ""
-        ? Effect.fail(new CommandFailed({ detail: `--key-env ${variable}: the environment variable is not set` }))
-        : Effect.succeed(value)
-    }
+    onNone: () => Effect.map(source.streams(), (infos) => infos.map((info) => info.stream)),
+    onSome: (one) => Effect.as(Inspect.head(source, one), [one])
   })
+
+const damaged = (problem: Inspect.Problem, command: string) =>
+  new CommandFailed({
+    exitCode: damagedExit,
+    detail: `${command} failed: stream "${problem.stream}" version ${problem.version} (${problem.check}): ${problem.detail}`
+  })
+
+const headText = (head: LogReader.Head | null) =>
+  head === null ? "broken" : `${head.version}:${head.hash.slice(0, 12)}…`
 
 const verifyCommand = Command.make(
   "verify",
   {
-    ...common,
+    ...reading,
     stream: Args.text({ name: "stream" }).pipe(Args.optional),
-    renders: Options.boolean("renders").pipe(Options.withDescription("also rebuild every render and check its hash")),
-    keyEnv
+    renders: Options.boolean("renders").pipe(Options.withDescription("also rebuild every render and check its hash"))
   },
   (options) =>
     Effect.scoped(
       Effect.gen(function* () {
-        const key = yield* keyFrom(options.keyEnv)
-        const source = yield* open(options)
-        const names = yield* Option.match(options.stream, {
-          onNone: () => Effect.map(source.streams(), (infos) => infos.map((info) => info.stream)),
-          onSome: (name) => Effect.as(Inspect.head(source, name), [name])
-        })
+        const read = yield* readOptions(options)
+        // verify reports every problem itself: the reader does not stop at the first.
+        const source = yield* open({ ...options, unverified: true })
+        const names = yield* streamNames(source, options.stream)
         const checks: Array<Inspect.StreamCheck> = []
         for (const name of names) {
+          const expectedHead = read.expectedHeads.get(name)
           checks.push(
             yield* Inspect.verifyStream(source, name, {
               renders: options.renders,
-              ...(key === undefined ? {} : { key })
+              ...(read.hmacKey === undefined ? {} : { key: read.hmacKey }),
+              ...(expectedHead === undefined ? {} : { expectedHead })
             })
           )
         }
-        const first = checks.flatMap((check) => check.problems)[0]
-        yield* out(options, { ok: first === undefined, streams: checks }, () =>
-          [
-            ...checks.map(
-              (check) =>
-                `${check.problems.length === 0 ? "ok  " : "FAIL"}  ${pad(check.stream, 24)} ${padStart(check.events, 7)} events  chain ${check.head === "" ? "broken" : `${check.head.slice(0, 12)}…`}  snapshot ${check.snapshot ?? "-"}${options.renders ? `  renders ${check.rendersVerified} verified, ${check.rendersNotRebuildable} not rebuildable` : ""}`
-            ),
-            ...checks.flatMap((check) =>
-              check.problems.map(
-                (problem) =>
-                  `  stream ${problem.stream} version ${problem.version} (${problem.check}): ${problem.detail}`
-              )
-            )
-          ].join("\n")
-        )
-        if (first !== undefined) {
-          return yield* new CommandFailed({
-            detail: `verify failed: stream "${first.stream}" version ${first.version} (${first.check}): ${first.detail}`
-          })
+        for (const stream of read.expectedHeads.keys()) {
+          if (!names.includes(stream) && Option.isNone(options.stream)) {
+            checks.push({
+              stream,
+              events: 0,
+              head: null,
+              keyed: false,
+              snapshot: null,
+              rendersVerified: 0,
+              rendersNotRebuildable: 0,
+              problems: [
+                {
+                  stream,
+                  version: 1,
+                  check: "expected-head",
+                  detail: "a head is kept for this stream, but the log has no such stream (erased or deleted)"
+                }
+              ]
+            })
+          }
         }
+        const first = checks.flatMap((check) => check.problems)[0]
+        yield* out(
+          options,
+          { ok: first === undefined, streams: checks },
+          () =>
+            [
+              ...checks.map(
+                (check) =>
+                  `${check.problems.length === 0 ? "ok  " : "FAIL"}  ${clip(check.stream, 24)}  ${check.events} events  head ${headText(check.head)}  snapshot ${check.snapshot ?? "-"}${options.renders ? `\n      renders ${check.rendersVerified} verified, ${check.rendersNotRebuildable} not rebuildable` : ""}`
+              ),
+              ...checks.flatMap((check) =>
+                check.problems.map((problem) =>
+                  wrap(`  stream ${problem.stream} version ${problem.version} (${problem.check}): ${problem.detail}`)
+                )
+              )
+            ].join("\n"),
+          false
+        )
+        if (first !== undefined) return yield* damaged(first, "verify")
       })
     )
 ).pipe(
   Command.withDescription(
-    "decode every event, contiguous versions, hash chain (HMAC with --key-env), the streams row, snapshot seals and replays"
+    "check every event decodes, versions, the hash chain (HMAC with --key-env), the streams row, snapshot seals and replays, heads kept elsewhere; print each head"
+  )
+)
+
+const headsCommand = Command.make(
+  "heads",
+  { ...reading, stream: Args.text({ name: "stream" }).pipe(Args.optional) },
+  (options) =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        const read = yield* readOptions(options)
+        const source = yield* open({ ...options, unverified: true })
+        const names = yield* streamNames(source, options.stream)
+        const heads: Array<{ stream: string; version: number; hash: string }> = []
+        for (const name of names) {
+          const expectedHead = read.expectedHeads.get(name)
+          const checked = yield* source.verify(name, {
+            ...(read.hmacKey === undefined ? {} : { key: read.hmacKey }),
+            ...(expectedHead === undefined ? {} : { expectedHead })
+          })
+          const problem = checked.integrity.problems[0]
+          // A head is only worth keeping when the log verifies up to it.
+          if (problem !== undefined) return yield* damaged(problem, "heads")
+          const head = checked.integrity.head
+          if (head !== undefined) heads.push({ stream: name, ...head })
+        }
+        yield* out(options, heads, () => heads.map((head) => LogReader.formatHead(head.stream, head)).join("\n"), false)
+      })
+    )
+).pipe(
+  Command.withDescription(
+    "print each stream's verified head as <stream>@<version>:<hash>: keep it elsewhere, check it with verify --expect-head / --heads-file"
   )
 )
 
 // export / import --------------------------------------------------------------------------------
 
-const exportCommand = Command.make("export", { ...common, stream }, (options) =>
-  Effect.scoped(
-    Effect.gen(function* () {
-      const source = yield* open(options)
-      yield* Inspect.head(source, options.stream)
-      const raws = yield* source.events(options.stream)
-      // Every event must decode: an export is something `import` can read back.
-      yield* Inspect.decodeAll(raws)
-      yield* Console.log(Transfer.exportJsonl(options.stream, raws).trimEnd())
-    })
-  )
+const exportCommand = Command.make(
+  "export",
+  {
+    ...reading,
+    stream,
+    force: Options.boolean("force").pipe(Options.withDescription("export a stream that does not verify (as stored)"))
+  },
+  (options) =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        // A damaged stream is refused unless forced: an import would give it a fresh, valid chain.
+        const source = yield* open({ ...options, unverified: options.unverified || options.force })
+        yield* Inspect.head(source, options.stream)
+        const raws = yield* source.events(options.stream)
+        // Every event must decode: an export is something `import` can read back.
+        yield* Inspect.decodeAll(raws)
+        yield* Console.log(Transfer.exportJsonl(options.stream, raws).trimEnd())
+      })
+    )
 ).pipe(
   Command.withDescription(
     `write a stream as ${Transfer.format} JSONL (format version ${Transfer.formatVersion}) to stdout`
   )
 )
-
-const readText = (file: string) =>
-  Effect.try({
-    try: () => readFileSync(file, "utf8"),
-    catch: (cause) =>
-      new Transfer.ImportError({ file, line: 0, detail: cause instanceof Error ? cause.message : String(cause) })
-  })
 
 const importCommand = Command.make(
   "import",
@@ -486,10 +799,12 @@ const importCommand = Command.make(
       const text = yield* readText(options.file)
       let streamName: string
       let events: ReadonlyArray<WindowEvent.WindowEvent>
+      let metadata: ReadonlyArray<EventLog.EventMetadata> = []
       if (options.format === "ctxlog") {
         const parsed = yield* Transfer.parseJsonl(options.file, text)
         streamName = Option.getOrElse(options.as, () => parsed.stream)
         events = parsed.events
+        metadata = parsed.metadata
       } else {
         let json: unknown
         try {
@@ -521,11 +836,15 @@ const importCommand = Command.make(
         onNone: () => ({ _tag: "sqlite", filename: options.db }),
         onSome: (url) => ({ _tag: "postgres", url })
       })
-      const result = yield* Transfer.write(target, streamName, events, key === undefined ? {} : { hmacKey: key })
+      const result = yield* Transfer.write(target, streamName, events, {
+        metadata,
+        ...(key === undefined ? {} : { hmacKey: key })
+      })
       yield* out(
         options,
         { stream: streamName, events: result.written, version: result.nextExpectedVersion },
-        () => `imported ${result.written} events into stream "${streamName}" (version ${result.nextExpectedVersion})`
+        () => `imported ${result.written} events into stream "${streamName}" (version ${result.nextExpectedVersion})`,
+        false
       )
     })
 ).pipe(
@@ -561,7 +880,8 @@ const eraseCommand = Command.make(
           options,
           record,
           () =>
-            `erased stream "${record.stream}": ${record.events} events (version ${record.lastVersion}, head ${record.headHash.slice(0, 12)}…), by ${record.actor}: ${record.reason}`
+            `erased stream "${record.stream}": ${record.events} events (version ${record.lastVersion}, head ${record.headHash.slice(0, 12)}…), by ${record.actor}: ${record.reason}`,
+          false
         )
       })
     ).pipe(Effect.mapError((error) => new CommandFailed({ detail: error.message })))
@@ -578,7 +898,7 @@ const decodeSettings = Schema.decodeUnknownEither(Schema.parseJson(Pipeline.Sett
 const whatifCommand = Command.make(
   "whatif",
   {
-    ...common,
+    ...reading,
     stream,
     config: Options.text("config").pipe(
       Options.optional,
@@ -697,7 +1017,7 @@ const whatifCommand = Command.make(
 const serveCommand = Command.make(
   "serve",
   {
-    ...common,
+    ...reading,
     port: Options.integer("port").pipe(Options.withDefault(4317)),
     host: Options.text("host").pipe(Options.withDefault("127.0.0.1"))
   },
@@ -726,10 +1046,19 @@ export const command = Command.make("ctxlog").pipe(
     exportCommand,
     importCommand,
     eraseCommand,
+    headsCommand,
+    messageCommand,
     whatifCommand,
     serveCommand
   ])
 )
+
+/** Every option name a command takes (for "did you mean" on a mistyped one). @since 0.2.0 */
+export const optionNames: ReadonlyArray<string> = [
+  ...["db", "pg", "json", "unverified", "key-env", "expect-head", "heads-file", "owner", "from", "to", "type"],
+  ...["at", "budget", "full", "turn", "renders", "force", "format", "stream", "provider", "model", "actor"],
+  ...["reason", "config", "port", "host", "help", "version", "wizard", "completions", "log-level"]
+]
 
 /** Run the CLI on `argv` (as `process.argv`). @since 0.1.0 */
 export const run = Command.run(command, { name: "ctxlog", version: "0.1.0" })

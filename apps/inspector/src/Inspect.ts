@@ -5,24 +5,27 @@
  *
  * @since 0.1.0
  */
-import { type EventCodec, EventHash, Window } from "@ctxlog/core"
-import { SnapshotRepository } from "@ctxlog/memory"
+import { type EventCodec, type EventHash, Window } from "@ctxlog/core"
+import { type LogReader, SnapshotRepository } from "@ctxlog/memory"
 import { CtxBuilder, RenderRecord } from "@ctxlog/providers"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import type { Entry } from "./Queries.js"
 import * as Queries from "./Queries.js"
-import type { Range, RawEvent, RawSnapshot, Source, SourceError } from "./Source.js"
+import { didYouMean } from "./Suggest.js"
+import type { Range, RawEvent, ReadFailure, Source } from "./Source.js"
 import { decode } from "./Source.js"
 
 /** The stream has no events. @since 0.1.0 */
 export class StreamNotFound extends Schema.TaggedError<StreamNotFound>()("StreamNotFound", {
   stream: Schema.String,
-  target: Schema.String
+  target: Schema.String,
+  /** `; did you mean "x"?` when a stream of the log has a close name, else empty. */
+  hint: Schema.optionalWith(Schema.String, { default: () => "" })
 }) {
   override get message(): string {
-    return `no stream "${this.stream}" in ${this.target}`
+    return `no stream "${this.stream}" in ${this.target}${this.hint}`
   }
 }
 
@@ -48,7 +51,7 @@ export class RenderNotFound extends Schema.TaggedError<RenderNotFound>()("Render
 }
 
 /** Every failure of a read. @since 0.1.0 */
-export type ReadError = SourceError | StreamNotFound | VersionOutOfRange | EventCodec.EventDecodeError
+export type ReadError = ReadFailure | StreamNotFound | VersionOutOfRange | EventCodec.EventDecodeError
 
 /** Decode raw events into entries (the first that does not decode fails the read). @since 0.1.0 */
 export const decodeAll = (raws: ReadonlyArray<RawEvent>) =>
@@ -67,9 +70,22 @@ export const decodeAll = (raws: ReadonlyArray<RawEvent>) =>
   )
 
 /** The head version of a stream that must exist. @since 0.1.0 */
-export const head = (source: Source, stream: string): Effect.Effect<number, SourceError | StreamNotFound> =>
+export const head = (source: Source, stream: string): Effect.Effect<number, ReadFailure | StreamNotFound> =>
   Effect.flatMap(source.version(stream), (version) =>
-    version === 0 ? Effect.fail(new StreamNotFound({ stream, target: source.target })) : Effect.succeed(version)
+    version === 0
+      ? Effect.flatMap(source.streams(), (infos) =>
+          Effect.fail(
+            new StreamNotFound({
+              stream,
+              target: source.target,
+              hint: didYouMean(
+                stream,
+                infos.map((info) => info.stream)
+              )
+            })
+          )
+        )
+      : Effect.succeed(version)
   )
 
 /** Check a requested version against the head (undefined = the head). @since 0.1.0 */
@@ -85,7 +101,7 @@ export const entries = (source: Source, stream: string, range: Range = {}) =>
   Effect.flatMap(source.events(stream, range), decodeAll)
 
 /** The stored snapshot as a window, when it was written by this projection version and decodes. @since 0.1.0 */
-export const snapshotWindow = (source: Source, stream: string): Effect.Effect<Window.Window | undefined, SourceError> =>
+export const snapshotWindow = (source: Source, stream: string): Effect.Effect<Window.Window | undefined, ReadFailure> =>
   Effect.map(source.snapshot(stream), (snapshot) => {
     if (snapshot === undefined || snapshot.projectionVersion !== SnapshotRepository.projectionVersion) return undefined
     try {
@@ -192,7 +208,7 @@ export const renderAt = (
 export interface Problem {
   readonly stream: string
   readonly version: number
-  readonly check: "decode" | "versions" | "hash-chain" | "stream-row" | "snapshot" | "render"
+  readonly check: LogReader.Check | "decode" | "render"
   readonly detail: string
 }
 
@@ -200,7 +216,9 @@ export interface Problem {
 export interface StreamCheck {
   readonly stream: string
   readonly events: number
-  readonly head: string
+  /** The verified head (version and hash), when the chain holds. */
+  readonly head: LogReader.Head | null
+  readonly keyed: boolean
   readonly snapshot: number | null
   readonly rendersVerified: number
   readonly rendersNotRebuildable: number
@@ -208,88 +226,30 @@ export interface StreamCheck {
 }
 
 /**
- * Check one stream: every event decodes, versions run 1..n without a gap, the hash chain holds (keyed
- * with `key` when given: a keyed stream read without its key, or with another, fails), the `streams`
- * row agrees with the events (its version and head hash, so deleting the last events is caught), the
- * stored snapshot's seal matches its state and the event it ends at and equals a full replay to its
- * version, and (with `renders`) every rebuildable render rebuilds to its recorded hash.
+ * Check one stream: the log's integrity as `@ctxlog/memory`'s {@link LogReader} checks it (versions 1..n,
+ * the hash chain keyed with `key` when given, the `streams` row, the snapshot's seal, a head kept
+ * elsewhere), then every event decodes, the stored snapshot equals a full replay to its version, and
+ * (with `renders`) every rebuildable render rebuilds to its recorded hash.
  * @since 0.1.0
  */
 export const verifyStream = (
   source: Source,
   stream: string,
-  options: { readonly renders: boolean; readonly key?: EventHash.ChainKey }
-): Effect.Effect<StreamCheck, SourceError> =>
+  options: {
+    readonly renders: boolean
+    readonly key?: EventHash.ChainKey
+    readonly expectedHead?: LogReader.Head
+  }
+): Effect.Effect<StreamCheck, ReadFailure> =>
   Effect.gen(function* () {
-    const raws = yield* source.events(stream)
-    const problems: Array<Problem> = []
-    raws.forEach((raw, index) => {
-      if (raw.version !== index + 1 && problems.every((problem) => problem.check !== "versions")) {
-        problems.push({ stream, version: raw.version, check: "versions", detail: `expected version ${index + 1}` })
-      }
+    const checked = yield* source.verify(stream, {
+      ...(options.key === undefined ? {} : { key: options.key }),
+      ...(options.expectedHead === undefined ? {} : { expectedHead: options.expectedHead })
     })
-    const row = yield* source.streamRow(stream)
-    const head = row === undefined ? undefined : EventHash.parseHead(row.headHash)
-    const keyProblem = head === undefined ? undefined : EventHash.keyProblem(head.keyId, options.key)
-    const chain = EventHash.verify(raws, options.key)
-    if (keyProblem !== undefined) {
-      // Checking the links with the wrong key (or none) would only report the first one as broken.
-      problems.push({ stream, version: 1, check: "hash-chain", detail: keyProblem })
-    } else if (!chain.ok) {
-      problems.push({
-        stream,
-        version: chain.version,
-        check: "hash-chain",
-        detail: `stored hash ${chain.actual.slice(0, 16)}… but the chain gives ${chain.expected.slice(0, 16)}…`
-      })
-    }
-    const last = raws.at(-1)
-    const lastVersion = last?.version ?? 0
-    if (row === undefined || head === undefined) {
-      if (raws.length > 0) {
-        problems.push({ stream, version: 1, check: "stream-row", detail: "the stream has events but no streams row" })
-      }
-    } else if (row.version > lastVersion) {
-      problems.push({
-        stream,
-        version: lastVersion + 1,
-        check: "stream-row",
-        detail: `the streams row says version ${row.version}, but the events end at version ${lastVersion} (events deleted)`
-      })
-    } else if (row.version < lastVersion) {
-      problems.push({
-        stream,
-        version: row.version + 1,
-        check: "stream-row",
-        detail: `the events go on to version ${lastVersion}, past the streams row's version ${row.version}`
-      })
-    } else if (last !== undefined && head.hash !== last.hash) {
-      problems.push({
-        stream,
-        version: lastVersion,
-        check: "stream-row",
-        detail: `the streams row's head hash ${head.hash.slice(0, 16)}… differs from the last event's ${last.hash.slice(0, 16)}…`
-      })
-    } else if (
-      options.key !== undefined &&
-      keyProblem === undefined &&
-      head.keyId !== undefined &&
-      head.seal !== EventHash.headSeal({ stream, version: row.version, hash: head.hash }, options.key)
-    ) {
-      problems.push({
-        stream,
-        version: row.version,
-        check: "stream-row",
-        detail: "the streams row does not match its seal (rewritten without the key, e.g. to hide deleted events)"
-      })
-    }
-    const snapshot = yield* source.snapshot(stream)
-    const sealProblem = snapshot === undefined ? undefined : checkSeal(stream, snapshot, raws, options.key)
-    if (snapshot !== undefined && sealProblem !== undefined) {
-      problems.push({ stream, version: snapshot.version, check: "snapshot", detail: sealProblem })
-    }
+    const raws = checked.events
+    const snapshot = checked.snapshot
+    const problems: Array<Problem> = [...checked.integrity.problems]
     let window = Window.empty
-    let decodeFailed = false
     let verified = 0
     let notRebuildable = 0
     let turn = 1
@@ -298,7 +258,6 @@ export const verifyStream = (
       const decoded = yield* Effect.either(decode(raw))
       if (Either.isLeft(decoded)) {
         problems.push({ stream, version: raw.version, check: "decode", detail: decoded.left.message })
-        decodeFailed = true
         break
       }
       const event = decoded.right
@@ -345,62 +304,18 @@ export const verifyStream = (
         }
       }
     }
-    if (
-      !decodeFailed &&
-      snapshot !== undefined &&
-      snapshot.projectionVersion === SnapshotRepository.projectionVersion &&
-      snapshot.version > raws.length
-    ) {
-      problems.push({
-        stream,
-        version: snapshot.version,
-        check: "snapshot",
-        detail: `the snapshot is at version ${snapshot.version}, past the stream's ${raws.length} events`
-      })
-    }
     problems.sort((a, b) => a.version - b.version)
     return {
       stream,
       events: raws.length,
-      head: chain.ok ? chain.head : "",
+      head: checked.integrity.head ?? null,
+      keyed: checked.integrity.keyed,
       snapshot: snapshot?.version ?? null,
       rendersVerified: verified,
       rendersNotRebuildable: notRebuildable,
       problems
     }
   })
-
-/** What is wrong with a snapshot's seal, if anything (see `EventHash.seal`). */
-const checkSeal = (
-  stream: string,
-  snapshot: RawSnapshot,
-  raws: ReadonlyArray<RawEvent>,
-  key: EventHash.ChainKey | undefined
-): string | undefined => {
-  const stored = snapshot.stateHash
-  if (stored === undefined) return undefined
-  if (!stored.startsWith(EventHash.keyedPrefix)) {
-    if (EventHash.sha256(snapshot.state) !== stored) return "the snapshot does not match its hash (edited or corrupted)"
-    return key === undefined ? undefined : "the snapshot is not sealed with the HMAC key (unkeyed hash)"
-  }
-  if (key === undefined) return "the snapshot is sealed with an HMAC key: pass it with --key-env"
-  const anchor = snapshot.version === 0 ? EventHash.genesis : raws[snapshot.version - 1]?.hash
-  if (anchor === undefined) return `the snapshot ends at version ${snapshot.version}, whose event is missing`
-  const expected = EventHash.seal(
-    {
-      stream,
-      projection: SnapshotRepository.projection,
-      projectionVersion: snapshot.projectionVersion,
-      version: snapshot.version,
-      anchor,
-      state: snapshot.state
-    },
-    key
-  )
-  return expected === stored
-    ? undefined
-    : "the snapshot does not match its seal (edited, moved onto other events, or sealed with another key)"
-}
 
 /** The budget and tool tokens of the last render at or before a version (from its recorded spec). @since 0.1.0 */
 export interface RenderContext {

@@ -23,6 +23,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import type { Entry } from "./Queries.js"
+import { summarize } from "./Suggest.js"
 import type { RawEvent } from "./Source.js"
 
 /** The export format's name. @since 0.1.0 */
@@ -45,10 +46,16 @@ export class ImportError extends Schema.TaggedError<ImportError>()("ImportError"
 export class WriteError extends Schema.TaggedError<WriteError>()("WriteError", {
   target: Schema.String,
   stream: Schema.String,
-  detail: Schema.String
+  detail: Schema.String,
+  /** Versions written before the failure (an import of several metadata runs); 0: nothing was written. */
+  written: Schema.optionalWith(Schema.Number, { default: () => 0 })
 }) {
   override get message(): string {
-    return `import into ${this.target} (stream "${this.stream}"): ${this.detail}; nothing was written`
+    return `import into ${this.target} (stream "${this.stream}"): ${this.detail}; ${
+      this.written === 0
+        ? "nothing was written"
+        : `versions 1..${this.written} were written: erase the stream (ctxlog erase) and import again`
+    }`
   }
 }
 
@@ -70,6 +77,19 @@ const isRecord = (value: unknown): value is Record<string, unknown> =>
 export interface Parsed {
   readonly stream: string
   readonly events: ReadonlyArray<WindowEvent.WindowEvent>
+  /** Each event's metadata (causation, correlation, turn, actor), as exported. */
+  readonly metadata: ReadonlyArray<EventLog.EventMetadata>
+}
+
+/** The metadata fields an export line carries that the log keeps; anything else is dropped. */
+const metadataOf = (value: unknown): EventLog.EventMetadata => {
+  if (!isRecord(value)) return {}
+  return {
+    ...(typeof value.causationId === "string" ? { causationId: value.causationId } : {}),
+    ...(typeof value.correlationId === "string" ? { correlationId: value.correlationId } : {}),
+    ...(typeof value.turn === "number" && Number.isInteger(value.turn) ? { turn: value.turn } : {}),
+    ...(typeof value.actor === "string" ? { actor: value.actor } : {})
+  }
 }
 
 /** Parse and decode a `ctxlog.events` JSONL text, naming the file and line of the first problem. @since 0.1.0 */
@@ -106,6 +126,7 @@ export const parseJsonl = (file: string, text: string): Effect.Effect<Parsed, Im
     const streamProblem = Validation.streamIdProblem(stream)
     if (streamProblem !== undefined) return yield* fail(header.line, `the header's stream id ${streamProblem}`)
     const events: Array<WindowEvent.WindowEvent> = []
+    const metadata: Array<EventLog.EventMetadata> = []
     const idLines = new Map<string, number>()
     for (const [index, { line, value }] of rows.entries()) {
       if (typeof value.type !== "string" || typeof value.schemaVersion !== "number" || !("data" in value)) {
@@ -132,6 +153,7 @@ export const parseJsonl = (file: string, text: string): Effect.Effect<Parsed, Im
       }
       idLines.set(decoded.right.id, line)
       events.push(decoded.right)
+      metadata.push(metadataOf(value.metadata))
     }
     if (typeof header.value.events === "number" && header.value.events !== events.length) {
       return yield* fail(
@@ -139,7 +161,7 @@ export const parseJsonl = (file: string, text: string): Effect.Effect<Parsed, Im
         `the header announces ${header.value.events} events, the file holds ${events.length}`
       )
     }
-    return { stream, events }
+    return { stream, events, metadata }
   })
 
 /** Where an import writes. @since 0.1.0 */
@@ -151,6 +173,30 @@ export type Target =
 export interface WriteOptions {
   /** Chain the imported stream (and seal its snapshot) under this HMAC key, as a keyed store would. */
   readonly hmacKey?: string
+  /** Each event's metadata (default: none). */
+  readonly metadata?: ReadonlyArray<EventLog.EventMetadata>
+}
+
+/**
+ * Consecutive events with the same metadata, each run one append (the log stores one metadata per append):
+ * a stream written by one append per turn comes back as one append per turn.
+ */
+const runsOf = (
+  events: ReadonlyArray<WindowEvent.WindowEvent>,
+  metadata: ReadonlyArray<EventLog.EventMetadata>
+): ReadonlyArray<{
+  readonly events: ReadonlyArray<WindowEvent.WindowEvent>
+  readonly metadata: EventLog.EventMetadata
+}> => {
+  const runs: Array<{ events: Array<WindowEvent.WindowEvent>; metadata: EventLog.EventMetadata; key: string }> = []
+  events.forEach((event, index) => {
+    const meta = metadata[index] ?? {}
+    const key = JSON.stringify(meta)
+    const last = runs.at(-1)
+    if (last !== undefined && last.key === key) last.events.push(event)
+    else runs.push({ events: [event], metadata: meta, key })
+  })
+  return runs
 }
 
 /**
@@ -191,7 +237,22 @@ export const write = (
       // exists is refused instead, so the caller learns nothing was imported.
       const existing = yield* log.version(stream)
       if (existing > 0) return yield* Effect.fail(fail(`the stream exists already (version ${existing})`))
-      const appended = yield* log.append(stream, events, "no_stream")
+      // Every run is checked before the first is written, so bad metadata writes nothing. The first append
+      // expects no stream; the others the version the previous one left.
+      const runs = runsOf(events, options.metadata ?? [])
+      for (const run of runs) yield* Validation.checkAppend(stream, run.events, run.metadata)
+      let appended: EventLog.AppendResult = { stream, nextExpectedVersion: 0, written: 0, lastPosition: undefined }
+      for (const [index, run] of runs.entries()) {
+        const written = appended.written
+        const result = yield* log
+          .append(stream, run.events, index === 0 ? "no_stream" : appended.nextExpectedVersion, run.metadata)
+          .pipe(
+            Effect.mapError((error) =>
+              written === 0 ? error : new WriteError({ target: name, stream, detail: error.message, written })
+            )
+          )
+        appended = { ...result, written: written + result.written }
+      }
       // The snapshot-backed repository saves a window snapshot at the head when told of the append (the
       // policy is one event here), so inspecting the imported stream near its end folds only the tail.
       const repository = Context.get(context, WindowRepository.WindowRepository)
@@ -200,9 +261,16 @@ export const write = (
     })
   ).pipe(
     Effect.mapError((error) =>
-      error._tag === "ConcurrencyConflict"
-        ? fail(`the stream exists already (version ${error.actual})`)
-        : fail(error.message)
+      error._tag === "WriteError"
+        ? error
+        : error._tag === "ConcurrencyConflict"
+          ? fail(`the stream exists already (version ${error.actual})`)
+          : error._tag === "DuplicateEventIds"
+            ? // Hundreds of ids on one line help nobody: the first few and how many.
+              fail(
+                `${error.ids.length} event ids are stored already in another stream (${summarize(error.ids)}); import into another database`
+              )
+            : fail(error.message)
     )
   )
 }

@@ -1,32 +1,38 @@
 #!/usr/bin/env node
 /**
- * The `ctxlog` executable. Errors are printed as `ctxlog: <message>` on stderr with exit code 1;
- * usage errors (unknown command, bad option) exit with 2.
+ * The `ctxlog` executable; exit codes and error output as {@link report} describes them (0 ok, 1 error,
+ * 2 usage, 3 damaged log).
  *
  * @since 0.1.0
  */
-import { ValidationError } from "@effect/cli"
 import * as NodeContext from "@effect/platform-node/NodeContext"
-import * as Cause from "effect/Cause"
+import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
-import { run } from "./Cli.js"
+import { optionNames, run } from "./Cli.js"
+import { report } from "./Report.js"
 
-const program = Effect.suspend(() => run(process.argv)).pipe(Effect.provide(NodeContext.layer))
+// Colour only on a terminal, and never with NO_COLOR (https://no-color.org): @effect/cli styles its help
+// and usage errors with ANSI escapes, which are dropped here otherwise.
+const colour = process.stdout.isTTY === true && (process.env.NO_COLOR ?? "") === ""
+const ansi = new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, "g")
+const plain = (values: ReadonlyArray<unknown>) =>
+  values.map((value) => (typeof value === "string" ? value.replace(ansi, "") : value))
+
+const program = Console.consoleWith((base) =>
+  Effect.suspend(() => run(process.argv)).pipe(
+    Effect.provide(NodeContext.layer),
+    colour
+      ? (effect) => effect
+      : Effect.withConsole({
+          ...base,
+          log: (...values: ReadonlyArray<unknown>) => base.log(...plain(values)),
+          error: (...values: ReadonlyArray<unknown>) => base.error(...plain(values))
+        })
+  )
+)
 
 Effect.runPromiseExit(program).then((exit) => {
-  if (Exit.isSuccess(exit)) return
-  const failure = Cause.failureOption(exit.cause)
-  if (failure._tag === "Some") {
-    const error = failure.value
-    // @effect/cli has printed the usage problem already.
-    if (ValidationError.isValidationError(error)) {
-      process.exitCode = 2
-      return
-    }
-    process.stderr.write(`ctxlog: ${error instanceof Error ? error.message : String(error)}\n`)
-  } else {
-    process.stderr.write(`ctxlog: ${Cause.pretty(exit.cause)}\n`)
-  }
-  process.exitCode = 1
+  const { code, stderr } = report(exit, process.argv.slice(2), optionNames)
+  if (stderr !== "") process.stderr.write(stderr)
+  process.exitCode = code
 })

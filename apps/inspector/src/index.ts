@@ -14,6 +14,12 @@ export * as Pipeline from "./Pipeline.js"
 export * as Queries from "./Queries.js"
 /** The web viewer's HTTP server. @since 0.1.0 */
 export * as Server from "./Server.js"
+/** One message, whole (every part, its origin and tool pair). @since 0.2.0 */
+export * as MessageView from "./MessageView.js"
+/** Exit codes and error output of a run. @since 0.2.0 */
+export * as Report from "./Report.js"
+/** "Did you mean …?" and long lists summarized. @since 0.2.0 */
+export * as Suggest from "./Suggest.js"
 /** Read-only access to SQLite and PostgreSQL logs. @since 0.1.0 */
 export * as Source from "./Source.js"
 /** The JSONL export format and imports. @since 0.1.0 */

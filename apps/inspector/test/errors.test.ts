@@ -93,7 +93,7 @@ describe("bad input", () => {
     tamper.prepare("update events set data = replace(data, '\"g\"', '\"h\"') where stream_version = 2").run()
     tamper.close()
     const result = await ctxlog(["verify", "--db", copy], temp.dir)
-    assert.strictEqual(result.code, 1)
+    assert.strictEqual(result.code, 3)
     assert.include(result.stdout, "FAIL")
     assert.include(result.stderr, 'ctxlog: verify failed: stream "s" version 2 (hash-chain)')
     const good = await ctxlog(["verify", "--db", db], temp.dir)

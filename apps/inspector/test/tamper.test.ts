@@ -8,16 +8,12 @@ import { writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { EventHash, EventLog, WindowRepository } from "@ctxlog/core"
 import { freshStream, sampleEvents } from "@ctxlog/core/testing"
-import { PostgresEventLog, SnapshotRepository, SnapshotStore, SqliteEventLog } from "@ctxlog/memory"
 import { afterAll, assert, describe, it } from "@effect/vitest"
-import BetterSqlite3 from "better-sqlite3"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import pg from "pg"
 import { ctxlogInProcess, tempDir } from "./support/cli.js"
-import { freshDatabase } from "./support/pgUrl.js"
+import { postgresTarget, quote, seed, sqliteTargetIn, type Target } from "./support/targets.js"
 
 const temp = tempDir("ctxlog-tamper-")
 afterAll(() => temp.cleanup())
@@ -28,84 +24,7 @@ const otherEnv = "CTXLOG_TEST_TAMPER_OTHER_KEY"
 process.env[keyEnv] = key
 process.env[otherEnv] = "not the key"
 
-/** Raw SQL on the database under test (what an attacker with the database can do). */
-interface Raw {
-  readonly exec: (statement: string) => Promise<void>
-  readonly rows: (statement: string) => Promise<ReadonlyArray<Record<string, unknown>>>
-  readonly disableTriggers: () => Promise<void>
-  readonly close: () => Promise<void>
-}
-
-/** A database: its CLI arguments, a store over it, and raw access. */
-interface Target {
-  readonly args: ReadonlyArray<string>
-  readonly open: (
-    hmacKey: string | undefined
-  ) => Effect.Effect<Context.Context<SqliteEventLog.Services>, unknown, Scope.Scope>
-  readonly raw: () => Promise<Raw>
-}
-
-const sqliteTarget = async (): Promise<Target> => {
-  const filename = join(temp.dir, `${randomUUID()}.db`)
-  return {
-    args: ["--db", filename],
-    open: (hmacKey) => SqliteEventLog.make({ filename, ...(hmacKey === undefined ? {} : { hmacKey }) }),
-    raw: () => {
-      const db = new BetterSqlite3(filename)
-      return Promise.resolve({
-        exec: (statement) => Promise.resolve(void db.exec(statement)),
-        rows: (statement) => Promise.resolve(db.prepare<[], Record<string, unknown>>(statement).all()),
-        disableTriggers: () =>
-          Promise.resolve(void db.exec("drop trigger events_reject_update; drop trigger events_reject_delete")),
-        close: () => Promise.resolve(void db.close())
-      })
-    }
-  }
-}
-
-const postgresTarget = async (): Promise<Target> => {
-  const url = new URL(await freshDatabase("ctxlog_tamper"))
-  return {
-    args: ["--pg", url.toString()],
-    open: (hmacKey) =>
-      PostgresEventLog.make({ url: url.toString(), maxConnections: 2, ...(hmacKey === undefined ? {} : { hmacKey }) }),
-    raw: async () => {
-      const raw = new pg.Client({ connectionString: url.toString() })
-      await raw.connect()
-      return {
-        exec: (statement) => raw.query(statement).then(() => undefined),
-        rows: (statement) => raw.query<Record<string, unknown>>(statement).then((result) => result.rows),
-        disableTriggers: () => raw.query("alter table events disable trigger user").then(() => undefined),
-        close: () => raw.end()
-      }
-    }
-  }
-}
-
-const quote = (text: string) => `'${text.replaceAll("'", "''")}'`
-
-/** Write `count` events to a fresh stream with `hmacKey`, and snapshot the window at `snapshotAt`. */
-const seed = (target: Target, hmacKey: string | undefined, count: number, snapshotAt?: number) =>
-  Effect.runPromise(
-    Effect.scoped(
-      Effect.gen(function* () {
-        const context = yield* target.open(hmacKey)
-        const log = Context.get(context, EventLog.EventLog)
-        const stream = freshStream("tamper")
-        const first = snapshotAt ?? count
-        yield* log.append(stream, sampleEvents(first), "no_stream")
-        if (snapshotAt !== undefined) {
-          const repository = SnapshotRepository.make(log, Context.get(context, SnapshotStore.SnapshotStore), {
-            every: 1,
-            ...(hmacKey === undefined ? {} : { hmacKey })
-          })
-          yield* repository.committed(stream, yield* repository.load(stream))
-          if (count > first) yield* log.append(stream, sampleEvents(count - first, "later"), first)
-        }
-        return stream
-      })
-    )
-  )
+const sqliteTarget = () => sqliteTargetIn(temp.dir)
 
 const verify = (target: Target, stream: string, env?: string) =>
   ctxlogInProcess(["verify", ...target.args, stream, ...(env === undefined ? [] : ["--key-env", env])])
@@ -124,10 +43,10 @@ for (const [label, makeTarget] of targets) {
       assert.strictEqual(good.code, 0, good.stderr)
       assert.include(good.stdout, "ok  ")
       const none = await verify(target, stream)
-      assert.strictEqual(none.code, 1)
+      assert.strictEqual(none.code, 3)
       assert.include(none.stderr, `verify failed: stream "${stream}" version 1 (hash-chain): the stream is HMAC-keyed`)
       const wrong = await verify(target, stream, otherEnv)
-      assert.strictEqual(wrong.code, 1)
+      assert.strictEqual(wrong.code, 3)
       assert.include(wrong.stderr, "the stream was keyed with another key")
       const unset = await verify(target, stream, "CTXLOG_TEST_TAMPER_UNSET")
       assert.strictEqual(unset.code, 1)
@@ -174,7 +93,7 @@ for (const [label, makeTarget] of targets) {
         await raw.close()
       }
       const result = await verify(target, stream, keyEnv)
-      assert.strictEqual(result.code, 1)
+      assert.strictEqual(result.code, 3)
       assert.include(result.stdout, "FAIL")
       assert.include(result.stderr, `verify failed: stream "${stream}" version 3 (hash-chain)`)
     })
@@ -197,7 +116,7 @@ for (const [label, makeTarget] of targets) {
         [plain, undefined]
       ] as const) {
         const result = await verify(target, stream, env)
-        assert.strictEqual(result.code, 1)
+        assert.strictEqual(result.code, 3)
         assert.include(
           result.stderr,
           `verify failed: stream "${stream}" version 5 (stream-row): the streams row says version 6, but the events end at version 4 (events deleted)`
@@ -232,7 +151,7 @@ for (const [label, makeTarget] of targets) {
         await raw.close()
       }
       const result = await verify(target, keyed, keyEnv)
-      assert.strictEqual(result.code, 1)
+      assert.strictEqual(result.code, 3)
       assert.include(
         result.stderr,
         `verify failed: stream "${keyed}" version 4 (stream-row): the streams row does not match its seal`
@@ -256,7 +175,7 @@ for (const [label, makeTarget] of targets) {
         await raw.close()
       }
       const result = await verify(target, stream, keyEnv)
-      assert.strictEqual(result.code, 1)
+      assert.strictEqual(result.code, 3)
       assert.include(
         result.stderr,
         `verify failed: stream "${stream}" version 4 (snapshot): the snapshot is not sealed with the HMAC key`
@@ -291,7 +210,7 @@ for (const [label, makeTarget] of targets) {
       const good = await verify(target, stream, keyEnv)
       assert.strictEqual(good.code, 0, good.stderr)
       const none = await verify(target, stream)
-      assert.strictEqual(none.code, 1)
+      assert.strictEqual(none.code, 3)
       assert.include(none.stderr, `verify failed: stream "${stream}" version 1 (hash-chain): the stream is HMAC-keyed`)
 
       const outcome = await Effect.runPromise(

@@ -14,6 +14,8 @@ export * as Erasure from "./Erasure.js"
 export * as FileStore from "./FileStore.js"
 /** Vector-search extension point. @since 0.1.0 */
 export * as Embedder from "./Embedder.js"
+/** Read-only, verified access to a log: streams, stored events, snapshots, integrity. @since 0.2.0 */
+export * as LogReader from "./LogReader.js"
 /** A RecallSource over the recall index. @since 0.1.0 */
 export * as FullTextRecall from "./FullTextRecall.js"
 /** The durable log on PostgreSQL. @since 0.1.0 */

@@ -7,11 +7,9 @@ import { dirname, join } from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
 import { transcriptsDir } from "@ctxlog/core/testing"
 import * as NodeContext from "@effect/platform-node/NodeContext"
-import * as Cause from "effect/Cause"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
-import { Cli } from "../../src/index.js"
+import { Cli, Report } from "../../src/index.js"
 
 const require = createRequire(import.meta.url)
 const tsx = pathToFileURL(join(dirname(require.resolve("tsx/package.json")), "dist/esm/index.mjs")).href
@@ -27,13 +25,17 @@ export interface Result {
   readonly stderr: string
 }
 
-/** Run `ctxlog ...args` in `cwd`. */
-export const ctxlog = (args: ReadonlyArray<string>, cwd: string): Promise<Result> =>
+/** Run `ctxlog ...args` in `cwd` (NO_COLOR set, unless `env` says otherwise). */
+export const ctxlog = (
+  args: ReadonlyArray<string>,
+  cwd: string,
+  env: Readonly<Record<string, string>> = { NO_COLOR: "1" }
+): Promise<Result> =>
   new Promise((resolve) => {
     execFile(
       process.execPath,
       ["--conditions=@ctxlog/source", "--import", tsx, bin, ...args],
-      { cwd, maxBuffer: 64 * 1024 * 1024, env: { ...process.env, NO_COLOR: "1" } },
+      { cwd, maxBuffer: 64 * 1024 * 1024, env: { ...process.env, ...env } },
       (error, stdout, stderr) => {
         const code = error === null ? 0 : typeof error.code === "number" ? error.code : 1
         resolve({ code, stdout, stderr })
@@ -70,7 +72,6 @@ export const ctxlogInProcess = async (args: ReadonlyArray<string>): Promise<Resu
       )
     )
   )
-  return Exit.isSuccess(exit)
-    ? { code: 0, stdout: `${out.join("\n")}\n`, stderr: "" }
-    : { code: 1, stdout: `${out.join("\n")}\n`, stderr: Cause.pretty(exit.cause) }
+  // The exit code and stderr the bin would give (Report.report).
+  return { ...Report.report(exit, args, Cli.optionNames), stdout: `${out.join("\n")}\n` }
 }

@@ -1,0 +1,52 @@
+#!/usr/bin/env node
+// `pnpm ctxlog …` from the repository root: runs the built CLI (apps/inspector/dist/bin.js) at once when it
+// is newer than every source it is built from, and otherwise says so and builds first (the root `prepare`
+// builds it at `pnpm install`, so the first call after an install starts without a build).
+// `--build-only` builds when needed and exits (what `prepare` runs).
+import { spawnSync } from "node:child_process"
+import { existsSync, readdirSync, statSync } from "node:fs"
+import { dirname, join } from "node:path"
+import { fileURLToPath, pathToFileURL } from "node:url"
+
+const inspector = join(dirname(fileURLToPath(import.meta.url)), "..")
+const root = join(inspector, "..", "..")
+const bin = join(inspector, "dist", "bin.js")
+// The inspector and the workspace packages it imports (their dist is what dist/bin.js loads).
+const sources = [
+  join(inspector, "src"),
+  join(inspector, "ui"),
+  ...["core", "memory", "compaction", "providers"].map((name) => join(root, "packages", name, "src"))
+]
+
+const newest = (dir) => {
+  if (!existsSync(dir)) return 0
+  let latest = 0
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name)
+    latest = Math.max(latest, entry.isDirectory() ? newest(path) : statSync(path).mtimeMs)
+  }
+  return latest
+}
+
+const stale = () => !existsSync(bin) || Math.max(...sources.map(newest)) > statSync(bin).mtimeMs
+
+const buildOnly = process.argv[2] === "--build-only"
+if (stale()) {
+  process.stderr.write(
+    "ctxlog: building the inspector and the packages it uses (sources changed since the last build)…\n"
+  )
+  const built = spawnSync(
+    "pnpm",
+    ["exec", "turbo", "run", "build", "--filter=@ctxlog/inspector", "--output-logs=errors-only"],
+    { cwd: root, stdio: ["ignore", "ignore", "inherit"] }
+  )
+  if (built.status !== 0) {
+    process.stderr.write("ctxlog: the build failed (see above); run `pnpm build` for the whole log\n")
+    // At install (`prepare`) a failed build must not fail `pnpm install`: the next `pnpm ctxlog` tries again.
+    process.exit(buildOnly ? 0 : (built.status ?? 1))
+  }
+}
+if (!buildOnly) {
+  // dist/bin.js reads process.argv from index 2: the arguments after this script are the CLI's.
+  await import(pathToFileURL(bin).href)
+}
