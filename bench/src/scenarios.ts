@@ -24,6 +24,7 @@ import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import { compare, noteRow, type Row, rows, type Subject } from "./harness.js"
 import { type Server, startServer } from "./postgres.js"
+import { reloadScenario, storageScenario } from "./storage.js"
 import {
   messageEvent,
   messageInput,
@@ -791,7 +792,9 @@ export const scenarios: ReadonlyArray<Scenario> = [
   trimScenario,
   prefixScenario,
   rssScenario,
-  inspectorScenario
+  inspectorScenario,
+  storageScenario,
+  reloadScenario
 ]
 
 export { startServer }
