@@ -26,7 +26,7 @@ const noted = (row: Row | undefined, unit: string): number | undefined => {
 const notRun = (target: string, goal: string, scenario: string): Verdict => ({
   target,
   goal,
-  measured: `scenario \`${scenario}\` not in this run`,
+  measured: `no figure in this run (scenario \`${scenario}\` not run, or its row has a note instead)`,
   met: "not run"
 })
 
