@@ -71,16 +71,24 @@ const build = (window: Window.Window) => {
 const turns = (size: number) => {
   let window = windowOf(size)
   build(window)
-  const perTurn: Array<{ rendered: number; full: number; hashed: number; added: number }> = []
+  const perTurn: Array<{ rendered: number; newTurns: number; full: number; hashed: number; added: number }> = []
   for (let turn = 0; turn < 4; turn++) {
     const events =
       turn % 2 === 0 ? [user(size + turn), ...toolRound(size + turn)] : [user(size + turn), assistant(turn)]
+    // The new history turns: the user's, then an assistant turn and its results, or a plain assistant turn.
+    const newTurns = turn % 2 === 0 ? 3 : 2
     window = events.reduce(Window.evolve, window)
     reset()
     const request = build(window)
     const sha = RenderRecord.requestSha256(request)
     const added = events.reduce((total, event) => total + JSON.stringify(event).length, 0)
-    perTurn.push({ rendered: counters.turnsRendered, full: counters.fullRenders, hashed: counters.charsHashed, added })
+    perTurn.push({
+      rendered: counters.turnsRendered,
+      newTurns,
+      full: counters.fullRenders,
+      hashed: counters.charsHashed,
+      added
+    })
     const body = fromScratch(window)
     assert.strictEqual(JSON.stringify(request), body)
     assert.strictEqual(sha, EventHash.sha256(body))
@@ -95,8 +103,8 @@ describe("Anthropic render cache", () => {
       console.log(`render cache at ${size} messages, per turn:`, JSON.stringify(perTurn))
       for (const turn of perTurn) {
         assert.strictEqual(turn.full, 0)
-        // The new messages are at most three turns; the last old draft may merge with them (never re-rendered).
-        assert.isAtMost(turn.rendered, 3)
+        // Only the new turns are rendered: old messages rendered again = 0.
+        assert.strictEqual(turn.rendered - turn.newTurns, 0)
         // The previous turn's tail and reminder message are hashed again, not the window.
         assert.isBelow(turn.hashed, 4 * turn.added + 2000)
       }
