@@ -9,6 +9,7 @@ import type { Row } from "./harness.js"
 import { table } from "./harness.js"
 import type { Server } from "./postgres.js"
 import { type Run, scenarios, startServer } from "./scenarios.js"
+import { targetTable } from "./targets.js"
 
 const args = process.argv.slice(2).filter((arg) => arg !== "--")
 const quick = args.includes("--quick") || process.env.BENCH_QUICK === "1"
@@ -79,7 +80,8 @@ for (const scenario of selected) {
   try {
     const result = await scenario.run(run)
     all.push(...result)
-    console.log(table(result))
+    // Progress only: the table is printed once, at the end.
+    console.log(`bench: ${scenario.name}: ${result.length} row(s)`)
   } catch (cause) {
     const message = cause instanceof Error ? (cause.stack ?? cause.message) : String(cause)
     console.error(`bench: ${scenario.name} failed: ${message}`)
@@ -122,4 +124,5 @@ writeFileSync(join(out, "latest.json"), `${JSON.stringify(result, null, 2)}\n`)
 console.log(
   `bench: ${selected.length} scenario(s) in ${result.seconds} s on ${machine.nproc} × ${machine.cpu} (load ${machine.loadavg.join(" ")})`
 )
+console.log(`bench: the targets\n\n${targetTable(all)}\n`)
 console.log(`bench: the table\n\n${table(all)}\n\nwritten to bench/results/latest.json`)

@@ -25,6 +25,7 @@ import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import { compare, noteRow, type Row, rows, type Subject } from "./harness.js"
 import { type Server, startServer } from "./postgres.js"
+import { reloadScenario, storageScenario } from "./storage.js"
 import {
   messageEvent,
   messageInput,
@@ -789,7 +790,9 @@ export const scenarios: ReadonlyArray<Scenario> = [
   trimScenario,
   prefixScenario,
   rssScenario,
-  inspectorScenario
+  inspectorScenario,
+  storageScenario,
+  reloadScenario
 ]
 
 export { startServer }

@@ -55,6 +55,13 @@ export type ContextOptions = (
   readonly readonly?: boolean
   /** SQLite: `false` rejects a missing file with `DatabaseNotFound` instead of creating it. */
   readonly create?: boolean
+  /**
+   * SQLite: `"full"` (the default) syncs every commit to disk (`synchronous=FULL`): an append that
+   * resolved survives a power loss. `"normal"` (`synchronous=NORMAL` in WAL) syncs at checkpoints only:
+   * faster appends, and a power loss (not a process crash) may lose the last ones; the log stays
+   * consistent either way. PostgreSQL follows the server's `synchronous_commit`.
+   */
+  readonly durability?: "full" | "normal"
   /** The summarizer `compact` uses. */
   readonly summarizer?: Summarizer
   /** Replaces the token counter (default `gpt-tokenizer`, o200k_base). */
@@ -175,7 +182,8 @@ const storeLayer = (options: ContextOptions) => {
       filename: options.sqlite,
       ...overrides,
       ...(options.readonly === undefined ? {} : { readonly: options.readonly }),
-      ...(options.create === undefined ? {} : { create: options.create })
+      ...(options.create === undefined ? {} : { create: options.create }),
+      ...(options.durability === undefined ? {} : { durability: options.durability })
     })
   }
   if (options.postgres !== undefined) return Ctxlog.postgres({ url: options.postgres, ...overrides })

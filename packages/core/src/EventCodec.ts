@@ -214,7 +214,9 @@ export const upcasters: ReadonlyArray<Upcaster> = [
 ]
 
 const decodeEvent = Schema.decodeUnknownEither(WindowEvent)
-const encodeEvent = Schema.encodeEither(WindowEvent)
+// Encoding an unknown value checks it against the typed side (fields, refinements, no excess keys) on
+// the way: one Schema pass validates and encodes.
+const encodeUnknownEvent = Schema.encodeUnknownEither(WindowEvent)
 
 const firstIssue = (error: ParseResult.ParseError): { path: string; detail: string } => {
   const issues = ParseResult.ArrayFormatter.formatErrorSync(error)
@@ -282,20 +284,16 @@ export const encodeAll = (
     const stored: Array<StoredEvent> = []
     for (const [index, event] of events.entries()) {
       const type = isRecord(event) && typeof event._tag === "string" ? event._tag : "unknown"
-      // Validate the typed value first (decode), so a hand-built object with a wrong field is caught.
-      const validated = decodeEvent(event, { errors: "first", onExcessProperty: "error" })
-      if (validated._tag === "Left") {
-        const { path, detail } = firstIssue(validated.left)
-        return Effect.fail(new EventEncodeError({ type, index, path, detail }))
-      }
-      const encoded = encodeEvent(validated.right)
+      // One pass: encoding an unknown value validates it against the typed side first, so a hand-built
+      // object with a wrong field (or an extra one) is caught, and its encoded form is what is stored.
+      const encoded = encodeUnknownEvent(event, { errors: "first", onExcessProperty: "error" })
       if (encoded._tag === "Left") {
         const { path, detail } = firstIssue(encoded.left)
         return Effect.fail(new EventEncodeError({ type, index, path, detail }))
       }
       stored.push({
-        type: validated.right._tag,
-        schemaVersion: schemaVersions[validated.right._tag],
+        type: encoded.right._tag,
+        schemaVersion: schemaVersions[encoded.right._tag],
         data: JSON.stringify(encoded.right)
       })
     }

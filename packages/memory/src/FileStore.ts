@@ -1,6 +1,6 @@
 /**
  * The file store: large tool outputs kept once, content-addressed (SHA-256 of the text), in the same
- * database as the log (SQLite or PostgreSQL, table `files`, migration `0008_files`). The event and the
+ * database as the log (SQLite or PostgreSQL, table `files`, migration `0009_files`). The event and the
  * window hold a handle instead: the tool result part's `content` becomes a preview that starts with a
  * line naming the output and ends with the full handle (hash, bytes, lines, tokens) and how to read it —
  * exactly what every builder sends the model, so renders need nothing new. `handleOf` reads the handle

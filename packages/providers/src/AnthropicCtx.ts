@@ -17,10 +17,11 @@ import type { Window } from "@ctxlog/core"
 import * as Either from "effect/Either"
 import type { InvalidRequest } from "./InvalidRequest.js"
 import * as anthropicRender from "./internal/anthropicRender.js"
+import * as renderCache from "./internal/renderCache.js"
 import * as serverContext from "./internal/serverContext.js"
 import * as common from "./internal/builderCommon.js"
 import type { BuildOptions, Built, CommonConfig, CtxBuilder } from "./internal/builderTypes.js"
-import { fromWindow } from "./internal/sections.js"
+import { fromWindow, slotsOf } from "./internal/sections.js"
 import type { AnthropicRequest } from "./internal/wire.js"
 import * as RequestValidator from "./RequestValidator.js"
 
@@ -98,28 +99,34 @@ export const make = (config: Config): CtxBuilder<AnthropicRequest> => {
   const build = (
     window: Window.Window,
     options: BuildOptions = {}
-  ): Either.Either<Built<AnthropicRequest>, InvalidRequest> =>
-    Either.flatMap(RequestValidator.history("anthropic", window.history, window.completedToolIds), () =>
-      Either.map(
-        anthropicRender.render(fromWindow(window, options.systemPrompt), {
-          model: config.model,
-          maxTokens: common.outputLimitOf(sizing, config, options),
-          temperature: options.temperature,
-          tools: options.tools,
-          reminder: options.turnReminder,
-          minCacheableTokens: config.minCacheableTokens ?? minCacheableTokensFor(config.model),
-          cacheTtl: config.cacheTtl,
-          cache: config.promptCaching ?? true,
-          thinking: config.thinking,
-          thinkingBudget: config.thinkingBudget
-        }),
-        ({ request, breakpoints }) => ({
-          request: serverContext.anthropic(request, options.serverContext),
-          stats: common.statsOf(window, common.budgetOf(sizing, config, options), breakpoints),
-          ...(options.serverContext === undefined ? {} : { serverContext: options.serverContext })
-        })
+  ): Either.Either<Built<AnthropicRequest>, InvalidRequest> => {
+    const settings: anthropicRender.Settings = {
+      model: config.model,
+      maxTokens: common.outputLimitOf(sizing, config, options),
+      temperature: options.temperature,
+      tools: options.tools,
+      reminder: options.turnReminder,
+      minCacheableTokens: config.minCacheableTokens ?? minCacheableTokensFor(config.model),
+      cacheTtl: config.cacheTtl,
+      cache: config.promptCaching ?? true,
+      thinking: config.thinking,
+      thinkingBudget: config.thinkingBudget
+    }
+    // From scratch: tool pairing on the history, then the render. The cache renders only what is new
+    // since its last render of this history and falls back to this when it cannot prove the same result.
+    const full = () =>
+      Either.flatMap(RequestValidator.history("anthropic", window.history, window.completedToolIds), () =>
+        anthropicRender.render(fromWindow(window, options.systemPrompt), settings)
       )
+    return Either.map(
+      renderCache.renderAnthropic(slotsOf(window, options.systemPrompt), window.history, settings, full),
+      ({ request, breakpoints }) => ({
+        request: serverContext.anthropic(request, options.serverContext),
+        stats: common.statsOf(window, common.budgetOf(sizing, config, options), breakpoints),
+        ...(options.serverContext === undefined ? {} : { serverContext: options.serverContext })
+      })
     )
+  }
   return {
     name: "anthropic",
     model: config.model,

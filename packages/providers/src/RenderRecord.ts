@@ -23,12 +23,18 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import { type BuildOptions, type BuildStats, type Built, forProvider, type ProviderConfig } from "./CtxBuilder.js"
+import * as renderCache from "./internal/renderCache.js"
 
 /** The exact request body the clients send: `JSON.stringify` of the built request. @since 0.1.0 */
 export const serialize = (request: unknown): string => JSON.stringify(request)
 
-/** SHA-256 (hex) of the serialized request. @since 0.1.0 */
-export const requestSha256 = (request: unknown): string => EventHash.sha256(serialize(request))
+/**
+ * SHA-256 (hex) of the serialized request. A request the render cache built is hashed from the kept
+ * hash state of its unchanged prefix (the same digest, without serializing the whole request again).
+ * @since 0.1.0
+ */
+export const requestSha256 = (request: unknown): string =>
+  renderCache.sha256Of(request) ?? EventHash.sha256(serialize(request))
 
 /** Who served (or will serve) a request. @since 0.1.0 */
 export interface Target {

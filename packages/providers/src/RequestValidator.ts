@@ -88,64 +88,83 @@ export const anthropic = (request: AnthropicRequest): Either.Either<void, Invali
     return fail(`${breakpoints} cache_control breakpoints (the API allows ${maxCacheBreakpoints})`)
   }
   const seenIds = new Set<string>()
-  for (const [index, message] of request.messages.entries()) {
-    const previous = index > 0 ? request.messages[index - 1] : undefined
-    const next = request.messages[index + 1]
-    if (previous !== undefined && previous.role === message.role) {
-      return fail(`messages #${index} and #${index + 1} both have role "${message.role}"`)
-    }
-    if (message.content.length === 0) return fail(`message #${index + 1} has no content`)
-    let leading = true
-    let beforeThinking = true
-    for (const [blockIndex, block] of message.content.entries()) {
-      if (block.type === "thinking" || block.type === "redacted_thinking") {
-        const at = { messageIndex: index, blockIndex, messageId: undefined }
-        if (message.role !== "assistant") {
-          return Either.left(invalid("anthropic", `${block.type} block outside an assistant message`, at))
-        }
-        if (!beforeThinking) {
-          return Either.left(
-            invalid("anthropic", `${block.type} block after text or tool_use: thinking must lead its message`, at)
-          )
-        }
-        if (block.type === "thinking" && block.signature.length === 0) {
-          return Either.left(invalid("anthropic", "thinking block without its signature", at))
-        }
-        if (block.type === "redacted_thinking" && block.data.length === 0) {
-          return Either.left(invalid("anthropic", "redacted_thinking block without its data", at))
-        }
-        if ("cache_control" in block) {
-          return Either.left(invalid("anthropic", `${block.type} block cannot carry cache_control`, at))
-        }
-        continue
-      }
-      beforeThinking = false
-      if (block.type === "text" && block.text.trim().length === 0) {
-        return fail(`message #${index + 1} has an empty (or whitespace-only) text block`)
-      }
-      if (block.type === "tool_use") {
-        if (message.role !== "assistant") return fail("tool_use outside an assistant message", block.id)
-        if (!anthropicIdPattern.test(block.id)) {
-          return fail("tool_use id must match ^[a-zA-Z0-9_-]+$ for the Messages API", block.id)
-        }
-        if (seenIds.has(block.id)) return fail("tool_use id is used twice", block.id)
-        seenIds.add(block.id)
-        const answered = next?.content.some((item) => item.type === "tool_result" && item.tool_use_id === block.id)
-        if (answered !== true) return fail("tool_use is not answered by a tool_result in the next message", block.id)
-      }
-      if (block.type === "tool_result") {
-        if (message.role !== "user") return fail("tool_result outside a user message", block.tool_use_id)
-        if (!leading) return fail("tool_result blocks must come before other content", block.tool_use_id)
-        const asked = previous?.content.some((item) => item.type === "tool_use" && item.id === block.tool_use_id)
-        if (asked !== true) {
-          return fail("tool_result does not answer a tool_use of the previous message", block.tool_use_id)
-        }
-      } else {
-        leading = false
-      }
-    }
+  for (let index = 0; index < request.messages.length; index++) {
+    const problem = anthropicMessage(request.messages, index, seenIds)
+    if (problem !== undefined) return problem
   }
   return ok
+}
+
+/**
+ * The Messages API rules for message `index` (its neighbours included); `seenIds` holds the tool_use
+ * ids of the messages before it and gets this message's. Undefined when it passes.
+ * @since 0.2.0
+ */
+export const anthropicMessage = (
+  messages: AnthropicRequest["messages"],
+  index: number,
+  seenIds: Set<string>
+): Either.Either<never, InvalidRequest> | undefined => {
+  const fail = (detail: string, toolCallId?: string) =>
+    Either.left(invalid("anthropic", detail, { toolCallId, messageId: undefined }))
+  const message = messages[index]
+  if (message === undefined) return undefined
+  const previous = index > 0 ? messages[index - 1] : undefined
+  const next = messages[index + 1]
+  if (previous !== undefined && previous.role === message.role) {
+    return fail(`messages #${index} and #${index + 1} both have role "${message.role}"`)
+  }
+  if (message.content.length === 0) return fail(`message #${index + 1} has no content`)
+  let leading = true
+  let beforeThinking = true
+  for (const [blockIndex, block] of message.content.entries()) {
+    if (block.type === "thinking" || block.type === "redacted_thinking") {
+      const at = { messageIndex: index, blockIndex, messageId: undefined }
+      if (message.role !== "assistant") {
+        return Either.left(invalid("anthropic", `${block.type} block outside an assistant message`, at))
+      }
+      if (!beforeThinking) {
+        return Either.left(
+          invalid("anthropic", `${block.type} block after text or tool_use: thinking must lead its message`, at)
+        )
+      }
+      if (block.type === "thinking" && block.signature.length === 0) {
+        return Either.left(invalid("anthropic", "thinking block without its signature", at))
+      }
+      if (block.type === "redacted_thinking" && block.data.length === 0) {
+        return Either.left(invalid("anthropic", "redacted_thinking block without its data", at))
+      }
+      if ("cache_control" in block) {
+        return Either.left(invalid("anthropic", `${block.type} block cannot carry cache_control`, at))
+      }
+      continue
+    }
+    beforeThinking = false
+    if (block.type === "text" && block.text.trim().length === 0) {
+      return fail(`message #${index + 1} has an empty (or whitespace-only) text block`)
+    }
+    if (block.type === "tool_use") {
+      if (message.role !== "assistant") return fail("tool_use outside an assistant message", block.id)
+      if (!anthropicIdPattern.test(block.id)) {
+        return fail("tool_use id must match ^[a-zA-Z0-9_-]+$ for the Messages API", block.id)
+      }
+      if (seenIds.has(block.id)) return fail("tool_use id is used twice", block.id)
+      seenIds.add(block.id)
+      const answered = next?.content.some((item) => item.type === "tool_result" && item.tool_use_id === block.id)
+      if (answered !== true) return fail("tool_use is not answered by a tool_result in the next message", block.id)
+    }
+    if (block.type === "tool_result") {
+      if (message.role !== "user") return fail("tool_result outside a user message", block.tool_use_id)
+      if (!leading) return fail("tool_result blocks must come before other content", block.tool_use_id)
+      const asked = previous?.content.some((item) => item.type === "tool_use" && item.id === block.tool_use_id)
+      if (asked !== true) {
+        return fail("tool_result does not answer a tool_use of the previous message", block.tool_use_id)
+      }
+    } else {
+      leading = false
+    }
+  }
+  return undefined
 }
 
 const callIdsOf = (message: ChatMessage): ReadonlyArray<string> =>

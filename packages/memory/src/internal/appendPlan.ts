@@ -1,6 +1,7 @@
 import { type EventCodec, EventHash, EventLog } from "@ctxlog/core"
 import * as Effect from "effect/Effect"
 import type { NewEvent } from "./statements.js"
+import { counters } from "./workCounters.js"
 
 // The append decision and row building both backends share. The common case (new ids, expected version
 // matches) is decided here in plain code, inside the backend's transaction; every other case is handed to
@@ -102,6 +103,7 @@ export const rowsOf = (
     if (record === undefined) continue
     const version = current + 1 + index
     const eventId = request.ids[index] ?? ""
+    counters.charsHashed += record.data.length
     hash = EventHash.chain(
       hash,
       {

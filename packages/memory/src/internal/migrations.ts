@@ -122,7 +122,7 @@ const recall = (dialect: Dialect): Migration => ({
       .columns(["owner", "source", "document_id"])
       .execute()
     if (dialect === "sqlite") {
-      // Its own content (not external-content): rows are removed by rowid when a document is re-ingested.
+      // Its own content at first (0008 makes it external-content over recall_entries): rows are removed by rowid.
       await sql`create virtual table recall_fts using fts5(text, tokenize = 'porter unicode61')`.execute(db)
     } else {
       await sql`create index recall_entries_tsv on recall_entries using gin (tsv)`.execute(db)
@@ -251,6 +251,25 @@ const files = (dialect: Dialect): Migration => ({
   }
 })
 
+/**
+ * The SQLite full-text index keeps no copy of the text: an external-content FTS5 table over
+ * `recall_entries` (which holds the text already, and which the search joins for everything it returns),
+ * where the index's own copy was a third copy of every message after the event and the entry. Rows are
+ * still removed by rowid, before their entry (FTS5 reads the entry's text to remove its terms, so the
+ * bm25 statistics stay exact). Rebuilt from the entries; PostgreSQL's index (a generated tsvector) is as
+ * it was.
+ */
+const externalContentFts = (dialect: Dialect): Migration => ({
+  up: async (db: Kysely<unknown>) => {
+    if (dialect !== "sqlite") return
+    await sql`drop table recall_fts`.execute(db)
+    await sql`create virtual table recall_fts using fts5(text, tokenize = 'porter unicode61', content = 'recall_entries', content_rowid = 'entry_id')`.execute(
+      db
+    )
+    await sql`insert into recall_fts (recall_fts) values ('rebuild')`.execute(db)
+  }
+})
+
 /** The migrations of one dialect, by name. */
 export const migrations = (dialect: Dialect): Record<string, Migration> => ({
   "0001_events": events(dialect),
@@ -260,7 +279,8 @@ export const migrations = (dialect: Dialect): Record<string, Migration> => ({
   "0005_snapshot_hash": snapshotHash(),
   "0006_projection_checkpoints": projectionCheckpoints(dialect),
   "0007_tenancy_erasure": tenancyErasure(dialect),
-  "0008_files": files(dialect)
+  "0008_external_content_fts": externalContentFts(dialect),
+  "0009_files": files(dialect)
 })
 
 /** Kysely's `MigrationProvider` over the in-code migrations. */

@@ -92,10 +92,22 @@ export const make = (
         try: () => client.query<Record<string, unknown>>(text, values),
         catch: storeError(operation)
       })
-    const locate = `select event_id, stream_id, stream_version from events where event_id = any($1::text[])`
-    // One statement for the whole batch (one round trip however many events); metadata and time are
-    // shared by every row of a batch.
-    const insertEvents = `insert into events
+    // The head, the owner and the batch's ids already stored, in one round trip.
+    const readHead = `select s.version, s.head_hash,
+        (select o.owner from stream_owners o where o.stream_id = $1) as owner,
+        (select coalesce(json_agg(json_build_array(e.event_id, e.stream_id, e.stream_version)), '[]'::json)
+           from events e where e.event_id = any($2::text[])) as located
+      from (select 1) as one left join streams s on s.stream_id = $1`
+    // The stream row and every event of the batch in one statement (one round trip however many events);
+    // metadata and time are shared by every row of a batch. The stream row is written by a data-modifying
+    // CTE: the events' foreign key is checked at the end of the statement, when it exists.
+    const writeBatch = `with stream as (
+        insert into streams (stream_id, version, head_hash, created_at, updated_at) values ($2, $10, $11, $8, $8)
+        on conflict (stream_id) do update
+          set version = excluded.version, head_hash = excluded.head_hash, updated_at = excluded.updated_at
+        returning 1
+      )
+      insert into events
         (event_id, stream_id, stream_version, type, schema_version, data, metadata, recorded_at, hash)
       select u.event_id, $2, u.stream_version, u.type, u.schema_version, u.data, $7::jsonb, $8::bigint, u.hash
       from unnest($1::text[], $3::bigint[], $4::text[], $5::int[], $6::text[], $9::text[])
@@ -119,19 +131,20 @@ export const make = (
       Effect.gen(function* () {
         // BEGIN and the append lock in one round trip (a simple query may hold several statements).
         yield* plain(client, "append", `begin; select pg_advisory_xact_lock(${appendLockKey})`)
-        const { rows: heads } = yield* run(client, "read stream", "select_stream", compiled.selectStream, {
-          stream: request.stream
+        const { rows: heads } = yield* Effect.tryPromise({
+          try: () =>
+            client.query<Record<string, unknown>>({
+              name: "ctxlog_read_head",
+              text: readHead,
+              values: [request.stream, request.ids]
+            }),
+          catch: storeError("read stream")
         })
         const headRow = heads[0]
         const current = typeof headRow?.version === "number" ? headRow.version : 0
         const previous = typeof headRow?.head_hash === "string" ? headRow.head_hash : EventHash.genesis
-        let owned: string | undefined
+        const owned = typeof headRow?.owner === "string" ? headRow.owner : undefined
         if (request.owner !== undefined) {
-          const { rows } = yield* plain(client, "read owner", "select owner from stream_owners where stream_id = $1", [
-            request.stream
-          ])
-          const owner = rows[0]?.owner
-          owned = typeof owner === "string" ? owner : undefined
           const foreign = ownerRefusal(request, current, owned)
           if (foreign !== undefined) {
             yield* plain(client, "append", "rollback")
@@ -139,12 +152,11 @@ export const make = (
           }
         }
         const located = new Map<string, { stream: string; version: number }>()
-        if (request.ids.length > 0) {
-          const { rows } = yield* plain(client, "locate event ids", locate, [request.ids])
-          for (const { event_id, stream_id, stream_version } of rows) {
-            if (typeof event_id === "string" && typeof stream_id === "string" && typeof stream_version === "number") {
-              located.set(event_id, { stream: stream_id, version: stream_version })
-            }
+        const found: unknown = headRow?.located
+        for (const entry of Array.isArray(found) ? found : []) {
+          const [event_id, stream_id, stream_version]: ReadonlyArray<unknown> = Array.isArray(entry) ? entry : []
+          if (typeof event_id === "string" && typeof stream_id === "string" && typeof stream_version === "number") {
+            located.set(event_id, { stream: stream_id, version: stream_version })
           }
         }
         if (!canWrite(request, current, located)) {
@@ -158,12 +170,6 @@ export const make = (
         }
         const { rows, head } = rowsOf(request, current, previous)
         const next = current + rows.length
-        yield* run(client, "save stream", "upsert_stream", compiled.upsertStream, {
-          stream: request.stream,
-          version: next,
-          head,
-          now: request.now
-        })
         if (request.owner !== undefined && owned === undefined) {
           yield* plain(
             client,
@@ -175,8 +181,8 @@ export const make = (
         const inserted = yield* Effect.tryPromise({
           try: () =>
             client.query<Record<string, unknown>>({
-              name: "ctxlog_insert_events",
-              text: insertEvents,
+              name: "ctxlog_write_batch",
+              text: writeBatch,
               values: [
                 rows.map((row) => row.event_id),
                 request.stream,
@@ -186,7 +192,9 @@ export const make = (
                 rows.map((row) => row.data),
                 request.metadata,
                 request.now,
-                rows.map((row) => row.hash)
+                rows.map((row) => row.hash),
+                next,
+                head
               ]
             }),
           catch: storeError("insert events")

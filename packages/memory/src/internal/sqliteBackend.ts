@@ -27,6 +27,7 @@ import {
 } from "./backend.js"
 import { migrateSqlite } from "./migrations.js"
 import type { Database } from "./schema.js"
+import { counters } from "./workCounters.js"
 import { filterSql, tierBonus } from "./search.js"
 import { appendStatements, bind, type Compiled } from "./statements.js"
 
@@ -38,6 +39,27 @@ export interface SqliteOptions {
   readonly readonly?: boolean
   /** `false`: the file must exist already. */
   readonly create?: boolean
+}
+
+/**
+ * An object whose members are made on first use: a store prepares a statement the first time it runs it,
+ * so opening one (and loading a small conversation) does not prepare every statement it might need.
+ */
+const lazily = <T extends Record<string, () => unknown>>(makers: T): { readonly [K in keyof T]: ReturnType<T[K]> } => {
+  const out = {}
+  for (const [key, make] of Object.entries(makers)) {
+    Object.defineProperty(out, key, {
+      enumerable: true,
+      configurable: true,
+      // Made once, then a plain property: the hot path reads it like any field.
+      get: () => {
+        const value = make()
+        Object.defineProperty(out, key, { enumerable: true, value })
+        return value
+      }
+    })
+  }
+  return out as { readonly [K in keyof T]: ReturnType<T[K]> }
 }
 
 const storeError = (operation: string) => (cause: unknown) =>
@@ -91,77 +113,91 @@ export const make = (
       }
     }
     // The append path binds positional parameters straight to statements prepared once: it runs per event.
-    const hot = {
-      selectStream: raw.prepare<[string], { version: number; head_hash: string }>(
-        "select version, head_hash from streams where stream_id = ?"
-      ),
-      upsertStream: raw.prepare<[string, number, string, number, number]>(
-        `insert into streams (stream_id, version, head_hash, created_at, updated_at) values (?, ?, ?, ?, ?)
+    const hot = lazily({
+      selectStream: () =>
+        raw.prepare<[string], { version: number; head_hash: string }>(
+          "select version, head_hash from streams where stream_id = ?"
+        ),
+      upsertStream: () =>
+        raw.prepare<[string, number, string, number, number]>(
+          `insert into streams (stream_id, version, head_hash, created_at, updated_at) values (?, ?, ?, ?, ?)
          on conflict (stream_id) do update set version = excluded.version, head_hash = excluded.head_hash,
            updated_at = excluded.updated_at`
-      ),
-      insertEvent: raw.prepare<[string, string, number, string, number, string, string, number, string]>(
-        `insert into events (event_id, stream_id, stream_version, type, schema_version, data, metadata, recorded_at, hash)
+        ),
+      insertEvent: () =>
+        raw.prepare<[string, string, number, string, number, string, string, number, string]>(
+          `insert into events (event_id, stream_id, stream_version, type, schema_version, data, metadata, recorded_at, hash)
          values (?, ?, ?, ?, ?, ?, ?, ?, ?)`
-      ),
+        ),
       // Every id of the batch in one statement.
-      locate: raw.prepare<[string], { event_id: string; stream_id: string; stream_version: number }>(
-        "select event_id, stream_id, stream_version from events where event_id in (select value from json_each(?))"
-      ),
-      selectOwner: raw.prepare<[string], { owner: string }>("select owner from stream_owners where stream_id = ?"),
-      claimOwner: raw.prepare<[string, string]>(
-        "insert into stream_owners (stream_id, owner) values (?, ?) on conflict (stream_id) do nothing"
-      ),
-      locateOne: raw.prepare<[string], { event_id: string; stream_id: string; stream_version: number }>(
-        "select event_id, stream_id, stream_version from events where event_id = ?"
-      )
-    }
-    const statements = {
-      insertEntry: prepare(compiled.insertEntry),
-      insertFact: prepare(compiled.insertFact),
-      insertFts: raw.prepare<[number, string]>("insert into recall_fts (rowid, text) values (?, ?)"),
-      documentEntries: raw.prepare<[string, string], { entry_id: number }>(
-        "select entry_id from recall_entries where source = 'document' and owner = ? and document_id = ?"
-      ),
-      deleteEntry: raw.prepare<[number]>("delete from recall_entries where entry_id = ?"),
-      deleteFts: raw.prepare<[number]>("delete from recall_fts where rowid = ?"),
-      advanceCheckpoint: raw.prepare<[number, string, number]>(
-        "update projection_checkpoints set position = ? where name = ? and position = ?"
-      ),
-      insertCheckpoint: raw.prepare<[string]>(
-        "insert into projection_checkpoints (name, position) values (?, 0) on conflict (name) do nothing"
-      ),
-      clearMessageFts: raw.prepare(
-        "delete from recall_fts where rowid in (select entry_id from recall_entries where source = 'message')"
-      ),
-      clearMessageEntries: raw.prepare("delete from recall_entries where source = 'message'"),
-      clearFacts: raw.prepare("delete from facts"),
-      resetRecallCheckpoint: raw.prepare("update projection_checkpoints set position = 0 where name = 'recall'")
-    }
-    const erasing = {
-      recallCheckpoint: raw.prepare<[], { position: number }>(
-        "select position from projection_checkpoints where name = 'recall'"
-      ),
-      lastPosition: raw.prepare<[string], { events: number; last: number | null }>(
-        "select count(*) as events, max(global_position) as last from events where stream_id = ?"
-      ),
-      markPending: raw.prepare<[string]>("insert into erasure_pending (stream_id) values (?)"),
-      deleteFts: raw.prepare<[string]>(
-        "delete from recall_fts where rowid in (select entry_id from recall_entries where source = 'message' and stream_id = ?)"
-      ),
-      deleteEntries: raw.prepare<[string]>("delete from recall_entries where source = 'message' and stream_id = ?"),
-      deleteFacts: raw.prepare<[string]>("delete from facts where stream_id = ?"),
-      deleteSnapshots: raw.prepare<[string]>("delete from snapshots where stream_id = ?"),
-      deleteEvents: raw.prepare<[string]>("delete from events where stream_id = ?"),
-      deleteStream: raw.prepare<[string]>("delete from streams where stream_id = ?"),
-      deleteOwner: raw.prepare<[string]>("delete from stream_owners where stream_id = ?"),
-      deleteFiles: raw.prepare<[string]>("delete from files where stream_id = ?"),
-      clearPending: raw.prepare<[string]>("delete from erasure_pending where stream_id = ?"),
-      audit: raw.prepare<[string, string | null, number, number, string, number, string, string]>(
-        `insert into erasures (stream_id, owner, events, last_version, head_hash, erased_at, actor, reason)
+      locate: () =>
+        raw.prepare<[string], { event_id: string; stream_id: string; stream_version: number }>(
+          "select event_id, stream_id, stream_version from events where event_id in (select value from json_each(?))"
+        ),
+      selectOwner: () =>
+        raw.prepare<[string], { owner: string }>("select owner from stream_owners where stream_id = ?"),
+      claimOwner: () =>
+        raw.prepare<[string, string]>(
+          "insert into stream_owners (stream_id, owner) values (?, ?) on conflict (stream_id) do nothing"
+        ),
+      locateOne: () =>
+        raw.prepare<[string], { event_id: string; stream_id: string; stream_version: number }>(
+          "select event_id, stream_id, stream_version from events where event_id = ?"
+        )
+    })
+    const statements = lazily({
+      insertEntry: () => prepare(compiled.insertEntry),
+      insertFact: () => prepare(compiled.insertFact),
+      insertFts: () => raw.prepare<[number, string]>("insert into recall_fts (rowid, text) values (?, ?)"),
+      documentEntries: () =>
+        raw.prepare<[string, string], { entry_id: number }>(
+          "select entry_id from recall_entries where source = 'document' and owner = ? and document_id = ?"
+        ),
+      deleteEntry: () => raw.prepare<[number]>("delete from recall_entries where entry_id = ?"),
+      deleteFts: () => raw.prepare<[number]>("delete from recall_fts where rowid = ?"),
+      advanceCheckpoint: () =>
+        raw.prepare<[number, string, number]>(
+          "update projection_checkpoints set position = ? where name = ? and position = ?"
+        ),
+      insertCheckpoint: () =>
+        raw.prepare<[string]>(
+          "insert into projection_checkpoints (name, position) values (?, 0) on conflict (name) do nothing"
+        ),
+      clearMessageFts: () =>
+        raw.prepare(
+          "delete from recall_fts where rowid in (select entry_id from recall_entries where source = 'message')"
+        ),
+      clearMessageEntries: () => raw.prepare("delete from recall_entries where source = 'message'"),
+      clearFacts: () => raw.prepare("delete from facts"),
+      resetRecallCheckpoint: () => raw.prepare("update projection_checkpoints set position = 0 where name = 'recall'")
+    })
+    const erasing = lazily({
+      recallCheckpoint: () =>
+        raw.prepare<[], { position: number }>("select position from projection_checkpoints where name = 'recall'"),
+      lastPosition: () =>
+        raw.prepare<[string], { events: number; last: number | null }>(
+          "select count(*) as events, max(global_position) as last from events where stream_id = ?"
+        ),
+      markPending: () => raw.prepare<[string]>("insert into erasure_pending (stream_id) values (?)"),
+      deleteFts: () =>
+        raw.prepare<[string]>(
+          "delete from recall_fts where rowid in (select entry_id from recall_entries where source = 'message' and stream_id = ?)"
+        ),
+      deleteEntries: () =>
+        raw.prepare<[string]>("delete from recall_entries where source = 'message' and stream_id = ?"),
+      deleteFacts: () => raw.prepare<[string]>("delete from facts where stream_id = ?"),
+      deleteSnapshots: () => raw.prepare<[string]>("delete from snapshots where stream_id = ?"),
+      deleteEvents: () => raw.prepare<[string]>("delete from events where stream_id = ?"),
+      deleteStream: () => raw.prepare<[string]>("delete from streams where stream_id = ?"),
+      deleteOwner: () => raw.prepare<[string]>("delete from stream_owners where stream_id = ?"),
+      deleteFiles: () => raw.prepare<[string]>("delete from files where stream_id = ?"),
+      clearPending: () => raw.prepare<[string]>("delete from erasure_pending where stream_id = ?"),
+      audit: () =>
+        raw.prepare<[string, string | null, number, number, string, number, string, string]>(
+          `insert into erasures (stream_id, owner, events, last_version, head_hash, erased_at, actor, reason)
          values (?, ?, ?, ?, ?, ?, ?, ?)`
-      )
-    }
+        )
+    })
 
     type Outcome =
       | { readonly _tag: "Written"; readonly result: EventLog.AppendResult }
@@ -172,12 +208,16 @@ export const make = (
     // One synchronous block inside BEGIN IMMEDIATE … COMMIT (better-sqlite3 rolls back when it throws): no
     // Effect per statement, and no other fiber can use the connection while it runs.
     const appendBlock = raw.transaction((request: AppendRequest): Outcome => {
+      counters.appends++
+      counters.appendStatements++
       const head = hot.selectStream.get(request.stream)
       const current = head?.version ?? 0
+      if (request.owner !== undefined) counters.appendStatements++
       const owned = request.owner === undefined ? undefined : hot.selectOwner.get(request.stream)?.owner
       const foreign = ownerRefusal(request, current, owned)
       if (foreign !== undefined) return { _tag: "Foreign", error: foreign }
       const located = new Map<string, { stream: string; version: number }>()
+      if (request.ids.length > 0) counters.appendStatements++
       const found =
         request.ids.length === 1
           ? hot.locateOne.all(request.ids[0] ?? "")
@@ -191,9 +231,15 @@ export const make = (
       const { rows, head: headHash } = rowsOf(request, current, head?.head_hash ?? EventHash.genesis)
       // The stream row first: events reference it.
       hot.upsertStream.run(request.stream, current + rows.length, headHash, request.now, request.now)
-      if (request.owner !== undefined && owned === undefined) hot.claimOwner.run(request.stream, request.owner)
+      counters.appendStatements++
+      if (request.owner !== undefined && owned === undefined) {
+        counters.appendStatements++
+        hot.claimOwner.run(request.stream, request.owner)
+      }
       let lastPosition = 0
       for (const row of rows) {
+        counters.appendStatements++
+        counters.rowsWritten++
         const info = hot.insertEvent.run(
           row.event_id,
           row.stream_id,
@@ -340,7 +386,13 @@ export const make = (
       })
 
     const query: Backend["query"] = (operation, run) =>
-      Effect.tryPromise({ try: () => run(db), catch: storeError(operation) })
+      Effect.tryPromise({
+        try: () => {
+          counters.queries++
+          return run(db)
+        },
+        catch: storeError(operation)
+      })
 
     const matchRows = (match: string, filter: SearchFilter, limit: number, bonus: number) =>
       query("search", async (db) => {

@@ -7,6 +7,7 @@ import type { LanguageModel, Message } from "@ctxlog/core"
 import * as Either from "effect/Either"
 import { type InvalidRequest, make as invalid } from "../InvalidRequest.js"
 import { anthropic as validateAnthropic, maxCacheBreakpoints } from "../RequestValidator.js"
+import { counters } from "./renderCounters.js"
 import { roughTokens, type Sections, type Turn, type UserContent, wrapContext } from "./sections.js"
 import type {
   AnthropicContentBlock,
@@ -55,7 +56,7 @@ export const continuationText = "(conversation continues)"
 const isJsonObject = (value: Message.JsonValue): value is JsonObject =>
   typeof value === "object" && value !== null && !Array.isArray(value)
 
-interface Draft {
+export interface Draft {
   readonly role: "user" | "assistant"
   readonly content: ReadonlyArray<AnthropicContentBlock>
   /** Tokens of this message as the log counted them. */
@@ -123,7 +124,7 @@ const userBlocks = (content: ReadonlyArray<UserContent>): ReadonlyArray<Anthropi
 const isThinking = (block: AnthropicContentBlock): boolean =>
   block.type === "thinking" || block.type === "redacted_thinking"
 
-const draftOf = (turn: Turn, keepThinking: boolean): Either.Either<Draft, InvalidRequest> => {
+export const draftOf = (turn: Turn, keepThinking: boolean): Either.Either<Draft, InvalidRequest> => {
   switch (turn._tag) {
     case "User":
       return Either.right({ role: "user", content: userBlocks(turn.content), tokens: turn.tokens, fromHistory: true })
@@ -172,7 +173,7 @@ const draftOf = (turn: Turn, keepThinking: boolean): Either.Either<Draft, Invali
 }
 
 /** Merge same-role neighbours; in user messages tool results go first (the API requires it). */
-const alternate = (drafts: ReadonlyArray<Draft>): ReadonlyArray<Draft> => {
+export const alternate = (drafts: ReadonlyArray<Draft>): ReadonlyArray<Draft> => {
   const merged: Array<Draft> = []
   for (const draft of drafts) {
     if (draft.content.length === 0) continue
@@ -201,9 +202,14 @@ const alternate = (drafts: ReadonlyArray<Draft>): ReadonlyArray<Draft> => {
   })
 }
 
+const lastUserIndex = (drafts: ReadonlyArray<Draft>): number => {
+  for (let index = drafts.length - 1; index >= 0; index--) if (drafts[index]?.role === "user") return index
+  return -1
+}
+
 const withReminder = (drafts: ReadonlyArray<Draft>, reminder: string | undefined): ReadonlyArray<Draft> => {
   if (reminder === undefined || reminder.length === 0) return drafts
-  const index = drafts.map((draft) => draft.role).lastIndexOf("user")
+  const index = lastUserIndex(drafts)
   const target = drafts[index]
   if (target === undefined) {
     return [...drafts, { role: "user", content: text(reminder), tokens: roughTokens(reminder), fromHistory: false }]
@@ -226,17 +232,17 @@ const markLast = <B extends { readonly cache_control?: CacheControl }>(
   control: CacheControl
 ): ReadonlyArray<B> => blocks.map((block, index) => (index === blocks.length - 1 ? mark(block, control) : block))
 
-/** Render sections; validates the result with the Messages API rules. */
-export const render = (sections: Sections, settings: Settings): Either.Either<Rendered, InvalidRequest> => {
-  const turnDrafts: Array<Draft> = []
-  if (sections.state !== undefined) {
-    turnDrafts.push({
-      role: "user",
-      content: text(sections.state.text),
-      tokens: sections.state.tokens,
-      fromHistory: false
-    })
-  }
+/** The first user turn: task state and signals, when there are any. */
+export const stateDraft = (sections: Sections): Draft | undefined =>
+  sections.state === undefined
+    ? undefined
+    : { role: "user", content: text(sections.state.text), tokens: sections.state.tokens, fromHistory: false }
+
+/** Turn drafts in order: the task state, then each history turn. */
+export const turnDrafts = (sections: Sections, settings: Settings): Either.Either<Array<Draft>, InvalidRequest> => {
+  const drafts: Array<Draft> = []
+  const state = stateDraft(sections)
+  if (state !== undefined) drafts.push(state)
   // The turn whose tool calls the request answers: the last assistant turn, if only results follow it.
   let current = -1
   sections.turns.forEach((turn, index) => {
@@ -245,16 +251,49 @@ export const render = (sections: Sections, settings: Settings): Either.Either<Re
   })
   const keepAll = (settings.thinking ?? "all") === "all"
   for (const [index, turn] of sections.turns.entries()) {
+    counters.turnsRendered++
     const draft = draftOf(turn, keepAll || index === current)
     if (Either.isLeft(draft)) return Either.left(draft.left)
-    turnDrafts.push(draft.right)
+    drafts.push(draft.right)
   }
-  let drafts = alternate(turnDrafts)
-  if (drafts[0]?.role === "assistant") {
-    drafts = [{ role: "user", content: text(continuationText), tokens: 0, fromHistory: false }, ...drafts]
-  }
+  return Either.right(drafts)
+}
+
+/** The error of a render with nothing in it. */
+export const nothingToSend = (): InvalidRequest =>
+  invalid("anthropic", "nothing to send: no task state, no history and no turn reminder")
+
+/** Render sections; validates the result with the Messages API rules. */
+export const render = (sections: Sections, settings: Settings): Either.Either<Rendered, InvalidRequest> =>
+  Either.flatMap(turnDrafts(sections, settings), (drafts) => {
+    const { request, breakpoints } = assemble(sections, alternate(drafts), settings)
+    if (request.messages.length === 0) return Either.left(nothingToSend())
+    return Either.map(validateAnthropic(request), () => ({ request, breakpoints }))
+  })
+
+// One placeholder draft shared by every render that needs it (so its cached request message is too).
+const continuationDraft: Draft = { role: "user", content: text(continuationText), tokens: 0, fromHistory: false }
+
+/** A request message for a draft; a cache may hand back the same object for the same draft. */
+export type MessageOf = (draft: Draft) => AnthropicMessage
+
+const freshMessage: MessageOf = (draft) => ({ role: draft.role, content: draft.content })
+
+/**
+ * The request from merged drafts (what {@link alternate} returns): the placeholder first turn, the
+ * reminder, the prefill trim, system blocks, tools and breakpoints. Not validated. `tail` is the
+ * message that carries the conversation-prefix breakpoint (the one before the last user message).
+ */
+export const assemble = (
+  sections: Sections,
+  merged: ReadonlyArray<Draft>,
+  settings: Settings,
+  messageOf: MessageOf = freshMessage
+): Rendered & { readonly tail: number } => {
+  let drafts = merged
+  if (drafts[0]?.role === "assistant") drafts = [continuationDraft, ...drafts]
   // The stable prefix ends right before the last user message (which carries the reminder).
-  const lastUser = drafts.map((draft) => draft.role).lastIndexOf("user")
+  const lastUser = lastUserIndex(drafts)
   drafts = trimPrefill(withReminder(drafts, settings.reminder))
 
   const identity: ReadonlyArray<AnthropicTextBlock> = sections.identity.flatMap((piece) => text(piece.text))
@@ -301,10 +340,11 @@ export const render = (sections: Sections, settings: Settings): Either.Either<Re
     chosen.has(slot) ? markLast(blocks, control) : blocks
 
   const system = [...at("identity", identity), ...at("stable", stable), ...at("injected", injected)]
-  const messages: ReadonlyArray<AnthropicMessage> = drafts.map((draft, index) => ({
-    role: draft.role,
-    content: index === tail ? at("history", draft.content) : draft.content
-  }))
+  const messages: ReadonlyArray<AnthropicMessage> = drafts.map((draft, index) =>
+    index === tail && chosen.has("history")
+      ? { role: draft.role, content: at("history", draft.content) }
+      : messageOf(draft)
+  )
   const request: AnthropicRequest = {
     model: settings.model,
     max_tokens: settings.maxTokens,
@@ -320,8 +360,5 @@ export const render = (sections: Sections, settings: Settings): Either.Either<Re
       : { thinking: { type: "enabled", budget_tokens: settings.thinkingBudget } }),
     stream: true
   }
-  if (messages.length === 0) {
-    return Either.left(invalid("anthropic", "nothing to send: no task state, no history and no turn reminder"))
-  }
-  return Either.map(validateAnthropic(request), () => ({ request, breakpoints: chosen.size }))
+  return { request, breakpoints: chosen.size, tail }
 }

@@ -157,8 +157,8 @@ export const orderTurns = (history: ReadonlyArray<Message.Message>): ReadonlyArr
   return turns
 }
 
-/** Cut a window into sections. `systemPrompt` replaces the identity partition for this render. */
-export const fromWindow = (window: Window.Window, systemPrompt: string | undefined): Sections => ({
+/** The slots of a window other than its history turns. `systemPrompt` replaces the identity partition. */
+export const slotsOf = (window: Window.Window, systemPrompt: string | undefined): Omit<Sections, "turns"> => ({
   identity:
     systemPrompt !== undefined
       ? [{ text: systemPrompt, tokens: roughTokens(systemPrompt) }]
@@ -173,7 +173,12 @@ export const fromWindow = (window: Window.Window, systemPrompt: string | undefin
     .filter((message) => message.kind !== "chat")
     .map((message) => ({ text: Message.textOf(message), tokens: message.tokens, kind: message.kind }))
     .filter((piece) => piece.text.length > 0),
-  state: renderState(window),
+  state: renderState(window)
+})
+
+/** Cut a window into sections. `systemPrompt` replaces the identity partition for this render. */
+export const fromWindow = (window: Window.Window, systemPrompt: string | undefined): Sections => ({
+  ...slotsOf(window, systemPrompt),
   turns: orderTurns(window.history)
 })
 

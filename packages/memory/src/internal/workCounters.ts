@@ -1,0 +1,24 @@
+/** Work the stores do, for tests that count it (never read on a hot path). */
+export interface Counters {
+  /** Backend appends (one transaction each). */
+  appends: number
+  /** Statements the SQLite append transaction ran (prepared ones). */
+  appendStatements: number
+  /** Event rows written by appends. */
+  rowsWritten: number
+  /** Characters of event data hashed into the chain by appends. */
+  charsHashed: number
+  /** Queries run through kysely (reads, snapshots, recall), on either backend. */
+  queries: number
+}
+
+export const counters: Counters = { appends: 0, appendStatements: 0, rowsWritten: 0, charsHashed: 0, queries: 0 }
+
+/** Zero the counters. */
+export const reset = (): void => {
+  counters.appends = 0
+  counters.appendStatements = 0
+  counters.rowsWritten = 0
+  counters.charsHashed = 0
+  counters.queries = 0
+}

@@ -1,0 +1,77 @@
+/**
+ * The append path by counting work: one append of one event at 1k and at 10k events costs the same
+ * statements, writes one row and hashes only that event's bytes (nothing grows with the log), and
+ * `ContextService.appendMessages` of one message is one append and no other query.
+ */
+import { ContextService, EventLog, Message, TokenCounter, type WindowEvent } from "@ctxlog/core"
+import { assert, describe, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import { Ctxlog } from "../src/index.js"
+import { counters, reset } from "../src/internal/workCounters.js"
+import { tempFile } from "./support/stores.js"
+
+let next = 0
+const event = (text: string): WindowEvent.WindowEvent => {
+  next++
+  const id = `0190a000-0000-7000-8000-${String(next).padStart(12, "0")}`
+  return {
+    _tag: "MessageAppended",
+    id,
+    message: { id: `m-${next}`, role: "user", kind: "chat", parts: [Message.text(text)], tokens: 3 }
+  }
+}
+
+describe("append work", () => {
+  it.scoped("one append costs the same at 1k and 10k events, and appendMessages of one message is one append", () =>
+    Effect.gen(function* () {
+      const stack = Ctxlog.sqlite({
+        filename: tempFile(),
+        durability: "normal",
+        tokenCounter: TokenCounter.layerHeuristic()
+      })
+      yield* Effect.gen(function* () {
+        const log = yield* EventLog.EventLog
+        let version = 0
+        const grow = (to: number) =>
+          Effect.gen(function* () {
+            while (version < to) {
+              const batch = Array.from({ length: 1000 }, (_, k) => event(`filler ${version + k}`))
+              yield* log.append("s", batch, version)
+              version += batch.length
+            }
+          })
+        const one = Effect.gen(function* () {
+          const single = event("the measured event")
+          reset()
+          yield* log.append("s", [single], version)
+          version++
+          return { ...counters }
+        })
+        yield* grow(1000)
+        const at1k = yield* one
+        yield* grow(10_000)
+        const at10k = yield* one
+        console.log("one append at 1k events:", JSON.stringify(at1k), "at 10k:", JSON.stringify(at10k))
+        // The same work, but for the event's own bytes (its number has one more digit at 10k).
+        assert.deepStrictEqual({ ...at10k, charsHashed: 0 }, { ...at1k, charsHashed: 0 })
+        assert.isBelow(Math.abs(at10k.charsHashed - at1k.charsHashed), 3)
+        assert.strictEqual(at1k.appends, 1)
+        assert.strictEqual(at1k.rowsWritten, 1)
+        // Read head, locate the id, write the stream row, insert the event.
+        assert.strictEqual(at1k.appendStatements, 4)
+        assert.strictEqual(at1k.queries, 0)
+        assert.isBelow(at1k.charsHashed, 400)
+
+        const ctx = yield* ContextService.ContextService
+        yield* ctx.appendMessages("conversation", [Message.user("hello")])
+        reset()
+        yield* ctx.appendMessages("conversation", [Message.user("one more message")])
+        console.log("appendMessages of one message:", JSON.stringify(counters))
+        assert.strictEqual(counters.appends, 1)
+        assert.strictEqual(counters.rowsWritten, 1)
+        assert.strictEqual(counters.queries, 0)
+      }).pipe(Effect.provide(Layer.fresh(stack)))
+    })
+  )
+})

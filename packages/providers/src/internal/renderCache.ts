@@ -1,0 +1,273 @@
+/**
+ * The render cache of the Anthropic builder: messages are immutable, so a window whose history starts
+ * with the messages of an earlier render of the same builder settings renders only what came after.
+ * Per state (settings and first message) it keeps the history it rendered, the merged drafts, the
+ * request messages, their JSON text and the SHA-256 state of the request body up to the stable prefix
+ * (everything before the message that carries the conversation breakpoint), and the validation facts
+ * of the messages it checked. A render then costs the new messages: their turns and drafts, their
+ * validation, their JSON and the hash of the bytes after the kept prefix. The request is the same
+ * object graph and the same bytes as a render from scratch (`anthropicRender.render`); anything the
+ * incremental path cannot prove the same (a changed history prefix, a new task state, `thinking:
+ * "current"`, server context, an invalid window) renders from scratch.
+ */
+import { createHash, type Hash } from "node:crypto"
+import { Message } from "@ctxlog/core"
+import * as Either from "effect/Either"
+import type { InvalidRequest } from "../InvalidRequest.js"
+import { anthropicMessage, maxCacheBreakpoints } from "../RequestValidator.js"
+import {
+  alternate,
+  assemble,
+  type Draft,
+  draftOf,
+  nothingToSend,
+  type Rendered,
+  type Settings,
+  stateDraft
+} from "./anthropicRender.js"
+import { counters } from "./renderCounters.js"
+import { orderTurns, type Sections } from "./sections.js"
+import type { AnthropicMessage, AnthropicRequest } from "./wire.js"
+
+interface State {
+  /** The history this state rendered (its messages, by identity). */
+  readonly history: ReadonlyArray<Message.Message>
+  /** The task state it rendered, text and tokens (a change renders from scratch). */
+  readonly stateKey: string
+  /** `alternate` of the state draft and the history drafts. */
+  readonly merged: ReadonlyArray<Draft>
+  /** Tool call ids made in the history (every one answered: the state was valid). */
+  readonly calls: ReadonlySet<string>
+  /** The request messages, validated. */
+  readonly messages: ReadonlyArray<AnthropicMessage>
+  /** tool_use ids of the validated messages. */
+  readonly seenIds: Set<string>
+  /** The body up to `,"messages":[`. */
+  readonly head: string
+  /** SHA-256 state after `head` and the first `hashed` messages (each with its comma). */
+  readonly prefixHash: Hash
+  readonly hashed: number
+}
+
+// Request messages and their JSON, by object: an unchanged draft maps to the same message and text.
+const messageOfDraft = new WeakMap<Draft, AnthropicMessage>()
+const jsonOfMessage = new WeakMap<AnthropicMessage, string>()
+// The request body's hash, computed when asked for (RenderRecord.requestSha256).
+const shaOfRequest = new WeakMap<object, () => string>()
+
+const messageOf = (draft: Draft): AnthropicMessage => {
+  const cached = messageOfDraft.get(draft)
+  if (cached !== undefined) return cached
+  const message: AnthropicMessage = { role: draft.role, content: draft.content }
+  messageOfDraft.set(draft, message)
+  return message
+}
+
+const jsonOf = (message: AnthropicMessage): string => {
+  const cached = jsonOfMessage.get(message)
+  if (cached !== undefined) return cached
+  const json = JSON.stringify(message)
+  jsonOfMessage.set(message, json)
+  return json
+}
+
+/** The SHA-256 of `JSON.stringify(request)` when this cache rendered the request, else undefined. */
+export const sha256Of = (request: unknown): string | undefined => {
+  if (typeof request !== "object" || request === null) return undefined
+  return shaOfRequest.get(request)?.()
+}
+
+// The body around the messages: `JSON.stringify` keeps key order, so the keys before `messages` and
+// after it serialize the same alone as inside the whole request.
+const around = (request: AnthropicRequest): { readonly head: string; readonly tail: string } => {
+  const before: Record<string, unknown> = {}
+  const after: Record<string, unknown> = {}
+  let seen = false
+  for (const [key, value] of Object.entries(request)) {
+    if (key === "messages") seen = true
+    else if (seen) after[key] = value
+    else before[key] = value
+  }
+  const head = JSON.stringify(before)
+  const tail = JSON.stringify(after)
+  return {
+    head: head === "{}" ? '{"messages":[' : `${head.slice(0, -1)},"messages":[`,
+    tail: tail === "{}" ? "]}" : `],${tail.slice(1)}`
+  }
+}
+
+const maxStates = 16
+const states = new Map<string, State>()
+
+const remember = (key: string, state: State): void => {
+  states.delete(key)
+  states.set(key, state)
+  if (states.size > maxStates) {
+    const oldest = states.keys().next().value
+    if (oldest !== undefined) states.delete(oldest)
+  }
+}
+
+/** Forget every state (tests). */
+export const clear = (): void => states.clear()
+
+const keyOf = (settings: Settings, history: ReadonlyArray<Message.Message>): string =>
+  `${settings.model}\u0000${settings.maxTokens}\u0000${settings.temperature}\u0000${settings.thinkingBudget}\u0000${settings.cache}\u0000${settings.cacheTtl}\u0000${settings.minCacheableTokens}\u0000${history[0]?.id ?? ""}`
+
+/**
+ * The new messages `history[from..]` keep the window valid, given that `history[..from]` was (every
+ * call there answered once, no orphan, no pending call): each result answers an earlier call of the
+ * new messages, once; each new call is answered; only assistants call. Anything else: false, and the
+ * caller validates the whole history for the exact error.
+ */
+const validTail = (
+  history: ReadonlyArray<Message.Message>,
+  from: number,
+  oldCalls: ReadonlySet<string>,
+  calls: Set<string>
+): boolean => {
+  const open = new Set<string>()
+  const answered = new Set<string>()
+  for (let index = from; index < history.length; index++) {
+    const message = history[index]
+    if (message === undefined) return false
+    for (const result of Message.toolResultsOf(message)) {
+      const id = result.toolCallId
+      if (oldCalls.has(id) || !open.has(id) || answered.has(id)) return false
+      answered.add(id)
+    }
+    const made = Message.toolCallsOf(message)
+    if (made.length > 0 && message.role !== "assistant") return false
+    for (const call of made) {
+      if (oldCalls.has(call.id) || open.has(call.id)) return false
+      open.add(call.id)
+      calls.add(call.id)
+    }
+  }
+  for (const id of open) if (!answered.has(id)) return false
+  return true
+}
+
+/**
+ * Render `history` with `sections` (whose `turns` are ignored: this renders them), validated, reusing
+ * what an earlier render of the same settings already did. `full` renders from scratch (it gives the
+ * exact error of an invalid window); it runs when the incremental path cannot prove the same result.
+ */
+export const renderAnthropic = (
+  sections: Omit<Sections, "turns">,
+  history: ReadonlyArray<Message.Message>,
+  settings: Settings,
+  full: () => Either.Either<Rendered, InvalidRequest>
+): Either.Either<Rendered, InvalidRequest> => {
+  if ((settings.thinking ?? "all") !== "all") return full()
+  const key = keyOf(settings, history)
+  const previous = states.get(key)
+  const stateKey = sections.state === undefined ? "" : `${sections.state.tokens}:${sections.state.text}`
+  let from = 0
+  if (previous !== undefined && previous.stateKey === stateKey && previous.history.length <= history.length) {
+    from = previous.history.length
+    for (let index = 0; index < from; index++) {
+      if (previous.history[index] !== history[index]) {
+        from = -1
+        break
+      }
+    }
+  }
+  const base = from > 0 && previous !== undefined ? previous : undefined
+  if (base === undefined) from = 0
+  // Validate the new messages (the whole history on a fresh start).
+  const calls = new Set<string>(base?.calls ?? [])
+  if (!validTail(history, from, base?.calls ?? new Set(), calls)) return full()
+  if (base === undefined) counters.fullRenders++
+  // Render the new turns and merge them onto the old drafts' last one.
+  const fresh: Array<Draft> = []
+  if (base === undefined) {
+    const state = stateDraft({ ...sections, turns: [] })
+    if (state !== undefined) fresh.push(state)
+  }
+  for (const turn of orderTurns(from === 0 ? history : history.slice(from))) {
+    counters.turnsRendered++
+    const draft = draftOf(turn, true)
+    if (Either.isLeft(draft)) return full()
+    fresh.push(draft.right)
+  }
+  const kept = base?.merged ?? []
+  const last = kept[kept.length - 1]
+  const merged = last === undefined ? alternate(fresh) : [...kept.slice(0, -1), ...alternate([last, ...fresh])]
+  const { request, breakpoints, tail } = assemble({ ...sections, turns: [] }, merged, settings, messageOf)
+  if (request.messages.length === 0) return Either.left(nothingToSend())
+  // Validate the request: global rules, then only the messages whose neighbourhood changed.
+  const messages = request.messages
+  let same = 0
+  const oldMessages = base?.messages ?? []
+  while (same < oldMessages.length && same < messages.length && oldMessages[same] === messages[same]) same++
+  if (request.thinking !== undefined) {
+    const budget = request.thinking.budget_tokens
+    if (!Number.isInteger(budget) || budget < 1024 || budget >= request.max_tokens) return full()
+  }
+  const recheck = Math.max(0, same - 1)
+  const seenIds = new Set<string>()
+  if (base !== undefined) {
+    // Keep the ids of the messages that stay validated; forget those being checked again.
+    for (const id of base.seenIds) seenIds.add(id)
+    for (let index = recheck; index < oldMessages.length; index++) {
+      for (const block of oldMessages[index]?.content ?? []) if (block.type === "tool_use") seenIds.delete(block.id)
+    }
+  }
+  let markers = 0
+  for (const block of request.system ?? []) if (block.cache_control !== undefined) markers++
+  for (const tool of request.tools ?? []) if (tool.cache_control !== undefined) markers++
+  if (tail >= 0 && messages[tail]?.content.some((block) => block.cache_control !== undefined)) markers++
+  if (markers > maxCacheBreakpoints) return full()
+  for (let index = recheck; index < messages.length; index++) {
+    counters.messagesValidated++
+    if (anthropicMessage(messages, index, seenIds) !== undefined) return full()
+  }
+  // Hash: the kept prefix state, then the messages up to the new stable prefix, then the rest on demand.
+  const { head, tail: end } = around(request)
+  let prefixHash: Hash
+  let hashed: number
+  if (base !== undefined && base.head === head && base.hashed <= same) {
+    prefixHash = base.prefixHash.copy()
+    hashed = base.hashed
+  } else {
+    prefixHash = createHash("sha256").update(head)
+    counters.charsHashed += head.length
+    hashed = 0
+  }
+  const stable = Math.max(hashed, tail)
+  for (let index = hashed; index < stable; index++) {
+    const message = messages[index]
+    if (message === undefined) break
+    const json = jsonOf(message)
+    prefixHash.update(`${json},`)
+    counters.charsHashed += json.length + 1
+  }
+  hashed = stable
+  const done = prefixHash.copy()
+  let digest: string | undefined
+  shaOfRequest.set(request, () => {
+    if (digest !== undefined) return digest
+    const rest: Array<string> = []
+    for (let index = hashed; index < messages.length; index++) {
+      const message = messages[index]
+      if (message !== undefined) rest.push(jsonOf(message))
+    }
+    const text = `${rest.join(",")}${end}`
+    counters.charsHashed += text.length
+    digest = done.update(text).digest("hex")
+    return digest
+  })
+  remember(key, {
+    history,
+    stateKey,
+    merged,
+    calls,
+    messages,
+    seenIds,
+    head,
+    prefixHash,
+    hashed
+  })
+  return Either.right({ request, breakpoints })
+}
