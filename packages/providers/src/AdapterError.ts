@@ -9,21 +9,32 @@ import type { Message } from "@ctxlog/core"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 
-/** A foreign message could not be converted. @since 0.1.0 */
+/**
+ * A message could not be converted, to or from `format`. `index` is the message's index in the
+ * input; `path` (since 0.4.0) names the part that was refused, e.g. `parts[2]` of a ctxlog message or
+ * `content[1]` of a foreign one.
+ * @since 0.1.0
+ */
 export class AdapterError extends Schema.TaggedError<AdapterError>()("AdapterError", {
   format: Schema.String,
   index: Schema.Number,
-  detail: Schema.String
+  detail: Schema.String,
+  path: Schema.optional(Schema.String)
 }) {
   override get message(): string {
-    return `${this.format} message ${this.index}: ${this.detail}`
+    return `${this.format} message ${this.index}${this.path === undefined ? "" : ` ${this.path}`}: ${this.detail}`
   }
 }
+
+/** An AdapterError naming the part at `path`. @since 0.4.0 */
+export const refuse = (format: string, index: number, path: string, detail: string): AdapterError =>
+  new AdapterError({ format, index, path, detail })
 
 /** What the adapters take: stored messages (a window's) or message inputs. @since 0.1.0 */
 export type AnyMessage = Message.Message | Message.MessageInput
 
-const isJson = (value: unknown): value is Message.JsonValue => {
+/** Whether a value is JSON as ctxlog stores it (finite numbers only). @since 0.4.0 */
+export const isJson = (value: unknown): value is Message.JsonValue => {
   if (value === null || typeof value === "string" || typeof value === "boolean") return true
   if (typeof value === "number") return Number.isFinite(value)
   if (Array.isArray(value)) return value.every(isJson)
@@ -56,7 +67,9 @@ export const parseArguments = (
 export const toolNames = (messages: ReadonlyArray<AnyMessage>): ReadonlyMap<string, string> =>
   new Map(
     messages.flatMap((message) =>
-      message.parts.flatMap((part) => (part.type === "tool_call" ? [[part.id, part.name] as const] : []))
+      message.parts.flatMap((part) =>
+        part.type === "tool_call" || part.type === "server_tool_call" ? [[part.id, part.name] as const] : []
+      )
     )
   )
 
