@@ -10,7 +10,7 @@ import * as Either from "effect/Either"
 import * as Stream from "effect/Stream"
 import { EventLog, Validation } from "../src/index.js"
 import type { WindowEvent } from "../src/WindowEvent.js"
-import { sampleEvents } from "../src/testing.js"
+import { sampleEvents } from "./support/sampleEvents.js"
 
 /**
  * One MessageAppended whose assistant message carries `text` and a tool call with `input`. The port is
