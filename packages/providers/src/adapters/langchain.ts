@@ -24,6 +24,9 @@ import { AdapterError, type AnyMessage, convertAll, jsonInput, refuse } from "..
 /** @since 0.1.0 */
 export { AdapterError }
 
+/** LangChain's `trimMessages` over ctxlog messages (convert with `fromLangChain` / `toLangChain`). @since 0.4.0 */
+export { splitLines, TrimOptionsError, trimMessages } from "../TrimMessages.js"
+
 const format = "LangChain"
 
 const isObject = (value: Message.JsonValue): value is { readonly [key: string]: Message.JsonValue } =>
