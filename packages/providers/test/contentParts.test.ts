@@ -7,7 +7,12 @@ import { Message, TokenCounter, Window } from "@ctxlog/core"
 import { assert, describe, it } from "@effect/vitest"
 import { AIMessage } from "@langchain/core/messages"
 import * as Either from "effect/Either"
-import { fromModelMessages, toModelMessages } from "../src/adapters/aiSdk.js"
+import {
+  fromLanguageModelPrompt,
+  fromModelMessages,
+  toLanguageModelPrompt,
+  toModelMessages
+} from "../src/adapters/aiSdk.js"
 import { fromAnthropic, toAnthropic } from "../src/adapters/anthropic.js"
 import { fromLangChain, toLangChain } from "../src/adapters/langchain.js"
 import { fromOpenAI, toOpenAI } from "../src/adapters/openai.js"
@@ -411,5 +416,65 @@ describe("the five bugs", () => {
     assert.isTrue(Either.isLeft(anthropic) && anthropic.left.messageId === "a1" && anthropic.left.partIndex === 0)
     const chat = OpenAICtx.make({ model: "gpt-4o" }).build(window)
     assert.isTrue(Either.isLeft(chat) && chat.left.detail.includes("server_tool_call"))
+  })
+})
+
+describe("AI SDK language-model prompt (LanguageModelV3Prompt) ⇄ messages", () => {
+  it("round-trips every part kind the AI SDK carries; images travel as file parts", () => {
+    const messages: ReadonlyArray<Message.MessageInput> = [
+      { role: "system", parts: [Message.text("be brief")] },
+      user(
+        Message.text("see"),
+        Message.imageBase64("image/png", png),
+        Message.documentBase64("application/pdf", "JVBERi0=", { title: "spec" })
+      ),
+      assistant(
+        signed,
+        Message.text("reading"),
+        call,
+        serverCall,
+        serverResult,
+        Message.toolApprovalRequest("ap1", "c1")
+      ),
+      tool(Message.toolApprovalResponse("ap1", true)),
+      tool(mediaResult)
+    ]
+    const prompt = Either.getOrThrow(toLanguageModelPrompt(messages))
+    const userParts = prompt[1]?.role === "user" ? prompt[1].content : []
+    assert.deepStrictEqual(
+      userParts.map((part) => part.type),
+      ["text", "file", "file"]
+    )
+    const back = Either.getOrThrow(fromLanguageModelPrompt(prompt, { provider: "anthropic" }))
+    assert.deepStrictEqual(shape(back), shape(messages))
+  })
+
+  it("reads a prompt as a middleware receives it: file bytes, provider-executed calls", () => {
+    const back = Either.getOrThrow(
+      fromLanguageModelPrompt(
+        [
+          { role: "system", content: "sys" },
+          {
+            role: "user",
+            content: [
+              { type: "file", data: new Uint8Array([137, 80, 78, 71]), mediaType: "image/png" } as {
+                readonly type: string
+              }
+            ]
+          },
+          {
+            role: "assistant",
+            content: [
+              { type: "tool-call", toolCallId: "s1", toolName: "web_search", input: {}, providerExecuted: true } as {
+                readonly type: string
+              }
+            ]
+          }
+        ],
+        { provider: "openai" }
+      )
+    )
+    assert.deepStrictEqual(back[1]?.parts, [Message.imageBase64("image/png", "iVBORw==")])
+    assert.deepStrictEqual(back[2]?.parts, [Message.serverToolCall("openai", "s1", "web_search", {})])
   })
 })

@@ -468,3 +468,56 @@ export const fromModelMessages = (
     )
   })
 }
+
+/**
+ * A language-model prompt of the AI SDK provider interface (`LanguageModelV3Prompt` of
+ * `@ai-sdk/provider`, what a middleware's `transformParams` sees in `params.prompt`), by its minimal
+ * structural shape: messages like `ModelMessage`s whose media are all `file` parts.
+ * @since 0.4.0
+ */
+export type LanguageModelPrompt = ReadonlyArray<
+  | { readonly role: "system"; readonly content: string }
+  | { readonly role: "user" | "assistant" | "tool"; readonly content: ReadonlyArray<{ readonly type: string }> }
+>
+
+/**
+ * ctxlog messages as a language-model prompt (`LanguageModelV3Prompt`): `toModelMessages`, with images
+ * as `file` parts (the provider interface has no image part) and system text as a string.
+ * @since 0.4.0
+ */
+export const toLanguageModelPrompt = (
+  messages: ReadonlyArray<AnyMessage>
+): Either.Either<LanguageModelPrompt, AdapterError> =>
+  Either.map(toModelMessages(messages), (out) =>
+    out.map((message) => {
+      if (message.role === "system" || typeof message.content === "string") {
+        return message.role === "system"
+          ? { role: "system" as const, content: message.content }
+          : { role: message.role, content: [{ type: "text", text: message.content }] }
+      }
+      const content: ReadonlyArray<{ readonly type: string }> = message.content.map((part) =>
+        part.type === "image"
+          ? {
+              type: "file",
+              data: part.image,
+              mediaType: part.mediaType ?? "image/*",
+              ...(part.providerOptions === undefined ? {} : { providerOptions: part.providerOptions })
+            }
+          : part
+      )
+      return { role: message.role, content }
+    })
+  )
+
+/**
+ * A language-model prompt (`LanguageModelV3Prompt`) as ctxlog message inputs: its messages are
+ * `ModelMessage`s in shape (files, reasoning, tool calls and results, approvals), read by
+ * `fromModelMessages`.
+ * @since 0.4.0
+ */
+export const fromLanguageModelPrompt = (
+  prompt: LanguageModelPrompt,
+  options: FromOptions = {}
+): Either.Either<ReadonlyArray<Message.MessageInput>, AdapterError> =>
+  // The provider prompt is a subset of ModelMessage's shape (every part kind it has, ModelMessage has).
+  fromModelMessages(prompt as unknown as ReadonlyArray<ModelMessage>, options)
