@@ -15,7 +15,7 @@ import {
 } from "../src/adapters/aiSdk.js"
 import { fromAnthropic, toAnthropic } from "../src/adapters/anthropic.js"
 import { fromLangChain, toLangChain } from "../src/adapters/langchain.js"
-import { fromOpenAI, toOpenAI } from "../src/adapters/openai.js"
+import { fromAgentItems, fromOpenAI, toAgentItems, toOpenAI } from "../src/adapters/openai.js"
 import { AnthropicCtx, OpenAICtx } from "../src/index.js"
 import type { AdapterError } from "../src/AdapterError.js"
 
@@ -476,5 +476,64 @@ describe("AI SDK language-model prompt (LanguageModelV3Prompt) ⇄ messages", ()
     )
     assert.deepStrictEqual(back[1]?.parts, [Message.imageBase64("image/png", "iVBORw==")])
     assert.deepStrictEqual(back[2]?.parts, [Message.serverToolCall("openai", "s1", "web_search", {})])
+  })
+})
+
+describe("OpenAI Agents SDK items ⇄ messages", () => {
+  it("round-trips messages, reasoning, function calls and results (error flag, parts), hosted calls, ids", () => {
+    const messages: ReadonlyArray<Message.MessageInput> = [
+      { role: "system", id: "s1", parts: [Message.text("be brief")] },
+      {
+        role: "user",
+        id: "u1",
+        parts: [Message.text("see"), Message.imageBase64("image/png", png, { detail: "low" })]
+      },
+      {
+        role: "assistant",
+        id: "a1",
+        parts: [
+          responsesReasoning,
+          Message.text("searching"),
+          Message.serverToolCall("openai", "ws_1", "web_search", '{"query":"x"}'),
+          Message.serverToolResult("openai", "ws_1", "hosted_tool_call", "3 results"),
+          call
+        ]
+      },
+      tool(Message.toolResult("c1", "no such file", true)),
+      { role: "assistant", id: "a2", parts: [Message.toolCall("c2", "read", { path: "b.png" })] },
+      tool(mediaResult)
+    ]
+    const items = Either.getOrThrow(toAgentItems(messages))
+    assert.deepStrictEqual(
+      items.map((item) => item.type ?? "message"),
+      [
+        "message",
+        "message",
+        "reasoning",
+        "message",
+        "hosted_tool_call",
+        "function_call",
+        "function_call_result",
+        "function_call",
+        "function_call_result"
+      ]
+    )
+    const back = Either.getOrThrow(fromAgentItems(items))
+    assert.deepStrictEqual(shape(back), shape(messages))
+    // Message items keep their ids; an assistant turn gathered from reasoning, call and message items
+    // comes back without one (Agents items carry item ids, not message ids).
+    assert.deepStrictEqual(
+      back.map((message) => message.id),
+      ["s1", "u1", undefined, undefined, undefined, undefined]
+    )
+  })
+
+  it("refuses what Agents items cannot carry, naming the part", () => {
+    const refused = toAgentItems([assistant(Message.text("a"), signed)])
+    assert.isTrue(Either.isLeft(refused) && refused.left.path === "parts[1]")
+    const approvals = toAgentItems([assistant(call, Message.toolApprovalRequest("ap", "c1"))])
+    assert.isTrue(Either.isLeft(approvals) && approvals.left.path === "parts[1]")
+    const anthropicServer = toAgentItems([assistant(serverCall)])
+    assert.isTrue(Either.isLeft(anthropicServer) && anthropicServer.left.path === "parts[0]")
   })
 })
