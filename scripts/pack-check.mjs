@@ -106,7 +106,7 @@ try {
   // Entry points that load an optional peer at run time (the LangChain adapter: @langchain/core; the
   // conformance suites: vitest; the OpenTelemetry layer: @effect/opentelemetry) are typechecked below
   // but not imported; the rest must load without any optional peer installed.
-  const needsPeer = new Set(["@ctxlog/providers/langchain", "@ctxlog/core/testing", "@ctxlog/providers/otel"])
+  const needsPeer = new Set(["@ctxlog/providers/langchain", "@ctxlog/testing", "@ctxlog/providers/otel"])
   const runtimeEntries = packages.flatMap((p) => p.entries).filter((entry) => !needsPeer.has(entry))
   for (const entry of runtimeEntries) {
     const keys = run(

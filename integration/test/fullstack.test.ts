@@ -16,7 +16,7 @@ import {
   Transcript,
   Window
 } from "@ctxlog/core"
-import { transcriptsDir } from "@ctxlog/core/testing"
+import { transcriptsDir } from "@ctxlog/testing"
 import { TemplateCompactor, TieredCompaction } from "@ctxlog/compaction"
 import { SqliteEventLog } from "@ctxlog/memory"
 import { CtxBuilder, RenderRecord, RequestValidator } from "@ctxlog/providers"

@@ -80,6 +80,12 @@ const partView = (part: Message.Part): PartView => {
         text: part.text,
         opaque: part.signature !== undefined || part.redactedData !== undefined || part.encryptedContent !== undefined
       }
+    case "server_tool_call":
+    case "server_tool_result":
+    case "tool_approval_request":
+    case "tool_approval_response":
+      // Provider-executed tools and approvals: shown whole, as their JSON.
+      return { type: "text", text: `[${part.type}] ${JSON.stringify(part, null, 2)}` }
     case "image":
     case "document": {
       const source = part.source.type === "url" ? part.source.url : `base64 ${part.source.mediaType}`

@@ -83,6 +83,12 @@ export const partsOf = (message: Message.Message): ReadonlyArray<PartView> =>
           redacted: part.redactedData !== undefined,
           encrypted: part.encryptedContent !== undefined
         }
+      case "server_tool_call":
+      case "server_tool_result":
+      case "tool_approval_request":
+      case "tool_approval_response":
+        // Provider-executed tools and approvals: shown whole, as their JSON.
+        return { type: "text", text: `[${part.type}] ${JSON.stringify(part, null, 2)}` }
       default:
         return mediaView(part)
     }

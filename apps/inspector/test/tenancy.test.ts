@@ -3,7 +3,7 @@
 import { randomUUID } from "node:crypto"
 import { join } from "node:path"
 import { EventLog } from "@ctxlog/core"
-import { sampleEvents } from "@ctxlog/core/testing"
+import { sampleEvents } from "@ctxlog/testing"
 import { PostgresEventLog, SqliteEventLog } from "@ctxlog/memory"
 import { afterAll, assert, describe, it } from "@effect/vitest"
 import * as Context from "effect/Context"

@@ -15,7 +15,7 @@ import * as Effect from "effect/Effect"
 import { yieldToEventLoop } from "../../../vitest.property.js"
 import * as Layer from "effect/Layer"
 import { TemplateCompactor, TieredCompaction } from "../src/index.js"
-import { readTranscript, transcriptFiles } from "@ctxlog/core/testing"
+import { readTranscript, transcriptFiles } from "@ctxlog/testing"
 
 const live = Layer.mergeAll(
   ContextService.layer.pipe(

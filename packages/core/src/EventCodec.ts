@@ -163,6 +163,31 @@ const partsWidened: ReadonlyArray<Upcaster> = partsWidenedAt.map(([type, fromVer
 }))
 
 /**
+ * The same event types, and the schema version in which a message part could first be a
+ * `server_tool_call`, `server_tool_result`, `tool_approval_request` or `tool_approval_response`, a
+ * text part carry `citations` and a tool result carry `parts` (0.4.0). Additive again: each upcaster
+ * passes the data through; the bump makes an older release refuse a 0.4 event by its version rather
+ * than by a part it does not know.
+ */
+const contentPartsWidenedAt: ReadonlyArray<readonly [EventType, number]> = [
+  ["SystemPromptSet", 2],
+  ["KnowledgeSet", 2],
+  ["MessageAppended", 3],
+  ["MessagesInjected", 3],
+  ["Compacted", 2],
+  ["CompactionReverted", 2],
+  ["SeamProduced", 2],
+  ["SeamsRecompacted", 2],
+  ["BriefingProduced", 2]
+]
+
+const contentPartsWidened: ReadonlyArray<Upcaster> = contentPartsWidenedAt.map(([type, fromVersion]) => ({
+  type,
+  fromVersion,
+  up: (data) => data
+}))
+
+/**
  * PromptRendered v2 had no `serverContext`: a v2 render asked for no server-side context management.
  * A stray field an old writer left is dropped rather than trusted.
  */
@@ -210,7 +235,8 @@ export const upcasters: ReadonlyArray<Upcaster> = [
   ...partsWidened,
   promptRenderedV2,
   usageReportedV1,
-  promptRenderedV3
+  promptRenderedV3,
+  ...contentPartsWidened
 ]
 
 const decodeEvent = Schema.decodeUnknownEither(WindowEvent)

@@ -1,7 +1,7 @@
 /**
  * Durable, append-only storage of window events, one stream per conversation.
  *
- * Guarantees every backend gives (the conformance suite in `@ctxlog/core/testing` checks them):
+ * Guarantees every backend gives (the conformance suite in `@ctxlog/testing` checks them):
  * per-stream versions are 1-based and contiguous; an append is all-or-nothing; `expected` is checked
  * in the same transaction as the write, and a mismatch is a typed {@link ConcurrencyConflict} that
  * writes nothing; re-appending events whose ids are all present already succeeds and writes nothing;

@@ -14,7 +14,7 @@
  * @since 0.3.0
  */
 import { imageSize } from "image-size"
-import type { DocumentPart, ImagePart, Part } from "./Message.js"
+import { allMediaOf, type DocumentPart, type ImagePart, type Part } from "./Message.js"
 
 /** Whose formula prices images. @since 0.3.0 */
 export type MediaFormula = "anthropic" | "openai"
@@ -155,7 +155,8 @@ export const mediaTokensOf = (
   countText: (text: string) => number
 ): number => {
   let total = 0
-  for (const part of parts) {
+  // Media inside tool results (an image a tool returned) costs what it costs in a user turn.
+  for (const part of allMediaOf({ parts })) {
     if (part.type === "image") total += imageTokens(part, formula)
     else if (part.type === "document") total += documentTokens(part, countText)
   }

@@ -52,14 +52,6 @@ export type Role = typeof Role.Type
 /** A message id (client-made, unique within a stream). @since 0.1.0 */
 export const MessageId = Schema.String.pipe(Schema.minLength(1))
 
-/** Plain text. @since 0.1.0 */
-export const TextPart = Schema.Struct({
-  type: Schema.Literal("text"),
-  text: Schema.String
-})
-/** @since 0.1.0 */
-export type TextPart = typeof TextPart.Type
-
 /**
  * JSON value carried by a tool call's input. Numbers must be finite: `NaN` and `Infinity` would be
  * written as `null`, and the replayed window would differ from the live one.
@@ -84,6 +76,29 @@ export type JsonValue =
   | ReadonlyArray<JsonValue>
   | { readonly [key: string]: JsonValue }
 
+/**
+ * Where a piece of text comes from, as the provider gave it (Anthropic `char_location`,
+ * `page_location`, `content_block_location`, `web_search_result_location`, ...; an OpenAI
+ * `url_citation` annotation): its `type` and the provider's fields, kept as JSON and sent back as
+ * they came. Citations cost no input tokens (the provider does not count them) and none are counted.
+ * @since 0.4.0
+ */
+export const Citation = Schema.Struct(
+  { type: Schema.String.pipe(Schema.minLength(1)) },
+  Schema.Record({ key: Schema.String, value: JsonValue })
+)
+/** @since 0.4.0 */
+export type Citation = typeof Citation.Type
+
+/** Plain text, with the citations the provider attached to it (since 0.4.0). @since 0.1.0 */
+export const TextPart = Schema.Struct({
+  type: Schema.Literal("text"),
+  text: Schema.String,
+  citations: Schema.optional(Schema.Array(Citation))
+})
+/** @since 0.1.0 */
+export type TextPart = typeof TextPart.Type
+
 /** An assistant's request to run a tool. @since 0.1.0 */
 export const ToolCallPart = Schema.Struct({
   type: Schema.Literal("tool_call"),
@@ -93,16 +108,6 @@ export const ToolCallPart = Schema.Struct({
 })
 /** @since 0.1.0 */
 export type ToolCallPart = typeof ToolCallPart.Type
-
-/** The output of a tool call, answering the call with the same id. @since 0.1.0 */
-export const ToolResultPart = Schema.Struct({
-  type: Schema.Literal("tool_result"),
-  toolCallId: Schema.String.pipe(Schema.minLength(1)),
-  content: Schema.String,
-  isError: Schema.Boolean
-})
-/** @since 0.1.0 */
-export type ToolResultPart = typeof ToolResultPart.Type
 
 /**
  * Model reasoning, kept so it can be sent back as the provider requires. `text` is the readable
@@ -162,8 +167,103 @@ export const DocumentPart = Schema.Struct({
 /** @since 0.3.0 */
 export type DocumentPart = typeof DocumentPart.Type
 
+/** What a tool result can be made of: text, images, documents. @since 0.4.0 */
+export const ToolResultContent = Schema.Union(TextPart, ImagePart, DocumentPart)
+/** @since 0.4.0 */
+export type ToolResultContent = typeof ToolResultContent.Type
+
+/**
+ * The output of a tool call, answering the call with the same id. `content` is its text. A result
+ * made of more than text (images, documents, several text blocks) also has `parts`, in order (since
+ * 0.4.0); `content` is then the text of its text parts joined by newlines. A later rewrite of
+ * `content` alone (pruning, a deferred summary) supersedes `parts`: see {@link toolResultContentOf}.
+ * @since 0.1.0
+ */
+export const ToolResultPart = Schema.Struct({
+  type: Schema.Literal("tool_result"),
+  toolCallId: Schema.String.pipe(Schema.minLength(1)),
+  content: Schema.String,
+  isError: Schema.Boolean,
+  parts: Schema.optional(Schema.Array(ToolResultContent))
+})
+/** @since 0.1.0 */
+export type ToolResultPart = typeof ToolResultPart.Type
+
+/**
+ * A tool call the provider ran itself (Anthropic `server_tool_use` such as `web_search`, an AI SDK
+ * tool call with `providerExecuted`). It is history, not a request to the caller: nothing answers it
+ * with a `tool_result`. `provider` names who ran it (`anthropic`, `openai`, ...); it is sent back only
+ * to that provider, and a render for any other is a typed error.
+ * @since 0.4.0
+ */
+export const ServerToolCallPart = Schema.Struct({
+  type: Schema.Literal("server_tool_call"),
+  id: Schema.String.pipe(Schema.minLength(1)),
+  name: Schema.String.pipe(Schema.minLength(1)),
+  input: JsonValue,
+  provider: Schema.String.pipe(Schema.minLength(1))
+})
+/** @since 0.4.0 */
+export type ServerToolCallPart = typeof ServerToolCallPart.Type
+
+/**
+ * The result of a provider-executed tool call, as the provider gave it: `resultType` is its block
+ * type (Anthropic `web_search_tool_result`, `code_execution_tool_result`, ...; `tool-result` from the
+ * AI SDK) and `content` its payload, kept as JSON and sent back byte for byte to the same provider.
+ * @since 0.4.0
+ */
+export const ServerToolResultPart = Schema.Struct({
+  type: Schema.Literal("server_tool_result"),
+  toolCallId: Schema.String.pipe(Schema.minLength(1)),
+  resultType: Schema.String.pipe(Schema.minLength(1)),
+  content: JsonValue,
+  isError: Schema.optional(Schema.Boolean),
+  provider: Schema.String.pipe(Schema.minLength(1))
+})
+/** @since 0.4.0 */
+export type ServerToolResultPart = typeof ServerToolResultPart.Type
+
+/**
+ * The model asked to run a tool call that needs the user's approval first (AI SDK
+ * `tool-approval-request`), in the assistant message that made the call.
+ * @since 0.4.0
+ */
+export const ToolApprovalRequestPart = Schema.Struct({
+  type: Schema.Literal("tool_approval_request"),
+  approvalId: Schema.String.pipe(Schema.minLength(1)),
+  toolCallId: Schema.String.pipe(Schema.minLength(1))
+})
+/** @since 0.4.0 */
+export type ToolApprovalRequestPart = typeof ToolApprovalRequestPart.Type
+
+/**
+ * The user's answer to an approval request: granted (`approved: true`) or denied, with an optional
+ * reason, in a tool message. Approvals steer the agent loop; model APIs that have no such notion
+ * are sent none of them (a denied call is answered by the tool result the caller records).
+ * @since 0.4.0
+ */
+export const ToolApprovalResponsePart = Schema.Struct({
+  type: Schema.Literal("tool_approval_response"),
+  approvalId: Schema.String.pipe(Schema.minLength(1)),
+  approved: Schema.Boolean,
+  reason: Schema.optional(Schema.String)
+})
+/** @since 0.4.0 */
+export type ToolApprovalResponsePart = typeof ToolApprovalResponsePart.Type
+
 /** One part of a message. @since 0.1.0 */
-export const Part = Schema.Union(TextPart, ToolCallPart, ToolResultPart, ReasoningPart, ImagePart, DocumentPart)
+export const Part = Schema.Union(
+  TextPart,
+  ToolCallPart,
+  ToolResultPart,
+  ReasoningPart,
+  ImagePart,
+  DocumentPart,
+  ServerToolCallPart,
+  ServerToolResultPart,
+  ToolApprovalRequestPart,
+  ToolApprovalResponsePart
+)
 /** @since 0.1.0 */
 export type Part = typeof Part.Type
 
@@ -240,6 +340,103 @@ export const imageBase64 = (
   data: string,
   size: Omit<ImagePart, "type" | "source"> = {}
 ): ImagePart => ({ type: "image", source: { type: "base64", mediaType, data }, ...size })
+
+/** A document part from base64 data (or plain text's base64) with an optional title. @since 0.4.0 */
+export const documentBase64 = (
+  mediaType: string,
+  data: string,
+  extra: Omit<DocumentPart, "type" | "source"> = {}
+): DocumentPart => ({ type: "document", source: { type: "base64", mediaType, data }, ...extra })
+
+/** A document part from a URL. @since 0.4.0 */
+export const documentUrl = (url: string, extra: Omit<DocumentPart, "type" | "source"> = {}): DocumentPart => ({
+  type: "document",
+  source: { type: "url", url },
+  ...extra
+})
+
+const textOfContent = (parts: ReadonlyArray<ToolResultContent>): string =>
+  parts.flatMap((part) => (part.type === "text" ? [part.text] : [])).join("\n")
+
+/**
+ * A tool result made of parts (text, images, documents), in order; its `content` is the text of its
+ * text parts. A result that is one plain text part is stored as plain `content`.
+ * @since 0.4.0
+ */
+export const toolResultParts = (
+  toolCallId: string,
+  parts: ReadonlyArray<ToolResultContent>,
+  isError = false
+): ToolResultPart => {
+  const only = parts[0]
+  return parts.length === 1 && only?.type === "text" && only.citations === undefined
+    ? toolResult(toolCallId, only.text, isError)
+    : { type: "tool_result", toolCallId, content: textOfContent(parts), isError, parts }
+}
+
+/**
+ * What a tool result holds, in order: its `parts` while their text is still its `content`, else its
+ * `content` as one text part (a rewrite of `content` alone, such as pruning or a deferred summary,
+ * supersedes the parts it was made of).
+ * @since 0.4.0
+ */
+export const toolResultContentOf = (part: ToolResultPart): ReadonlyArray<ToolResultContent> =>
+  part.parts !== undefined && textOfContent(part.parts) === part.content ? part.parts : [text(part.content)]
+
+/** A provider-executed tool call. @since 0.4.0 */
+export const serverToolCall = (provider: string, id: string, name: string, input: JsonValue): ServerToolCallPart => ({
+  type: "server_tool_call",
+  id,
+  name,
+  input,
+  provider
+})
+
+/** The result of a provider-executed tool call. @since 0.4.0 */
+export const serverToolResult = (
+  provider: string,
+  toolCallId: string,
+  resultType: string,
+  content: JsonValue,
+  isError?: boolean
+): ServerToolResultPart => ({
+  type: "server_tool_result",
+  toolCallId,
+  resultType,
+  content,
+  provider,
+  ...(isError === undefined ? {} : { isError })
+})
+
+/** A request for the user's approval of a tool call. @since 0.4.0 */
+export const toolApprovalRequest = (approvalId: string, toolCallId: string): ToolApprovalRequestPart => ({
+  type: "tool_approval_request",
+  approvalId,
+  toolCallId
+})
+
+/** The user's grant (`approved: true`) or denial of an approval request. @since 0.4.0 */
+export const toolApprovalResponse = (
+  approvalId: string,
+  approved: boolean,
+  reason?: string
+): ToolApprovalResponsePart => ({
+  type: "tool_approval_response",
+  approvalId,
+  approved,
+  ...(reason === undefined ? {} : { reason })
+})
+
+/** The provider-executed tool calls and results of a message. @since 0.4.0 */
+export const serverPartsOf = (message: {
+  readonly parts: ReadonlyArray<Part>
+}): ReadonlyArray<ServerToolCallPart | ServerToolResultPart> =>
+  onlyText(message.parts)
+    ? []
+    : message.parts.filter(
+        (part): part is ServerToolCallPart | ServerToolResultPart =>
+          part.type === "server_tool_call" || part.type === "server_tool_result"
+      )
 
 /** A system message input. @since 0.1.0 */
 export const system = (value: string): MessageInput => ({ role: "system", parts: [text(value)] })
@@ -320,17 +517,42 @@ export const mediaOf = (message: { readonly parts: ReadonlyArray<Part> }): Reado
       )
 
 /**
+ * The images and documents of a message, those inside its tool results included (what a token
+ * counter prices by the provider's media formula).
+ * @since 0.4.0
+ */
+export const allMediaOf = (message: {
+  readonly parts: ReadonlyArray<Part>
+}): ReadonlyArray<ImagePart | DocumentPart> =>
+  onlyText(message.parts)
+    ? []
+    : message.parts.flatMap((part): ReadonlyArray<ImagePart | DocumentPart> => {
+        if (part.type === "image" || part.type === "document") return [part]
+        if (part.type === "tool_result" && part.parts !== undefined) {
+          return toolResultContentOf(part).filter(
+            (inner): inner is ImagePart | DocumentPart => inner.type === "image" || inner.type === "document"
+          )
+        }
+        return []
+      })
+
+/**
  * Everything in a message that a tokenizer should see, as one string: text, reasoning text, tool
- * names and inputs, tool outputs. Images and documents are not text: token counters add their cost
- * by the provider's formula (`TokenCounter`). Token counters count this.
+ * names and inputs, tool outputs, provider-executed tool calls and their results (as the JSON sent
+ * back). Images and documents, in a message or in a tool result, are not text: token counters add
+ * their cost by the provider's formula (`TokenCounter`). Citations and approvals are not sent as
+ * model input text and count nothing. Token counters count this.
  * @since 0.1.0
  */
 export const tokenTextOf = (message: { readonly parts: ReadonlyArray<Part> }): string =>
   message.parts
     .flatMap((part) => {
       if (part.type === "text" || part.type === "reasoning") return [part.text]
-      if (part.type === "tool_call") return [`${part.name} ${JSON.stringify(part.input)}`]
+      if (part.type === "tool_call" || part.type === "server_tool_call") {
+        return [`${part.name} ${JSON.stringify(part.input)}`]
+      }
       if (part.type === "tool_result") return [part.content]
+      if (part.type === "server_tool_result") return [JSON.stringify(part.content)]
       return []
     })
     .join("\n")

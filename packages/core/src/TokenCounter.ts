@@ -36,7 +36,12 @@ export declare namespace TokenCounter {
 }
 
 const hasMedia = (parts: ReadonlyArray<Part>): boolean =>
-  parts.some((part) => part.type === "image" || part.type === "document")
+  parts.some(
+    (part) =>
+      part.type === "image" ||
+      part.type === "document" ||
+      (part.type === "tool_result" && part.parts !== undefined && part.parts.length > 0)
+  )
 
 /**
  * Build a counter from a text counter. Images are priced by `media` (Anthropic's formula unless

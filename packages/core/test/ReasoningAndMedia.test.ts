@@ -8,7 +8,7 @@ import {
   Message,
   TokenCounter,
   Transcript,
-  type WindowEvent
+  WindowEvent
 } from "../src/index.js"
 import { checkConsistent, live } from "./Scenario.js"
 import { readTranscript, transcriptFiles } from "../src/transcripts.js"
@@ -225,7 +225,7 @@ describe("reasoning parts", () => {
       const [stored] = yield* EventCodec.encodeAll([event])
       assert.isDefined(stored)
       if (stored === undefined) return
-      assert.strictEqual(stored.schemaVersion, 3)
+      assert.strictEqual(stored.schemaVersion, WindowEvent.schemaVersions.MessageAppended)
       const decoded = yield* EventCodec.decode(stored)
       assert.deepStrictEqual(decoded, event)
     })

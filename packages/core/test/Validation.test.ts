@@ -10,7 +10,7 @@ import * as Either from "effect/Either"
 import * as Stream from "effect/Stream"
 import { ContextService, EventLog, Message, Validation } from "../src/index.js"
 import type { WindowEvent } from "../src/WindowEvent.js"
-import { sampleEvents } from "../src/testing.js"
+import { sampleEvents } from "./support/sampleEvents.js"
 import { live } from "./Scenario.js"
 
 /**

@@ -4,7 +4,7 @@
 // from the hash kept beside the cached window, and fails with TamperDetected naming stream and version;
 // the cached window is dropped. `integrity: "unverified"` serves the edit (the check is what stops it).
 import { ContextService, Message, type Window } from "@ctxlog/core"
-import { freshStream } from "@ctxlog/core/testing"
+import { freshStream } from "@ctxlog/testing"
 import { assert, describe, it } from "@effect/vitest"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"

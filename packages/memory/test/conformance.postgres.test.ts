@@ -1,4 +1,4 @@
-import { eventLogConformance } from "@ctxlog/core/testing"
+import { eventLogConformance } from "@ctxlog/testing"
 import * as Postgres from "./support/postgres.js"
 
 eventLogConformance("PostgreSQL", Postgres.layer("conformance"))

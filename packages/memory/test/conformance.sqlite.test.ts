@@ -1,7 +1,7 @@
 import { mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { eventLogConformance } from "@ctxlog/core/testing"
+import { eventLogConformance } from "@ctxlog/testing"
 import { SqliteEventLog } from "../src/index.js"
 
 eventLogConformance("SQLite :memory:", SqliteEventLog.layer({ filename: ":memory:" }))

@@ -9,7 +9,7 @@ import {
   type WindowEvent,
   WindowRepository
 } from "@ctxlog/core"
-import { freshStream, sampleEvents } from "@ctxlog/core/testing"
+import { freshStream, sampleEvents } from "@ctxlog/testing"
 import { assert, describe, layer } from "@effect/vitest"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"

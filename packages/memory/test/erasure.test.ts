@@ -1,5 +1,5 @@
 import { ContextService, EventLog, Message, Window, type WindowEvent } from "@ctxlog/core"
-import { freshStream } from "@ctxlog/core/testing"
+import { freshStream } from "@ctxlog/testing"
 import { assert, describe, it } from "@effect/vitest"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"

@@ -6,7 +6,7 @@
 import { existsSync } from "node:fs"
 import { join } from "node:path"
 import { EventHash, EventLog } from "@ctxlog/core"
-import { freshStream, sampleEvents } from "@ctxlog/core/testing"
+import { freshStream, sampleEvents } from "@ctxlog/testing"
 import { assert, describe, it } from "@effect/vitest"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"

@@ -19,7 +19,7 @@ import type { ConversationMemoryPolicy } from "../src/ConversationMemoryPolicy.j
 import * as SlidingWindowMemory from "../src/SlidingWindowMemory.js"
 import * as TokenWindowMemory from "../src/TokenWindowMemory.js"
 import { propertyRuns } from "../../../vitest.property.js"
-import { readTranscript, transcriptFiles } from "@ctxlog/core/testing"
+import { readTranscript, transcriptFiles } from "@ctxlog/testing"
 
 const context = ContextService.layer.pipe(
   Layer.provideMerge(WindowRepository.layerReplay),

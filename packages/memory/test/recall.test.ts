@@ -1,5 +1,5 @@
 import { ContextService, Message, RecallSource, TokenCounter } from "@ctxlog/core"
-import { freshStream } from "@ctxlog/core/testing"
+import { freshStream } from "@ctxlog/testing"
 import { assert, describe, it, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"

@@ -1,5 +1,5 @@
 import { EventLog, type WindowEvent } from "@ctxlog/core"
-import { freshStream } from "@ctxlog/core/testing"
+import { freshStream } from "@ctxlog/testing"
 import { assert, describe, it } from "@effect/vitest"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"

@@ -5,7 +5,7 @@
  */
 import { readFileSync } from "node:fs"
 import { ContextService, Message } from "@ctxlog/core"
-import { freshStream } from "@ctxlog/core/testing"
+import { freshStream } from "@ctxlog/testing"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import { Redaction, SqliteEventLog } from "../src/index.js"

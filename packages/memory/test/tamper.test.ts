@@ -3,7 +3,7 @@
 // snapshot and an edited event in the tail after it fail the load naming stream and version; a store
 // opened with another key, or without the key, refuses the stream; "unverified" loads skip the checks.
 import { ContextService, EventHash, EventLog, Message, type Window, WindowRepository } from "@ctxlog/core"
-import { freshStream, sampleEvents } from "@ctxlog/core/testing"
+import { freshStream, sampleEvents } from "@ctxlog/testing"
 import { assert, describe, it } from "@effect/vitest"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"

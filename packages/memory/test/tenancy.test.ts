@@ -1,5 +1,5 @@
 import { ContextService, EventLog, Message, Window } from "@ctxlog/core"
-import { freshStream, sampleEvents } from "@ctxlog/core/testing"
+import { freshStream, sampleEvents } from "@ctxlog/testing"
 import { assert, describe, it } from "@effect/vitest"
 import * as Cause from "effect/Cause"
 import * as Chunk from "effect/Chunk"

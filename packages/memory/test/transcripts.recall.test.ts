@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import { ContextService, Message, RecallSource, Transcript } from "@ctxlog/core"
-import { freshStream, transcriptsDir } from "@ctxlog/core/testing"
+import { freshStream, transcriptsDir } from "@ctxlog/testing"
 import { assert, describe, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import { RecallIndex, SqliteEventLog } from "../src/index.js"

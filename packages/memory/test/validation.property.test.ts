@@ -8,7 +8,7 @@
  * Runs per backend: `CTXLOG_PROPERTY_RUNS` (CI default below; nightly: 2000).
  */
 import { EventLog, type WindowEvent } from "@ctxlog/core"
-import { freshStream, sampleEvents } from "@ctxlog/core/testing"
+import { freshStream, sampleEvents } from "@ctxlog/testing"
 import { assert, describe, layer } from "@effect/vitest"
 import * as Cause from "effect/Cause"
 import * as Chunk from "effect/Chunk"

@@ -9,19 +9,37 @@ import { Message, Validation } from "@ctxlog/core"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 
-/** A foreign message could not be converted. @since 0.1.0 */
+/**
+ * A message could not be converted, to or from `format`. `index` is the message's index in the
+ * input; `path` (since 0.4.0) names the part that was refused, e.g. `parts[2]` of a ctxlog message or
+ * `content[1]` of a foreign one.
+ * @since 0.1.0
+ */
 export class AdapterError extends Schema.TaggedError<AdapterError>()("AdapterError", {
   format: Schema.String,
   index: Schema.Number,
-  detail: Schema.String
+  detail: Schema.String,
+  path: Schema.optional(Schema.String)
 }) {
   override get message(): string {
-    return `${this.format} message ${this.index}: ${this.detail}`
+    return `${this.format} message ${this.index}${this.path === undefined ? "" : ` ${this.path}`}: ${this.detail}`
   }
 }
 
+/** An AdapterError naming the part at `path`. @since 0.4.0 */
+export const refuse = (format: string, index: number, path: string, detail: string): AdapterError =>
+  new AdapterError({ format, index, path, detail })
+
 /** What the adapters take: stored messages (a window's) or message inputs. @since 0.1.0 */
 export type AnyMessage = Message.Message | Message.MessageInput
+
+/**
+ * Whether a value is JSON as ctxlog stores it (finite numbers only), checked by core's iterative
+ * `Validation.valueProblem`: a BigInt, a cycle or a 10,000-deep array is `false`, never a stack overflow.
+ * @since 0.4.0
+ */
+export const isJson = (value: unknown): value is Message.JsonValue =>
+  Validation.valueProblem(value, "value") === undefined && Schema.is(Message.JsonValue)(value)
 
 /**
  * A tool input as JSON, or an AdapterError naming where: checked first by core's iterative
@@ -61,7 +79,9 @@ export const parseArguments = (
 export const toolNames = (messages: ReadonlyArray<AnyMessage>): ReadonlyMap<string, string> =>
   new Map(
     messages.flatMap((message) =>
-      message.parts.flatMap((part) => (part.type === "tool_call" ? [[part.id, part.name] as const] : []))
+      message.parts.flatMap((part) =>
+        part.type === "tool_call" || part.type === "server_tool_call" ? [[part.id, part.name] as const] : []
+      )
     )
   )
 

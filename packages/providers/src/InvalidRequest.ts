@@ -19,11 +19,15 @@ export class InvalidRequest extends Schema.TaggedError<InvalidRequest>()("Invali
   /** Index of the offending message in the rendered request's `messages` (0-based). */
   messageIndex: Schema.optional(Schema.Number),
   /** Index of the offending block in that message's `content` (0-based). */
-  blockIndex: Schema.optional(Schema.Number)
+  blockIndex: Schema.optional(Schema.Number),
+  /** Index of the offending part in the ctxlog message's `parts` (0-based; since 0.4.0). */
+  partIndex: Schema.optional(Schema.Number)
 }) {
   override get message(): string {
     const where = [
-      this.messageId === undefined ? undefined : `message ${this.messageId}`,
+      this.messageId === undefined
+        ? undefined
+        : `message ${this.messageId}${this.partIndex === undefined ? "" : ` part ${this.partIndex}`}`,
       this.toolCallId === undefined ? undefined : `tool call ${this.toolCallId}`,
       this.messageIndex === undefined
         ? undefined
@@ -42,6 +46,7 @@ export const make = (
     readonly toolCallId?: string | undefined
     readonly messageIndex?: number | undefined
     readonly blockIndex?: number | undefined
+    readonly partIndex?: number | undefined
   } = {}
 ): InvalidRequest =>
   new InvalidRequest({
@@ -50,5 +55,6 @@ export const make = (
     ...(where.messageId === undefined ? {} : { messageId: where.messageId }),
     ...(where.toolCallId === undefined ? {} : { toolCallId: where.toolCallId }),
     ...(where.messageIndex === undefined ? {} : { messageIndex: where.messageIndex }),
-    ...(where.blockIndex === undefined ? {} : { blockIndex: where.blockIndex })
+    ...(where.blockIndex === undefined ? {} : { blockIndex: where.blockIndex }),
+    ...(where.partIndex === undefined ? {} : { partIndex: where.partIndex })
   })

@@ -199,11 +199,19 @@ const fromResponses = (items: ReadonlyArray<ResponsesInputItem>): LanguageModel.
         messages[messages.length - 1] = { ...previous, parts: [...previous.parts, call] }
       else messages.push({ role: "assistant", parts: [call] })
     } else {
-      messages.push(Message.tool(item.call_id, item.output))
+      messages.push(Message.tool(item.call_id, outputText(item.output)))
     }
   }
   return { ...(system.length === 0 ? {} : { system: system.join("\n\n") }), messages }
 }
+
+/** A tool output's text (a result made of parts: its text parts; the script reads text). */
+const outputText = (
+  output: string | ReadonlyArray<{ readonly type: string; readonly text?: string | undefined }>
+): string =>
+  typeof output === "string"
+    ? output
+    : output.flatMap((part) => (part.text === undefined ? [] : [part.text])).join("\n")
 
 /** The neutral request a rendered request carries (what the script reads). @since 0.1.0 */
 export const fromRendered = (request: RenderedRequest): LanguageModel.ModelRequest => {
@@ -213,7 +221,9 @@ export const fromRendered = (request: RenderedRequest): LanguageModel.ModelReque
     ...(request.system === undefined ? {} : { system: request.system.map((block) => block.text).join("\n\n") }),
     messages: request.messages.flatMap((message): ReadonlyArray<LanguageModel.ChatMessage> => {
       const results = message.content.flatMap((block) =>
-        block.type === "tool_result" ? [Message.tool(block.tool_use_id, block.content, block.is_error === true)] : []
+        block.type === "tool_result"
+          ? [Message.tool(block.tool_use_id, outputText(block.content), block.is_error === true)]
+          : []
       )
       const parts = message.content.flatMap(
         (block): ReadonlyArray<Message.Part> =>

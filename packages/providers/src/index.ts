@@ -40,3 +40,5 @@ export * as OpenAIResponsesModel from "./OpenAIResponsesModel.js"
 export * as AdapterError from "./AdapterError.js"
 /** Retry policy and schedule of the clients. @since 0.1.0 */
 export * as RetryPolicy from "./RetryPolicy.js"
+/** LangChain's `trimMessages` (strategy, partial messages, `startOn` / `endOn`, system) over ctxlog messages. @since 0.4.0 */
+export * as TrimMessages from "./TrimMessages.js"

@@ -24,7 +24,7 @@ import { fromAnthropic, toAnthropic } from "../src/adapters/anthropic.js"
 import { fromLangChain, toLangChain } from "../src/adapters/langchain.js"
 import { fromOpenAI, toOpenAI } from "../src/adapters/openai.js"
 import { AnthropicCtx, type AdapterError, OpenAICtx } from "../src/index.js"
-import { readTranscript, transcriptFiles } from "@ctxlog/core/testing"
+import { readTranscript, transcriptFiles } from "@ctxlog/testing"
 
 const live = ContextService.layer.pipe(
   Layer.provideMerge(WindowRepository.layerReplay),
@@ -39,15 +39,12 @@ type RoundTrip = (
 ) => Either.Either<ReadonlyArray<Message.MessageInput>, AdapterError.AdapterError>
 
 const adapters: ReadonlyArray<readonly [string, RoundTrip]> = [
-  ["AI SDK", (messages) => fromModelMessages(toModelMessages(messages))],
-  ["LangChain", (messages) => fromLangChain(toLangChain(messages))],
-  ["OpenAI", (messages) => fromOpenAI(toOpenAI(messages))],
+  ["AI SDK", (messages) => Either.flatMap(toModelMessages(messages), (out) => fromModelMessages(out))],
+  ["LangChain", (messages) => Either.flatMap(toLangChain(messages), fromLangChain)],
+  ["OpenAI", (messages) => Either.flatMap(toOpenAI(messages), fromOpenAI)],
   [
     "Anthropic",
-    (messages) => {
-      const { system, messages: rest } = toAnthropic(messages)
-      return fromAnthropic(rest, system)
-    }
+    (messages) => Either.flatMap(toAnthropic(messages), ({ system, messages: rest }) => fromAnthropic(rest, system))
   ]
 ]
 
@@ -112,18 +109,18 @@ describe("message adapters: edges", () => {
   })
 
   it("formats put results where their APIs want them", () => {
-    const anthropicMessages = toAnthropic(round).messages
+    const anthropicMessages = Either.getOrThrow(toAnthropic(round)).messages
     // Both results of the round travel in one user message after the calls.
     assert.deepStrictEqual(
       anthropicMessages.map((message) => message.role),
       ["user", "assistant", "user"]
     )
-    assert.deepStrictEqual(toOpenAI(round)[2], {
+    assert.deepStrictEqual(Either.getOrThrow(toOpenAI(round))[2], {
       role: "tool",
       tool_call_id: "c1",
       content: "[tool error] make: *** [all] Error 2"
     })
-    const [, , result] = toModelMessages(round)
+    const [, , result] = Either.getOrThrow(toModelMessages(round))
     assert.deepStrictEqual(result, {
       role: "tool",
       content: [
@@ -136,20 +133,19 @@ describe("message adapters: edges", () => {
       ]
     })
     // LangChain args are objects: a non-object input travels wrapped.
-    const ai = toLangChain(round)[1]
+    const ai = Either.getOrThrow(toLangChain(round))[1]
     assert.isTrue(ai !== undefined && AIMessage.isInstance(ai) && ai.tool_calls?.[1]?.args.input !== undefined)
   })
 
   it("content a window cannot hold is an AdapterError naming the format and message", () => {
-    const image = fromModelMessages([
-      { role: "user", content: [{ type: "image", image: new URL("https://example.com/a.png") }] }
-    ])
-    assert.isTrue(Either.isLeft(image) && image.left.message.startsWith("AI SDK message 0"))
-    const openaiImage = fromOpenAI([
+    // Binary media without a media type cannot be stored (the part is named).
+    const image = fromModelMessages([{ role: "user", content: [{ type: "image", image: new Uint8Array([1, 2]) }] }])
+    assert.isTrue(Either.isLeft(image) && image.left.message.startsWith("AI SDK message 0 content[0]"))
+    const openaiAudio = fromOpenAI([
       { role: "system", content: "be brief" },
-      { role: "user", content: [{ type: "image_url", image_url: { url: "https://example.com/a.png" } }] }
+      { role: "user", content: [{ type: "input_audio", input_audio: { data: "AAAA", format: "wav" } }] }
     ])
-    assert.isTrue(Either.isLeft(openaiImage) && openaiImage.left.message.includes("OpenAI message 1"))
+    assert.isTrue(Either.isLeft(openaiAudio) && openaiAudio.left.message.includes("OpenAI message 1 content[0]"))
     const badArgs = fromOpenAI([
       {
         role: "assistant",
@@ -158,10 +154,13 @@ describe("message adapters: edges", () => {
       }
     ])
     assert.isTrue(Either.isLeft(badArgs) && badArgs.left._tag === "AdapterError")
-    const anthropicDocument = fromAnthropic([
-      { role: "user", content: [{ type: "document", source: { type: "url", url: "https://example.com/a.pdf" } }] }
+    const anthropicSearch = fromAnthropic([
+      {
+        role: "user",
+        content: [{ type: "search_result", source: "https://example.com", title: "t", content: [] }]
+      }
     ])
-    assert.isTrue(Either.isLeft(anthropicDocument))
+    assert.isTrue(Either.isLeft(anthropicSearch) && anthropicSearch.left.path === "content[0]")
     // Images and thinking have parts of their own now.
     const anthropicImage = fromAnthropic([
       { role: "user", content: [{ type: "image", source: { type: "url", url: "https://example.com/a.png" } }] },

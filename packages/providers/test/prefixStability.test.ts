@@ -22,7 +22,7 @@ import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import { AnthropicCtx, OpenAICtx } from "../src/index.js"
 import { yieldToEventLoop } from "../../../vitest.property.js"
-import { readTranscript, transcriptFiles } from "@ctxlog/core/testing"
+import { readTranscript, transcriptFiles } from "@ctxlog/testing"
 
 const live = ContextService.layer.pipe(
   Layer.provideMerge(WindowRepository.layerReplay),

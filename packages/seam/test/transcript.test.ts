@@ -7,7 +7,7 @@ import * as Option from "effect/Option"
 import { SeamHost } from "../src/index.js"
 import type { SeamConfigInput } from "../src/SeamConfig.js"
 import { coreLayer } from "./support.js"
-import { readTranscript } from "@ctxlog/core/testing"
+import { readTranscript } from "@ctxlog/testing"
 
 /** Split a transcript into turns: each user or assistant message with the tool results that follow it. */
 const turnsOf = (inputs: ReadonlyArray<Message.MessageInput>) => {

@@ -3,7 +3,7 @@
 import { randomUUID } from "node:crypto"
 import { join } from "node:path"
 import { EventLog } from "@ctxlog/core"
-import { freshStream, sampleEvents } from "@ctxlog/core/testing"
+import { freshStream, sampleEvents } from "@ctxlog/testing"
 import { PostgresEventLog, SnapshotRepository, SnapshotStore, SqliteEventLog } from "@ctxlog/memory"
 import BetterSqlite3 from "better-sqlite3"
 import * as Context from "effect/Context"

@@ -8,7 +8,7 @@ import { SqliteEventLog } from "../../src/index.js"
 const [filename = "", stream = "", startAt = "0", label = "child", expectedArg = "1"] = process.argv.slice(2)
 const expected = expectedArg === "no_stream" ? "no_stream" : Number(expectedArg)
 
-// Not @ctxlog/core/testing: it imports vitest, which only runs inside the test runner.
+// Not @ctxlog/testing: it imports vitest, which only runs inside the test runner.
 const events = (count: number): ReadonlyArray<WindowEvent.WindowEvent> =>
   Array.from({ length: count }, (_, index) => ({
     _tag: "MessageAppended",

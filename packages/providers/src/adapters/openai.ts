@@ -4,19 +4,24 @@
  *
  * - A tool result's error flag has no field in this API: `toOpenAI` prefixes the content with
  *   `[tool error] ` (as the OpenAI renderer does) and `fromOpenAI` reads the prefix back.
- * - `developer` messages become system messages; images, audio and files are an `AdapterError`.
+ * - `developer` messages become system messages; user images (`image_url`, detail kept) and files
+ *   (`file_data`, the filename as the title) both ways; audio and file ids are an `AdapterError`.
+ * - Refused going out, with an `AdapterError` naming the part: provider-executed tool parts and tool
+ *   results made of images or documents. Reasoning, citations and approvals have no form here.
  *
  * @since 0.1.0
  */
 import { Message } from "@ctxlog/core"
 import * as Either from "effect/Either"
 import type {
+  ChatCompletionContentPart,
   ChatCompletionContentPartText,
   ChatCompletionMessageParam,
   ChatCompletionMessageToolCall
 } from "openai/resources/chat/completions"
-import { AdapterError, type AnyMessage, convertAll, parseArguments } from "../AdapterError.js"
+import { AdapterError, type AnyMessage, convertAll, parseArguments, refuse, toolNames } from "../AdapterError.js"
 import { errorPrefix } from "../internal/chatRender.js"
+import { dataUrlOf } from "../internal/sections.js"
 
 /** @since 0.1.0 */
 export { AdapterError }
@@ -29,55 +34,157 @@ const texts = (message: AnyMessage): ReadonlyArray<string> =>
 const content = (parts: ReadonlyArray<string>): string | Array<ChatCompletionContentPartText> =>
   parts.length === 1 && parts[0] !== undefined ? parts[0] : parts.map((text) => ({ type: "text", text }))
 
-/** ctxlog messages (e.g. `[...window.system, ...window.history]`) as OpenAI chat messages. @since 0.1.0 */
-export const toOpenAI = (messages: ReadonlyArray<AnyMessage>): Array<ChatCompletionMessageParam> =>
-  // biome-ignore lint/suspicious/useIterableCallbackReturn: the switch covers every role and each case returns
-  messages.flatMap((message): Array<ChatCompletionMessageParam> => {
-    switch (message.role) {
-      case "system":
-        return [{ role: "system", content: content(texts(message)) }]
-      case "user":
-        return [{ role: "user", content: content(texts(message)) }]
-      case "assistant": {
-        const calls = Message.toolCallsOf(message).map(
-          (call): ChatCompletionMessageToolCall => ({
-            id: call.id,
-            type: "function",
-            function: { name: call.name, arguments: JSON.stringify(call.input) }
-          })
-        )
-        const text = texts(message)
-        return [
-          {
-            role: "assistant",
-            content: text.length === 0 ? null : content(text),
-            ...(calls.length === 0 ? {} : { tool_calls: calls })
-          }
-        ]
-      }
-      case "tool":
-        return Message.toolResultsOf(message).map((result) => ({
-          role: "tool",
-          tool_call_id: result.toolCallId,
-          content: result.isError ? `${errorPrefix}${result.content}` : result.content
-        }))
+/**
+ * The parts Chat Completions cannot carry: provider-executed tool parts (they go back only to the
+ * provider that ran them) and tool results made of more than text (a `tool` message takes text only).
+ */
+const refused = (index: number, message: AnyMessage): AdapterError | undefined => {
+  for (const [partIndex, part] of message.parts.entries()) {
+    if (part.type === "server_tool_call" || part.type === "server_tool_result") {
+      return refuse(
+        format,
+        index,
+        `parts[${partIndex}]`,
+        `a ${part.type} part ran by ${part.provider} goes back only to it`
+      )
     }
+    if (part.type === "document" && part.source.type === "url") {
+      return refuse(format, index, `parts[${partIndex}]`, "chat file parts take data, not a URL")
+    }
+    if (part.type === "text" && part.citations !== undefined) {
+      return refuse(format, index, `parts[${partIndex}]`, "chat messages keep no citations")
+    }
+    if (part.type === "tool_result" && Message.toolResultContentOf(part).some((inner) => inner.type !== "text")) {
+      return refuse(format, index, `parts[${partIndex}]`, "a tool message takes text only, not images or documents")
+    }
+  }
+  return undefined
+}
+
+/**
+ * ctxlog messages (e.g. `[...window.system, ...window.history]`) as OpenAI chat messages, or an
+ * `AdapterError` naming a part this API cannot carry.
+ * @since 0.1.0
+ */
+export const toOpenAI = (
+  messages: ReadonlyArray<AnyMessage>
+): Either.Either<Array<ChatCompletionMessageParam>, AdapterError> =>
+  Either.map(
+    convertAll(messages, (message, index): Either.Either<ReadonlyArray<ChatCompletionMessageParam>, AdapterError> => {
+      const error = refused(index, message)
+      return error === undefined ? Either.right(convertOne(message)) : Either.left(error)
+    }),
+    (converted) => [...converted]
+  )
+
+const convertOne = (message: AnyMessage): Array<ChatCompletionMessageParam> => {
+  switch (message.role) {
+    case "system":
+      return [{ role: "system", content: content(texts(message)) }]
+    case "user":
+      return [{ role: "user", content: userContent(message) }]
+    case "assistant": {
+      const calls = Message.toolCallsOf(message).map(
+        (call): ChatCompletionMessageToolCall => ({
+          id: call.id,
+          type: "function",
+          function: { name: call.name, arguments: JSON.stringify(call.input) }
+        })
+      )
+      const text = texts(message)
+      return [
+        {
+          role: "assistant",
+          content: text.length === 0 ? null : content(text),
+          ...(calls.length === 0 ? {} : { tool_calls: calls })
+        }
+      ]
+    }
+    case "tool":
+      return Message.toolResultsOf(message).map((result) => ({
+        role: "tool",
+        tool_call_id: result.toolCallId,
+        content: result.isError ? `${errorPrefix}${result.content}` : result.content
+      }))
+  }
+}
+
+/** A user message's content: text, or text, image and file parts in order. */
+const userContent = (message: AnyMessage): string | Array<ChatCompletionContentPart> => {
+  if (Message.mediaOf(message).length === 0) return content(texts(message))
+  return message.parts.flatMap((part): Array<ChatCompletionContentPart> => {
+    if (part.type === "text") return [{ type: "text", text: part.text }]
+    if (part.type === "image") {
+      return [
+        {
+          type: "image_url",
+          image_url: { url: dataUrlOf(part.source), ...(part.detail === undefined ? {} : { detail: part.detail }) }
+        }
+      ]
+    }
+    if (part.type === "document") {
+      return [
+        {
+          type: "file",
+          file: {
+            file_data: dataUrlOf(part.source),
+            ...(part.title === undefined ? {} : { filename: part.title })
+          }
+        }
+      ]
+    }
+    return []
   })
+}
+
+const sourceOfUrl = (url: string): Message.MediaSource => {
+  const data = /^data:([^;,]+);base64,(.*)$/s.exec(url)
+  return data?.[1] !== undefined && data[2] !== undefined
+    ? { type: "base64", mediaType: data[1], data: data[2] }
+    : { type: "url", url }
+}
+
+interface ForeignPart {
+  readonly type: string
+  readonly text?: string
+  readonly image_url?: { readonly url: string; readonly detail?: "auto" | "low" | "high" }
+  readonly file?: { readonly file_data?: string; readonly filename?: string; readonly file_id?: string }
+}
 
 const textParts = (
   index: number,
-  value: string | ReadonlyArray<{ readonly type: string; readonly text?: string }> | null | undefined
-): Either.Either<ReadonlyArray<Message.TextPart>, AdapterError> => {
+  value: string | ReadonlyArray<ForeignPart> | null | undefined
+): Either.Either<ReadonlyArray<Message.TextPart | Message.ImagePart | Message.DocumentPart>, AdapterError> => {
   if (value === null || value === undefined) return Either.right([])
   if (typeof value === "string") return Either.right(value.length === 0 ? [] : [Message.text(value)])
-  return convertAll(value, (part) =>
-    part.type === "text" && typeof part.text === "string"
-      ? Either.right([Message.text(part.text)])
-      : part.type === "refusal"
-        ? Either.right([])
-        : Either.left(new AdapterError({ format, index, detail: `unsupported content part ${part.type}` }))
+  return convertAll(
+    value,
+    (
+      part,
+      partIndex
+    ): Either.Either<ReadonlyArray<Message.TextPart | Message.ImagePart | Message.DocumentPart>, AdapterError> => {
+      if (part.type === "text" && typeof part.text === "string") return Either.right([Message.text(part.text)])
+      if (part.type === "refusal") return Either.right([])
+      if (part.type === "image_url" && part.image_url !== undefined) {
+        const detail = part.image_url.detail
+        return Either.right([
+          { type: "image", source: sourceOfUrl(part.image_url.url), ...(detail === undefined ? {} : { detail }) }
+        ])
+      }
+      if (part.type === "file" && part.file?.file_data !== undefined) {
+        const title = part.file.filename
+        return Either.right([
+          { type: "document", source: sourceOfUrl(part.file.file_data), ...(title === undefined ? {} : { title }) }
+        ])
+      }
+      return Either.left(refuse(format, index, `content[${partIndex}]`, `unsupported content part ${part.type}`))
+    }
   )
 }
+
+const onlyText = (
+  parts: ReadonlyArray<Message.TextPart | Message.ImagePart | Message.DocumentPart>
+): ReadonlyArray<Message.TextPart> => parts.filter((part): part is Message.TextPart => part.type === "text")
 
 /** OpenAI chat messages as ctxlog message inputs, ready for `ContextService.appendMessages`. @since 0.1.0 */
 export const fromOpenAI = (
@@ -87,11 +194,11 @@ export const fromOpenAI = (
     switch (message.role) {
       case "system":
       case "developer":
-        return Either.map(textParts(index, message.content), (parts) => [{ role: "system", parts }])
+        return Either.map(textParts(index, message.content), (parts) => [{ role: "system", parts: onlyText(parts) }])
       case "user":
         return Either.map(textParts(index, message.content), (parts) => [{ role: "user", parts }])
       case "assistant":
-        return Either.flatMap(textParts(index, message.content), (parts) =>
+        return Either.flatMap(Either.map(textParts(index, message.content), onlyText), (parts) =>
           Either.map(
             convertAll(message.tool_calls ?? [], (call) =>
               call.type === "function"
@@ -104,7 +211,7 @@ export const fromOpenAI = (
           )
         )
       case "tool":
-        return Either.map(textParts(index, message.content), (parts) => {
+        return Either.map(Either.map(textParts(index, message.content), onlyText), (parts) => {
           const text = parts.map((part) => part.text).join("\n")
           const isError = text.startsWith(errorPrefix)
           return [Message.tool(message.tool_call_id, isError ? text.slice(errorPrefix.length) : text, isError)]
@@ -113,3 +220,322 @@ export const fromOpenAI = (
         return Either.left(new AdapterError({ format, index, detail: "legacy function messages are not supported" }))
     }
   })
+
+// --- OpenAI Agents SDK items ------------------------------------------------------------------------
+
+/**
+ * An item of the OpenAI Agents SDK's history (`AgentInputItem` of `@openai/agents-core`, what a
+ * `Session` stores), by the minimal structural shape this adapter reads and writes.
+ * @since 0.4.0
+ */
+export type AgentItem =
+  | {
+      readonly type?: "message"
+      readonly role: "system" | "user" | "assistant"
+      readonly id?: string
+      readonly status?: string
+      readonly content: string | ReadonlyArray<AgentContent>
+    }
+  | {
+      readonly type: "function_call"
+      readonly callId: string
+      readonly name: string
+      readonly arguments: string
+      readonly id?: string
+      readonly status?: string
+    }
+  | {
+      readonly type: "function_call_result"
+      readonly callId: string
+      readonly name: string
+      readonly status: string
+      readonly output: string | { readonly type: "text"; readonly text: string } | ReadonlyArray<AgentContent>
+      readonly id?: string
+    }
+  | {
+      readonly type: "reasoning"
+      readonly id?: string
+      readonly content: ReadonlyArray<{ readonly type: "input_text"; readonly text: string }>
+      readonly providerData?: { readonly [key: string]: unknown }
+    }
+  | {
+      readonly type: "hosted_tool_call"
+      readonly name: string
+      readonly id?: string
+      readonly arguments?: string
+      readonly status?: string
+      readonly output?: string
+    }
+
+/** A content entry of an Agents SDK message or tool output. @since 0.4.0 */
+export type AgentContent =
+  | { readonly type: "input_text" | "output_text"; readonly text: string }
+  | { readonly type: "input_image"; readonly image?: string | { readonly id: string }; readonly detail?: string }
+  | {
+      readonly type: "input_file"
+      readonly file?: string | { readonly id: string } | { readonly url: string }
+      readonly filename?: string
+    }
+  | { readonly type: "refusal"; readonly refusal: string }
+
+const agentFormat = "OpenAI Agents"
+
+const agentMedia = (part: Message.ImagePart | Message.DocumentPart): AgentContent =>
+  part.type === "image"
+    ? {
+        type: "input_image",
+        image: dataUrlOf(part.source),
+        ...(part.detail === undefined ? {} : { detail: part.detail })
+      }
+    : {
+        type: "input_file",
+        file: part.source.type === "url" ? { url: part.source.url } : dataUrlOf(part.source),
+        ...(part.title === undefined ? {} : { filename: part.title })
+      }
+
+const agentContent = (parts: ReadonlyArray<Message.ToolResultContent>, textType: "input_text" | "output_text") =>
+  parts.map((part): AgentContent => (part.type === "text" ? { type: textType, text: part.text } : agentMedia(part)))
+
+const agentItemsOf = (
+  index: number,
+  message: AnyMessage,
+  names: ReadonlyMap<string, string>
+): Either.Either<ReadonlyArray<AgentItem>, AdapterError> => {
+  const id = message.id === undefined ? {} : { id: message.id }
+  if (message.role === "system")
+    return Either.right([{ type: "message", role: "system", content: Message.textOf(message), ...id }])
+  if (message.role === "user") {
+    const media = Message.mediaOf(message).length > 0
+    const parts = message.parts.filter(
+      (part): part is Message.ToolResultContent =>
+        part.type === "text" || part.type === "image" || part.type === "document"
+    )
+    return Either.right([
+      {
+        type: "message",
+        role: "user",
+        content: media ? agentContent(parts, "input_text") : Message.textOf(message),
+        ...id
+      }
+    ])
+  }
+  const items: Array<AgentItem> = []
+  for (const [partIndex, part] of message.parts.entries()) {
+    const path = `parts[${partIndex}]`
+    switch (part.type) {
+      case "text": {
+        if (part.citations !== undefined)
+          return Either.left(refuse(agentFormat, index, path, "Agents messages keep no citations"))
+        const last = items[items.length - 1]
+        if (
+          last !== undefined &&
+          last.type === "message" &&
+          last.role === "assistant" &&
+          typeof last.content !== "string"
+        ) {
+          items[items.length - 1] = { ...last, content: [...last.content, { type: "output_text", text: part.text }] }
+        } else {
+          items.push({
+            type: "message",
+            role: "assistant",
+            status: "completed",
+            content: [{ type: "output_text", text: part.text }],
+            ...id
+          })
+        }
+        break
+      }
+      case "reasoning":
+        if (part.signature !== undefined || part.redactedData !== undefined) {
+          return Either.left(refuse(agentFormat, index, path, "Anthropic thinking has no Agents item"))
+        }
+        items.push({
+          type: "reasoning",
+          ...(part.itemId === undefined ? {} : { id: part.itemId }),
+          content: part.text.length === 0 ? [] : [{ type: "input_text", text: part.text }],
+          ...(part.encryptedContent === undefined ? {} : { providerData: { encryptedContent: part.encryptedContent } })
+        })
+        break
+      case "tool_call":
+        items.push({
+          type: "function_call",
+          callId: part.id,
+          name: part.name,
+          arguments: JSON.stringify(part.input),
+          status: "completed"
+        })
+        break
+      case "tool_result": {
+        const content = Message.toolResultContentOf(part)
+        const only = content[0]
+        const text = content.length === 1 && only?.type === "text" ? only.text : undefined
+        if (part.isError && text === undefined) {
+          return Either.left(refuse(agentFormat, index, path, "an error result made of parts has no Agents form"))
+        }
+        items.push({
+          type: "function_call_result",
+          callId: part.toolCallId,
+          name: names.get(part.toolCallId) ?? "unknown",
+          status: "completed",
+          output:
+            text === undefined ? agentContent(content, "input_text") : part.isError ? `${errorPrefix}${text}` : text
+        })
+        break
+      }
+      case "server_tool_call": {
+        const result = message.parts.find(
+          (other): other is Message.ServerToolResultPart =>
+            other.type === "server_tool_result" &&
+            other.toolCallId === part.id &&
+            other.resultType === "hosted_tool_call"
+        )
+        const output = result !== undefined && typeof result.content === "string" ? { output: result.content } : {}
+        if (part.provider !== "openai" || typeof part.input !== "string") {
+          return Either.left(
+            refuse(agentFormat, index, path, `a ${part.type} part ran by ${part.provider} is not an Agents hosted call`)
+          )
+        }
+        items.push({
+          type: "hosted_tool_call",
+          id: part.id,
+          name: part.name,
+          arguments: part.input,
+          status: "completed",
+          ...output
+        })
+        break
+      }
+      case "server_tool_result":
+        // Travels inside its hosted call (above); one without its call cannot be sent.
+        if (!message.parts.some((other) => other.type === "server_tool_call" && other.id === part.toolCallId)) {
+          return Either.left(refuse(agentFormat, index, path, "a server tool result without its call"))
+        }
+        break
+      case "image":
+      case "document":
+        return Either.left(refuse(agentFormat, index, path, "Agents assistant messages take no input media"))
+      case "tool_approval_request":
+      case "tool_approval_response":
+        return Either.left(refuse(agentFormat, index, path, "Agents approvals are run-state interruptions, not items"))
+    }
+  }
+  return Either.right(items)
+}
+
+/**
+ * ctxlog messages as OpenAI Agents SDK items (what a `Session`'s `getItems` returns): messages,
+ * reasoning, function calls and results (an error result's text carries the `[tool error] ` prefix,
+ * as in Chat Completions), hosted tool calls (`server_tool_call` of provider `openai` with its
+ * `hosted_tool_call` result), message ids. Refused, naming the part: citations, Anthropic thinking,
+ * approvals, server parts of other providers.
+ * @since 0.4.0
+ */
+export const toAgentItems = (messages: ReadonlyArray<AnyMessage>): Either.Either<Array<AgentItem>, AdapterError> => {
+  const names = toolNames(messages)
+  return Either.map(
+    convertAll(messages, (message, index) => agentItemsOf(index, message, names)),
+    (items) => [...items]
+  )
+}
+
+const agentPart = (
+  index: number,
+  path: string,
+  content: AgentContent
+): Either.Either<ReadonlyArray<Message.ToolResultContent>, AdapterError> => {
+  switch (content.type) {
+    case "input_text":
+    case "output_text":
+      return Either.right([Message.text(content.text)])
+    case "refusal":
+      return Either.right([])
+    case "input_image": {
+      if (typeof content.image !== "string") return Either.left(refuse(agentFormat, index, path, "an image by file id"))
+      const detail = content.detail
+      const image: Message.ImagePart =
+        detail === "low" || detail === "high" || detail === "auto"
+          ? { type: "image", source: sourceOfUrl(content.image), detail }
+          : { type: "image", source: sourceOfUrl(content.image) }
+      return Either.right([image])
+    }
+    case "input_file": {
+      const file = content.file
+      const title = content.filename === undefined ? {} : { title: content.filename }
+      if (typeof file === "string") return Either.right([{ type: "document", source: sourceOfUrl(file), ...title }])
+      if (file !== undefined && "url" in file)
+        return Either.right([{ type: "document", source: { type: "url", url: file.url }, ...title }])
+      return Either.left(refuse(agentFormat, index, path, "a file by file id"))
+    }
+  }
+}
+
+/** OpenAI Agents SDK items as ctxlog message inputs (the inverse of {@link toAgentItems}). @since 0.4.0 */
+export const fromAgentItems = (
+  items: ReadonlyArray<AgentItem>
+): Either.Either<ReadonlyArray<Message.MessageInput>, AdapterError> => {
+  const out: Array<Message.MessageInput> = []
+  // Assistant output (reasoning, text, calls) gathers into one assistant message until another role.
+  const assistant = (part: Message.Part, id?: string) => {
+    const last = out[out.length - 1]
+    if (last !== undefined && last.role === "assistant") out[out.length - 1] = { ...last, parts: [...last.parts, part] }
+    else out.push({ role: "assistant", parts: [part], ...(id === undefined ? {} : { id }) })
+  }
+  for (const [index, item] of items.entries()) {
+    if (item.type === undefined || item.type === "message") {
+      const contents =
+        typeof item.content === "string" ? [{ type: "input_text" as const, text: item.content }] : item.content
+      const converted = convertAll(contents, (content, contentIndex) =>
+        agentPart(index, `content[${contentIndex}]`, content)
+      )
+      if (Either.isLeft(converted)) return Either.left(converted.left)
+      const parts = item.role === "system" ? converted.right.filter((part) => part.type === "text") : converted.right
+      if (item.role === "assistant") {
+        for (const part of parts) assistant(part, item.id)
+      } else {
+        out.push({ role: item.role, parts, ...(item.id === undefined ? {} : { id: item.id }) })
+      }
+      continue
+    }
+    switch (item.type) {
+      case "reasoning": {
+        const encrypted = item.providerData?.encryptedContent
+        assistant(
+          Message.reasoning(item.content.map((content) => content.text).join("\n"), {
+            ...(item.id === undefined ? {} : { itemId: item.id }),
+            ...(typeof encrypted === "string" ? { encryptedContent: encrypted } : {})
+          })
+        )
+        break
+      }
+      case "function_call": {
+        const input = parseArguments(agentFormat, index, item.arguments)
+        if (Either.isLeft(input)) return Either.left(input.left)
+        assistant(Message.toolCall(item.callId, item.name, input.right))
+        break
+      }
+      case "hosted_tool_call": {
+        const id = item.id ?? `${item.name}-${index}`
+        assistant(Message.serverToolCall("openai", id, item.name, item.arguments ?? ""))
+        if (item.output !== undefined)
+          assistant(Message.serverToolResult("openai", id, "hosted_tool_call", item.output))
+        break
+      }
+      case "function_call_result": {
+        const output = item.output
+        if (typeof output === "string" || !Array.isArray(output)) {
+          const text = typeof output === "string" ? output : (output as { readonly text: string }).text
+          const isError = text.startsWith(errorPrefix)
+          out.push(Message.tool(item.callId, isError ? text.slice(errorPrefix.length) : text, isError))
+          break
+        }
+        const converted = convertAll(output as ReadonlyArray<AgentContent>, (content, contentIndex) =>
+          agentPart(index, `output[${contentIndex}]`, content)
+        )
+        if (Either.isLeft(converted)) return Either.left(converted.left)
+        out.push({ role: "tool", parts: [Message.toolResultParts(item.callId, converted.right)] })
+        break
+      }
+    }
+  }
+  return Either.right(out)
+}

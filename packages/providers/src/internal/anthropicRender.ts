@@ -3,7 +3,7 @@
  * signals the first user turn, history `tool_use` / `tool_result` blocks with strict role
  * alternation; up to four `cache_control` breakpoints go where the prefix is stable.
  */
-import type { LanguageModel, Message } from "@ctxlog/core"
+import { type LanguageModel, Message } from "@ctxlog/core"
 import * as Either from "effect/Either"
 import { type InvalidRequest, make as invalid } from "../InvalidRequest.js"
 import { anthropic as validateAnthropic, maxCacheBreakpoints } from "../RequestValidator.js"
@@ -20,6 +20,7 @@ import type {
   AnthropicThinkingBlock,
   AnthropicRedactedThinkingBlock,
   AnthropicTool,
+  AnthropicToolResultBlock,
   CacheControl,
   JsonObject
 } from "./wire.js"
@@ -100,26 +101,162 @@ const decodeText = (data: string): string | undefined => {
   }
 }
 
-const sourceOf = (source: Message.MediaSource): AnthropicSource => {
-  if (source.type === "url") return { type: "url", url: source.url }
-  // Plain-text documents go as text sources (their data is the text itself, not base64).
-  const plain = source.mediaType.startsWith("text/") ? decodeText(source.data) : undefined
-  return plain === undefined
-    ? { type: "base64", media_type: source.mediaType, data: source.data }
-    : { type: "text", media_type: "text/plain", data: plain }
+/** The image media types the Messages API takes. */
+export const imageMediaTypes: ReadonlyArray<string> = ["image/jpeg", "image/png", "image/gif", "image/webp"]
+
+/**
+ * An image or a document as an Anthropic block, or why the API would refuse it (it answers 400 for
+ * an image that is not JPEG, PNG, GIF or WebP, and for a base64 document that is not a PDF).
+ * Plain-text documents go as text sources (their data is the text itself, not base64); a document
+ * keeps its title.
+ */
+export const mediaBlock = (
+  part: Message.ImagePart | Message.DocumentPart
+): Either.Either<AnthropicImageBlock | AnthropicDocumentBlock, string> => {
+  const source = part.source
+  if (part.type === "image") {
+    if (source.type === "base64" && !imageMediaTypes.includes(source.mediaType)) {
+      return Either.left(`image media type ${source.mediaType} is not one of ${imageMediaTypes.join(", ")}`)
+    }
+    const block: AnthropicImageBlock = {
+      type: "image",
+      source:
+        source.type === "url"
+          ? { type: "url", url: source.url }
+          : { type: "base64", media_type: source.mediaType, data: source.data }
+    }
+    return Either.right(block)
+  }
+  let documentSource: AnthropicSource
+  if (source.type === "url") documentSource = { type: "url", url: source.url }
+  else if (source.mediaType === "application/pdf") {
+    documentSource = { type: "base64", media_type: "application/pdf", data: source.data }
+  } else if (source.mediaType.startsWith("text/")) {
+    const plain = decodeText(source.data)
+    if (plain === undefined) return Either.left(`document data of type ${source.mediaType} is not base64 text`)
+    documentSource = { type: "text", media_type: "text/plain", data: plain }
+  } else {
+    return Either.left(`document media type ${source.mediaType} is not application/pdf or text/plain`)
+  }
+  const document: AnthropicDocumentBlock = {
+    type: "document",
+    source: documentSource,
+    ...(part.title === undefined ? {} : { title: part.title })
+  }
+  return Either.right(document)
 }
 
-const userBlocks = (content: ReadonlyArray<UserContent>): ReadonlyArray<AnthropicContentBlock> =>
-  content.flatMap((part): ReadonlyArray<AnthropicContentBlock> => {
-    if (part.type === "text") return text(part.text)
-    if (part.type === "image") return [{ type: "image", source: sourceOf(part.source) } satisfies AnthropicImageBlock]
-    const document: AnthropicDocumentBlock = {
-      type: "document",
-      source: sourceOf(part.source),
-      ...(part.title === undefined ? {} : { title: part.title })
+const userBlocks = (
+  messageId: string,
+  parts: ReadonlyArray<Message.Part>,
+  content: ReadonlyArray<UserContent>
+): Either.Either<ReadonlyArray<AnthropicContentBlock>, InvalidRequest> => {
+  const blocks: Array<AnthropicContentBlock> = []
+  for (const part of content) {
+    if (part.type === "text") {
+      blocks.push(...text(part.text))
+      continue
     }
-    return [document]
-  })
+    const block = mediaBlock(part)
+    if (Either.isLeft(block)) {
+      return Either.left(invalid("anthropic", block.left, { messageId, partIndex: parts.indexOf(part) }))
+    }
+    blocks.push(block.right)
+  }
+  return Either.right(blocks)
+}
+
+/** A tool result's `content`: its text, or text, image and document blocks when it is made of parts. */
+export const toolResultBlockContent = (
+  part: Message.ToolResultPart
+): Either.Either<AnthropicToolResultBlock["content"], string> => {
+  const content = Message.toolResultContentOf(part)
+  const only = content[0]
+  if (content.length === 1 && only?.type === "text" && only.citations === undefined) return Either.right(only.text)
+  const blocks: Array<AnthropicTextBlock | AnthropicImageBlock | AnthropicDocumentBlock> = []
+  for (const [index, inner] of content.entries()) {
+    if (inner.type === "text") {
+      if (inner.text.trim().length > 0) blocks.push(textBlock(inner))
+      continue
+    }
+    const block = mediaBlock(inner)
+    if (Either.isLeft(block)) return Either.left(`tool result part ${index}: ${block.left}`)
+    blocks.push(block.right)
+  }
+  return Either.right(blocks)
+}
+
+/** A text part as a text block, its citations kept. */
+const textBlock = (part: Message.TextPart): AnthropicTextBlock =>
+  part.citations === undefined || part.citations.length === 0
+    ? { type: "text", text: part.text }
+    : { type: "text", text: part.text, citations: part.citations }
+
+/** Whether an assistant message needs its parts rendered in order (citations, server tools). */
+const needsOrderedParts = (parts: ReadonlyArray<Message.Part>): boolean =>
+  parts.some(
+    (part) =>
+      part.type === "server_tool_call" ||
+      part.type === "server_tool_result" ||
+      (part.type === "text" && part.citations !== undefined && part.citations.length > 0)
+  )
+
+/**
+ * An assistant message's blocks in part order: text (with citations), `tool_use`, and the
+ * provider-executed `server_tool_use` / `*_tool_result` blocks, which go back only to Anthropic.
+ */
+export const orderedAssistantBlocks = (
+  messageId: string,
+  parts: ReadonlyArray<Message.Part>
+): Either.Either<ReadonlyArray<AnthropicContentBlock>, InvalidRequest> => {
+  const blocks: Array<AnthropicContentBlock> = []
+  for (const [partIndex, part] of parts.entries()) {
+    switch (part.type) {
+      case "text":
+        if (part.text.trim().length > 0) blocks.push(textBlock(part))
+        break
+      case "tool_call":
+        if (!isJsonObject(part.input)) {
+          return Either.left(
+            invalid("anthropic", "tool_use input must be a JSON object", { messageId, toolCallId: part.id, partIndex })
+          )
+        }
+        blocks.push({ type: "tool_use", id: part.id, name: part.name, input: part.input })
+        break
+      case "server_tool_call":
+      case "server_tool_result": {
+        if (part.provider !== "anthropic") {
+          return Either.left(
+            invalid("anthropic", `a ${part.type} part ran by ${part.provider} goes back only to ${part.provider}`, {
+              messageId,
+              partIndex
+            })
+          )
+        }
+        if (part.type === "server_tool_call") {
+          blocks.push({ type: "server_tool_use", id: part.id, name: part.name, input: part.input })
+        } else if (!part.resultType.endsWith("_tool_result")) {
+          return Either.left(
+            invalid("anthropic", `server tool result type ${part.resultType} is not an Anthropic block type`, {
+              messageId,
+              partIndex
+            })
+          )
+        } else {
+          blocks.push({
+            type: part.resultType as `${string}_tool_result`,
+            tool_use_id: part.toolCallId,
+            content: part.content
+          })
+        }
+        break
+      }
+      default:
+        break
+    }
+  }
+  return Either.right(blocks)
+}
 
 const isThinking = (block: AnthropicContentBlock): boolean =>
   block.type === "thinking" || block.type === "redacted_thinking"
@@ -127,7 +264,12 @@ const isThinking = (block: AnthropicContentBlock): boolean =>
 export const draftOf = (turn: Turn, keepThinking: boolean): Either.Either<Draft, InvalidRequest> => {
   switch (turn._tag) {
     case "User":
-      return Either.right({ role: "user", content: userBlocks(turn.content), tokens: turn.tokens, fromHistory: true })
+      return Either.map(userBlocks(turn.messageId, turn.parts, turn.content), (content) => ({
+        role: "user" as const,
+        content,
+        tokens: turn.tokens,
+        fromHistory: true
+      }))
     case "Context":
       return Either.right({
         role: "user",
@@ -135,19 +277,31 @@ export const draftOf = (turn: Turn, keepThinking: boolean): Either.Either<Draft,
         tokens: turn.tokens,
         fromHistory: true
       })
-    case "Results":
-      return Either.right({
-        role: "user",
-        content: turn.results.map(({ part }) => ({
+    case "Results": {
+      const content: Array<AnthropicContentBlock> = []
+      for (const { messageId, part } of turn.results) {
+        const result = toolResultBlockContent(part)
+        if (Either.isLeft(result)) {
+          return Either.left(invalid("anthropic", result.left, { messageId, toolCallId: part.toolCallId }))
+        }
+        content.push({
           type: "tool_result",
           tool_use_id: part.toolCallId,
-          content: part.content,
+          content: result.right,
           ...(part.isError ? { is_error: true } : {})
-        })),
-        tokens: turn.tokens,
-        fromHistory: true
-      })
+        })
+      }
+      return Either.right({ role: "user", content, tokens: turn.tokens, fromHistory: true })
+    }
     case "Assistant": {
+      if (needsOrderedParts(turn.parts)) {
+        return Either.map(orderedAssistantBlocks(turn.messageId, turn.parts), (blocks) => ({
+          role: "assistant" as const,
+          content: [...(keepThinking && blocks.length > 0 ? turn.reasoning.flatMap(thinkingOf) : []), ...blocks],
+          tokens: turn.tokens,
+          fromHistory: true
+        }))
+      }
       const blocks: Array<AnthropicContentBlock> = [...text(turn.text)]
       for (const call of turn.calls) {
         if (!isJsonObject(call.input)) {

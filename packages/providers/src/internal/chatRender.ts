@@ -2,9 +2,9 @@
  * Sections → OpenAI Chat Completions request (also Ollama `/v1`, vLLM, llama.cpp server) and
  * Sections → OpenAI Responses request.
  */
-import type { LanguageModel, Message } from "@ctxlog/core"
+import { type LanguageModel, Message } from "@ctxlog/core"
 import * as Either from "effect/Either"
-import type { InvalidRequest } from "../InvalidRequest.js"
+import { type InvalidRequest, make as invalid } from "../InvalidRequest.js"
 import * as RequestValidator from "../RequestValidator.js"
 import { dataUrlOf, mediaStub, type Sections, type UserContent, wrapContext } from "./sections.js"
 import type {
@@ -44,6 +44,48 @@ export interface Settings {
 export const errorPrefix = "[tool error] "
 
 const resultText = (content: string, isError: boolean): string => (isError ? `${errorPrefix}${content}` : content)
+
+/**
+ * A tool result in a Chat Completions `tool` message, which takes text only: a result made of parts
+ * keeps its text and names each image or document in a line where it stood (the best this API can do).
+ */
+export const chatToolResultText = (part: Message.ToolResultPart): string => {
+  const content = Message.toolResultContentOf(part)
+  const only = content[0]
+  const text =
+    content.length === 1 && only?.type === "text"
+      ? only.text
+      : content.map((inner) => (inner.type === "text" ? inner.text : mediaStub(inner))).join("\n")
+  return resultText(text, part.isError)
+}
+
+/** A tool result as a Responses `function_call_output`'s output: text, or input parts when made of parts. */
+export const responsesToolOutput = (part: Message.ToolResultPart): string | ReadonlyArray<ResponsesContentPart> => {
+  const content = Message.toolResultContentOf(part)
+  const only = content[0]
+  if (content.length === 1 && only?.type === "text") return resultText(only.text, part.isError)
+  const parts = responsesContent(content)
+  const list = typeof parts === "string" ? [{ type: "input_text" as const, text: parts }] : parts
+  return part.isError ? [{ type: "input_text", text: errorPrefix.trim() }, ...list] : list
+}
+
+/**
+ * These APIs take no provider-executed tool blocks back (OpenAI's own server tools are not modelled
+ * as parts ctxlog can send): an assistant message holding one is refused, naming the part.
+ */
+export const refuseServerParts = (
+  provider: string,
+  messageId: string,
+  parts: ReadonlyArray<Message.Part>
+): InvalidRequest | undefined => {
+  const index = parts.findIndex((part) => part.type === "server_tool_call" || part.type === "server_tool_result")
+  const part = parts[index]
+  if (part === undefined || (part.type !== "server_tool_call" && part.type !== "server_tool_result")) return undefined
+  return invalid(provider, `a ${part.type} part ran by ${part.provider} goes back only to ${part.provider}`, {
+    messageId,
+    partIndex: index
+  })
+}
 
 /** The system-side texts: identity, stable knowledge, injected knowledge (each joined). */
 const systemTexts = (sections: Sections, merge: boolean): ReadonlyArray<string> => {
@@ -149,7 +191,9 @@ export const renderChat = (
               : wrapContext(turn.kind === "chat" ? turn.role : turn.kind, turn.text)
         })
         break
-      case "Assistant":
+      case "Assistant": {
+        const refused = refuseServerParts(provider, turn.messageId, turn.parts)
+        if (refused !== undefined) return Either.left(refused)
         if (turn.text.length === 0 && turn.calls.length === 0) break
         messages.push({
           role: "assistant",
@@ -165,13 +209,10 @@ export const renderChat = (
               })
         })
         break
+      }
       case "Results":
         for (const { part } of turn.results) {
-          messages.push({
-            role: "tool",
-            tool_call_id: part.toolCallId,
-            content: resultText(part.content, part.isError)
-          })
+          messages.push({ role: "tool", tool_call_id: part.toolCallId, content: chatToolResultText(part) })
         }
         break
     }
@@ -240,7 +281,9 @@ export const renderResponses = (
               : wrapContext(turn.kind === "chat" ? turn.role : turn.kind, turn.text)
         })
         break
-      case "Assistant":
+      case "Assistant": {
+        const refused = refuseServerParts("openai", turn.messageId, turn.parts)
+        if (refused !== undefined) return Either.left(refused)
         // Reasoning items go back before the output they led to, when the API gave them an id
         // (with `encrypted_content` for stateless use); readable-only reasoning is not sent.
         if (turn.text.length > 0 || turn.calls.length > 0) {
@@ -264,13 +307,10 @@ export const renderResponses = (
           })
         }
         break
+      }
       case "Results":
         for (const { part } of turn.results) {
-          input.push({
-            type: "function_call_output",
-            call_id: part.toolCallId,
-            output: resultText(part.content, part.isError)
-          })
+          input.push({ type: "function_call_output", call_id: part.toolCallId, output: responsesToolOutput(part) })
         }
         break
     }

@@ -18,6 +18,8 @@ export type Turn =
       readonly text: string
       /** Text, images and documents in message order (only text: `[text]`). */
       readonly content: ReadonlyArray<UserContent>
+      /** The message's own parts (to name a part a render refuses). */
+      readonly parts: ReadonlyArray<Message.Part>
       readonly tokens: number
     }
   | {
@@ -35,6 +37,11 @@ export type Turn =
       readonly calls: ReadonlyArray<Message.ToolCallPart>
       /** The message's reasoning parts; each render keeps what its API accepts. */
       readonly reasoning: ReadonlyArray<Message.ReasoningPart>
+      /**
+       * The message's parts in order: renders that keep the order of text, citations and
+       * provider-executed tool blocks (Anthropic) read them; others refuse server parts they cannot send.
+       */
+      readonly parts: ReadonlyArray<Message.Part>
       readonly tokens: number
     }
   | {
@@ -126,6 +133,7 @@ export const orderTurns = (history: ReadonlyArray<Message.Message>): ReadonlyArr
         text,
         calls,
         reasoning: Message.reasoningOf(message),
+        parts: message.parts,
         tokens: message.tokens
       })
       const results = calls.flatMap((call) => {
@@ -151,7 +159,14 @@ export const orderTurns = (history: ReadonlyArray<Message.Message>): ReadonlyArr
     if (isContext) {
       turns.push({ _tag: "Context", messageId: message.id, kind: message.kind, role: message.role, text, tokens })
     } else {
-      turns.push({ _tag: "User", messageId: message.id, text, content: userContentOf(message, text), tokens })
+      turns.push({
+        _tag: "User",
+        messageId: message.id,
+        text,
+        content: userContentOf(message, text),
+        parts: message.parts,
+        tokens
+      })
     }
   }
   return turns

@@ -17,6 +17,8 @@ export interface CacheControl {
 export interface AnthropicTextBlock {
   readonly type: "text"
   readonly text: string
+  /** Citations as the API gave them (sent back unchanged). */
+  readonly citations?: ReadonlyArray<JsonObject>
   readonly cache_control?: CacheControl
 }
 
@@ -31,7 +33,8 @@ export interface AnthropicToolUseBlock {
 export interface AnthropicToolResultBlock {
   readonly type: "tool_result"
   readonly tool_use_id: string
-  readonly content: string
+  /** Text, or text, image and document blocks when the result is made of parts. */
+  readonly content: string | ReadonlyArray<AnthropicTextBlock | AnthropicImageBlock | AnthropicDocumentBlock>
   readonly is_error?: boolean
   readonly cache_control?: CacheControl
 }
@@ -71,8 +74,27 @@ export interface AnthropicDocumentBlock {
   readonly cache_control?: CacheControl
 }
 
+/** A tool call the API ran itself (`web_search`, `code_execution`, ...), sent back as it came. */
+export interface AnthropicServerToolUseBlock {
+  readonly type: "server_tool_use"
+  readonly id: string
+  readonly name: string
+  readonly input: Message.JsonValue
+  readonly cache_control?: CacheControl
+}
+
+/** The result of a server tool call (`web_search_tool_result`, ...), sent back as it came. */
+export interface AnthropicServerToolResultBlock {
+  readonly type: `${string}_tool_result`
+  readonly tool_use_id: string
+  readonly content: Message.JsonValue
+  readonly cache_control?: CacheControl
+}
+
 export type AnthropicContentBlock =
   | AnthropicTextBlock
+  | AnthropicServerToolUseBlock
+  | AnthropicServerToolResultBlock
   | AnthropicToolUseBlock
   | AnthropicToolResultBlock
   | AnthropicThinkingBlock
@@ -192,7 +214,12 @@ export type ResponsesInputItem =
       readonly encrypted_content?: string
     }
   | { readonly type: "function_call"; readonly call_id: string; readonly name: string; readonly arguments: string }
-  | { readonly type: "function_call_output"; readonly call_id: string; readonly output: string }
+  | {
+      readonly type: "function_call_output"
+      readonly call_id: string
+      /** Text, or input parts when the result is made of parts (images, files). */
+      readonly output: string | ReadonlyArray<ResponsesContentPart>
+    }
 
 export interface ResponsesTool {
   readonly type: "function"

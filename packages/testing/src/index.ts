@@ -2,25 +2,33 @@
  * The conformance suite every `EventLog` backend must pass, plus test helpers.
  *
  * ```ts
- * import { eventLogConformance } from "@ctxlog/core/testing"
+ * import { eventLogConformance } from "@ctxlog/testing"
  * eventLogConformance("sqlite file", SqliteEventLog.layer({ filename }))
  * ```
  *
- * Needs `vitest` and `@effect/vitest` (optional peer dependencies of `@ctxlog/core`).
+ * Needs `vitest` (a peer: 3.2 and later majors; the suite uses only `describe`, `it`, `beforeAll`,
+ * `afterAll` and `assert`, and runs each test's effect on a runtime built once from the layer).
+ * Was `@ctxlog/core/testing` before 0.4.0: the test runner peer now lives here, not in the library.
  *
  * @since 0.1.0
  */
 import { randomUUID } from "node:crypto"
-import { assert, layer } from "@effect/vitest"
+import { EventHash, EventLog as EventLogModule, type WindowEvent as WindowEventModule } from "@ctxlog/core"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import type * as Layer from "effect/Layer"
+import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Stream from "effect/Stream"
 import { v7 as uuidv7 } from "uuid"
-import * as EventHash from "./EventHash.js"
-import { EventLog, type ExpectedVersion, type StreamId } from "./EventLog.js"
-import type { WindowEvent } from "./WindowEvent.js"
+import { afterAll, assert, beforeAll, describe, it as vitestIt } from "vitest"
+
+const EventLog = EventLogModule.EventLog
+type EventLog = EventLogModule.EventLog
+type StreamId = EventLogModule.StreamId
+type ExpectedVersion = EventLogModule.ExpectedVersion
+type WindowEvent = WindowEventModule.WindowEvent
+type EventLogService = EventLogModule.EventLog.Service
 
 /** A stream id no other test uses (durable backends may reuse a database). @since 0.1.0 */
 export const freshStream = (label = "stream"): StreamId => `${label}-${randomUUID()}`
@@ -42,20 +50,20 @@ export const sampleEvents = (count: number, note = "hello"): ReadonlyArray<Windo
     }
   })
 
-/** The transcripts folder and its files (see `@ctxlog/core/transcripts`). @since 0.1.0 */
-export { readTranscript, transcriptFiles, transcriptsDir } from "./transcripts.js"
+/** The transcripts folder and its files (`@ctxlog/core/transcripts`, honouring `CTXLOG_TRANSCRIPTS`). @since 0.4.0 */
+export { readTranscript, transcriptFiles, transcriptsDir } from "@ctxlog/core/transcripts"
 
-const readStream = (log: EventLog.Service, stream: StreamId) =>
+const readStream = (log: EventLogService, stream: StreamId) =>
   Stream.runCollect(log.read(stream)).pipe(Effect.map(Chunk.toReadonlyArray))
 
-const countAll = (log: EventLog.Service) => Stream.runCount(log.readAll()).pipe(Effect.map((count) => count))
+const countAll = (log: EventLogService) => Stream.runCount(log.readAll()).pipe(Effect.map((count) => count))
 
 /** What must not change when an append fails. */
-const observe = (log: EventLog.Service, stream: StreamId) =>
+const observe = (log: EventLogService, stream: StreamId) =>
   Effect.all({ version: log.version(stream), events: readStream(log, stream), total: countAll(log) })
 
 const expectConflict = (
-  log: EventLog.Service,
+  log: EventLogService,
   stream: StreamId,
   events: ReadonlyArray<WindowEvent>,
   expected: ExpectedVersion,
@@ -87,8 +95,24 @@ const expectConflict = (
  * uses its own stream.
  * @since 0.1.0
  */
-export const eventLogConformance = <E>(label: string, live: Layer.Layer<EventLog, E>): void =>
-  layer(live, { timeout: "120 seconds" })(`EventLog conformance: ${label}`, (it) => {
+export const eventLogConformance = <E>(label: string, live: Layer.Layer<EventLog, E>): void => {
+  describe(`EventLog conformance: ${label}`, { timeout: 120_000 }, () => {
+    let runtime: ManagedRuntime.ManagedRuntime<EventLog, E> | undefined
+    beforeAll(async () => {
+      runtime = ManagedRuntime.make(live)
+      await runtime.runtime()
+    }, 120_000)
+    afterAll(async () => {
+      await runtime?.dispose()
+    })
+    // The shape of @effect/vitest's `it.effect`, on plain vitest (so every vitest major works).
+    const it = {
+      effect: (name: string, test: () => Effect.Effect<unknown, unknown, EventLog>) =>
+        vitestIt(name, async () => {
+          if (runtime === undefined) throw new Error("the conformance runtime was not built")
+          await runtime.runPromise(test())
+        })
+    }
     it.effect("appends and reads back a stream in order, with a valid hash chain", () =>
       Effect.gen(function* () {
         const log = yield* EventLog
@@ -429,3 +453,4 @@ export const eventLogConformance = <E>(label: string, live: Layer.Layer<EventLog
       })
     )
   })
+}
