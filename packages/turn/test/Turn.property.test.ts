@@ -1,7 +1,7 @@
 // Random conversations driven only through Turn.prepare / Turn.render / Turn.complete (issue 20's
 // acceptance property): user interjections after tool results the model has not seen, turns stopped on
 // tool results, single messages several times the window, random policies (compaction on/off, seams
-// on/off, deferred summaries on/off, windows from 2k to 32k, every builder). After every step:
+// on/off, deferred summaries on/off, recall on/off, windows from 2k to 32k, every builder). After every step:
 //   (a) a successful render plus its output reserve fits the context window;
 //   (b) the newest tool results the model has not seen are in that render's request body, whole or cut
 //       with the fit marker, never summarized or dropped;
@@ -70,7 +70,10 @@ const policyArb: fc.Arbitrary<Policy.Policy> = fc
     deferred: fc.option(fc.record({ cutoffShare: share(0.05, 0.5), minTokens: fc.integer({ min: 0, max: 400 }) }), {
       nil: undefined
     }),
-    inputShare: fc.option(share(0.1, 0.5), { nil: undefined })
+    inputShare: fc.option(share(0.1, 0.5), { nil: undefined }),
+    recall: fc.option(fc.record({ recallShare: share(0.01, 0.2), crossSessionShare: share(0.01, 0.2) }), {
+      nil: undefined
+    })
   })
   .map((p): Policy.Policy => {
     const maxOutputTokens = Math.max(64, Math.floor(p.window * p.reserveShare))
@@ -100,6 +103,7 @@ const policyArb: fc.Arbitrary<Policy.Policy> = fc
               verbatimWindow: p.seams.verbatimWindow
             },
       deferred: p.deferred ?? null,
+      recall: p.recall === undefined ? null : { ...p.recall, owner: "prop" },
       ...(p.inputShare === undefined ? {} : { inputShare: p.inputShare })
     }
   })
