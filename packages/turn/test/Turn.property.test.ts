@@ -29,8 +29,19 @@ const tools = [
 
 type Builder = "anthropic" | "openai-chat" | "openai-responses" | "ollama" | "default"
 
-const configOf = (builder: Builder, contextWindow: number, maxOutputTokens: number): Policy.Policy["builder"] => {
-  const common = { contextWindow, maxOutputTokens }
+const configOf = (
+  builder: Builder,
+  contextWindow: number,
+  maxOutputTokens: number,
+  toolOutputChars: number | undefined
+): Policy.Policy["builder"] => {
+  // Without a limit of their own the builders cut a tool output to a share of the window when it is
+  // logged; a limit far above the window lets huge outputs reach the fit, which must cut them.
+  const common = {
+    contextWindow,
+    maxOutputTokens,
+    ...(toolOutputChars === undefined ? {} : { toolOutputLimits: { defaultChars: toolOutputChars } })
+  }
   switch (builder) {
     case "anthropic":
       return { provider: "anthropic", model: "claude-test", ...common }
@@ -71,6 +82,7 @@ const policyArb: fc.Arbitrary<Policy.Policy> = fc
       nil: undefined
     }),
     inputShare: fc.option(share(0.1, 0.5), { nil: undefined }),
+    toolOutputChars: fc.option(fc.constant(10_000_000), { nil: undefined }),
     recall: fc.option(fc.record({ recallShare: share(0.01, 0.2), crossSessionShare: share(0.01, 0.2) }), {
       nil: undefined
     })
@@ -78,7 +90,7 @@ const policyArb: fc.Arbitrary<Policy.Policy> = fc
   .map((p): Policy.Policy => {
     const maxOutputTokens = Math.max(64, Math.floor(p.window * p.reserveShare))
     return {
-      builder: configOf(p.builder, p.window, maxOutputTokens),
+      builder: configOf(p.builder, p.window, maxOutputTokens, p.toolOutputChars),
       render: { tools, turnReminder: "Stay in the workspace.", maxOutputTokens },
       compaction:
         p.compaction === undefined
@@ -161,6 +173,11 @@ const inJson = (content: string): string => JSON.stringify(content).slice(1, -1)
 describe("Turn (property)", () => {
   it("random conversations: every render fits, keeps the newest unseen tool results, rebuilds; failed steps write nothing", async () => {
     const failures: Array<string> = []
+    // What the runs exercised: renders, the tiers and fit stages that ran, unseen results seen whole or cut.
+    const seen = { renders: 0, unseenWhole: 0, unseenCut: 0, tiers: new Map<string, number>() }
+    const tally = (tiers: ReadonlyArray<string>) => {
+      for (const tier of tiers) seen.tiers.set(tier, (seen.tiers.get(tier) ?? 0) + 1)
+    }
     await fc.assert(
       fc.asyncProperty(policyArb, fc.array(actionArb, { minLength: 2, maxLength: 10 }), async (policy, actions) => {
         await yieldToEventLoop()
@@ -216,8 +233,14 @@ describe("Turn (property)", () => {
               continue
             }
             if (!turnOpen) {
-              // A turn ended: the next model call needs a user message first.
-              continue
+              // A turn ended: the next model call starts a new one with a short user message.
+              const opened = yield* check(Turn.prepare(stream, { messages: [Message.user(`next ${step}`)] }, policy))
+              if (Either.isLeft(opened)) {
+                failures.push(`${where}: prepare failed: ${opened.left._tag}`)
+                continue
+              }
+              iteration = 0
+              turnOpen = true
             }
             const rendered = yield* check(Turn.render(stream, policy, { iteration }))
             if (Either.isLeft(rendered)) {
@@ -225,6 +248,8 @@ describe("Turn (property)", () => {
               continue
             }
             const built = rendered.right
+            seen.renders++
+            tally(built.tiers)
             // (a) the render plus its output reserve fits the context window.
             assert.isTrue(
               RenderRecord.fits(built.built.stats),
@@ -234,6 +259,8 @@ describe("Turn (property)", () => {
             for (const [id, content] of unseen) {
               const whole = built.body.includes(inJson(content))
               const cut = built.body.includes(inJson(markerPhrase(id)))
+              if (whole) seen.unseenWhole++
+              else if (cut) seen.unseenCut++
               assert.isTrue(
                 whole || cut,
                 `${where}: the unseen tool result ${id} (${content.length} chars) is not in the render (tiers ${built.tiers.join(",")})`
@@ -320,8 +347,18 @@ describe("Turn (property)", () => {
       }),
       { numRuns: propertyRuns(12, 0.1) }
     )
-    // Failed steps are allowed (they wrote nothing); list them for the record.
-    if (failures.length > 0)
-      console.log(`turn property: ${failures.length} failed step(s):\n${failures.slice(0, 10).join("\n")}`)
+    // Failed steps are allowed (they wrote nothing); list them, and what the runs exercised, for the record.
+    console.log(
+      `turn property: ${seen.renders} renders; unseen tool results whole ${seen.unseenWhole}, cut ${seen.unseenCut}; ` +
+        `tiers ${JSON.stringify(Object.fromEntries([...seen.tiers].sort()))}; ${failures.length} failed step(s)` +
+        (failures.length === 0
+          ? ""
+          : `:\n${failures
+              .slice(0, 5)
+              .map((f) => `${f.slice(0, 20)} … ${f.slice(-360)}`)
+              .join("\n")}`)
+    )
+    // The generators reach the fit (a property that never needs it would test little).
+    assert.isAbove(seen.renders, 0)
   }, 120_000)
 })
