@@ -40,7 +40,13 @@ const script = (n: number): { readonly text: string; readonly calls: ReadonlyArr
       ]
     }
   }
-  return { text: "Reading again.", calls: [{ id: `c${turn}`, name: "read_file", input: '{"path":"hello.txt"}' }] }
+  return {
+    text: "Reading both again.",
+    calls: [
+      { id: `c${turn}a`, name: "read_file", input: '{"path":"big.log"}' },
+      { id: `c${turn}b`, name: "read_file", input: '{"path":"hello.txt"}' }
+    ]
+  }
 }
 
 const sse = (response: Response, events: ReadonlyArray<string>) => {
@@ -154,7 +160,12 @@ const cases = [
   }
 ] as const
 
-const turns = ["Read big.log and tell me what it says.", "List the files and leave a note.", "Check hello.txt again."]
+const turns = [
+  "Read big.log and tell me what it says.",
+  "List the files and leave a note.",
+  "Check both files again.",
+  "And once more."
+]
 
 describe("the agent against each provider protocol: every render rebuilds", () => {
   for (const testCase of cases) {
@@ -181,8 +192,9 @@ describe("the agent against each provider protocol: every render rebuilds", () =
           const provider = yield* Provider.make({
             provider: testCase.provider,
             model: "test-model",
-            contextWindow: 8192,
-            maxOutputTokens: 1024,
+            // A small window: the big read and the turns after it make the turn's tiers, seams and fit run.
+            contextWindow: 4096,
+            maxOutputTokens: 512,
             retry: { maxRetries: 0 },
             ...testCase.options(server.url)
           })
@@ -202,16 +214,16 @@ describe("the agent against each provider protocol: every render rebuilds", () =
 
           assert.deepStrictEqual(
             reports.map((report) => report.modelCalls),
-            [2, 2, 2]
+            turns.map(() => 2)
           )
-          assert.strictEqual(server.received.length, 6)
+          assert.strictEqual(server.received.length, 2 * turns.length)
           const { envelopes, window } = yield* readStream(db, config.stream)
           const verification = RenderRecord.verifyAll(envelopes)
           assert.deepStrictEqual(
             verification.failures.map((failure) => failure.message),
             []
           )
-          assert.strictEqual(verification.renders, 6)
+          assert.strictEqual(verification.renders, 2 * turns.length)
           assert.strictEqual(verification.verified, verification.renders)
           assert.deepStrictEqual([...verification.overWindow], [])
           // The render of each model call is the request the server received for it, byte for byte.
@@ -221,8 +233,8 @@ describe("the agent against each provider protocol: every render rebuilds", () =
             server.received.map((request) => EventHash.sha256(request.body))
           )
           for (const render of renders) assert.strictEqual(render.provider, testCase.provider)
-          // The big read reached the model in the next request (whole or cut), never dropped.
-          assert.include(server.received[1]?.body ?? "", "line 0: status ok")
+          // Each big read reached the model in the next request (whole or cut), never dropped.
+          for (const turn of [1, 3, 4]) assert.include(server.received[2 * turn - 1]?.body ?? "", "line 0: status ok")
           assert.deepStrictEqual(ToolPairs.pendingCalls(window.history), [])
           assert.isTrue(EventHash.verify(envelopes).ok)
           console.log(
