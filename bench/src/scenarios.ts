@@ -4,12 +4,13 @@ import { createHash, randomUUID } from "node:crypto"
 import { readdirSync, readFileSync } from "node:fs"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
-import { TemplateCompactor, TieredCompaction } from "@ctxlog/compaction"
+import { Budget, DeferredSummaries, TaskGoalRefresh, TemplateCompactor, TieredCompaction } from "@ctxlog/compaction"
 import {
   Compactor,
   ContextService,
   Decide,
   EventLog,
+  Ids,
   Message,
   TokenCounter,
   Transcript,
@@ -18,11 +19,15 @@ import {
   WindowRepository
 } from "@ctxlog/core"
 import { transcriptsDir } from "@ctxlog/core/transcripts"
-import { CtxBuilder } from "@ctxlog/providers"
+import { ContextAssembly, FullTextRecall, SqliteEventLog } from "@ctxlog/memory"
+import { CtxBuilder, RenderRecord } from "@ctxlog/providers"
+import { SeamConfig, SeamHost } from "@ctxlog/seam"
+import { Policy, Turn } from "@ctxlog/turn"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
+import * as Stream from "effect/Stream"
 import { compare, noteRow, type Row, rows, type Subject } from "./harness.js"
 import { type Server, startServer } from "./postgres.js"
 import { reloadScenario, storageScenario } from "./storage.js"
@@ -30,9 +35,9 @@ import {
   messageEvent,
   messageInput,
   postgresRuntime,
+  prose,
   rawPostgres,
   rawSqlite,
-  sqliteLayer,
   sqliteRuntime,
   tempDir
 } from "./stores.js"
@@ -446,16 +451,193 @@ const loadScenario: Scenario = {
 
 // ---------------------------------------------------------------------------------------------------
 
+/** Window loads (store reads: `read`, `version`, and the repository's loads) and appends, as a counting layer counts them. */
+interface StoreCounts {
+  reads: number
+  appends: number
+}
+
+/** ctxlog's services on one SQLite file, with the event log and the window repository counted (test doubles of our own services, as Layers). */
+const countedSqliteLayer = (filename: string, counts: StoreCounts) => {
+  const store = SqliteEventLog.layer({ filename, durability: "normal" })
+  const countedLog = Layer.effect(
+    EventLog.EventLog,
+    Effect.map(EventLog.EventLog, (log) => ({
+      ...log,
+      append: (...args: Parameters<typeof log.append>) =>
+        Effect.suspend(() => {
+          counts.appends++
+          return log.append(...args)
+        }),
+      read: (...args: Parameters<typeof log.read>) =>
+        Stream.suspend(() => {
+          counts.reads++
+          return log.read(...args)
+        }),
+      version: (...args: Parameters<typeof log.version>) =>
+        Effect.suspend(() => {
+          counts.reads++
+          return log.version(...args)
+        })
+    }))
+  )
+  const countedRepository = Layer.effect(
+    WindowRepository.WindowRepository,
+    Effect.map(WindowRepository.WindowRepository, (repository) => ({
+      ...repository,
+      load: (stream: string) =>
+        Effect.suspend(() => {
+          counts.reads++
+          return repository.load(stream)
+        }),
+      loadHeld: (stream: string) =>
+        Effect.suspend(() => {
+          counts.reads++
+          return repository.loadHeld(stream)
+        })
+    }))
+  )
+  return ContextService.layer.pipe(
+    Layer.provideMerge(FullTextRecall.layer()),
+    Layer.provideMerge(Layer.mergeAll(TokenCounter.layerGpt(), Ids.layerUuidV7)),
+    Layer.provideMerge(Layer.merge(countedLog, countedRepository)),
+    Layer.provideMerge(store)
+  )
+}
+
+// The agent's policy shape (recall, tiers, seams, deferred summaries, subgoals) over a window far
+// above the history: every stage runs its checks and finds nothing to do, so the size holds.
+const turnWindow = 50_000_000
+const turnPolicy: Policy.Policy = {
+  builder: { provider: "anthropic", model: "claude-sonnet-4-5", contextWindow: turnWindow, maxOutputTokens: 4096 },
+  render: {
+    tools: [{ name: "read_file", description: "Read a file", inputSchema: { type: "object" } }],
+    turnReminder: "Stay in the workspace.",
+    maxOutputTokens: 4096
+  },
+  compaction: {
+    softThreshold: 0.7,
+    hardThreshold: 0.85,
+    proactiveThreshold: 0.66,
+    targetRatio: 0.45,
+    calibrate: false
+  },
+  seams: { level1: 0.74, level2: 0.79, level3: 0.83, verbatimWindow: 6 },
+  recall: { recallShare: 0.04, crossSessionShare: 0.04, owner: "bench" },
+  deferred: { cutoffShare: 0.3, minTokens: 400 },
+  subgoals: "heuristic"
+}
+
+const usage = { inputTokens: 1000, outputTokens: 20, cacheReadTokens: 0, cacheWriteTokens: 0 }
+const toolOutput = (i: number) => prose(2000, i)
+
+/** One user turn through the turn module: prepare, then render / complete for a tool call and for the answer. */
+const moduleTurn = (i: number, mark: (step: string) => void = () => {}) =>
+  Effect.gen(function* () {
+    yield* Turn.prepare("s", { messages: [Message.user(`question ${i}: ${messageText(i)}`)] }, turnPolicy)
+    mark("prepare")
+    const first = yield* Turn.render("s", turnPolicy, { iteration: 0 })
+    mark("render")
+    yield* Turn.complete(
+      "s",
+      {
+        answer: [Message.text("Reading it."), Message.toolCall(`call_${i}`, "read_file", { path: "a.txt" })],
+        results: [Message.toolResult(`call_${i}`, toolOutput(i))],
+        usage,
+        estimatedInputTokens: first.built.stats.total,
+        endTurn: false
+      },
+      turnPolicy
+    )
+    mark("complete")
+    const second = yield* Turn.render("s", turnPolicy, { iteration: 1 })
+    mark("render")
+    yield* Turn.complete(
+      "s",
+      {
+        answer: [Message.text(`answer ${i}: ${messageText(i + 1)}`)],
+        usage,
+        estimatedInputTokens: second.built.stats.total,
+        endTurn: true
+      },
+      turnPolicy
+    )
+    mark("complete")
+  })
+
+/**
+ * The same user turn as the agent loop ran it before the turn module (`git show 4c52786:apps/agent/src/Agent.ts`):
+ * the same context operations in the same order, each its own load and append.
+ */
+const oldLoopTurn = (i: number) =>
+  Effect.gen(function* () {
+    const ctx = yield* ContextService.ContextService
+    const budget = Budget.available(Turn.budget(turnPolicy))
+    const tiered = Policy.tieredOf(turnPolicy, Turn.budget(turnPolicy))
+    if (tiered === undefined) return yield* Effect.die("no tiers")
+    const builder = CtxBuilder.forProvider(turnPolicy.builder)
+    const options = Policy.buildOptions(turnPolicy)
+    const target = { provider: "anthropic", model: "claude-sonnet-4-5" }
+    const host = yield* SeamHost.make(
+      yield* SeamConfig.make({
+        thresholds: {
+          level1: Math.floor(budget * 0.74),
+          level2: Math.floor(budget * 0.79),
+          level3: Math.floor(budget * 0.83)
+        },
+        verbatimWindow: 6
+      })
+    )
+    const text = `question ${i}: ${messageText(i)}`
+    yield* ctx.load("s")
+    yield* ContextAssembly.prepareContext("s", text, {
+      budgets: { recall: Math.floor(budget * 0.04), graphFacts: 0 },
+      owner: "bench",
+      dedupe: true
+    })
+    yield* ctx.injectCrossSessionContext("s", text, Math.floor(budget * 0.04), "bench")
+    yield* ctx.appendMessages("s", [Message.user(text)])
+    yield* TieredCompaction.maybeCompact("s", tiered)
+    for (let iteration = 0; iteration < 2; iteration++) {
+      if (iteration > 0) {
+        const soft = yield* TieredCompaction.maybeSoftCompactMidIteration("s", tiered)
+        if (TieredCompaction.pressure(soft.window, tiered) === "Hard")
+          yield* ctx.trimToBudget("s", Math.floor(budget * 0.7))
+      }
+      let window = (yield* host.run("s", {})).window
+      if (window.tokens.total > budget) window = (yield* ctx.trimToBudget("s", budget)).window
+      const built = builder.build(window, options)
+      if (Either.isLeft(built)) return yield* Effect.die(built.left)
+      yield* RenderRecord.recordRender("s", built.right, target)
+      yield* RenderRecord.recordUsage("s", usage, built.right.stats.total, target)
+      const parts =
+        iteration === 0
+          ? [Message.text("Reading it."), Message.toolCall(`old_${i}`, "read_file", { path: "a.txt" })]
+          : [Message.text(`answer ${i}: ${messageText(i + 1)}`)]
+      yield* ctx.appendMessages("s", [{ role: "assistant", parts }])
+      // refreshSubgoals: a load, and setSubgoals when the plan changed.
+      const loaded = yield* ctx.load("s")
+      const next = yield* TaskGoalRefresh.heuristicExtractor.subgoals(
+        loaded.history.slice(-6),
+        loaded.taskState.subgoals
+      )
+      if (next.join("\n") !== loaded.taskState.subgoals.join("\n")) yield* ctx.setSubgoals("s", next)
+      if (iteration > 0) break
+      yield* ctx.appendMessages("s", [{ role: "tool", parts: [Message.toolResult(`old_${i}`, toolOutput(i))] }])
+      yield* DeferredSummaries.maybeSummarizeToolPair("s", { cutoffTokens: Math.max(400, Math.floor(budget * 0.3)) })
+    }
+    yield* ctx.load("s")
+    yield* TieredCompaction.maybeProactiveCompress("s", tiered, { inputTokens: usage.inputTokens })
+    yield* ctx.completeTurn("s")
+  })
+
 const turnScenario: Scenario = {
   name: "turn",
   describe:
-    "one agent turn (append user + assistant, render with an Anthropic CtxBuilder, maybeCompact) at N history messages vs a plain array + SQLite loop doing the same work",
+    "one agent user turn through @ctxlog/turn (prepare; render + complete for a tool call; render + complete for the answer: two model calls) at N history messages, against the loop the agent ran before the module and a plain array + SQLite loop; with window loads and appends per model call",
   run: async (run) => {
     const sizes = run.sizes("TURN_SIZES", [100, 2000], [100, 2000, 10000])
     const rounds = run.size("TURN_ROUNDS", 5, 10)
-    const builder = CtxBuilder.forProvider({ provider: "anthropic", model: "claude-sonnet-4-5" })
-    // A budget far above the history: maybeCompact runs its checks and finds nothing to do, so the size holds.
-    const config: TieredCompaction.Config = { budget: 50_000_000 }
     const out: Array<Row> = []
     const done: Array<{ size: number; seconds: number }> = []
     for (const size of sizes) {
@@ -472,9 +654,10 @@ const turnScenario: Scenario = {
         continue
       }
       const dir = tempDir("turn")
+      const counts: StoreCounts = { reads: 0, appends: 0 }
       const runtime = ManagedRuntime.make(
         Layer.succeed(Compactor.Compactor, TemplateCompactor.make()).pipe(
-          Layer.provideMerge(sqliteLayer(join(dir, "ctxlog.db")))
+          Layer.provideMerge(countedSqliteLayer(join(dir, "ctxlog.db"), counts))
         )
       )
       const ctx = await runtime.runPromise(ContextService.ContextService)
@@ -492,50 +675,68 @@ const turnScenario: Scenario = {
           }
         }
       }
-      const turnInputs = (i: number) => [
-        Message.user(`question ${i}: ${messageText(i)}`),
-        Message.assistant(`answer ${i}: ${messageText(i + 1)}`)
-      ]
-      const turnEvents = (i: number) => [messageEvent(2 * i + size), messageEvent(2 * i + size + 1)]
+      // Loads and appends of one user turn (two model calls), each way, counted once before the timings.
+      const countTurn = async (turn: () => Promise<unknown>) => {
+        counts.reads = 0
+        counts.appends = 0
+        await turn()
+        return { reads: counts.reads / 2, appends: counts.appends / 2 }
+      }
+      // Per step: loads/appends since the previous step (prepare, then render and complete per model call).
+      const steps: Array<string> = []
+      const perCallModule = await countTurn(() =>
+        runtime.runPromise(
+          moduleTurn(1_000_000, (step) => {
+            const last = steps.reduce(
+              (sum, entry) => {
+                const [, r, a] = /(\d+)\/(\d+)$/.exec(entry) ?? []
+                return { reads: sum.reads + Number(r), appends: sum.appends + Number(a) }
+              },
+              { reads: 0, appends: 0 }
+            )
+            steps.push(`${step} ${counts.reads - last.reads}/${counts.appends - last.appends}`)
+          })
+        )
+      )
+      const perCallOld = await countTurn(() => runtime.runPromise(oldLoopTurn(1_000_001)))
       const figures = await compare(
         [
-          {
-            name: "ctxlog turn",
-            op: (i) =>
-              runtime.runPromise(
-                Effect.gen(function* () {
-                  const outcome = yield* ctx.appendMessages("s", turnInputs(i))
-                  const built = builder.build(outcome.window)
-                  if (Either.isLeft(built)) return yield* Effect.die(built.left)
-                  yield* TieredCompaction.maybeCompact("s", config)
-                })
-              )
-          },
+          { name: "ctxlog turn module", op: (i) => runtime.runPromise(moduleTurn(i)) },
+          { name: "agent loop before the module", op: (i) => runtime.runPromise(oldLoopTurn(i)) },
           {
             name: "plain array + SQLite",
             op: (i) => {
-              const events = turnEvents(i)
-              raw.append("s", events)
-              for (const [k, input] of turnInputs(i).entries()) {
-                const part = input.parts[0]
-                history.push({
-                  role: events[k]?._tag === "MessageAppended" ? input.role : "user",
-                  content: part?.type === "text" ? part.text : ""
-                })
+              const text = `question ${i}: ${messageText(i)}`
+              const turn = [
+                { role: "user", content: text },
+                { role: "assistant", content: `Reading it. read_file call_${i}` },
+                { role: "tool", content: toolOutput(i) },
+                { role: "assistant", content: `answer ${i}: ${messageText(i + 1)}` }
+              ]
+              for (const [k, message] of turn.entries()) {
+                raw.append("s", [messageEvent(4 * i + size + k)])
+                history.push(message)
+                if (k === 0 || k === 2) {
+                  const request = {
+                    model: "claude-sonnet-4-5",
+                    max_tokens: 4096,
+                    messages: history.map((m) => ({ ...m }))
+                  }
+                  createHash("sha256").update(JSON.stringify(request)).digest("hex")
+                }
               }
-              const request = {
-                model: "claude-sonnet-4-5",
-                max_tokens: 4096,
-                messages: history.map((m) => ({ role: m.role, content: m.content }))
-              }
-              createHash("sha256").update(JSON.stringify(request)).digest("hex")
             }
           }
         ],
         { warmup: 2, rounds, perRound: 1 }
       )
       done.push({ size, seconds: (figures[0]?.medianUs ?? 0) / 1e6 })
-      out.push(...rows("one turn", `${size} messages`, "turn", figures))
+      out.push(
+        ...rows("one turn", `${size} messages`, "turn (2 model calls)", figures, {
+          "ctxlog turn module": `per model call: ${perCallModule.reads} loads, ${perCallModule.appends} appends (loads/appends per step: ${steps.join(", ")})`,
+          "agent loop before the module": `per model call: ${perCallOld.reads} loads, ${perCallOld.appends} appends`
+        })
+      )
       raw.close()
       await runtimeClose(runtime)
     }

@@ -10,7 +10,7 @@
  *
  * @since 0.4.0
  */
-import { Budget, type TieredCompaction, type ToolOutputPruning } from "@ctxlog/compaction"
+import { Budget, TieredCompaction, type ToolOutputPruning } from "@ctxlog/compaction"
 import { Message } from "@ctxlog/core"
 import { CtxBuilder, RenderRecord } from "@ctxlog/providers"
 import * as Either from "effect/Either"
@@ -163,9 +163,44 @@ export const validate = (input: unknown): Either.Either<Policy, InvalidPolicy> =
           })
         )
       }
+      // The tiers and seams the policy describes must be runnable: checked here, so that a step never
+      // starts (and writes nothing) under a policy whose compaction or seam config would be refused.
+      const tiered = tieredOf(policy, budgetOf(policy, undefined))
+      if (tiered !== undefined) {
+        const checked = TieredCompaction.validate(tiered)
+        if (Either.isLeft(checked)) {
+          return Either.left(
+            new InvalidPolicy({ field: `compaction.${checked.left.field}`, detail: checked.left.detail })
+          )
+        }
+      }
+      const seams = policy.seams
+      if (seams !== undefined && seams !== null) {
+        const [l1, l2, l3] = seamThresholds(seams, budget)
+        if (!(l1 < l2 && l2 < l3)) {
+          return Either.left(
+            new InvalidPolicy({
+              field: "seams",
+              detail:
+                `the thresholds must be strictly increasing at this budget (${budget} tokens): ` +
+                `level1..3 = ${seams.level1}, ${seams.level2}, ${seams.level3} give ${l1}, ${l2}, ${l3} tokens`
+            })
+          )
+        }
+      }
       return Either.right(policy)
     }
   )
+
+/** The seam thresholds of a policy at a prompt budget, in tokens (what the turn's seam pipeline runs with). @since 0.4.0 */
+export const seamThresholds = (
+  seams: { readonly level1: number; readonly level2: number; readonly level3: number },
+  available: number
+): readonly [number, number, number] => [
+  Math.max(1, Math.floor(available * seams.level1)),
+  Math.max(2, Math.floor(available * seams.level2)),
+  Math.max(3, Math.floor(available * seams.level3))
+]
 
 /** The policy as JSON (what `TurnPolicySet` records). @since 0.4.0 */
 export const toJson = (policy: Policy): { readonly [key: string]: Message.JsonValue } =>

@@ -164,6 +164,11 @@ const targetOf = (policy: Policy.Policy): RenderRecord.Target =>
 // its policy differs from the one it last recorded: once per stream and process at the least).
 const recordedPolicies = new WeakMap<object, Map<string, string>>()
 
+/**
+ * Append `TurnPolicySet` inside a step's batch when the policy differs from the one last recorded.
+ * Returns what marks it recorded, to run once the batch committed: a step that fails rolls its
+ * `TurnPolicySet` back with everything else, and the next step must record it again.
+ */
 const recordPolicy = (stream: EventLog.StreamId, policy: Policy.Policy) =>
   Effect.gen(function* () {
     const ctx = yield* ContextService.ContextService
@@ -171,9 +176,11 @@ const recordPolicy = (stream: EventLog.StreamId, policy: Policy.Policy) =>
     const text = JSON.stringify(json)
     const byStream = recordedPolicies.get(ctx) ?? new Map<string, string>()
     recordedPolicies.set(ctx, byStream)
-    if (byStream.get(stream) === text) return
+    if (byStream.get(stream) === text) return () => {}
     yield* ctx.run(stream, () => Either.right([{ _tag: "TurnPolicySet" as const, policy: json }]))
-    byStream.set(stream, text)
+    return () => {
+      byStream.set(stream, text)
+    }
   })
 
 /** Characters one input message may keep: `inputShare` of the budget, at ~4 characters a token. */
@@ -208,10 +215,11 @@ export const prepare = (
     const budget = Policy.budgetOf(valid, undefined)
     const available = Budget.available(budget)
     const tiers: Array<string> = []
+    let recorded = () => {}
     const done = yield* ctx.batch(
       stream,
       Effect.gen(function* () {
-        yield* recordPolicy(stream, valid)
+        recorded = yield* recordPolicy(stream, valid)
         const query = input.query ?? input.messages.map((message) => Message.textOf(message)).join("\n")
         if (input.injected !== undefined) {
           for (const { kind, messages } of input.injected) {
@@ -245,6 +253,7 @@ export const prepare = (
       }),
       { actor: actors.prepare }
     )
+    recorded()
     return { window: done.window, events: done.events, tiers }
   }).pipe(Effect.withSpan("ctxlog.turn.prepare", { attributes: { "ctxlog.stream": stream } }))
 
@@ -261,13 +270,9 @@ export interface RenderOptions {
 const seamConfigOf = (policy: Policy.Policy, budget: Budget.Budget) => {
   const seams = policy.seams
   if (seams === undefined || seams === null) return undefined
-  const available = Budget.available(budget)
+  const [level1, level2, level3] = Policy.seamThresholds(seams, Budget.available(budget))
   return SeamConfig.make({
-    thresholds: {
-      level1: Math.max(1, Math.floor(available * seams.level1)),
-      level2: Math.max(2, Math.floor(available * seams.level2)),
-      level3: Math.max(3, Math.floor(available * seams.level3))
-    },
+    thresholds: { level1, level2, level3 },
     ...(seams.verbatimWindow === undefined ? {} : { verbatimWindow: seams.verbatimWindow }),
     ...(seams.maxSeamsPerLevel === undefined ? {} : { maxSeamsPerLevel: seams.maxSeamsPerLevel }),
     ...(seams.advanceCycle === undefined ? {} : { advanceCycle: seams.advanceCycle })
@@ -310,10 +315,11 @@ export const render = (
         onLeft: (error) => Effect.fail(new RenderFailed({ stream, detail: error.message })),
         onRight: Effect.succeed
       })
+    let recorded = () => {}
     const done = yield* ctx.batch(
       stream,
       Effect.gen(function* () {
-        yield* recordPolicy(stream, valid)
+        recorded = yield* recordPolicy(stream, valid)
         // Between the calls of a turn: the soft tier only (no summary stalls the tool loop); when it is
         // not enough, the oldest history is trimmed to the soft threshold (it stays in the log).
         if ((options.iteration ?? 0) > 0 && tiered !== undefined && valid.compaction?.midIteration !== false) {
@@ -389,6 +395,7 @@ export const render = (
       }),
       { actor: actors.render }
     )
+    recorded()
     return {
       window: done.window,
       events: done.events,

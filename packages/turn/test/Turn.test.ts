@@ -2,7 +2,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { ContextService, Message } from "@ctxlog/core"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import { type Policy, Turn } from "../src/index.js"
+import { Policy, Turn } from "../src/index.js"
 import { type Counts, eventsOf, rebuildAll, stack } from "./support.js"
 
 const tools = [
@@ -121,6 +121,38 @@ describe("Turn", () => {
       assert.isTrue(Either.isLeft(result))
       if (Either.isLeft(result)) assert.strictEqual(result.left._tag, "WindowOverflow")
       assert.strictEqual((yield* eventsOf(stream)).length, before)
+    }).pipe(Effect.provide(stack()))
+  )
+  it("a policy whose compaction or seams would be refused at run time is an InvalidPolicy up front", () => {
+    // targetRatio at or above hardThreshold: TieredCompaction refuses it (before, validate let it
+    // through and prepare failed later with the compaction's InvalidConfig).
+    const target = Policy.validate(
+      Policy.toJson(policy(8192, { compaction: { softThreshold: 0.3, hardThreshold: 0.35, targetRatio: 0.35 } }))
+    )
+    assert.isTrue(Either.isLeft(target))
+    if (Either.isLeft(target)) assert.strictEqual(target.left.field, "compaction.targetRatio")
+    // Seam thresholds that are not strictly increasing in tokens at this budget.
+    const seams = Policy.validate(Policy.toJson(policy(8192, { seams: { level1: 0.5, level2: 0.5, level3: 0.6 } })))
+    assert.isTrue(Either.isLeft(seams))
+    if (Either.isLeft(seams)) assert.strictEqual(seams.left.field, "seams")
+    assert.isTrue(Either.isRight(Policy.validate(Policy.toJson(policy(8192)))))
+  })
+
+  it.effect("a refused step does not count as having recorded the policy: the next step records it", () =>
+    Effect.gen(function* () {
+      const ctx = yield* ContextService.ContextService
+      const stream = "turn-policy-after-failure"
+      yield* ctx.setSystemPrompt(stream, words(3000, "rule"))
+      const p = policy(2048)
+      // The first step under this policy fails (and writes nothing, its TurnPolicySet included) ...
+      const failed = yield* Effect.either(Turn.render(stream, p))
+      assert.isTrue(Either.isLeft(failed))
+      // ... so the next one, which succeeds, must record the policy.
+      yield* ctx.setSystemPrompt(stream, "You are terse.")
+      yield* Turn.prepare(stream, { messages: [Message.user("hello")] }, p)
+      yield* Turn.render(stream, p)
+      const events = yield* eventsOf(stream)
+      assert.strictEqual(events.filter((e) => e.event._tag === "TurnPolicySet").length, 1)
     }).pipe(Effect.provide(stack()))
   )
 })
