@@ -19,7 +19,7 @@ import {
   OpenAICompatibleModel,
   OpenAICtx,
   OpenAIResponsesModel,
-  type RetryPolicy
+  RetryPolicy
 } from "@ctxlog/providers"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -42,6 +42,48 @@ export class MissingEnv extends Schema.TaggedError<MissingEnv>()("MissingEnv", {
   }
 }
 
+/**
+ * The context window cannot hold a conversation: the output reserve, the tool schemas and the turn
+ * reminder leave less than {@link minimumBudget} tokens (or a number is not positive).
+ * @since 0.2.0
+ */
+export class WindowTooSmall extends Schema.TaggedError<WindowTooSmall>()("WindowTooSmall", {
+  contextWindow: Schema.Number,
+  outputReserve: Schema.Number,
+  /** Tokens of the tool schemas and the turn reminder. */
+  overhead: Schema.Number
+}) {
+  override get message(): string {
+    if (this.outputReserve <= 0) {
+      return `--max-output-tokens ${this.outputReserve} is not a positive number of tokens; give the answer room, e.g. --max-output-tokens 1024`
+    }
+    const needed = this.outputReserve + this.overhead + minimumBudget
+    return `--context-window ${this.contextWindow} is too small: the output reserve (--max-output-tokens ${this.outputReserve}) and the tool schemas and reminder (${this.overhead} tokens) leave ${Math.max(0, this.contextWindow - this.outputReserve - this.overhead)} tokens for the conversation, and the agent needs at least ${minimumBudget}; give --context-window ${needed} or more, or a smaller --max-output-tokens`
+  }
+}
+
+/** The fewest tokens the conversation itself may have (system prompt, notes, a few turns). @since 0.2.0 */
+export const minimumBudget = 1024
+
+/**
+ * Check, before anything is built, that the window holds the output reserve, the tool schemas, the
+ * reminder and a conversation of at least {@link minimumBudget} tokens; the budget when it does.
+ * @since 0.2.0
+ */
+export const checkWindow = (
+  provider: Pick<Provider, "contextWindow" | "outputReserve">,
+  tools: ReadonlyArray<LanguageModel.ToolSpec>,
+  reminder: string
+): Effect.Effect<number, WindowTooSmall> => {
+  const budget = budgetOf(provider, tools, reminder)
+  const overhead = provider.contextWindow - provider.outputReserve - budget
+  return provider.outputReserve > 0 && budget >= minimumBudget
+    ? Effect.succeed(budget)
+    : Effect.fail(
+        new WindowTooSmall({ contextWindow: provider.contextWindow, outputReserve: provider.outputReserve, overhead })
+      )
+}
+
 /** A render ready to send. @since 0.1.0 */
 export interface Rendered {
   readonly built: CtxBuilder.Built<unknown>
@@ -58,6 +100,8 @@ export interface Provider {
   readonly contextWindow: number
   /** Tokens kept free for the answer (`max_tokens` of every request). */
   readonly outputReserve: number
+  /** How the HTTP client retries (the longest `retry-after` it waits is `maxDelayMs`). */
+  readonly retry: RetryPolicy.RetryPolicy
   /** Per-provider head + tail truncation of a tool output, before it enters the log. */
   readonly truncate: (result: Message.ToolResultPart, toolName: string) => Message.ToolResultPart
   readonly render: (
@@ -198,6 +242,7 @@ export const make = (options: Options): Effect.Effect<Provider, MissingEnv> =>
     const model = options.model ?? defaultModels[name]
     const contextWindow = options.contextWindow ?? defaultContextWindows[name]
     const outputReserve = options.maxOutputTokens ?? defaultOutputReserves[name]
+    const retry = RetryPolicy.make(options.retry)
     // The tool-output limit depends on the budget, which depends on the tool schemas: estimate it
     // with the agent's own tools, the only ones it sends.
     const common = {
@@ -220,6 +265,7 @@ export const make = (options: Options): Effect.Effect<Provider, MissingEnv> =>
       model,
       contextWindow: window,
       outputReserve,
+      retry,
       truncate: builder.truncateToolOutput,
       render: bind(builder, send)
     })
@@ -238,7 +284,7 @@ export const make = (options: Options): Effect.Effect<Provider, MissingEnv> =>
           model,
           maxOutputTokens: outputReserve,
           ...(options.baseUrl === undefined ? {} : { baseUrl: options.baseUrl }),
-          ...(options.retry === undefined ? {} : { retry: options.retry })
+          retry
         })
         return over(AnthropicCtx.make(common), (request) => client.streamRequest(request))
       }
@@ -251,7 +297,7 @@ export const make = (options: Options): Effect.Effect<Provider, MissingEnv> =>
           provider: name,
           maxOutputTokens: outputReserve,
           apiKey,
-          ...(options.retry === undefined ? {} : { retry: options.retry })
+          retry
         })
         return over(OpenAICtx.makeResponses(common), (request) => client.streamRequest(request))
       }
@@ -267,7 +313,7 @@ export const make = (options: Options): Effect.Effect<Provider, MissingEnv> =>
           provider: name,
           maxOutputTokens: outputReserve,
           ...(apiKey === undefined ? {} : { apiKey }),
-          ...(options.retry === undefined ? {} : { retry: options.retry })
+          retry
         })
         const builder = name === "openai" ? OpenAICtx.make(common) : OllamaCtx.make(common)
         // Ollama's builder floors the window at 4K.
