@@ -10,6 +10,10 @@ export * as Agent from "./Agent.js"
 export * as Cli from "./Cli.js"
 /** The scripted offline demo. @since 0.1.0 */
 export * as Demo from "./Demo.js"
+/** The command lines of the hints. @since 0.2.0 */
+export * as Invocation from "./Invocation.js"
+/** One model call, streamed, with its failures. @since 0.2.0 */
+export * as ModelCall from "./ModelCall.js"
 /** Providers and the budget. @since 0.1.0 */
 export * as Provider from "./Provider.js"
 /** Session listing. @since 0.1.0 */
@@ -20,3 +24,5 @@ export * as Stack from "./Stack.js"
 export * as Tools from "./Tools.js"
 /** The terminal. @since 0.1.0 */
 export * as Ui from "./Ui.js"
+/** A session's workspace. @since 0.2.0 */
+export * as Workspace from "./Workspace.js"
