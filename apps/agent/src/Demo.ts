@@ -448,12 +448,14 @@ export const run = (options: Options): Effect.Effect<Outcome, unknown> =>
         ["tests", testsPass ? "pass" : "FAIL", `node --test in ${workspace}`]
       ])
     )
-    const db = options.storage._tag === "sqlite" ? `--db ${path.resolve(options.storage.filename)}` : `--pg ${where}`
     ui.line()
     ui.line(ui.bold("Look at the run with the inspector"))
-    ui.line(`  pnpm ctxlog window ${stream} ${db}    # the final window, partition by partition`)
-    ui.line(`  pnpm ctxlog render ${stream} ${db}    # the exact request of any render`)
-    ui.line(`  pnpm ctxlog serve ${db}    # browse every event, replay any version`)
+    const storage = Invocation.storageArgs(options.storage)
+    ui.line(
+      `  ${Invocation.rootScript("ctxlog", ["window", stream, ...storage])}    # the final window, partition by partition`
+    )
+    ui.line(`  ${Invocation.rootScript("ctxlog", ["render", stream, ...storage])}    # the exact request of any render`)
+    ui.line(`  ${Invocation.rootScript("ctxlog", ["serve", ...storage])}    # browse every event, replay any version`)
     ui.line()
     ui.line(ui.bold("Carry on talking to it"))
     ui.line(`  ${Invocation.resume(stream, options.storage)}`)

@@ -16,10 +16,21 @@ export const quote = (word: string): string =>
 
 const here = fileURLToPath(import.meta.url)
 
+/** The repository root when the agent runs from its sources in a clone. @since 0.2.0 */
+export const sourceRepository = (): string | undefined =>
+  here.endsWith(".ts") ? repositoryOf(path.dirname(here)) : undefined
+
+/** A root script of the repository (`pnpm ctxlog …`), runnable from any directory. @since 0.2.0 */
+export const rootScript = (script: string, args: ReadonlyArray<string>): string => {
+  const repository = sourceRepository()
+  const line = `pnpm ${script} ${args.map(quote).join(" ")}`
+  return repository === undefined ? line : `cd ${quote(repository)} && ${line}`
+}
+
 /** The shell command that runs `ctxlog-agent args` the way this process was started. @since 0.2.0 */
 export const commandLine = (args: ReadonlyArray<string>, argv1: string | undefined = process.argv[1]): string => {
   const rest = args.map(quote).join(" ")
-  const repository = here.endsWith(".ts") ? repositoryOf(path.dirname(here)) : undefined
+  const repository = sourceRepository()
   if (repository !== undefined) return `cd ${quote(repository)} && pnpm --filter @ctxlog/agent start ${rest}`
   if (argv1 === undefined || path.basename(argv1) === "ctxlog-agent") return `ctxlog-agent ${rest}`
   return `node ${quote(path.resolve(argv1))} ${rest}`

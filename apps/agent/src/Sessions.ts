@@ -12,6 +12,7 @@ import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import { noteFiles, owner } from "./Agent.js"
+import { commandLine } from "./Invocation.js"
 import type * as Stack from "./Stack.js"
 import { kilo } from "./Ui.js"
 
@@ -71,7 +72,7 @@ export const table = (rows: ReadonlyArray<ReadonlyArray<string>>): string => {
 /** The sessions as a table. @since 0.1.0 */
 export const format = (sessions: ReadonlyArray<SessionInfo>): string =>
   sessions.length === 0
-    ? "no sessions yet: start one with `ctxlog-agent run --workspace DIR`"
+    ? `no sessions yet: start one with: ${commandLine(["run", "--workspace", "DIR"])}`
     : table([
         ["session", "tokens", "turns", "compactions", "seams", "events", "last activity"],
         ...sessions.map((session) => [
