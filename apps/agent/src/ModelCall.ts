@@ -199,53 +199,65 @@ const attempt = (
 /** Attempts the agent makes of one call (the first and its retries), see {@link retryBrokenStream}. @since 0.2.0 */
 export const attemptsOfBrokenStream = 3
 
+/** The failure the agent gives up on, after `attempts` attempts. */
+const giveUp = (provider: Provider.Provider, attempts: number, error: LanguageModel.ProviderError) =>
+  new ModelCallFailed({
+    provider: provider.name,
+    model: provider.model,
+    attempts,
+    maxWaitMs: provider.retry.maxDelayMs,
+    error
+  })
+
+const freshSeen = (): Seen => ({ text: "", calls: new Map(), chunks: 0, onScreen: false })
+
 /**
  * The agent's own retry, for what the HTTP client does not retry: a stream that broke (a reset, a
  * server error event, a clean end before the final event) after it opened. A failure before the stream
  * produced anything was already retried by the client's policy (`RetryPolicy`, which honours
  * `retry-after`) and is not retried twice.
  *
- * Delete this function (and call `attempt` once) when the provider layer retries broken streams
- * itself; nothing else here depends on it.
+ * Delete this function when the provider layer retries broken streams itself: `callModel` then runs
+ * `attempt` once (`Effect.mapError((error) => giveUp(provider, 1, error))`); nothing else depends on it.
  * @since 0.2.0
  */
 export const retryBrokenStream = (
   ui: Ui,
+  provider: Provider.Provider,
   once: (seen: Seen) => Effect.Effect<LanguageModel.ModelResponse, LanguageModel.ProviderError>
-): Effect.Effect<
-  LanguageModel.ModelResponse,
-  { readonly error: LanguageModel.ProviderError; readonly attempts: number }
-> => {
-  let attempts = 0
-  const fresh = (): Seen => ({ text: "", calls: new Map(), chunks: 0, onScreen: false })
-  let seen = fresh()
-  const one = Effect.suspend(() => {
-    attempts++
-    seen = fresh()
-    return once(seen)
-  })
-  const brokeAfterOpening = (error: LanguageModel.ProviderError) =>
-    (seen.chunks > 0 && RetryPolicy.isRetryable(error)) || isEarlyEnd(error)
-  return one.pipe(
-    Effect.tapError((error) =>
-      Effect.sync(() => {
-        if (!brokeAfterOpening(error) || attempts >= attemptsOfBrokenStream) return
-        const restart = seen.onScreen ? "; the answer restarts below" : ""
-        ui.line(
-          ui.warn(
-            `  ↻ ${error.message}: the stream broke, retrying (attempt ${attempts + 1} of ${attemptsOfBrokenStream})${restart}`
+): Effect.Effect<LanguageModel.ModelResponse, ModelCallFailed> =>
+  Effect.suspend(() => {
+    // Per run of the returned effect: the attempts made and what the current one saw.
+    let attempts = 0
+    let seen = freshSeen()
+    const one = Effect.suspend(() => {
+      attempts++
+      seen = freshSeen()
+      return once(seen)
+    })
+    const brokeAfterOpening = (error: LanguageModel.ProviderError) =>
+      (seen.chunks > 0 && RetryPolicy.isRetryable(error)) || isEarlyEnd(error)
+    return one.pipe(
+      Effect.tapError((error) =>
+        Effect.sync(() => {
+          // The last failure is not announced here: the caller prints it once, as giving up.
+          if (!brokeAfterOpening(error) || attempts >= attemptsOfBrokenStream) return
+          const restart = seen.onScreen ? "; the answer restarts below" : ""
+          ui.line(
+            ui.warn(
+              `  ↻ ${error.message}: the stream broke, retrying (attempt ${attempts + 1} of ${attemptsOfBrokenStream})${restart}`
+            )
           )
-        )
-      })
-    ),
-    Effect.retry({
-      schedule: Schedule.exponential("200 millis"),
-      times: attemptsOfBrokenStream - 1,
-      while: brokeAfterOpening
-    }),
-    Effect.mapError((error) => ({ error, attempts }))
-  )
-}
+        })
+      ),
+      Effect.retry({
+        schedule: Schedule.exponential("200 millis"),
+        times: attemptsOfBrokenStream - 1,
+        while: brokeAfterOpening
+      }),
+      Effect.mapError((error) => giveUp(provider, attempts, error))
+    )
+  })
 
 /**
  * Stream one model call to the terminal and return the response; a stream that broke after it opened
@@ -258,15 +270,4 @@ export const callModel = (
   provider: Provider.Provider,
   send: Stream.Stream<LanguageModel.ModelChunk, LanguageModel.ProviderError>
 ): Effect.Effect<LanguageModel.ModelResponse, ModelCallFailed> =>
-  retryBrokenStream(ui, (seen) => attempt(ui, provider, send, seen)).pipe(
-    Effect.mapError(
-      ({ error, attempts }) =>
-        new ModelCallFailed({
-          provider: provider.name,
-          model: provider.model,
-          attempts,
-          maxWaitMs: provider.retry.maxDelayMs,
-          error
-        })
-    )
-  )
+  retryBrokenStream(ui, provider, (seen) => attempt(ui, provider, send, seen))
