@@ -138,7 +138,11 @@ const run = Command.make(
           maxOutputTokens: value(options.maxOutput)
         })
         // Before anything is built: the window must hold the reserve, the tool schemas and a conversation.
-        const budget = yield* Provider.checkWindow(chosen, Tools.specs, Agent.reminder)
+        // (The budget depends on the tool schemas, not on the workspace the tools will work in.)
+        const budget = yield* Provider.checkWindow(
+          chosen,
+          Agent.budgetFor({ provider: chosen, tools: Tools.make({ workspace: process.cwd() }) })
+        )
         const storage = Stack.storageOf({ db: value(options.db), pg: value(options.pg) })
         const resumeId = value(options.session)
         const given = value(options.workspace)

@@ -67,22 +67,23 @@ export const minimumBudget = 1024
 
 /**
  * Check, before anything is built, that the window holds the output reserve, the tool schemas, the
- * reminder and a conversation of at least {@link minimumBudget} tokens; the budget when it does.
+ * reminder and a conversation of at least {@link minimumBudget} tokens. `budget` is the session's
+ * budget (`Agent.budgetFor`: the window less all of those); it is returned when it is enough.
  * @since 0.2.0
  */
 export const checkWindow = (
   provider: Pick<Provider, "contextWindow" | "outputReserve">,
-  tools: ReadonlyArray<LanguageModel.ToolSpec>,
-  reminder: string
-): Effect.Effect<number, WindowTooSmall> => {
-  const budget = budgetOf(provider, tools, reminder)
-  const overhead = provider.contextWindow - provider.outputReserve - budget
-  return provider.outputReserve > 0 && budget >= minimumBudget
+  budget: number
+): Effect.Effect<number, WindowTooSmall> =>
+  provider.outputReserve > 0 && budget >= minimumBudget
     ? Effect.succeed(budget)
     : Effect.fail(
-        new WindowTooSmall({ contextWindow: provider.contextWindow, outputReserve: provider.outputReserve, overhead })
+        new WindowTooSmall({
+          contextWindow: provider.contextWindow,
+          outputReserve: provider.outputReserve,
+          overhead: provider.contextWindow - provider.outputReserve - budget
+        })
       )
-}
 
 /** A render ready to send. @since 0.1.0 */
 export interface Rendered {
