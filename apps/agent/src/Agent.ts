@@ -11,12 +11,11 @@
  *
  * @since 0.1.0
  */
-import { ContextService, type EventLog, LanguageModel, Message, Window } from "@ctxlog/core"
+import { ContextService, type EventLog, type LanguageModel, Message, Window } from "@ctxlog/core"
 import { RecallIndex } from "@ctxlog/memory"
-import { RetryPolicy } from "@ctxlog/providers"
 import { CompactionStatus, type Policy, Turn } from "@ctxlog/turn"
 import * as Effect from "effect/Effect"
-import * as Stream from "effect/Stream"
+import { callModel } from "./ModelCall.js"
 import type * as Provider from "./Provider.js"
 import type * as Stack from "./Stack.js"
 import type { Tools } from "./Tools.js"
@@ -237,60 +236,3 @@ export const turn = (config: Config, text: string): Effect.Effect<TurnReport, un
     })
     return report
   })
-
-/**
- * Stream one model call to the terminal: a spinner until the first text arrives, then the text as it
- * comes. A retryable failure (rate limit, overload, a server error mid-stream) is retried twice: the
- * log holds nothing of a failed attempt, so a retry starts clean.
- */
-const callModel = (
-  ui: Ui,
-  provider: Provider.Provider,
-  send: Stream.Stream<LanguageModel.ModelChunk, LanguageModel.ProviderError>
-) => {
-  const attempt = Effect.acquireUseRelease(
-    Effect.sync(() => {
-      const stop = ui.spin(`${provider.name}/${provider.model} thinking…`)
-      let stopped = false
-      return {
-        stop: () => {
-          if (!stopped) {
-            stopped = true
-            stop()
-          }
-        },
-        wrote: false
-      }
-    }),
-    (spinner) =>
-      Effect.flatMap(
-        Stream.runFold(send, undefined as LanguageModel.ModelResponse | undefined, (done, chunk) => {
-          if (chunk._tag === "TextDelta") {
-            spinner.stop()
-            ui.stream(chunk.text)
-            spinner.wrote = true
-          }
-          return chunk._tag === "Done" ? chunk.response : done
-        }),
-        (response) => {
-          if (spinner.wrote) ui.line()
-          return response === undefined
-            ? Effect.fail(
-                new LanguageModel.ProviderError({
-                  provider: provider.name,
-                  reason: "malformed_response",
-                  detail: "the stream ended without a final response"
-                })
-              )
-            : Effect.succeed(response)
-        }
-      ),
-    (spinner) => Effect.sync(() => spinner.stop())
-  )
-  return attempt.pipe(
-    Effect.tapError((error) =>
-      Effect.sync(() => ui.line(ui.warn(`  ${error.message}${RetryPolicy.isRetryable(error) ? " — retrying" : ""}`)))
-    ),
-    Effect.retry({ times: 2, while: RetryPolicy.isRetryable })
-  )
-}

@@ -4,20 +4,24 @@
  *
  * @since 0.1.0
  */
+import { existsSync } from "node:fs"
 import * as path from "node:path"
 import * as readline from "node:readline"
 import { Command, Options } from "@effect/cli"
 import { ContextService } from "@ctxlog/core"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import { RecallIndex } from "@ctxlog/memory"
 import * as Agent from "./Agent.js"
 import * as Demo from "./Demo.js"
+import * as Invocation from "./Invocation.js"
 import * as Provider from "./Provider.js"
 import * as Sessions from "./Sessions.js"
 import { newSessionId, readNotes } from "./Sessions.js"
 import * as Stack from "./Stack.js"
 import * as Tools from "./Tools.js"
 import * as Ui from "./Ui.js"
+import * as Workspace from "./Workspace.js"
 
 const db = Options.text("db").pipe(
   Options.withDescription(`SQLite database file (default ${Stack.defaultDb})`),
@@ -40,7 +44,7 @@ const maxOutput = Options.integer("max-output-tokens").pipe(
   Options.withDescription("output reserve: max_tokens of every request"),
   Options.optional
 )
-const workspace = Options.directory("workspace").pipe(
+const workspace = Options.directory("workspace", { exists: "yes" }).pipe(
   Options.withDescription("the directory the tools may touch (default: the current directory)"),
   Options.optional
 )
@@ -53,13 +57,20 @@ const quiet = Options.boolean("quiet").pipe(Options.withDescription("print only 
 
 const value = <A>(option: Option.Option<A>): A | undefined => Option.getOrUndefined(option)
 
-/** Print a failure as one clear line and set a failing exit code (no stack trace for expected errors). */
-const reportFailure = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+/** One line, whatever the message holds. */
+const oneLine = (text: string): string => text.replace(/\s*\n\s*/g, " ").trim()
+
+/**
+ * Print a failure once, as one sentence on stderr, then the resume hint when a session was open, and
+ * set a failing exit code (no stack trace for expected errors).
+ */
+const reportFailure = <A, E, R>(effect: Effect.Effect<A, E, R>, hint: () => string | undefined = () => undefined) =>
   effect.pipe(
     Effect.catchAll((error) =>
       Effect.sync(() => {
         const message = error instanceof Error ? error.message : String(error)
-        process.stderr.write(`ctxlog-agent: ${message}\n`)
+        const next = hint()
+        process.stderr.write(`ctxlog-agent: ${oneLine(message)}\n${next === undefined ? "" : `${next}\n`}`)
         process.exitCode = 1
       })
     )
@@ -82,14 +93,43 @@ const lineReader = (ui: Ui.Ui) => {
   }
 }
 
+/** Resuming from a database file that does not exist: say so, and create nothing. */
+const mustHoldSessions = (storage: Stack.Storage, stream: string) =>
+  storage._tag === "sqlite" && storage.filename !== ":memory:" && !existsSync(storage.filename)
+    ? Effect.fail(
+        new Sessions.UnknownSession({
+          stream,
+          where: `${path.resolve(storage.filename)} (no such file)`,
+          nearest: [],
+          list: Invocation.commandLine(["sessions", "--db", "FILE"])
+        })
+      )
+    : Effect.void
+
+/** The agent's sessions nearest to a mistyped id. */
+const unknownSession = (stream: string, storage: Stack.Storage) =>
+  Effect.gen(function* () {
+    const recall = yield* RecallIndex.RecallIndex
+    const known = yield* recall.streamsOf(Agent.owner)
+    return new Sessions.UnknownSession({
+      stream,
+      where: Stack.describeStorage(storage),
+      nearest: Sessions.nearest(
+        stream,
+        known.map((info) => info.stream)
+      ),
+      list: Invocation.commandLine(["sessions", ...Invocation.storageArgs(storage)])
+    })
+  })
+
 const run = Command.make(
   "run",
   { task, session, provider, model, baseUrl, contextWindow, maxOutput, workspace, db, pg, quiet },
-  (options) =>
-    reportFailure(
+  (options) => {
+    let hint: string | undefined
+    return reportFailure(
       Effect.gen(function* () {
         const ui = Ui.make({ quiet: options.quiet })
-        const dir = path.resolve(value(options.workspace) ?? process.cwd())
         const chosen = yield* Provider.make({
           provider: options.provider,
           model: value(options.model),
@@ -97,26 +137,50 @@ const run = Command.make(
           contextWindow: value(options.contextWindow),
           maxOutputTokens: value(options.maxOutput)
         })
-        const tools = Tools.make({ workspace: dir })
-        const stream = value(options.session) ?? newSessionId()
-        const config: Agent.Config = { stream, provider: chosen, tools, ui }
+        // Before anything is built: the window must hold the reserve, the tool schemas and a conversation.
+        // (The budget depends on the tool schemas, not on the workspace the tools will work in.)
+        const budget = yield* Provider.checkWindow(
+          chosen,
+          Agent.budgetFor({ provider: chosen, tools: Tools.make({ workspace: process.cwd() }) })
+        )
         const storage = Stack.storageOf({ db: value(options.db), pg: value(options.pg) })
+        const resumeId = value(options.session)
+        const given = value(options.workspace)
+        const explicit = given === undefined ? undefined : path.resolve(given)
+        // A new session's workspace is known now: refuse a bad one before the log is opened.
+        if (resumeId === undefined) yield* Workspace.refuseRepository(explicit ?? process.cwd())
+        else yield* mustHoldSessions(storage, resumeId)
+        const stream = resumeId ?? newSessionId()
         const oneShot = value(options.task)
         const program = Effect.gen(function* () {
           const ctx = yield* ContextService.ContextService
-          const resuming = (yield* ctx.load(stream)).version > 0
-          if (value(options.session) !== undefined && !resuming) {
-            ui.line(ui.warn(`no session "${stream}" in ${Stack.describeStorage(storage)}: starting it`))
+          const found = yield* ctx.load(stream)
+          const resuming = found.version > 0
+          if (resumeId !== undefined && !resuming)
+            return yield* Effect.flatMap(unknownSession(resumeId, storage), Effect.fail)
+          // A resumed session works where it started, unless --workspace says otherwise.
+          const kept = Workspace.recorded(found)
+          const dir = explicit ?? (kept === undefined ? process.cwd() : yield* Workspace.mustExist(stream, kept))
+          yield* Workspace.refuseRepository(dir)
+          if (resuming && explicit !== undefined && kept !== undefined && explicit !== kept) {
+            ui.line(ui.warn(`working in ${explicit} (--workspace), not in the session's workspace ${kept}`))
           }
-          const window = yield* Agent.open(config, { knowledge: readNotes(dir), goal: oneShot })
+          const tools = Tools.make({ workspace: dir })
+          const config: Agent.Config = { stream, provider: chosen, tools, ui }
+          const window = yield* Agent.open(config, {
+            knowledge: [Workspace.note(dir), ...readNotes(dir)],
+            goal: oneShot
+          })
+          hint = `resume with: ${Invocation.resume(stream, storage)}`
           ui.line(
             ui.dim(
-              `${resuming ? "resumed" : "session"} ${ui.bold(stream)} · ${chosen.name}/${chosen.model} · window ${chosen.contextWindow} (reserve ${chosen.outputReserve}, budget ${Agent.budgetFor(config)}) · ${window.version} events · ${Stack.describeStorage(storage)}`
+              `${resuming ? "resumed" : "session"} ${ui.bold(stream)} · ${chosen.name}/${chosen.model} · window ${chosen.contextWindow} (reserve ${chosen.outputReserve}, budget ${budget}) · ${window.version} events · workspace ${dir} · ${Stack.describeStorage(storage)}`
             )
           )
           if (oneShot !== undefined) {
             const report = yield* Agent.turn(config, oneShot)
             if (options.quiet) process.stdout.write(`${report.answer}\n`)
+            ui.line(ui.dim(hint))
             return
           }
           const reader = lineReader(ui)
@@ -130,19 +194,21 @@ const run = Command.make(
               yield* Agent.turn(config, text)
             }
           }).pipe(Effect.ensuring(reader.close))
-          ui.line(ui.dim(`resume with: ctxlog-agent run --session ${stream}`))
+          ui.line(ui.dim(hint))
         }).pipe(
           Effect.onInterrupt(() =>
             Effect.sync(() =>
               process.stderr.write(
-                `\ninterrupted: the log is consistent; resume with: ctxlog-agent run --session ${stream}\n`
+                `\ninterrupted: the log is consistent; ${hint ?? `resume with: ${Invocation.resume(stream, storage)}`}\n`
               )
             )
           )
         )
-        yield* program.pipe(Effect.provide(Stack.layer(storage, Agent.budgetFor(config))))
-      })
+        yield* program.pipe(Effect.provide(Stack.layer(storage, budget)))
+      }),
+      () => hint
     )
+  }
 ).pipe(Command.withDescription("Chat with the agent in a workspace (one line per turn), or run one --task"))
 
 const sessions = Command.make("sessions", { db, pg }, (options) =>
@@ -164,15 +230,30 @@ const runDir = Options.directory("run-dir", { exists: "either" }).pipe(
 const demoStorage = (storage: Stack.Storage): Stack.Storage =>
   storage._tag === "sqlite" ? { ...storage, durability: "normal" } : storage
 
-const demo = Command.make("demo", { db, pg, runDir, quiet }, (options) =>
-  reportFailure(
-    Demo.run({
-      storage: demoStorage(Stack.storageOf({ db: value(options.db), pg: value(options.pg) })),
-      runDir: value(options.runDir),
-      ui: Ui.make({ quiet: options.quiet })
+const demo = Command.make("demo", { db, pg, runDir, quiet }, (options) => {
+  const stream = newSessionId("demo")
+  // Without --db, every run writes a fresh log of its own, so it shows the numbers the README describes
+  // (a shared log would let cross-session recall bring earlier runs into this one).
+  const storage = demoStorage(
+    Stack.storageOf({
+      db: value(options.db) ?? path.join(path.dirname(Stack.defaultDb), `${stream}.db`),
+      pg: value(options.pg)
     })
   )
-).pipe(Command.withDescription("A scripted, offline run on a sample project: compaction, seams, a bug fixed"))
+  const hint = () => `resume with: ${Invocation.resume(stream, storage)}`
+  return reportFailure(
+    Effect.gen(function* () {
+      const dir = value(options.runDir)
+      if (dir !== undefined) yield* Workspace.refuseRepository(path.resolve(dir))
+      yield* Demo.run({ storage, stream, runDir: dir, ui: Ui.make({ quiet: options.quiet }) }).pipe(
+        Effect.onInterrupt(() =>
+          Effect.sync(() => process.stderr.write(`\ninterrupted: the log is consistent; ${hint()}\n`))
+        )
+      )
+    }),
+    hint
+  )
+}).pipe(Command.withDescription("A scripted, offline run on a sample project: compaction, seams, a bug fixed"))
 
 /** The `ctxlog-agent` command. @since 0.1.0 */
 export const command = Command.make("ctxlog-agent").pipe(

@@ -14,17 +14,20 @@ import { tmpdir } from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { EventHash, EventLog, type LanguageModel, Message } from "@ctxlog/core"
+import { RecallIndex } from "@ctxlog/memory"
 import type { OfflineModel } from "@ctxlog/providers"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 import * as Agent from "./Agent.js"
+import * as Invocation from "./Invocation.js"
 import { newSessionId, readNotes } from "./Sessions.js"
 import * as Provider from "./Provider.js"
 import { table } from "./Sessions.js"
 import * as Stack from "./Stack.js"
 import * as Tools from "./Tools.js"
-import type { Ui } from "./Ui.js"
+import { fold, type Ui } from "./Ui.js"
+import * as Workspace from "./Workspace.js"
 
 /** The demo model's context window: small, so a few large tool outputs fill it. @since 0.1.0 */
 export const contextWindow = 16_384
@@ -275,6 +278,8 @@ const scripted = () => {
 /** Settings of a demo run. @since 0.1.0 */
 export interface Options {
   readonly storage: Stack.Storage
+  /** The session id (default: a new one). */
+  readonly stream?: string | undefined
   /** Where the sample project is copied (default: a new temp directory). */
   readonly runDir?: string | undefined
   readonly ui: Ui
@@ -356,7 +361,7 @@ export const run = (options: Options): Effect.Effect<Outcome, unknown> =>
       script
     })
     const tools = Tools.make({ workspace })
-    const stream = newSessionId("demo")
+    const stream = options.stream ?? newSessionId("demo")
     const config: Agent.Config = { stream, provider, tools, ui }
     const budget = Agent.budgetFor(config)
     const where = Stack.describeStorage(options.storage)
@@ -369,13 +374,22 @@ export const run = (options: Options): Effect.Effect<Outcome, unknown> =>
     const plan = planFor(workspace)
     const turns = plan.slice(0, options.turns ?? plan.length)
     const envelopes = yield* Effect.gen(function* () {
+      const earlier = (yield* (yield* RecallIndex.RecallIndex).streamsOf(Agent.owner)).length
+      if (earlier > 0) {
+        ui.line(
+          ui.warn(
+            `this log already holds ${earlier} earlier session${earlier === 1 ? "" : "s"}: cross-session recall brings them into this run, so its numbers differ from a first run (leave out --db for a fresh log)`
+          )
+        )
+      }
       yield* Agent.open(config, {
-        knowledge: readNotes(workspace),
+        knowledge: [Workspace.note(workspace), ...readNotes(workspace)],
         goal: "Find and fix the bug that makes the tiny-shop tests fail; finish with the tests green."
       })
       for (const [index, step] of turns.entries()) {
         ui.line()
-        ui.line(`${ui.accent(`[${index + 1}/${turns.length}] you›`)} ${step.user}`)
+        // A pasted log is shown folded; the log keeps it whole.
+        ui.line(`${ui.accent(`[${index + 1}/${turns.length}] you›`)} ${fold(step.user)}`)
         load(step.steps)
         yield* Agent.turn(config, step.user)
       }
@@ -434,14 +448,16 @@ export const run = (options: Options): Effect.Effect<Outcome, unknown> =>
         ["tests", testsPass ? "pass" : "FAIL", `node --test in ${workspace}`]
       ])
     )
-    const db = options.storage._tag === "sqlite" ? `--db ${path.resolve(options.storage.filename)}` : `--pg ${where}`
     ui.line()
     ui.line(ui.bold("Look at the run with the inspector"))
-    ui.line(`  pnpm ctxlog window ${stream} ${db}    # the final window, partition by partition`)
-    ui.line(`  pnpm ctxlog render ${stream} ${db}    # the exact request of any render`)
-    ui.line(`  pnpm ctxlog serve ${db}    # browse every event, replay any version`)
+    const storage = Invocation.storageArgs(options.storage)
+    ui.line(
+      `  ${Invocation.rootScript("ctxlog", ["window", stream, ...storage])}    # the final window, partition by partition`
+    )
+    ui.line(`  ${Invocation.rootScript("ctxlog", ["render", stream, ...storage])}    # the exact request of any render`)
+    ui.line(`  ${Invocation.rootScript("ctxlog", ["serve", ...storage])}    # browse every event, replay any version`)
     ui.line()
     ui.line(ui.bold("Carry on talking to it"))
-    ui.line(`  pnpm --filter @ctxlog/agent start run --session ${stream} ${db}`)
+    ui.line(`  ${Invocation.resume(stream, options.storage)}`)
     return { stream, workspace, testsPass, budget }
   })

@@ -18,7 +18,7 @@ import {
   OpenAICompatibleModel,
   OpenAICtx,
   OpenAIResponsesModel,
-  type RetryPolicy
+  RetryPolicy
 } from "@ctxlog/providers"
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
@@ -46,6 +46,49 @@ export type Send = (
   rendered?: { readonly turnReminder?: string | undefined }
 ) => Stream.Stream<LanguageModel.ModelChunk, LanguageModel.ProviderError>
 
+/**
+ * The context window cannot hold a conversation: the output reserve, the tool schemas and the turn
+ * reminder leave less than {@link minimumBudget} tokens (or a number is not positive).
+ * @since 0.2.0
+ */
+export class WindowTooSmall extends Schema.TaggedError<WindowTooSmall>()("WindowTooSmall", {
+  contextWindow: Schema.Number,
+  outputReserve: Schema.Number,
+  /** Tokens of the tool schemas and the turn reminder. */
+  overhead: Schema.Number
+}) {
+  override get message(): string {
+    if (this.outputReserve <= 0) {
+      return `--max-output-tokens ${this.outputReserve} is not a positive number of tokens; give the answer room, e.g. --max-output-tokens 1024`
+    }
+    const needed = this.outputReserve + this.overhead + minimumBudget
+    return `--context-window ${this.contextWindow} is too small: the output reserve (--max-output-tokens ${this.outputReserve}) and the tool schemas and reminder (${this.overhead} tokens) leave ${Math.max(0, this.contextWindow - this.outputReserve - this.overhead)} tokens for the conversation, and the agent needs at least ${minimumBudget}; give --context-window ${needed} or more, or a smaller --max-output-tokens`
+  }
+}
+
+/** The fewest tokens the conversation itself may have (system prompt, notes, a few turns). @since 0.2.0 */
+export const minimumBudget = 1024
+
+/**
+ * Check, before anything is built, that the window holds the output reserve, the tool schemas, the
+ * reminder and a conversation of at least {@link minimumBudget} tokens. `budget` is the session's
+ * budget (`Agent.budgetFor`: the window less all of those); it is returned when it is enough.
+ * @since 0.2.0
+ */
+export const checkWindow = (
+  provider: Pick<Provider, "contextWindow" | "outputReserve">,
+  budget: number
+): Effect.Effect<number, WindowTooSmall> =>
+  provider.outputReserve > 0 && budget >= minimumBudget
+    ? Effect.succeed(budget)
+    : Effect.fail(
+        new WindowTooSmall({
+          contextWindow: provider.contextWindow,
+          outputReserve: provider.outputReserve,
+          overhead: provider.contextWindow - provider.outputReserve - budget
+        })
+      )
+
 /** One provider, as the turn loop sees it. @since 0.1.0 */
 export interface Provider {
   /** Recorded as `provider` in `PromptRendered` and `UsageReported`. */
@@ -59,6 +102,8 @@ export interface Provider {
   readonly config: CtxBuilder.ProviderConfig
   /** Send a request rendered by that builder. */
   readonly send: Send
+  /** How the HTTP client retries (the longest `retry-after` it waits is `maxDelayMs`). */
+  readonly retry: RetryPolicy.RetryPolicy
 }
 
 /** What the command line says about the provider. @since 0.1.0 */
@@ -194,6 +239,7 @@ export const make = (options: Options): Effect.Effect<Provider, MissingEnv> =>
     const model = options.model ?? defaultModels[name]
     const contextWindow = options.contextWindow ?? defaultContextWindows[name]
     const outputReserve = options.maxOutputTokens ?? defaultOutputReserves[name]
+    const retry = RetryPolicy.make(options.retry)
     // The tool-output limit depends on the budget, which depends on the tool schemas: estimate it
     // with the agent's own tools, the only ones it sends.
     const common = {
@@ -217,6 +263,7 @@ export const make = (options: Options): Effect.Effect<Provider, MissingEnv> =>
       contextWindow: CtxBuilder.forProvider(config).ctxWindow,
       outputReserve,
       config,
+      retry,
       send: (request, rendered) => send(request as R, rendered?.turnReminder)
     })
     switch (name) {
@@ -246,7 +293,7 @@ export const make = (options: Options): Effect.Effect<Provider, MissingEnv> =>
           model,
           maxOutputTokens: outputReserve,
           ...(options.baseUrl === undefined ? {} : { baseUrl: options.baseUrl }),
-          ...(options.retry === undefined ? {} : { retry: options.retry })
+          retry
         })
         return over({ provider: "anthropic", ...common }, (request: AnthropicCtx.AnthropicRequest) =>
           client.streamRequest(request)
@@ -261,7 +308,7 @@ export const make = (options: Options): Effect.Effect<Provider, MissingEnv> =>
           provider: name,
           maxOutputTokens: outputReserve,
           apiKey,
-          ...(options.retry === undefined ? {} : { retry: options.retry })
+          retry
         })
         return over({ provider: "openai", api: "responses", ...common }, (request: OpenAICtx.ResponsesRequest) =>
           client.streamRequest(request)
@@ -279,7 +326,7 @@ export const make = (options: Options): Effect.Effect<Provider, MissingEnv> =>
           provider: name,
           maxOutputTokens: outputReserve,
           ...(apiKey === undefined ? {} : { apiKey }),
-          ...(options.retry === undefined ? {} : { retry: options.retry })
+          retry
         })
         // Ollama's builder floors the window at 4K (`contextWindow` is the builder's, after clamps).
         return over(

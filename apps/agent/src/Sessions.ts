@@ -9,8 +9,10 @@ import * as path from "node:path"
 import { ContextService, EventLog, type Window } from "@ctxlog/core"
 import { RecallIndex } from "@ctxlog/memory"
 import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import { noteFiles, owner } from "./Agent.js"
+import { commandLine } from "./Invocation.js"
 import type * as Stack from "./Stack.js"
 import { kilo } from "./Ui.js"
 
@@ -70,7 +72,7 @@ export const table = (rows: ReadonlyArray<ReadonlyArray<string>>): string => {
 /** The sessions as a table. @since 0.1.0 */
 export const format = (sessions: ReadonlyArray<SessionInfo>): string =>
   sessions.length === 0
-    ? "no sessions yet: start one with `ctxlog-agent run`"
+    ? `no sessions yet: start one with: ${commandLine(["run", "--workspace", "DIR"])}`
     : table([
         ["session", "tokens", "turns", "compactions", "seams", "events", "last activity"],
         ...sessions.map((session) => [
@@ -96,3 +98,54 @@ export const readNotes = (dir: string): ReadonlyArray<string> => {
   }
   return []
 }
+
+/** `--session` names no session in the log. @since 0.2.0 */
+export class UnknownSession extends Schema.TaggedError<UnknownSession>()("UnknownSession", {
+  stream: Schema.String,
+  where: Schema.String,
+  nearest: Schema.Array(Schema.String),
+  /** The command that lists every session. */
+  list: Schema.String
+}) {
+  override get message(): string {
+    const near =
+      this.nearest.length === 0
+        ? "it holds no sessions of the agent; leave out --session to start one"
+        : `the nearest: ${this.nearest.join(", ")}`
+    return `no session "${this.stream}" in ${this.where}; ${near} (list them all with: ${this.list})`
+  }
+}
+
+/** Edit distance (insertions, deletions, substitutions), in O(a·b) time and O(b) memory. @since 0.2.0 */
+export const editDistance = (a: string, b: string): number => {
+  let previous = Array.from({ length: b.length + 1 }, (_, index) => index)
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i]
+    for (let j = 1; j <= b.length; j++) {
+      current[j] = Math.min(
+        (previous[j] ?? 0) + 1,
+        (current[j - 1] ?? 0) + 1,
+        (previous[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1)
+      )
+    }
+    previous = current
+  }
+  return previous[b.length] ?? 0
+}
+
+/**
+ * The `count` ids nearest to `id`: those it is a prefix of (or that are a prefix of it) first, then by
+ * edit distance; ties keep the given order (most recent first).
+ * @since 0.2.0
+ */
+export const nearest = (id: string, ids: ReadonlyArray<string>, count = 3): ReadonlyArray<string> =>
+  ids
+    .map((candidate, order) => ({
+      candidate,
+      order,
+      prefix: candidate.startsWith(id) || id.startsWith(candidate) ? 0 : 1,
+      distance: editDistance(id, candidate)
+    }))
+    .sort((a, b) => a.prefix - b.prefix || a.distance - b.distance || a.order - b.order)
+    .slice(0, count)
+    .map((entry) => entry.candidate)

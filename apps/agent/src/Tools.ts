@@ -15,6 +15,7 @@ import type { FileStore } from "@ctxlog/memory"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
+import { cutMessage, isCut } from "./ModelCall.js"
 
 /** A tool call the tools refused or could not carry out; its message goes back to the model. @since 0.1.0 */
 export class ToolFailure extends Schema.TaggedError<ToolFailure>()("ToolFailure", {
@@ -422,8 +423,9 @@ export const make = (config: Config): Tools => {
   return {
     workspace: root,
     specs: config.readOutput === undefined ? specs : [...specs, readOutputSpec],
+    // A call the output limit cut off runs nothing: its arguments are not what the model meant.
     run: (name, input) =>
-      dispatch(name, input).pipe(
+      (isCut(input) ? Effect.fail(new ToolFailure({ tool: name, detail: cutMessage })) : dispatch(name, input)).pipe(
         Effect.catchAll((failure) =>
           Effect.succeed<ToolOutput>({ content: `error: ${failure.message}`, isError: true })
         )

@@ -1,7 +1,8 @@
 /**
  * The terminal: streamed answer text, a spinner while a model call or a compaction runs, and one
  * compact status line after each turn. Colours and the spinner are off when stdout is not a TTY or
- * `NO_COLOR` is set; then every line is plain text, fit for a log file or a test.
+ * `NO_COLOR` is set; then every line is plain text, fit for a log file or a test (and there is no
+ * spinner line at all).
  *
  * @since 0.1.0
  */
@@ -29,7 +30,7 @@ export interface Ui {
   readonly accent: (text: string) => string
   readonly warn: (text: string) => string
   readonly ok: (text: string) => string
-  /** Show a spinner (TTY) or a plain line (not a TTY) until the returned function is called. */
+  /** Show a spinner until the returned function is called (on a TTY; elsewhere nothing). */
   readonly spin: (label: string) => () => void
   readonly status: (status: Status) => void
 }
@@ -52,6 +53,22 @@ export const bar = (used: number, total: number, width = 12): string => {
   const share = total <= 0 ? 1 : used / total
   const full = Math.min(width, Math.round(share * width))
   return `${"█".repeat(full)}${"░".repeat(width - full)}${share > 1 ? "!" : ""}`
+}
+
+/**
+ * Long text shown folded: the first `head` lines, how many lines are left out, and the last line. Text
+ * of at most `head + 2` lines is shown whole. The log keeps the text as it was; this is only the echo.
+ * @since 0.2.0
+ */
+export const fold = (text: string, head = 3): string => {
+  const lines = text.split("\n")
+  if (lines.length <= head + 2) return text
+  const hidden = lines.length - head - 1
+  return [
+    ...lines.slice(0, head),
+    `  … ${hidden} more lines (${text.length} characters in all) …`,
+    lines.at(-1) ?? ""
+  ].join("\n")
 }
 
 /** The status line's text (uncoloured). @since 0.1.0 */
@@ -87,10 +104,8 @@ export const make = (options: Options = {}): Ui => {
     warn: paint("33"),
     ok: paint("32"),
     spin: (label) => {
-      if (!tty || options.quiet === true) {
-        write(`${label}\n`)
-        return () => {}
-      }
+      // Off a terminal a spinner is only noise in the output (one line per model call): nothing shows.
+      if (!tty || options.quiet === true) return () => {}
       let frame = 0
       const draw = () => write(`\r${paint("36")(frames[frame++ % frames.length] ?? "")} ${dim(label)}\x1b[K`)
       draw()

@@ -1,11 +1,43 @@
 #!/usr/bin/env node
 /**
- * `ctxlog-agent`: parse the command line and run it on Node.
+ * `ctxlog-agent`: parse the command line and run it on Node. A command line that does not parse (an
+ * unknown flag or subcommand, a bad value) is one sentence on stderr that says where the help is, and
+ * exit code 1.
  *
  * @since 0.1.0
  */
+import { stripVTControlCharacters } from "node:util"
+import { HelpDoc, ValidationError } from "@effect/cli"
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
+import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import { cli } from "./Cli.js"
+import { commandLine } from "./Invocation.js"
 
-cli(process.argv).pipe(Effect.provide(NodeContext.layer), NodeRuntime.runMain({ disableErrorReporting: false }))
+const subcommands = new Set(["run", "demo", "sessions"])
+
+/** A parse error as one line, with the help command for the subcommand it was about. */
+const parseError = (error: ValidationError.ValidationError): string => {
+  const text = stripVTControlCharacters(HelpDoc.toAnsiText(error.error))
+    .replace(/\s*\n\s*/g, " ")
+    .trim()
+  const sub = process.argv.slice(2).find((arg) => subcommands.has(arg))
+  const help = commandLine(sub === undefined ? ["--help"] : [sub, "--help"])
+  return `ctxlog-agent: ${text.replace(/[.\s]+$/, "")}; see the options with: ${help}\n`
+}
+
+// @effect/cli prints a parse error's text itself (Console.error) before failing with it: that copy is
+// dropped here so the error is printed once, as one line.
+const withoutParseErrorEcho = <A, E, R>(self: Effect.Effect<A, E, R>) =>
+  Effect.flatMap(Effect.console, (console) => Console.withConsole(self, { ...console, error: () => Effect.void }))
+
+withoutParseErrorEcho(cli(process.argv)).pipe(
+  Effect.catchIf(ValidationError.isValidationError, (error) =>
+    Effect.sync(() => {
+      process.stderr.write(parseError(error))
+      process.exitCode = 1
+    })
+  ),
+  Effect.provide(NodeContext.layer),
+  NodeRuntime.runMain({ disableErrorReporting: false })
+)

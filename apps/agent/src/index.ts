@@ -12,6 +12,10 @@ export * as Cli from "./Cli.js"
 export * as Demo from "./Demo.js"
 /** The environment snapshot taken at the start of each turn (git, changed files, task, date). @since 0.1.0 */
 export * as EnvSnapshot from "./EnvSnapshot.js"
+/** The command lines of the hints. @since 0.2.0 */
+export * as Invocation from "./Invocation.js"
+/** One model call, streamed, with its failures. @since 0.2.0 */
+export * as ModelCall from "./ModelCall.js"
 /** Providers and the budget. @since 0.1.0 */
 export * as Provider from "./Provider.js"
 /** Session listing. @since 0.1.0 */
@@ -22,3 +26,5 @@ export * as Stack from "./Stack.js"
 export * as Tools from "./Tools.js"
 /** The terminal. @since 0.1.0 */
 export * as Ui from "./Ui.js"
+/** A session's workspace. @since 0.2.0 */
+export * as Workspace from "./Workspace.js"

@@ -27,6 +27,15 @@ describe("ctxlog-agent demo", () => {
         // The inspector commands name this stream and this file.
         assert.include(ran.stdout, `ctxlog window ${stream} --db ${db}`)
         assert.include(ran.stdout, `ctxlog serve --db ${db}`)
+        // Readable: pasted logs are folded, and each turn still ends in its status line.
+        const lines = ran.stdout.split("\n")
+        assert.isBelow(lines.length, 400, "the demo's output in lines")
+        assert.strictEqual(
+          lines.filter((line) => / events │ compaction /.test(line)).length,
+          Demo.planFor(Demo.sampleDir).length,
+          "one status line per turn"
+        )
+        assert.include(ran.stdout, "more lines (")
 
         const { envelopes, window } = yield* readStream(db, stream)
         const counts = Demo.summarize(envelopes)

@@ -393,7 +393,9 @@ describe("providers over HTTP", () => {
         const exited = new Promise<void>((resolve) => child.on("exit", () => resolve()))
         child.kill("SIGINT")
         yield* Effect.promise(() => exited)
-        assert.include(stderr, `resume with: ctxlog-agent run --session ${stream}`)
+        // The hint runs as printed: the exact command, with this database.
+        assert.match(stderr, /interrupted: the log is consistent; resume with: /)
+        assert.include(stderr, ` run --session ${stream} --db ${db}`)
         const before = yield* readStream(db, stream)
         // The render was recorded; the unfinished answer was not.
         assert.strictEqual(before.envelopes.at(-1)?.type, "PromptRendered")

@@ -83,7 +83,9 @@ describe("sessions", () => {
         assert.strictEqual(new Set(callIds).size, 3)
         // One system prompt and one knowledge set: resuming did not set them again.
         assert.strictEqual(envelopes.filter((e) => e.type === "SystemPromptSet").length, 1)
-        assert.include(Message.textOf(window.knowledge[0] ?? { parts: [] }), "The answer is 42.")
+        // The workspace is recorded first (a resume finds it there), then the workspace notes.
+        assert.isTrue(Message.textOf(window.knowledge[0] ?? { parts: [] }).startsWith(`Workspace directory: ${ws}\n`))
+        assert.include(Message.textOf(window.knowledge[1] ?? { parts: [] }), "The answer is 42.")
         const results = window.history.flatMap((m) => Message.toolResultsOf(m))
         assert.include(results[0]?.content ?? "", "NOTES.md")
         assert.isTrue(results[1]?.isError)

@@ -2,7 +2,8 @@
 // and opens the log it wrote. No vitest imports: plain helpers.
 import { type ChildProcessWithoutNullStreams, execFile, spawn } from "node:child_process"
 import { dirname, join } from "node:path"
-import { fileURLToPath } from "node:url"
+import { createRequire } from "node:module"
+import { fileURLToPath, pathToFileURL } from "node:url"
 import { ContextService, EventLog, Ids, RecallSource, TokenCounter, type Window } from "@ctxlog/core"
 import { SqliteEventLog } from "@ctxlog/memory"
 import * as Chunk from "effect/Chunk"
@@ -13,10 +14,13 @@ import * as Stream from "effect/Stream"
 /** The package directory (where `src/bin.ts` is). */
 export const agentDir = join(dirname(fileURLToPath(import.meta.url)), "..", "..")
 
+/** tsx's loader by absolute URL: a child started in a directory outside the repository finds it too. */
+const tsx = pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href
+
 const argv = (args: ReadonlyArray<string>) => [
   "--conditions=@ctxlog/source",
   "--import",
-  "tsx",
+  tsx,
   join(agentDir, "src", "bin.ts"),
   ...args
 ]
@@ -117,6 +121,27 @@ export const readStream = (
     const streams = yield* log.streams()
     return { envelopes, window, streams }
   }).pipe(Effect.provide(readLayer(filename)))
+
+/** The inspector's package directory (its `src/bin.ts` is the `ctxlog` command). */
+const inspectorDir = join(agentDir, "..", "inspector")
+
+/** `ctxlog verify --db FILE` (the inspector's verify of every stream), run as a user runs it. */
+export const verifyLog = (db: string): Promise<Ran> =>
+  new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      ["--conditions=@ctxlog/source", "--import", "tsx", join(inspectorDir, "src", "bin.ts"), "verify", "--db", db],
+      { cwd: inspectorDir, env: childEnv() },
+      (error, stdout, stderr) => {
+        const code = error === null ? 0 : typeof error.code === "number" ? error.code : 1
+        resolve({ code, stdout, stderr })
+      }
+    )
+  })
+
+/** The lines of an output that are not blank. */
+export const linesOf = (text: string): ReadonlyArray<string> =>
+  text.split("\n").filter((line) => line.trim().length > 0)
 
 /** The session id a run printed (`session <id>` / `resumed <id>` / the demo's inspector lines). */
 export const sessionOf = (stdout: string): string => {

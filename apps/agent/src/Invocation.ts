@@ -1,0 +1,47 @@
+/**
+ * How to run this agent again, as a command that runs as printed: from the sources in the repository
+ * it is `cd <repo> && pnpm --filter @ctxlog/agent start …` (the `ctxlog-agent` binary is not on the
+ * PATH there), from a build it is the binary the process was started as. Paths in it are absolute.
+ *
+ * @since 0.2.0
+ */
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+import type * as Stack from "./Stack.js"
+import { repositoryOf } from "./Workspace.js"
+
+/** Quote one shell word when it needs it. @since 0.2.0 */
+export const quote = (word: string): string =>
+  /^[A-Za-z0-9_@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`
+
+const here = fileURLToPath(import.meta.url)
+
+/** The repository root when the agent runs from its sources in a clone. @since 0.2.0 */
+export const sourceRepository = (): string | undefined =>
+  here.endsWith(".ts") ? repositoryOf(path.dirname(here)) : undefined
+
+/** A root script of the repository (`pnpm ctxlog …`), runnable from any directory. @since 0.2.0 */
+export const rootScript = (script: string, args: ReadonlyArray<string>): string => {
+  const repository = sourceRepository()
+  const line = `pnpm ${script} ${args.map(quote).join(" ")}`
+  return repository === undefined ? line : `cd ${quote(repository)} && ${line}`
+}
+
+/** The shell command that runs `ctxlog-agent args` the way this process was started. @since 0.2.0 */
+export const commandLine = (args: ReadonlyArray<string>, argv1: string | undefined = process.argv[1]): string => {
+  const rest = args.map(quote).join(" ")
+  const repository = sourceRepository()
+  if (repository !== undefined) return `cd ${quote(repository)} && pnpm --filter @ctxlog/agent start ${rest}`
+  if (argv1 === undefined || path.basename(argv1) === "ctxlog-agent") return `ctxlog-agent ${rest}`
+  return `node ${quote(path.resolve(argv1))} ${rest}`
+}
+
+/** `--db <absolute file>` or `--pg <url, password hidden>`. @since 0.2.0 */
+export const storageArgs = (storage: Stack.Storage): ReadonlyArray<string> =>
+  storage._tag === "sqlite"
+    ? ["--db", storage.filename === ":memory:" ? storage.filename : path.resolve(storage.filename)]
+    : ["--pg", storage.url.replace(/\/\/([^:@/]+):[^@/]*@/, "//$1:***@")]
+
+/** The command that resumes a session. @since 0.2.0 */
+export const resume = (stream: string, storage: Stack.Storage): string =>
+  commandLine(["run", "--session", stream, ...storageArgs(storage)])
