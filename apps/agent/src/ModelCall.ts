@@ -45,7 +45,9 @@ export class ModelCallFailed extends Schema.TaggedError<ModelCallFailed>()("Mode
     const error = this.error
     const what = `${this.provider}/${this.model}: ${error.reason}${error.status === undefined ? "" : ` (HTTP ${error.status})`}: ${error.detail.replace(/[.\s]+$/, "")}`
     if (error.retryAfterMs !== undefined && error.retryAfterMs > this.maxWaitMs) {
-      return `${what}. The API asked to wait ${seconds(error.retryAfterMs)} before the next request, longer than the ${seconds(this.maxWaitMs)} the agent waits, so it gives up; run the same command again after that.`
+      // The client's own note on the wait (it did not retry) is said once, in the agent's words, below.
+      const said = what.replace(/; the API asked to wait [\s\S]*$/, "")
+      return `${said}. The API asked to wait ${seconds(error.retryAfterMs)} before the next request, longer than the ${seconds(this.maxWaitMs)} the agent waits, so it gives up; run the same command again after that.`
     }
     const tries = this.attempts === 1 ? "" : ` after ${this.attempts} attempts`
     return `${what}. Giving up${tries}; ${adviceFor(error)}.`
