@@ -11,7 +11,7 @@ import { Command, Options } from "@effect/cli"
 import { ContextService } from "@ctxlog/core"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import { RecallIndex } from "@ctxlog/memory"
+import { FileStore, RecallIndex } from "@ctxlog/memory"
 import * as Agent from "./Agent.js"
 import * as Demo from "./Demo.js"
 import * as Invocation from "./Invocation.js"
@@ -141,7 +141,10 @@ const run = Command.make(
         // (The budget depends on the tool schemas, not on the workspace the tools will work in.)
         const budget = yield* Provider.checkWindow(
           chosen,
-          Agent.budgetFor({ provider: chosen, tools: Tools.make({ workspace: process.cwd() }) })
+          Agent.budgetFor({
+            provider: chosen,
+            tools: Tools.make({ workspace: process.cwd(), readOutput: Agent.noReader })
+          })
         )
         const storage = Stack.storageOf({ db: value(options.db), pg: value(options.pg) })
         const resumeId = value(options.session)
@@ -165,7 +168,8 @@ const run = Command.make(
           if (resuming && explicit !== undefined && kept !== undefined && explicit !== kept) {
             ui.line(ui.warn(`working in ${explicit} (--workspace), not in the session's workspace ${kept}`))
           }
-          const tools = Tools.make({ workspace: dir })
+          const files = yield* FileStore.FileStore
+          const tools = Tools.make({ workspace: dir, readOutput: Tools.readOutputFrom(files, stream) })
           const config: Agent.Config = { stream, provider: chosen, tools, ui }
           const window = yield* Agent.open(config, {
             knowledge: [Workspace.note(dir), ...readNotes(dir)],
