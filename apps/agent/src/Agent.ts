@@ -19,7 +19,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Capture from "./EnvSnapshot.js"
 import { callModel } from "./ModelCall.js"
-import type * as Provider from "./Provider.js"
+import * as Provider from "./Provider.js"
 import type * as Stack from "./Stack.js"
 import type * as Tools from "./Tools.js"
 import type { Ui } from "./Ui.js"
@@ -179,6 +179,26 @@ export const policyFor = (config: Pick<Config, "provider" | "tools">): Policy.Po
 
 /** The budget of a session: the context window less the output reserve, the tool schemas and the reminder. @since 0.1.0 */
 export const budgetFor = (config: Pick<Config, "provider" | "tools">): number => Turn.budgetTokens(policyFor(config))
+
+/**
+ * Reload the session's configuration mid-session (another provider, model, context window or output
+ * reserve): the window must hold the new reserve and tool schemas; the new policy is recorded as
+ * `TurnPolicySet` (`Turn.reload`), and the turns after it render with the new provider's builder and
+ * budget. Returns the new budget.
+ * @since 0.1.0
+ */
+export const reload = (
+  config: Config
+): Effect.Effect<
+  number,
+  Provider.WindowTooSmall | Policy.InvalidPolicy | ContextService.ContextError,
+  ContextService.ContextService
+> =>
+  Effect.gen(function* () {
+    const budget = yield* Provider.checkWindow(config.provider, budgetFor(config))
+    yield* Turn.reload(config.stream, policyFor(config))
+    return budget
+  })
 
 /** Workspace notes that become the knowledge partition: the first of these files that exist. @since 0.1.0 */
 export const noteFiles = ["NOTES.md", "AGENTS.md", "CLAUDE.md", "README.md"]

@@ -162,7 +162,12 @@ export interface Completion {
 }
 
 /** The log metadata of each step's append: `actor` names the step (what a replay reads back). @since 0.4.0 */
-export const actors = { prepare: "turn.prepare", render: "turn.render", complete: "turn.complete" } as const
+export const actors = {
+  prepare: "turn.prepare",
+  render: "turn.render",
+  complete: "turn.complete",
+  reload: "turn.reload"
+} as const
 
 const checked = (policy: Policy.Policy) =>
   Either.match(Policy.validate(Policy.toJson(policy)), { onLeft: Effect.fail, onRight: Effect.succeed })
@@ -526,6 +531,32 @@ export const complete = (
     )
     return { window: done.window, events: done.events, tiers }
   }).pipe(Effect.withSpan("ctxlog.turn.complete", { attributes: { "ctxlog.stream": stream } }))
+
+/**
+ * Reload the turn's policy mid-session (the seed's `ReloadConfig`): another provider, model, context
+ * window or any other setting. The new policy is checked (an invalid one writes nothing) and recorded
+ * as `TurnPolicySet` in one append, even when it equals the last one recorded, so the log shows the
+ * reload where it happened; renders after it build with the new policy's builder (and its budget), and
+ * a replay (`ctxlog whatif`) takes it up from the turn that follows. Between turns: a reload inside a
+ * turn applies to that turn's replay from its start.
+ * @since 0.4.0
+ */
+export const reload = (
+  stream: EventLog.StreamId,
+  policy: Policy.Policy
+): Effect.Effect<Step, Policy.InvalidPolicy | ContextService.ContextError, ContextService.ContextService> =>
+  Effect.gen(function* () {
+    const valid = yield* checked(policy)
+    const ctx = yield* ContextService.ContextService
+    const json = Policy.toJson(valid)
+    const done = yield* ctx.run(stream, () => Either.right([{ _tag: "TurnPolicySet" as const, policy: json }]), {
+      actor: actors.reload
+    })
+    const byStream = recordedPolicies.get(ctx) ?? new Map<string, string>()
+    recordedPolicies.set(ctx, byStream)
+    byStream.set(stream, JSON.stringify(json))
+    return { window: done.window, events: done.events, tiers: [] }
+  }).pipe(Effect.withSpan("ctxlog.turn.reload", { attributes: { "ctxlog.stream": stream } }))
 
 /**
  * A process killed between a tool call and its result leaves the call open, and a render would be
