@@ -3,7 +3,7 @@
 // renders after it the new one (its window and budget); every render rebuilds from the log; and the
 // what-if pipeline (`ctxlog whatif`) reads the reload as the policy of the turns after it and replays
 // the session under it. Also: `/reload` lines as the interactive loop reads them.
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { EventLog, type WindowEvent } from "@ctxlog/core"
@@ -21,6 +21,7 @@ import * as Provider from "../src/Provider.js"
 import * as Stack from "../src/Stack.js"
 import * as Tools from "../src/Tools.js"
 import * as Ui from "../src/Ui.js"
+import { readStream, runCli, sessionOf, verifyLog } from "./support/cli.js"
 
 const dir = mkdtempSync(join(tmpdir(), "ctxlog-agent-reload-"))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
@@ -166,4 +167,39 @@ describe("reload", () => {
     assert.match(bad("/reload --provider gemini"), /"gemini" is not one of offline, anthropic/)
     assert.match(bad("/reload --temperature 1"), /--temperature: is not a \/reload option/)
   })
+
+  it.live(
+    "/reload typed in run: a bad line changes nothing, a good one is recorded and the next turn renders with the new window; ctxlog verify passes",
+    () =>
+      Effect.gen(function* () {
+        const ws = join(dir, "cli")
+        mkdirSync(ws, { recursive: true })
+        const db = join(dir, "cli.db")
+        const ran = yield* Effect.promise(() =>
+          runCli(["run", "--db", db, "--workspace", ws], {
+            input:
+              'hello\n/reload --context-window 12k\n/reload --model offline-big --context-window 32768\n/call list_dir {"path": "."}\n'
+          })
+        )
+        assert.strictEqual(ran.code, 0, ran.stderr)
+        assert.include(ran.stdout, '/reload: --context-window: "12k" is not a positive integer')
+        assert.match(ran.stdout, /reloaded · offline\/offline-big · window 32768 \(reserve 1024, budget \d+\)/)
+        const { envelopes } = yield* readStream(db, sessionOf(ran.stdout))
+        const policies = envelopes.filter((envelope) => envelope.event._tag === "TurnPolicySet")
+        assert.strictEqual(policies.length, 2)
+        const windows = envelopes.flatMap((envelope) =>
+          envelope.event._tag === "PromptRendered" ? [[envelope.event.model, windowOf(envelope.event)]] : []
+        )
+        assert.deepStrictEqual(windows, [
+          ["offline-scripted", 16_384],
+          ["offline-big", 32_768],
+          ["offline-big", 32_768]
+        ])
+        const verified = RenderRecord.verifyAll(envelopes)
+        assert.strictEqual(verified.verified, 3)
+        const checked = yield* Effect.promise(() => verifyLog(db))
+        assert.strictEqual(checked.code, 0, checked.stdout + checked.stderr)
+      }),
+    120_000
+  )
 })
