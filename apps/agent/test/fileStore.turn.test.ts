@@ -18,6 +18,7 @@ import * as Provider from "../src/Provider.js"
 import * as Stack from "../src/Stack.js"
 import * as Tools from "../src/Tools.js"
 import * as Ui from "../src/Ui.js"
+import { verifyLog } from "./support/cli.js"
 import { freshDatabase } from "./support/postgres.js"
 
 const dir = mkdtempSync(join(tmpdir(), "ctxlog-agent-filestore-"))
@@ -126,6 +127,12 @@ for (const store of stores) {
             const window = yield* (yield* ContextService.ContextService).load(stream)
             assert.deepStrictEqual(yield* files.verify(stream, FileStore.referencedIn(window.history)), [])
             assert.strictEqual((yield* files.list(stream)).length, 1)
+            // `ctxlog verify` (the inspector, another process) passes on the log holding the handle. (It
+            // checks events, chain and snapshots; the stored outputs are checked by FileStore.verify above.)
+            if (storage._tag === "sqlite") {
+              const checked = yield* Effect.promise(() => verifyLog(storage.filename))
+              assert.strictEqual(checked.code, 0, checked.stdout + checked.stderr)
+            }
             // Erasure removes it.
             yield* Erasure.erase(stream, { actor: "test", reason: "issue 25 acceptance" })
             assert.deepStrictEqual(yield* files.list(stream), [])
