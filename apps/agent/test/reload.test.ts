@@ -136,6 +136,13 @@ describe("reload", () => {
         ])
         const replayedRenders = RenderRecord.verifyAll(replayed.map((event, index) => ({ event, version: index + 1 })))
         assert.strictEqual(replayedRenders.verified, 8)
+        // Each replayed render carries the reminder its recorded render carried (the environment
+        // snapshot of its turn), not the policy's preamble.
+        const remindersOf = (events: ReadonlyArray<WindowEvent.WindowEvent>) =>
+          events.flatMap((event) => (event._tag === "PromptRendered" ? [event.render?.turnReminder] : []))
+        const recordedReminders = remindersOf(envelopes.map((envelope) => envelope.event))
+        assert.include(recordedReminders[0] ?? "", "<environment date=")
+        assert.deepStrictEqual(remindersOf(replayed), recordedReminders)
       }),
     60_000
   )
