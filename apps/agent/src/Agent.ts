@@ -11,14 +11,17 @@
  *
  * @since 0.1.0
  */
-import { ContextService, type EventLog, type LanguageModel, Message, Window } from "@ctxlog/core"
+import { ContextService, type EventLog, type LanguageModel, Message, TokenCounter, Window } from "@ctxlog/core"
 import { RecallIndex } from "@ctxlog/memory"
+import { EnvSnapshot } from "@ctxlog/providers"
 import { CompactionStatus, type Policy, Turn } from "@ctxlog/turn"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Capture from "./EnvSnapshot.js"
 import { callModel } from "./ModelCall.js"
-import type * as Provider from "./Provider.js"
+import * as Provider from "./Provider.js"
 import type * as Stack from "./Stack.js"
-import type { Tools } from "./Tools.js"
+import type * as Tools from "./Tools.js"
 import type { Ui } from "./Ui.js"
 
 /** Owner recorded on every agent session: `sessions` lists them and cross-session recall searches them. @since 0.1.0 */
@@ -31,8 +34,67 @@ search (a regular expression over the files), write_file, run_command (allow-lis
 \`node --test\`). Paths are relative to the workspace; anything outside it is refused.
 Keep answers short. When you change code, run the tests and report the result.`
 
-/** Prepended to the newest user message of each render (never stored in the log). @since 0.1.0 */
+/**
+ * The standing instructions of the turn reminder: the preamble of each turn's environment snapshot
+ * (see {@link environmentReminder}), and the policy's reminder. Prepended to the newest user message
+ * of each render (never stored as a message; `PromptRendered` records the exact text).
+ * @since 0.1.0
+ */
 export const reminder = "Stay inside the workspace. Run the tests before you say a change is done."
+
+/** How the environment snapshot becomes the turn reminder: the preamble, then the snapshot, within 256 tokens. @since 0.1.0 */
+export const reminderPolicy: EnvSnapshot.ReminderPolicy = { preamble: reminder, maxTokens: 256, maxListed: 12 }
+
+// The files each session's agent wrote, oldest first, as this process saw them (seeded from the
+// window's history when a session is picked up).
+const written = new Map<string, Array<string>>()
+
+/** The path a `write_file` call writes. */
+const writtenPath = (call: Message.ToolCallPart): string | undefined => {
+  if (call.name !== "write_file" || typeof call.input !== "object" || call.input === null) return undefined
+  const target = (call.input as { readonly path?: unknown }).path
+  return typeof target === "string" ? target : undefined
+}
+
+/** The `write_file` paths of a run of messages, in order. */
+const writesIn = (messages: ReadonlyArray<Message.Message>): Array<string> =>
+  messages.flatMap((message) =>
+    Message.toolCallsOf(message).flatMap((call) => {
+      const target = writtenPath(call)
+      return target === undefined ? [] : [target]
+    })
+  )
+
+const changedFilesOf = (stream: string, window: Window.Window): Array<string> => {
+  const known = written.get(stream) ?? writesIn(window.history)
+  written.set(stream, known)
+  return known
+}
+
+/**
+ * The turn reminder of a user turn: the environment snapshot of the workspace (git branch and status
+ * when it is a repository, the files the agent wrote in recent turns, the goal and subgoals, the date
+ * from `Clock`) rendered under {@link reminderPolicy}. A workspace that cannot be read gives the
+ * preamble alone.
+ * @since 0.1.0
+ */
+export const environmentReminder = (
+  config: Pick<Config, "stream" | "tools">,
+  window: Window.Window
+): Effect.Effect<string, never, TokenCounter.TokenCounter> =>
+  Effect.gen(function* () {
+    const counter = yield* TokenCounter.TokenCounter
+    const { goal, subgoals } = window.taskState
+    const snapshot = yield* Capture.capture(config.tools.workspace, {
+      changedFiles: changedFilesOf(config.stream, window),
+      task: {
+        ...(goal === null ? {} : { goal }),
+        ...(subgoals.length === 0 ? {} : { todos: subgoals })
+      }
+    }).pipe(Effect.option)
+    if (snapshot._tag === "None") return reminder
+    return Either.getOrElse(EnvSnapshot.reminder(snapshot.value, reminderPolicy, counter.count), () => reminder)
+  })
 
 /** The request could not be rendered (the turn module's error). @since 0.1.0 */
 export const RenderFailed = Turn.RenderFailed
@@ -41,7 +103,7 @@ export const RenderFailed = Turn.RenderFailed
 export interface Config {
   readonly stream: EventLog.StreamId
   readonly provider: Provider.Provider
-  readonly tools: Tools
+  readonly tools: Tools.Tools
   readonly ui: Ui
   /** Model calls allowed in one user turn (default 12). */
   readonly maxIterations?: number
@@ -58,6 +120,21 @@ export interface TurnReport {
   readonly answer: string
   readonly usage: LanguageModel.Usage | undefined
 }
+
+/**
+ * The file store of a session whose tools read stored outputs (`read_output`): a tool output over
+ * 16 KB is stored whole in the log's database, and the window holds its first 2,000 characters with
+ * the handle.
+ * @since 0.1.0
+ */
+export const fileStore = { thresholdBytes: 16_384, previewChars: 2000 } as const
+
+/**
+ * A `read_output` reader for tools made before the log is open, only for their specs (the budget):
+ * the session's tools read the session's file store (`Tools.readOutputFrom`).
+ * @since 0.1.0
+ */
+export const noReader: Tools.OutputReader = () => Effect.fail({ message: "no file store is open" })
 
 /** Seam thresholds as shares of the budget: above the soft tier (70%), below the hard one (85%). @since 0.1.0 */
 export const seamRatios = { level1: 0.74, level2: 0.79, level3: 0.83 } as const
@@ -94,12 +171,34 @@ export const policyFor = (config: Pick<Config, "provider" | "tools">): Policy.Po
     // Tool pairs above 30% of the budget (400 tokens at least) get a summary, applied later under pressure.
     deferred: { cutoffShare: 0.3, minTokens: 400 },
     subgoals: "heuristic",
-    compactor: { kind: "template", maxBytes: Math.max(512, Turn.budgetTokens(base)) }
+    compactor: { kind: "template", maxBytes: Math.max(512, Turn.budgetTokens(base)) },
+    // With a tool to read them back, large outputs are stored whole and the window holds a preview.
+    ...(tools.specs.some((spec) => spec.name === "read_output") ? { fileStore } : {})
   }
 }
 
 /** The budget of a session: the context window less the output reserve, the tool schemas and the reminder. @since 0.1.0 */
 export const budgetFor = (config: Pick<Config, "provider" | "tools">): number => Turn.budgetTokens(policyFor(config))
+
+/**
+ * Reload the session's configuration mid-session (another provider, model, context window or output
+ * reserve): the window must hold the new reserve and tool schemas; the new policy is recorded as
+ * `TurnPolicySet` (`Turn.reload`), and the turns after it render with the new provider's builder and
+ * budget. Returns the new budget.
+ * @since 0.1.0
+ */
+export const reload = (
+  config: Config
+): Effect.Effect<
+  number,
+  Provider.WindowTooSmall | Policy.InvalidPolicy | ContextService.ContextError,
+  ContextService.ContextService
+> =>
+  Effect.gen(function* () {
+    const budget = yield* Provider.checkWindow(config.provider, budgetFor(config))
+    yield* Turn.reload(config.stream, policyFor(config))
+    return budget
+  })
 
 /** Workspace notes that become the knowledge partition: the first of these files that exist. @since 0.1.0 */
 export const noteFiles = ["NOTES.md", "AGENTS.md", "CLAUDE.md", "README.md"]
@@ -154,10 +253,15 @@ export const turn = (config: Config, text: string): Effect.Effect<TurnReport, un
     const ctx = yield* ContextService.ContextService
     const { stream, provider, tools, ui } = config
     const policy = policyFor(config)
-    const start = (yield* ctx.load(stream)).version
+    const before = yield* ctx.load(stream)
+    const start = before.version
     const tiers: Array<string> = []
-
-    const prepared = yield* withSpinner(ui, Turn.prepare(stream, { messages: [Message.user(text)] }, policy))
+    // The environment at the start of the turn, as this turn's reminder (every render records it).
+    const turnReminder = yield* environmentReminder(config, before)
+    const prepared = yield* withSpinner(
+      ui,
+      Turn.prepare(stream, { messages: [Message.user(text)], turnReminder }, policy)
+    )
     tiers.push(...prepared.tiers)
 
     let answer = ""
@@ -166,31 +270,38 @@ export const turn = (config: Config, text: string): Effect.Effect<TurnReport, un
     let window = prepared.window
     const maxIterations = config.maxIterations ?? 12
     for (let iteration = 0; iteration < maxIterations; iteration++) {
-      const rendered = yield* withSpinner(ui, Turn.render(stream, policy, { iteration }))
+      const rendered = yield* withSpinner(ui, Turn.render(stream, policy, { iteration, turnReminder }))
       tiers.push(...rendered.tiers)
-      const response = yield* callModel(ui, provider, provider.send(rendered.built.request, { turnReminder: reminder }))
+      const response = yield* callModel(ui, provider, provider.send(rendered.built.request, { turnReminder }))
       modelCalls++
       usage = response.usage
       answer = Message.textOf({ parts: response.parts })
       const calls = Message.toolCallsOf({ parts: response.parts })
-      // Tools, with real effects in the workspace; each result as the turn will log it (cut for this provider).
+      // Tools, with real effects in the workspace.
       const results: Array<Message.ToolResultPart> = []
       const signals: Array<string> = []
       for (const call of calls) {
         ui.line(ui.dim(`  → ${call.name} ${JSON.stringify(call.input).slice(0, 120)}`))
         const output = yield* tools.run(call.name, call.input)
-        const result = Turn.truncateResult(
-          policy,
-          Message.toolResult(call.id, output.content, output.isError),
-          call.name
-        )
-        const cut = result.content.length < output.content.length
-        ui.line(
-          ui.dim(
-            `    ${output.isError ? ui.warn("error") : "ok"} · ${output.content.length} chars${cut ? ` (truncated to ${result.content.length} for ${provider.name})` : ""}`
-          )
-        )
-        results.push(result)
+        // The whole output goes to the turn: it stores a large one (the window holds a preview) and
+        // cuts the rest to this provider's limit.
+        const whole = Message.toolResult(call.id, output.content, output.isError)
+        const stored =
+          policy.fileStore !== undefined &&
+          policy.fileStore !== null &&
+          call.name !== (policy.fileStore.readTool ?? "read_output") &&
+          Buffer.byteLength(output.content, "utf8") > policy.fileStore.thresholdBytes
+        const shown = stored ? undefined : Turn.truncateResult(policy, whole, call.name).content.length
+        const note =
+          shown === undefined
+            ? " (stored whole; the window holds a preview)"
+            : shown < output.content.length
+              ? ` (truncated to ${shown} for ${provider.name})`
+              : ""
+        ui.line(ui.dim(`    ${output.isError ? ui.warn("error") : "ok"} · ${output.content.length} chars${note}`))
+        results.push(whole)
+        const target = writtenPath(call)
+        if (target !== undefined && !output.isError) changedFilesOf(stream, window).push(target)
         if (call.name === "run_command" && output.exitCode !== undefined && output.exitCode !== 0) {
           signals.push(`the last command (${JSON.stringify(call.input)}) exited with code ${output.exitCode}`)
         }
@@ -207,7 +318,8 @@ export const turn = (config: Config, text: string): Effect.Effect<TurnReport, un
             usage: response.usage,
             estimatedInputTokens: rendered.built.stats.total,
             contextEdits: response.contextEdits,
-            endTurn: last
+            endTurn: last,
+            turnReminder
           },
           policy
         )

@@ -10,8 +10,10 @@ import * as readline from "node:readline"
 import { Command, Options } from "@effect/cli"
 import { ContextService } from "@ctxlog/core"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Option from "effect/Option"
-import { RecallIndex } from "@ctxlog/memory"
+import * as Schema from "effect/Schema"
+import { FileStore, RecallIndex } from "@ctxlog/memory"
 import * as Agent from "./Agent.js"
 import * as Demo from "./Demo.js"
 import * as Invocation from "./Invocation.js"
@@ -122,6 +124,82 @@ const unknownSession = (stream: string, storage: Stack.Storage) =>
     })
   })
 
+/** A `/reload` line the agent cannot read: which word, and what it should be. @since 0.1.0 */
+export class ReloadUsage extends Schema.TaggedError<ReloadUsage>()("ReloadUsage", {
+  word: Schema.String,
+  detail: Schema.String
+}) {
+  override get message(): string {
+    return `/reload: ${this.word}: ${this.detail} (usage: ${reloadUsage})`
+  }
+}
+
+const reloadUsage =
+  "/reload [--provider NAME] [--model NAME] [--context-window N] [--max-output-tokens N] [--base-url URL]"
+
+/**
+ * Read a `/reload` line against the session's provider options: the flags given replace the current
+ * ones; another `--provider` starts from that provider's defaults (model, window, reserve, URL)
+ * unless the line sets them too.
+ * @since 0.1.0
+ */
+export const parseReload = (line: string, current: Provider.Options): Either.Either<Provider.Options, ReloadUsage> => {
+  const words = line.trim().split(/\s+/).slice(1)
+  const given: { -readonly [K in keyof Provider.Options]?: Provider.Options[K] } = {}
+  if (words.length === 0) return Either.left(new ReloadUsage({ word: "/reload", detail: "say what to change" }))
+  for (let index = 0; index < words.length; index++) {
+    const word = words[index] ?? ""
+    const [flag = "", inline] = word.startsWith("--") && word.includes("=") ? word.split(/=(.*)/s) : [word, undefined]
+    const value = inline ?? words[++index]
+    if (value === undefined || value.length === 0) {
+      return Either.left(new ReloadUsage({ word: flag, detail: "needs a value" }))
+    }
+    const count = (): Either.Either<number, ReloadUsage> => {
+      const n = Number(value)
+      return Number.isInteger(n) && n > 0
+        ? Either.right(n)
+        : Either.left(new ReloadUsage({ word: flag, detail: `"${value}" is not a positive integer` }))
+    }
+    switch (flag) {
+      case "--provider": {
+        const name = Provider.providerNames.find((known) => known === value)
+        if (name === undefined) {
+          return Either.left(
+            new ReloadUsage({ word: flag, detail: `"${value}" is not one of ${Provider.providerNames.join(", ")}` })
+          )
+        }
+        given.provider = name
+        break
+      }
+      case "--model":
+        given.model = value
+        break
+      case "--base-url":
+        given.baseUrl = value
+        break
+      case "--context-window": {
+        const n = count()
+        if (Either.isLeft(n)) return Either.left(n.left)
+        given.contextWindow = n.right
+        break
+      }
+      case "--max-output-tokens": {
+        const n = count()
+        if (Either.isLeft(n)) return Either.left(n.left)
+        given.maxOutputTokens = n.right
+        break
+      }
+      default:
+        return Either.left(new ReloadUsage({ word: flag, detail: "is not a /reload option" }))
+    }
+  }
+  const switched = given.provider !== undefined && given.provider !== current.provider
+  const base: Provider.Options = switched
+    ? { provider: given.provider ?? current.provider, ...(current.env === undefined ? {} : { env: current.env }) }
+    : current
+  return Either.right({ ...base, ...given })
+}
+
 const run = Command.make(
   "run",
   { task, session, provider, model, baseUrl, contextWindow, maxOutput, workspace, db, pg, quiet },
@@ -130,18 +208,22 @@ const run = Command.make(
     return reportFailure(
       Effect.gen(function* () {
         const ui = Ui.make({ quiet: options.quiet })
-        const chosen = yield* Provider.make({
+        const providerOptions: Provider.Options = {
           provider: options.provider,
           model: value(options.model),
           baseUrl: value(options.baseUrl),
           contextWindow: value(options.contextWindow),
           maxOutputTokens: value(options.maxOutput)
-        })
+        }
+        const chosen = yield* Provider.make(providerOptions)
         // Before anything is built: the window must hold the reserve, the tool schemas and a conversation.
         // (The budget depends on the tool schemas, not on the workspace the tools will work in.)
         const budget = yield* Provider.checkWindow(
           chosen,
-          Agent.budgetFor({ provider: chosen, tools: Tools.make({ workspace: process.cwd() }) })
+          Agent.budgetFor({
+            provider: chosen,
+            tools: Tools.make({ workspace: process.cwd(), readOutput: Agent.noReader })
+          })
         )
         const storage = Stack.storageOf({ db: value(options.db), pg: value(options.pg) })
         const resumeId = value(options.session)
@@ -165,8 +247,10 @@ const run = Command.make(
           if (resuming && explicit !== undefined && kept !== undefined && explicit !== kept) {
             ui.line(ui.warn(`working in ${explicit} (--workspace), not in the session's workspace ${kept}`))
           }
-          const tools = Tools.make({ workspace: dir })
-          const config: Agent.Config = { stream, provider: chosen, tools, ui }
+          const files = yield* FileStore.FileStore
+          const tools = Tools.make({ workspace: dir, readOutput: Tools.readOutputFrom(files, stream) })
+          let config: Agent.Config = { stream, provider: chosen, tools, ui }
+          let current = providerOptions
           const window = yield* Agent.open(config, {
             knowledge: [Workspace.note(dir), ...readNotes(dir)],
             goal: oneShot
@@ -191,6 +275,29 @@ const run = Command.make(
               const text = line.trim()
               if (text.length === 0) continue
               if (text === "/exit" || text === "/quit") break
+              if (text === "/reload" || text.startsWith("/reload ")) {
+                // Another provider, model or window from the next turn on; a bad line changes nothing.
+                const reloaded = yield* Effect.either(
+                  Effect.gen(function* () {
+                    const next = yield* parseReload(text, current)
+                    const provider = yield* Provider.make(next)
+                    const nextConfig: Agent.Config = { ...config, provider }
+                    const budget = yield* Agent.reload(nextConfig)
+                    config = nextConfig
+                    current = next
+                    ui.line(
+                      ui.dim(
+                        `reloaded · ${provider.name}/${provider.model} · window ${provider.contextWindow} (reserve ${provider.outputReserve}, budget ${budget})`
+                      )
+                    )
+                  })
+                )
+                if (Either.isLeft(reloaded)) {
+                  const error = reloaded.left
+                  ui.line(ui.warn(oneLine(error instanceof Error ? error.message : String(error))))
+                }
+                continue
+              }
               yield* Agent.turn(config, text)
             }
           }).pipe(Effect.ensuring(reader.close))

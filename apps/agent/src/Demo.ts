@@ -14,7 +14,7 @@ import { tmpdir } from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { EventHash, EventLog, type LanguageModel, Message } from "@ctxlog/core"
-import { RecallIndex } from "@ctxlog/memory"
+import { FileStore, RecallIndex } from "@ctxlog/memory"
 import type { OfflineModel } from "@ctxlog/providers"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
@@ -360,10 +360,9 @@ export const run = (options: Options): Effect.Effect<Outcome, unknown> =>
       maxOutputTokens: outputReserve,
       script
     })
-    const tools = Tools.make({ workspace })
     const stream = options.stream ?? newSessionId("demo")
-    const config: Agent.Config = { stream, provider, tools, ui }
-    const budget = Agent.budgetFor(config)
+    // The budget needs the tools' schemas only; the session's tools read its file store (below).
+    const budget = Agent.budgetFor({ provider, tools: Tools.make({ workspace, readOutput: Agent.noReader }) })
     const where = Stack.describeStorage(options.storage)
     ui.line(ui.bold("ctxlog-agent demo"))
     ui.line(
@@ -374,6 +373,9 @@ export const run = (options: Options): Effect.Effect<Outcome, unknown> =>
     const plan = planFor(workspace)
     const turns = plan.slice(0, options.turns ?? plan.length)
     const envelopes = yield* Effect.gen(function* () {
+      const files = yield* FileStore.FileStore
+      const tools = Tools.make({ workspace, readOutput: Tools.readOutputFrom(files, stream) })
+      const config: Agent.Config = { stream, provider, tools, ui }
       const earlier = (yield* (yield* RecallIndex.RecallIndex).streamsOf(Agent.owner)).length
       if (earlier > 0) {
         ui.line(

@@ -4,7 +4,8 @@ import { execFileSync } from "node:child_process"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { EventHash, ToolPairs, Window } from "@ctxlog/core"
+import { EventHash, Message, ToolPairs, Window } from "@ctxlog/core"
+import { FileStore } from "@ctxlog/memory"
 import { afterAll, assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import { RenderRecord } from "@ctxlog/providers"
@@ -61,6 +62,38 @@ describe("ctxlog-agent demo", () => {
         )
         assert.strictEqual(renders.verified, renders.renders)
         assert.deepStrictEqual(renders.overWindow, [])
+
+        // Each turn's reminder is the environment snapshot at its start (issue 25 item 1): recorded with
+        // every render, it changes with the work. Renders before the fix is written do not name
+        // src/cart.js among the changed files; renders of the turns after it do.
+        const reminders = envelopes.flatMap((envelope) =>
+          envelope.event._tag === "PromptRendered" ? [envelope.event.render?.turnReminder ?? ""] : []
+        )
+        assert.strictEqual(reminders.length, renders.renders)
+        for (const text of reminders) {
+          assert.match(text, /^Stay inside the workspace\./)
+          assert.include(text, "<environment date=")
+          assert.include(text, `Workspace: ${join(runDir, "tiny-shop")}`)
+        }
+        const names = (text: string) => /Files you changed recently:\n(?: {2}.*\n)*? {2}src\/cart\.js/.test(text)
+        const firstNaming = reminders.findIndex(names)
+        assert.isAbove(firstNaming, 0, "a render after the fix names src/cart.js among the changed files")
+        assert.isFalse(reminders.slice(0, firstNaming).some(names))
+        assert.isTrue(reminders.slice(firstNaming).every(names), "every later render keeps naming it")
+        assert.isAbove(new Set(reminders).size, 1, "the reminders change with the work")
+
+        // The large outputs (the whole catalog, the order log, broad searches) are in the file store:
+        // their events hold a preview with the handle (issue 25 item 2).
+        const handles = envelopes.flatMap((envelope) =>
+          envelope.event._tag === "MessageAppended"
+            ? Message.toolResultsOf(envelope.event.message).flatMap((part) => {
+                const handle = FileStore.handleOf(part)
+                return handle === undefined ? [] : [handle]
+              })
+            : []
+        )
+        assert.isAtLeast(handles.length, 3, "stored outputs")
+        assert.isTrue(handles.every((handle) => handle.bytes > 16_384))
 
         // Replaying the stored events gives the window the log loads; the hash chain is intact.
         const replayed = Window.replay(envelopes.map((envelope) => envelope.event))

@@ -42,6 +42,11 @@ export interface Call {
   readonly signals: ReadonlyArray<string>
   readonly usage?: LanguageModel.Usage | undefined
   readonly estimatedInputTokens?: number | undefined
+  /**
+   * The turn reminder the recorded render carried when it was its own (an environment snapshot), not
+   * the policy's: input, replayed as recorded.
+   */
+  readonly turnReminder?: string | undefined
 }
 
 /** One user turn of input. @since 0.1.0 */
@@ -139,9 +144,21 @@ export const run = (
         if (turn.system !== undefined) yield* ctx.setSystemPrompt(stream, turn.system)
         if (turn.knowledge !== undefined) yield* ctx.setKnowledge(stream, turn.knowledge)
         if (turn.goal !== undefined) yield* ctx.setTaskGoal(stream, turn.goal)
-        yield* Turn.prepare(stream, { messages: turn.messages, injected: turn.injected }, policy)
+        const reminder = turn.calls[0]?.turnReminder
+        yield* Turn.prepare(
+          stream,
+          {
+            messages: turn.messages,
+            injected: turn.injected,
+            ...(reminder === undefined ? {} : { turnReminder: reminder })
+          },
+          policy
+        )
         for (const [iteration, call] of turn.calls.entries()) {
-          const rendered = yield* Turn.render(stream, policy, { iteration })
+          const rendered = yield* Turn.render(stream, policy, {
+            iteration,
+            ...(call.turnReminder === undefined ? {} : { turnReminder: call.turnReminder })
+          })
           yield* Turn.complete(
             stream,
             {
@@ -150,7 +167,8 @@ export const run = (
               signals: call.signals,
               usage: sameBuilder ? call.usage : undefined,
               estimatedInputTokens: rendered.built.stats.total,
-              endTurn: iteration === turn.calls.length - 1
+              endTurn: iteration === turn.calls.length - 1,
+              ...(call.turnReminder === undefined ? {} : { turnReminder: call.turnReminder })
             },
             policy
           )
@@ -283,11 +301,15 @@ export const inputOf = (entries: ReadonlyArray<Queries.Entry>): Input => {
       signals: Array<string>
       usage?: LanguageModel.Usage
       estimatedInputTokens?: number
+      turnReminder?: string
     }>
     rendered: number
+    reminder?: string | undefined
   }
   const fresh = (): Draft => ({ messages: [], injected: new Map(), calls: [], rendered: 0 })
   let turn = fresh()
+  // The policy in force (the last recorded), to tell a render's own reminder from the policy's.
+  let policyReminder: string | undefined
   const flush = () => {
     if (turn.messages.length === 0 && turn.calls.length === 0 && turn.rendered === 0) return
     turns.push({
@@ -305,7 +327,10 @@ export const inputOf = (entries: ReadonlyArray<Queries.Entry>): Input => {
     switch (event._tag) {
       case "TurnPolicySet": {
         const decoded = Policy.validate(event.policy)
-        if (Either.isRight(decoded)) turn.policy = decoded.right
+        if (Either.isRight(decoded)) {
+          turn.policy = decoded.right
+          policyReminder = decoded.right.render?.turnReminder
+        }
         break
       }
       case "SystemPromptSet":
@@ -333,16 +358,24 @@ export const inputOf = (entries: ReadonlyArray<Queries.Entry>): Input => {
         }
         break
       }
-      case "PromptRendered":
+      case "PromptRendered": {
         turn.rendered++
+        const reminder = event.render?.turnReminder
+        turn.reminder = reminder === policyReminder ? undefined : reminder
         break
+      }
       case "MessageAppended": {
         const message = event.message
         if (message.kind !== "chat") break
         const call = turn.calls.at(-1)
         if (turn.rendered === 0) turn.messages.push(asInput(message))
         else if (message.role === "assistant" && turn.calls.length < turn.rendered) {
-          turn.calls.push({ answer: message.parts, results: [], signals: [] })
+          turn.calls.push({
+            answer: message.parts,
+            results: [],
+            signals: [],
+            ...(turn.reminder === undefined ? {} : { turnReminder: turn.reminder })
+          })
         } else if (call !== undefined && message.role === "tool") call.results.push(...Message.toolResultsOf(message))
         break
       }

@@ -100,6 +100,20 @@ export const CompactorSettings = Schema.Struct({
   maxBytes: opt(Schema.Int.pipe(Schema.positive()))
 })
 
+/**
+ * The file store (`@ctxlog/memory`'s `FileStore`): a tool output of more UTF-8 bytes than
+ * `thresholdBytes` is stored once in the log's database and the event holds a preview with its handle
+ * (the model reads it whole with `read_output`). Runs only where a `FileStore` is provided.
+ * @since 0.4.0
+ */
+export const FileStoreSettings = Schema.Struct({
+  thresholdBytes: Count,
+  /** Characters of the output the preview shows (default 2,000). */
+  previewChars: opt(Schema.Int.pipe(Schema.positive())),
+  /** The tool whose results always stay inline (default `read_output`: reading a stored output whole). */
+  readTool: opt(Schema.String)
+})
+
 /** A turn's policy. @since 0.4.0 */
 export const Policy = Schema.Struct({
   /** The builder that renders every request of the turn, and so the budget. */
@@ -115,7 +129,9 @@ export const Policy = Schema.Struct({
   inputShare: opt(Share),
   /** Subgoals follow the newest plan the model wrote (a numbered list in its answer). */
   subgoals: opt(Schema.Literal("heuristic")),
-  compactor: opt(CompactorSettings)
+  compactor: opt(CompactorSettings),
+  /** Large tool outputs stored out of the window, a preview with a handle in their place. */
+  fileStore: opt(Schema.NullOr(FileStoreSettings))
 })
 /** @since 0.4.0 */
 export type Policy = typeof Policy.Type

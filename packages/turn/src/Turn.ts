@@ -43,7 +43,7 @@ import {
   type Window,
   type WindowEvent
 } from "@ctxlog/core"
-import { ContextAssembly } from "@ctxlog/memory"
+import { ContextAssembly, FileStore } from "@ctxlog/memory"
 import { CtxBuilder, RenderRecord, Truncation } from "@ctxlog/providers"
 import { SeamConfig, SeamHost } from "@ctxlog/seam"
 import * as Effect from "effect/Effect"
@@ -101,6 +101,9 @@ export type TurnError =
   | Compactor.CompactionError
   | SeamConfig.InvalidSeamConfig
   | TaskGoalRefresh.ExtractionError
+  | FileStore.InvalidFileRequest
+  | EventLog.OwnerMismatch
+  | EventLog.StoreError
 
 /** The input of a turn. @since 0.4.0 */
 export interface Input {
@@ -116,6 +119,11 @@ export interface Input {
     readonly kind: Message.InjectedKind
     readonly messages: ReadonlyArray<Message.MessageInput>
   }>
+  /**
+   * The turn reminder this turn's renders will carry (an environment snapshot, say), so the tiers run
+   * against the budget the renders have; default the policy's.
+   */
+  readonly turnReminder?: string | undefined
 }
 
 /** Compaction tiers, seam actions and fit stages a step ran, in order (`soft`, `hard`, `trim`, `seam-produced`, `fit-…`). @since 0.4.0 */
@@ -149,10 +157,17 @@ export interface Completion {
   readonly contextEdits?: LanguageModel.ContextEdits | undefined
   /** The last call of the user turn: run the proactive tier and complete the turn. */
   readonly endTurn: boolean
+  /** The turn reminder the render carried, so the tiers run against its budget; default the policy's. */
+  readonly turnReminder?: string | undefined
 }
 
 /** The log metadata of each step's append: `actor` names the step (what a replay reads back). @since 0.4.0 */
-export const actors = { prepare: "turn.prepare", render: "turn.render", complete: "turn.complete" } as const
+export const actors = {
+  prepare: "turn.prepare",
+  render: "turn.render",
+  complete: "turn.complete",
+  reload: "turn.reload"
+} as const
 
 const checked = (policy: Policy.Policy) =>
   Either.match(Policy.validate(Policy.toJson(policy)), { onLeft: Effect.fail, onRight: Effect.succeed })
@@ -212,7 +227,7 @@ export const prepare = (
   Effect.gen(function* () {
     const valid = yield* checked(policy)
     const ctx = yield* ContextService.ContextService
-    const budget = Policy.budgetOf(valid, undefined)
+    const budget = Policy.budgetOf(valid, input.turnReminder)
     const available = Budget.available(budget)
     const tiers: Array<string> = []
     let recorded = () => {}
@@ -407,6 +422,36 @@ export const render = (
   }).pipe(Effect.withSpan("ctxlog.turn.render", { attributes: { "ctxlog.stream": stream } }))
 
 /**
+ * The tool results with every output over the policy's threshold stored in the `FileStore` (when one
+ * is provided and the policy sets `fileStore`) and replaced by its preview holding the handle. The
+ * results of the read tool (`read_output`) stay inline: they are what a stored output reads back as.
+ */
+const offloadResults = (
+  stream: EventLog.StreamId,
+  policy: Policy.Policy,
+  results: ReadonlyArray<Message.ToolResultPart>,
+  names: ReadonlyMap<string, string>
+) =>
+  Effect.gen(function* () {
+    const settings = policy.fileStore
+    if (settings === undefined || settings === null || results.length === 0) return results
+    const files = yield* Effect.serviceOption(FileStore.FileStore)
+    if (files._tag === "None") return results
+    const readTool = settings.readTool ?? "read_output"
+    const keepInline = new Set([...names].flatMap(([id, name]) => (name === readTool ? [id] : [])))
+    const offloaded = yield* FileStore.offload(
+      stream,
+      results.map((result): Message.MessageInput => ({ role: "tool", parts: [result] })),
+      {
+        thresholdBytes: settings.thresholdBytes,
+        ...(settings.previewChars === undefined ? {} : { previewChars: settings.previewChars }),
+        keepInline
+      }
+    ).pipe(Effect.provideService(FileStore.FileStore, files.value))
+    return offloaded.flatMap((message) => message.parts.flatMap((part) => (part.type === "tool_result" ? [part] : [])))
+  })
+
+/**
  * Complete a model call: the answer and the tool results, signals, usage, deferred summaries and
  * subgoals; at the end of the turn the proactive tier and `TurnCompleted`. One load, one append.
  * @since 0.4.0
@@ -420,20 +465,27 @@ export const complete = (
     const valid = yield* checked(policy)
     const ctx = yield* ContextService.ContextService
     const builder = CtxBuilder.forProvider(valid.builder)
-    const budget = Policy.budgetOf(valid, undefined)
+    const budget = Policy.budgetOf(valid, completion.turnReminder)
     const available = Budget.available(budget)
     const tiered = Policy.tieredOf(valid, budget)
     const target = targetOf(valid)
     const tiers: Array<string> = []
     const answer = completion.answer.length === 0 ? [Message.text("(no answer)")] : completion.answer
     const names = new Map(Message.toolCallsOf({ parts: answer }).map((call) => [call.id, call.name]))
+    // Large outputs go to the file store first (the preview with its handle takes their place), so
+    // the whole output is kept and only what is left inline is cut to the builder's limit.
+    const stored = yield* offloadResults(stream, valid, completion.results ?? [], names)
     const done = yield* ctx.batch(
       stream,
       Effect.gen(function* () {
-        const results = (completion.results ?? []).map(
+        const results = stored.map(
           (result): Message.MessageInput => ({
             role: "tool",
-            parts: [builder.truncateToolOutput(result, names.get(result.toolCallId) ?? "")]
+            parts: [
+              FileStore.handleOf(result) === undefined
+                ? builder.truncateToolOutput(result, names.get(result.toolCallId) ?? "")
+                : result
+            ]
           })
         )
         yield* ctx.appendMessages(stream, [{ role: "assistant", parts: answer }, ...results])
@@ -479,6 +531,32 @@ export const complete = (
     )
     return { window: done.window, events: done.events, tiers }
   }).pipe(Effect.withSpan("ctxlog.turn.complete", { attributes: { "ctxlog.stream": stream } }))
+
+/**
+ * Reload the turn's policy mid-session (the seed's `ReloadConfig`): another provider, model, context
+ * window or any other setting. The new policy is checked (an invalid one writes nothing) and recorded
+ * as `TurnPolicySet` in one append, even when it equals the last one recorded, so the log shows the
+ * reload where it happened; renders after it build with the new policy's builder (and its budget), and
+ * a replay (`ctxlog whatif`) takes it up from the turn that follows. Between turns: a reload inside a
+ * turn applies to that turn's replay from its start.
+ * @since 0.4.0
+ */
+export const reload = (
+  stream: EventLog.StreamId,
+  policy: Policy.Policy
+): Effect.Effect<Step, Policy.InvalidPolicy | ContextService.ContextError, ContextService.ContextService> =>
+  Effect.gen(function* () {
+    const valid = yield* checked(policy)
+    const ctx = yield* ContextService.ContextService
+    const json = Policy.toJson(valid)
+    const done = yield* ctx.run(stream, () => Either.right([{ _tag: "TurnPolicySet" as const, policy: json }]), {
+      actor: actors.reload
+    })
+    const byStream = recordedPolicies.get(ctx) ?? new Map<string, string>()
+    recordedPolicies.set(ctx, byStream)
+    byStream.set(stream, JSON.stringify(json))
+    return { window: done.window, events: done.events, tiers: [] }
+  }).pipe(Effect.withSpan("ctxlog.turn.reload", { attributes: { "ctxlog.stream": stream } }))
 
 /**
  * A process killed between a tool call and its result leaves the call open, and a render would be

@@ -1,5 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { ContextService, Message } from "@ctxlog/core"
+import { FileStore, SqliteEventLog } from "@ctxlog/memory"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import { Policy, Turn } from "../src/index.js"
@@ -153,6 +155,101 @@ describe("Turn", () => {
       yield* Turn.render(stream, p)
       const events = yield* eventsOf(stream)
       assert.strictEqual(events.filter((e) => e.event._tag === "TurnPolicySet").length, 1)
+    }).pipe(Effect.provide(stack()))
+  )
+
+  it.effect(
+    "reload records the new policy between turns (even an equal one); renders after it use its builder; an invalid one writes nothing",
+    () =>
+      Effect.gen(function* () {
+        const stream = "turn-reload"
+        const small = policy(4096)
+        const large = policy(16_384)
+        yield* Turn.prepare(stream, { messages: [Message.user("hello")] }, small)
+        yield* Turn.render(stream, small)
+        yield* Turn.complete(stream, { answer: [Message.text("hi")], endTurn: true }, small)
+        const bad = yield* Effect.either(Turn.reload(stream, policy(600)))
+        assert.isTrue(Either.isLeft(bad) && bad.left._tag === "InvalidPolicy")
+        const count = (events: ReadonlyArray<{ readonly event: { readonly _tag: string } }>) =>
+          events.filter((e) => e.event._tag === "TurnPolicySet").length
+        assert.strictEqual(count(yield* eventsOf(stream)), 1)
+        const reloaded = yield* Turn.reload(stream, large)
+        assert.deepStrictEqual(
+          reloaded.events.map((event) => event._tag),
+          ["TurnPolicySet"]
+        )
+        // The next steps under the reloaded policy record nothing more; an equal reload is recorded again.
+        yield* Turn.prepare(stream, { messages: [Message.user("again")] }, large)
+        const rendered = yield* Turn.render(stream, large)
+        assert.strictEqual(rendered.built.stats.contextWindow, 16_384)
+        yield* Turn.complete(stream, { answer: [Message.text("ok")], endTurn: true }, large)
+        assert.strictEqual(count(yield* eventsOf(stream)), 2)
+        yield* Turn.reload(stream, large)
+        const events = yield* eventsOf(stream)
+        assert.strictEqual(count(events), 3)
+        const rebuilt = rebuildAll(events)
+        assert.deepStrictEqual(rebuilt, { renders: 2, failures: [] })
+      }).pipe(Effect.provide(stack()))
+  )
+
+  const big = Array.from({ length: 3000 }, (_, i) => `line ${i}: ${"x".repeat(40)}`).join("\n")
+  const calls = [
+    Message.toolCall("c1", "read_file", { path: "big" }),
+    Message.toolCall("c2", "read_output", { id: "x" })
+  ]
+  const withStore = policy(8192, { fileStore: { thresholdBytes: 16_384, previewChars: 500 } })
+
+  it.effect(
+    "fileStore: a large result is stored and the event holds its handle; the read tool's result stays inline",
+    () =>
+      Effect.scoped(
+        Effect.gen(function* () {
+          const stream = "turn-files"
+          const durable = yield* SqliteEventLog.make({ filename: ":memory:" })
+          const files = Context.get(durable, FileStore.FileStore)
+          yield* Turn.prepare(stream, { messages: [Message.user("read it")] }, withStore)
+          yield* Turn.render(stream, withStore)
+          const done = yield* Turn.complete(
+            stream,
+            { answer: calls, results: [Message.toolResult("c1", big), Message.toolResult("c2", big)], endTurn: false },
+            withStore
+          ).pipe(Effect.provideService(FileStore.FileStore, files))
+          const results = done.events.flatMap((event) =>
+            event._tag === "MessageAppended" ? Message.toolResultsOf(event.message) : []
+          )
+          const [stored, inline] = results
+          const handle = stored === undefined ? undefined : FileStore.handleOf(stored)
+          assert.strictEqual(handle?.sha256, FileStore.sha256Of(big))
+          assert.isBelow(stored?.content.length ?? Infinity, 1200)
+          assert.isUndefined(inline === undefined ? "missing" : FileStore.handleOf(inline))
+          assert.isTrue(big.startsWith((inline?.content ?? "-").slice(0, 200)))
+          assert.strictEqual((yield* files.read(stream, handle?.sha256 ?? "")).content, big)
+          // The render after it sends the preview, and rebuilds.
+          yield* Turn.render(stream, withStore, { iteration: 1 })
+          assert.deepStrictEqual(rebuildAll(yield* eventsOf(stream)), { renders: 2, failures: [] })
+        })
+      ).pipe(Effect.provide(stack()))
+  )
+
+  it.effect("fileStore without a FileStore in context: results are cut to the builder's limit, as before", () =>
+    Effect.gen(function* () {
+      const stream = "turn-no-files"
+      yield* Turn.prepare(stream, { messages: [Message.user("read it")] }, withStore)
+      yield* Turn.render(stream, withStore)
+      const done = yield* Turn.complete(
+        stream,
+        { answer: [calls[0] ?? Message.text("")], results: [Message.toolResult("c1", big)], endTurn: true },
+        withStore
+      )
+      const [result] = done.events.flatMap((event) =>
+        event._tag === "MessageAppended" ? Message.toolResultsOf(event.message) : []
+      )
+      assert.isUndefined(result === undefined ? "missing" : FileStore.handleOf(result))
+      assert.strictEqual(
+        result?.content,
+        Turn.truncateResult(withStore, Message.toolResult("c1", big), "read_file").content
+      )
+      assert.isBelow(result?.content.length ?? Infinity, big.length)
     }).pipe(Effect.provide(stack()))
   )
 })
