@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs"
 import type {
   LanguageModelV3CallOptions,
   LanguageModelV3GenerateResult,
@@ -164,6 +165,51 @@ describe("ctxlogMiddleware", () => {
     console.log(
       `compaction: ${log.count("Compacted")} Compacted, ${log.count("HistoryTrimmed")} HistoryTrimmed; last prompt ${last.length} messages for a conversation of ${messages.length - 1}`
     )
+  })
+})
+
+describe("ctxlogMiddleware across processes and on bad input", () => {
+  it("a new middleware on a stream with history takes only the messages after the prompt's last answer", async () => {
+    const filename = tempDb()
+    const first = scripted([text("One.")])
+    const firstMiddleware = ctxlogMiddleware({ sqlite: filename, stream: "r1" })
+    const one = await generateText({
+      model: wrapLanguageModel({ model: first.model, middleware: firstMiddleware }),
+      prompt: "Count."
+    })
+    await firstMiddleware.close()
+    // A second process: a fresh middleware, the whole conversation in the prompt.
+    const second = scripted([text("Two.")])
+    const secondMiddleware = ctxlogMiddleware({ sqlite: filename, stream: "r1" })
+    await generateText({
+      model: wrapLanguageModel({ model: second.model, middleware: secondMiddleware }),
+      messages: [{ role: "user", content: "Count." }, ...one.response.messages, { role: "user", content: "Again." }]
+    })
+    await secondMiddleware.close()
+    expect(roles(second.prompts[0] ?? [])).toEqual(["user", "assistant", "user"])
+    const log = await readBack(filename, "r1")
+    expect(log.window.history.map((message) => message.role)).toEqual(["user", "assistant", "user", "assistant"])
+    expect(log.verification).toMatchObject({ renders: 2, verified: 2, failures: [] })
+  })
+
+  it("refuses a prompt part ctxlog cannot hold with a typed error naming it, and writes nothing", async () => {
+    const filename = tempDb()
+    const middleware = ctxlogMiddleware({ sqlite: filename, stream: "b1" })
+    const { model, prompts } = scripted([text("never")])
+    const failed = generateText({
+      model: wrapLanguageModel({ model, middleware }),
+      messages: [
+        {
+          role: "user",
+          content: [{ type: "text", text: "hi", providerOptions: { acme: { secret: true } } }]
+        }
+      ]
+    })
+    await expect(failed).rejects.toMatchObject({ _tag: "AdapterError", message: expect.stringContaining("prompt[0]") })
+    await middleware.close()
+    expect(prompts).toEqual([])
+    // Refused before the log was opened: not even the database file was created.
+    expect(existsSync(filename)).toBe(false)
   })
 })
 

@@ -138,4 +138,19 @@ describe("CtxlogSession", () => {
     expect(log.verification).toMatchObject({ renders: 1, verified: 1, failures: [] })
     console.log(`session compaction: ${log.count("Compacted")} Compacted; ${items.length} items for ${2 * turns} added`)
   })
+
+  it("refuses an item ctxlog cannot hold with a typed error naming it, and writes nothing", async () => {
+    const filename = tempDb()
+    const session = new CtxlogSession({ sqlite: filename, sessionId: "s4" })
+    await session.addItems([userItem("first")])
+    await expect(
+      session.addItems([
+        userItem("second"),
+        { role: "user", content: [{ type: "input_file", file: { id: "file-123" } }] }
+      ])
+    ).rejects.toMatchObject({ _tag: "AdapterError", message: expect.stringContaining("file id") })
+    await session.close()
+    const log = await readBack(filename, "s4")
+    expect(log.window.history.map((message) => message.parts)).toEqual([[{ type: "text", text: "first" }]])
+  })
 })
