@@ -133,6 +133,56 @@ describe("ctxlogMiddleware", () => {
     console.log("stream:", log.tags.join(" "))
   })
 
+  it("streams a tool round: the streamed tool call waits for its result and goes in with it", async () => {
+    const filename = tempDb()
+    const middleware = ctxlogMiddleware({ sqlite: filename, stream: "s4" })
+    const streams: Array<ReadonlyArray<LanguageModelV3StreamPart>> = [
+      [
+        { type: "stream-start", warnings: [] },
+        { type: "reasoning-start", id: "r1" },
+        { type: "reasoning-delta", id: "r1", delta: "I should read it." },
+        { type: "reasoning-end", id: "r1" },
+        { type: "tool-call", toolCallId: "c9", toolName: "read_file", input: '{"path":"c.ts"}' },
+        { type: "finish", finishReason: toolCalls, usage: usage(90, 9) }
+      ],
+      [
+        { type: "stream-start", warnings: [] },
+        { type: "text-start", id: "t1" },
+        { type: "text-delta", id: "t1", delta: "c.ts is short." },
+        { type: "text-end", id: "t1" },
+        { type: "finish", finishReason: stop, usage: usage(110, 5) }
+      ]
+    ]
+    const prompts: Array<LanguageModelV3CallOptions["prompt"]> = []
+    const model = new MockLanguageModelV3({
+      provider: "mock.chat",
+      modelId: "mock-1",
+      doStream: async (options) => {
+        prompts.push(options.prompt)
+        return { stream: convertArrayToReadableStream([...(streams[prompts.length - 1] ?? [])]) }
+      }
+    })
+    const result = streamText({
+      model: wrapLanguageModel({ model, middleware }),
+      tools: { read_file: readFile },
+      stopWhen: stepCountIs(3),
+      prompt: "What is in c.ts?"
+    })
+    expect(await result.text).toBe("c.ts is short.")
+    expect(roles(prompts[1] ?? [])).toEqual(["user", "assistant", "tool"])
+    await middleware.close()
+    const log = await readBack(filename, "s4")
+    expect(log.window.history.map((message) => message.parts.map((part) => part.type))).toEqual([
+      ["text"],
+      ["reasoning", "tool_call"],
+      ["tool_result"],
+      ["text"]
+    ])
+    const reported = log.events.flatMap((stored) => (stored.event._tag === "UsageReported" ? [stored.event] : []))
+    expect(reported.map((event) => event.inputTokens)).toEqual([90, 110])
+    expect(log.verification).toMatchObject({ renders: 2, verified: 2, failures: [] })
+  })
+
   it("compacts a long conversation by the policy: the prompt the model gets is the compacted window", async () => {
     const filename = tempDb()
     const middleware = ctxlogMiddleware({
