@@ -96,6 +96,10 @@ describe("ctxlogMiddleware", () => {
     expect(log.verification.renders).toBe(3)
     expect(log.verification.verified).toBe(3)
     expect(log.verification.failures).toEqual([])
+    // The usage of each call carries the render's own estimate (window and tool schemas), which calibration reads.
+    const rendered = log.events.flatMap((stored) => (stored.event._tag === "PromptRendered" ? [stored.event] : []))
+    const reported = log.events.flatMap((stored) => (stored.event._tag === "UsageReported" ? [stored.event] : []))
+    expect(reported[0]?.estimatedInputTokens).toBeGreaterThan(rendered[0]?.tokens.total ?? Number.POSITIVE_INFINITY)
     console.log("generate:", log.tags.join(" "))
     console.log("verifyAll:", JSON.stringify(log.verification))
   })

@@ -139,7 +139,7 @@ export class Recorder {
     this.known = conversation.length
     this.iteration = prepared ? 0 : this.iteration + 1
     const rendered = await turn.render({ iteration: this.iteration })
-    this.lastEstimate = rendered.window.tokens.total
+    this.lastEstimate = rendered.stats.total
     return Window.messages(rendered.window)
   }
 
