@@ -6,9 +6,11 @@ import {
   type ModelResponse,
   run,
   setTracingDisabled,
+  tool,
   Usage
 } from "@openai/agents"
 import { describe, expect, it } from "vitest"
+import { z } from "zod"
 import { CtxlogSession } from "../src/openaiAgents.js"
 import { readBack, tempDb } from "./support.js"
 
@@ -70,6 +72,73 @@ describe("CtxlogSession", () => {
     expect(log.verification.failures).toEqual([])
     console.log("agent run:", log.tags.join(" "))
     console.log("verifyAll:", JSON.stringify(log.verification))
+  })
+
+  it("records a run whose model calls a tool: the runner's call and result items go in as one completion", async () => {
+    const filename = tempDb()
+    const session = new CtxlogSession({ sqlite: filename, sessionId: "t1" })
+    const inputs: Array<ModelRequest["input"]> = []
+    const outputs: Array<ModelResponse["output"]> = [
+      [
+        {
+          type: "function_call",
+          callId: "call_1",
+          name: "read_file",
+          arguments: JSON.stringify({ path: "a.ts" }),
+          status: "completed",
+          id: "fc_1"
+        }
+      ],
+      [
+        {
+          type: "message",
+          role: "assistant",
+          status: "completed",
+          id: "msg_2",
+          content: [{ type: "output_text", text: "a.ts exports a." }]
+        }
+      ]
+    ]
+    const model: Model = {
+      async getResponse(request) {
+        inputs.push(request.input)
+        return {
+          usage: new Usage({ requests: 1, inputTokens: 40, outputTokens: 4, totalTokens: 44 }),
+          output: outputs[inputs.length - 1] ?? []
+        }
+      },
+      // biome-ignore lint/correctness/useYield: this model never streams.
+      async *getStreamedResponse() {
+        throw new Error("no streaming")
+      }
+    }
+    const readFile = tool({
+      name: "read_file",
+      description: "Read a file",
+      parameters: z.object({ path: z.string() }),
+      execute: async ({ path }) => `export const a = 1 // ${path}`
+    })
+    const agent = new Agent({ name: "reader", instructions: "Read files.", model, tools: [readFile] })
+    const result = await run(agent, "What does a.ts export?", { session })
+    expect(result.finalOutput).toBe("a.ts exports a.")
+    const items = await session.getItems()
+    expect(items.map((item) => item.type ?? "message")).toEqual([
+      "message",
+      "function_call",
+      "function_call_result",
+      "message"
+    ])
+    await session.close()
+    const log = await readBack(filename, "t1")
+    expect(log.window.history.map((message) => message.parts.map((part) => part.type))).toEqual([
+      ["text"],
+      ["tool_call"],
+      ["tool_result"],
+      ["text"]
+    ])
+    expect(log.count("TurnCompleted")).toBe(1)
+    expect(log.verification).toMatchObject({ renders: 1, verified: 1, failures: [] })
+    console.log("tool run:", log.tags.join(" "))
   })
 
   it("adds, returns, pops and clears items; tool rounds go in as one completion", async () => {
