@@ -222,6 +222,36 @@ describe("ctxlogMiddleware", () => {
   })
 })
 
+describe("ctxlogMiddleware with seams in the policy", () => {
+  it("produces seams as the conversation grows, and every render still rebuilds", async () => {
+    const filename = tempDb()
+    const middleware = ctxlogMiddleware({
+      sqlite: filename,
+      stream: "seams",
+      policy: {
+        builder: { provider: "default", model: "mock-1", contextWindow: 6_000, maxOutputTokens: 500 },
+        seams: { level1: 0.3, level2: 0.5, level3: 0.7 }
+      }
+    })
+    const turns = 10
+    const { model } = scripted(
+      Array.from({ length: turns }, (_, index) => text(`Answer ${index}: ${"detail ".repeat(150)}`))
+    )
+    const wrapped = wrapLanguageModel({ model, middleware })
+    const messages: Array<ModelMessage> = []
+    for (let index = 0; index < turns; index++) {
+      messages.push({ role: "user", content: `Question ${index}: ${"context ".repeat(150)}` })
+      const result = await generateText({ model: wrapped, messages })
+      messages.push(...result.response.messages)
+    }
+    await middleware.close()
+    const log = await readBack(filename, "seams")
+    expect(log.count("SeamProduced")).toBeGreaterThan(0)
+    expect(log.verification).toMatchObject({ renders: turns, verified: turns, failures: [] })
+    console.log(`seams: ${log.count("SeamProduced")} SeamProduced over ${turns} calls`)
+  })
+})
+
 describe("ctxlogMiddleware across processes and on bad input", () => {
   it("a new middleware on a stream with history takes only the messages after the prompt's last answer", async () => {
     const filename = tempDb()
