@@ -9,7 +9,8 @@
 //   - the examples run: examples/promise-api.mjs (plain JS, Promise API), examples/one-line-layer.ts
 //     (TypeScript, compiled by tsc, one-line layer) and the example in packages/core/README.md;
 //   - with ai@6 and @openai/agents installed next to them (no peer conflict), the integration examples
-//     examples/ai-sdk-middleware.mjs and examples/openai-agents-session.mjs run and every render verifies.
+//     examples/ai-sdk-middleware.mjs and examples/openai-agents-session.mjs run and every render verifies;
+//     then ai@7 in place of ai@6, and the AI SDK example again.
 // Usage: node scripts/pack-check.mjs [package-dir ...]   (default: every dir in packages/)
 import { execFileSync } from "node:child_process"
 import {
@@ -246,6 +247,12 @@ console.log(failed._tag, failed.driver, failed.message)
       process.stdout.write(printed)
       check(printed.includes(expected), `examples/${example} (${expected})`)
     }
+    // AI SDK 7 (its manifest asks for Node 22; the middleware runs on Node 20): same example, ai@7 in place of 6.
+    run("npm", ["install", "--no-audit", "--no-fund", "--loglevel=error", "--ignore-scripts", "ai@^7.0.0"], consumer)
+    check(true, "ai@7 installs beside the tarballs (no ERESOLVE)")
+    const seven = run("node", ["ai-sdk-middleware.mjs"], consumer)
+    process.stdout.write(seven)
+    check(seven.includes("renders: 2, verified: 2"), "examples/ai-sdk-middleware.mjs on ai@7 (renders: 2, verified: 2)")
   }
   console.log(`pack-check: ${packages.length} packages ok`)
 } finally {
