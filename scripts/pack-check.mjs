@@ -7,7 +7,10 @@
 //   - types resolve: `tsc` on a consumer file;
 //   - SQLite works without `pg`, and opening PostgreSQL fails with a DriverMissing naming `pg`;
 //   - the examples run: examples/promise-api.mjs (plain JS, Promise API), examples/one-line-layer.ts
-//     (TypeScript, compiled by tsc, one-line layer) and the example in packages/core/README.md.
+//     (TypeScript, compiled by tsc, one-line layer) and the example in packages/core/README.md;
+//   - with ai@6 and @openai/agents installed next to them (no peer conflict), the integration examples
+//     examples/ai-sdk-middleware.mjs and examples/openai-agents-session.mjs run and every render verifies;
+//     then ai@7 in place of ai@6, and the AI SDK example again.
 // Usage: node scripts/pack-check.mjs [package-dir ...]   (default: every dir in packages/)
 import { execFileSync } from "node:child_process"
 import {
@@ -217,6 +220,40 @@ console.log(failed._tag, failed.driver, failed.message)
   const coreExample = run("node", ["core-readme.mjs"], consumer)
   process.stdout.write(coreExample)
   check(coreExample.includes("SystemPromptSet"), "packages/core/README.md example")
+  // The framework integrations next to the frameworks: ai 6 and @openai/agents (which brings openai 7)
+  // install beside the tarballs without a peer conflict, and both integration examples run there.
+  if (packages.some((p) => p.name === "@ctxlog/integrations")) {
+    run(
+      "npm",
+      [
+        "install",
+        "--no-audit",
+        "--no-fund",
+        "--loglevel=error",
+        "--ignore-scripts",
+        "ai@^6.0.0",
+        "@openai/agents@^0.20.0",
+        "zod@^4.0.0"
+      ],
+      consumer
+    )
+    check(true, "ai@6 and @openai/agents install beside the tarballs (no ERESOLVE)")
+    for (const [example, expected] of [
+      ["ai-sdk-middleware.mjs", "renders: 2, verified: 2"],
+      ["openai-agents-session.mjs", "renders: 1, verified: 1"]
+    ]) {
+      copyFileSync(join(root, "examples", example), join(consumer, example))
+      const printed = run("node", [example], consumer)
+      process.stdout.write(printed)
+      check(printed.includes(expected), `examples/${example} (${expected})`)
+    }
+    // AI SDK 7 (its manifest asks for Node 22; the middleware runs on Node 20): same example, ai@7 in place of 6.
+    run("npm", ["install", "--no-audit", "--no-fund", "--loglevel=error", "--ignore-scripts", "ai@^7.0.0"], consumer)
+    check(true, "ai@7 installs beside the tarballs (no ERESOLVE)")
+    const seven = run("node", ["ai-sdk-middleware.mjs"], consumer)
+    process.stdout.write(seven)
+    check(seven.includes("renders: 2, verified: 2"), "examples/ai-sdk-middleware.mjs on ai@7 (renders: 2, verified: 2)")
+  }
   console.log(`pack-check: ${packages.length} packages ok`)
 } finally {
   rmSync(work, { recursive: true, force: true })

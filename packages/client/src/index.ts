@@ -97,6 +97,8 @@ export interface TurnStep {
 export interface TurnRender extends TurnStep {
   readonly request: CtxBuilder.RenderedRequest
   readonly body: string
+  /** The render's token counts: `stats.total` is the estimate to pass back as `complete`'s `estimatedInputTokens`. @since 0.4.0 */
+  readonly stats: CtxBuilder.BuildStats
 }
 
 /**
@@ -247,7 +249,8 @@ export const createContext = async (options: ContextOptions): Promise<Context> =
             Effect.map(Turn.render(stream, valid, options), (rendered) => ({
               ...step(rendered),
               request: rendered.built.request,
-              body: rendered.body
+              body: rendered.body,
+              stats: rendered.built.stats
             }))
           ),
         complete: (completion) => call(Effect.map(Turn.complete(stream, completion, valid), step))

@@ -1,0 +1,59 @@
+// The OpenAI Agents SDK session: two runs of an agent on a hand-written model, with a ctxlog stream
+// as the session. Prints what the model received on the second run, what the log holds, and whether
+// every recorded render rebuilds.
+// Run: node examples/openai-agents-session.mjs   (after `pnpm build`; needs better-sqlite3 installed)
+import { mkdtempSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { createContext } from "@ctxlog/client"
+import { EventLog } from "@ctxlog/core"
+import { CtxlogSession } from "@ctxlog/integrations/openai-agents"
+import { RenderRecord } from "@ctxlog/providers"
+import { Agent, run, setTracingDisabled, Usage } from "@openai/agents"
+import * as Chunk from "effect/Chunk"
+import * as Effect from "effect/Effect"
+import * as Stream from "effect/Stream"
+
+setTracingDisabled(true)
+const filename = join(mkdtempSync(join(tmpdir(), "ctxlog-agents-")), "agent.db")
+
+// A model of the Agents SDK's interface, answering from a script.
+const answers = ["The build fails on a missing import.", "Add `import { a } from './a.js'` to src/index.ts."]
+let call = 0
+const model = {
+  async getResponse(request) {
+    const input = Array.isArray(request.input) ? request.input : [{ role: "user", content: request.input }]
+    console.log(`call ${call + 1}: the model received ${input.map((item) => item.role ?? item.type).join(", ")}`)
+    return {
+      usage: new Usage({ requests: 1, inputTokens: 60, outputTokens: 8, totalTokens: 68 }),
+      output: [
+        {
+          type: "message",
+          role: "assistant",
+          status: "completed",
+          content: [{ type: "output_text", text: answers[call++] }]
+        }
+      ]
+    }
+  },
+  // biome-ignore lint/correctness/useYield: this model never streams; a streamed run is refused.
+  async *getStreamedResponse() {
+    throw new Error("this model does not stream")
+  }
+}
+
+const session = new CtxlogSession({ sqlite: filename, sessionId: "s1" })
+const agent = new Agent({ name: "helper", instructions: "You are terse.", model })
+console.log("answer 1:", (await run(agent, "Why does the build fail?", { session })).finalOutput)
+console.log("answer 2:", (await run(agent, "How do I fix it?", { session })).finalOutput)
+await session.close()
+
+const ctx = await createContext({ sqlite: filename, create: false })
+const events = Chunk.toReadonlyArray(
+  await ctx.runtime.runPromise(Effect.flatMap(EventLog.EventLog, (log) => Stream.runCollect(log.read("s1"))))
+)
+console.log("log:", events.map((stored) => stored.event._tag).join(" "))
+const verification = RenderRecord.verifyAll(events)
+console.log(`renders: ${verification.renders}, verified: ${verification.verified}`)
+await ctx.close()
+if (verification.renders !== verification.verified) process.exit(1)

@@ -1,0 +1,375 @@
+/**
+ * The Vercel AI SDK (`ai` 6; types of `@ai-sdk/provider` 3, the `LanguageModelV3` interface) on a
+ * ctxlog stream, through the turn module:
+ *
+ * - {@link ctxlogMiddleware}: a language-model middleware. `wrapLanguageModel({ model, middleware })`
+ *   runs every call's prompt through `Turn.prepare` / `Turn.complete` / `Turn.render` and sends the
+ *   rendered window; the answer and the usage go in with `Turn.complete` (streaming included).
+ * - {@link ctxlogPrepareStep}: the same for `generateText` / `streamText` agents as their step hooks
+ *   (`prepareStep` returns `{ messages }`, `onStepFinish` records the step).
+ *
+ * @since 0.1.0
+ */
+import type { TurnPolicy } from "@ctxlog/client"
+import { type LanguageModel, Message } from "@ctxlog/core"
+import {
+  fromLanguageModelPrompt,
+  fromModelMessages,
+  type LanguageModelPrompt,
+  toLanguageModelPrompt,
+  toModelMessages
+} from "@ctxlog/providers/ai-sdk"
+import type {
+  JSONValue,
+  LanguageModelV3CallOptions,
+  LanguageModelV3Content,
+  LanguageModelV3Middleware,
+  LanguageModelV3Prompt,
+  LanguageModelV3StreamPart,
+  LanguageModelV3Usage
+} from "@ai-sdk/provider"
+import type { ModelMessage } from "ai"
+import * as Either from "effect/Either"
+import { type PromptMessage, Recorder, type RecorderOptions, refused } from "./internal/recorder.js"
+
+/** @since 0.1.0 */
+export { builderOf, defaultPolicy, type RecorderOptions as CtxlogOptions } from "./internal/recorder.js"
+
+type Json = Message.JsonValue
+type JsonObject = { readonly [key: string]: Json }
+
+const jsonObject = (value: unknown): JsonObject => {
+  const parsed: unknown = JSON.parse(JSON.stringify(value ?? {}))
+  return typeof parsed === "object" && parsed !== null && !Array.isArray(parsed) ? (parsed as JsonObject) : {}
+}
+
+const parseInput = (input: string): Json => {
+  try {
+    return JSON.parse(input) as Json
+  } catch {
+    return input
+  }
+}
+
+const orThrow = <A>(either: Either.Either<A, { readonly _tag: string; readonly message: string }>): A => {
+  if (Either.isLeft(either)) throw refused(either.left)
+  return either.right
+}
+
+/** The usage of a `LanguageModelV3` call (or an `ai` step's flat usage) as ctxlog records it. @since 0.1.0 */
+export const usageOf = (
+  usage: LanguageModelV3Usage | StepOutcome["usage"] | undefined
+): LanguageModel.Usage | undefined => {
+  if (usage === undefined) return undefined
+  if (typeof usage.inputTokens === "object" && typeof usage.outputTokens === "object") {
+    return {
+      inputTokens: usage.inputTokens.total ?? 0,
+      outputTokens: usage.outputTokens.total ?? 0,
+      cacheReadTokens: usage.inputTokens.cacheRead ?? 0,
+      cacheWriteTokens: usage.inputTokens.cacheWrite ?? 0
+    }
+  }
+  const flat = usage as StepOutcome["usage"]
+  return {
+    inputTokens: flat.inputTokens ?? 0,
+    outputTokens: flat.outputTokens ?? 0,
+    cacheReadTokens: flat.inputTokenDetails?.cacheReadTokens ?? 0,
+    cacheWriteTokens: flat.inputTokenDetails?.cacheWriteTokens ?? 0
+  }
+}
+
+type AssistantPart = { readonly type: string; readonly [key: string]: unknown }
+
+/**
+ * A model's answer (`LanguageModelV3Content`) as ctxlog parts: text, reasoning (with its provider
+ * metadata), tool calls, and provider-executed tool calls and results. Sources and generated files
+ * are not message content and are not recorded.
+ * @since 0.1.0
+ */
+export const answerOf = (content: ReadonlyArray<LanguageModelV3Content>): ReadonlyArray<Message.Part> => {
+  const parts: Array<AssistantPart> = []
+  for (const part of content) {
+    switch (part.type) {
+      case "text":
+        parts.push({ type: "text", text: part.text })
+        break
+      case "reasoning":
+        parts.push({
+          type: "reasoning",
+          text: part.text,
+          ...(part.providerMetadata === undefined ? {} : { providerOptions: part.providerMetadata })
+        })
+        break
+      case "tool-call":
+        parts.push({
+          type: "tool-call",
+          toolCallId: part.toolCallId,
+          toolName: part.toolName,
+          input: parseInput(part.input),
+          ...(part.providerExecuted === true ? { providerExecuted: true } : {})
+        })
+        break
+      case "tool-result":
+        parts.push({
+          type: "tool-result",
+          toolCallId: part.toolCallId,
+          toolName: part.toolName,
+          output: { type: "json", value: part.result }
+        })
+        break
+      default:
+        break
+    }
+  }
+  if (parts.length === 0) return []
+  const prompt = [{ role: "assistant", content: parts }] as unknown as LanguageModelPrompt
+  return orThrow(fromLanguageModelPrompt(prompt)).flatMap((message) => message.parts)
+}
+
+/** The caller's prompt, message by message, as ctxlog messages. */
+const promptMessages = (prompt: LanguageModelV3Prompt): ReadonlyArray<PromptMessage> =>
+  prompt.map((message, index) => {
+    const converted = fromLanguageModelPrompt([message] as unknown as LanguageModelPrompt)
+    if (Either.isLeft(converted)) {
+      throw refused({ _tag: converted.left._tag, message: `prompt[${index}]: ${converted.left.message}` })
+    }
+    return { role: message.role, messages: converted.right }
+  })
+
+/** The render options a call's parameters set: its function tools and its output limit. */
+const renderOf = (params: LanguageModelV3CallOptions): Partial<NonNullable<TurnPolicy["render"]>> => {
+  const tools = (params.tools ?? []).flatMap((tool) =>
+    tool.type === "function"
+      ? [{ name: tool.name, description: tool.description ?? "", inputSchema: jsonObject(tool.inputSchema) }]
+      : []
+  )
+  return {
+    ...(tools.length === 0 ? {} : { tools }),
+    ...(params.maxOutputTokens === undefined ? {} : { maxOutputTokens: params.maxOutputTokens })
+  }
+}
+
+/** The AI SDK middleware, with the context it opened. @since 0.1.0 */
+export interface CtxlogMiddleware extends LanguageModelV3Middleware {
+  /** The stream every call goes to. */
+  readonly stream: string
+  /** Close the context (the database); the middleware reopens it on its next call. */
+  readonly close: () => Promise<void>
+}
+
+/**
+ * A language-model middleware that runs every call through the turn module on one stream:
+ *
+ * 1. `transformParams`: the prompt's new messages go in — the previous call's answer with its tool
+ *    results (`Turn.complete`), then new input, a user message starting a turn (`Turn.prepare`; on an
+ *    empty stream the prompt's system message is appended first) — and the window is rendered with
+ *    the policy's builder (`Turn.render`: compaction tiers, seams, the fit, a rebuildable
+ *    `PromptRendered`). The model receives the rendered window as its prompt.
+ * 2. `wrapGenerate` / `wrapStream`: the answer and the usage go in with `Turn.complete` (a streamed
+ *    answer is collected from its parts). An answer without tool calls ends the turn; one with tool
+ *    calls is completed with their results on the next call.
+ *
+ * One middleware serves one stream; its calls are expected one after another, as an agent makes them.
+ *
+ * ```ts
+ * const model = wrapLanguageModel({ model: openai("gpt-4o"), middleware: ctxlogMiddleware({ sqlite: "agent.db", stream: "s1" }) })
+ * ```
+ * @since 0.1.0
+ */
+export const ctxlogMiddleware = (options: RecorderOptions): CtxlogMiddleware => {
+  const recorder = new Recorder(options)
+  const policies = new WeakMap<LanguageModelV3CallOptions, TurnPolicy>()
+  let lastPolicy: TurnPolicy | undefined
+  const policyOf = (params: LanguageModelV3CallOptions, model: { provider: string; modelId: string }) =>
+    policies.get(params) ?? lastPolicy ?? recorder.policyFor(model)
+
+  const collect = (policy: TurnPolicy) => {
+    type Entry =
+      | { type: "text" | "reasoning"; id: string; text: string; providerMetadata?: unknown }
+      | LanguageModelV3Content
+    const entries: Array<Entry> = []
+    let usage: LanguageModelV3Usage | undefined
+    const open = (type: "text" | "reasoning", id: string) => {
+      const found = entries.find((entry) => entry.type === type && "id" in entry && entry.id === id)
+      if (found !== undefined && "text" in found && "id" in found) return found as { text: string }
+      const created = { type, id, text: "" }
+      entries.push(created)
+      return created
+    }
+    return new TransformStream<LanguageModelV3StreamPart, LanguageModelV3StreamPart>({
+      transform(part, controller) {
+        if (part.type === "text-delta") open("text", part.id).text += part.delta
+        else if (part.type === "reasoning-delta") open("reasoning", part.id).text += part.delta
+        else if (part.type === "tool-call" || part.type === "tool-result") entries.push(part)
+        else if (part.type === "finish") usage = part.usage
+        controller.enqueue(part)
+      },
+      async flush(controller) {
+        const content = entries.map(
+          (entry): LanguageModelV3Content =>
+            entry.type === "text" || entry.type === "reasoning"
+              ? { type: entry.type, text: "text" in entry ? entry.text : "" }
+              : (entry as LanguageModelV3Content)
+        )
+        try {
+          await recorder.answered(answerOf(content), usageOf(usage), policy)
+        } catch (error) {
+          controller.enqueue({ type: "error", error })
+        }
+      }
+    })
+  }
+
+  return {
+    specificationVersion: "v3",
+    stream: options.stream,
+    close: () => recorder.close(),
+    transformParams: async ({ params, model }) => {
+      const policy = recorder.policyFor(model, renderOf(params))
+      const window = await recorder.ingestAndRender(promptMessages(params.prompt), policy)
+      const prompt = orThrow(toLanguageModelPrompt(window)) as unknown as LanguageModelV3Prompt
+      const next = { ...params, prompt }
+      policies.set(next, policy)
+      lastPolicy = policy
+      return next
+    },
+    wrapGenerate: async ({ doGenerate, params, model }) => {
+      const result = await doGenerate()
+      await recorder.answered(answerOf(result.content), usageOf(result.usage), policyOf(params, model))
+      return result
+    },
+    wrapStream: async ({ doStream, params, model }) => {
+      const result = await doStream()
+      return { ...result, stream: result.stream.pipeThrough(collect(policyOf(params, model))) }
+    }
+  }
+}
+
+/** A content part of a finished step (`StepResult.content` of `ai`), by the fields read here. @since 0.1.0 */
+export interface StepPart {
+  readonly type: string
+  readonly text?: string | undefined
+  readonly toolCallId?: string | undefined
+  readonly toolName?: string | undefined
+  readonly input?: unknown
+  readonly output?: unknown
+  readonly error?: unknown
+  readonly providerExecuted?: boolean | undefined
+}
+
+/** A finished step (`StepResult` of `ai`), by the fields read here. @since 0.1.0 */
+export interface StepOutcome {
+  readonly content: ReadonlyArray<StepPart>
+  readonly usage: {
+    readonly inputTokens: number | undefined
+    readonly outputTokens: number | undefined
+    readonly inputTokenDetails?:
+      | { readonly cacheReadTokens?: number | undefined; readonly cacheWriteTokens?: number | undefined }
+      | undefined
+  }
+  readonly model: { readonly provider: string; readonly modelId: string }
+}
+
+/** The step hooks of a `generateText` / `streamText` agent on a ctxlog stream. @since 0.1.0 */
+export interface CtxlogSteps {
+  readonly stream: string
+  /** `prepareStep`: the step's new messages go in, the window is rendered; returns `{ messages }` for the step. */
+  readonly prepareStep: (options: {
+    readonly messages: Array<ModelMessage>
+    readonly model: unknown
+    readonly stepNumber: number
+  }) => Promise<{ messages: Array<ModelMessage> }>
+  /** `onStepFinish`: the step's answer, tool results and usage go in (`Turn.complete`). */
+  readonly onStepFinish: (step: StepOutcome) => Promise<void>
+  readonly close: () => Promise<void>
+}
+
+const modelIdOf = (model: unknown): { provider: string; modelId: string } => {
+  if (typeof model === "string") {
+    const [provider, ...rest] = model.split("/")
+    return rest.length === 0
+      ? { provider: "default", modelId: model }
+      : { provider: provider ?? "default", modelId: rest.join("/") }
+  }
+  if (typeof model === "object" && model !== null && "provider" in model && "modelId" in model) {
+    return { provider: String(model.provider), modelId: String(model.modelId) }
+  }
+  return { provider: "default", modelId: "unknown" }
+}
+
+const resultText = (value: unknown): string => (typeof value === "string" ? value : JSON.stringify(value ?? null))
+
+/**
+ * `prepareStep` and `onStepFinish` for `generateText` / `streamText`: the same pipeline as
+ * {@link ctxlogMiddleware}, as step hooks. Pass both:
+ *
+ * ```ts
+ * const steps = ctxlogPrepareStep({ sqlite: "agent.db", stream: "s1" })
+ * await generateText({ model, tools, messages, prepareStep: steps.prepareStep, onStepFinish: steps.onStepFinish })
+ * ```
+ *
+ * `prepareStep` runs the step's new messages through the turn module and returns the rendered
+ * window as the step's `messages` (the system prompt given to `generateText` stays the AI SDK's);
+ * `onStepFinish` records the step's answer, its tool results and usage, ending the turn when the step
+ * called no tools.
+ * @since 0.1.0
+ */
+export const ctxlogPrepareStep = (options: RecorderOptions): CtxlogSteps => {
+  const recorder = new Recorder(options)
+  let policy: TurnPolicy | undefined
+  return {
+    stream: options.stream,
+    close: () => recorder.close(),
+    prepareStep: async ({ messages, model }) => {
+      policy = policy ?? recorder.policyFor(modelIdOf(model))
+      const prompt = messages.map((message, index): PromptMessage => {
+        const converted = fromModelMessages([message])
+        if (Either.isLeft(converted)) {
+          throw refused({ _tag: converted.left._tag, message: `messages[${index}]: ${converted.left.message}` })
+        }
+        return { role: message.role, messages: converted.right }
+      })
+      const window = await recorder.ingestAndRender(prompt, policy)
+      return { messages: orThrow(toModelMessages(window.filter((message) => message.role !== "system"))) }
+    },
+    onStepFinish: async (step) => {
+      policy = policy ?? recorder.policyFor(step.model)
+      const answer = answerOf(
+        step.content.flatMap((part): Array<LanguageModelV3Content> => {
+          const id = { toolCallId: part.toolCallId ?? "", toolName: part.toolName ?? "" }
+          switch (part.type) {
+            case "text":
+            case "reasoning":
+              return [{ type: part.type, text: part.text ?? "" }]
+            case "tool-call":
+              return [
+                {
+                  type: "tool-call",
+                  ...id,
+                  input: JSON.stringify(part.input ?? {}),
+                  ...(part.providerExecuted === true ? { providerExecuted: true } : {})
+                }
+              ]
+            case "tool-result":
+              return part.providerExecuted === true ? [{ type: "tool-result", ...id, result: jsonOf(part.output) }] : []
+            default:
+              return []
+          }
+        })
+      )
+      const results = step.content.flatMap((part): Array<Message.ToolResultPart> => {
+        if (part.type === "tool-result" && part.providerExecuted !== true) {
+          return [Message.toolResult(part.toolCallId ?? "", resultText(part.output))]
+        }
+        if (part.type === "tool-error") return [Message.toolResult(part.toolCallId ?? "", String(part.error), true)]
+        return []
+      })
+      await recorder.answered(answer, usageOf(step.usage), policy, results)
+    }
+  }
+}
+
+const jsonOf = (value: unknown): NonNullable<JSONValue> => {
+  const parsed: unknown = JSON.parse(JSON.stringify(value ?? null))
+  return (parsed ?? "") as NonNullable<JSONValue>
+}

@@ -1,0 +1,181 @@
+/**
+ * What the AI SDK middleware and the `prepareStep` helper share: one stream of one context, the turn
+ * module under one policy, and the bookkeeping that tells the new messages of a caller's prompt from
+ * the ones the log already holds.
+ *
+ * The caller's prompt is the whole conversation on every call. The recorder counts how many of its
+ * messages (system messages aside) the log holds (`known`): the messages past that count are new. A
+ * process that starts on a stream that already has history does not know the count; it takes the
+ * messages after the prompt's last assistant message as new (every answer went into the log when it
+ * was recorded through this package).
+ */
+import { type Context, type ContextOptions, CtxlogError, createContext, type TurnPolicy } from "@ctxlog/client"
+import { ContextService, type LanguageModel, Message, Window } from "@ctxlog/core"
+import * as Effect from "effect/Effect"
+
+/** Options of the integrations: where the log is (as `createContext`), the stream, the policy. @since 0.1.0 */
+export type RecorderOptions = ContextOptions & {
+  /** The stream every call of this model or agent goes to. */
+  readonly stream: string
+  /** The turn policy (default: the model's builder, see {@link defaultPolicy}). */
+  readonly policy?: TurnPolicy
+  /** The context window of the default policy (default: the builder's own default). */
+  readonly contextWindow?: number
+}
+
+/** The builder for a model's provider id (`openai.chat`, `anthropic.messages`, ...): its prefix, else `default`. @since 0.1.0 */
+export const builderOf = (provider: string): "anthropic" | "openai" | "ollama" | "default" => {
+  const prefix = provider.split(".")[0] ?? ""
+  return prefix === "anthropic" || prefix === "openai" || prefix === "ollama" ? prefix : "default"
+}
+
+/** The policy used when none is given: the model's builder, the given context window, default tiers. @since 0.1.0 */
+export const defaultPolicy = (model: { readonly provider: string; readonly modelId: string }, contextWindow?: number) =>
+  ({
+    builder: {
+      provider: builderOf(model.provider),
+      model: model.modelId,
+      ...(contextWindow === undefined ? {} : { contextWindow })
+    },
+    compaction: {}
+  }) satisfies TurnPolicy
+
+/** An answer the model gave that the log does not hold yet (it called tools whose results come next). */
+interface Pending {
+  readonly answer: ReadonlyArray<Message.Part>
+  readonly usage: LanguageModel.Usage | undefined
+  readonly estimatedInputTokens: number
+}
+
+/** One caller-side prompt message, converted: its ctxlog messages (a tool message may hold several results). */
+export interface PromptMessage {
+  readonly role: "user" | "assistant" | "tool" | "system"
+  readonly messages: ReadonlyArray<Message.MessageInput>
+}
+
+const isToolResult = (part: Message.Part): part is Message.ToolResultPart => part.type === "tool_result"
+
+/** The recorder of one stream. */
+export class Recorder {
+  private context: Promise<Context> | undefined
+  private known: number | undefined
+  private pending: Pending | undefined
+  private iteration = 0
+  private lastEstimate = 0
+
+  constructor(private readonly options: RecorderOptions) {}
+
+  get stream(): string {
+    return this.options.stream
+  }
+
+  open(): Promise<Context> {
+    if (this.context === undefined) {
+      const { stream: _stream, policy: _policy, contextWindow: _window, ...contextOptions } = this.options
+      this.context = createContext(contextOptions as ContextOptions)
+    }
+    return this.context
+  }
+
+  policyFor(model: { readonly provider: string; readonly modelId: string }, extra: Partial<TurnPolicy["render"]> = {}) {
+    const base: TurnPolicy = this.options.policy ?? defaultPolicy(model, this.options.contextWindow)
+    const render = { ...base.render, ...extra }
+    return Object.keys(render).length === 0 ? base : { ...base, render }
+  }
+
+  /**
+   * Put the prompt's new messages in the log: the answer of the previous call with its tool results
+   * (`Turn.complete`), then the rest, a user message first among them (`Turn.prepare`). Then render
+   * the window (`Turn.render`, recorded) and return its messages in render order.
+   */
+  async ingestAndRender(
+    prompt: ReadonlyArray<PromptMessage>,
+    policy: TurnPolicy
+  ): Promise<ReadonlyArray<Message.Message>> {
+    const context = await this.open()
+    const turn = context.turn(this.stream, policy)
+    const conversation = prompt.filter((message) => message.role !== "system")
+    if (this.known === undefined) {
+      const window = await context.load(this.stream)
+      if (window.history.length === 0 && window.system.length === 0) {
+        this.known = 0
+        const system = prompt.filter((message) => message.role === "system").flatMap((message) => message.messages)
+        if (system.length > 0) {
+          const stream = this.stream
+          await context.runtime.runPromise(
+            Effect.flatMap(ContextService.ContextService, (service) => service.setSystemPrompt(stream, system))
+          )
+        }
+      } else {
+        const lastAssistant = conversation.map((message) => message.role).lastIndexOf("assistant")
+        this.known = lastAssistant + 1
+      }
+    }
+    const fresh = conversation.slice(Math.min(this.known, conversation.length))
+    let rest = fresh
+    let prepared = false
+    const head = fresh[0]
+    if (head !== undefined && head.role === "assistant") {
+      let end = 1
+      while (end < fresh.length && fresh[end]?.role === "tool") end++
+      const answer = this.pending?.answer ?? head.messages.flatMap((message) => message.parts)
+      const results = fresh
+        .slice(1, end)
+        .flatMap((message) => message.messages.flatMap((input) => input.parts.filter(isToolResult)))
+      await turn.complete({
+        answer,
+        results,
+        usage: this.pending?.usage,
+        estimatedInputTokens: this.pending?.estimatedInputTokens,
+        endTurn: false
+      })
+      this.pending = undefined
+      rest = fresh.slice(end)
+    }
+    if (rest.length > 0) {
+      await turn.prepare(rest.flatMap((message) => message.messages))
+      prepared = rest.some((message) => message.role === "user")
+    }
+    this.known = conversation.length
+    this.iteration = prepared ? 0 : this.iteration + 1
+    const rendered = await turn.render({ iteration: this.iteration })
+    this.lastEstimate = rendered.stats.total
+    return Window.messages(rendered.window)
+  }
+
+  /**
+   * The model answered: an answer without tool calls completes the turn now; one with tool calls waits
+   * for its results (the next call's prompt) and goes in with them.
+   */
+  async answered(
+    answer: ReadonlyArray<Message.Part>,
+    usage: LanguageModel.Usage | undefined,
+    policy: TurnPolicy,
+    results?: ReadonlyArray<Message.ToolResultPart>
+  ): Promise<void> {
+    const calls = Message.toolCallsOf({ parts: answer })
+    if (calls.length > 0 && results === undefined) {
+      this.pending = { answer, usage, estimatedInputTokens: this.lastEstimate }
+      return
+    }
+    const context = await this.open()
+    await context.turn(this.stream, policy).complete({
+      answer,
+      results,
+      usage,
+      estimatedInputTokens: this.lastEstimate,
+      endTurn: calls.length === 0 || results === undefined || results.length === 0
+    })
+    // The caller's next prompt holds the answer (and one tool message when there were results).
+    if (this.known !== undefined) this.known += results !== undefined && results.length > 0 ? 2 : 1
+  }
+
+  async close(): Promise<void> {
+    if (this.context !== undefined) await (await this.context).close()
+    this.context = undefined
+  }
+}
+
+/** A conversion the adapters refused, as the client's error. */
+export const refused = (error: { readonly _tag: string; readonly message: string }): CtxlogError =>
+  new CtxlogError(error._tag, error.message, error)
