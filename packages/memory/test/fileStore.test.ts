@@ -8,7 +8,8 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import type * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
-import { Ctxlog, Erasure, FileStore } from "../src/index.js"
+import type * as Scope from "effect/Scope"
+import { Ctxlog, Erasure, FileStore, LogReader } from "../src/index.js"
 import { freshDatabase } from "./support/postgres.js"
 import { postgresRawLayer, RawSql, sqliteRawLayer, tempFile } from "./support/stores.js"
 
@@ -16,7 +17,15 @@ type Open = (owner?: string) => Layer.Layer<Ctxlog.Services, unknown>
 
 const stores: ReadonlyArray<{
   readonly name: string
-  readonly open: Effect.Effect<{ readonly open: Open; readonly raw: Layer.Layer<RawSql> }, unknown>
+  readonly open: Effect.Effect<
+    {
+      readonly open: Open
+      readonly raw: Layer.Layer<RawSql>
+      /** The read-only, verifying reader the inspector uses (`ctxlog verify`). */
+      readonly reader: Effect.Effect<LogReader.LogReader.Service, unknown, Scope.Scope>
+    },
+    unknown
+  >
 }> = [
   {
     name: "SQLite file",
@@ -29,7 +38,8 @@ const stores: ReadonlyArray<{
             tokenCounter: TokenCounter.layerHeuristic(4),
             ...(owner === undefined ? {} : { owner })
           }),
-        raw: sqliteRawLayer(filename)
+        raw: sqliteRawLayer(filename),
+        reader: LogReader.makeSqlite({ filename })
       }
     })
   },
@@ -42,7 +52,8 @@ const stores: ReadonlyArray<{
           tokenCounter: TokenCounter.layerHeuristic(4),
           ...(owner === undefined ? {} : { owner })
         }),
-      raw: postgresRawLayer(url)
+      raw: postgresRawLayer(url),
+      reader: LogReader.makePostgres({ url })
     }))
   }
 ]
@@ -65,8 +76,14 @@ for (const store of stores) {
       "a 200 KB tool output: the event holds a handle; read whole and by lines; verify; erasure removes it",
       () =>
         Effect.gen(function* () {
-          const { open, raw } = yield* store.open
+          const { open, raw, reader } = yield* store.open
           assert.isAbove(Buffer.byteLength(bigOutput), 200_000)
+          // What `ctxlog verify` reports for the stream: its stored-output problems (LogReader.verify).
+          const readerProblems = Effect.scoped(
+            Effect.flatMap(reader, (read) => read.verify("s")).pipe(
+              Effect.map((verified) => verified.integrity.problems.filter((p) => p.check === "stored-output"))
+            )
+          ).pipe(Effect.orDie)
           yield* Effect.gen(function* () {
             const ctx = yield* ContextService.ContextService
             const files = yield* FileStore.FileStore
@@ -133,6 +150,7 @@ for (const store of stores) {
             const referenced = FileStore.referencedIn((yield* ctx.load("s")).history)
             assert.deepStrictEqual(referenced, [handle])
             assert.deepStrictEqual(yield* files.verify("s", referenced), [])
+            assert.deepStrictEqual(yield* readerProblems, [])
             // Changed behind ctxlog's back: verify and read both say so.
             yield* Effect.flatMap(RawSql, (sql) =>
               sql.exec("update files set content = 'tampered' where stream_id = 's'")
@@ -142,6 +160,9 @@ for (const store of stores) {
               problems.map((problem) => [problem.sha256, problem.check]),
               [[handle.sha256, "content-hash"]]
             )
+            const seen = yield* readerProblems
+            assert.strictEqual(seen.length, 1)
+            assert.match(seen[0]?.detail ?? "", /its text was changed/)
             const corrupt = yield* Effect.either(files.read("s", handle.sha256))
             assert.isTrue(Either.isLeft(corrupt) && corrupt.left._tag === "FileCorrupted")
             // Audited erasure removes the stream's files with its events.

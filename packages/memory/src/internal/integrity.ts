@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto"
 import { EventHash } from "@ctxlog/core"
 import type * as LogReader from "./logReaderTypes.js"
 import { projection } from "../SnapshotRepository.js"
@@ -38,15 +39,66 @@ export const sealProblem = (
  * head hash and, keyed, its seal), an expected head kept elsewhere is still in the chain, and the stored
  * snapshot's seal matches. Pure: O(events), one hash per event.
  */
+/** A stored output of the file store, as the reader reads it. */
+export interface StoredFile {
+  readonly sha256: string
+  readonly content: string
+}
+
+// The handle line a stored output's preview starts with (`FileStore.handleLine`), as it stands in event JSON.
+const handlePattern = /\[stored output id=([0-9a-f]{16}),/g
+
+/**
+ * The file store's part of a check: every stored output hashes to its key, and every handle an event
+ * holds has its stored output (a problem names the event's version).
+ */
+export const checkFiles = (
+  stream: string,
+  events: ReadonlyArray<LogReader.StoredEvent>,
+  files: ReadonlyArray<StoredFile>
+): ReadonlyArray<LogReader.Problem> => {
+  const problems: Array<LogReader.Problem> = []
+  const firstUse = new Map<string, number>()
+  for (const event of events) {
+    for (const match of event.data.matchAll(handlePattern)) {
+      const id = match[1] ?? ""
+      if (!firstUse.has(id)) firstUse.set(id, event.version)
+    }
+  }
+  const stored = new Set(files.map((file) => file.sha256.slice(0, 16)))
+  const last = events.at(-1)?.version ?? 0
+  for (const file of files) {
+    const actual = createHash("sha256").update(file.content, "utf8").digest("hex")
+    if (actual !== file.sha256) {
+      const version = firstUse.get(file.sha256.slice(0, 16)) ?? last
+      problems.push(
+        problem(
+          stream,
+          version,
+          "stored-output",
+          `stored output ${file.sha256.slice(0, 16)}… hashes to ${actual.slice(0, 16)}…: its text was changed`
+        )
+      )
+    }
+  }
+  for (const [id, version] of firstUse) {
+    if (!stored.has(id)) {
+      problems.push(problem(stream, version, "stored-output", `the stored output ${id} its event names is missing`))
+    }
+  }
+  return problems
+}
+
 export const check = (
   stream: string,
   events: ReadonlyArray<LogReader.StoredEvent>,
   row: LogReader.StreamRow | undefined,
   snapshot: LogReader.StoredSnapshot | undefined,
-  options: LogReader.VerifyOptions
+  options: LogReader.VerifyOptions,
+  files: ReadonlyArray<StoredFile> = []
 ): LogReader.Integrity => {
   const key = options.key
-  const problems: Array<LogReader.Problem> = []
+  const problems: Array<LogReader.Problem> = [...checkFiles(stream, events, files)]
   const gap = events.findIndex((event, index) => event.version !== index + 1)
   if (gap >= 0) {
     problems.push(

@@ -21,6 +21,8 @@ type Reader = <A>(
 interface Shape {
   readonly hasSnapshots: boolean
   readonly hasStateHash: boolean
+  /** The file store's table (migration 0009). */
+  readonly hasFiles: boolean
   readonly hasOwners: boolean
 }
 
@@ -136,13 +138,22 @@ const make = (target: string, read: Reader, shape: Shape, options: LogReader.Opt
       const row = await streamRowIn(db, stream)
       const events = await eventsIn(db, stream, {})
       const snapshot = await snapshotIn(db, stream)
-      return { row, events, snapshot }
+      const files = shape.hasFiles
+        ? await db
+            .selectFrom("files")
+            .select(["sha256", "content"])
+            .where("stream_id", "=", stream)
+            .orderBy("sha256")
+            .execute()
+        : []
+      return { row, events, snapshot, files }
     }).pipe(
-      Effect.map(({ row, events, snapshot }) => ({
-        integrity: check(stream, events, row, snapshot, verifyOptions),
+      Effect.map(({ row, events, snapshot, files }) => ({
+        integrity: check(stream, events, row, snapshot, verifyOptions, files),
         events,
         row,
-        snapshot
+        snapshot,
+        files: files.length
       }))
     )
 
@@ -288,7 +299,8 @@ const inspect = (target: string, db: Kysely<Database>): Effect.Effect<Shape, Eve
       hasSnapshots: snapshots !== undefined,
       // `state_hash` came with migration 0005: older files have none.
       hasStateHash: snapshots?.columns.some((column) => column.name === "state_hash") ?? false,
-      hasOwners: names.has("stream_owners")
+      hasOwners: names.has("stream_owners"),
+      hasFiles: names.has("files")
     }
   })
 

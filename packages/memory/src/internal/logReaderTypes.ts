@@ -46,7 +46,7 @@ export interface Head {
 }
 
 /** Which check found a problem. @since 0.2.0 */
-export type Check = "versions" | "hash-chain" | "stream-row" | "expected-head" | "snapshot"
+export type Check = "versions" | "hash-chain" | "stream-row" | "expected-head" | "snapshot" | "stored-output"
 
 /** A problem found in a stream. @since 0.2.0 */
 export interface Problem {
@@ -81,6 +81,8 @@ export interface VerifyOptions {
 /** The report of `verify`, with what it read (so a caller can go on checking without a second read). @since 0.2.0 */
 export interface Verified {
   readonly integrity: Integrity
+  /** The stream's stored outputs (file store), checked against their hashes and the handles its events hold. */
+  readonly files?: number
   readonly events: ReadonlyArray<StoredEvent>
   readonly row: StreamRow | undefined
   readonly snapshot: StoredSnapshot | undefined
