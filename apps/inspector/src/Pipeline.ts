@@ -88,7 +88,7 @@ export const defaultPricing = (provider: string): Pricing =>
         : { input: 1, cacheRead: 1 }
 
 /**
- * A what-if config: any top-level field of the turn policy replaces the recorded one (`builder`,
+ * A what-if config: each top-level field of the turn policy replaces the recorded one (`builder`,
  * `render`, `compaction`, `seams`, `deferred`, `inputShare`, ...), and `pricing` prices both runs.
  * An empty config replays the recorded policy.
  * @since 0.1.0
