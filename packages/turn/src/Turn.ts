@@ -169,8 +169,25 @@ export const actors = {
   reload: "turn.reload"
 } as const
 
+/** A policy as JSON (what `TurnPolicySet` records), its text, and its check: once per policy object. */
+interface Prepared {
+  readonly json: { readonly [key: string]: Message.JsonValue }
+  readonly text: string
+  readonly valid: Either.Either<Policy.Policy, Policy.InvalidPolicy>
+}
+const preparedPolicies = new WeakMap<Policy.Policy, Prepared>()
+const preparedOf = (policy: Policy.Policy): Prepared => {
+  const known = preparedPolicies.get(policy)
+  if (known !== undefined) return known
+  const json = Policy.toJson(policy)
+  const fresh = { json, text: JSON.stringify(json), valid: Policy.validate(json) }
+  preparedPolicies.set(policy, fresh)
+  return fresh
+}
+
+// A caller passes the same policy object to every step of a turn: it is encoded and checked once.
 const checked = (policy: Policy.Policy) =>
-  Either.match(Policy.validate(Policy.toJson(policy)), { onLeft: Effect.fail, onRight: Effect.succeed })
+  Either.match(preparedOf(policy).valid, { onLeft: Effect.fail, onRight: Effect.succeed })
 
 const targetOf = (policy: Policy.Policy): RenderRecord.Target =>
   policy.target ?? { provider: policy.builder.provider, model: policy.builder.model }
@@ -187,8 +204,7 @@ const recordedPolicies = new WeakMap<object, Map<string, string>>()
 const recordPolicy = (stream: EventLog.StreamId, policy: Policy.Policy) =>
   Effect.gen(function* () {
     const ctx = yield* ContextService.ContextService
-    const json = Policy.toJson(policy)
-    const text = JSON.stringify(json)
+    const { json, text } = preparedOf(policy)
     const byStream = recordedPolicies.get(ctx) ?? new Map<string, string>()
     recordedPolicies.set(ctx, byStream)
     if (byStream.get(stream) === text) return () => {}
