@@ -65,12 +65,61 @@ describe("TemplateCompactor", () => {
       )
       const second = yield* compactor.compact({ messages: many, previousSummary: first.summary })
       assert.isAtMost(new TextEncoder().encode(second.summary).length, 600)
-      assert.include(second.summary, "## Earlier (carried over)")
       assert.include(second.summary, "# Summary of earlier conversation")
-      // The newest requests survive the cap; the oldest go first (the first one stays as the goal).
+      // Our own summary merges section by section instead of nesting under "Earlier".
+      assert.notInclude(second.summary, "## Earlier (carried over)")
+      // The newest requests survive the cap; the oldest go first. The goal is the first summary's.
       assert.include(second.summary, "request number 59")
       assert.notInclude(second.summary, "- request number 0 ")
-      assert.include(second.summary, "## Goal\nrequest number 0 ")
+      assert.include(second.summary, `## Goal\n${(firstGoal(first.summary) ?? "").trim()}`)
+    })
+  )
+
+  it.effect("rolling many times keeps one goal and one copy of each section (no nesting)", () =>
+    Effect.gen(function* () {
+      const compactor = TemplateCompactor.make({ maxBytes: 4000 })
+      let summary: string | null = null
+      for (let roll = 0; roll < 8; roll++) {
+        const chunk = [
+          msg(Message.user(`step ${roll}: look at src/mod${roll}.ts`)),
+          msg(Message.assistant(`I will read src/mod${roll}.ts next.`))
+        ]
+        summary = (yield* compactor.compact({ messages: chunk, previousSummary: summary, goal: "ship it" })).summary
+      }
+      const text = summary ?? ""
+      assert.strictEqual(text.split("## Goal").length - 1, 1)
+      assert.strictEqual(text.split("## User requests").length - 1, 1)
+      assert.notInclude(text, "## Earlier (carried over)")
+      for (let roll = 0; roll < 8; roll++) assert.include(text, `- step ${roll}: look at src/mod${roll}.ts`)
+      // A previous summary that is not ours is carried over whole.
+      const foreign = yield* compactor.compact({ messages: [msg(Message.user("next"))], previousSummary: "before" })
+      assert.include(foreign.summary, "## Earlier (carried over)\nbefore")
+    })
+  )
+
+  it.effect("stack-trace module paths, words like I/O and list openers are not files or decisions", () =>
+    Effect.gen(function* () {
+      const { summary } = yield* TemplateCompactor.make().compact({
+        messages: [
+          msg(Message.user("Run it; keep I/O out of src/cart.js.")),
+          msg(Message.assistant("Plan:")),
+          msg(Message.assistant("", [Message.toolCall("t1", "bash", { command: "node --test" })])),
+          msg(
+            Message.tool(
+              "t1",
+              "$ node --test\nnot ok 1 - discount\n    at Test.run (node:internal/test_runner/test:796:25)",
+              true
+            )
+          )
+        ],
+        previousSummary: null
+      })
+      assert.include(summary, "- src/cart.js\n")
+      assert.notInclude(summary, "- internal/test_runner")
+      // The error line says what failed, not the command echo.
+      assert.include(summary, "## Errors\n- bash: not ok 1 - discount")
+      assert.notInclude(summary, "- I/O")
+      assert.notInclude(summary, "## Decisions")
     })
   )
 
@@ -209,3 +258,5 @@ describe("LlmCompactor in tiered compaction", () => {
     )
   })
 })
+
+const firstGoal = (summary: string): string | undefined => /## Goal\n([^\n]*)/.exec(summary)?.[1]

@@ -97,7 +97,8 @@ describe("CompactingMemory", () => {
       const rolled = yield* memory.load("c")
       assert.strictEqual(yield* Ref.get(probe.calls), 2)
       assert.notStrictEqual(rolled[0]?.id, loaded[0]?.id)
-      assert.include(Message.textOf(rolled[0] ?? { parts: [] }), "## Earlier (carried over)")
+      // The previous summary merged in, not nested: one goal, its requests kept.
+      assert.strictEqual(Message.textOf(rolled[0] ?? { parts: [] }).split("## Goal").length - 1, 1)
       assert.include(Message.textOf(rolled[0] ?? { parts: [] }), "question 1 about")
     }).pipe(Effect.provide(memoryLayer))
   )

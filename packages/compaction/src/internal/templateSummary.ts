@@ -38,15 +38,26 @@ const pathPattern =
 
 const errorPattern = /\b(error|exception|traceback|failed|failure|fatal|panic|denied|not found)\b/i
 
+/** The line that says what failed (an error line, a failed test), else the first line with text. */
+const failureLine = (value: string): string =>
+  value
+    .split("\n")
+    .map((line) => line.trim())
+    .find((line) => errorPattern.test(line) || /^not ok\b/.test(line)) ?? firstMeaningfulLine(value)
+
 const decisionPattern =
   /\b(i will|i'll|let me|let's|we will|we'll|decided|decide|plan|going to|instead|the fix|the issue is|the problem is|root cause|should)\b/i
 
 const pathsIn = (value: string): ReadonlyArray<string> => {
   const found: Array<string> = []
   for (const match of value.matchAll(pathPattern)) {
-    const path = match[1]
+    // A sentence's full stop is not part of the path (the pattern's characters include dots).
+    const path = match[1]?.replace(/\.+$/, "")
     if (path === undefined || path.length < 3 || path.length > 160) continue
     if (/^https?:/.test(path) || /^\d+(\.\d+)+$/.test(path)) continue
+    // Node's own modules in stack traces (node:internal/…) and words like I/O are not files.
+    if (value.slice(Math.max(0, (match.index ?? 0) - 4), (match.index ?? 0) + 1).endsWith("node:")) continue
+    if (path.split("/").every((segment) => segment.length <= 1)) continue
     found.push(path)
   }
   return found
@@ -56,7 +67,8 @@ const sentencesMatching = (value: string, pattern: RegExp): ReadonlyArray<string
   value
     .split(/(?<=[.!?])\s+|\n+/)
     .map((sentence) => sentence.trim())
-    .filter((sentence) => sentence.length > 0 && pattern.test(sentence))
+    // A sentence that only opens a list ("Plan:") says nothing once the list is gone.
+    .filter((sentence) => sentence.length > 0 && !sentence.endsWith(":") && pattern.test(sentence))
 
 const unique = (values: ReadonlyArray<string>): ReadonlyArray<string> => [...new Set(values)]
 
@@ -123,11 +135,26 @@ export const extract = (
       const outcome =
         result.content.trim().length === 0 ? "no output" : oneLine(firstMeaningfulLine(result.content), 120)
       tools.push(`${name}${args} → ${failed ? "error" : "ok"}: ${outcome}`)
-      if (failed) errors.push(`${name}: ${oneLine(firstMeaningfulLine(result.content), 200)}`)
+      if (failed) errors.push(`${name}: ${oneLine(failureLine(result.content), 200)}`)
       files.push(...pathsIn(result.content).slice(0, 20))
     }
   }
   const firstRequest = requests[0]
+  // A previous summary of our own format is merged section by section (its items first, so the oldest
+  // drop first under the cap); anything else is carried over as opaque text. Merging, not nesting:
+  // nested carry-overs repeated the goal once per roll and buried the oldest items deepest.
+  const previous = previousSummary === null ? null : parse(previousSummary)
+  if (previous !== null) {
+    return {
+      goal: goal ?? previous.goal ?? firstRequest ?? null,
+      earlier: previous.earlier,
+      requests: unique([...previous.requests, ...requests]),
+      decisions: unique([...previous.decisions, ...decisions]),
+      tools: [...previous.tools, ...tools],
+      files: unique([...previous.files, ...files]),
+      errors: unique([...previous.errors, ...errors])
+    }
+  }
   return {
     goal: goal ?? (firstRequest === undefined && previousSummary !== null ? null : (firstRequest ?? null)),
     earlier: previousSummary,
@@ -143,6 +170,66 @@ const section = (title: string, items: ReadonlyArray<string>): string =>
   items.length === 0 ? "" : `\n## ${title}\n${items.map((item) => `- ${item}`).join("\n")}\n`
 
 const title = "# Summary of earlier conversation"
+
+const listSections = {
+  "User requests": "requests",
+  Decisions: "decisions",
+  "Files touched": "files",
+  "Tool calls and outcomes": "tools",
+  Errors: "errors"
+} as const satisfies Record<string, keyof Sections>
+
+/**
+ * Read a summary this module rendered back into its sections; `null` for any other text (an LLM's
+ * summary, a seam), which is then carried over whole. A summary of the older, nested format (an
+ * "Earlier (carried over)" section holding a whole summary) flattens: its repeated sections merge.
+ */
+export const parse = (summary: string): Sections | null => {
+  const trimmed = summary.trim()
+  if (!trimmed.startsWith(title)) return null
+  const lists: Record<(typeof listSections)[keyof typeof listSections], Array<string>> = {
+    requests: [],
+    decisions: [],
+    files: [],
+    tools: [],
+    errors: []
+  }
+  const goalLines: Array<string> = []
+  let goalsSeen = 0
+  const earlier: Array<string> = []
+  let current: string | null = null
+  for (const line of trimmed.slice(title.length).split("\n")) {
+    const heading = /^## (.+)$/.exec(line)
+    if (heading !== null) {
+      const name = heading[1] ?? ""
+      if (name !== "Goal" && name !== "Earlier (carried over)" && !(name in listSections)) return null
+      current = name
+      if (name === "Goal") goalsSeen++
+      continue
+    }
+    if (line.trim().length === 0) continue
+    if (current === null) return null
+    if (current === "Goal") {
+      // A nested summary repeats the goal; the first one is the oldest.
+      if (goalsSeen === 1) goalLines.push(line)
+    } else if (current === "Earlier (carried over)") {
+      if (line.trim() !== title) earlier.push(line)
+    } else {
+      const key = listSections[current as keyof typeof listSections]
+      if (!line.startsWith("- ")) return null
+      lists[key].push(line.slice(2))
+    }
+  }
+  return {
+    goal: goalLines.length === 0 ? null : goalLines.join("\n"),
+    earlier: earlier.length === 0 ? null : earlier.join("\n"),
+    requests: unique(lists.requests),
+    decisions: unique(lists.decisions),
+    tools: lists.tools,
+    files: unique(lists.files),
+    errors: unique(lists.errors)
+  }
+}
 
 /** A carried-over summary without its own title line, so titles do not pile up as summaries roll. */
 const withoutTitle = (summary: string): string => {
