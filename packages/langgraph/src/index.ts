@@ -1,1 +1,7 @@
-export {}
+/**
+ * @ctxlog/langgraph — LangGraph.js on the ctxlog event log.
+ *
+ * @since 0.5.0
+ */
+export { CtxlogSaver, type CtxlogSaverOptions, type SaverWork } from "./CtxlogSaver.js"
+export { InvalidCheckpointConfig, SaverClosed, SerializationFailed } from "./SaverError.js"
