@@ -1,0 +1,253 @@
+import { EventCodec, EventLog, Validation } from "@ctxlog/core"
+import * as Chunk from "effect/Chunk"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Stream from "effect/Stream"
+import * as Redaction from "../Redaction.js"
+import type { StoreShared } from "./storeShared.js"
+
+interface EventRow {
+  readonly global_position: number
+  readonly event_id: string
+  readonly stream_id: string
+  readonly stream_version: number
+  readonly type: string
+  readonly schema_version: number
+  readonly data: string
+  readonly metadata: unknown
+  readonly recorded_at: number
+  readonly hash: string
+}
+
+const metadataOf = (raw: unknown): EventLog.EventMetadata => {
+  let value: unknown = raw
+  if (typeof raw === "string") {
+    try {
+      value = JSON.parse(raw)
+    } catch {
+      return {}
+    }
+  }
+  if (typeof value !== "object" || value === null) return {}
+  const field = (name: string): unknown => Reflect.get(value, name)
+  const causationId = field("causationId")
+  const correlationId = field("correlationId")
+  const turn = field("turn")
+  const actor = field("actor")
+  return {
+    ...(typeof causationId === "string" ? { causationId } : {}),
+    ...(typeof correlationId === "string" ? { correlationId } : {}),
+    ...(typeof turn === "number" ? { turn } : {}),
+    ...(typeof actor === "string" ? { actor } : {})
+  }
+}
+
+const envelopeOf = (row: EventRow) =>
+  Effect.map(
+    EventCodec.decode(
+      { type: row.type, schemaVersion: row.schema_version, data: row.data },
+      { stream: row.stream_id, version: row.stream_version }
+    ),
+    (event): EventLog.Envelope => ({
+      stream: row.stream_id,
+      version: row.stream_version,
+      position: row.global_position,
+      eventId: row.event_id,
+      type: event._tag,
+      schemaVersion: row.schema_version,
+      event,
+      data: row.data,
+      metadata: metadataOf(row.metadata),
+      recordedAt: row.recorded_at,
+      hash: row.hash
+    })
+  )
+
+const eventColumns = [
+  "global_position",
+  "event_id",
+  "stream_id",
+  "stream_version",
+  "type",
+  "schema_version",
+  "data",
+  "metadata",
+  "recorded_at",
+  "hash"
+] as const
+
+/** The event log of a durable store: append (validated, redacted, encoded once, chained), reads, listings. */
+export const make = (shared: StoreShared): EventLog.EventLog.Service => {
+  const { backend, options, owner: scope, visible, projection } = shared
+  const { redactor } = options
+  let catchingUp = false
+
+  const append: EventLog.EventLog.Service["append"] = (stream, events, expected, metadata = {}) =>
+    Effect.gen(function* () {
+      yield* Validation.checkAppend(stream, events, metadata)
+      // Redact before encoding: the stored bytes, the hash chain and the index only see redacted text.
+      // Each event is encoded once; those bytes are hashed and stored, and the recall projection reads
+      // them back later (nothing is decoded on this path).
+      const redacted = events.map((event) => Redaction.redactValue(redactor, event))
+      const stored = yield* EventCodec.encodeAll(redacted)
+      const now = yield* Clock.currentTimeMillis
+      const result = yield* backend.append({
+        stream,
+        expected,
+        ids: events.map((event) => event.id),
+        stored,
+        metadata: JSON.stringify(Redaction.redactValue(redactor, { ...metadata, recordedAt: now })),
+        now,
+        ...(options.hmacKey === undefined ? {} : { key: options.hmacKey }),
+        owner: scope
+      })
+      if (result.written > 0) shared.appendedBytes.add(stream, stored)
+      // The recall index catches up after commit: before each query, and once a whole batch waits, in a
+      // background fiber of the layer's scope (it runs while the caller waits on something else, e.g. the
+      // model), so the backlog a query may find stays bounded and the append does not wait for it.
+      if (
+        !catchingUp &&
+        result.lastPosition !== undefined &&
+        result.lastPosition - projection.known() >= options.recallBatch
+      ) {
+        catchingUp = true
+        yield* Effect.forkIn(
+          projection.catchUp.pipe(
+            Effect.catchAll((error) => Effect.logWarning(`recall index not caught up after append: ${error.message}`)),
+            Effect.ensuring(
+              Effect.sync(() => {
+                catchingUp = false
+              })
+            )
+          ),
+          options.scope
+        )
+      }
+      // A caller that keeps a window (ContextService) folds what the log holds: when a rule redacted
+      // something (rare), the events as stored, decoded from their bytes.
+      if (result.written === 0 || redacted.every((event, index) => event === events[index])) return result
+      const decoded = yield* Effect.forEach(stored, (record) => EventCodec.decode(record, { stream })).pipe(
+        Effect.mapError(
+          (error) =>
+            new EventLog.StoreError({
+              operation: "append",
+              detail: `a redacted event no longer decodes: ${error.message}`
+            })
+        )
+      )
+      return { ...result, stored: decoded }
+    })
+
+  const readVisible: EventLog.EventLog.Service["read"] = (stream, readOptions = {}) =>
+    Stream.paginateChunkEffect(Math.max(1, readOptions.from ?? 1), (from) =>
+      Effect.gen(function* () {
+        const rows = yield* backend.query("read", (db) => {
+          let query = db
+            .selectFrom("events")
+            .select(eventColumns)
+            .where("stream_id", "=", stream)
+            .where("stream_version", ">=", from)
+          if (readOptions.to !== undefined) query = query.where("stream_version", "<=", readOptions.to)
+          return query.orderBy("stream_version").limit(options.pageSize).execute()
+        })
+        const envelopes = yield* Effect.forEach(rows, envelopeOf)
+        const last = rows[rows.length - 1]
+        return [
+          Chunk.unsafeFromArray(envelopes),
+          rows.length === options.pageSize && last !== undefined ? Option.some(last.stream_version + 1) : Option.none()
+        ] as const
+      })
+    )
+
+  // A scoped store reads another owner's stream as an empty one (checked once, before the first page).
+  const read: EventLog.EventLog.Service["read"] = (stream, readOptions) =>
+    scope === undefined
+      ? readVisible(stream, readOptions)
+      : Stream.unwrap(Effect.map(visible(stream), (seen) => (seen ? readVisible(stream, readOptions) : Stream.empty)))
+
+  const readAll: EventLog.EventLog.Service["readAll"] = (readOptions = {}) =>
+    Stream.paginateChunkEffect(
+      { after: readOptions.after ?? 0, remaining: readOptions.limit ?? Number.POSITIVE_INFINITY },
+      ({ after, remaining }) =>
+        Effect.gen(function* () {
+          const size = Math.min(options.pageSize, remaining)
+          if (size <= 0) return [Chunk.empty<EventLog.Envelope>(), Option.none()] as const
+          const rows = yield* backend.query("read all", (db) => {
+            const base = db.selectFrom("events").select(eventColumns).where("global_position", ">", after)
+            return (
+              scope === undefined
+                ? base
+                : base.where(
+                    "stream_id",
+                    "in",
+                    db.selectFrom("stream_owners").select("stream_id").where("owner", "=", scope)
+                  )
+            )
+              .orderBy("global_position")
+              .limit(size)
+              .execute()
+          })
+          const envelopes = yield* Effect.forEach(rows, envelopeOf)
+          const last = rows[rows.length - 1]
+          return [
+            Chunk.unsafeFromArray(envelopes),
+            rows.length === size && last !== undefined && remaining - size > 0
+              ? Option.some({ after: last.global_position, remaining: remaining - size })
+              : Option.none()
+          ] as const
+        })
+    )
+
+  const version: EventLog.EventLog.Service["version"] = (stream) =>
+    backend
+      .query("version", (db) =>
+        (scope === undefined
+          ? db.selectFrom("streams").select("streams.version")
+          : db
+              .selectFrom("streams")
+              .innerJoin("stream_owners", "stream_owners.stream_id", "streams.stream_id")
+              .select("streams.version")
+              .where("stream_owners.owner", "=", scope)
+        )
+          .where("streams.stream_id", "=", stream)
+          .executeTakeFirst()
+      )
+      .pipe(Effect.map((row) => row?.version ?? 0))
+
+  const streams: EventLog.EventLog.Service["streams"] = () =>
+    backend
+      .query("list streams", (db) => {
+        const base = db
+          .selectFrom("streams")
+          .select(["streams.stream_id", "streams.version", "streams.created_at", "streams.updated_at"])
+          .where("streams.version", ">", 0)
+        return (
+          scope === undefined
+            ? base
+            : base.where(
+                "streams.stream_id",
+                "in",
+                db
+                  .selectFrom("stream_owners")
+                  .select("stream_owners.stream_id")
+                  .where("stream_owners.owner", "=", scope)
+              )
+        )
+          .orderBy("streams.created_at")
+          .orderBy("streams.stream_id")
+          .execute()
+      })
+      .pipe(
+        Effect.map((rows) =>
+          rows.map((row) => ({
+            stream: row.stream_id,
+            version: row.version,
+            createdAt: row.created_at,
+            updatedAt: row.updated_at
+          }))
+        )
+      )
+
+  return { append, read, readAll, version, streams }
+}

@@ -1,0 +1,247 @@
+import { EventLog } from "@ctxlog/core"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import { sql } from "kysely"
+import * as RecallIndex from "../RecallIndex.js"
+import type { SearchFilter } from "./backend.js"
+import { chunk, mentions } from "./indexing.js"
+import { terms } from "./search.js"
+import type { StoreShared } from "./storeShared.js"
+
+/** The recall index of a durable store: owners, full-text search, documents and facts. */
+export const make = (shared: StoreShared): RecallIndex.RecallIndex.Service => {
+  const { backend, options, owner: scope, foreignOwner, projection } = shared
+  const { redactor } = options
+
+  const filterOf = (request: RecallIndex.SearchRequest): SearchFilter => {
+    const kinds = request.kinds ?? RecallIndex.recallableKinds
+    switch (request.scope._tag) {
+      case "Stream":
+        return {
+          source: "message",
+          stream: request.scope.stream,
+          kinds,
+          ...(scope === undefined ? {} : { owner: scope })
+        }
+      case "Owner":
+        return {
+          source: "message",
+          owner: request.scope.owner,
+          kinds,
+          ...(request.scope.except === undefined ? {} : { excludeStream: request.scope.except })
+        }
+      case "Documents":
+        return { source: "document", owner: request.scope.owner }
+    }
+  }
+
+  return {
+    setOwner: (stream, owner) =>
+      Effect.gen(function* () {
+        if (foreignOwner(owner)) {
+          return yield* new EventLog.StoreError({
+            operation: "set owner",
+            detail: `this store acts for owner "${scope}"; it cannot give stream "${stream}" to "${owner}"`
+          })
+        }
+        // Set once: a different owner afterwards is refused, never a silent change. A scoped store may
+        // claim a stream without events only (as its appends do).
+        const current = yield* backend.query("set owner", async (db) => {
+          await db
+            .insertInto("stream_owners")
+            .columns(["stream_id", "owner"])
+            .expression(() => {
+              const row = db.selectNoFrom([
+                sql<string>`cast(${stream} as text)`.as("stream_id"),
+                sql<string>`cast(${owner} as text)`.as("owner")
+              ])
+              // SQLite needs a WHERE on INSERT … SELECT … ON CONFLICT (the parser is otherwise ambiguous).
+              return scope === undefined
+                ? row.where(sql<boolean>`1 = 1`)
+                : row.where(({ exists, not, selectFrom }) =>
+                    not(
+                      exists(
+                        selectFrom("streams")
+                          .select("streams.stream_id")
+                          .where("streams.stream_id", "=", stream)
+                          .where("streams.version", ">", 0)
+                      )
+                    )
+                  )
+            })
+            .onConflict((conflict) => conflict.column("stream_id").doNothing())
+            .execute()
+          const row = await db
+            .selectFrom("stream_owners")
+            .select("owner")
+            .where("stream_id", "=", stream)
+            .executeTakeFirst()
+          return row?.owner ?? null
+        })
+        if (current !== owner) {
+          return yield* new EventLog.OwnerMismatch({ stream, requested: owner, current })
+        }
+      }),
+    ownerOf: (stream) =>
+      backend
+        .query("read owner", (db) =>
+          db.selectFrom("stream_owners").select("owner").where("stream_id", "=", stream).executeTakeFirst()
+        )
+        .pipe(Effect.map((row) => Option.filter(Option.fromNullable(row?.owner), (owner) => !foreignOwner(owner)))),
+    streamsOf: (owner) =>
+      foreignOwner(owner)
+        ? Effect.succeed([])
+        : projection.catchUp.pipe(
+            Effect.zipRight(
+              backend
+                .query("list streams of owner", (db) =>
+                  db
+                    .selectFrom("streams")
+                    .innerJoin("stream_owners", "stream_owners.stream_id", "streams.stream_id")
+                    .select([
+                      "streams.stream_id",
+                      "streams.version",
+                      "streams.created_at",
+                      "streams.updated_at",
+                      "stream_owners.owner"
+                    ])
+                    .where("stream_owners.owner", "=", owner)
+                    .where("streams.version", ">", 0)
+                    .orderBy("streams.updated_at", "desc")
+                    .orderBy("streams.stream_id")
+                    .execute()
+                )
+                .pipe(
+                  Effect.map((rows) =>
+                    rows.map((row) => ({
+                      stream: row.stream_id,
+                      version: row.version,
+                      createdAt: row.created_at,
+                      updatedAt: row.updated_at,
+                      owner: row.owner
+                    }))
+                  )
+                )
+            )
+          ),
+    search: (request) =>
+      request.scope._tag !== "Stream" && foreignOwner(request.scope.owner)
+        ? Effect.succeed([])
+        : Effect.zipRight(
+            projection.catchUp,
+            backend.search(terms(request.query), filterOf(request), request.limit ?? 20)
+          ).pipe(
+            Effect.map((rows) =>
+              rows.map(
+                (row): RecallIndex.SearchHit => ({
+                  source: row.source === "document" ? "document" : "message",
+                  stream: row.stream_id ?? undefined,
+                  ref: row.ref,
+                  documentId: row.document_id ?? undefined,
+                  kind: row.kind,
+                  role: row.role,
+                  text: row.text,
+                  tokens: row.tokens,
+                  position: row.global_position ?? undefined,
+                  score: row.score
+                })
+              )
+            )
+          ),
+    ingestDocument: (owner, documentId, text) =>
+      Effect.gen(function* () {
+        const invalid = (detail: string) => new RecallIndex.InvalidDocument({ owner, documentId, detail })
+        if (owner.trim() === "") return yield* invalid("the owner is empty")
+        if (foreignOwner(owner)) return yield* invalid(`this store acts for owner "${scope}" only`)
+        if (documentId.trim() === "") return yield* invalid("the document id is empty")
+        const chunks = chunk(redactor.redact(text), options.chunkChars)
+        if (chunks.length === 0) return yield* invalid("the text is empty")
+        const now = yield* Clock.currentTimeMillis
+        return yield* backend.transact("ingest document", (tx) =>
+          Effect.gen(function* () {
+            yield* tx.removeDocument(owner, documentId)
+            for (const [index, body] of chunks.entries()) {
+              yield* tx.indexEntry({
+                source: "document",
+                stream_id: null,
+                owner,
+                ref: String(index),
+                document_id: documentId,
+                kind: "document_rag",
+                role: "system",
+                text: body,
+                // An estimate: FullTextRecall recounts hits with the TokenCounter in use.
+                tokens: Math.ceil(body.length / 4),
+                global_position: null,
+                created_at: now
+              })
+            }
+            return { chunks: chunks.length }
+          })
+        )
+      }),
+    factsFor: (factScope, text, limit = 20) =>
+      factScope._tag === "Owner" && foreignOwner(factScope.owner)
+        ? Effect.succeed([])
+        : projection.catchUp.pipe(
+            Effect.zipRight(
+              backend
+                .query("read facts", (db) => {
+                  const base = db
+                    .selectFrom("facts")
+                    .select([
+                      "facts.stream_id",
+                      "facts.event_id",
+                      "facts.subject",
+                      "facts.predicate",
+                      "facts.object",
+                      "facts.source_message_id",
+                      "facts.global_position"
+                    ])
+                  const owned = base.innerJoin("stream_owners", "stream_owners.stream_id", "facts.stream_id")
+                  return (
+                    factScope._tag === "Owner"
+                      ? owned.where("stream_owners.owner", "=", factScope.owner)
+                      : scope === undefined
+                        ? base.where("facts.stream_id", "=", factScope.stream)
+                        : owned.where("facts.stream_id", "=", factScope.stream).where("stream_owners.owner", "=", scope)
+                  )
+                    .orderBy("facts.global_position", "desc")
+                    .execute()
+                })
+                .pipe(
+                  Effect.map((rows) => {
+                    const seen = new Set<string>()
+                    const hits: Array<RecallIndex.FactHit> = []
+                    for (const row of rows) {
+                      const key = JSON.stringify([
+                        row.subject.toLowerCase(),
+                        row.predicate.toLowerCase(),
+                        row.object.toLowerCase()
+                      ])
+                      if (seen.has(key)) continue
+                      const count = (mentions(text, row.subject) ? 1 : 0) + (mentions(text, row.object) ? 1 : 0)
+                      if (count === 0) continue
+                      seen.add(key)
+                      hits.push({
+                        stream: row.stream_id,
+                        subject: row.subject,
+                        predicate: row.predicate,
+                        object: row.object,
+                        sourceMessageId: row.source_message_id ?? undefined,
+                        eventId: row.event_id,
+                        position: row.global_position,
+                        mentions: count
+                      })
+                    }
+                    // Stable: equal mention counts keep newest-first order.
+                    return hits.sort((a, b) => b.mentions - a.mentions).slice(0, limit)
+                  })
+                )
+            )
+          ),
+    catchUp: () => projection.catchUp,
+    rebuild: () => projection.rebuild
+  }
+}

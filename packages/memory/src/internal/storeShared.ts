@@ -1,0 +1,95 @@
+import type { EventCodec, EventHash, EventLog } from "@ctxlog/core"
+import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
+import type * as Redaction from "../Redaction.js"
+import type { Backend } from "./backend.js"
+import * as RecallProjection from "./recallProjection.js"
+
+/** Options shared by both dialects. */
+export interface StoreOptions {
+  readonly redactor: Redaction.Redactor
+  /** Rows read per query when streaming events. */
+  readonly pageSize: number
+  /** Largest document chunk, in characters. */
+  readonly chunkChars: number
+  /** Events the recall projection indexes per transaction. */
+  readonly recallBatch: number
+  /** Where background catch-ups of the recall index run (closed with the store). */
+  readonly scope: Scope.Scope
+  /** The HMAC key events are chained and snapshots sealed with (absent: unkeyed). */
+  readonly hmacKey?: EventHash.ChainKey
+  /**
+   * The owner (tenant) this store acts for: appends record it on new streams and refuse other owners'
+   * streams; listings, reads, snapshots and recall see only this owner's streams. Undefined: every stream.
+   */
+  readonly owner?: string | undefined
+}
+
+/** Event-data bytes this process appended per stream (the snapshot policy's size trigger), bounded. */
+export interface AppendedBytes {
+  readonly add: (stream: string, stored: ReadonlyArray<EventCodec.StoredEvent>) => void
+  readonly get: (stream: string) => number
+  readonly forget: (stream: string) => void
+}
+
+/**
+ * What the four services of a store share: the dialect backend, the options, the owner scope, the recall
+ * projection and the appended-bytes counter. Built once per store; each service module takes it.
+ */
+export interface StoreShared {
+  readonly backend: Backend
+  readonly options: StoreOptions
+  /** The owner this store acts for (undefined: every stream). */
+  readonly owner: string | undefined
+  /** `stream` is visible to this store: always unscoped; scoped, only when its owner row names the scope. */
+  readonly visible: (stream: string) => Effect.Effect<boolean, EventLog.StoreError>
+  /** A scoped store asked about another owner: answers as if that owner had nothing. */
+  readonly foreignOwner: (owner: string) => boolean
+  readonly projection: RecallProjection.RecallProjection
+  readonly appendedBytes: AppendedBytes
+}
+
+const appendedBytesCounter = (): AppendedBytes => {
+  const bytes = new Map<string, number>()
+  return {
+    add: (stream, stored) => {
+      let total = bytes.get(stream) ?? 0
+      for (const record of stored) total += record.data.length
+      bytes.delete(stream)
+      bytes.set(stream, total)
+      if (bytes.size > 10_000) {
+        const oldest = bytes.keys().next()
+        if (oldest.done !== true) bytes.delete(oldest.value)
+      }
+    },
+    get: (stream) => bytes.get(stream) ?? 0,
+    forget: (stream) => {
+      bytes.delete(stream)
+    }
+  }
+}
+
+/** The shared part of a store over a dialect backend. */
+export const make = (backend: Backend, options: StoreOptions): StoreShared => {
+  const owner = options.owner
+  return {
+    backend,
+    options,
+    owner,
+    visible: (stream) =>
+      owner === undefined
+        ? Effect.succeed(true)
+        : backend.query("read owner", (db) =>
+            db
+              .selectFrom("stream_owners")
+              .select("owner")
+              .where("stream_id", "=", stream)
+              .where("owner", "=", owner)
+              .executeTakeFirst()
+              .then((row) => row !== undefined)
+          ),
+    foreignOwner: (other) => owner !== undefined && other !== owner,
+    projection: RecallProjection.make(backend, { batchSize: options.recallBatch }),
+    appendedBytes: appendedBytesCounter()
+  }
+}
