@@ -1,6 +1,6 @@
 // The cycle check of `pnpm check` (scripts/cycles.mjs) on temporary files: a cycle of value imports
 // fails it; a cycle closed only by type imports (`import type`, `export type`, an inline `type`
-// specifier) passes. Run with `node --test scripts/`.
+// specifier) passes. Run with `pnpm test:scripts` (`node --test scripts/*.test.mjs`).
 import assert from "node:assert/strict"
 import { spawnSync } from "node:child_process"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"

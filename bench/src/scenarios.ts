@@ -4,8 +4,9 @@ import { createHash, randomUUID } from "node:crypto"
 import { readdirSync, readFileSync } from "node:fs"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
-import { Budget, DeferredSummaries, TaskGoalRefresh, TemplateCompactor, TieredCompaction } from "@ctxlog/compaction"
+import { DeferredSummaries, TaskGoalRefresh, TemplateCompactor, TieredCompaction } from "@ctxlog/compaction"
 import {
+  Budget,
   Compactor,
   ContextService,
   Decide,

@@ -5,10 +5,18 @@
  *
  * @since 0.1.0
  */
-import { Compactor, ContextService, type EventLog, Message, TokenCounter, Window, type WindowEvent } from "@ctxlog/core"
+import {
+  Budget,
+  Compactor,
+  ContextService,
+  type EventLog,
+  Message,
+  TokenCounter,
+  Window,
+  type WindowEvent
+} from "@ctxlog/core"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import * as Budget from "./Budget.js"
 import { by } from "./internal/metadata.js"
 import { unseenToolCallIds } from "./internal/unseen.js"
 

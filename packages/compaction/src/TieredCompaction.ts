@@ -25,7 +25,9 @@
  * @since 0.1.0
  */
 import {
+  Budget,
   Compactor,
+  CompressionPlan,
   ContextService,
   type EventLog,
   type Message,
@@ -36,26 +38,64 @@ import {
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import * as Budget from "./Budget.js"
+import * as Schema from "effect/Schema"
 import * as CompactionStatus from "./CompactionStatus.js"
-import * as CompressionPlan from "./CompressionPlan.js"
 import * as DeferredSummaries from "./DeferredSummaries.js"
 import { runCounted } from "./internal/metadata.js"
 import { summarize } from "./internal/summarize.js"
-import { type Failure, type Hooks, InvalidConfig, type Result, type Summarized } from "./internal/types.js"
 import * as TemplateCompactor from "./TemplateCompactor.js"
 import * as ToolOutputPruning from "./ToolOutputPruning.js"
 
 /** What a compaction step did. @since 0.1.0 */
-export type { Result } from "./internal/types.js"
-/** Everything a compaction can fail with. @since 0.1.0 */
-export type { Failure } from "./internal/types.js"
+export type Result =
+  | { readonly _tag: "NoChange"; readonly reason: string; readonly window: Window.Window }
+  | {
+      readonly _tag: "SoftCompacted"
+      readonly window: Window.Window
+      readonly events: ReadonlyArray<WindowEvent.WindowEvent>
+    }
+  | {
+      readonly _tag: "Compacted"
+      readonly tier: WindowEvent.CompactionTier
+      readonly window: Window.Window
+      readonly events: ReadonlyArray<WindowEvent.WindowEvent>
+      readonly summary: Message.Message
+    }
+
 /** What a summarization ends in. @since 0.1.0 */
-export type { Summarized } from "./internal/types.js"
-/** Optional hooks of `compactContext`, called in this order: archive → summarize → probe → finalize → persist. @since 0.1.0 */
-export type { Hooks } from "./internal/types.js"
+export type Summarized = Extract<Result, { readonly _tag: "NoChange" | "Compacted" }>
+
 /** A compaction setting is out of range; nothing was written. @since 0.1.0 */
-export { InvalidConfig } from "./internal/types.js"
+export class InvalidConfig extends Schema.TaggedError<InvalidConfig>()("InvalidConfig", {
+  field: Schema.String,
+  value: Schema.Unknown,
+  detail: Schema.String
+}) {
+  override get message(): string {
+    return `compaction config: ${this.field} = ${JSON.stringify(this.value)}: ${this.detail}`
+  }
+}
+
+/** Everything a compaction can fail with. @since 0.1.0 */
+export type Failure = ContextService.LogError | Compactor.CompactionError | InvalidConfig
+
+/** Optional hooks of `compactContext`, called in this order: archive → summarize → probe → finalize → persist. @since 0.1.0 */
+export interface Hooks {
+  /** Before anything else: keep the messages that will leave somewhere else (they stay in the log anyway). */
+  readonly archive?: (plan: CompressionPlan.Plan) => Effect.Effect<void, Compactor.CompactionError>
+  /** Replaces the `Compactor` for this call. */
+  readonly summarize?: (
+    input: Compactor.CompactionInput
+  ) => Effect.Effect<Compactor.CompactionOutput, Compactor.CompactionError>
+  /** Checks the summary; failing rejects it (recorded as `CompactionFailed`). */
+  readonly probe?: (summary: string, plan: CompressionPlan.Plan) => Effect.Effect<void, Compactor.CompactionError>
+  /** Last edit of the summary text before it is appended. */
+  readonly finalize?: (summary: string) => Effect.Effect<string, Compactor.CompactionError>
+  /** After the `Compacted` event is in the log. */
+  readonly persist?: (
+    result: Extract<Result, { readonly _tag: "Compacted" }>
+  ) => Effect.Effect<void, Compactor.CompactionError>
+}
 
 /** Token pressure on a window. @since 0.1.0 */
 export type Pressure = "None" | "Soft" | "Hard"

@@ -5,13 +5,21 @@
  * @since 0.1.0
  */
 
-/** The token budget every decision uses. @since 0.1.0 */
+/**
+ * The token budget every decision uses.
+ * @since 0.1.0
+ * @deprecated Moved to `@ctxlog/core` (`Budget`); this alias stays for one minor version.
+ */
 export * as Budget from "./Budget.js"
 /** Optional progress reports of compaction. @since 0.1.0 */
 export * as CompactionStatus from "./CompactionStatus.js"
 /** A conversation memory that compacts, with its state in events. @since 0.1.0 */
 export * as CompactingMemory from "./CompactingMemory.js"
-/** What a compaction removes and summarizes. @since 0.1.0 */
+/**
+ * What a compaction removes and summarizes.
+ * @since 0.1.0
+ * @deprecated Moved to `@ctxlog/core` (`CompressionPlan`); this alias stays for one minor version.
+ */
 export * as CompressionPlan from "./CompressionPlan.js"
 /** Deferred tool-pair summaries. @since 0.1.0 */
 export * as DeferredSummaries from "./DeferredSummaries.js"

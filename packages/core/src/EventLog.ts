@@ -12,11 +12,20 @@
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import type * as Stream from "effect/Stream"
+import type { EventDecodeError, EventEncodeError } from "./EventCodec.js"
+import type { ChainKey } from "./EventHash.js"
+import type {
+  ConcurrencyConflict,
+  DuplicateEventIds,
+  ExpectedVersion,
+  OwnerMismatch,
+  StoreError
+} from "./EventLogError.js"
 import * as appendRules from "./internal/appendRules.js"
 import * as memory from "./internal/memoryEventLog.js"
-import type { ChainKey } from "./EventHash.js"
-import type { EventLogService } from "./internal/eventLogTypes.js"
-import type { ExpectedVersion, ConcurrencyConflict, DuplicateEventIds } from "./internal/logErrors.js"
+import type { InvalidInput } from "./Validation.js"
+import type { WindowEvent } from "./WindowEvent.js"
 
 export {
   ConcurrencyConflict,
@@ -25,24 +34,103 @@ export {
   OwnerMismatch,
   StoreError,
   TamperDetected
-} from "./internal/logErrors.js"
-export type {
-  AppendResult,
-  Envelope,
-  EventMetadata,
-  ReadAllOptions,
-  ReadOptions,
-  StreamId,
-  StreamInfo
-} from "./internal/eventLogTypes.js"
+} from "./EventLogError.js"
+
+/** A stream (conversation) id. @since 0.1.0 */
+export type StreamId = string
+
+/** Who and why: stored beside each event. @since 0.1.0 */
+export interface EventMetadata {
+  readonly causationId?: string
+  readonly correlationId?: string
+  readonly turn?: number
+  readonly actor?: string
+}
+
+/** A stored event with its position in the log. @since 0.1.0 */
+export interface Envelope {
+  readonly stream: StreamId
+  readonly version: number
+  readonly position: number
+  readonly eventId: string
+  readonly type: WindowEvent["_tag"]
+  readonly schemaVersion: number
+  readonly event: WindowEvent
+  /** The stored JSON text of the event (the hashed bytes). */
+  readonly data: string
+  readonly metadata: EventMetadata
+  /** Epoch milliseconds, from the `Clock` of the writer. */
+  readonly recordedAt: number
+  readonly hash: string
+}
+
+/** What an append did. @since 0.1.0 */
+export interface AppendResult {
+  readonly stream: StreamId
+  /** The stream version after the append: pass it as `expected` next time. */
+  readonly nextExpectedVersion: number
+  /** Events written (0 for an empty batch or an idempotent retry). */
+  readonly written: number
+  /** Global position of the last event written, if any. */
+  readonly lastPosition: number | undefined
+  /**
+   * The stored hash of the last event written (where the next event's chain link starts); absent when
+   * nothing was written. Every backend reports it (the conformance suite checks); a window cached
+   * without it costs its next catch-up one more row.
+   */
+  readonly lastHash?: string
+  /**
+   * The events as stored, when the store changed what it was given (a redaction rule removed a secret);
+   * absent when the events were stored exactly as given. A caller that keeps a window folds these.
+   */
+  readonly stored?: ReadonlyArray<WindowEvent>
+}
+
+/** A stream and its activity. @since 0.1.0 */
+export interface StreamInfo {
+  readonly stream: StreamId
+  readonly version: number
+  readonly createdAt: number
+  readonly updatedAt: number
+}
+
+/** Options of a stream read. @since 0.1.0 */
+export interface ReadOptions {
+  /** First version to read (inclusive, default 1). */
+  readonly from?: number
+  /** Last version to read (inclusive). */
+  readonly to?: number
+}
+
+/** Options of a read across all streams. @since 0.1.0 */
+export interface ReadAllOptions {
+  /** Read events after this global position (exclusive, default 0). */
+  readonly after?: number
+  readonly limit?: number
+}
 
 /** Durable, append-only storage of window events. @since 0.1.0 */
 export class EventLog extends Context.Tag("@ctxlog/core/EventLog")<EventLog, EventLog.Service>() {}
 
 /** @since 0.1.0 */
 export declare namespace EventLog {
-  /** What an event log does: the methods are documented on `EventLogService`. @since 0.1.0 */
-  export type Service = EventLogService
+  /** What an event log does. @since 0.1.0 */
+  export interface Service {
+    readonly append: (
+      stream: StreamId,
+      events: ReadonlyArray<WindowEvent>,
+      expected: ExpectedVersion,
+      metadata?: EventMetadata
+    ) => Effect.Effect<
+      AppendResult,
+      ConcurrencyConflict | DuplicateEventIds | EventEncodeError | InvalidInput | OwnerMismatch | StoreError
+    >
+    readonly read: (stream: StreamId, options?: ReadOptions) => Stream.Stream<Envelope, StoreError | EventDecodeError>
+    readonly readAll: (options?: ReadAllOptions) => Stream.Stream<Envelope, StoreError | EventDecodeError>
+    /** Current version of a stream (0 when it has no events). */
+    readonly version: (stream: StreamId) => Effect.Effect<number, StoreError>
+    readonly streams: () => Effect.Effect<ReadonlyArray<StreamInfo>, StoreError>
+  }
 }
 
 /** Options of the in-memory log. @since 0.1.0 */
@@ -67,13 +155,26 @@ export const makeMemory: Effect.Effect<EventLog.Service> = Effect.suspend(() => 
  * @since 0.1.0
  */
 export const checkAppend: (
-  input: appendRules.AppendCheckInput
-) => Effect.Effect<appendRules.AppendDecision, ConcurrencyConflict | DuplicateEventIds> = appendRules.checkAppend
+  input: AppendCheckInput
+) => Effect.Effect<AppendDecision, ConcurrencyConflict | DuplicateEventIds> = appendRules.checkAppend
 
 /** Whether a stream at version `current` (0: no events) satisfies `expected`. @since 0.1.0 */
 export const matchesExpected: (current: number, expected: ExpectedVersion) => boolean = appendRules.matches
 
-/** @since 0.1.0 */
-export type AppendCheckInput = appendRules.AppendCheckInput
-/** @since 0.1.0 */
-export type AppendDecision = appendRules.AppendDecision
+/** What the append rules look at: the batch and what is stored. @since 0.1.0 */
+export interface AppendCheckInput {
+  readonly stream: string
+  /** Current stream version (0 when the stream has no events). */
+  readonly current: number
+  readonly expected: ExpectedVersion
+  /** Ids of the batch, in order. */
+  readonly ids: ReadonlyArray<string>
+  /** Where each already-stored id of the batch lives. Ids not stored are absent. */
+  readonly existing: ReadonlyMap<string, { readonly stream: string; readonly version: number }>
+}
+
+/** What the append rules decided: write from a version, an idempotent retry, or nothing. @since 0.1.0 */
+export type AppendDecision =
+  | { readonly _tag: "Write"; readonly firstVersion: number }
+  | { readonly _tag: "AlreadyWritten"; readonly lastVersion: number }
+  | { readonly _tag: "Nothing" }

@@ -9,7 +9,7 @@
  */
 import * as Schema from "effect/Schema"
 import { InjectedKind, JsonValue, Message } from "./Message.js"
-import { Calibration, Signal, Tokens } from "./internal/windowSchemas.js"
+import { Calibration, Signal, Tokens } from "./Window.js"
 
 /** An event id. @since 0.1.0 */
 export const EventId = Schema.String.pipe(Schema.minLength(1))

@@ -4,8 +4,12 @@
  * @since 0.1.0
  */
 
+/** The token budget every compaction, pruning and render decision uses. @since 0.1.0 */
+export * as Budget from "./Budget.js"
 /** Compactor port. @since 0.1.0 */
 export * as Compactor from "./Compactor.js"
+/** What a compaction removes and summarizes: the one planner. @since 0.1.0 */
+export * as CompressionPlan from "./CompressionPlan.js"
 /** The window operations façade. @since 0.1.0 */
 export * as ContextService from "./ContextService.js"
 /** Conversation memory port. @since 0.1.0 */

@@ -30,10 +30,11 @@ import type {
 } from "@ai-sdk/provider"
 import type { ModelMessage } from "ai"
 import * as Either from "effect/Either"
-import { type PromptMessage, Recorder, type RecorderOptions, refused } from "./internal/recorder.js"
+import type { CtxlogOptions } from "./CtxlogOptions.js"
+import { type PromptMessage, Recorder, refused } from "./internal/recorder.js"
 
 /** @since 0.1.0 */
-export { builderOf, defaultPolicy, type RecorderOptions as CtxlogOptions } from "./internal/recorder.js"
+export { builderOf, type CtxlogOptions, defaultPolicy } from "./CtxlogOptions.js"
 
 type Json = Message.JsonValue
 type JsonObject = { readonly [key: string]: Json }
@@ -176,7 +177,7 @@ export interface CtxlogMiddleware extends LanguageModelV3Middleware {
  * ```
  * @since 0.1.0
  */
-export const ctxlogMiddleware = (options: RecorderOptions): CtxlogMiddleware => {
+export const ctxlogMiddleware = (options: CtxlogOptions): CtxlogMiddleware => {
   const recorder = new Recorder(options)
   const policies = new WeakMap<LanguageModelV3CallOptions, TurnPolicy>()
   let lastPolicy: TurnPolicy | undefined
@@ -314,7 +315,7 @@ const resultText = (value: unknown): string => (typeof value === "string" ? valu
  * called no tools.
  * @since 0.1.0
  */
-export const ctxlogPrepareStep = (options: RecorderOptions): CtxlogSteps => {
+export const ctxlogPrepareStep = (options: CtxlogOptions): CtxlogSteps => {
   const recorder = new Recorder(options)
   let policy: TurnPolicy | undefined
   return {

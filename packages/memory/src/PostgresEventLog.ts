@@ -16,11 +16,12 @@ import type * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
 import type { DriverMissing } from "./Driver.js"
-import { build, type CommonOptions, type Services as LayerServices } from "./internal/layer.js"
+import { build, type CommonOptions } from "./internal/layer.js"
 import * as backend from "./internal/postgresBackend.js"
+import type * as SqliteEventLog from "./SqliteEventLog.js"
 
-/** What the layer provides: `EventLog`, `WindowRepository`, `SnapshotStore`, `RecallIndex`. @since 0.1.0 */
-export type Services = LayerServices
+/** What the layer provides: the services of every durable layer (`SqliteEventLog.Services`). @since 0.1.0 */
+export type Services = SqliteEventLog.Services
 
 /** Options of the PostgreSQL log. @since 0.1.0 */
 export interface Options extends CommonOptions {

@@ -13,18 +13,32 @@
  * @since 0.1.0
  */
 import { existsSync } from "node:fs"
-import type { EventLog } from "@ctxlog/core"
+import type { EventLog, WindowRepository } from "@ctxlog/core"
 import type * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import type { DriverMissing } from "./Driver.js"
-import { build, type CommonOptions, type Services as LayerServices } from "./internal/layer.js"
+import type { Erasure } from "./Erasure.js"
+import type { FileStore } from "./FileStore.js"
+import { build, type CommonOptions } from "./internal/layer.js"
 import * as backend from "./internal/sqliteBackend.js"
+import type { RecallIndex } from "./RecallIndex.js"
+import type { SnapshotStore } from "./SnapshotStore.js"
 
-/** What the layer provides: `EventLog`, `WindowRepository`, `SnapshotStore`, `RecallIndex`. @since 0.1.0 */
-export type Services = LayerServices
+/**
+ * What a durable layer provides (this one and `PostgresEventLog`'s): `EventLog`, `WindowRepository`,
+ * `SnapshotStore`, `RecallIndex`, `Erasure`, `FileStore`.
+ * @since 0.1.0
+ */
+export type Services =
+  | EventLog.EventLog
+  | WindowRepository.WindowRepository
+  | SnapshotStore
+  | RecallIndex
+  | Erasure
+  | FileStore
 
 /** Options of the SQLite log. @since 0.1.0 */
 export interface Options extends CommonOptions {

@@ -20,9 +20,9 @@ import * as anthropicRender from "./internal/anthropicRender.js"
 import * as renderCache from "./internal/renderCache.js"
 import * as serverContext from "./internal/serverContext.js"
 import * as common from "./internal/builderCommon.js"
-import type { BuildOptions, Built, CommonConfig, CtxBuilder } from "./internal/builderTypes.js"
+import type { BuildOptions, Built, CommonConfig, CtxBuilder } from "./CtxBuilder.js"
 import { fromWindow, slotsOf } from "./internal/sections.js"
-import type { AnthropicRequest } from "./internal/wire.js"
+import type { AnthropicRequest } from "./ProviderRequest.js"
 import * as RequestValidator from "./RequestValidator.js"
 
 /** Request shapes of the Anthropic Messages API. @since 0.1.0 */
@@ -40,7 +40,7 @@ export type {
   AnthropicToolResultBlock,
   AnthropicToolUseBlock,
   CacheControl
-} from "./internal/wire.js"
+} from "./ProviderRequest.js"
 
 /** Settings of the Anthropic strategy. @since 0.1.0 */
 export interface Config extends CommonConfig {

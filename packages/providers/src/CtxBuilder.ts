@@ -7,25 +7,117 @@
  *
  * @since 0.1.0
  */
+import type { Budget, CompressionPlan as Planner, LanguageModel, Message, Window, WindowEvent } from "@ctxlog/core"
+import type * as Either from "effect/Either"
 import * as AnthropicCtx from "./AnthropicCtx.js"
 import * as DefaultCtx from "./DefaultCtx.js"
-import type { CtxBuilder } from "./internal/builderTypes.js"
-import type { AnthropicRequest, ChatCompletionsRequest, ResponsesRequest } from "./internal/wire.js"
+import type { InvalidRequest } from "./InvalidRequest.js"
 import * as OllamaCtx from "./OllamaCtx.js"
 import * as OpenAICtx from "./OpenAICtx.js"
+import type { AnthropicRequest, ChatCompletionsRequest, ResponsesRequest } from "./ProviderRequest.js"
+import type * as Truncation from "./Truncation.js"
 
 /** Per-render options. @since 0.1.0 */
-export type { BuildOptions } from "./internal/builderTypes.js"
+export interface BuildOptions {
+  /** Replaces the window's identity partition for this render. */
+  readonly systemPrompt?: string
+  /** Prepended to the last user message only, so the cached prefix stays byte-stable. */
+  readonly turnReminder?: string
+  /** Tools the model may call. */
+  readonly tools?: ReadonlyArray<LanguageModel.ToolSpec>
+  readonly maxOutputTokens?: number
+  readonly temperature?: number
+  /**
+   * Context management the provider does on its side (Anthropic: `clearThinking`, `clearToolUses`, `memoryTool`;
+   * OpenAI Responses: `previousResponseId`, `store`, `compactThreshold`). Recorded in `PromptRendered`.
+   */
+  readonly serverContext?: WindowEvent.ServerContext
+}
+
 /** What a render holds, by the window's own token counts. @since 0.1.0 */
-export type { BuildStats } from "./internal/builderTypes.js"
+export interface BuildStats {
+  /** Tokens per partition, as the log counted them (the shape `PromptRendered` records). */
+  readonly tokens: Window.Tokens
+  /** A rough count of the tool schemas (the log does not count them). */
+  readonly toolTokens: number
+  /** A rough count of the turn reminder. */
+  readonly reminderTokens: number
+  /** `tokens.total + toolTokens`: the uncalibrated estimate of the prompt. */
+  readonly total: number
+  /** The prompt budget of this render: context window − output reserve − tool schemas − reminder. */
+  readonly budget: number
+  /** The model's context window after clamps ({@link CtxBuilder.ctxWindow}). */
+  readonly contextWindow: number
+  /** Tokens reserved for the answer: this render's output limit. */
+  readonly outputReserve: number
+  /** `cache_control` breakpoints placed (Anthropic only; 0 elsewhere). */
+  readonly cacheBreakpoints: number
+}
+
 /** A rendered request and its stats. @since 0.1.0 */
-export type { Built } from "./internal/builderTypes.js"
-/** History to fold into a summary: the compaction package's plan plus a transcript. @since 0.1.0 */
-export type { CompressionPlan } from "./internal/builderTypes.js"
+export interface Built<R> {
+  readonly request: R
+  readonly stats: BuildStats
+  /** The server-side context management the request asks for, when any (what `PromptRendered` records). */
+  readonly serverContext?: WindowEvent.ServerContext
+}
+
+/**
+ * History to fold into a summary: core's compaction plan (`CompressionPlan.Plan`, the one planner
+ * compaction uses too), plus the removed messages as a transcript.
+ * @since 0.1.0
+ */
+export interface CompressionPlan extends Planner.Plan {
+  /** The removed messages as a plain transcript, for a summarizer. */
+  readonly content: string
+  /** Tokens of the removed messages (`removedTokens`). */
+  readonly tokens: number
+}
+
 /** Renders windows for one provider. @since 0.1.0 */
-export type { CtxBuilder } from "./internal/builderTypes.js"
+export interface CtxBuilder<R> {
+  /** The strategy's name, e.g. `anthropic`. */
+  readonly name: string
+  readonly model: string
+  /** The model's context window after clamps (Ollama floors it at 4K). */
+  readonly ctxWindow: number
+  /** The output limit reserved when neither the render nor the config sets one (this provider's default, at most a quarter of the window). */
+  readonly defaultOutputReserve: number
+  readonly build: (window: Window.Window, options?: BuildOptions) => Either.Either<Built<R>, InvalidRequest>
+  /**
+   * The budget of a render with these options: the context window, the output reserve (the render's
+   * output limit, else the config's, else the provider default), the tool schemas and the reminder.
+   * Pass it to compaction (`TieredCompaction.Config.budget`) so every decision uses the same number.
+   */
+  readonly budget: (options?: BuildOptions) => Budget.Budget
+  /**
+   * Whether the window passed the compression threshold of the budget: by `exactTokens` (the prompt
+   * size from `ExactTokenCounter.countWindow`) when given, else by the calibrated estimate.
+   */
+  readonly needsCompression: (window: Window.Window, options?: BuildOptions, exactTokens?: number) => boolean
+  /** The oldest history to summarize so that at most `keepCeiling` tokens of history stay. */
+  readonly compressionPlan: (window: Window.Window, keepCeiling: number) => CompressionPlan
+  /**
+   * Head + tail truncation of a tool output: at most `toolOutputShare` of the budget (in tokens), or
+   * the configured per-tool character limits.
+   */
+  readonly truncateToolOutput: (result: Message.ToolResultPart, toolName: string) => Message.ToolResultPart
+}
+
 /** Settings every builder takes. @since 0.1.0 */
-export type { CommonConfig } from "./internal/builderTypes.js"
+export interface CommonConfig {
+  readonly model: string
+  /** The model's context window in tokens (defaults per provider). */
+  readonly contextWindow?: number
+  /** Share of the budget at which `needsCompression` turns true. Default 0.8. */
+  readonly compressionThreshold?: number
+  /** Character limits per tool; when absent the limit follows the budget (`toolOutputShare`). */
+  readonly toolOutputLimits?: Truncation.Limits
+  /** Share of the budget one tool output may take, in tokens (default per provider). */
+  readonly toolOutputShare?: number
+  /** Default `max_tokens` when the render does not say; also the output reserve of the budget. */
+  readonly maxOutputTokens?: number
+}
 
 /** Any request a builder renders. @since 0.1.0 */
 export type RenderedRequest = AnthropicRequest | ChatCompletionsRequest | ResponsesRequest

@@ -12,14 +12,14 @@ import * as Either from "effect/Either"
 import type { InvalidRequest } from "./InvalidRequest.js"
 import type { LanguageModel } from "@ctxlog/core"
 import * as common from "./internal/builderCommon.js"
-import type { BuildOptions, Built, CommonConfig, CtxBuilder } from "./internal/builderTypes.js"
+import type { BuildOptions, Built, CommonConfig, CtxBuilder } from "./CtxBuilder.js"
 import * as chatRender from "./internal/chatRender.js"
 import { fromWindow } from "./internal/sections.js"
-import type { ChatCompletionsRequest } from "./internal/wire.js"
+import type { ChatCompletionsRequest } from "./ProviderRequest.js"
 import * as RequestValidator from "./RequestValidator.js"
 
 /** Request shapes of the Chat Completions API. @since 0.1.0 */
-export type { ChatCompletionsRequest, ChatMessage, ChatTool, ChatToolCall } from "./internal/wire.js"
+export type { ChatCompletionsRequest, ChatMessage, ChatTool, ChatToolCall } from "./ProviderRequest.js"
 
 /** Settings of the generic strategy. @since 0.1.0 */
 export interface Config extends CommonConfig {}

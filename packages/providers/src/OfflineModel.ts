@@ -14,7 +14,7 @@ import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import type { RenderedRequest } from "./CtxBuilder.js"
-import type { ChatMessage, ResponsesInputItem } from "./internal/wire.js"
+import type { ChatMessage, ResponsesInputItem } from "./ProviderRequest.js"
 
 /** What the scripted model answers. @since 0.1.0 */
 export interface Reply {

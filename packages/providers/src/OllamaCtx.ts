@@ -11,8 +11,8 @@
  */
 import type { LanguageModel, Message } from "@ctxlog/core"
 import { makeChat } from "./DefaultCtx.js"
-import type { CommonConfig, CtxBuilder } from "./internal/builderTypes.js"
-import type { ChatCompletionsRequest } from "./internal/wire.js"
+import type { CommonConfig, CtxBuilder } from "./CtxBuilder.js"
+import type { ChatCompletionsRequest } from "./ProviderRequest.js"
 
 /** Settings of the Ollama strategy. @since 0.1.0 */
 export interface Config extends CommonConfig {

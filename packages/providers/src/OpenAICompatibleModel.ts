@@ -28,7 +28,7 @@ import {
 } from "./internal/modelClient.js"
 import * as openaiDecode from "./internal/openaiDecode.js"
 import { fromModelRequest, messagesOfRequest } from "./internal/sections.js"
-import type { ChatCompletionsRequest } from "./internal/wire.js"
+import type { ChatCompletionsRequest } from "./ProviderRequest.js"
 import { isReasoningModel } from "./OpenAICtx.js"
 import { serialize } from "./RenderRecord.js"
 import * as RequestValidator from "./RequestValidator.js"

@@ -16,11 +16,11 @@ import * as Either from "effect/Either"
 import { makeChat } from "./DefaultCtx.js"
 import type { InvalidRequest } from "./InvalidRequest.js"
 import * as common from "./internal/builderCommon.js"
-import type { BuildOptions, Built, CommonConfig, CtxBuilder } from "./internal/builderTypes.js"
+import type { BuildOptions, Built, CommonConfig, CtxBuilder } from "./CtxBuilder.js"
 import * as chatRender from "./internal/chatRender.js"
 import { fromWindow } from "./internal/sections.js"
 import * as serverContext from "./internal/serverContext.js"
-import type { ChatCompletionsRequest, ResponsesRequest } from "./internal/wire.js"
+import type { ChatCompletionsRequest, ResponsesRequest } from "./ProviderRequest.js"
 import * as RequestValidator from "./RequestValidator.js"
 
 /** Request shapes of the OpenAI Chat Completions and Responses APIs. @since 0.1.0 */
@@ -34,7 +34,7 @@ export type {
   ResponsesInputItem,
   ResponsesRequest,
   ResponsesTool
-} from "./internal/wire.js"
+} from "./ProviderRequest.js"
 
 /** Settings of the OpenAI strategy. @since 0.1.0 */
 export interface Config extends CommonConfig {

@@ -32,7 +32,7 @@ import {
 import * as responsesDecode from "./internal/responsesDecode.js"
 import { fromModelRequest, messagesOfRequest } from "./internal/sections.js"
 import * as serverContext from "./internal/serverContext.js"
-import type { ResponsesRequest } from "./internal/wire.js"
+import type { ResponsesRequest } from "./ProviderRequest.js"
 import { isReasoningModel } from "./OpenAICtx.js"
 import { serialize } from "./RenderRecord.js"
 import * as RequestValidator from "./RequestValidator.js"

@@ -8,7 +8,7 @@
 import { Message, ToolPairs } from "@ctxlog/core"
 import * as Either from "effect/Either"
 import { type InvalidRequest, make as invalid } from "./InvalidRequest.js"
-import type { AnthropicRequest, ChatCompletionsRequest, ChatMessage, ResponsesRequest } from "./internal/wire.js"
+import type { AnthropicRequest, ChatCompletionsRequest, ChatMessage, ResponsesRequest } from "./ProviderRequest.js"
 
 /** Anthropic's limit on `cache_control` breakpoints in one request. @since 0.1.0 */
 export const maxCacheBreakpoints = 4

@@ -1,5 +1,4 @@
-import { CompressionPlan } from "@ctxlog/compaction"
-import { Message, Window } from "@ctxlog/core"
+import { CompressionPlan, Message, Window } from "@ctxlog/core"
 import { describe, expect, it } from "@effect/vitest"
 import * as Either from "effect/Either"
 import { AnthropicCtx, CtxBuilder, DefaultCtx, OllamaCtx, OpenAICtx, Truncation } from "../src/index.js"

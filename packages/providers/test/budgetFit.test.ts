@@ -2,8 +2,9 @@
 // every render plus its output reserve fits the model window, and every tool result appears in full or
 // truncated (never only as a summary) in the first render after it arrived. Runs: CTXLOG_PROPERTY_RUNS
 // (CI default 20; the nightly job sets 500).
-import { Budget, DeferredSummaries, TemplateCompactor, TieredCompaction, ToolOutputPruning } from "@ctxlog/compaction"
+import { DeferredSummaries, TemplateCompactor, TieredCompaction, ToolOutputPruning } from "@ctxlog/compaction"
 import {
+  Budget,
   ContextService,
   EventLog,
   Ids,

@@ -10,8 +10,8 @@
  *
  * @since 0.4.0
  */
-import { Budget, TieredCompaction, type ToolOutputPruning } from "@ctxlog/compaction"
-import { Message } from "@ctxlog/core"
+import { TieredCompaction, type ToolOutputPruning } from "@ctxlog/compaction"
+import { Budget, Message } from "@ctxlog/core"
 import { CtxBuilder, RenderRecord } from "@ctxlog/providers"
 import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"

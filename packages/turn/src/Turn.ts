@@ -24,7 +24,6 @@
  * @since 0.4.0
  */
 import {
-  Budget,
   CompactionStatus,
   DeferredSummaries,
   TaskGoalRefresh,
@@ -32,6 +31,7 @@ import {
   ToolOutputPruning
 } from "@ctxlog/compaction"
 import {
+  Budget,
   type Compactor,
   ContextService,
   type EventLog,

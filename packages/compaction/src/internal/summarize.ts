@@ -1,10 +1,18 @@
-import { Compactor, ContextService, type EventLog, Message, TokenCounter, Window, type WindowEvent } from "@ctxlog/core"
+import {
+  Compactor,
+  type CompressionPlan,
+  ContextService,
+  type EventLog,
+  Message,
+  TokenCounter,
+  Window,
+  type WindowEvent
+} from "@ctxlog/core"
 import * as Data from "effect/Data"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import type * as CompressionPlan from "../CompressionPlan.js"
-import type { Failure, Hooks, Summarized } from "./types.js"
+import type { Failure, Hooks, Summarized } from "../TieredCompaction.js"
 import { by } from "./metadata.js"
 
 /** The ids a compaction would remove are no longer all in the window. */

@@ -1,21 +1,6 @@
 import * as Effect from "effect/Effect"
-import { ConcurrencyConflict, DuplicateEventIds, type ExpectedVersion } from "./logErrors.js"
-
-export interface AppendCheckInput {
-  readonly stream: string
-  /** Current stream version (0 when the stream has no events). */
-  readonly current: number
-  readonly expected: ExpectedVersion
-  /** Ids of the batch, in order. */
-  readonly ids: ReadonlyArray<string>
-  /** Where each already-stored id of the batch lives. Ids not stored are absent. */
-  readonly existing: ReadonlyMap<string, { readonly stream: string; readonly version: number }>
-}
-
-export type AppendDecision =
-  | { readonly _tag: "Write"; readonly firstVersion: number }
-  | { readonly _tag: "AlreadyWritten"; readonly lastVersion: number }
-  | { readonly _tag: "Nothing" }
+import type { AppendCheckInput, AppendDecision } from "../EventLog.js"
+import { ConcurrencyConflict, DuplicateEventIds, type ExpectedVersion } from "../EventLogError.js"
 
 /** Whether a stream at version `current` (0: no events) satisfies `expected`. */
 export const matches = (current: number, expected: ExpectedVersion): boolean => {

@@ -14,7 +14,7 @@
 import * as HashMap from "effect/HashMap"
 import * as HashSet from "effect/HashSet"
 import { type Message, type MessageKind, toolCallsOf, toolResultsOf } from "../Message.js"
-import type { CompactionState, DeferredSummary, SeamRef, Signal, TaskState, Tokens, Window } from "./windowSchemas.js"
+import type { CompactionState, DeferredSummary, SeamRef, Signal, TaskState, Tokens, Window } from "../Window.js"
 import type { EventOf, WindowEvent } from "../WindowEvent.js"
 import { Seq } from "./seq.js"
 import { work } from "./work.js"

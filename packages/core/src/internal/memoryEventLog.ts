@@ -5,7 +5,7 @@ import * as Ref from "effect/Ref"
 import * as Stream from "effect/Stream"
 import * as EventCodec from "../EventCodec.js"
 import * as EventHash from "../EventHash.js"
-import type { Envelope, EventLogService, StreamInfo } from "./eventLogTypes.js"
+import type { Envelope, EventLog, StreamInfo } from "../EventLog.js"
 import * as Validation from "../Validation.js"
 import { checkAppend } from "./appendRules.js"
 
@@ -16,13 +16,13 @@ interface State {
 }
 
 /** A fresh in-memory log; `key` chains its events with HMAC-SHA256. */
-export const make = (key?: EventHash.ChainKey): Effect.Effect<EventLogService> =>
+export const make = (key?: EventHash.ChainKey): Effect.Effect<EventLog.Service> =>
   Effect.gen(function* () {
     const state = yield* Ref.make<State>({ events: [], streams: new Map(), ids: new Map() })
     // One writer at a time: the check and the write form one atomic step, as a transaction would.
     const lock = yield* Effect.makeSemaphore(1)
 
-    const append: EventLogService["append"] = (stream, events, expected, metadata = {}) =>
+    const append: EventLog.Service["append"] = (stream, events, expected, metadata = {}) =>
       lock.withPermits(1)(
         Effect.gen(function* () {
           // The boundary rules every backend applies (Validation): bad input is refused before any write.
@@ -97,7 +97,7 @@ export const make = (key?: EventHash.ChainKey): Effect.Effect<EventLogService> =
         })
       )
 
-    const read: EventLogService["read"] = (stream, options = {}) =>
+    const read: EventLog.Service["read"] = (stream, options = {}) =>
       Stream.unwrap(
         Ref.get(state).pipe(
           Effect.map(({ events }) =>
@@ -115,7 +115,7 @@ export const make = (key?: EventHash.ChainKey): Effect.Effect<EventLogService> =
         )
       )
 
-    const readAll: EventLogService["readAll"] = (options = {}) =>
+    const readAll: EventLog.Service["readAll"] = (options = {}) =>
       Stream.unwrap(
         Ref.get(state).pipe(
           Effect.map(({ events }) => {
@@ -127,10 +127,10 @@ export const make = (key?: EventHash.ChainKey): Effect.Effect<EventLogService> =
         )
       )
 
-    const version: EventLogService["version"] = (stream) =>
+    const version: EventLog.Service["version"] = (stream) =>
       Ref.get(state).pipe(Effect.map(({ streams }) => streams.get(stream)?.version ?? 0))
 
-    const streams: EventLogService["streams"] = () =>
+    const streams: EventLog.Service["streams"] = () =>
       Ref.get(state).pipe(
         Effect.map(({ streams }) =>
           [...streams.values()].map(({ stream, version, createdAt, updatedAt }) => ({

@@ -12,33 +12,7 @@
 import { type Context, type ContextOptions, CtxlogError, createContext, type TurnPolicy } from "@ctxlog/client"
 import { ContextService, type LanguageModel, Message, Window } from "@ctxlog/core"
 import * as Effect from "effect/Effect"
-
-/** Options of the integrations: where the log is (as `createContext`), the stream, the policy. @since 0.1.0 */
-export type RecorderOptions = ContextOptions & {
-  /** The stream every call of this model or agent goes to. */
-  readonly stream: string
-  /** The turn policy (default: the model's builder, see {@link defaultPolicy}). */
-  readonly policy?: TurnPolicy
-  /** The context window of the default policy (default: the builder's own default). */
-  readonly contextWindow?: number
-}
-
-/** The builder for a model's provider id (`openai.chat`, `anthropic.messages`, ...): its prefix, else `default`. @since 0.1.0 */
-export const builderOf = (provider: string): "anthropic" | "openai" | "ollama" | "default" => {
-  const prefix = provider.split(".")[0] ?? ""
-  return prefix === "anthropic" || prefix === "openai" || prefix === "ollama" ? prefix : "default"
-}
-
-/** The policy used when none is given: the model's builder, the given context window, default tiers. @since 0.1.0 */
-export const defaultPolicy = (model: { readonly provider: string; readonly modelId: string }, contextWindow?: number) =>
-  ({
-    builder: {
-      provider: builderOf(model.provider),
-      model: model.modelId,
-      ...(contextWindow === undefined ? {} : { contextWindow })
-    },
-    compaction: {}
-  }) satisfies TurnPolicy
+import { type CtxlogOptions, defaultPolicy } from "../CtxlogOptions.js"
 
 /** An answer the model gave that the log does not hold yet (it called tools whose results come next). */
 interface Pending {
@@ -63,7 +37,7 @@ export class Recorder {
   private iteration = 0
   private lastEstimate = 0
 
-  constructor(private readonly options: RecorderOptions) {}
+  constructor(private readonly options: CtxlogOptions) {}
 
   get stream(): string {
     return this.options.stream

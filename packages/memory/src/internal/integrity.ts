@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto"
 import { EventHash } from "@ctxlog/core"
-import type * as LogReader from "./logReaderTypes.js"
+import type * as LogReader from "../LogReader.js"
 import { projection } from "../SnapshotRepository.js"
 
 /** Where a problem was found, and what to do about it. */

@@ -3,7 +3,7 @@ import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import { Kysely, PostgresDialect, SqliteDialect } from "kysely"
 import type { DriverMissing } from "../Driver.js"
-import type * as LogReader from "./logReaderTypes.js"
+import type * as LogReader from "../LogReader.js"
 import { projection } from "../SnapshotRepository.js"
 import { describe } from "./backend.js"
 import { betterSqlite3, pg as loadPg } from "./drivers.js"
@@ -69,7 +69,7 @@ interface Known {
   readonly hashes: ReadonlyArray<string>
 }
 
-const make = (target: string, read: Reader, shape: Shape, options: LogReader.Options): LogReader.LogReaderService => {
+const make = (target: string, read: Reader, shape: Shape, options: LogReader.Options): LogReader.LogReader.Service => {
   const key = options.hmacKey
   const verified = options.integrity !== "unverified"
 
@@ -132,7 +132,7 @@ const make = (target: string, read: Reader, shape: Shape, options: LogReader.Opt
           })
       : Promise.resolve(undefined)
 
-  const verify: LogReader.LogReaderService["verify"] = (stream, verifyOptions = {}) =>
+  const verify: LogReader.LogReader.Service["verify"] = (stream, verifyOptions = {}) =>
     read(`verifying stream "${stream}"`, async (db) => {
       // One transaction: the row, the events and the snapshot are of one state of the log.
       const row = await streamRowIn(db, stream)
@@ -307,7 +307,7 @@ const inspect = (target: string, db: Kysely<Database>): Effect.Effect<Shape, Eve
 /** Open a SQLite file read-only (the caller checked that it exists). */
 export const makeSqlite = (
   options: LogReader.SqliteOptions
-): Effect.Effect<LogReader.LogReaderService, EventLog.StoreError | DriverMissing, Scope.Scope> =>
+): Effect.Effect<LogReader.LogReader.Service, EventLog.StoreError | DriverMissing, Scope.Scope> =>
   Effect.gen(function* () {
     const target = `sqlite:${options.filename}`
     const BetterSqlite3 = yield* betterSqlite3
@@ -337,7 +337,7 @@ export const makeSqlite = (
 /** Connect to PostgreSQL for reading; the pool ends with the scope. */
 export const makePostgres = (
   options: LogReader.PostgresOptions
-): Effect.Effect<LogReader.LogReaderService, EventLog.StoreError | DriverMissing, Scope.Scope> =>
+): Effect.Effect<LogReader.LogReader.Service, EventLog.StoreError | DriverMissing, Scope.Scope> =>
   Effect.gen(function* () {
     const target = `postgres:${options.url.replace(/\/\/[^@/]*@/, "//***@")}`
     const pg = yield* loadPg

@@ -31,7 +31,7 @@ import { Message } from "@ctxlog/core"
 import * as Either from "effect/Either"
 import { AdapterError, type AnyMessage, convertAll, isJson, jsonInput, refuse } from "../AdapterError.js"
 import { mediaBlock } from "../internal/anthropicRender.js"
-import type { AnthropicContentBlock } from "../internal/wire.js"
+import type { AnthropicContentBlock } from "../ProviderRequest.js"
 
 /** @since 0.1.0 */
 export { AdapterError }

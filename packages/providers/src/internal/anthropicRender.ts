@@ -23,7 +23,7 @@ import type {
   AnthropicToolResultBlock,
   CacheControl,
   JsonObject
-} from "./wire.js"
+} from "../ProviderRequest.js"
 
 export interface Settings {
   readonly model: string

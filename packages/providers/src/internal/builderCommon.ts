@@ -1,8 +1,7 @@
 /** What every builder shares: budgets, compression planning, tool output limits, tool schema sizes. */
-import { Budget, CompressionPlan as Planner } from "@ctxlog/compaction"
-import { type LanguageModel, Message, Window } from "@ctxlog/core"
+import { Budget, CompressionPlan as Planner, type LanguageModel, Message, Window } from "@ctxlog/core"
 import * as Truncation from "../Truncation.js"
-import type { BuildOptions, BuildStats, CommonConfig, CompressionPlan, CtxBuilder } from "./builderTypes.js"
+import type { BuildOptions, BuildStats, CommonConfig, CompressionPlan, CtxBuilder } from "../CtxBuilder.js"
 import { mediaStub, roughTokens } from "./sections.js"
 
 /** The effective context window: the configured one, never below `floor`, never above `ceiling`. */

@@ -16,7 +16,7 @@ import type {
   ResponsesInputItem,
   ResponsesRequest,
   ResponsesTool
-} from "./wire.js"
+} from "../ProviderRequest.js"
 
 export interface Settings {
   readonly model: string

@@ -27,7 +27,7 @@ import {
 } from "./anthropicRender.js"
 import { counters } from "./renderCounters.js"
 import { orderTurns, type Sections } from "./sections.js"
-import type { AnthropicMessage, AnthropicRequest } from "./wire.js"
+import type { AnthropicMessage, AnthropicRequest } from "../ProviderRequest.js"
 
 interface State {
   /** The history this state rendered (its messages, by identity). */

@@ -13,7 +13,7 @@ import type {
   AnthropicRequest,
   ResponsesInputItem,
   ResponsesRequest
-} from "./wire.js"
+} from "../ProviderRequest.js"
 
 /** The beta the Messages API needs for context editing and the memory tool. */
 export const contextManagementBeta = "context-management-2025-06-27"

@@ -6,7 +6,7 @@ import * as ArchivedContext from "../ArchivedContext.js"
 import * as Briefing from "../Briefing.js"
 import * as SeamConfig from "../SeamConfig.js"
 import { SeamRangeChanged, SeamRangeError } from "../SeamError.js"
-import type { PipelineOptions, PipelineOutcome, Seam, SeamHostService } from "./seamHostTypes.js"
+import type { PipelineOptions, PipelineOutcome, Seam, SeamHost } from "../SeamHost.js"
 import { adjust, splitPinned } from "./range.js"
 
 export const resolveConfig = SeamConfig.make
@@ -96,7 +96,7 @@ export const make = (config: SeamConfig.SeamConfig) =>
         (output) => output.summary
       )
 
-    const produceSoftSeam: SeamHostService["produceSoftSeam"] = (
+    const produceSoftSeam: SeamHost.Service["produceSoftSeam"] = (
       messages,
       level,
       start,
@@ -130,7 +130,7 @@ export const make = (config: SeamConfig.SeamConfig) =>
         } satisfies Seam
       })
 
-    const recompact: SeamHostService["recompact"] = (existingSeams, recent, level, start, end, workspace) =>
+    const recompact: SeamHost.Service["recompact"] = (existingSeams, recent, level, start, end, workspace) =>
       Effect.gen(function* () {
         yield* checkRange("recompact", recent, level, start, end)
         const fail = (detail: string) =>
@@ -213,7 +213,7 @@ export const make = (config: SeamConfig.SeamConfig) =>
 
     // Through the briefing compactor when one is given (falling back to the deterministic briefing when
     // it fails, so a cycle still advances); the deterministic briefing otherwise.
-    const produceFlashBriefing: SeamHostService["produceFlashBriefing"] = (existingSeams, stateText) =>
+    const produceFlashBriefing: SeamHost.Service["produceFlashBriefing"] = (existingSeams, stateText) =>
       Option.match(briefer, {
         onNone: () => deterministicBriefing(existingSeams, stateText),
         onSome: (service) =>
@@ -222,7 +222,7 @@ export const make = (config: SeamConfig.SeamConfig) =>
           )
       })
 
-    const reset: SeamHostService["reset"] = (stream) =>
+    const reset: SeamHost.Service["reset"] = (stream) =>
       append(stream, (window) =>
         Either.right(window.seams.length === 0 ? [] : [{ _tag: "SeamsReset" } satisfies WindowEvent.Draft])
       )
@@ -274,7 +274,7 @@ export const make = (config: SeamConfig.SeamConfig) =>
         )
       })
 
-    const run: SeamHostService["run"] = (stream, options: PipelineOptions = {}) =>
+    const run: SeamHost.Service["run"] = (stream, options: PipelineOptions = {}) =>
       Effect.gen(function* () {
         const window = yield* ctx.load(stream)
         const nothing = (level: Option.Option<SeamConfig.SeamLevel>): PipelineOutcome => ({
@@ -332,7 +332,7 @@ export const make = (config: SeamConfig.SeamConfig) =>
         } satisfies PipelineOutcome
       })
 
-    const service: SeamHostService = {
+    const service: SeamHost.Service = {
       config,
       configEnabled: config.enabled,
       highestLevel: (stream) => Effect.map(ctx.load(stream), highestOf),

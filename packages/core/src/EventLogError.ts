@@ -1,6 +1,9 @@
 /**
- * The errors and the expected-version type of the event log, below `EventLog.ts` so that the append rules
- * (and every backend) can use them without importing the port module back. `EventLog` re-exports them.
+ * The errors and the expected-version type of the event log. A module of their own, beside `EventLog.ts`,
+ * so the append rules (and every backend) can construct them without importing the port module, which
+ * imports the rules. `EventLog` re-exports every name.
+ *
+ * @since 0.1.0
  */
 import * as Schema from "effect/Schema"
 

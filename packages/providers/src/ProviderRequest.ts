@@ -1,6 +1,9 @@
 /**
  * Request shapes of the provider APIs, as documented: Anthropic Messages, OpenAI Chat Completions
- * (also spoken by Ollama `/v1`, vLLM and llama.cpp server) and OpenAI Responses.
+ * (also spoken by Ollama `/v1`, vLLM and llama.cpp server) and OpenAI Responses. The builders render
+ * them; `AnthropicCtx`, `OpenAICtx` and `DefaultCtx` re-export the ones a caller handles.
+ *
+ * @since 0.1.0
  */
 import type { Message } from "@ctxlog/core"
 
