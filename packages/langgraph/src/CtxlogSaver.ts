@@ -352,7 +352,8 @@ export class CtxlogSaver extends BaseCheckpointSaver {
     state: thread.ThreadState,
     channel: string,
     version: WindowEvent.ChannelVersion,
-    at: string | null
+    at: string | null,
+    copy: boolean
   ): Promise<{ readonly value: unknown; readonly writer: string } | undefined> {
     const first = thread.resolve(state, channel, version, at)
     if (first === undefined) return undefined
@@ -386,8 +387,11 @@ export class CtxlogSaver extends BaseCheckpointSaver {
       value = listDelta.apply(Array.isArray(value) ? value : [], step.removed, appended)
     }
     if (!Array.isArray(value)) return { value, writer: first.writer }
-    thread.remember(state, thread.liveKey(first.writer, channel), value)
-    return { value: value.slice(), writer: first.writer }
+    if (chain.length > 0 || !state.live.has(thread.liveKey(first.writer, channel))) {
+      thread.remember(state, thread.liveKey(first.writer, channel), value)
+    }
+    // A list handed to LangGraph is a copy (the caller may change it); `put` only reads it: no O(list) copy.
+    return { value: copy ? value.slice() : value, writer: first.writer }
   }
 
   /** A checkpoint's pending writes in LangGraph's order (`writesSortKey`: task path, task id, idx). */
@@ -412,7 +416,7 @@ export class CtxlogSaver extends BaseCheckpointSaver {
       : ({ channel_values: {} } as unknown as Checkpoint)
     const values: Record<string, unknown> = {}
     for (const [channel, version] of Object.entries(checkpoint.channel_versions ?? {})) {
-      const found = await this.valueAt(operation, state, channel, version, saved.checkpointId)
+      const found = await this.valueAt(operation, state, channel, version, saved.checkpointId, true)
       if (found !== undefined && found.value !== undefined) values[channel] = found.value
     }
     checkpoint.channel_values = values
@@ -577,8 +581,15 @@ export class CtxlogSaver extends BaseCheckpointSaver {
       const parentVersions = parent === undefined ? undefined : await this.channelVersionsOf(state, parent)
       const values: Array<WindowEvent.ChannelValueWritten> = []
       const lists: Array<readonly [string, ReadonlyArray<unknown>]> = []
-      let window: { readonly removed: ReadonlyArray<string>; readonly appended: ReadonlyArray<unknown> } | undefined
       const fork = target.checkpointId !== undefined && state.head !== undefined && state.head !== target.checkpointId
+      // What the messages list of this put changed against its base (the list of the checkpoint that wrote it).
+      let messagesDelta:
+        | {
+            readonly baseWriter: string
+            readonly removed: ReadonlyArray<string>
+            readonly appended: ReadonlyArray<unknown>
+          }
+        | undefined
       for (const [channel, version] of Object.entries(newVersions)) {
         if (!Object.hasOwn(checkpoint.channel_values, channel)) continue
         const value: unknown = Reflect.get(checkpoint.channel_values, channel)
@@ -586,11 +597,10 @@ export class CtxlogSaver extends BaseCheckpointSaver {
         const baseVersion = parentVersions?.[channel]
         const base =
           Array.isArray(value) && baseVersion !== undefined && baseVersion !== version
-            ? await this.valueAt("put", state, channel, baseVersion, target.checkpointId ?? null)
+            ? await this.valueAt("put", state, channel, baseVersion, target.checkpointId ?? null, false)
             : undefined
-        const mirrored = channel === this.messagesChannel && Array.isArray(value) && isMessageList(value)
         const baseList: unknown = base?.value
-        if (Array.isArray(baseList) && Array.isArray(value)) {
+        if (base !== undefined && Array.isArray(baseList) && Array.isArray(value)) {
           const delta = listDelta.diff(baseList, value)
           this.counted.compared += delta.compared
           if (delta.removed.length < baseList.length || baseList.length === 0) {
@@ -600,24 +610,45 @@ export class CtxlogSaver extends BaseCheckpointSaver {
           } else {
             values.push({ channel, version, value: await this.dump("put", channel, value) })
           }
-          if (mirrored && !fork) {
-            const removedIds = delta.removed.flatMap((index) => {
+          if (channel === this.messagesChannel) {
+            const removed = delta.removed.flatMap((index) => {
               const item: unknown = baseList[index]
               return isRecord(item) && typeof item.id === "string" ? [item.id] : []
             })
-            window = { removed: removedIds, appended: delta.appended }
+            messagesDelta = { baseWriter: base.writer, removed, appended: delta.appended }
           }
         } else {
           values.push({ channel, version, value: await this.dump("put", channel, value) })
         }
         if (Array.isArray(value)) lists.push([thread.liveKey(checkpoint.id, channel), value])
-        if (mirrored && window === undefined) {
-          // A fork, or no parent list: move the window from the list it mirrors to this one, keeping
-          // the messages both start with (by id).
-          const ids = value.map((item: unknown) => (isRecord(item) && typeof item.id === "string" ? item.id : ""))
+      }
+      // The window mirrors one messages list (by the checkpoint that wrote it). This checkpoint's list:
+      // written here, or carried from the checkpoint that last wrote its version.
+      const messages: unknown = Reflect.get(checkpoint.channel_values, this.messagesChannel)
+      const messagesVersion = checkpoint.channel_versions[this.messagesChannel]
+      const writer =
+        !Array.isArray(messages) || !isMessageList(messages)
+          ? undefined
+          : Object.hasOwn(newVersions, this.messagesChannel)
+            ? checkpoint.id
+            : messagesVersion === undefined
+              ? undefined
+              : thread.resolve(state, this.messagesChannel, messagesVersion, target.checkpointId ?? null)?.writer
+      let window: { readonly removed: ReadonlyArray<string>; readonly appended: ReadonlyArray<unknown> } | undefined
+      if (writer !== undefined && writer !== state.windowWriter && Array.isArray(messages)) {
+        if (
+          writer === checkpoint.id &&
+          messagesDelta !== undefined &&
+          messagesDelta.baseWriter === state.windowWriter
+        ) {
+          window = messagesDelta
+        } else {
+          // A fork (time travel), or a list with no base the window mirrors: move the window to this
+          // list, keeping the messages both start with (by id). O(list): forks are rare.
+          const ids = messages.map((item: unknown) => (isRecord(item) && typeof item.id === "string" ? item.id : ""))
           let kept = 0
           while (kept < state.windowIds.length && kept < ids.length && state.windowIds[kept] === ids[kept]) kept += 1
-          window = { removed: state.windowIds.slice(kept), appended: value.slice(kept) }
+          window = { removed: state.windowIds.slice(kept), appended: messages.slice(kept) }
         }
       }
       const skeleton = await this.dump("put", undefined, { ...checkpoint, channel_values: {} })
@@ -627,13 +658,17 @@ export class CtxlogSaver extends BaseCheckpointSaver {
         checkpointId: checkpoint.id,
         parentCheckpointId: target.checkpointId ?? null,
         ...(fork && state.head !== undefined ? { forkOf: state.head } : {}),
+        ...(window === undefined || writer === undefined ? {} : { windowOf: writer }),
         checkpoint: skeleton,
         metadata: meta,
         values
       }
-      const reason = fork
-        ? `langgraph: fork from checkpoint ${target.checkpointId}`
-        : "langgraph: removed from messages"
+      const reason =
+        window === messagesDelta
+          ? "langgraph: removed from messages"
+          : fork
+            ? `langgraph: fork from checkpoint ${target.checkpointId}`
+            : "langgraph: messages replaced"
       const expected = state.version
       const mirroredWindow = window
       const result = await this.run(
