@@ -55,6 +55,8 @@ import { isBaseMessage, toWindowMessage } from "./internal/messages.js"
 import { parseStream, streamOf } from "./internal/streamIds.js"
 import * as thread from "./internal/threadState.js"
 import { InvalidCheckpointConfig, SaverClosed, SerializationFailed } from "./SaverError.js"
+/** `REMOVE_ALL_MESSAGES` of `@langchain/langgraph` (an optional peer: not imported at run time). */
+const REMOVE_ALL_MESSAGES = "__remove_all__"
 
 /** Where the log lives: exactly one of `sqlite` (a file path), `postgres` (a URL), `memory`. @since 0.5.0 */
 export type CtxlogSaverOptions = (
@@ -651,6 +653,18 @@ export class CtxlogSaver extends BaseCheckpointSaver {
           window = { removed: state.windowIds.slice(kept), appended: messages.slice(kept) }
         }
       }
+      if (
+        window === undefined &&
+        !fork &&
+        target.checkpointId !== undefined &&
+        Object.hasOwn(newVersions, this.messagesChannel) &&
+        !(Array.isArray(messages) && isMessageList(messages))
+      ) {
+        // A DeltaChannel (`MessagesDeltaValue`) keeps no list in the checkpoint: its change is the parent's
+        // pending writes to the channel, mirrored with the messages reducer's rules.
+        window = await this.windowFromWrites(state, target.checkpointId)
+      }
+      const windowSource = window === undefined ? undefined : (writer ?? checkpoint.id)
       const skeleton = await this.dump("put", undefined, { ...checkpoint, channel_values: {} })
       const meta = await this.dump("put", undefined, metadata)
       const saved: Omit<CheckpointSaved, "id"> = {
@@ -658,7 +672,7 @@ export class CtxlogSaver extends BaseCheckpointSaver {
         checkpointId: checkpoint.id,
         parentCheckpointId: target.checkpointId ?? null,
         ...(fork && state.head !== undefined ? { forkOf: state.head } : {}),
-        ...(window === undefined || writer === undefined ? {} : { windowOf: writer }),
+        ...(windowSource === undefined ? {} : { windowOf: windowSource }),
         checkpoint: skeleton,
         metadata: meta,
         values
@@ -708,6 +722,42 @@ export class CtxlogSaver extends BaseCheckpointSaver {
       }
       return
     }
+  }
+
+  /**
+   * The window change a DeltaChannel messages list made: its pending writes on the parent checkpoint,
+   * applied as `messagesDeltaReducer` does (a message with a new id is appended, one with a known id
+   * replaces it, a `RemoveMessage` removes its id, `REMOVE_ALL_MESSAGES` everything). O(the writes).
+   */
+  private async windowFromWrites(
+    state: thread.ThreadState,
+    parentId: string
+  ): Promise<{ readonly removed: ReadonlyArray<string>; readonly appended: ReadonlyArray<unknown> } | undefined> {
+    const writes = this.orderedWrites(state, parentId).filter((write) => write.channel === this.messagesChannel)
+    if (writes.length === 0) return undefined
+    const present = new Set(state.windowIds)
+    const removed = new Set<string>()
+    const appended = new Map<string, unknown>()
+    let anonymous = 0
+    for (const write of writes) {
+      const value = await this.load("put", write.value, write.channel)
+      for (const item of Array.isArray(value) ? value : [value]) {
+        if (!isBaseMessage(item)) continue
+        const id = typeof item.id === "string" && item.id !== "" ? item.id : `anonymous-${++anonymous}`
+        if (item.getType() === "remove") {
+          const gone = id === REMOVE_ALL_MESSAGES ? [...present, ...appended.keys()] : [id]
+          for (const each of gone) {
+            if (present.has(each)) removed.add(each)
+            appended.delete(each)
+          }
+          continue
+        }
+        if (present.has(id)) removed.add(id)
+        appended.delete(id)
+        appended.set(id, item)
+      }
+    }
+    return { removed: [...removed], appended: [...appended.values()] }
   }
 
   private async channelVersionsOf(state: thread.ThreadState, saved: CheckpointSaved): Promise<ChannelVersions> {

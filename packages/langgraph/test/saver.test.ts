@@ -6,8 +6,8 @@
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { HumanMessage } from "@langchain/core/messages"
-import { MemorySaver } from "@langchain/langgraph"
+import { AIMessage, HumanMessage, RemoveMessage } from "@langchain/core/messages"
+import { END, MemorySaver, MessagesDeltaValue, START, StateGraph, StateSchema } from "@langchain/langgraph"
 import { JsonPlusSerializer } from "@langchain/langgraph-checkpoint"
 import { afterAll, describe, expect, it } from "vitest"
 import { CtxlogSaver } from "../src/index.js"
@@ -104,6 +104,39 @@ describe("what a put writes", () => {
     ])
     const ai = appended[1]
     expect(ai?._tag === "MessageAppended" && ai.message.parts.map((part) => part.type)).toEqual(["text", "tool_call"])
+    await saver.close()
+  })
+
+  it("a DeltaChannel messages list (MessagesDeltaValue) is stored as its writes and mirrored into the window", async () => {
+    const saver = new CtxlogSaver({ sqlite: file() })
+    const graph = new StateGraph(new StateSchema({ messages: MessagesDeltaValue }))
+      .addNode("agent", (state) => ({
+        messages: [
+          new AIMessage({ id: `ai-${state.messages.length}`, content: "ok" }),
+          ...(state.messages.length > 2 ? [new RemoveMessage({ id: "q-0" })] : [])
+        ]
+      }))
+      .addEdge(START, "agent")
+      .addEdge("agent", END)
+      .compile({ checkpointer: saver })
+    const config = { configurable: { thread_id: "delta-channel" } }
+    await graph.invoke({ messages: [new HumanMessage({ id: "q-0", content: "hi" })] }, config)
+    await graph.invoke({ messages: [new HumanMessage({ id: "q-1", content: "again" })] }, config)
+    const ids = (await graph.getState(config)).values.messages.map((message: { id?: string }) => message.id)
+    expect(ids).toEqual(["ai-1", "q-1", "ai-3"])
+    const events = await eventsOf(saver, CtxlogSaver.streamFor("delta-channel"))
+    // The list is never written whole: LangGraph keeps it out of the checkpoint, its writes carry it.
+    expect(
+      events.some((event) => event._tag === "CheckpointSaved" && event.values.some((v) => v.channel === "messages"))
+    ).toBe(false)
+    const window = events.flatMap((event) =>
+      event._tag === "MessageAppended"
+        ? [`+${event.message.id}`]
+        : event._tag === "MessagesRemoved"
+          ? event.messageIds.map((id) => `-${id}`)
+          : []
+    )
+    expect(window).toEqual(["+q-0", "+ai-1", "+q-1", "-q-0", "+ai-3"])
     await saver.close()
   })
 
