@@ -90,6 +90,8 @@ export interface SaverWork {
   readonly compared: number
   /** Events read back from the log (catching up, or a first read of a stream). */
   readonly eventsRead: number
+  /** Appends retried after another writer moved the stream (`ConcurrencyConflict`). */
+  readonly retried: number
 }
 
 type Services = EventLog.EventLog | Ids.Ids | TokenCounter.TokenCounter
@@ -233,7 +235,7 @@ export class CtxlogSaver extends BaseCheckpointSaver {
   private readonly threads = new Map<string, thread.ThreadState>()
   private readonly queues = new Map<string, Promise<unknown>>()
   private closed = false
-  private counted = { serialized: 0, events: 0, bytes: 0, compared: 0, eventsRead: 0 }
+  private counted = { serialized: 0, events: 0, bytes: 0, compared: 0, eventsRead: 0, retried: 0 }
 
   constructor(options: CtxlogSaverOptions) {
     super(options.serde)
@@ -708,7 +710,10 @@ export class CtxlogSaver extends BaseCheckpointSaver {
         })
       )
       if (result._tag === "Conflict") {
-        if (attempt < 5) continue
+        if (attempt < 5) {
+          this.counted.retried += 1
+          continue
+        }
         throw new CtxlogError(result.conflict._tag, result.conflict.message, result.conflict)
       }
       const stored = result.appended.stored ?? result.events
@@ -832,7 +837,10 @@ export class CtxlogSaver extends BaseCheckpointSaver {
           })
         )
         if (result._tag === "Conflict") {
-          if (attempt < 5) continue
+          if (attempt < 5) {
+            this.counted.retried += 1
+            continue
+          }
           throw new CtxlogError(result.conflict._tag, result.conflict.message, result.conflict)
         }
         result.stored.forEach((stored, index) => {
@@ -884,7 +892,10 @@ export class CtxlogSaver extends BaseCheckpointSaver {
             })
           )
           if (result._tag === "Conflict") {
-            if (attempt < 5) continue
+            if (attempt < 5) {
+              this.counted.retried += 1
+              continue
+            }
             throw new CtxlogError(result.conflict._tag, result.conflict.message, result.conflict)
           }
           result.events.forEach((event, index) => {

@@ -173,6 +173,33 @@ describe("what a put writes", () => {
   })
 })
 
+describe("several savers on one database", () => {
+  it("each catches up with the other's events; concurrent writes on one thread all land", async () => {
+    const filename = file()
+    const first = new CtxlogSaver({ sqlite: filename })
+    const second = new CtxlogSaver({ sqlite: filename })
+    const config = { configurable: { thread_id: "shared" } }
+    await agentGraph(first).invoke({ messages: [new HumanMessage({ id: "q-0", content: "one" })] }, config)
+    // The second saver never saw this thread: it reads it from the log, then continues it.
+    await agentGraph(second).invoke({ messages: [new HumanMessage({ id: "q-1", content: "two" })] }, config)
+    const tuple = await first.getTuple(config)
+    const latest = tuple?.config ?? config
+    expect((await agentGraph(first).getState(config)).values.messages).toHaveLength(6)
+    await Promise.all(
+      Array.from({ length: 10 }, (_, index) =>
+        (index % 2 === 0 ? first : second).putWrites(latest, [["extra", index]], `task-${index}`)
+      )
+    )
+    console.log(`appends retried after a conflict: ${first.work().retried + second.work().retried}`)
+    const reread = new CtxlogSaver({ sqlite: filename })
+    const pending = (await reread.getTuple(latest))?.pendingWrites ?? []
+    expect(pending.map(([, , value]) => value).sort((a, b) => Number(a) - Number(b))).toEqual([
+      0, 1, 2, 3, 4, 5, 6, 7, 8, 9
+    ])
+    for (const saver of [first, second, reread]) await saver.close()
+  })
+})
+
 describe("bad input", () => {
   const checkpoint = {
     v: 4,
