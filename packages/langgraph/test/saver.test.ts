@@ -48,6 +48,36 @@ describe("round trip through LangGraph's serializer", () => {
   })
 })
 
+describe("a serializer that writes bytes that are not text", () => {
+  it("stores them as base64 and gives the same value back", async () => {
+    const json = new JsonPlusSerializer()
+    // A serializer of its own: the JSON bytes behind a 0xff marker (not UTF-8), as a binary format would be.
+    const binary = {
+      dumpsTyped: async (value: unknown): Promise<[string, Uint8Array]> => {
+        const [type, data] = await json.dumpsTyped(value)
+        return [`bin-${type}`, new Uint8Array([0xff, ...data])]
+      },
+      loadsTyped: (type: string, data: Uint8Array | string) =>
+        json.loadsTyped(type.replace(/^bin-/, ""), typeof data === "string" ? data : data.subarray(1))
+    }
+    const filename = file()
+    const saver = new CtxlogSaver({ sqlite: filename, serde: binary })
+    const config = { configurable: { thread_id: "binary" } }
+    await agentGraph(saver).invoke({ messages: [new HumanMessage({ id: "q-0", content: "bytes" })] }, config)
+    const saved = await checkpointsOf(saver, CtxlogSaver.streamFor("binary"))
+    expect(saved.every((event) => event.checkpoint.encoding === "base64" && event.checkpoint.type === "bin-json")).toBe(
+      true
+    )
+    await saver.close()
+    // A new saver decodes everything from the log (no list kept in memory).
+    const reopened = new CtxlogSaver({ sqlite: filename, serde: binary })
+    const messages = (await agentGraph(reopened).getState(config)).values.messages
+    expect(messages.map((message: { id?: string }) => message.id)).toEqual(["q-0", "ai-1", "tool-2"])
+    expect(messages[1]).toBeInstanceOf(AIMessage)
+    await reopened.close()
+  })
+})
+
 describe("what a put writes", () => {
   it("writes a channel only when its version changes", async () => {
     const saver = new CtxlogSaver({ sqlite: file() })
