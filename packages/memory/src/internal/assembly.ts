@@ -16,15 +16,34 @@ export interface Held {
  * fresh hit equal to a stale one must not be deduped away.
  */
 export const held = (window: Window.Window, refreshed: ReadonlySet<Message.MessageKind>): Held => {
-  const messages = [...window.system, ...window.knowledge, ...window.history].filter(
-    (message) => !refreshed.has(message.kind)
-  )
-  return {
-    texts: new Set(
-      messages.map((message) => normalize(Message.tokenTextOf(message))).filter((text) => text.length > 0)
-    ),
-    ids: new Set(messages.map((message) => message.id))
+  const texts = new Set<string>()
+  const ids = new Set<string>()
+  for (const part of [window.system, window.knowledge, window.history]) {
+    for (const message of part) {
+      if (refreshed.has(message.kind)) continue
+      const text = normalizedTextOf(message)
+      if (text.length > 0) texts.add(text)
+      ids.add(message.id)
+    }
   }
+  return { texts, ids }
+}
+
+// Messages are immutable: each one's normalized text is computed once (a window holds the same
+// message objects from load to load), so a recall's dedupe costs the new messages, not the window.
+const normalizedTexts = new WeakMap<Message.Message, string>()
+
+/** Messages whose text was normalized, for tests that count work (never read on the recall path). */
+export const work = { textsNormalized: 0 }
+
+/** The normalized token text of a message, computed once per message object. */
+export const normalizedTextOf = (message: Message.Message): string => {
+  const known = normalizedTexts.get(message)
+  if (known !== undefined) return known
+  work.textsNormalized++
+  const text = normalize(Message.tokenTextOf(message))
+  normalizedTexts.set(message, text)
+  return text
 }
 
 /** A recall hit reduced to the text that will be injected. */
