@@ -13,8 +13,9 @@ import type { InvalidRequest } from "./InvalidRequest.js"
 import type { LanguageModel } from "@ctxlog/core"
 import * as common from "./internal/builderCommon.js"
 import type { BuildOptions, Built, CommonConfig, CtxBuilder } from "./internal/builderTypes.js"
+import * as chatCache from "./internal/chatCache.js"
 import * as chatRender from "./internal/chatRender.js"
-import { fromWindow } from "./internal/sections.js"
+import { fromWindow, slotsOf } from "./internal/sections.js"
 import type { ChatCompletionsRequest } from "./internal/wire.js"
 import * as RequestValidator from "./RequestValidator.js"
 
@@ -62,14 +63,18 @@ export const makeChat = (config: CommonConfig, variant: ChatVariant): CtxBuilder
     options: BuildOptions = {}
   ): Either.Either<Built<ChatCompletionsRequest>, InvalidRequest> =>
     Either.flatMap(RequestValidator.history(variant.name, window.history, window.completedToolIds), () => {
-      const settings = variant.settings(options)
+      const variantSettings = variant.settings(options)
+      const settings: chatRender.Settings = {
+        ...variantSettings,
+        model: config.model,
+        maxTokens: variantSettings.maxTokens ?? config.maxOutputTokens,
+        reminder: options.turnReminder
+      }
+      // The render cache renders only what is new since its last render of this history and falls
+      // back to the render from scratch when it cannot prove the same result.
+      const full = () => chatRender.renderChat(variant.name, fromWindow(window, options.systemPrompt), settings)
       return Either.map(
-        chatRender.renderChat(variant.name, fromWindow(window, options.systemPrompt), {
-          ...settings,
-          model: config.model,
-          maxTokens: settings.maxTokens ?? config.maxOutputTokens,
-          reminder: options.turnReminder
-        }),
+        chatCache.renderChat(variant.name, slotsOf(window, options.systemPrompt), window.history, settings, full),
         (request) => ({ request, stats: common.statsOf(window, common.budgetOf(sizing, config, options), 0) })
       )
     })
