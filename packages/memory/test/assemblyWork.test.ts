@@ -22,18 +22,38 @@ describe("recall dedupe work", () => {
       let window = Window.replay(Array.from({ length: size }, (_, index) => appended(index)))
       const none = new Set<Message.MessageKind>()
       work.textsNormalized = 0
+      work.messagesIndexed = 0
       const first = held(window, none)
       assert.strictEqual(work.textsNormalized, size)
-      assert.strictEqual(first.texts.size, size)
+      assert.strictEqual(work.messagesIndexed, size)
       assert.isTrue(first.texts.has(`message ${size - 1}: the build failed at step ${size - 1}.`))
+      assert.isTrue(first.ids.has("message-0"))
       for (let turn = 0; turn < 3; turn++) {
-        window = Window.evolve(Window.evolve(window, appended(size + 2 * turn)), appended(size + 2 * turn + 1))
+        const newest = size + 2 * turn + 1
+        window = Window.evolve(Window.evolve(window, appended(newest - 1)), appended(newest))
         work.textsNormalized = 0
+        work.messagesIndexed = 0
         const next = held(window, none)
+        // Only the two new messages: normalized once, indexed once.
         assert.strictEqual(work.textsNormalized, 2)
-        assert.strictEqual(next.ids.size, size + 2 * turn + 2)
-        assert.isTrue(next.ids.has(`message-${size + 2 * turn + 1}`))
+        assert.strictEqual(work.messagesIndexed, 2)
+        assert.isTrue(next.ids.has(`message-${newest}`))
+        assert.isTrue(next.texts.has(`message ${newest}: the build failed at step ${newest}.`))
+        // A view handed out before stays true for its own window after the index grew.
+        assert.isFalse(first.ids.has(`message-${newest}`))
+        assert.isFalse(first.texts.has(`message ${newest}: the build failed at step ${newest}.`))
       }
+      // A window whose history is not an extension (a trim) is indexed again, and stays exact.
+      const trimmed = Window.evolve(window, {
+        _tag: "HistoryTrimmed",
+        id: `trim-${size}`,
+        budget: 1000,
+        removedIds: ["message-0", "message-1"]
+      })
+      const again = held(trimmed, none)
+      assert.isFalse(again.ids.has("message-0"))
+      assert.isTrue(again.ids.has("message-2"))
+      assert.isFalse(again.texts.has("message 1: the build failed at step 1."))
     })
   }
 })
