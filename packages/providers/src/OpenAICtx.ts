@@ -96,25 +96,28 @@ export const makeResponses = (config: Config): CtxBuilder<ResponsesRequest> => {
   const build = (
     window: Window.Window,
     options: BuildOptions = {}
-  ): Either.Either<Built<ResponsesRequest>, InvalidRequest> =>
-    Either.flatMap(RequestValidator.history("openai-responses", window.history, window.completedToolIds), () => {
-      const rendered: chatRender.Settings = {
-        ...settings(options),
-        model: config.model,
-        maxTokens: options.maxOutputTokens ?? config.maxOutputTokens,
-        reminder: options.turnReminder
-      }
-      // The render cache renders only what is new (see `makeChat`); `full` renders from scratch.
-      const full = () => chatRender.renderResponses(fromWindow(window, options.systemPrompt), rendered)
-      return Either.map(
-        chatCache.renderResponses(slotsOf(window, options.systemPrompt), window.history, rendered, full),
-        (request) => ({
-          request: serverContext.responses(request, options.serverContext),
-          stats: common.statsOf(window, common.budgetOf(sizing, config, options), 0),
-          ...(options.serverContext === undefined ? {} : { serverContext: options.serverContext })
-        })
+  ): Either.Either<Built<ResponsesRequest>, InvalidRequest> => {
+    const rendered: chatRender.Settings = {
+      ...settings(options),
+      model: config.model,
+      maxTokens: options.maxOutputTokens ?? config.maxOutputTokens,
+      reminder: options.turnReminder
+    }
+    // The render cache renders only what is new (see `makeChat`); `full` checks tool pairing and
+    // renders from scratch.
+    const full = () =>
+      Either.flatMap(RequestValidator.history("openai-responses", window.history, window.completedToolIds), () =>
+        chatRender.renderResponses(fromWindow(window, options.systemPrompt), rendered)
       )
-    })
+    return Either.map(
+      chatCache.renderResponses(slotsOf(window, options.systemPrompt), window.history, rendered, full),
+      (request) => ({
+        request: serverContext.responses(request, options.serverContext),
+        stats: common.statsOf(window, common.budgetOf(sizing, config, options), 0),
+        ...(options.serverContext === undefined ? {} : { serverContext: options.serverContext })
+      })
+    )
+  }
   return {
     name: "openai-responses",
     model: config.model,

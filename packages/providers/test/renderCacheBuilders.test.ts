@@ -140,5 +140,31 @@ describe("render cache of every builder", () => {
         assert.deepStrictEqual(verification.failures, [])
       }
     })
+    it(`${builderName(config)}: a window the cache cannot prove valid gets the error of a render from scratch`, () => {
+      const builder = CtxBuilder.forProvider(config)
+      const events = historyOf(50)
+      const window = Window.replay(events)
+      assert.isTrue(Either.isRight(builder.build(window, options)))
+      // A call without its result: the new messages alone do not keep the window valid.
+      const pending = Window.evolve(window, toolRound(999)[0] as WindowEvent.WindowEvent)
+      const built = builder.build(pending, options)
+      assert.isTrue(Either.isLeft(built))
+      if (Either.isLeft(built)) assert.include(built.left.message, "no result yet")
+      // A result answering a call of the earlier history (`call_3`) that was already answered: a duplicate.
+      const duplicate = Window.evolve(window, {
+        _tag: "MessageAppended",
+        id: "event-duplicate",
+        message: {
+          id: "message-duplicate",
+          role: "tool",
+          kind: "chat",
+          parts: [Message.toolResult("call_3", "again")],
+          tokens: 5
+        }
+      })
+      const again = builder.build(duplicate, options)
+      assert.isTrue(Either.isLeft(again))
+      if (Either.isLeft(again)) assert.include(again.left.message, "more than once")
+    })
   }
 })
