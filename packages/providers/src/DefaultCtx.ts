@@ -13,8 +13,9 @@ import type { InvalidRequest } from "./InvalidRequest.js"
 import type { LanguageModel } from "@ctxlog/core"
 import * as common from "./internal/builderCommon.js"
 import type { BuildOptions, Built, CommonConfig, CtxBuilder } from "./CtxBuilder.js"
+import * as chatCache from "./internal/chatCache.js"
 import * as chatRender from "./internal/chatRender.js"
-import { fromWindow } from "./internal/sections.js"
+import { fromWindow, slotsOf } from "./internal/sections.js"
 import type { ChatCompletionsRequest } from "./ProviderRequest.js"
 import * as RequestValidator from "./RequestValidator.js"
 
@@ -60,19 +61,26 @@ export const makeChat = (config: CommonConfig, variant: ChatVariant): CtxBuilder
   const build = (
     window: Window.Window,
     options: BuildOptions = {}
-  ): Either.Either<Built<ChatCompletionsRequest>, InvalidRequest> =>
-    Either.flatMap(RequestValidator.history(variant.name, window.history, window.completedToolIds), () => {
-      const settings = variant.settings(options)
-      return Either.map(
-        chatRender.renderChat(variant.name, fromWindow(window, options.systemPrompt), {
-          ...settings,
-          model: config.model,
-          maxTokens: settings.maxTokens ?? config.maxOutputTokens,
-          reminder: options.turnReminder
-        }),
-        (request) => ({ request, stats: common.statsOf(window, common.budgetOf(sizing, config, options), 0) })
+  ): Either.Either<Built<ChatCompletionsRequest>, InvalidRequest> => {
+    const variantSettings = variant.settings(options)
+    const settings: chatRender.Settings = {
+      ...variantSettings,
+      model: config.model,
+      maxTokens: variantSettings.maxTokens ?? config.maxOutputTokens,
+      reminder: options.turnReminder
+    }
+    // The render cache renders only what is new since its last render of this history and falls
+    // back to the render from scratch when it cannot prove the same result. Tool pairing is checked
+    // there (the cache's own check of the new messages, given a valid earlier history, is stricter).
+    const full = () =>
+      Either.flatMap(RequestValidator.history(variant.name, window.history, window.completedToolIds), () =>
+        chatRender.renderChat(variant.name, fromWindow(window, options.systemPrompt), settings)
       )
-    })
+    return Either.map(
+      chatCache.renderChat(variant.name, slotsOf(window, options.systemPrompt), window.history, settings, full),
+      (request) => ({ request, stats: common.statsOf(window, common.budgetOf(sizing, config, options), 0) })
+    )
+  }
   return {
     name: variant.name,
     model: config.model,

@@ -17,8 +17,9 @@ import { makeChat } from "./DefaultCtx.js"
 import type { InvalidRequest } from "./InvalidRequest.js"
 import * as common from "./internal/builderCommon.js"
 import type { BuildOptions, Built, CommonConfig, CtxBuilder } from "./CtxBuilder.js"
+import * as chatCache from "./internal/chatCache.js"
 import * as chatRender from "./internal/chatRender.js"
-import { fromWindow } from "./internal/sections.js"
+import { fromWindow, slotsOf } from "./internal/sections.js"
 import * as serverContext from "./internal/serverContext.js"
 import type { ChatCompletionsRequest, ResponsesRequest } from "./ProviderRequest.js"
 import * as RequestValidator from "./RequestValidator.js"
@@ -95,22 +96,28 @@ export const makeResponses = (config: Config): CtxBuilder<ResponsesRequest> => {
   const build = (
     window: Window.Window,
     options: BuildOptions = {}
-  ): Either.Either<Built<ResponsesRequest>, InvalidRequest> =>
-    Either.flatMap(RequestValidator.history("openai-responses", window.history, window.completedToolIds), () =>
-      Either.map(
-        chatRender.renderResponses(fromWindow(window, options.systemPrompt), {
-          ...settings(options),
-          model: config.model,
-          maxTokens: options.maxOutputTokens ?? config.maxOutputTokens,
-          reminder: options.turnReminder
-        }),
-        (request) => ({
-          request: serverContext.responses(request, options.serverContext),
-          stats: common.statsOf(window, common.budgetOf(sizing, config, options), 0),
-          ...(options.serverContext === undefined ? {} : { serverContext: options.serverContext })
-        })
+  ): Either.Either<Built<ResponsesRequest>, InvalidRequest> => {
+    const rendered: chatRender.Settings = {
+      ...settings(options),
+      model: config.model,
+      maxTokens: options.maxOutputTokens ?? config.maxOutputTokens,
+      reminder: options.turnReminder
+    }
+    // The render cache renders only what is new (see `makeChat`); `full` checks tool pairing and
+    // renders from scratch.
+    const full = () =>
+      Either.flatMap(RequestValidator.history("openai-responses", window.history, window.completedToolIds), () =>
+        chatRender.renderResponses(fromWindow(window, options.systemPrompt), rendered)
       )
+    return Either.map(
+      chatCache.renderResponses(slotsOf(window, options.systemPrompt), window.history, rendered, full),
+      (request) => ({
+        request: serverContext.responses(request, options.serverContext),
+        stats: common.statsOf(window, common.budgetOf(sizing, config, options), 0),
+        ...(options.serverContext === undefined ? {} : { serverContext: options.serverContext })
+      })
     )
+  }
   return {
     name: "openai-responses",
     model: config.model,

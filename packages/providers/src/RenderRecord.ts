@@ -23,18 +23,23 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import { type BuildOptions, type BuildStats, type Built, forProvider, type ProviderConfig } from "./CtxBuilder.js"
-import * as renderCache from "./internal/renderCache.js"
-
-/** The exact request body the clients send: `JSON.stringify` of the built request. @since 0.1.0 */
-export const serialize = (request: unknown): string => JSON.stringify(request)
+import * as requestBody from "./internal/requestBody.js"
 
 /**
- * SHA-256 (hex) of the serialized request. A request the render cache built is hashed from the kept
+ * The exact request body the clients send: `JSON.stringify` of the built request. A request a
+ * builder's render cache built is assembled from its messages' kept JSON (the same bytes, without
+ * serializing the whole request again).
+ * @since 0.1.0
+ */
+export const serialize = (request: unknown): string => requestBody.bodyOf(request) ?? JSON.stringify(request)
+
+/**
+ * SHA-256 (hex) of the serialized request. A request a render cache built is hashed from the kept
  * hash state of its unchanged prefix (the same digest, without serializing the whole request again).
  * @since 0.1.0
  */
 export const requestSha256 = (request: unknown): string =>
-  renderCache.sha256Of(request) ?? EventHash.sha256(serialize(request))
+  requestBody.sha256Of(request) ?? EventHash.sha256(serialize(request))
 
 /** Who served (or will serve) a request. @since 0.1.0 */
 export interface Target {
@@ -257,7 +262,8 @@ export const rebuild = (
   }
   const built = forProvider(config.right).build(before, options)
   if (Either.isLeft(built)) return fail("invalid-request", built.left.message)
-  const body = serialize(built.right.request)
+  // Serialized whole, not from the render cache's pieces: the check stays independent of the cache.
+  const body = JSON.stringify(built.right.request)
   const sha256 = EventHash.sha256(body)
   if (sha256 !== event.sha256) {
     return fail("hash-mismatch", `rebuilt request hashes to ${sha256}, the log recorded ${event.sha256}`)

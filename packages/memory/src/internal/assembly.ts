@@ -5,26 +5,113 @@ import * as Schema from "effect/Schema"
 /** Texts compare equal when they differ only in case and whitespace. */
 export const normalize = (text: string): string => text.replace(/\s+/g, " ").trim().toLowerCase()
 
+/** A membership test (a `Set`, or a view of one up to a position). */
+export interface Has {
+  readonly has: (key: string) => boolean
+}
+
 /** What the window already holds, for dedupe: normalized texts and message ids. */
 export interface Held {
-  readonly texts: ReadonlySet<string>
-  readonly ids: ReadonlySet<string>
+  readonly texts: Has
+  readonly ids: Has
+}
+
+/**
+ * An index of a history's normalized texts and ids, each at its first position. A longer history that
+ * starts with the same messages (by identity) extends it in place; a view up to position `n` answers
+ * for the history of length `n`, so a view handed out earlier stays true after the index grows.
+ */
+interface HistoryIndex {
+  history: ReadonlyArray<Message.Message>
+  readonly texts: Map<string, number>
+  readonly ids: Map<string, number>
+}
+
+const maxIndexes = 16
+const indexes = new Map<string, HistoryIndex>()
+
+const historyIndexOf = (
+  history: ReadonlyArray<Message.Message>,
+  refreshed: ReadonlySet<Message.MessageKind>
+): HistoryIndex => {
+  const key = `${[...refreshed].sort().join(",")}\u0000${history[0]?.id ?? ""}`
+  const known = indexes.get(key)
+  let index: HistoryIndex | undefined
+  let from = 0
+  if (known !== undefined && known.history.length <= history.length) {
+    index = known
+    from = known.history.length
+    for (let at = 0; at < from; at++) {
+      if (known.history[at] !== history[at]) {
+        index = undefined
+        from = 0
+        break
+      }
+    }
+  }
+  if (index === undefined) index = { history, texts: new Map(), ids: new Map() }
+  for (let at = from; at < history.length; at++) {
+    const message = history[at]
+    if (message === undefined || refreshed.has(message.kind)) continue
+    work.messagesIndexed++
+    const text = normalizedTextOf(message)
+    if (text.length > 0 && !index.texts.has(text)) index.texts.set(text, at)
+    if (!index.ids.has(message.id)) index.ids.set(message.id, at)
+  }
+  index.history = history
+  indexes.delete(key)
+  indexes.set(key, index)
+  if (indexes.size > maxIndexes) {
+    const oldest = indexes.keys().next().value
+    if (oldest !== undefined) indexes.delete(oldest)
+  }
+  return index
 }
 
 /**
  * Everything in the window except the injected kinds about to be refreshed: those are replaced, so a
- * fresh hit equal to a stale one must not be deduped away.
+ * fresh hit equal to a stale one must not be deduped away. The history part is indexed once per
+ * message (see {@link HistoryIndex}): a prepare costs the messages new since the last one.
  */
 export const held = (window: Window.Window, refreshed: ReadonlySet<Message.MessageKind>): Held => {
-  const messages = [...window.system, ...window.knowledge, ...window.history].filter(
-    (message) => !refreshed.has(message.kind)
-  )
-  return {
-    texts: new Set(
-      messages.map((message) => normalize(Message.tokenTextOf(message))).filter((text) => text.length > 0)
-    ),
-    ids: new Set(messages.map((message) => message.id))
+  const texts = new Set<string>()
+  const ids = new Set<string>()
+  for (const part of [window.system, window.knowledge]) {
+    for (const message of part) {
+      if (refreshed.has(message.kind)) continue
+      const text = normalizedTextOf(message)
+      if (text.length > 0) texts.add(text)
+      ids.add(message.id)
+    }
   }
+  const history = window.history
+  const index = historyIndexOf(history, refreshed)
+  const length = history.length
+  const within = (positions: ReadonlyMap<string, number>, key: string): boolean => {
+    const at = positions.get(key)
+    return at !== undefined && at < length
+  }
+  return {
+    texts: { has: (key) => texts.has(key) || within(index.texts, key) },
+    ids: { has: (id) => ids.has(id) || within(index.ids, id) }
+  }
+}
+
+// Messages are immutable: each one's normalized text is computed once (a window holds the same
+// message objects from load to load), so a recall's dedupe costs the new messages, not the window.
+const normalizedTexts = new WeakMap<Message.Message, string>()
+
+/** Messages whose text was normalized and history messages indexed, for tests that count work (never read on the recall path). */
+export const work = { textsNormalized: 0, messagesIndexed: 0 }
+
+/** The normalized token text of a message, computed once per message object. */
+export const normalizedTextOf = (message: Message.Message): string => {
+  const known = normalizedTexts.get(message)
+  if (known !== undefined) return known
+  work.textsNormalized++
+  const text = normalize(Message.tokenTextOf(message))
+  normalizedTexts.set(message, text)
+  return text
 }
 
 /** A recall hit reduced to the text that will be injected. */

@@ -2,12 +2,35 @@ import type BetterSqlite3 from "better-sqlite3"
 import * as Effect from "effect/Effect"
 import { DriverMissing, type Package } from "../Driver.js"
 
-const load = <A>(driver: Package, backend: string, importer: () => Promise<A>): Effect.Effect<A, DriverMissing> =>
-  Effect.tryPromise({
-    try: importer,
-    catch: (cause) =>
-      new DriverMissing({ driver, backend, detail: cause instanceof Error ? cause.message : String(cause) })
-  })
+/** Driver imports done, for tests that count work (never read on the open path). */
+export const work = { imports: 0 }
+
+/**
+ * The driver module, imported on first use and then kept: an `import()` per opened store goes through
+ * the module loader every time (under a loader hook such as tsx's, a round trip to the hook's thread),
+ * which was most of reopening a small store. A failed import is not kept (the next open tries again).
+ */
+const load = <A>(driver: Package, backend: string, importer: () => Promise<A>): Effect.Effect<A, DriverMissing> => {
+  let loaded: A | undefined
+  return Effect.suspend(() =>
+    loaded !== undefined
+      ? Effect.succeed(loaded)
+      : Effect.tryPromise({
+          try: () => {
+            work.imports++
+            return importer()
+          },
+          catch: (cause) =>
+            new DriverMissing({ driver, backend, detail: cause instanceof Error ? cause.message : String(cause) })
+        }).pipe(
+          Effect.tap((module) =>
+            Effect.sync(() => {
+              loaded = module
+            })
+          )
+        )
+  )
+}
 
 // A CommonJS module: Node's import() puts its exports on `default`, while the declarations say `export =`.
 const constructorOf = (

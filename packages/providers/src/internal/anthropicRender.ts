@@ -373,7 +373,10 @@ const withReminder = (drafts: ReadonlyArray<Draft>, reminder: string | undefined
   const lastText = target.content.map((block) => block.type).lastIndexOf("text")
   const at = lastText === -1 ? target.content.length : lastText
   const content = [...target.content.slice(0, at), ...text(reminder), ...target.content.slice(at)]
-  return drafts.map((draft, position) => (position === index ? { ...draft, content } : draft))
+  // A copy with one draft replaced (no callback per draft: this runs on every render of a long window).
+  const out = drafts.slice()
+  out[index] = { ...target, content }
+  return out
 }
 
 const mark = <B extends { readonly cache_control?: CacheControl }>(block: B, control: CacheControl): B => ({
@@ -470,7 +473,9 @@ export const assemble = (
   const injectedEnd = stableEnd + sum(sections.injected)
   const tail = lastUser - 1
   const tailDraft = drafts[tail]
-  const tailEnd = injectedEnd + sum(drafts.slice(0, Math.max(0, tail + 1)))
+  let historyTokens = 0
+  for (let index = 0; index <= tail; index++) historyTokens += drafts[index]?.tokens ?? 0
+  const tailEnd = injectedEnd + historyTokens
   type Slot = "tools" | "identity" | "stable" | "injected" | "history"
   const candidates: ReadonlyArray<{ readonly slot: Slot; readonly present: boolean; readonly prefix: number }> = [
     // Highest value first: the conversation prefix grows every turn; tools are covered by identity.

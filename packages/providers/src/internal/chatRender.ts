@@ -6,7 +6,8 @@ import { type LanguageModel, Message } from "@ctxlog/core"
 import * as Either from "effect/Either"
 import { type InvalidRequest, make as invalid } from "../InvalidRequest.js"
 import * as RequestValidator from "../RequestValidator.js"
-import { dataUrlOf, mediaStub, type Sections, type UserContent, wrapContext } from "./sections.js"
+import { counters } from "./renderCounters.js"
+import { dataUrlOf, mediaStub, type Sections, type Turn, type UserContent, wrapContext } from "./sections.js"
 import type {
   ChatCompletionsRequest,
   ChatContentPart,
@@ -88,29 +89,12 @@ export const refuseServerParts = (
 }
 
 /** The system-side texts: identity, stable knowledge, injected knowledge (each joined). */
-const systemTexts = (sections: Sections, merge: boolean): ReadonlyArray<string> => {
+const systemTexts = (sections: Omit<Sections, "turns">, merge: boolean): ReadonlyArray<string> => {
   const identity = sections.identity.map((piece) => piece.text).join("\n\n")
   const stable = sections.stable.map((piece) => piece.text).join("\n\n")
   const injected = sections.injected.map((piece) => wrapContext(piece.kind, piece.text)).join("\n\n")
   const texts = [identity, stable, injected].filter((value) => value.length > 0)
   return merge ? (texts.length === 0 ? [] : [texts.join("\n\n")]) : texts
-}
-
-const withReminder = <M>(
-  messages: ReadonlyArray<M>,
-  reminder: string | undefined,
-  isUser: (message: M) => boolean,
-  make: (content: string) => M,
-  prepend: (message: M, reminder: string) => M
-): ReadonlyArray<M> => {
-  if (reminder === undefined || reminder.length === 0) return messages
-  let index = -1
-  messages.forEach((message, position) => {
-    if (isUser(message)) index = position
-  })
-  const target = messages[index]
-  if (target === undefined) return [...messages, make(reminder)]
-  return messages.map((message, position) => (position === index ? prepend(target, reminder) : message))
 }
 
 /** OpenAI wants a file name with inline file data: the title, else one from the media type. */
@@ -163,39 +147,44 @@ const responsesContent = (content: ReadonlyArray<UserContent>): string | Readonl
   })
 }
 
-/** Render a Chat Completions request; validates it. */
-export const renderChat = (
-  provider: string,
-  sections: Sections,
-  settings: Settings
-): Either.Either<ChatCompletionsRequest, InvalidRequest> => {
+/** Messages before history: identity, knowledge, then task state and signals as a user message. */
+export const chatLead = (sections: Omit<Sections, "turns">, settings: Settings): ReadonlyArray<ChatMessage> => {
   const messages: Array<ChatMessage> = systemTexts(sections, settings.mergeSystem).map((content) => ({
     role: settings.systemRole,
     content
   }))
   if (sections.state !== undefined) messages.push({ role: "user", content: sections.state.text })
-  for (const turn of sections.turns) {
-    switch (turn._tag) {
-      case "User":
-        messages.push({
-          role: "user",
-          content: chatContent(turn.content, settings.documents ?? "text", settings.imageUrls ?? true)
-        })
-        break
-      case "Context":
-        messages.push({
+  return messages
+}
+
+/** One history turn as Chat Completions messages (every call is one turn rendered: `counters.turnsRendered`). */
+export const chatTurn = (
+  provider: string,
+  turn: Turn,
+  settings: Settings
+): Either.Either<ReadonlyArray<ChatMessage>, InvalidRequest> => {
+  counters.turnsRendered++
+  switch (turn._tag) {
+    case "User":
+      return Either.right([
+        { role: "user", content: chatContent(turn.content, settings.documents ?? "text", settings.imageUrls ?? true) }
+      ])
+    case "Context":
+      return Either.right([
+        {
           role: settings.contextRole,
           content:
             turn.kind === "chat" && settings.contextRole !== "user"
               ? turn.text
               : wrapContext(turn.kind === "chat" ? turn.role : turn.kind, turn.text)
-        })
-        break
-      case "Assistant": {
-        const refused = refuseServerParts(provider, turn.messageId, turn.parts)
-        if (refused !== undefined) return Either.left(refused)
-        if (turn.text.length === 0 && turn.calls.length === 0) break
-        messages.push({
+        }
+      ])
+    case "Assistant": {
+      const refused = refuseServerParts(provider, turn.messageId, turn.parts)
+      if (refused !== undefined) return Either.left(refused)
+      if (turn.text.length === 0 && turn.calls.length === 0) return Either.right([])
+      return Either.right([
+        {
           role: "assistant",
           content: turn.text.length === 0 ? null : turn.text,
           ...(turn.calls.length === 0
@@ -207,18 +196,65 @@ export const renderChat = (
                   function: { name: call.name, arguments: JSON.stringify(call.input) }
                 }))
               })
-        })
-        break
-      }
-      case "Results":
-        for (const { part } of turn.results) {
-          messages.push({ role: "tool", tool_call_id: part.toolCallId, content: chatToolResultText(part) })
         }
-        break
+      ])
     }
+    case "Results":
+      return Either.right(
+        turn.results.map(
+          ({ part }): ChatMessage => ({
+            role: "tool",
+            tool_call_id: part.toolCallId,
+            content: chatToolResultText(part)
+          })
+        )
+      )
   }
-  const final = withReminder<ChatMessage>(
-    messages,
+}
+
+/** The index of the last item `isUser` holds for, or -1. */
+const lastIndex = <M>(items: ReadonlyArray<M>, isUser: (item: M) => boolean): number => {
+  for (let index = items.length - 1; index >= 0; index--) {
+    const item = items[index]
+    if (item !== undefined && isUser(item)) return index
+  }
+  return -1
+}
+
+/**
+ * Lead and history items with the reminder on the last user item (or appended as one), and the
+ * index of the first item that changes when more history comes: the reminder's item (the items
+ * before it are the same objects in the next render of a longer history).
+ */
+const withReminderAt = <M>(
+  lead: ReadonlyArray<M>,
+  history: ReadonlyArray<M>,
+  reminder: string | undefined,
+  isUser: (item: M) => boolean,
+  make: (content: string) => M,
+  prepend: (item: M, reminder: string) => M
+): { readonly items: ReadonlyArray<M>; readonly stable: number } => {
+  const items = lead.length === 0 ? [...history] : [...lead, ...history]
+  if (reminder === undefined || reminder.length === 0) return { items, stable: items.length }
+  const index = lastIndex(items, isUser)
+  const target = items[index]
+  if (target === undefined) {
+    items.push(make(reminder))
+    return { items, stable: items.length - 1 }
+  }
+  items[index] = prepend(target, reminder)
+  return { items, stable: index }
+}
+
+/** A Chat Completions request from its lead and history messages (not validated), and its stable prefix. */
+export const assembleChat = (
+  lead: ReadonlyArray<ChatMessage>,
+  history: ReadonlyArray<ChatMessage>,
+  settings: Settings
+): { readonly request: ChatCompletionsRequest; readonly stable: number } => {
+  const { items, stable } = withReminderAt<ChatMessage>(
+    lead,
+    history,
     settings.reminder,
     (message) => message.role === "user",
     (content) => ({ role: "user", content }),
@@ -235,7 +271,7 @@ export const renderChat = (
   }))
   const request: ChatCompletionsRequest = {
     model: settings.model,
-    messages: final,
+    messages: items,
     ...(tools.length === 0 ? {} : { tools }),
     ...(settings.maxTokens === undefined
       ? {}
@@ -246,77 +282,115 @@ export const renderChat = (
     stream: true,
     stream_options: { include_usage: true }
   }
+  return { request, stable }
+}
+
+/** Render a Chat Completions request; validates it. */
+export const renderChat = (
+  provider: string,
+  sections: Sections,
+  settings: Settings
+): Either.Either<ChatCompletionsRequest, InvalidRequest> => {
+  const history: Array<ChatMessage> = []
+  for (const turn of sections.turns) {
+    const rendered = chatTurn(provider, turn, settings)
+    if (Either.isLeft(rendered)) return Either.left(rendered.left)
+    history.push(...rendered.right)
+  }
+  const { request } = assembleChat(chatLead(sections, settings), history, settings)
   return Either.map(RequestValidator.chatCompletions(request, provider), () => request)
 }
 
-/** Render a Responses request; validates it. */
-export const renderResponses = (
-  sections: Sections,
+/** Items before history: identity, knowledge, then task state and signals as a user message. */
+export const responsesLead = (
+  sections: Omit<Sections, "turns">,
   settings: Settings
-): Either.Either<ResponsesRequest, InvalidRequest> => {
+): ReadonlyArray<ResponsesInputItem> => {
   const input: Array<ResponsesInputItem> = systemTexts(sections, settings.mergeSystem).map((content) => ({
     type: "message",
     role: settings.systemRole,
     content
   }))
   if (sections.state !== undefined) input.push({ type: "message", role: "user", content: sections.state.text })
-  for (const turn of sections.turns) {
-    switch (turn._tag) {
-      case "User": {
-        const content = responsesContent(turn.content)
-        input.push(
-          typeof content === "string"
-            ? { type: "message", role: "user", content }
-            : { type: "message", role: "user", content }
-        )
-        break
-      }
-      case "Context":
-        input.push({
+  return input
+}
+
+/** One history turn as Responses input items (every call is one turn rendered: `counters.turnsRendered`). */
+export const responsesTurn = (
+  turn: Turn,
+  settings: Settings
+): Either.Either<ReadonlyArray<ResponsesInputItem>, InvalidRequest> => {
+  counters.turnsRendered++
+  switch (turn._tag) {
+    case "User": {
+      const content = responsesContent(turn.content)
+      return Either.right([
+        typeof content === "string"
+          ? { type: "message", role: "user", content }
+          : { type: "message", role: "user", content }
+      ])
+    }
+    case "Context":
+      return Either.right([
+        {
           type: "message",
           role: settings.contextRole,
           content:
             turn.kind === "chat" && settings.contextRole !== "user"
               ? turn.text
               : wrapContext(turn.kind === "chat" ? turn.role : turn.kind, turn.text)
-        })
-        break
-      case "Assistant": {
-        const refused = refuseServerParts("openai", turn.messageId, turn.parts)
-        if (refused !== undefined) return Either.left(refused)
-        // Reasoning items go back before the output they led to, when the API gave them an id
-        // (with `encrypted_content` for stateless use); readable-only reasoning is not sent.
-        if (turn.text.length > 0 || turn.calls.length > 0) {
-          for (const part of turn.reasoning) {
-            if (part.itemId === undefined) continue
-            input.push({
-              type: "reasoning",
-              id: part.itemId,
-              summary: part.text.length === 0 ? [] : [{ type: "summary_text", text: part.text }],
-              ...(part.encryptedContent === undefined ? {} : { encrypted_content: part.encryptedContent })
-            })
-          }
         }
-        if (turn.text.length > 0) input.push({ type: "message", role: "assistant", content: turn.text })
-        for (const call of turn.calls) {
+      ])
+    case "Assistant": {
+      const refused = refuseServerParts("openai", turn.messageId, turn.parts)
+      if (refused !== undefined) return Either.left(refused)
+      const input: Array<ResponsesInputItem> = []
+      // Reasoning items go back before the output they led to, when the API gave them an id
+      // (with `encrypted_content` for stateless use); readable-only reasoning is not sent.
+      if (turn.text.length > 0 || turn.calls.length > 0) {
+        for (const part of turn.reasoning) {
+          if (part.itemId === undefined) continue
           input.push({
-            type: "function_call",
-            call_id: call.id,
-            name: call.name,
-            arguments: JSON.stringify(call.input)
+            type: "reasoning",
+            id: part.itemId,
+            summary: part.text.length === 0 ? [] : [{ type: "summary_text", text: part.text }],
+            ...(part.encryptedContent === undefined ? {} : { encrypted_content: part.encryptedContent })
           })
         }
-        break
       }
-      case "Results":
-        for (const { part } of turn.results) {
-          input.push({ type: "function_call_output", call_id: part.toolCallId, output: responsesToolOutput(part) })
-        }
-        break
+      if (turn.text.length > 0) input.push({ type: "message", role: "assistant", content: turn.text })
+      for (const call of turn.calls) {
+        input.push({
+          type: "function_call",
+          call_id: call.id,
+          name: call.name,
+          arguments: JSON.stringify(call.input)
+        })
+      }
+      return Either.right(input)
     }
+    case "Results":
+      return Either.right(
+        turn.results.map(
+          ({ part }): ResponsesInputItem => ({
+            type: "function_call_output",
+            call_id: part.toolCallId,
+            output: responsesToolOutput(part)
+          })
+        )
+      )
   }
-  const final = withReminder<ResponsesInputItem>(
-    input,
+}
+
+/** A Responses request from its lead and history items (not validated), and its stable prefix. */
+export const assembleResponses = (
+  lead: ReadonlyArray<ResponsesInputItem>,
+  history: ReadonlyArray<ResponsesInputItem>,
+  settings: Settings
+): { readonly request: ResponsesRequest; readonly stable: number } => {
+  const { items, stable } = withReminderAt<ResponsesInputItem>(
+    lead,
+    history,
     settings.reminder,
     (item) => item.type === "message" && item.role === "user",
     (content) => ({ type: "message", role: "user", content }),
@@ -335,11 +409,26 @@ export const renderResponses = (
   }))
   const request: ResponsesRequest = {
     model: settings.model,
-    input: final,
+    input: items,
     ...(tools.length === 0 ? {} : { tools }),
     ...(settings.maxTokens === undefined ? {} : { max_output_tokens: settings.maxTokens }),
     ...(settings.temperature === undefined ? {} : { temperature: settings.temperature }),
     stream: true
   }
+  return { request, stable }
+}
+
+/** Render a Responses request; validates it. */
+export const renderResponses = (
+  sections: Sections,
+  settings: Settings
+): Either.Either<ResponsesRequest, InvalidRequest> => {
+  const history: Array<ResponsesInputItem> = []
+  for (const turn of sections.turns) {
+    const rendered = responsesTurn(turn, settings)
+    if (Either.isLeft(rendered)) return Either.left(rendered.left)
+    history.push(...rendered.right)
+  }
+  const { request } = assembleResponses(responsesLead(sections, settings), history, settings)
   return Either.map(RequestValidator.responses(request), () => request)
 }

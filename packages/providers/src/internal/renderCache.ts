@@ -10,7 +10,6 @@
  * incremental path cannot prove the same (a changed history prefix, a new task state, `thinking:
  * "current"`, server context, an invalid window) renders from scratch.
  */
-import { createHash, type Hash } from "node:crypto"
 import { Message } from "@ctxlog/core"
 import * as Either from "effect/Either"
 import type { InvalidRequest } from "../InvalidRequest.js"
@@ -26,8 +25,9 @@ import {
   stateDraft
 } from "./anthropicRender.js"
 import { counters } from "./renderCounters.js"
+import * as requestBody from "./requestBody.js"
 import { orderTurns, type Sections } from "./sections.js"
-import type { AnthropicMessage, AnthropicRequest } from "../ProviderRequest.js"
+import type { AnthropicMessage } from "../ProviderRequest.js"
 
 interface State {
   /** The history this state rendered (its messages, by identity). */
@@ -42,18 +42,10 @@ interface State {
   readonly messages: ReadonlyArray<AnthropicMessage>
   /** tool_use ids of the validated messages. */
   readonly seenIds: Set<string>
-  /** The body up to `,"messages":[`. */
-  readonly head: string
-  /** SHA-256 state after `head` and the first `hashed` messages (each with its comma). */
-  readonly prefixHash: Hash
-  readonly hashed: number
 }
 
-// Request messages and their JSON, by object: an unchanged draft maps to the same message and text.
+// Request messages by draft: an unchanged draft maps to the same message (and so the same JSON text).
 const messageOfDraft = new WeakMap<Draft, AnthropicMessage>()
-const jsonOfMessage = new WeakMap<AnthropicMessage, string>()
-// The request body's hash, computed when asked for (RenderRecord.requestSha256).
-const shaOfRequest = new WeakMap<object, () => string>()
 
 const messageOf = (draft: Draft): AnthropicMessage => {
   const cached = messageOfDraft.get(draft)
@@ -63,38 +55,8 @@ const messageOf = (draft: Draft): AnthropicMessage => {
   return message
 }
 
-const jsonOf = (message: AnthropicMessage): string => {
-  const cached = jsonOfMessage.get(message)
-  if (cached !== undefined) return cached
-  const json = JSON.stringify(message)
-  jsonOfMessage.set(message, json)
-  return json
-}
-
-/** The SHA-256 of `JSON.stringify(request)` when this cache rendered the request, else undefined. */
-export const sha256Of = (request: unknown): string | undefined => {
-  if (typeof request !== "object" || request === null) return undefined
-  return shaOfRequest.get(request)?.()
-}
-
-// The body around the messages: `JSON.stringify` keeps key order, so the keys before `messages` and
-// after it serialize the same alone as inside the whole request.
-const around = (request: AnthropicRequest): { readonly head: string; readonly tail: string } => {
-  const before: Record<string, unknown> = {}
-  const after: Record<string, unknown> = {}
-  let seen = false
-  for (const [key, value] of Object.entries(request)) {
-    if (key === "messages") seen = true
-    else if (seen) after[key] = value
-    else before[key] = value
-  }
-  const head = JSON.stringify(before)
-  const tail = JSON.stringify(after)
-  return {
-    head: head === "{}" ? '{"messages":[' : `${head.slice(0, -1)},"messages":[`,
-    tail: tail === "{}" ? "]}" : `],${tail.slice(1)}`
-  }
-}
+/** The SHA-256 of `JSON.stringify(request)` when a render cache rendered the request, else undefined. */
+export const sha256Of = requestBody.sha256Of
 
 const maxStates = 16
 const states = new Map<string, State>()
@@ -109,10 +71,17 @@ const remember = (key: string, state: State): void => {
 }
 
 /** Forget every state (tests). */
-export const clear = (): void => states.clear()
+export const clear = (): void => {
+  states.clear()
+  requestBody.clear()
+}
 
+/**
+ * The state key: every render setting (so any option a builder adds, cache hints included, keys its
+ * own state) but the reminder and the tools, which only the assembly reads, and the first message.
+ */
 const keyOf = (settings: Settings, history: ReadonlyArray<Message.Message>): string =>
-  `${settings.model}\u0000${settings.maxTokens}\u0000${settings.temperature}\u0000${settings.thinkingBudget}\u0000${settings.cache}\u0000${settings.cacheTtl}\u0000${settings.minCacheableTokens}\u0000${history[0]?.id ?? ""}`
+  `${JSON.stringify({ ...settings, reminder: undefined, tools: undefined })}\u0000${history[0]?.id ?? ""}`
 
 /**
  * The new messages `history[from..]` keep the window valid, given that `history[..from]` was (every
@@ -120,7 +89,7 @@ const keyOf = (settings: Settings, history: ReadonlyArray<Message.Message>): str
  * new messages, once; each new call is answered; only assistants call. Anything else: false, and the
  * caller validates the whole history for the exact error.
  */
-const validTail = (
+export const validTail = (
   history: ReadonlyArray<Message.Message>,
   from: number,
   oldCalls: ReadonlySet<string>,
@@ -223,51 +192,16 @@ export const renderAnthropic = (
     counters.messagesValidated++
     if (anthropicMessage(messages, index, seenIds) !== undefined) return full()
   }
-  // Hash: the kept prefix state, then the messages up to the new stable prefix, then the rest on demand.
-  const { head, tail: end } = around(request)
-  let prefixHash: Hash
-  let hashed: number
-  if (base !== undefined && base.head === head && base.hashed <= same) {
-    prefixHash = base.prefixHash.copy()
-    hashed = base.hashed
-  } else {
-    prefixHash = createHash("sha256").update(head)
-    counters.charsHashed += head.length
-    hashed = 0
-  }
-  const stable = Math.max(hashed, tail)
-  for (let index = hashed; index < stable; index++) {
-    const message = messages[index]
-    if (message === undefined) break
-    const json = jsonOf(message)
-    prefixHash.update(`${json},`)
-    counters.charsHashed += json.length + 1
-  }
-  hashed = stable
-  const done = prefixHash.copy()
-  let digest: string | undefined
-  shaOfRequest.set(request, () => {
-    if (digest !== undefined) return digest
-    const rest: Array<string> = []
-    for (let index = hashed; index < messages.length; index++) {
-      const message = messages[index]
-      if (message !== undefined) rest.push(jsonOf(message))
-    }
-    const text = `${rest.join(",")}${end}`
-    counters.charsHashed += text.length
-    digest = done.update(text).digest("hex")
-    return digest
-  })
+  // Hash and body: the kept prefix state, then the messages up to the new stable prefix (everything
+  // before the message that carries the conversation breakpoint), the rest on demand.
+  requestBody.register(`anthropic\u0000${key}`, request, "messages", messages, Math.max(0, tail))
   remember(key, {
     history,
     stateKey,
     merged,
     calls,
     messages,
-    seenIds,
-    head,
-    prefixHash,
-    hashed
+    seenIds
   })
   return Either.right({ request, breakpoints })
 }

@@ -1,0 +1,164 @@
+/**
+ * Where a turn's time goes (not part of `pnpm bench`; see BENCHMARKS.md): one user turn of the `turn`
+ * scenario (prepare; render + complete for a tool call; render + complete for the answer) on SQLite at
+ * SIZE history messages, TURNS times after 5 warm-up turns, printing the mean per turn and per step.
+ * PROFILE=file writes a CPU profile of the measured turns (node:inspector, 100 µs sampling); SQLTIME=1
+ * times every better-sqlite3 statement by its SQL; PREPONLY=1 runs prepare and a final complete only.
+ *
+ *   cd bench && SIZE=2000 TURNS=40 PROFILE=/tmp/turn.cpuprofile node --conditions=@ctxlog/source --import tsx src/profileTurn.ts
+ */
+import { writeFileSync } from "node:fs"
+import { Session } from "node:inspector/promises"
+import { join } from "node:path"
+import { TemplateCompactor } from "@ctxlog/compaction"
+import { Compactor, ContextService, Ids, Message, TokenCounter } from "@ctxlog/core"
+import { FullTextRecall, SqliteEventLog } from "@ctxlog/memory"
+import { type Policy, Turn } from "@ctxlog/turn"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import Database from "better-sqlite3"
+import * as ManagedRuntime from "effect/ManagedRuntime"
+import { messageInput, prose, tempDir } from "./stores.js"
+const sqlTimes = new Map<string, { n: number; ms: number }>()
+if (process.env.SQLTIME) {
+  const probe = new Database(":memory:")
+  const proto: Record<string, (...args: Array<unknown>) => unknown> = Object.getPrototypeOf(probe.prepare("select 1"))
+  for (const method of ["all", "get", "run", "iterate"]) {
+    const original = proto[method]
+    if (original === undefined) continue
+    proto[method] = function (this: { source: string }, ...args: Array<unknown>) {
+      const t0 = performance.now()
+      const out = original.apply(this, args)
+      const key = `${method} ${this.source.replace(/\s+/g, " ").slice(0, 110)}`
+      const entry = sqlTimes.get(key) ?? { n: 0, ms: 0 }
+      entry.n++
+      entry.ms += performance.now() - t0
+      sqlTimes.set(key, entry)
+      return out
+    }
+  }
+}
+const size = Number(process.env.SIZE ?? 2000)
+const turns = Number(process.env.TURNS ?? 40)
+const provider = (process.env.PROVIDER ?? "anthropic") as "anthropic"
+const policy: Policy.Policy = {
+  builder: {
+    provider,
+    model: provider === "anthropic" ? "claude-sonnet-4-5" : "gpt-4o",
+    contextWindow: 50_000_000,
+    maxOutputTokens: 4096
+  },
+  render: {
+    tools: [{ name: "read_file", description: "Read a file", inputSchema: { type: "object" } }],
+    turnReminder: "Stay in the workspace.",
+    maxOutputTokens: 4096
+  },
+  compaction: {
+    softThreshold: 0.7,
+    hardThreshold: 0.85,
+    proactiveThreshold: 0.66,
+    targetRatio: 0.45,
+    calibrate: false
+  },
+  seams: { level1: 0.74, level2: 0.79, level3: 0.83, verbatimWindow: 6 },
+  recall: { recallShare: 0.04, crossSessionShare: 0.04, owner: "bench" },
+  deferred: { cutoffShare: 0.3, minTokens: 400 },
+  subgoals: "heuristic"
+}
+const usage = { inputTokens: 1000, outputTokens: 20, cacheReadTokens: 0, cacheWriteTokens: 0 }
+const turn = (i: number, mark: (s: string) => void) =>
+  Effect.gen(function* () {
+    yield* Turn.prepare("s", { messages: [Message.user(`question ${i}: ${prose(300, i)}`)] }, policy)
+    mark("prepare")
+    if (process.env.PREPONLY) {
+      yield* Turn.complete("s", { answer: [Message.text(`answer ${i}`)], usage, endTurn: true }, policy)
+      mark("complete2")
+      return
+    }
+    const first = yield* Turn.render("s", policy, { iteration: 0 })
+    mark("render1")
+    yield* Turn.complete(
+      "s",
+      {
+        answer: [Message.text("Reading it."), Message.toolCall(`call_${i}`, "read_file", { path: "a.txt" })],
+        results: [Message.toolResult(`call_${i}`, prose(2000, i))],
+        usage,
+        estimatedInputTokens: first.built.stats.total,
+        endTurn: false
+      },
+      policy
+    )
+    mark("complete1")
+    const second = yield* Turn.render("s", policy, { iteration: 1 })
+    mark("render2")
+    yield* Turn.complete(
+      "s",
+      {
+        answer: [Message.text(`answer ${i}: ${prose(300, i + 1)}`)],
+        usage,
+        estimatedInputTokens: second.built.stats.total,
+        endTurn: true
+      },
+      policy
+    )
+    mark("complete2")
+  })
+const main = async () => {
+  const dir = tempDir("profile")
+  const layer = ContextService.layer.pipe(
+    Layer.provideMerge(FullTextRecall.layer()),
+    Layer.provideMerge(Layer.mergeAll(TokenCounter.layerGpt(), Ids.layerUuidV7)),
+    Layer.provideMerge(SqliteEventLog.layer({ filename: join(dir, "ctxlog.db"), durability: "normal" }))
+  )
+  const runtime = ManagedRuntime.make(
+    Layer.succeed(Compactor.Compactor, TemplateCompactor.make()).pipe(Layer.provideMerge(layer))
+  )
+  const ctx = await runtime.runPromise(ContextService.ContextService)
+  for (let at = 0; at < size; at += 500) {
+    await runtime.runPromise(
+      ctx.appendMessages(
+        "s",
+        Array.from({ length: Math.min(500, size - at) }, (_, k) => messageInput(at + k))
+      )
+    )
+  }
+  const steps = new Map<string, number>()
+  let last = 0
+  const mark = (s: string) => {
+    const now = performance.now()
+    steps.set(s, (steps.get(s) ?? 0) + now - last)
+    last = now
+  }
+  for (let i = 0; i < 5; i++) {
+    last = performance.now()
+    await runtime.runPromise(turn(i, () => {}))
+  }
+  sqlTimes.clear()
+  const session = new Session()
+  session.connect()
+  const profile = process.env.PROFILE !== undefined
+  if (profile) {
+    await session.post("Profiler.enable")
+    await session.post("Profiler.setSamplingInterval", { interval: 100 })
+    await session.post("Profiler.start")
+  }
+  const started = performance.now()
+  for (let i = 5; i < 5 + turns; i++) {
+    last = performance.now()
+    const t0 = last
+    await runtime.runPromise(turn(i, mark))
+    if (process.env.EACH) console.log(i, (performance.now() - t0).toFixed(1))
+  }
+  const total = performance.now() - started
+  for (const [k, v] of [...sqlTimes].sort((a, b) => b[1].ms - a[1].ms).slice(0, 12))
+    console.log(`${(v.ms / turns).toFixed(2)} ms/turn ${(v.n / turns).toFixed(1)}x ${k}`)
+  if (profile) {
+    const { profile: p } = await session.post("Profiler.stop")
+    writeFileSync(process.env.PROFILE ?? "turn.cpuprofile", JSON.stringify(p))
+  }
+  console.log(
+    `size ${size}: ${(total / turns).toFixed(2)} ms/turn; ${[...steps].map(([s, ms]) => `${s} ${(ms / turns).toFixed(2)}`).join(", ")}`
+  )
+  await runtime.dispose()
+}
+main()
