@@ -78,6 +78,39 @@ describe("a serializer that writes bytes that are not text", () => {
   })
 })
 
+describe("reading a history", () => {
+  it("decodes each stored message once per process, however many checkpoints' lists hold it", async () => {
+    const json = new JsonPlusSerializer()
+    let messageLoads = 0
+    const counting = {
+      dumpsTyped: (value: unknown) => json.dumpsTyped(value),
+      loadsTyped: async (type: string, data: Uint8Array | string) => {
+        const value: unknown = await json.loadsTyped(type, data)
+        if (value instanceof AIMessage || value instanceof HumanMessage) messageLoads += 1
+        return value
+      }
+    }
+    const filename = file()
+    const writer = new CtxlogSaver({ sqlite: filename, serde: counting })
+    const config = { configurable: { thread_id: "history" } }
+    for (let turn = 0; turn < 4; turn += 1) {
+      await agentGraph(writer).invoke({ messages: [new HumanMessage({ id: `q-${turn}`, content: "go" })] }, config)
+    }
+    await writer.close()
+    const reader = new CtxlogSaver({ sqlite: filename, serde: counting })
+    messageLoads = 0
+    const snapshots = []
+    for await (const snapshot of agentGraph(reader).getStateHistory(config)) snapshots.push(snapshot)
+    // 16 checkpoints whose lists hold up to 12 messages (over 90 message slots in all); each of the 7 human
+    // and AI messages stored as a list item is decoded once (the first list, `[q-0]`, is stored whole and
+    // decoded as a list; tool messages are not counted here).
+    expect(snapshots).toHaveLength(16)
+    expect(snapshots.reduce((total, snapshot) => total + snapshot.values.messages.length, 0)).toBeGreaterThan(90)
+    expect(messageLoads).toBe(7)
+    await reader.close()
+  })
+})
+
 describe("what a put writes", () => {
   it("writes a channel only when its version changes", async () => {
     const saver = new CtxlogSaver({ sqlite: file() })
