@@ -6,9 +6,19 @@
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { EventLog } from "@ctxlog/core"
 import { AIMessage, HumanMessage, RemoveMessage } from "@langchain/core/messages"
-import { END, MemorySaver, MessagesDeltaValue, START, StateGraph, StateSchema } from "@langchain/langgraph"
+import {
+  END,
+  MemorySaver,
+  MessagesAnnotation,
+  MessagesDeltaValue,
+  START,
+  StateGraph,
+  StateSchema
+} from "@langchain/langgraph"
 import { JsonPlusSerializer } from "@langchain/langgraph-checkpoint"
+import * as Effect from "effect/Effect"
 import { afterAll, describe, expect, it } from "vitest"
 import { CtxlogSaver } from "../src/index.js"
 import { agentGraph, checkpointsOf, eventsOf, history, wideGraph } from "./support/graphs.js"
@@ -233,6 +243,41 @@ describe("what a put writes", () => {
     expect(large.eventsRead).toBe(0)
     // Finding what changed compares list items by identity (no serialization): one pass per put.
     expect(large.compared).toBeLessThanOrEqual(3 * (10_000 + 3) * 2)
+  })
+})
+
+describe("subgraphs", () => {
+  it("a subgraph's namespace is a stream of its own; deleteThread forgets every namespace of the thread", async () => {
+    const saver = new CtxlogSaver({ sqlite: file() })
+    const inner = new StateGraph(MessagesAnnotation)
+      .addNode("inner", (state) => ({
+        messages: [new AIMessage({ id: `inner-${state.messages.length}`, content: "from the subgraph" })]
+      }))
+      .addEdge(START, "inner")
+      .addEdge("inner", END)
+      .compile({ checkpointer: true })
+    const outer = new StateGraph(MessagesAnnotation)
+      .addNode("child", inner)
+      .addEdge(START, "child")
+      .addEdge("child", END)
+      .compile({ checkpointer: saver })
+    const config = { configurable: { thread_id: "nested" } }
+    await outer.invoke({ messages: [new HumanMessage({ id: "q-0", content: "go" })] }, config)
+    const streams = await saver.runtime.runPromise(
+      Effect.flatMap(EventLog.EventLog, (log) => log.streams()).pipe(Effect.map((infos) => infos.map((i) => i.stream)))
+    )
+    // `checkpointer: true`: the subgraph keeps its state across calls under the namespace `child`.
+    expect([...streams].sort()).toEqual(["langgraph:nested", "langgraph:nested/child"])
+    const innerTuple = await saver.getTuple({ configurable: { thread_id: "nested", checkpoint_ns: "child" } })
+    expect(innerTuple?.checkpoint.channel_values.messages).toHaveLength(2)
+    expect((await outer.getState(config)).values.messages.map((m: { id?: string }) => m.id)).toEqual(["q-0", "inner-1"])
+    await saver.deleteThread("nested")
+    const left = []
+    for await (const tuple of saver.list({ configurable: { thread_id: "nested" } })) left.push(tuple)
+    expect(left).toEqual([])
+    expect(await saver.getTuple(config)).toBeUndefined()
+    expect(await saver.getTuple({ configurable: { thread_id: "nested", checkpoint_ns: "child" } })).toBeUndefined()
+    await saver.close()
   })
 })
 
