@@ -234,6 +234,7 @@ export class CtxlogSaver extends BaseCheckpointSaver {
   private readonly messagesChannel: string
   private readonly threads = new Map<string, thread.ThreadState>()
   private readonly queues = new Map<string, Promise<unknown>>()
+  private readonly decodedItems = new WeakMap<WindowEvent.SerializedValue, { readonly value: unknown }>()
   private closed = false
   private counted = { serialized: 0, events: 0, bytes: 0, compared: 0, eventsRead: 0, retried: 0 }
 
@@ -387,7 +388,18 @@ export class CtxlogSaver extends BaseCheckpointSaver {
       const step = chain[index]
       if (step === undefined) continue
       const appended: Array<unknown> = []
-      for (const item of step.appended) appended.push(await this.load(operation, item, channel))
+      for (const item of step.appended) {
+        // A list item is decoded once per process: rebuilding older checkpoints' lists (`list`,
+        // `getStateHistory`) reuses it instead of running the serializer again.
+        const known = this.decodedItems.get(item)
+        if (known !== undefined) {
+          appended.push(known.value)
+          continue
+        }
+        const decoded = await this.load(operation, item, channel)
+        this.decodedItems.set(item, { value: decoded })
+        appended.push(decoded)
+      }
       value = listDelta.apply(Array.isArray(value) ? value : [], step.removed, appended)
     }
     if (!Array.isArray(value)) return { value, writer: first.writer }

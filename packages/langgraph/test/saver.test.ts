@@ -6,9 +6,19 @@
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { EventLog } from "@ctxlog/core"
 import { AIMessage, HumanMessage, RemoveMessage } from "@langchain/core/messages"
-import { END, MemorySaver, MessagesDeltaValue, START, StateGraph, StateSchema } from "@langchain/langgraph"
+import {
+  END,
+  MemorySaver,
+  MessagesAnnotation,
+  MessagesDeltaValue,
+  START,
+  StateGraph,
+  StateSchema
+} from "@langchain/langgraph"
 import { JsonPlusSerializer } from "@langchain/langgraph-checkpoint"
+import * as Effect from "effect/Effect"
 import { afterAll, describe, expect, it } from "vitest"
 import { CtxlogSaver } from "../src/index.js"
 import { agentGraph, checkpointsOf, eventsOf, history, wideGraph } from "./support/graphs.js"
@@ -75,6 +85,39 @@ describe("a serializer that writes bytes that are not text", () => {
     expect(messages.map((message: { id?: string }) => message.id)).toEqual(["q-0", "ai-1", "tool-2"])
     expect(messages[1]).toBeInstanceOf(AIMessage)
     await reopened.close()
+  })
+})
+
+describe("reading a history", () => {
+  it("decodes each stored message once per process, however many checkpoints' lists hold it", async () => {
+    const json = new JsonPlusSerializer()
+    let messageLoads = 0
+    const counting = {
+      dumpsTyped: (value: unknown) => json.dumpsTyped(value),
+      loadsTyped: async (type: string, data: Uint8Array | string) => {
+        const value: unknown = await json.loadsTyped(type, data)
+        if (value instanceof AIMessage || value instanceof HumanMessage) messageLoads += 1
+        return value
+      }
+    }
+    const filename = file()
+    const writer = new CtxlogSaver({ sqlite: filename, serde: counting })
+    const config = { configurable: { thread_id: "history" } }
+    for (let turn = 0; turn < 4; turn += 1) {
+      await agentGraph(writer).invoke({ messages: [new HumanMessage({ id: `q-${turn}`, content: "go" })] }, config)
+    }
+    await writer.close()
+    const reader = new CtxlogSaver({ sqlite: filename, serde: counting })
+    messageLoads = 0
+    const snapshots = []
+    for await (const snapshot of agentGraph(reader).getStateHistory(config)) snapshots.push(snapshot)
+    // 16 checkpoints whose lists hold up to 12 messages (over 90 message slots in all); each of the 7 human
+    // and AI messages stored as a list item is decoded once (the first list, `[q-0]`, is stored whole and
+    // decoded as a list; tool messages are not counted here).
+    expect(snapshots).toHaveLength(16)
+    expect(snapshots.reduce((total, snapshot) => total + snapshot.values.messages.length, 0)).toBeGreaterThan(90)
+    expect(messageLoads).toBe(7)
+    await reader.close()
   })
 })
 
@@ -200,6 +243,41 @@ describe("what a put writes", () => {
     expect(large.eventsRead).toBe(0)
     // Finding what changed compares list items by identity (no serialization): one pass per put.
     expect(large.compared).toBeLessThanOrEqual(3 * (10_000 + 3) * 2)
+  })
+})
+
+describe("subgraphs", () => {
+  it("a subgraph's namespace is a stream of its own; deleteThread forgets every namespace of the thread", async () => {
+    const saver = new CtxlogSaver({ sqlite: file() })
+    const inner = new StateGraph(MessagesAnnotation)
+      .addNode("inner", (state) => ({
+        messages: [new AIMessage({ id: `inner-${state.messages.length}`, content: "from the subgraph" })]
+      }))
+      .addEdge(START, "inner")
+      .addEdge("inner", END)
+      .compile({ checkpointer: true })
+    const outer = new StateGraph(MessagesAnnotation)
+      .addNode("child", inner)
+      .addEdge(START, "child")
+      .addEdge("child", END)
+      .compile({ checkpointer: saver })
+    const config = { configurable: { thread_id: "nested" } }
+    await outer.invoke({ messages: [new HumanMessage({ id: "q-0", content: "go" })] }, config)
+    const streams = await saver.runtime.runPromise(
+      Effect.flatMap(EventLog.EventLog, (log) => log.streams()).pipe(Effect.map((infos) => infos.map((i) => i.stream)))
+    )
+    // `checkpointer: true`: the subgraph keeps its state across calls under the namespace `child`.
+    expect([...streams].sort()).toEqual(["langgraph:nested", "langgraph:nested/child"])
+    const innerTuple = await saver.getTuple({ configurable: { thread_id: "nested", checkpoint_ns: "child" } })
+    expect(innerTuple?.checkpoint.channel_values.messages).toHaveLength(2)
+    expect((await outer.getState(config)).values.messages.map((m: { id?: string }) => m.id)).toEqual(["q-0", "inner-1"])
+    await saver.deleteThread("nested")
+    const left = []
+    for await (const tuple of saver.list({ configurable: { thread_id: "nested" } })) left.push(tuple)
+    expect(left).toEqual([])
+    expect(await saver.getTuple(config)).toBeUndefined()
+    expect(await saver.getTuple({ configurable: { thread_id: "nested", checkpoint_ns: "child" } })).toBeUndefined()
+    await saver.close()
   })
 })
 
