@@ -2,12 +2,24 @@ import type BetterSqlite3 from "better-sqlite3"
 import * as Effect from "effect/Effect"
 import { DriverMissing, type Package } from "../Driver.js"
 
-const load = <A>(driver: Package, backend: string, importer: () => Promise<A>): Effect.Effect<A, DriverMissing> =>
-  Effect.tryPromise({
-    try: importer,
-    catch: (cause) =>
-      new DriverMissing({ driver, backend, detail: cause instanceof Error ? cause.message : String(cause) })
-  })
+// Imported once per process: opening a store again (a reload) does not go back to the module loader. A
+// failed import is not kept, so a driver installed later is found by the next open.
+const load = <A>(driver: Package, backend: string, importer: () => Promise<A>): Effect.Effect<A, DriverMissing> => {
+  let loaded: A | undefined
+  return Effect.suspend(() =>
+    loaded !== undefined
+      ? Effect.succeed(loaded)
+      : Effect.tryPromise({
+          try: async () => {
+            const module = await importer()
+            loaded = module
+            return module
+          },
+          catch: (cause) =>
+            new DriverMissing({ driver, backend, detail: cause instanceof Error ? cause.message : String(cause) })
+        })
+  )
+}
 
 // A CommonJS module: Node's import() puts its exports on `default`, while the declarations say `export =`.
 const constructorOf = (
