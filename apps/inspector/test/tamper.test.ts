@@ -6,6 +6,7 @@
 import { randomUUID } from "node:crypto"
 import { writeFileSync } from "node:fs"
 import { join } from "node:path"
+import { inflateRawSync } from "node:zlib"
 import { EventHash, EventLog, WindowRepository } from "@ctxlog/core"
 import { freshStream, sampleEvents } from "@ctxlog/testing"
 import { afterAll, assert, describe, it } from "@effect/vitest"
@@ -167,7 +168,11 @@ for (const [label, makeTarget] of targets) {
       const raw = await target.raw()
       try {
         const [row] = await raw.rows(`select state from snapshots where stream_id = ${quote(stream)}`)
-        const edited = String(row?.state).replaceAll("hello", "EDITED")
+        // SQLite keeps the state deflated (a BLOB, memory's migration 0010); PostgreSQL as TEXT.
+        const stored: unknown = row?.state
+        const state = stored instanceof Uint8Array ? inflateRawSync(stored).toString("utf8") : String(stored)
+        assert.include(state, "hello")
+        const edited = state.replaceAll("hello", "EDITED")
         await raw.exec(
           `update snapshots set state = ${quote(edited)}, state_hash = ${quote(EventHash.sha256(edited))} where stream_id = ${quote(stream)}`
         )

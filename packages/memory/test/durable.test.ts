@@ -332,6 +332,42 @@ for (const [label, live] of backends) {
         })
       )
 
+      it.effect(
+        "a snapshot's state reads in either stored form (deflated, or its JSON text as before migration 0010); bytes that do not inflate fail the load",
+        () =>
+          Effect.gen(function* () {
+            const log = yield* EventLog.EventLog
+            const snapshots = yield* SnapshotStore.SnapshotStore
+            const raw = yield* RawSql
+            const stream = freshStream("stored-form")
+            yield* log.append(stream, sampleEvents(4), "no_stream")
+            const strict = SnapshotRepository.make(log, snapshots, { every: 1 })
+            const honest = yield* strict.load(stream)
+            yield* strict.committed(stream, honest)
+            const [kind] = yield* raw.rows(
+              label === "SQLite file"
+                ? `select typeof(state) as kind from snapshots where stream_id = '${stream}'`
+                : `select 'text' as kind from snapshots where stream_id = '${stream}'`
+            )
+            assert.strictEqual(kind?.kind, label === "SQLite file" ? "blob" : "text")
+            // The same window as JSON text, its seal untouched: it loads (the seal covers the text).
+            const text = JSON.stringify(honest)
+            yield* raw.exec(
+              `update snapshots set state = '${text.replaceAll("'", "''")}' where stream_id = '${stream}'`
+            )
+            assert.strictEqual(
+              Option.getOrThrow(yield* snapshots.latest(stream, SnapshotRepository.projection)).state,
+              text
+            )
+            assert.deepStrictEqual(yield* strict.load(stream), honest)
+            if (label !== "SQLite file") return
+            // Bytes that are not a deflated state read as no state: the seal does not match.
+            yield* raw.exec(`update snapshots set state = x'00ff11' where stream_id = '${stream}'`)
+            const failed = yield* Effect.either(strict.load(stream))
+            assert.isTrue(Either.isLeft(failed) && failed.left._tag === "TamperDetected")
+          })
+      )
+
       it.effect("recall stays in its scope: stream, owner (never another owner), documents", () =>
         Effect.gen(function* () {
           const ctx = yield* ContextService.ContextService

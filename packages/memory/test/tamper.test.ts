@@ -12,6 +12,7 @@ import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { Ctxlog, PostgresEventLog, SnapshotRepository, SnapshotStore, SqliteEventLog } from "../src/index.js"
+import * as SnapshotState from "../src/internal/snapshotState.js"
 import { disableTriggers, forgeEvent, quote } from "./support/forge.js"
 import { freshDatabase } from "./support/postgres.js"
 import { postgresRawLayer, RawSql, sqliteRawLayer, tempFile } from "./support/stores.js"
@@ -190,7 +191,12 @@ for (const [label, makeTarget] of targets) {
         yield* writer.eager.committed(stream, yield* writer.eager.load(stream))
         const [row] = yield* raw.rows(`select state, state_hash from snapshots where stream_id = ${quote(stream)}`)
         assert.isTrue(String(row?.state_hash).startsWith(EventHash.keyedPrefix), "a keyed store seals with the key")
-        const edited = String(row?.state).replaceAll("hello", "EDITED")
+        // SQLite keeps the state deflated (a BLOB), PostgreSQL as TEXT; the edit is written back as TEXT,
+        // which both read.
+        const stored: unknown = row?.state
+        const state = stored instanceof Uint8Array ? SnapshotState.decode(stored) : String(stored)
+        assert.include(state, "hello")
+        const edited = state.replaceAll("hello", "EDITED")
         // The attacker recomputes the unkeyed hash, then tries a seal under a key of their own.
         yield* raw.exec(
           `update snapshots set state = ${quote(edited)}, state_hash = ${quote(EventHash.sha256(edited))} where stream_id = ${quote(stream)}`

@@ -19,6 +19,22 @@ export const messagesOf = (event: WindowEvent.WindowEvent): ReadonlyArray<Messag
   }
 }
 
+/**
+ * The event types `messagesOf` or `factsOf` take anything from. The recall projection decodes only rows
+ * of these types: every other event (renders, usage, turns, trims, …) gives the index nothing, so its row
+ * is skipped without a Schema pass (`indexing.property.test.ts` checks this list against both functions
+ * on events of every type).
+ */
+export const indexedTypes: ReadonlySet<string> = new Set<WindowEvent.WindowEvent["_tag"]>([
+  "MessageAppended",
+  "SeamProduced",
+  "SeamsRecompacted",
+  "BriefingProduced",
+  "MessagesInjected",
+  "Compacted",
+  "FactsRecorded"
+])
+
 /** The facts an event records. */
 export const factsOf = (event: WindowEvent.WindowEvent): ReadonlyArray<WindowEvent.Fact> =>
   event._tag === "FactsRecorded" ? event.facts : []

@@ -9,6 +9,7 @@ import { describe } from "./backend.js"
 import { betterSqlite3, pg as loadPg } from "./drivers.js"
 import { check, sealProblem } from "./integrity.js"
 import type { Database } from "./schema.js"
+import * as SnapshotState from "./snapshotState.js"
 
 export { check }
 
@@ -126,7 +127,7 @@ const make = (target: string, read: Reader, shape: Shape, options: LogReader.Opt
               stream: row.stream_id,
               projectionVersion: Number(row.projection_version),
               version: Number(row.stream_version),
-              state: row.state,
+              state: SnapshotState.decode(row.state),
               stateHash: typeof stateHash === "string" ? stateHash : undefined
             }
           })

@@ -270,6 +270,33 @@ const externalContentFts = (dialect: Dialect): Migration => ({
   }
 })
 
+/**
+ * SQLite keeps a snapshot's state deflated, as a BLOB (`snapshotState.ts`, ADR 0058): the STRICT table's
+ * TEXT column refuses a BLOB, so the table is rebuilt with an ANY column (rows kept as they are: TEXT
+ * states still read). PostgreSQL is as it was.
+ */
+const snapshotBlob = (dialect: Dialect): Migration => ({
+  up: async (db: Kysely<unknown>) => {
+    if (dialect !== "sqlite") return
+    await sql`create table snapshots_0010 (
+      stream_id text not null,
+      projection text not null,
+      projection_version integer not null,
+      stream_version integer not null,
+      state any not null,
+      created_at integer not null,
+      state_hash text,
+      constraint snapshots_pk primary key (stream_id, projection)
+    ) strict`.execute(db)
+    await sql`insert into snapshots_0010 (stream_id, projection, projection_version, stream_version, state, created_at, state_hash)
+      select stream_id, projection, projection_version, stream_version, state, created_at, state_hash from snapshots`.execute(
+      db
+    )
+    await sql`drop table snapshots`.execute(db)
+    await sql`alter table snapshots_0010 rename to snapshots`.execute(db)
+  }
+})
+
 /** The migrations of one dialect, by name. */
 export const migrations = (dialect: Dialect): Record<string, Migration> => ({
   "0001_events": events(dialect),
@@ -280,7 +307,8 @@ export const migrations = (dialect: Dialect): Record<string, Migration> => ({
   "0006_projection_checkpoints": projectionCheckpoints(dialect),
   "0007_tenancy_erasure": tenancyErasure(dialect),
   "0008_external_content_fts": externalContentFts(dialect),
-  "0009_files": files(dialect)
+  "0009_files": files(dialect),
+  "0010_snapshot_blob": snapshotBlob(dialect)
 })
 
 /** Kysely's `MigrationProvider` over the in-code migrations. */

@@ -3,7 +3,7 @@ import * as Effect from "effect/Effect"
 import { sql } from "kysely"
 import type { CatchUp } from "../RecallIndex.js"
 import type { Backend } from "./backend.js"
-import { factsOf, messagesOf, searchableText } from "./indexing.js"
+import { factsOf, indexedTypes, messagesOf, searchableText } from "./indexing.js"
 import type { NewEntry, NewFact } from "./statements.js"
 
 // The recall index (message entries, FTS5 / tsvector, facts) as a projection of the log. An append writes
@@ -73,6 +73,8 @@ export const make = (backend: Backend, options: { readonly batchSize: number }):
       const entries: Array<NewEntry> = []
       const facts: Array<NewFact> = []
       for (const row of rows) {
+        // An event of a type that brings no message and no fact is not decoded (loads check every row).
+        if (!indexedTypes.has(row.type)) continue
         const event = yield* EventCodec.decode(
           { type: row.type, schemaVersion: row.schema_version, data: row.data },
           { stream: row.stream_id, version: row.stream_version }

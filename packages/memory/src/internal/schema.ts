@@ -29,7 +29,8 @@ export interface SnapshotsTable {
   readonly projection: string
   readonly projection_version: number
   readonly stream_version: number
-  readonly state: string
+  /** The window's JSON: TEXT, or on SQLite a BLOB of it deflated (`snapshotState.ts`). */
+  readonly state: string | Uint8Array
   /** SHA-256 of `state` (hex); NULL on rows written before migration 0005. */
   readonly state_hash: ColumnType<string | null, string | null | undefined, string | null>
   readonly created_at: number

@@ -65,6 +65,16 @@ const lazily = <T extends Record<string, () => unknown>>(makers: T): { readonly 
 const storeError = (operation: string) => (cause: unknown) =>
   new EventLog.StoreError({ operation, detail: describe(cause) })
 
+/** No id of the batch stored (what the common case assumes; the unique index checks it). */
+const noneStored: Located = new Map()
+
+/** The insert of an event whose id is stored already (the unique index on `events.event_id`). */
+const storedId = (cause: unknown): boolean =>
+  cause instanceof Error &&
+  "code" in cause &&
+  cause.code === "SQLITE_CONSTRAINT_UNIQUE" &&
+  cause.message.includes("events.event_id")
+
 /** Open (and migrate) a SQLite database; closed when the scope closes. */
 export const make = (
   options: SqliteOptions
@@ -205,8 +215,21 @@ export const make = (
       | { readonly _tag: "KeyRefused"; readonly error: EventLog.StoreError }
       | { readonly _tag: "Foreign"; readonly error: EventLog.OwnerMismatch }
 
+    /** Where the batch's ids are stored already (one statement for the whole batch). */
+    const locateIds = (ids: ReadonlyArray<string>): Located => {
+      const located = new Map<string, { stream: string; version: number }>()
+      if (ids.length > 0) counters.appendStatements++
+      const found =
+        ids.length === 1 ? hot.locateOne.all(ids[0] ?? "") : ids.length > 1 ? hot.locate.all(JSON.stringify(ids)) : []
+      for (const row of found) located.set(row.event_id, { stream: row.stream_id, version: row.stream_version })
+      return located
+    }
+
     // One synchronous block inside BEGIN IMMEDIATE … COMMIT (better-sqlite3 rolls back when it throws): no
-    // Effect per statement, and no other fiber can use the connection while it runs.
+    // Effect per statement, and no other fiber can use the connection while it runs. The common case (new
+    // ids, the expected version) runs three statements: read the head, write the stream row, insert the
+    // events. The ids are not looked up first: the unique index on `event_id` refuses a stored one, which
+    // rolls the whole transaction back (see `append`, which then settles the batch as core decides).
     const appendBlock = raw.transaction((request: AppendRequest): Outcome => {
       counters.appends++
       counters.appendStatements++
@@ -216,16 +239,8 @@ export const make = (
       const owned = request.owner === undefined ? undefined : hot.selectOwner.get(request.stream)?.owner
       const foreign = ownerRefusal(request, current, owned)
       if (foreign !== undefined) return { _tag: "Foreign", error: foreign }
-      const located = new Map<string, { stream: string; version: number }>()
-      if (request.ids.length > 0) counters.appendStatements++
-      const found =
-        request.ids.length === 1
-          ? hot.locateOne.all(request.ids[0] ?? "")
-          : request.ids.length > 1
-            ? hot.locate.all(JSON.stringify(request.ids))
-            : []
-      for (const row of found) located.set(row.event_id, { stream: row.stream_id, version: row.stream_version })
-      if (!canWrite(request, current, located)) return { _tag: "Refused", current, located }
+      // Not the common case (empty, repeated ids, another version): core's rules decide on the stored ids.
+      if (!canWrite(request, current, noneStored)) return { _tag: "Refused", current, located: locateIds(request.ids) }
       const refused = keyRefusal(request, current, head?.head_hash ?? EventHash.genesis)
       if (refused !== undefined) return { _tag: "KeyRefused", error: refused }
       const { rows, head: headHash } = rowsOf(request, current, head?.head_hash ?? EventHash.genesis)
@@ -239,7 +254,6 @@ export const make = (
       let lastPosition = 0
       for (const row of rows) {
         counters.appendStatements++
-        counters.rowsWritten++
         const info = hot.insertEvent.run(
           row.event_id,
           row.stream_id,
@@ -253,6 +267,8 @@ export const make = (
         )
         lastPosition = Number(info.lastInsertRowid)
       }
+      // Counted once every insert succeeded (a stored id rolls them all back).
+      counters.rowsWritten += rows.length
       return {
         _tag: "Written",
         result: {
@@ -265,13 +281,26 @@ export const make = (
       }
     })
 
+    // After a stored id rolled the block back: the head and the ids as they are now, in one read
+    // transaction, for core's rules (an idempotent retry, a duplicate, or a conflict).
+    const storedBlock = raw.transaction((request: AppendRequest): Outcome => {
+      counters.appendStatements++
+      const current = hot.selectStream.get(request.stream)?.version ?? 0
+      return { _tag: "Refused", current, located: locateIds(request.ids) }
+    })
+
     const append: Backend["append"] = (request) =>
       Effect.suspend((): Effect.Effect<EventLog.AppendResult, AppendError> => {
         let outcome: Outcome
         try {
           outcome = appendBlock.immediate(request)
         } catch (cause) {
-          return Effect.fail(storeError("append")(cause))
+          if (!storedId(cause)) return Effect.fail(storeError("append")(cause))
+          try {
+            outcome = storedBlock.deferred(request)
+          } catch (again) {
+            return Effect.fail(storeError("append")(again))
+          }
         }
         switch (outcome._tag) {
           case "Written":

@@ -4,6 +4,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { sql } from "kysely"
 import type * as SnapshotStore from "../SnapshotStore.js"
+import * as SnapshotState from "./snapshotState.js"
 import type { StoreShared } from "./storeShared.js"
 
 /** The snapshot store of a durable store: one row per stream and projection, sealed (keyed: anchored). */
@@ -55,7 +56,7 @@ export const make = (shared: StoreShared): SnapshotStore.SnapshotStore.Service =
                 projection: row.projection,
                 projectionVersion: row.projection_version,
                 version: row.stream_version,
-                state: row.state,
+                state: SnapshotState.decode(row.state),
                 stateHash: row.state_hash ?? undefined,
                 createdAt: row.created_at
               })
@@ -64,7 +65,10 @@ export const make = (shared: StoreShared): SnapshotStore.SnapshotStore.Service =
 
   const saveSnapshot: SnapshotStore.SnapshotStore.Service["save"] = (snapshot) =>
     Effect.flatMap(Effect.all([Clock.currentTimeMillis, anchorOf(snapshot)]), ([now, anchor]) => {
+      // The seal covers the JSON text; the row keeps its stored form (deflated on SQLite).
       const stateHash = EventHash.seal({ ...snapshot, anchor }, options.hmacKey)
+      const stored = SnapshotState.encode(backend.dialect, snapshot.state)
+      const storedType = sql.raw(backend.dialect === "sqlite" ? "blob" : "text")
       return backend.query("save snapshot", (db) =>
         db
           .insertInto("snapshots")
@@ -87,7 +91,7 @@ export const make = (shared: StoreShared): SnapshotStore.SnapshotStore.Service =
                 sql<string>`cast(${snapshot.projection} as text)`.as("projection"),
                 sql<number>`cast(${snapshot.projectionVersion} as integer)`.as("projection_version"),
                 sql<number>`cast(${snapshot.version} as bigint)`.as("stream_version"),
-                sql<string>`cast(${snapshot.state} as text)`.as("state"),
+                sql<string | Uint8Array>`cast(${stored} as ${storedType})`.as("state"),
                 sql<string>`cast(${stateHash} as text)`.as("state_hash"),
                 sql<number>`cast(${now} as bigint)`.as("created_at")
               ])
@@ -97,13 +101,13 @@ export const make = (shared: StoreShared): SnapshotStore.SnapshotStore.Service =
           .onConflict((conflict) =>
             conflict
               .columns(["stream_id", "projection"])
-              .doUpdateSet({
+              .doUpdateSet((eb) => ({
                 projection_version: snapshot.projectionVersion,
                 stream_version: snapshot.version,
-                state: snapshot.state,
+                state: eb.ref("excluded.state"),
                 state_hash: stateHash,
                 created_at: now
-              })
+              }))
               // Another process may have saved a newer window of the same projection version: keep it. The
               // same version is replaced (same window; it may repair an edited or corrupted row).
               .where((eb) =>

@@ -1,0 +1,25 @@
+import { deflateRawSync, inflateRawSync } from "node:zlib"
+import type { Dialect } from "./schema.js"
+
+// How a snapshot's state (the window as JSON text) is kept in the `snapshots` table. On SQLite it is a
+// BLOB of the text deflated (raw DEFLATE, level 1: a window's JSON shrinks 4–5x, at about the cost of
+// one JSON.stringify); a TEXT value is the JSON itself (rows written before, or edited by hand), so both
+// read back. PostgreSQL keeps TEXT (its TOAST compresses large values already). The seal always covers
+// the JSON text, never the stored bytes: compression changes no guarantee (ADR 0058).
+
+/** The stored form of a state on this dialect. */
+export const encode = (dialect: Dialect, state: string): string | Uint8Array =>
+  dialect === "sqlite" ? deflateRawSync(state, { level: 1 }) : state
+
+/**
+ * The JSON text of a stored state. Bytes that do not inflate give the empty text, which matches no seal:
+ * the reader reports the snapshot as not matching its seal (or rebuilds), as for any edited row.
+ */
+export const decode = (stored: string | Uint8Array): string => {
+  if (typeof stored === "string") return stored
+  try {
+    return inflateRawSync(stored).toString("utf8")
+  } catch {
+    return ""
+  }
+}
