@@ -58,7 +58,7 @@ export const messageEvent = (i: number, chars = 300): WindowEvent.WindowEvent =>
     role: i % 2 === 0 ? "user" : "assistant",
     kind: "chat",
     parts: [{ type: "text", text: prose(chars, i) }],
-    tokens: Math.ceil(chars / 4)
+    tokens: Math.ceil(chars / TokenCounter.estimateCharsPerToken)
   }
 })
 
