@@ -15,7 +15,7 @@ import pg from "pg"
 export const tempDir = (label: string): string => mkdtempSync(join(tmpdir(), `ctxlog-bench-${label}-`))
 
 /** The façade over a store: ContextService with full-text recall, gpt token counts and UUIDv7 ids. */
-const facade = ContextService.layer.pipe(
+const facade = ContextService.layer().pipe(
   Layer.provideMerge(FullTextRecall.layer()),
   Layer.provideMerge(Layer.mergeAll(TokenCounter.layerGpt(), Ids.layerUuidV7))
 )

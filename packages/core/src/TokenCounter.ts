@@ -71,14 +71,14 @@ export const gpt = (encoding: Encoding = "o200k_base", media: MediaFormula = "op
 /**
  * Characters per token of the estimate every package uses where no counter is at hand (tool schemas,
  * an override prompt, a stored output's stub): a token limit times this is a character limit.
- * @since 0.3.0
+ * @since 0.2.0
  */
 export const estimateCharsPerToken = 4
 
 /**
  * The one character estimate of tokens: `ceil(chars / charsPerToken)`. The heuristic counter, the
  * builders' count of text the log did not count, the offline model's usage and the inspector all use it.
- * @since 0.3.0
+ * @since 0.2.0
  */
 export const estimate = (text: string, charsPerToken: number = estimateCharsPerToken): number =>
   Math.ceil(text.length / charsPerToken)
