@@ -58,7 +58,7 @@ const program = Effect.gen(function* () {
   if (!same) throw new Error("replay diverged from the live window")
 })
 
-Effect.runPromise(program.pipe(Effect.provide(ContextService.layerMemory))).catch((error) => {
+Effect.runPromise(program.pipe(Effect.provide(ContextService.layerMemory()))).catch((error) => {
   console.error(error)
   process.exitCode = 1
 })

@@ -105,7 +105,7 @@ const turn = (i: number, mark: (s: string) => void) =>
   })
 const main = async () => {
   const dir = tempDir("profile")
-  const layer = ContextService.layer.pipe(
+  const layer = ContextService.layer().pipe(
     Layer.provideMerge(FullTextRecall.layer()),
     Layer.provideMerge(Layer.mergeAll(TokenCounter.layerGpt(), Ids.layerUuidV7)),
     Layer.provideMerge(SqliteEventLog.layer({ filename: join(dir, "ctxlog.db"), durability: "normal" }))

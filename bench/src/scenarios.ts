@@ -498,7 +498,7 @@ const countedSqliteLayer = (filename: string, counts: StoreCounts) => {
         })
     }))
   )
-  return ContextService.layer.pipe(
+  return ContextService.layer().pipe(
     Layer.provideMerge(FullTextRecall.layer()),
     Layer.provideMerge(Layer.mergeAll(TokenCounter.layerGpt(), Ids.layerUuidV7)),
     Layer.provideMerge(Layer.merge(countedLog, countedRepository)),
@@ -844,7 +844,7 @@ const prefixScenario: Scenario = {
     for (const transcript of loadTranscripts()) {
       const runtime = ManagedRuntime.make(
         Layer.mergeAll(Layer.succeed(Compactor.Compactor, TemplateCompactor.make()), TokenCounter.layerGpt()).pipe(
-          Layer.provideMerge(ContextService.layerMemory)
+          Layer.provideMerge(ContextService.layerMemory())
         )
       )
       const ctx = await runtime.runPromise(ContextService.ContextService)

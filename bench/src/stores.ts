@@ -15,7 +15,7 @@ import pg from "pg"
 export const tempDir = (label: string): string => mkdtempSync(join(tmpdir(), `ctxlog-bench-${label}-`))
 
 /** The façade over a store: ContextService with full-text recall, gpt token counts and UUIDv7 ids. */
-const facade = ContextService.layer.pipe(
+const facade = ContextService.layer().pipe(
   Layer.provideMerge(FullTextRecall.layer()),
   Layer.provideMerge(Layer.mergeAll(TokenCounter.layerGpt(), Ids.layerUuidV7))
 )
@@ -58,7 +58,7 @@ export const messageEvent = (i: number, chars = 300): WindowEvent.WindowEvent =>
     role: i % 2 === 0 ? "user" : "assistant",
     kind: "chat",
     parts: [{ type: "text", text: prose(chars, i) }],
-    tokens: Math.ceil(chars / 4)
+    tokens: Math.ceil(chars / TokenCounter.estimateCharsPerToken)
   }
 })
 

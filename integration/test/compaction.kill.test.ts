@@ -40,7 +40,7 @@ const child = join("test", "child", "compactLoop.ts")
 const isPostgres = (target: string) => target.startsWith("postgres")
 
 const layer = (target: string) =>
-  Layer.mergeAll(ContextService.layer, countingCompactor).pipe(
+  Layer.mergeAll(ContextService.layer(), countingCompactor).pipe(
     Layer.provideMerge(
       isPostgres(target)
         ? PostgresEventLog.layer({ url: target, snapshotEvery: 5, maxConnections: 2 })

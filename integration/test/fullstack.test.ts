@@ -33,7 +33,7 @@ const budget = 16_000
 const stream = "fullstack"
 
 const core = (filename: string) =>
-  ContextService.layer.pipe(
+  ContextService.layer().pipe(
     Layer.provideMerge(SqliteEventLog.layer({ filename })),
     Layer.provideMerge(Layer.mergeAll(TokenCounter.layerGpt(), Ids.layerUuidV7, RecallSource.layerEmpty))
   )

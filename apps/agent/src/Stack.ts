@@ -64,7 +64,7 @@ export const layer = (storage: Storage, budget: number): Layer.Layer<Services, u
   const base = Layer.mergeAll(TokenCounter.layerGpt(), Ids.layerUuidV7)
   const log = storageLayer(storage)
   const recall = FullTextRecall.layer().pipe(Layer.provide(Layer.merge(log, base)))
-  const context = ContextService.layer.pipe(
+  const context = ContextService.layer().pipe(
     Layer.provideMerge(recall),
     Layer.provideMerge(log),
     Layer.provideMerge(base)

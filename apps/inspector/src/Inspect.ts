@@ -5,7 +5,7 @@
  *
  * @since 0.1.0
  */
-import { type EventCodec, type EventHash, Window } from "@ctxlog/core"
+import { type EventCodec, type EventHash, TokenCounter, Window } from "@ctxlog/core"
 import { type LogReader, SnapshotRepository } from "@ctxlog/memory"
 import { CtxBuilder, RenderRecord } from "@ctxlog/providers"
 import * as Effect from "effect/Effect"
@@ -344,7 +344,7 @@ export const renderContext = (source: Source, stream: string, at: number): Effec
     const tools = spec?.toolsSha256 === undefined ? undefined : blobs.get(spec.toolsSha256)
     return {
       budget: config === undefined ? null : CtxBuilder.forProvider(config).ctxWindow,
-      toolTokens: tools === undefined ? 0 : Math.ceil(tools.length / 4),
+      toolTokens: tools === undefined ? 0 : TokenCounter.estimate(tools),
       provider: last.provider,
       model: last.model
     }

@@ -15,15 +15,11 @@
 import {
   ContextService,
   EventLog,
-  Ids,
   type LanguageModel,
   Message,
-  RecallSource,
-  TokenCounter,
   Transcript,
   Window,
-  type WindowEvent,
-  WindowRepository
+  type WindowEvent
 } from "@ctxlog/core"
 import { RenderRecord } from "@ctxlog/providers"
 import { Policy, TemplateCompactor, Turn } from "@ctxlog/turn"
@@ -101,12 +97,7 @@ export type Settings = typeof Settings.Type
 
 /** The services a run uses, over a fresh in-memory log. */
 const runtime = (policy: Policy.Policy) =>
-  ContextService.layer.pipe(
-    Layer.provideMerge(TemplateCompactor.layer({ maxBytes: policy.compactor?.maxBytes ?? 4096 })),
-    Layer.provideMerge(WindowRepository.layerReplay),
-    Layer.provideMerge(EventLog.layerMemory),
-    Layer.provideMerge(Layer.mergeAll(TokenCounter.layerGpt(), Ids.layerUuidV7, RecallSource.layerEmpty))
-  )
+  Layer.merge(ContextService.layerMemory(), TemplateCompactor.layer({ maxBytes: policy.compactor?.maxBytes ?? 4096 }))
 
 /** A run failed (an invalid policy, a render that cannot fit, a log error). @since 0.1.0 */
 export class PipelineError extends Schema.TaggedError<PipelineError>()("PipelineError", {

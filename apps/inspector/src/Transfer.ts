@@ -240,7 +240,7 @@ export const write = (
       // Every run is checked before the first is written, so bad metadata writes nothing. The first append
       // expects no stream; the others the version the previous one left.
       const runs = runsOf(events, options.metadata ?? [])
-      for (const run of runs) yield* Validation.checkAppend(stream, run.events, run.metadata)
+      for (const run of runs) yield* Validation.validateAppendInput(stream, run.events, run.metadata)
       let appended: EventLog.AppendResult = { stream, nextExpectedVersion: 0, written: 0, lastPosition: undefined }
       for (const [index, run] of runs.entries()) {
         const written = appended.written

@@ -33,7 +33,7 @@ const status = CompactionStatus.layer((report) =>
   })
 )
 
-const layer = Layer.mergeAll(ContextService.layer, countingCompactor, status).pipe(
+const layer = Layer.mergeAll(ContextService.layer(), countingCompactor, status).pipe(
   Layer.provideMerge(
     target.startsWith("postgres")
       ? PostgresEventLog.layer({ url: target, snapshotEvery: 5, maxConnections: 2 })

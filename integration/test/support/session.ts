@@ -83,7 +83,7 @@ export const sessionLayer = (
   CompactingMemory.layer(policy).pipe(
     Layer.provide(innerMemory),
     Layer.provideMerge(countingCompactor),
-    Layer.provideMerge(ContextService.layer),
+    Layer.provideMerge(ContextService.layer()),
     Layer.provideMerge(SqliteEventLog.layer({ filename })),
     Layer.provideMerge(Layer.mergeAll(TokenCounter.layerHeuristic(4), Ids.layerUuidV7, RecallSource.layerEmpty))
   )

@@ -1,6 +1,6 @@
 /**
  * A `ConversationMemory` that compacts, whatever decides what is kept. It wraps a
- * `ConversationMemoryPolicy` (the memory package's sliding or token window, or a user's own `select`):
+ * history policy (`ConversationMemory.HistoryPolicy`: the memory package's sliding or token window, or a user's own `select`):
  * the policy picks what stays verbatim from the messages after the watermark, everything older than
  * the first kept message is demoted into the summary (with a `Compactor`), and `load` returns
  * `[summary, ...kept]`; the next compaction rolls the summary forward. The token policy of
@@ -28,16 +28,11 @@ import * as Schema from "effect/Schema"
 import { by } from "./internal/metadata.js"
 
 /**
- * What a conversation memory keeps: the same shape as `@ctxlog/memory`'s `ConversationMemoryPolicy`
- * (any of its policies fits). `select` gets the messages after the watermark and returns the ones to
- * keep verbatim, newest last, never splitting a tool call from its result.
+ * @deprecated Since 0.2.0: use core's `ConversationMemory.HistoryPolicy` (this was a second declaration of
+ * `@ctxlog/memory`'s `ConversationMemoryPolicy`); goes in 0.3.0.
  * @since 0.1.0
  */
-export interface ConversationMemoryPolicy {
-  /** A readable name, e.g. `lastMessages(20)`. */
-  readonly name: string
-  readonly select: (history: ReadonlyArray<Message.Message>) => ReadonlyArray<Message.Message>
-}
+export type ConversationMemoryPolicy = ConversationMemory.HistoryPolicy
 
 /** Settings of a compacting memory besides its policy. @since 0.1.0 */
 export interface Options {
@@ -129,13 +124,13 @@ export const cutIndex = (messages: ReadonlyArray<Message.Message>, keepTokens: n
  * past it, the newest messages within `keepTokens` (never cutting between a call and its result).
  * @since 0.1.0
  */
-export const tokenPolicy = (policy: Policy): ConversationMemoryPolicy => ({
+export const tokenPolicy = (policy: Policy): ConversationMemory.HistoryPolicy => ({
   name: `tokens(trigger ${policy.triggerTokens}, keep ${policy.keepTokens})`,
   select: (history) =>
     tokensOf(history) <= policy.triggerTokens ? history : history.slice(cutIndex(history, policy.keepTokens))
 })
 
-const isTokenPolicy = (policy: Policy | ConversationMemoryPolicy): policy is Policy => "triggerTokens" in policy
+const isTokenPolicy = (policy: Policy | ConversationMemory.HistoryPolicy): policy is Policy => "triggerTokens" in policy
 
 const checkOptions = (options: Options): Either.Either<Options, InvalidPolicy> =>
   options.maxSummaryTokens !== undefined &&
@@ -154,7 +149,7 @@ export interface Service extends ConversationMemory.ConversationMemory.Service {
   /** The wrapped memory (it holds the whole conversation). */
   readonly inner: ConversationMemory.ConversationMemory.Service
   /** What is kept verbatim; the rest is demoted to the summary. */
-  readonly policy: ConversationMemoryPolicy
+  readonly policy: ConversationMemory.HistoryPolicy
   readonly compactor: Compactor.Compactor.Service
   /**
    * Drop this process's state for a conversation (the seed's `forget`, to bound memory): it is no longer
@@ -171,7 +166,7 @@ export interface Service extends ConversationMemory.ConversationMemory.Service {
 /** The parts of a compacting memory as one value: rebuild it with `make(inner, policy, compactor, options)`. @since 0.1.0 */
 export interface Parts {
   readonly inner: ConversationMemory.ConversationMemory.Service
-  readonly policy: ConversationMemoryPolicy
+  readonly policy: ConversationMemory.HistoryPolicy
   readonly compactor: Compactor.Compactor.Service
   readonly options: Options
 }
@@ -186,7 +181,7 @@ export class CompactingMemory extends Context.Tag("@ctxlog/compaction/Compacting
  */
 export const make = (
   inner: ConversationMemory.ConversationMemory.Service,
-  policy: Policy | ConversationMemoryPolicy,
+  policy: Policy | ConversationMemory.HistoryPolicy,
   compactor: Compactor.Compactor.Service,
   options: Options = {}
 ): Effect.Effect<Service, InvalidPolicy, ContextService.ContextService> =>
@@ -351,7 +346,7 @@ export const make = (
  * @since 0.1.0
  */
 export const layer = (
-  policy: Policy | ConversationMemoryPolicy,
+  policy: Policy | ConversationMemory.HistoryPolicy,
   options: Options = {}
 ): Layer.Layer<
   ConversationMemory.ConversationMemory | CompactingMemory,

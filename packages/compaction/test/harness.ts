@@ -1,14 +1,4 @@
-import {
-  Compactor,
-  ContextService,
-  EventLog,
-  Ids,
-  Message,
-  RecallSource,
-  TokenCounter,
-  type Window,
-  WindowRepository
-} from "@ctxlog/core"
+import { Compactor, ContextService, Ids, Message, TokenCounter, type Window } from "@ctxlog/core"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -56,11 +46,10 @@ export const countingCompactor: Layer.Layer<Compactor.Compactor | CompactorProbe
 )
 
 /** The core window service over an in-memory log, with the 4-characters-a-token heuristic. */
-export const coreLayer = ContextService.layer.pipe(
-  Layer.provideMerge(WindowRepository.layerReplay),
-  Layer.provideMerge(EventLog.layerMemory),
-  Layer.provideMerge(Layer.mergeAll(TokenCounter.layerHeuristic(4), Ids.layerSequential("t"), RecallSource.layerEmpty))
-)
+export const coreLayer = ContextService.layerMemory({
+  tokenCounter: TokenCounter.layerHeuristic(4),
+  ids: Ids.layerSequential("t")
+})
 
 /** Everything the compaction tests need. */
 export const testLayer = Layer.merge(coreLayer, countingCompactor)

@@ -242,8 +242,8 @@ describe("CompactingMemory restart", () => {
       Layer.provide(innerMemory),
       Layer.provideMerge(countingCompactor),
       Layer.provideMerge(
-        ContextService.layer.pipe(
-          Layer.provideMerge(WindowRepository.layerReplay),
+        ContextService.layer().pipe(
+          Layer.provideMerge(WindowRepository.layerReplay()),
           Layer.provideMerge(FileEventLog.layer(file)),
           Layer.provideMerge(Layer.mergeAll(TokenCounter.layerHeuristic(4), Ids.layerUuidV7, RecallSource.layerEmpty))
         )

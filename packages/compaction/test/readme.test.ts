@@ -1,18 +1,11 @@
-import { ContextService, EventLog, Ids, Message, RecallSource, TokenCounter, WindowRepository } from "@ctxlog/core"
+import { ContextService, Message } from "@ctxlog/core"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { TemplateCompactor, TieredCompaction } from "../src/index.js"
 
 // The README example, with its output checked instead of printed.
-const live = Layer.mergeAll(
-  ContextService.layer.pipe(
-    Layer.provideMerge(WindowRepository.layerReplay),
-    Layer.provideMerge(EventLog.layerMemory),
-    Layer.provideMerge(Layer.mergeAll(TokenCounter.layerGpt(), Ids.layerUuidV7, RecallSource.layerEmpty))
-  ),
-  TemplateCompactor.layer({ maxBytes: 2048 })
-)
+const live = Layer.mergeAll(ContextService.layerMemory(), TemplateCompactor.layer({ maxBytes: 2048 }))
 
 describe("README example", () => {
   it.effect("keeps the window within its budget", () =>

@@ -1,15 +1,4 @@
-import {
-  ContextService,
-  EventLog,
-  Ids,
-  type Message,
-  RecallSource,
-  TokenCounter,
-  ToolPairs,
-  Transcript,
-  Window,
-  WindowRepository
-} from "@ctxlog/core"
+import { ContextService, Ids, type Message, ToolPairs, Transcript, Window } from "@ctxlog/core"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import { yieldToEventLoop } from "../../../vitest.property.js"
@@ -17,14 +6,7 @@ import * as Layer from "effect/Layer"
 import { TemplateCompactor, TieredCompaction } from "../src/index.js"
 import { readTranscript, transcriptFiles } from "@ctxlog/testing"
 
-const live = Layer.mergeAll(
-  ContextService.layer.pipe(
-    Layer.provideMerge(WindowRepository.layerReplay),
-    Layer.provideMerge(EventLog.layerMemory),
-    Layer.provideMerge(Layer.mergeAll(TokenCounter.layerGpt(), Ids.layerSequential("r"), RecallSource.layerEmpty))
-  ),
-  TemplateCompactor.layer()
-)
+const live = Layer.mergeAll(ContextService.layerMemory({ ids: Ids.layerSequential("r") }), TemplateCompactor.layer())
 
 const budget = 16_000
 

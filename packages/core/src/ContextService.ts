@@ -47,7 +47,12 @@ import * as IdsModule from "./Ids.js"
 import * as RecallSourceModule from "./RecallSource.js"
 import * as TokenCounterModule from "./TokenCounter.js"
 import * as Tracing from "./Tracing.js"
-import { type Held, layerReplay as layerReplayRepository, WindowRepository } from "./WindowRepository.js"
+import {
+  type Held,
+  type IntegrityOptions,
+  layerReplay as layerReplayRepository,
+  WindowRepository
+} from "./WindowRepository.js"
 
 /** What an operation did: the window after it and the events it wrote (none for a no-op). @since 0.1.0 */
 export interface Outcome {
@@ -238,16 +243,16 @@ const isConflict = (error: unknown): boolean =>
 /** How the service caches windows and retries stale writes. @since 0.1.0 */
 export interface Options {
   /** Streams whose last window is kept in memory (least recently used leave first; default 1,000). */
-  readonly cacheStreams?: number
+  readonly cacheStreams?: number | undefined
   /** Attempts after a concurrency conflict before it is returned (default 30). */
-  readonly conflictRetries?: number
+  readonly conflictRetries?: number | undefined
   /**
    * First backoff between attempts; it doubles, with jitter, up to `conflictBackoffMax` (default 2 ms;
    * the first retry is at once).
    */
-  readonly conflictBackoff?: Duration.DurationInput
+  readonly conflictBackoff?: Duration.DurationInput | undefined
   /** Longest backoff between two attempts (default 100 ms). */
-  readonly conflictBackoffMax?: Duration.DurationInput
+  readonly conflictBackoffMax?: Duration.DurationInput | undefined
 }
 
 /** A map that forgets its least recently used entries past `capacity`. */
@@ -275,8 +280,8 @@ class Lru<K, V> {
   }
 }
 
-/** Build the service from its dependencies, with options. @since 0.1.0 */
-export const makeWith = (options: Options = {}) =>
+/** Build the service from its dependencies, with cache and retry options (all optional). @since 0.1.0 */
+export const make = (options: Options = {}) =>
   Effect.gen(function* () {
     const log = yield* EventLog
     const repository = yield* WindowRepository
@@ -638,29 +643,58 @@ interface Unit {
 
 const currentUnit = FiberRef.unsafeMake<Unit | undefined>(undefined)
 
-/** Build the service from its dependencies (default options). @since 0.1.0 */
-export const make = makeWith()
-
-/** The service over its dependencies. @since 0.1.0 */
-export const layer: Layer.Layer<
-  ContextService,
-  never,
-  EventLog | WindowRepository | TokenCounter | Ids | RecallSource
-> = Layer.effect(ContextService, make)
-
-/** The service over its dependencies, with cache and retry options. @since 0.1.0 */
-export const layerWith = (
-  options: Options
-): Layer.Layer<ContextService, never, EventLog | WindowRepository | TokenCounter | Ids | RecallSource> =>
-  Layer.effect(ContextService, makeWith(options))
-
 /**
- * Everything in memory, for demos and tests: the service over `EventLog.layerMemory`, the replaying
- * repository, `gpt-tokenizer` (o200k_base), UUIDv7 ids and no recall source. The log is exposed too.
+ * @deprecated Since 0.2.0: use `make(options)`, the one constructor; `makeWith` goes in 0.3.0.
  * @since 0.1.0
  */
-export const layerMemory: Layer.Layer<ContextService | EventLog> = layer.pipe(
-  Layer.provideMerge(layerReplayRepository),
-  Layer.provideMerge(EventLogModule.layerMemory),
-  Layer.provide(Layer.mergeAll(TokenCounterModule.layerGpt(), IdsModule.layerUuidV7, RecallSourceModule.layerEmpty))
-)
+export const makeWith: (options?: Options) => ReturnType<typeof make> = make
+
+/** What the service needs: the log, the repository, the token counter, ids and a recall source. @since 0.2.0 */
+export type Requirements = EventLog | WindowRepository | TokenCounter | Ids | RecallSource
+
+/** The service over its dependencies, with cache and retry options (all optional). @since 0.1.0 */
+export const layer = (options: Options = {}): Layer.Layer<ContextService, never, Requirements> =>
+  Layer.effect(ContextService, make(options))
+
+/**
+ * @deprecated Since 0.2.0: use `layer(options)`, the one layer; `layerWith` goes in 0.3.0.
+ * @since 0.1.0
+ */
+export const layerWith: (options?: Options) => Layer.Layer<ContextService, never, Requirements> = layer
+
+/** Options of the in-memory stack: the service's own options, the log's and what backs each port. @since 0.2.0 */
+export interface MemoryOptions extends Options, IntegrityOptions {
+  /** The token counter (default: `gpt-tokenizer`, o200k_base). */
+  readonly tokenCounter?: Layer.Layer<TokenCounter> | undefined
+  /** The ids of events and messages (default: UUIDv7). */
+  readonly ids?: Layer.Layer<Ids> | undefined
+  /** Recall injected on `prepare` (default: none). */
+  readonly recall?: Layer.Layer<RecallSource> | undefined
+}
+
+/** Everything `layerMemory` provides: the service and every port under it. @since 0.2.0 */
+export type MemoryServices = ContextService | Requirements
+
+/**
+ * Everything in memory, for demos, examples and tests: the service over a fresh in-memory log (keyed
+ * with `hmacKey` when given), the replaying repository, `gpt-tokenizer` (o200k_base), UUIDv7 ids and
+ * no recall source unless told otherwise. Every port is exposed too, so a test can read the log or
+ * count with the same counter. The one in-memory stack: nothing else wires it by hand.
+ * @since 0.1.0
+ */
+export const layerMemory = (options: MemoryOptions = {}): Layer.Layer<MemoryServices> =>
+  layer(options).pipe(
+    Layer.provideMerge(layerReplayRepository({ hmacKey: options.hmacKey, integrity: options.integrity })),
+    Layer.provideMerge(
+      options.hmacKey === undefined
+        ? EventLogModule.layerMemory
+        : EventLogModule.layerMemoryWith({ hmacKey: options.hmacKey })
+    ),
+    Layer.provideMerge(
+      Layer.mergeAll(
+        options.tokenCounter ?? TokenCounterModule.layerGpt(),
+        options.ids ?? IdsModule.layerUuidV7,
+        options.recall ?? RecallSourceModule.layerEmpty
+      )
+    )
+  )

@@ -83,7 +83,7 @@ const checkNewIds = (
 }
 
 /** Validate appended messages against the history they join. O(the messages appended). */
-const checkAppend = (state: State, command: WindowCommand, messages: ReadonlyArray<Message>) => {
+const appendedMessagesProblem = (state: State, command: WindowCommand, messages: ReadonlyArray<Message>) => {
   const duplicate = checkNewIds(state, command, messages)
   if (duplicate !== undefined) return duplicate
   const calls = new Set<string>()
@@ -349,7 +349,7 @@ export const decide = (
     case "RaiseSignal":
       return Either.right([{ _tag: "SignalRaised", signal: command.signal }])
     case "AppendMessages": {
-      const problem = checkAppend(state, command, command.messages)
+      const problem = appendedMessagesProblem(state, command, command.messages)
       if (problem !== undefined) return problem
       return Either.right(command.messages.map((message) => ({ _tag: "MessageAppended", message }) as const))
     }

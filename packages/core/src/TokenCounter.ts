@@ -68,14 +68,31 @@ export type Encoding = "o200k_base" | "cl100k_base"
 export const gpt = (encoding: Encoding = "o200k_base", media: MediaFormula = "openai"): TokenCounter.Service =>
   make(encoding, encoding === "o200k_base" ? countO200k : countCl100k, media)
 
+/**
+ * Characters per token of the estimate every package uses where no counter is at hand (tool schemas,
+ * an override prompt, a stored output's stub): a token limit times this is a character limit.
+ * @since 0.2.0
+ */
+export const estimateCharsPerToken = 4
+
+/**
+ * The one character estimate of tokens: `ceil(chars / charsPerToken)`. The heuristic counter, the
+ * builders' count of text the log did not count, the offline model's usage and the inspector all use it.
+ * @since 0.2.0
+ */
+export const estimate = (text: string, charsPerToken: number = estimateCharsPerToken): number =>
+  Math.ceil(text.length / charsPerToken)
+
 /** A counter that estimates `ceil(chars / charsPerToken)`; images by Anthropic's formula unless told otherwise. @since 0.1.0 */
-export const heuristic = (charsPerToken = 4, media: MediaFormula = "anthropic"): TokenCounter.Service =>
-  make(`heuristic(${charsPerToken})`, (text) => Math.ceil(text.length / charsPerToken), media)
+export const heuristic = (
+  charsPerToken: number = estimateCharsPerToken,
+  media: MediaFormula = "anthropic"
+): TokenCounter.Service => make(`heuristic(${charsPerToken})`, (text) => estimate(text, charsPerToken), media)
 
 /** `gpt-tokenizer` with o200k_base (or the given encoding). @since 0.1.0 */
 export const layerGpt = (encoding: Encoding = "o200k_base"): Layer.Layer<TokenCounter> =>
   Layer.succeed(TokenCounter, gpt(encoding))
 
 /** The character heuristic (4 characters a token by default). @since 0.1.0 */
-export const layerHeuristic = (charsPerToken = 4): Layer.Layer<TokenCounter> =>
+export const layerHeuristic = (charsPerToken: number = estimateCharsPerToken): Layer.Layer<TokenCounter> =>
   Layer.succeed(TokenCounter, heuristic(charsPerToken))

@@ -209,7 +209,7 @@ export const valueProblem = (
  * index, type and path) and the metadata ({@link InvalidInput}). Nothing is written when this fails.
  * @since 0.1.0
  */
-export const checkAppend = (
+export const validateAppendInput = (
   stream: string,
   events: ReadonlyArray<unknown>,
   metadata: unknown = {}
@@ -236,6 +236,11 @@ export const checkAppend = (
       ? Effect.void
       : Effect.fail(new InvalidInput({ stream: excerpt(stream), path: problem.path, detail: problem.detail }))
   })
+/**
+ * @deprecated Since 0.2.0: use `validateAppendInput` (`checkAppend` named three functions); goes in 0.3.0.
+ * @since 0.1.0
+ */
+export const checkAppend: typeof validateAppendInput = validateAppendInput
 
 /**
  * Check message inputs before anything reads them (token counting stringifies tool inputs, so a BigInt,

@@ -60,23 +60,23 @@ export type LoadError = StoreError | EventDecodeError | TamperDetected
 /** How a repository checks what it loads. @since 0.1.0 */
 export interface IntegrityOptions {
   /** The HMAC key the log's chain was written with (default: the unkeyed chain). */
-  readonly hmacKey?: EventHash.ChainKey
+  readonly hmacKey?: EventHash.ChainKey | undefined
   /**
    * `"verified"` (default): every event folded is checked against the hash chain, linked from the
    * event the window (or snapshot) ends at, and the tail must reach the stream's version. `"unverified"`:
    * fold without hashing, for speed, when the store is trusted.
    */
-  readonly integrity?: "verified" | "unverified"
+  readonly integrity?: "verified" | "unverified" | undefined
 }
 
 /** Options of a checked fold. @since 0.1.0 */
 export interface VerifiedFoldOptions {
   /** The HMAC key the chain was written with (default: the unkeyed chain). */
-  readonly hmacKey?: EventHash.ChainKey
+  readonly hmacKey?: EventHash.ChainKey | undefined
   /** The stored hash of the event at `from.version`; when not given, that event is read with the tail. */
-  readonly anchor?: string
+  readonly anchor?: string | undefined
   /** The stream's version, when the caller has just read it (else it is read first). */
-  readonly version?: number
+  readonly version?: number | undefined
 }
 
 /**
@@ -241,21 +241,21 @@ export const catchUpHeld = (
 ): Effect.Effect<Held, LoadError> =>
   options.integrity === "unverified"
     ? foldHeld(log, stream, held.window, held.hash)
-    : foldVerifiedHeld(log, stream, held.window, {
-        ...(options.hmacKey === undefined ? {} : { hmacKey: options.hmacKey }),
-        ...(held.hash === undefined ? {} : { anchor: held.hash }),
-        ...(version === undefined ? {} : { version })
-      })
+    : foldVerifiedHeld(log, stream, held.window, { hmacKey: options.hmacKey, anchor: held.hash, version })
 
-/** The replaying repository. @since 0.1.0 */
-export const layerReplay: Layer.Layer<WindowRepository, never, EventLog> = Layer.effect(
-  WindowRepository,
-  Effect.flatMap(EventLog, (log) => makeReplay(log))
-)
-
-/** The replaying repository with integrity options (the log's HMAC key, or unverified loads). @since 0.1.0 */
-export const layerReplayWith = (options: IntegrityOptions): Layer.Layer<WindowRepository, never, EventLog> =>
+/**
+ * The replaying repository, with integrity options (the log's HMAC key, or unverified loads; both optional).
+ * @since 0.1.0
+ */
+export const layerReplay = (options: IntegrityOptions = {}): Layer.Layer<WindowRepository, never, EventLog> =>
   Layer.effect(
     WindowRepository,
     Effect.flatMap(EventLog, (log) => makeReplay(log, options))
   )
+
+/**
+ * @deprecated Since 0.2.0: use `layerReplay(options)`, the one layer; `layerReplayWith` goes in 0.3.0.
+ * @since 0.1.0
+ */
+export const layerReplayWith: (options?: IntegrityOptions) => Layer.Layer<WindowRepository, never, EventLog> =
+  layerReplay

@@ -25,8 +25,8 @@ const counted = (appends: { count: number }) =>
   ).pipe(Layer.provide(EventLog.layerMemory))
 
 const stack = (appends: { count: number }) =>
-  ContextService.layer.pipe(
-    Layer.provideMerge(WindowRepository.layerReplay),
+  ContextService.layer().pipe(
+    Layer.provideMerge(WindowRepository.layerReplay()),
     Layer.provideMerge(counted(appends)),
     Layer.provideMerge(
       Layer.mergeAll(TokenCounter.layerHeuristic(), Ids.layerSequential("id"), RecallSource.layerEmpty)

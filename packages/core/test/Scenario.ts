@@ -9,7 +9,7 @@
 import { assert } from "@effect/vitest"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
+import type * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import {
   ContextService,
@@ -20,8 +20,7 @@ import {
   TokenCounter,
   ToolPairs,
   Window,
-  WindowEvent,
-  WindowRepository
+  WindowEvent
 } from "../src/index.js"
 
 /** The stream every scenario writes to. */
@@ -29,11 +28,11 @@ export const stream = "conversation"
 
 /** The service over an in-memory log, heuristic tokens (ceil(chars / 4) + 4 per message), sequential ids. */
 export const live = (recall: Layer.Layer<RecallSource.RecallSource> = RecallSource.layerEmpty) =>
-  ContextService.layer.pipe(
-    Layer.provideMerge(WindowRepository.layerReplay),
-    Layer.provideMerge(EventLog.layerMemory),
-    Layer.provideMerge(Layer.mergeAll(TokenCounter.layerHeuristic(), Ids.layerSequential("id"), recall))
-  )
+  ContextService.layerMemory({
+    tokenCounter: TokenCounter.layerHeuristic(),
+    ids: Ids.layerSequential("id"),
+    recall: recall
+  })
 
 /** The tokens the heuristic counter gives a message of plain text. */
 export const textTokens = (value: string): number => Math.ceil(value.length / 4) + TokenCounter.messageOverhead

@@ -22,6 +22,20 @@ describe("TokenCounter", () => {
     assert.strictEqual(TokenCounter.heuristic(2).count("abcde"), 3)
   })
 
+  it("estimate is the one chars/4 estimate, and the heuristic counter counts with it", () => {
+    assert.strictEqual(TokenCounter.estimateCharsPerToken, 4)
+    const texts = ["", "a", "abcd", "abcde", "x".repeat(401)]
+    assert.deepStrictEqual(
+      texts.map((text) => TokenCounter.estimate(text)),
+      [0, 1, 1, 2, 101]
+    )
+    assert.deepStrictEqual(
+      texts.map(TokenCounter.heuristic().count),
+      texts.map((text) => TokenCounter.estimate(text))
+    )
+    assert.strictEqual(TokenCounter.estimate("abcde", 2), 3)
+  })
+
   it("countMessage counts text, tool names, inputs and outputs, plus the per-message overhead", () => {
     const counter = TokenCounter.heuristic()
     assert.strictEqual(TokenCounter.messageOverhead, 4)

@@ -120,6 +120,6 @@ describe("cost per event", () => {
       assert.strictEqual(outcome.window.version, 10_001)
       assert.isBelow(work.copied + work.spine, 100)
       assert.strictEqual(work.materialized + work.summed, 0)
-    }).pipe(Effect.provide(ContextService.layerMemory))
+    }).pipe(Effect.provide(ContextService.layerMemory()))
   )
 })

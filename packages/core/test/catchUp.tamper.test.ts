@@ -69,8 +69,8 @@ const editingLog = (hmacKey: EventHash.ChainKey | undefined) =>
   )
 
 const live = (options: WindowRepository.IntegrityOptions = {}) =>
-  ContextService.layer.pipe(
-    Layer.provideMerge(WindowRepository.layerReplayWith(options)),
+  ContextService.layer().pipe(
+    Layer.provideMerge(WindowRepository.layerReplay(options)),
     Layer.provideMerge(editingLog(options.hmacKey)),
     Layer.provideMerge(editLayer),
     Layer.provideMerge(

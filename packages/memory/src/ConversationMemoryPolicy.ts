@@ -6,18 +6,17 @@
  *
  * @since 0.1.0
  */
-import { ContextService, ConversationMemory, type Message, ToolPairs, Window } from "@ctxlog/core"
+import { ContextService, ConversationMemory, ToolPairs, Window } from "@ctxlog/core"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 
-/** What history a conversation memory returns on `load`. @since 0.1.0 */
-export interface ConversationMemoryPolicy {
-  /** A readable name, e.g. `lastMessages(20)`. */
-  readonly name: string
-  /** Select the messages to send from the full window history (pure; must not split tool pairs). */
-  readonly select: (history: ReadonlyArray<Message.Message>) => ReadonlyArray<Message.Message>
-}
+/**
+ * What history a conversation memory returns on `load`: core's `ConversationMemory.HistoryPolicy`, the
+ * one declaration (a name kept here for this module's callers).
+ * @since 0.1.0
+ */
+export type ConversationMemoryPolicy = ConversationMemory.HistoryPolicy
 
 /** A policy parameter is out of range; no memory was built. @since 0.1.0 */
 export class InvalidMemoryPolicy extends Schema.TaggedError<InvalidMemoryPolicy>()("InvalidMemoryPolicy", {
@@ -34,14 +33,14 @@ export class InvalidMemoryPolicy extends Schema.TaggedError<InvalidMemoryPolicy>
 /** The policy that returns the whole window history. @since 0.1.0 */
 export const keepAll: ConversationMemoryPolicy = { name: "keepAll", select: (history) => history }
 
-const failure = (conversationId: string, operation: string) => (error: { readonly message: string }) =>
-  new ConversationMemory.MemoryError({ conversationId, operation, detail: error.message })
+const failure = (stream: string, operation: string) => (error: { readonly message: string }) =>
+  new ConversationMemory.MemoryError({ conversationId: stream, operation, detail: error.message })
 
-const checkId = (conversationId: string, operation: string): Effect.Effect<void, ConversationMemory.MemoryError> =>
-  conversationId.trim().length === 0
+const checkId = (stream: string, operation: string): Effect.Effect<void, ConversationMemory.MemoryError> =>
+  stream.trim().length === 0
     ? Effect.fail(
         new ConversationMemory.MemoryError({
-          conversationId,
+          conversationId: stream,
           operation,
           detail: "the conversation id must be a non-empty string"
         })
@@ -53,18 +52,18 @@ export const make = (
   policy: ConversationMemoryPolicy
 ): Effect.Effect<ConversationMemory.ConversationMemory.Service, never, ContextService.ContextService> =>
   Effect.map(ContextService.ContextService, (context) => ({
-    load: (conversationId) =>
-      checkId(conversationId, "load").pipe(
-        Effect.zipRight(context.load(conversationId)),
+    load: (stream) =>
+      checkId(stream, "load").pipe(
+        Effect.zipRight(context.load(stream)),
         // Whatever the policy picks, a tool result the model has not seen yet stays, with its call.
         Effect.map((window) =>
           ToolPairs.withKept(window.history, policy.select(window.history), Window.unseenToolPairs(window))
         ),
-        Effect.mapError(failure(conversationId, "load"))
+        Effect.mapError(failure(stream, "load"))
       ),
-    append: (conversationId, messages) =>
-      checkId(conversationId, "append").pipe(
-        Effect.zipRight(context.appendMessages(conversationId, messages)),
+    append: (stream, messages) =>
+      checkId(stream, "append").pipe(
+        Effect.zipRight(context.appendMessages(stream, messages)),
         Effect.map(({ events, window }) => {
           // Return the messages as the window holds them: with ids, token counts and origin.
           const appended = new Set(
@@ -72,13 +71,13 @@ export const make = (
           )
           return window.history.filter((message) => appended.has(message.id))
         }),
-        Effect.mapError(failure(conversationId, "append"))
+        Effect.mapError(failure(stream, "append"))
       ),
-    clear: (conversationId) =>
-      checkId(conversationId, "clear").pipe(
-        Effect.zipRight(context.clearHistory(conversationId)),
+    clear: (stream) =>
+      checkId(stream, "clear").pipe(
+        Effect.zipRight(context.clearHistory(stream)),
         Effect.asVoid,
-        Effect.mapError(failure(conversationId, "clear"))
+        Effect.mapError(failure(stream, "clear"))
       )
   }))
 

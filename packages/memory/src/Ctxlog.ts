@@ -62,7 +62,7 @@ const assemble = <S, E, R>(
   overrides: Overrides<R>
 ) => {
   const basics = Layer.mergeAll(overrides.tokenCounter ?? TokenCounter.layerGpt(), overrides.ids ?? Ids.layerUuidV7)
-  const live = ContextService.layer.pipe(
+  const live = ContextService.layer().pipe(
     Layer.provideMerge(recall),
     Layer.provideMerge(store),
     Layer.provideMerge(basics)
@@ -92,7 +92,7 @@ export const memory = (
 ): Layer.Layer<Companions> =>
   assemble(
     Layer.provideMerge(
-      WindowRepositoryModule.layerReplayWith({
+      WindowRepositoryModule.layerReplay({
         ...(options.hmacKey === undefined ? {} : { hmacKey: options.hmacKey }),
         ...(options.integrity === undefined ? {} : { integrity: options.integrity })
       }),

@@ -23,7 +23,7 @@ const stores = [
 ] as const
 
 const appOn = (store: (typeof stores)[number], answers: Record<string, Hits>) =>
-  ContextService.layer.pipe(
+  ContextService.layer().pipe(
     Layer.provideMerge(store.log()),
     Layer.provideMerge(Layer.mergeAll(TokenCounter.layerGpt(), Ids.layerUuidV7, byQuery(answers)))
   )
@@ -131,7 +131,7 @@ describe("proactive skill exploration (issue 11 item 11)", () => {
     { name: "image-resize", description: "Resize images.", score: 0.44 },
     { name: "sql-tune", description: "Tune slow SQL queries.", score: 0.2 }
   ]
-  const app = ContextService.layerMemory.pipe(Layer.provideMerge(RecallSource.layerEmpty))
+  const app = ContextService.layerMemory().pipe(Layer.provideMerge(RecallSource.layerEmpty))
   const run = (query: string, skills: Partial<ContextAssembly.SkillPolicy> = {}) =>
     ContextAssembly.prepareContext("s", query, {
       budgets: { recall: 0, graphFacts: 0 },

@@ -1,13 +1,4 @@
-import {
-  ContextService,
-  EventLog,
-  Ids,
-  LanguageModel,
-  Message,
-  RecallSource,
-  TokenCounter,
-  WindowRepository
-} from "@ctxlog/core"
+import { ContextService, Ids, LanguageModel, Message, RecallSource } from "@ctxlog/core"
 import { assert, describe, it } from "@effect/vitest"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
@@ -24,11 +15,7 @@ import { propertyRuns, yieldToEventLoop } from "../../../vitest.property.js"
 // ---- layers -------------------------------------------------------------------------------------------
 
 const contextWith = (source: Layer.Layer<RecallSource.RecallSource>) =>
-  ContextService.layer.pipe(
-    Layer.provideMerge(WindowRepository.layerReplay),
-    Layer.provideMerge(EventLog.layerMemory),
-    Layer.provideMerge(Layer.mergeAll(TokenCounter.layerGpt(), Ids.layerSequential("a"), source))
-  )
+  ContextService.layerMemory({ ids: Ids.layerSequential("a"), recall: source })
 
 const hit = (text: string, score: number, source?: { stream: string; messageId: string }): RecallSource.RecallHit => ({
   message: Message.user(text),

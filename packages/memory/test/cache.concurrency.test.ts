@@ -22,7 +22,7 @@ const packageDir = join(dirname(fileURLToPath(import.meta.url)), "..")
 const run = promisify(execFile)
 
 const serviceOver = <E>(log: Layer.Layer<SqliteEventLog.Services, E>) =>
-  ContextService.layer.pipe(
+  ContextService.layer().pipe(
     Layer.provideMerge(log),
     Layer.provide(Layer.mergeAll(TokenCounter.layerHeuristic(), Ids.layerUuidV7, RecallSource.layerEmpty))
   )

@@ -1,15 +1,4 @@
-import {
-  ContextService,
-  ConversationMemory,
-  EventLog,
-  Ids,
-  Message,
-  RecallSource,
-  TokenCounter,
-  ToolPairs,
-  Transcript,
-  WindowRepository
-} from "@ctxlog/core"
+import { ContextService, ConversationMemory, Ids, Message, ToolPairs, Transcript } from "@ctxlog/core"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -21,11 +10,7 @@ import * as TokenWindowMemory from "../src/TokenWindowMemory.js"
 import { propertyRuns } from "../../../vitest.property.js"
 import { readTranscript, transcriptFiles } from "@ctxlog/testing"
 
-const context = ContextService.layer.pipe(
-  Layer.provideMerge(WindowRepository.layerReplay),
-  Layer.provideMerge(EventLog.layerMemory),
-  Layer.provideMerge(Layer.mergeAll(TokenCounter.layerGpt(), Ids.layerSequential("m"), RecallSource.layerEmpty))
-)
+const context = ContextService.layerMemory({ ids: Ids.layerSequential("m") })
 
 const memoryWith = <E>(memory: Layer.Layer<ConversationMemory.ConversationMemory, E, ContextService.ContextService>) =>
   memory.pipe(Layer.provideMerge(context))

@@ -27,7 +27,7 @@ const recallOnly = Layer.succeed(RecallSource.RecallSource, {
 })
 
 const appOn = (store: (typeof stores)[number]) =>
-  ContextService.layer.pipe(
+  ContextService.layer().pipe(
     Layer.provideMerge(store.log()),
     Layer.provideMerge(Layer.mergeAll(TokenCounter.layerGpt(), Ids.layerUuidV7, recallOnly))
   )

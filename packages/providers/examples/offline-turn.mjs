@@ -1,27 +1,11 @@
 // One agent turn, offline: build the Anthropic request from a window kept in an in-memory log,
 // record PromptRendered, answer with the scripted OfflineModel, record the usage.
 // Run: pnpm --filter @ctxlog/core build && pnpm --filter @ctxlog/providers build && node packages/providers/examples/offline-turn.mjs
-import {
-  ContextService,
-  EventLog,
-  Ids,
-  LanguageModel,
-  Message,
-  RecallSource,
-  TokenCounter,
-  WindowRepository
-} from "@ctxlog/core"
+import { ContextService, Ids, LanguageModel, Message } from "@ctxlog/core"
 import { AnthropicCtx, OfflineModel, RenderRecord } from "@ctxlog/providers"
 import { Effect, Either, Layer } from "effect"
 
-const live = Layer.mergeAll(
-  ContextService.layer.pipe(
-    Layer.provideMerge(WindowRepository.layerReplay),
-    Layer.provideMerge(EventLog.layerMemory),
-    Layer.provideMerge(Layer.mergeAll(TokenCounter.layerGpt(), Ids.layerSequential("ex"), RecallSource.layerEmpty))
-  ),
-  OfflineModel.layer()
-)
+const live = Layer.mergeAll(ContextService.layerMemory({ ids: Ids.layerSequential("ex") }), OfflineModel.layer())
 
 const builder = AnthropicCtx.make({ model: "claude-sonnet-4-5" })
 

@@ -7,7 +7,7 @@
  * @since 0.1.0
  */
 import { randomUUID } from "node:crypto"
-import { LanguageModel, Message, Tracing } from "@ctxlog/core"
+import { LanguageModel, Message, TokenCounter, Tracing } from "@ctxlog/core"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
@@ -78,7 +78,7 @@ export const echoScript: Script = (request) => {
   return { text: text.length === 0 ? "Nothing to answer yet." : `You said: ${text}` }
 }
 
-const estimate = (text: string): number => Math.ceil(text.length / 4)
+const estimate = (text: string): number => TokenCounter.estimate(text)
 
 const respond = (
   model: string,

@@ -1,28 +1,14 @@
 // Issue 25 item 1: the environment snapshot as the turn reminder: rendered deterministically, capped in
 // tokens, and every render that used it rebuilds byte for byte from the log alone.
-import {
-  ContextService,
-  EventLog,
-  Ids,
-  Message,
-  RecallSource,
-  TokenCounter,
-  Window,
-  WindowRepository
-} from "@ctxlog/core"
+import { ContextService, EventLog, Ids, Message, TokenCounter, Window } from "@ctxlog/core"
 import { assert, describe, it } from "@effect/vitest"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import { CtxBuilder, EnvSnapshot, RenderRecord } from "../src/index.js"
 
-const live = ContextService.layer.pipe(
-  Layer.provideMerge(WindowRepository.layerReplay),
-  Layer.provideMerge(EventLog.layerMemory),
-  Layer.provideMerge(Layer.mergeAll(TokenCounter.layerGpt(), Ids.layerSequential("t"), RecallSource.layerEmpty))
-)
+const live = ContextService.layerMemory({ ids: Ids.layerSequential("t") })
 
 const snapshot = (changed: number, status: number): EnvSnapshot.EnvSnapshot => ({
   workspace: "/work/repo",

@@ -1,26 +1,12 @@
-import {
-  ContextService,
-  EventLog,
-  Ids,
-  Message,
-  RecallSource,
-  TokenCounter,
-  Window,
-  WindowRepository
-} from "@ctxlog/core"
+import { ContextService, EventLog, Ids, Message, TokenCounter, Window } from "@ctxlog/core"
 import * as Chunk from "effect/Chunk"
 import * as Stream from "effect/Stream"
 import { assert, describe, it, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import * as Layer from "effect/Layer"
 import { AnthropicCtx, CtxBuilder, RenderRecord, TokenEstimate } from "../src/index.js"
 
-const live = ContextService.layer.pipe(
-  Layer.provideMerge(WindowRepository.layerReplay),
-  Layer.provideMerge(EventLog.layerMemory),
-  Layer.provideMerge(Layer.mergeAll(TokenCounter.layerGpt(), Ids.layerSequential("t"), RecallSource.layerEmpty))
-)
+const live = ContextService.layerMemory({ ids: Ids.layerSequential("t") })
 
 const builder = AnthropicCtx.make({ model: "claude-sonnet-4-5" })
 

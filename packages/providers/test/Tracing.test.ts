@@ -63,7 +63,7 @@ const turn = (url: string) =>
     yield* TieredCompaction.compactContext(stream, undefined, { keepTokens: 0 })
   }).pipe(Effect.withSpan("agent.turn"))
 
-const ctxLayer = Layer.mergeAll(ContextService.layerMemory, TemplateCompactor.layer(), TokenCounter.layerGpt())
+const ctxLayer = Layer.mergeAll(ContextService.layerMemory(), TemplateCompactor.layer(), TokenCounter.layerGpt())
 
 /** The exported spans as an indented tree, children in start order. */
 const treeOf = (spans: ReadonlyArray<ReadableSpan>): string => {

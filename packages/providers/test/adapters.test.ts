@@ -3,22 +3,11 @@
  * type → messages → window, and the second window renders the same OpenAI and Anthropic requests as
  * the first. Plus the edges each format handles on its own (error results, unsupported content).
  */
-import {
-  ContextService,
-  EventLog,
-  Ids,
-  Message,
-  RecallSource,
-  TokenCounter,
-  Transcript,
-  type Window,
-  WindowRepository
-} from "@ctxlog/core"
+import { ContextService, Ids, Message, Transcript, type Window } from "@ctxlog/core"
 import { assert, describe, it } from "@effect/vitest"
 import { AIMessage, HumanMessage } from "@langchain/core/messages"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import * as Layer from "effect/Layer"
 import { fromModelMessages, toModelMessages } from "../src/adapters/aiSdk.js"
 import { fromAnthropic, toAnthropic } from "../src/adapters/anthropic.js"
 import { fromLangChain, toLangChain } from "../src/adapters/langchain.js"
@@ -26,11 +15,7 @@ import { fromOpenAI, toOpenAI } from "../src/adapters/openai.js"
 import { AnthropicCtx, type AdapterError, OpenAICtx } from "../src/index.js"
 import { readTranscript, transcriptFiles } from "@ctxlog/testing"
 
-const live = ContextService.layer.pipe(
-  Layer.provideMerge(WindowRepository.layerReplay),
-  Layer.provideMerge(EventLog.layerMemory),
-  Layer.provideMerge(Layer.mergeAll(TokenCounter.layerGpt(), Ids.layerSequential("t"), RecallSource.layerEmpty))
-)
+const live = ContextService.layerMemory({ ids: Ids.layerSequential("t") })
 
 const files = transcriptFiles()
 

@@ -3,19 +3,7 @@
 // truncated (never only as a summary) in the first render after it arrived. Runs: CTXLOG_PROPERTY_RUNS
 // (CI default 20; the nightly job sets 500).
 import { DeferredSummaries, TemplateCompactor, TieredCompaction, ToolOutputPruning } from "@ctxlog/compaction"
-import {
-  Budget,
-  ContextService,
-  EventLog,
-  Ids,
-  type LanguageModel,
-  Message,
-  RecallSource,
-  TokenCounter,
-  ToolPairs,
-  Window,
-  WindowRepository
-} from "@ctxlog/core"
+import { Budget, ContextService, Ids, type LanguageModel, Message, TokenCounter, ToolPairs, Window } from "@ctxlog/core"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -29,13 +17,12 @@ const runs = Number(process.env.CTXLOG_PROPERTY_RUNS ?? "20")
 /** The counter of the window below: the character heuristic. */
 const counter = TokenCounter.heuristic(4)
 
-const live = ContextService.layer.pipe(
-  Layer.provideMerge(WindowRepository.layerReplay),
-  Layer.provideMerge(EventLog.layerMemory),
-  Layer.provideMerge(
-    Layer.mergeAll(Layer.succeed(TokenCounter.TokenCounter, counter), Ids.layerSequential("p"), RecallSource.layerEmpty)
-  ),
-  Layer.provideMerge(TemplateCompactor.layer())
+const live = Layer.merge(
+  ContextService.layerMemory({
+    tokenCounter: Layer.succeed(TokenCounter.TokenCounter, counter),
+    ids: Ids.layerSequential("p")
+  }),
+  TemplateCompactor.layer()
 )
 
 const bash: LanguageModel.ToolSpec = {

@@ -3,32 +3,17 @@
  * render keeps the previous render's cached prefix (system blocks and every message up to its history
  * breakpoint) byte for byte, so the provider cache can hit. The share of stable bytes is printed.
  */
-import {
-  ContextService,
-  EventLog,
-  Ids,
-  RecallSource,
-  TokenCounter,
-  ToolPairs,
-  Transcript,
-  Window,
-  WindowRepository
-} from "@ctxlog/core"
+import { ContextService, EventLog, Ids, ToolPairs, Transcript, Window } from "@ctxlog/core"
 import { assert, describe, it } from "@effect/vitest"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import { AnthropicCtx, OpenAICtx } from "../src/index.js"
 import { yieldToEventLoop } from "../../../vitest.property.js"
 import { readTranscript, transcriptFiles } from "@ctxlog/testing"
 
-const live = ContextService.layer.pipe(
-  Layer.provideMerge(WindowRepository.layerReplay),
-  Layer.provideMerge(EventLog.layerMemory),
-  Layer.provideMerge(Layer.mergeAll(TokenCounter.layerGpt(), Ids.layerSequential("t"), RecallSource.layerEmpty))
-)
+const live = ContextService.layerMemory({ ids: Ids.layerSequential("t") })
 
 const strip = (value: unknown): string =>
   JSON.stringify(value, (key, item: unknown) => (key === "cache_control" ? undefined : item))

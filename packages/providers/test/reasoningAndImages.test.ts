@@ -4,11 +4,10 @@
  * signature byte for byte; images rendered per provider; the validator naming a misplaced thinking
  * block; snapshots of every builder's render of a window holding both.
  */
-import { ContextService, EventLog, Ids, Message, RecallSource, TokenCounter, WindowRepository } from "@ctxlog/core"
+import { ContextService, Ids, Message, TokenCounter } from "@ctxlog/core"
 import { assert, describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import * as Layer from "effect/Layer"
 import {
   AnthropicCtx,
   AnthropicModel,
@@ -125,11 +124,7 @@ const endTurn = [
   { event: "message_stop", data: '{"type":"message_stop"}' }
 ]
 
-const live = ContextService.layer.pipe(
-  Layer.provideMerge(WindowRepository.layerReplay),
-  Layer.provideMerge(EventLog.layerMemory),
-  Layer.provideMerge(Layer.mergeAll(TokenCounter.layerHeuristic(), Ids.layerSequential("id"), RecallSource.layerEmpty))
-)
+const live = ContextService.layerMemory({ tokenCounter: TokenCounter.layerHeuristic(), ids: Ids.layerSequential("id") })
 
 const expectedParts = [
   Message.reasoning(thinkingText, { signature }),

@@ -5,11 +5,10 @@
  * the reasoning item back byte for byte, immediately before its function call. Streamed (summary
  * deltas, an incomplete `encrypted_content` in `output_item.added`) and as one JSON response.
  */
-import { ContextService, EventLog, Ids, Message, RecallSource, TokenCounter, WindowRepository } from "@ctxlog/core"
+import { ContextService, Ids, Message, TokenCounter } from "@ctxlog/core"
 import { assert, describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import * as Layer from "effect/Layer"
 import type { ServerResponse } from "node:http"
 import { OpenAICtx, OpenAIResponsesModel, RenderRecord } from "../src/index.js"
 import { readFileTool } from "./fixture.js"
@@ -102,11 +101,7 @@ const endTurn = [
   event("response.completed", { response: { ...created, id: "resp_2", status: "completed", usage } })
 ]
 
-const live = ContextService.layer.pipe(
-  Layer.provideMerge(WindowRepository.layerReplay),
-  Layer.provideMerge(EventLog.layerMemory),
-  Layer.provideMerge(Layer.mergeAll(TokenCounter.layerHeuristic(), Ids.layerSequential("id"), RecallSource.layerEmpty))
-)
+const live = ContextService.layerMemory({ tokenCounter: TokenCounter.layerHeuristic(), ids: Ids.layerSequential("id") })
 
 const expectedParts = [
   Message.reasoning(summary, { itemId: reasoningId, encryptedContent: encrypted }),

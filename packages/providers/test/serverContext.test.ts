@@ -76,7 +76,7 @@ const anthropicContext = {
   memoryTool: true
 }
 
-const live = ContextService.layerMemory.pipe(Layer.provideMerge(TokenCounter.layerGpt()))
+const live = ContextService.layerMemory().pipe(Layer.provideMerge(TokenCounter.layerGpt()))
 
 describe("server-side context management", () => {
   it.scopedLive("Anthropic context editing and the memory tool are in the request, with their beta header", () =>

@@ -1,14 +1,10 @@
 // Layered context in a few lines: append turns, run the seam pipeline after each, watch the window.
 // Run from packages/seam after building core, compaction and seam: `pnpm example`.
-import { ContextService, EventLog, Ids, Message, RecallSource, TokenCounter, WindowRepository } from "@ctxlog/core"
+import { ContextService, Message } from "@ctxlog/core"
 import { SeamHost } from "@ctxlog/seam"
 import { Effect, Layer, Option } from "effect"
 
-const core = ContextService.layer.pipe(
-  Layer.provideMerge(WindowRepository.layerReplay),
-  Layer.provideMerge(EventLog.layerMemory),
-  Layer.provideMerge(Layer.mergeAll(TokenCounter.layerGpt(), Ids.layerUuidV7, RecallSource.layerEmpty))
-)
+const core = ContextService.layerMemory()
 // Seams are due at 60% / 75% / 90% of a 600-token budget; the last 4 messages always stay verbatim.
 const live = SeamHost.layer({ budget: 600, verbatimWindow: 4 }).pipe(Layer.provideMerge(core))
 

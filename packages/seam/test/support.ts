@@ -1,13 +1,4 @@
-import {
-  Compactor,
-  ContextService,
-  EventLog,
-  Ids,
-  Message,
-  RecallSource,
-  TokenCounter,
-  WindowRepository
-} from "@ctxlog/core"
+import { Compactor, ContextService, Ids, Message } from "@ctxlog/core"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { SeamHost } from "../src/index.js"
@@ -35,11 +26,7 @@ export const recordingCompactor = (calls: CompactorCalls = []): Layer.Layer<Comp
   })
 
 /** Core services over an in-memory log, with sequential ids and the GPT tokenizer. */
-export const coreLayer = ContextService.layer.pipe(
-  Layer.provideMerge(WindowRepository.layerReplay),
-  Layer.provideMerge(EventLog.layerMemory),
-  Layer.provideMerge(Layer.mergeAll(TokenCounter.layerGpt(), Ids.layerSequential("t"), RecallSource.layerEmpty))
-)
+export const coreLayer = ContextService.layerMemory({ ids: Ids.layerSequential("t") })
 
 /** A seam host over the recording compactor and the core services. */
 export const hostLayer = (config: SeamConfigInput, calls: CompactorCalls = []) =>

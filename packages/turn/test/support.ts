@@ -52,8 +52,8 @@ export type Services =
   | Compactor.Compactor
 
 export const stack = (counts: Counts = { appends: 0, reads: 0 }): Layer.Layer<Services> =>
-  ContextService.layer.pipe(
-    Layer.provideMerge(WindowRepository.layerReplay),
+  ContextService.layer().pipe(
+    Layer.provideMerge(WindowRepository.layerReplay()),
     Layer.provideMerge(counting(counts)),
     Layer.provideMerge(
       Layer.mergeAll(

@@ -96,7 +96,7 @@ export const readLayer = (
   | RecallSource.RecallSource,
   SqliteEventLog.OpenError
 > =>
-  ContextService.layer.pipe(
+  ContextService.layer().pipe(
     Layer.provideMerge(SqliteEventLog.layer({ filename })),
     Layer.provideMerge(Layer.mergeAll(TokenCounter.layerGpt(), Ids.layerUuidV7, RecallSource.layerEmpty))
   )

@@ -32,7 +32,7 @@ export const storeCore = (
   ContextService.ContextService | EventLog.EventLog | TokenCounter.TokenCounter | Ids.Ids | RecallSource.RecallSource,
   SqliteEventLog.OpenError
 > =>
-  ContextService.layer.pipe(
+  ContextService.layer().pipe(
     Layer.provideMerge(store.log()),
     Layer.provideMerge(
       Layer.mergeAll(TokenCounter.layerHeuristic(4), Ids.layerSequential("t"), RecallSource.layerEmpty)
@@ -53,7 +53,7 @@ export const storeLayer = (
   SqliteEventLog.OpenError
 > =>
   Layer.merge(
-    ContextService.layer.pipe(
+    ContextService.layer().pipe(
       Layer.provideMerge(store.log()),
       Layer.provideMerge(
         Layer.mergeAll(TokenCounter.layerHeuristic(4), Ids.layerSequential("t"), RecallSource.layerEmpty)

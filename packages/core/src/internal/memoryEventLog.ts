@@ -26,7 +26,7 @@ export const make = (key?: EventHash.ChainKey): Effect.Effect<EventLog.Service> 
       lock.withPermits(1)(
         Effect.gen(function* () {
           // The boundary rules every backend applies (Validation): bad input is refused before any write.
-          yield* Validation.checkAppend(stream, events, metadata)
+          yield* Validation.validateAppendInput(stream, events, metadata)
           const stored = yield* EventCodec.encodeAll(events)
           const now = yield* Clock.currentTimeMillis
           const current = yield* Ref.get(state)

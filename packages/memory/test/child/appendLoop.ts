@@ -19,7 +19,7 @@ const say = (line: string) => {
   writeSync(1, `${line}\n`)
 }
 
-const service = ContextService.layer.pipe(
+const service = ContextService.layer().pipe(
   Layer.provideMerge(
     filename.startsWith("postgres")
       ? PostgresEventLog.layer({ url: filename, snapshotEvery: 7, maxConnections: 2 })

@@ -8,7 +8,7 @@ import { appendAfterLast } from "../support/chain.js"
 
 const [filename = "", stream = "", label = "child", countArg = "20"] = process.argv.slice(2)
 
-const service = ContextService.layer.pipe(
+const service = ContextService.layer().pipe(
   Layer.provideMerge(SqliteEventLog.layer({ filename, busyTimeoutMs: 30_000, durability: "normal" })),
   Layer.provide(Layer.mergeAll(TokenCounter.layerHeuristic(), Ids.layerUuidV7, RecallSource.layerEmpty))
 )

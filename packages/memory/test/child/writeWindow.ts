@@ -7,7 +7,7 @@ import { FullTextRecall, SqliteEventLog } from "../../src/index.js"
 
 const [filename = "", stream = ""] = process.argv.slice(2)
 
-const live = ContextService.layer.pipe(
+const live = ContextService.layer().pipe(
   Layer.provideMerge(FullTextRecall.layer()),
   Layer.provideMerge(SqliteEventLog.layer({ filename, snapshotEvery: 4 })),
   Layer.provideMerge(Layer.mergeAll(TokenCounter.layerGpt(), Ids.layerUuidV7))

@@ -36,7 +36,7 @@ const streams = ["kill-a", "kill-b"] as const
 const isPostgres = (target: string) => target.startsWith("postgres")
 
 const service = (target: string) =>
-  ContextService.layer.pipe(
+  ContextService.layer().pipe(
     Layer.provideMerge(
       isPostgres(target)
         ? PostgresEventLog.layer({ url: target, snapshotEvery: 7, maxConnections: 2 })

@@ -108,7 +108,7 @@ export const postgres = (
     )
   )
 
-const core = ContextService.layer.pipe(
+const core = ContextService.layer().pipe(
   Layer.provideMerge(FullTextRecall.layer()),
   Layer.provideMerge(Layer.mergeAll(TokenCounter.layerGpt(), Ids.layerUuidV7))
 )

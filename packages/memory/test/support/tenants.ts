@@ -19,7 +19,7 @@ export interface Shared {
   readonly raw: Layer.Layer<RawSql>
 }
 
-const facade = ContextService.layer.pipe(
+const facade = ContextService.layer().pipe(
   Layer.provideMerge(FullTextRecall.layer()),
   Layer.provideMerge(Layer.mergeAll(TokenCounter.layerGpt(), Ids.layerUuidV7))
 )

@@ -2,7 +2,7 @@
 import { Budget, CompressionPlan as Planner, type LanguageModel, Message, Window } from "@ctxlog/core"
 import * as Truncation from "../Truncation.js"
 import type { BuildOptions, BuildStats, CommonConfig, CompressionPlan, CtxBuilder } from "../CtxBuilder.js"
-import { mediaStub, roughTokens } from "./sections.js"
+import { charsPerToken, mediaStub, roughTokens } from "./sections.js"
 
 /** The effective context window: the configured one, never below `floor`, never above `ceiling`. */
 export const clampBudget = (
@@ -99,9 +99,6 @@ export const promptTokens = (window: Window.Window, options: BuildOptions = {}):
   options.systemPrompt === undefined
     ? window.tokens.total
     : window.tokens.total - window.tokens.system + roughTokens(options.systemPrompt)
-
-/** Characters per token of the rough count: a token limit times this is a character limit. */
-const charsPerToken = 4
 
 /** The shared members of a builder: budget, needsCompression, compressionPlan, truncateToolOutput. */
 export const shared = <R>(

@@ -2,7 +2,7 @@
  * The provider-neutral shape every builder renders from: the window cut into its API slots, with
  * history put in "tool round" order (each call's results right after the message that made it).
  */
-import { type LanguageModel, Message, Window } from "@ctxlog/core"
+import { type LanguageModel, Message, TokenCounter, Window } from "@ctxlog/core"
 
 /** A piece of text with the tokens the log counted for it. */
 export interface Piece {
@@ -89,8 +89,11 @@ export interface Sections {
   readonly turns: ReadonlyArray<Turn>
 }
 
-/** A rough token estimate for text the log did not count (tool schemas, an override prompt). */
-export const roughTokens = (text: string): number => Math.ceil(text.length / 4)
+/** A rough token estimate for text the log did not count (tool schemas, an override prompt): core's one estimate. */
+export const roughTokens = (text: string): number => TokenCounter.estimate(text)
+
+/** Characters per token of the rough count: a token limit times this is a character limit. */
+export const charsPerToken = TokenCounter.estimateCharsPerToken
 
 /**
  * Wrap injected context so the model can tell what it is: core's `Window.renderContext`, the form the

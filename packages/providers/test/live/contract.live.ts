@@ -107,6 +107,6 @@ describe("live: OpenAI Responses", () => {
       // The API rejects a reasoning item it cannot decrypt or that is out of place: an answer is the check.
       const next = yield* client.generateRequest(second.right.request)
       assert.isAbove(next.usage.inputTokens, 0)
-    }).pipe(Effect.provide(ContextService.layerMemory))
+    }).pipe(Effect.provide(ContextService.layerMemory()))
   )
 })
