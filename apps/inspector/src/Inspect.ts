@@ -243,8 +243,8 @@ export const verifyStream = (
 ): Effect.Effect<StreamCheck, ReadFailure> =>
   Effect.gen(function* () {
     const checked = yield* source.verify(stream, {
-      ...(options.key === undefined ? {} : { key: options.key }),
-      ...(options.expectedHead === undefined ? {} : { expectedHead: options.expectedHead })
+      key: options.key,
+      expectedHead: options.expectedHead
     })
     const raws = checked.events
     const snapshot = checked.snapshot

@@ -183,9 +183,9 @@ const storeLayer = (options: ContextOptions) => {
     return Ctxlog.sqlite({
       filename: options.sqlite,
       ...overrides,
-      ...(options.readonly === undefined ? {} : { readonly: options.readonly }),
-      ...(options.create === undefined ? {} : { create: options.create }),
-      ...(options.durability === undefined ? {} : { durability: options.durability })
+      readonly: options.readonly,
+      create: options.create,
+      durability: options.durability
     })
   }
   if (options.postgres !== undefined) return Ctxlog.postgres({ url: options.postgres, ...overrides })

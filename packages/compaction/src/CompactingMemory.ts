@@ -37,11 +37,11 @@ export type ConversationMemoryPolicy = ConversationMemory.HistoryPolicy
 /** Settings of a compacting memory besides its policy. @since 0.1.0 */
 export interface Options {
   /** Passed to the compactor (default 1024). */
-  readonly maxSummaryTokens?: number
+  readonly maxSummaryTokens?: number | undefined
   /** How long one compactor call may take (default 120 seconds). */
-  readonly compactorTimeout?: Duration.DurationInput
+  readonly compactorTimeout?: Duration.DurationInput | undefined
   /** The stream holding a conversation's compaction events (default `<conversationId>/compaction`). */
-  readonly streamOf?: (conversationId: string) => string
+  readonly streamOf?: ((conversationId: string) => string) | undefined
 }
 
 /** The token policy: when and how much to compact, by tokens. @since 0.1.0 */
@@ -188,10 +188,9 @@ export const make = (
   Effect.gen(function* () {
     const settings: Options = isTokenPolicy(policy)
       ? {
-          ...options,
-          ...(policy.maxSummaryTokens === undefined ? {} : { maxSummaryTokens: policy.maxSummaryTokens }),
-          ...(policy.compactorTimeout === undefined ? {} : { compactorTimeout: policy.compactorTimeout }),
-          ...(policy.streamOf === undefined ? {} : { streamOf: policy.streamOf })
+          maxSummaryTokens: policy.maxSummaryTokens ?? options.maxSummaryTokens,
+          compactorTimeout: policy.compactorTimeout ?? options.compactorTimeout,
+          streamOf: policy.streamOf ?? options.streamOf
         }
       : options
     if (isTokenPolicy(policy)) yield* validate(policy)

@@ -47,28 +47,28 @@ export const strategies: ReadonlyArray<Strategy> = ["Default", "TaskAware", "Mig
 /** Pruning options. @since 0.1.0 */
 export interface Options {
   /** Which outputs go first (default `Default`). */
-  readonly strategy?: Strategy
+  readonly strategy?: Strategy | undefined
   /**
    * Stop pruning once the window's (uncalibrated) total is at or below this many tokens. Without it,
    * every output outside `keepRecent` is pruned.
    */
-  readonly targetTokens?: number
+  readonly targetTokens?: number | undefined
   /** Newest tool results kept whole (default 3). */
-  readonly keepRecent?: number
+  readonly keepRecent?: number | undefined
   /** Outputs shorter than this many characters are never pruned (default 200). */
-  readonly minChars?: number
+  readonly minChars?: number | undefined
   /** Per-tool limits, by tool name. */
-  readonly perTool?: { readonly [toolName: string]: ToolLimit }
+  readonly perTool?: { readonly [toolName: string]: ToolLimit } | undefined
   /**
    * Prune only when at least this many outputs would change (default 1). A larger batch changes the
    * rendered prefix less often, so provider prompt caches keep hitting.
    */
-  readonly batch?: number
+  readonly batch?: number | undefined
   /**
    * Prune only when it frees at least this many tokens (default 0), like Anthropic's
    * `clear_at_least`: a prefix break must be worth it.
    */
-  readonly clearAtLeast?: number
+  readonly clearAtLeast?: number | undefined
 }
 
 /** The prefix of every stub: a stub is never pruned again. @since 0.1.0 */

@@ -14,10 +14,10 @@ export interface CompactionInput {
   readonly messages: ReadonlyArray<Message>
   /** The previous summary, rolled forward into the new one. */
   readonly previousSummary: string | null
-  readonly goal?: string | null
-  readonly maxSummaryTokens?: number
+  readonly goal?: string | null | undefined
+  readonly maxSummaryTokens?: number | undefined
   /** The agent's workspace root: the summary states file paths relative to it. */
-  readonly workspace?: string
+  readonly workspace?: string | undefined
 }
 
 /**

@@ -469,7 +469,7 @@ export const make = (options: Options = {}) =>
             stream,
             query,
             budget,
-            ...(owner === undefined ? {} : { owner })
+            owner
           })
           const prepared = yield* prepare(
             hits.map((hit) => hit.message),

@@ -44,7 +44,7 @@ export class InvalidCommand extends Schema.TaggedError<InvalidCommand>()("Invali
 }
 
 const invalid = (command: WindowCommand, detail: string, messageId?: string) =>
-  Either.left(new InvalidCommand({ command: command._tag, detail, ...(messageId === undefined ? {} : { messageId }) }))
+  Either.left(new InvalidCommand({ command: command._tag, detail, messageId }))
 
 const none: Either.Either<ReadonlyArray<Draft>, InvalidCommand> = Either.right([])
 

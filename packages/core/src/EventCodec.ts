@@ -262,9 +262,9 @@ export const decode = (stored: StoredEvent, location: Location = {}): Effect.Eff
           schemaVersion: stored.schemaVersion,
           path,
           detail,
-          ...(location.stream === undefined ? {} : { stream: location.stream }),
-          ...(location.version === undefined ? {} : { version: location.version }),
-          ...(location.line === undefined ? {} : { line: location.line })
+          stream: location.stream,
+          version: location.version,
+          line: location.line
         })
       )
     if (!isEventType(stored.type)) return fail("_tag", `unknown event type "${stored.type}"`)

@@ -19,7 +19,7 @@ export interface RecallRequest {
   /** Token budget for everything returned. */
   readonly budget: number
   /** Scope for cross-session recall: a search never crosses the owner it was asked for. */
-  readonly owner?: string
+  readonly owner?: string | undefined
 }
 
 /** One recalled item. @since 0.1.0 */

@@ -33,24 +33,24 @@ export interface RetrievalPolicy {
   readonly budgets: {
     readonly recall: number
     readonly graphFacts: number
-    readonly codeContext?: number
-    readonly correction?: number
-    readonly personaFacts?: number
-    readonly trajectoryHints?: number
-    readonly treeMemory?: number
-    readonly reasoningStrategies?: number
-    readonly crossSession?: number
-    readonly sessionDigest?: number
-    readonly documentRag?: number
+    readonly codeContext?: number | undefined
+    readonly correction?: number | undefined
+    readonly personaFacts?: number | undefined
+    readonly trajectoryHints?: number | undefined
+    readonly treeMemory?: number | undefined
+    readonly reasoningStrategies?: number | undefined
+    readonly crossSession?: number | undefined
+    readonly sessionDigest?: number | undefined
+    readonly documentRag?: number | undefined
   }
   /** Hits scoring below this are dropped (default: keep every score). */
-  readonly minScore?: number
+  readonly minScore?: number | undefined
   /** Drop hits whose text the window already holds (default true). */
-  readonly dedupe?: boolean
+  readonly dedupe?: boolean | undefined
   /** Owner scope passed to the recall source. */
-  readonly owner?: string
+  readonly owner?: string | undefined
   /** Skills to choose for this query (returned in {@link ContextDelta.skills}, not injected). */
-  readonly skills?: SkillPolicy
+  readonly skills?: SkillPolicy | undefined
 }
 
 /** A skill scored against the query by the caller's matcher. @since 0.1.0 */
@@ -221,7 +221,7 @@ export const prepareContext = (
       budget === 0 || query.trim().length === 0
         ? Effect.succeed<ReadonlyArray<Candidate>>([])
         : source
-            .recall({ kind, stream, query, budget, ...(policy.owner === undefined ? {} : { owner: policy.owner }) })
+            .recall({ kind, stream, query, budget, owner: policy.owner })
             .pipe(Effect.flatMap((hits) => candidates(context, kind, hits)))
 
     // Every kind with a budget is managed; recall and graph facts always are.
@@ -400,7 +400,7 @@ const candidates = (
         text: texts[index] ?? "",
         score: hit.score,
         tokens: prepared[index]?.tokens ?? 0,
-        ...(hit.source === undefined ? {} : { source: hit.source })
+        source: hit.source
       }))
   )
 }

@@ -93,8 +93,8 @@ export const memory = (
   assemble(
     Layer.provideMerge(
       WindowRepositoryModule.layerReplay({
-        ...(options.hmacKey === undefined ? {} : { hmacKey: options.hmacKey }),
-        ...(options.integrity === undefined ? {} : { integrity: options.integrity })
+        hmacKey: options.hmacKey,
+        integrity: options.integrity
       }),
       EventLog.layerMemoryWith(options.hmacKey === undefined ? {} : { hmacKey: options.hmacKey })
     ),

@@ -206,11 +206,11 @@ export const shortIdIn = (content: string): string | undefined =>
 /** Settings of {@link offload}. @since 0.4.0 */
 export interface OffloadOptions {
   /** Tool outputs of more UTF-8 bytes than this are stored (default 16,384). */
-  readonly thresholdBytes?: number
+  readonly thresholdBytes?: number | undefined
   /** Characters of the output shown in the preview (default 2,000). */
-  readonly previewChars?: number
+  readonly previewChars?: number | undefined
   /** Tool call ids whose results stay inline whatever their size (e.g. the `read_output` calls). */
-  readonly keepInline?: ReadonlySet<string>
+  readonly keepInline?: ReadonlySet<string> | undefined
 }
 
 /**

@@ -96,7 +96,7 @@ export const make = (
       scope: RecallIndex.SearchScope,
       kinds?: ReadonlyArray<string>
     ) =>
-      index.search({ scope, query: request.query, limit: candidates, ...(kinds === undefined ? {} : { kinds }) }).pipe(
+      index.search({ scope, query: request.query, limit: candidates, kinds }).pipe(
         Effect.flatMap((hits) => rerank(request.query, hits)),
         Effect.map((hits) =>
           hits.map(

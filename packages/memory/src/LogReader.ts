@@ -100,9 +100,9 @@ export interface Integrity {
 /** Options of a check. @since 0.2.0 */
 export interface VerifyOptions {
   /** The HMAC key the stream was chained with (a keyed stream checked without it fails). */
-  readonly key?: EventHash.ChainKey
+  readonly key?: EventHash.ChainKey | undefined
   /** A head kept outside the database: the event at its version must still have its hash. */
-  readonly expectedHead?: Head
+  readonly expectedHead?: Head | undefined
 }
 
 /** The report of `verify`, with what it read (so a caller can go on checking without a second read). @since 0.2.0 */

@@ -28,7 +28,7 @@ export interface Options extends CommonOptions {
   /** A connection URL, e.g. `postgres://user:pass@127.0.0.1:5432/ctxlog`. */
   readonly url: string
   /** Pool size (default 10). */
-  readonly maxConnections?: number
+  readonly maxConnections?: number | undefined
 }
 
 /** Connect, migrate and build the services; the pool ends with the scope. @since 0.1.0 */

@@ -33,9 +33,9 @@ export interface SearchRequest {
   readonly scope: SearchScope
   readonly query: string
   /** Most hits returned (default 20). */
-  readonly limit?: number
+  readonly limit?: number | undefined
   /** Message kinds to search (default: every kind but re-injected context, see `recallableKinds`). */
-  readonly kinds?: ReadonlyArray<string>
+  readonly kinds?: ReadonlyArray<string> | undefined
 }
 
 /** One search hit, best first. @since 0.1.0 */

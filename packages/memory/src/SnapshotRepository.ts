@@ -47,20 +47,20 @@ export const defaultBytes = 4 * 1024 * 1024
 /** Snapshot policy and load checks. @since 0.1.0 */
 export interface Options extends WindowRepository.IntegrityOptions {
   /** Snapshot once this many events went by since the last snapshot (default {@link defaultEvery}; 0 = never by count). */
-  readonly every?: number
+  readonly every?: number | undefined
   /** Snapshot once this many bytes of event data were appended since the last snapshot (default {@link defaultBytes}; 0 = never by size). */
-  readonly bytes?: number
+  readonly bytes?: number | undefined
   /**
    * A running total of event-data bytes this process appended to a stream. The durable layers pass their
    * own counter; without one only `every` applies.
    */
-  readonly appendedBytes?: (stream: string) => number
+  readonly appendedBytes?: ((stream: string) => number) | undefined
   /** What `load` does with a snapshot whose text does not match its hash (default `"fail"`). */
-  readonly onMismatch?: "fail" | "rebuild"
+  readonly onMismatch?: "fail" | "rebuild" | undefined
   /** The projection version to read and write (default {@link projectionVersion}). */
-  readonly projectionVersion?: number
+  readonly projectionVersion?: number | undefined
   /** Streams whose snapshot bookkeeping is kept in memory (default 10,000; the oldest is dropped). */
-  readonly maxTracked?: number
+  readonly maxTracked?: number | undefined
 }
 
 /** What the policy remembers of a stream's last snapshot. */
@@ -195,7 +195,7 @@ export const make = (
     })
 
   const integrity: WindowRepository.IntegrityOptions = {
-    ...(key === undefined ? {} : { hmacKey: key }),
+    hmacKey: key,
     ...(verified ? {} : { integrity: "unverified" })
   }
   /** Fold the tail after `from`, checked from `anchor` unless loads are unverified. */

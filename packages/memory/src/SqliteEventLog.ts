@@ -45,16 +45,16 @@ export interface Options extends CommonOptions {
   /** Database file path, or `":memory:"` for a private in-memory database. */
   readonly filename: string
   /** `"full"` (default): `synchronous=FULL`; `"normal"`: `synchronous=NORMAL`. */
-  readonly durability?: "full" | "normal"
+  readonly durability?: "full" | "normal" | undefined
   /** How long a writer waits for another process's transaction (default 5,000 ms). */
-  readonly busyTimeoutMs?: number
+  readonly busyTimeoutMs?: number | undefined
   /** Open the file read-only: loads work, appends fail with a `StoreError` (default `false`). */
-  readonly readonly?: boolean
+  readonly readonly?: boolean | undefined
   /**
    * `false`: the file must exist, and a missing one is a `DatabaseNotFound` instead of a new, empty
    * database (a mistyped path otherwise starts an empty log silently). Default `true`.
    */
-  readonly create?: boolean
+  readonly create?: boolean | undefined
 }
 
 /** `create: false` (or `readonly`) and the database file does not exist. @since 0.1.0 */
@@ -77,7 +77,7 @@ export const make = (options: Options): Effect.Effect<Context.Context<Services>,
       filename: options.filename,
       durability: options.durability ?? "full",
       busyTimeoutMs: options.busyTimeoutMs ?? 5000,
-      ...(options.readonly === undefined ? {} : { readonly: options.readonly }),
+      readonly: options.readonly,
       ...(mustExist ? { create: false } : {})
     }),
     options

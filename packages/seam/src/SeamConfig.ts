@@ -45,13 +45,13 @@ export interface SeamConfig {
  * @since 0.1.0
  */
 export interface SeamConfigInput {
-  readonly enabled?: boolean
-  readonly budget?: number
-  readonly thresholds?: PerLevel
-  readonly verbatimWindow?: number
-  readonly maxSeamsPerLevel?: number
-  readonly summaryTokens?: PerLevel
-  readonly advanceCycle?: boolean
+  readonly enabled?: boolean | undefined
+  readonly budget?: number | undefined
+  readonly thresholds?: PerLevel | undefined
+  readonly verbatimWindow?: number | undefined
+  readonly maxSeamsPerLevel?: number | undefined
+  readonly summaryTokens?: PerLevel | undefined
+  readonly advanceCycle?: boolean | undefined
 }
 
 /** Shares of the budget at which levels 1, 2 and 3 become due. @since 0.1.0 */

@@ -247,10 +247,10 @@ export const tieredOf = (policy: Policy, budget: Budget.Budget): TieredCompactio
     c.prune === undefined
       ? undefined
       : {
-          ...(c.prune.strategy === undefined ? {} : { strategy: c.prune.strategy }),
-          ...(c.prune.keepRecent === undefined ? {} : { keepRecent: c.prune.keepRecent }),
-          ...(c.prune.minChars === undefined ? {} : { minChars: c.prune.minChars }),
-          ...(c.prune.perTool === undefined ? {} : { perTool: c.prune.perTool })
+          strategy: c.prune.strategy,
+          keepRecent: c.prune.keepRecent,
+          minChars: c.prune.minChars,
+          perTool: c.prune.perTool
         }
   return {
     budget,

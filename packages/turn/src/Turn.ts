@@ -262,7 +262,7 @@ export const prepare = (
           const owner = recall.owner
           yield* ContextAssembly.prepareContext(stream, query, {
             budgets: { recall: Math.floor(available * (recall.recallShare ?? 0)), graphFacts: 0 },
-            ...(owner === undefined ? {} : { owner }),
+            owner,
             dedupe: true
           })
           if (recall.crossSessionShare !== undefined) {
@@ -304,9 +304,9 @@ const seamConfigOf = (policy: Policy.Policy, budget: Budget.Budget) => {
   const [level1, level2, level3] = Policy.seamThresholds(seams, Budget.available(budget))
   return SeamConfig.make({
     thresholds: { level1, level2, level3 },
-    ...(seams.verbatimWindow === undefined ? {} : { verbatimWindow: seams.verbatimWindow }),
-    ...(seams.maxSeamsPerLevel === undefined ? {} : { maxSeamsPerLevel: seams.maxSeamsPerLevel }),
-    ...(seams.advanceCycle === undefined ? {} : { advanceCycle: seams.advanceCycle })
+    verbatimWindow: seams.verbatimWindow,
+    maxSeamsPerLevel: seams.maxSeamsPerLevel,
+    advanceCycle: seams.advanceCycle
   })
 }
 
@@ -460,7 +460,7 @@ const offloadResults = (
       results.map((result): Message.MessageInput => ({ role: "tool", parts: [result] })),
       {
         thresholdBytes: settings.thresholdBytes,
-        ...(settings.previewChars === undefined ? {} : { previewChars: settings.previewChars }),
+        previewChars: settings.previewChars,
         keepInline
       }
     ).pipe(Effect.provideService(FileStore.FileStore, files.value))

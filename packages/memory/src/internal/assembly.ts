@@ -119,7 +119,7 @@ export interface Candidate {
   readonly text: string
   readonly score: number
   readonly tokens: number
-  readonly source?: { readonly stream: string; readonly messageId: string }
+  readonly source?: { readonly stream: string; readonly messageId: string } | undefined
 }
 
 /** Why candidates were left out, by count. */

@@ -15,36 +15,36 @@ import * as Store from "./store.js"
 /** Options every durable layer accepts. */
 export interface CommonOptions {
   /** Snapshot the window once N events went by since the last snapshot (default 1,000; 0 = never by count). */
-  readonly snapshotEvery?: number
+  readonly snapshotEvery?: number | undefined
   /** Snapshot the window once this many bytes of event data were appended since the last one (default 4 MB; 0 = never by size). */
-  readonly snapshotBytes?: number
+  readonly snapshotBytes?: number | undefined
   /** What a load does with a snapshot whose text does not match its stored hash (default `"fail"`). */
-  readonly onSnapshotMismatch?: "fail" | "rebuild"
+  readonly onSnapshotMismatch?: "fail" | "rebuild" | undefined
   /** Events the recall index catches up per transaction (default 500). */
-  readonly recallBatch?: number
+  readonly recallBatch?: number | undefined
   /** Secret patterns removed before events are written (default `Redaction.defaults`). */
-  readonly redaction?: Redaction.Redactor
+  readonly redaction?: Redaction.Redactor | undefined
   /** Largest document chunk in characters (default 1,500). */
-  readonly chunkChars?: number
+  readonly chunkChars?: number | undefined
   /**
    * Chain events with HMAC-SHA256 and seal snapshots under this secret (default: the unkeyed SHA-256
    * chain). Chosen when a stream is created: a keyed stream refuses appends and fails loads without its
    * key, and an unkeyed one refuses a store that has a key. Keep it out of the database and the logs.
    */
-  readonly hmacKey?: EventHash.ChainKey
+  readonly hmacKey?: EventHash.ChainKey | undefined
   /**
    * `"verified"` (default): a load checks the snapshot's seal, the hash chain of the tail it replays and
    * that the tail reaches the stream's version, failing with `TamperDetected`. `"unverified"`: skip
    * those checks (one hash per tail event and one or two indexed reads), for a trusted store.
    */
-  readonly integrity?: "verified" | "unverified"
+  readonly integrity?: "verified" | "unverified" | undefined
   /**
    * The owner (tenant) this layer acts for. Appends record it on a new stream, in the append's
    * transaction, and refuse another owner's stream with `OwnerMismatch` (nothing written); listings,
    * reads, snapshots, recall and erasure see only this owner's streams. Absent: every stream (an
    * administrator's view), and streams get an owner only through `RecallIndex.setOwner`.
    */
-  readonly owner?: string
+  readonly owner?: string | undefined
 }
 
 /** Everything a durable layer provides. */
@@ -81,11 +81,11 @@ export const build = <E>(
     })
     const repository = SnapshotRepository.make(store.log, store.snapshots, {
       appendedBytes: store.appendedBytes,
-      ...(options.snapshotEvery === undefined ? {} : { every: options.snapshotEvery }),
-      ...(options.snapshotBytes === undefined ? {} : { bytes: options.snapshotBytes }),
-      ...(options.onSnapshotMismatch === undefined ? {} : { onMismatch: options.onSnapshotMismatch }),
-      ...(options.hmacKey === undefined ? {} : { hmacKey: options.hmacKey }),
-      ...(options.integrity === undefined ? {} : { integrity: options.integrity })
+      every: options.snapshotEvery,
+      bytes: options.snapshotBytes,
+      onMismatch: options.onSnapshotMismatch,
+      hmacKey: options.hmacKey,
+      integrity: options.integrity
     })
     return Context.make(EventLog.EventLog, store.log).pipe(
       Context.add(WindowRepository.WindowRepository, repository),

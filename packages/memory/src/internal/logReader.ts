@@ -176,8 +176,8 @@ const make = (target: string, read: Reader, shape: Shape, options: LogReader.Opt
       }
       const expectedHead = options.expectedHeads?.get(stream)
       const result = yield* verify(stream, {
-        ...(key === undefined ? {} : { key }),
-        ...(expectedHead === undefined ? {} : { expectedHead })
+        key,
+        expectedHead
       })
       const first = result.integrity.problems[0]
       if (first !== undefined) return yield* Effect.fail(tamper(first))

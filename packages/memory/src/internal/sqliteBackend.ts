@@ -36,9 +36,9 @@ export interface SqliteOptions {
   readonly durability: "full" | "normal"
   readonly busyTimeoutMs: number
   /** Open read-only (appends then fail with a StoreError). */
-  readonly readonly?: boolean
+  readonly readonly?: boolean | undefined
   /** `false`: the file must exist already. */
-  readonly create?: boolean
+  readonly create?: boolean | undefined
 }
 
 /**

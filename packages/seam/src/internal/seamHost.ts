@@ -91,7 +91,7 @@ export const make = (config: SeamConfig.SeamConfig) =>
           messages,
           previousSummary: null,
           maxSummaryTokens: SeamConfig.valueAt(config.summaryTokens, level),
-          ...(workspace === undefined ? {} : { workspace })
+          workspace
         }),
         (output) => output.summary
       )
