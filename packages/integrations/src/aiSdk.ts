@@ -13,11 +13,13 @@
 import type { TurnPolicy } from "@ctxlog/client"
 import { type LanguageModel, Message } from "@ctxlog/core"
 import {
+  cacheControlOf,
   fromLanguageModelPrompt,
   fromModelMessages,
   type LanguageModelPrompt,
   toLanguageModelPrompt,
-  toModelMessages
+  toModelMessages,
+  withCacheControl
 } from "@ctxlog/providers/ai-sdk"
 import type {
   JSONValue,
@@ -30,7 +32,14 @@ import type {
 } from "@ai-sdk/provider"
 import type { ModelMessage } from "ai"
 import * as Either from "effect/Either"
-import { type PromptMessage, Recorder, type RecorderOptions, refused } from "./internal/recorder.js"
+import {
+  hintIndexes,
+  type PromptHint,
+  type PromptMessage,
+  Recorder,
+  type RecorderOptions,
+  refused
+} from "./internal/recorder.js"
 
 /** @since 0.1.0 */
 export { builderOf, defaultPolicy, type RecorderOptions as CtxlogOptions } from "./internal/recorder.js"
@@ -136,6 +145,21 @@ const promptMessages = (prompt: LanguageModelV3Prompt): ReadonlyArray<PromptMess
     return { role: message.role, messages: converted.right }
   })
 
+/** The caller's cache breakpoints (`providerOptions.anthropic.cacheControl`) on its prompt messages. */
+const hintsOf = (
+  prompt: ReadonlyArray<{ readonly providerOptions?: unknown; readonly content: unknown }>,
+  converted: ReadonlyArray<PromptMessage>
+): ReadonlyArray<PromptHint> =>
+  prompt.flatMap((message, index) => {
+    const content = message.content
+    const hint = cacheControlOf({
+      providerOptions: message.providerOptions,
+      content: typeof content === "string" ? content : Array.isArray(content) ? content : []
+    })
+    const target = converted[index]
+    return hint === undefined || target === undefined ? [] : [{ message: target, ttl: hint.ttl }]
+  })
+
 /** The render options a call's parameters set: its function tools and its output limit. */
 const renderOf = (params: LanguageModelV3CallOptions): Partial<NonNullable<TurnPolicy["render"]>> => {
   const tools = (params.tools ?? []).flatMap((tool) =>
@@ -226,8 +250,13 @@ export const ctxlogMiddleware = (options: RecorderOptions): CtxlogMiddleware => 
     close: () => recorder.close(),
     transformParams: async ({ params, model }) => {
       const policy = recorder.policyFor(model, renderOf(params))
-      const window = await recorder.ingestAndRender(promptMessages(params.prompt), policy)
-      const prompt = orThrow(toLanguageModelPrompt(window)) as unknown as LanguageModelV3Prompt
+      const converted = promptMessages(params.prompt)
+      const rendered = await recorder.ingestAndRender(converted, policy, hintsOf(params.prompt, converted))
+      // The caller's breakpoints go on the messages they fell on, for the AI SDK's provider to send.
+      const prompt = withCacheControl(
+        orThrow(toLanguageModelPrompt(rendered.messages)),
+        hintIndexes(rendered)
+      ) as unknown as LanguageModelV3Prompt
       const next = { ...params, prompt }
       policies.set(next, policy)
       lastPolicy = policy
@@ -329,8 +358,9 @@ export const ctxlogPrepareStep = (options: RecorderOptions): CtxlogSteps => {
         }
         return { role: message.role, messages: converted.right }
       })
-      const window = await recorder.ingestAndRender(prompt, policy)
-      return { messages: orThrow(toModelMessages(window.filter((message) => message.role !== "system"))) }
+      const rendered = await recorder.ingestAndRender(prompt, policy, hintsOf(messages, prompt))
+      const window = rendered.messages.filter((message) => message.role !== "system")
+      return { messages: withCacheControl(orThrow(toModelMessages(window)), hintIndexes(rendered, window)) }
     },
     onStepFinish: async (step) => {
       policy = policy ?? recorder.policyFor(step.model)

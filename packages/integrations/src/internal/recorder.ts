@@ -10,7 +10,7 @@
  * was recorded through this package).
  */
 import { type Context, type ContextOptions, CtxlogError, createContext, type TurnPolicy } from "@ctxlog/client"
-import { ContextService, type LanguageModel, Message, Window } from "@ctxlog/core"
+import { ContextService, type LanguageModel, Message, Window, type WindowEvent } from "@ctxlog/core"
 import * as Effect from "effect/Effect"
 
 /** Options of the integrations: where the log is (as `createContext`), the stream, the policy. @since 0.1.0 */
@@ -55,6 +55,68 @@ export interface PromptMessage {
 
 const isToolResult = (part: Message.Part): part is Message.ToolResultPart => part.type === "tool_result"
 
+/** A caller's cache breakpoint on one of its prompt messages. */
+export interface PromptHint {
+  readonly message: PromptMessage
+  readonly ttl?: "5m" | "1h" | undefined
+}
+
+/**
+ * What identifies a message between the caller's prompt and the log: its tool-result ids, else its
+ * tool-call ids (both unique), else its role and text. Tool results are matched by id because the log
+ * may hold a cut copy of their text.
+ */
+const keyOf = (message: { readonly role: string; readonly parts: ReadonlyArray<Message.Part> }): string => {
+  const results = message.parts.filter(isToolResult).map((part) => part.toolCallId)
+  if (results.length > 0) return `results:${results.join(",")}`
+  const calls = Message.toolCallsOf(message).map((call) => call.id)
+  if (calls.length > 0) return `calls:${calls.join(",")}`
+  return `${message.role}:${Message.textOf(message)}`
+}
+
+/**
+ * The caller's hints as window cache hints: each hinted prompt message (its last ctxlog message, for a
+ * tool message that became several) is found in the window by {@link keyOf}, newest first. A hint on
+ * a message the window does not hold (compacted, trimmed) places nothing.
+ */
+export const cacheHintsIn = (
+  window: Window.Window,
+  hints: ReadonlyArray<PromptHint>
+): ReadonlyArray<WindowEvent.CacheHint> => {
+  const all = Window.messages(window)
+  const found: Array<WindowEvent.CacheHint> = []
+  for (const hint of hints) {
+    const last = hint.message.messages[hint.message.messages.length - 1]
+    if (last === undefined) continue
+    const key = keyOf(last)
+    const match = all.findLast((message) => message.role === last.role && keyOf(message) === key)
+    if (match !== undefined && !found.some((known) => known.messageId === match.id)) {
+      found.push(hint.ttl === undefined ? { messageId: match.id } : { messageId: match.id, ttl: hint.ttl })
+    }
+  }
+  return found
+}
+
+/** A render's window messages, in render order, and the caller's cache hints it placed. */
+export interface RenderedWindow {
+  readonly messages: ReadonlyArray<Message.Message>
+  readonly cacheHints: ReadonlyArray<WindowEvent.CacheHint>
+}
+
+/** The index of each hinted message in `messages`, with its TTL. */
+export const hintIndexes = (
+  rendered: RenderedWindow,
+  messages: ReadonlyArray<Message.Message> = rendered.messages
+): ReadonlyMap<number, { readonly ttl?: "5m" | "1h" }> => {
+  const byId = new Map(rendered.cacheHints.map((hint) => [hint.messageId, hint]))
+  const indexes = new Map<number, { readonly ttl?: "5m" | "1h" }>()
+  messages.forEach((message, index) => {
+    const hint = byId.get(message.id)
+    if (hint !== undefined) indexes.set(index, hint.ttl === undefined ? {} : { ttl: hint.ttl })
+  })
+  return indexes
+}
+
 /** The recorder of one stream. */
 export class Recorder {
   private context: Promise<Context> | undefined
@@ -90,8 +152,9 @@ export class Recorder {
    */
   async ingestAndRender(
     prompt: ReadonlyArray<PromptMessage>,
-    policy: TurnPolicy
-  ): Promise<ReadonlyArray<Message.Message>> {
+    policy: TurnPolicy,
+    hints: ReadonlyArray<PromptHint> = []
+  ): Promise<RenderedWindow> {
     const context = await this.open()
     const turn = context.turn(this.stream, policy)
     const conversation = prompt.filter((message) => message.role !== "system")
@@ -138,9 +201,18 @@ export class Recorder {
     }
     this.known = conversation.length
     this.iteration = prepared ? 0 : this.iteration + 1
-    const rendered = await turn.render({ iteration: this.iteration })
+    // The caller's breakpoints, by the window messages they fell on (one more load, only when there are any).
+    const cacheHints = hints.length === 0 ? [] : cacheHintsIn(await context.load(this.stream), hints)
+    const rendered = await turn.render({
+      iteration: this.iteration,
+      ...(cacheHints.length === 0 ? {} : { cacheHints })
+    })
     this.lastEstimate = rendered.stats.total
-    return Window.messages(rendered.window)
+    const placed = new Set(Window.messages(rendered.window).map((message) => message.id))
+    return {
+      messages: Window.messages(rendered.window),
+      cacheHints: cacheHints.filter((hint) => placed.has(hint.messageId))
+    }
   }
 
   /**
