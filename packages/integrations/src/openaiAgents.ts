@@ -126,7 +126,7 @@ export class CtxlogSession implements Session {
       while (end < messages.length && messages[end]?.role === "tool") end++
       const results = messages.slice(index + 1, end).flatMap((next) => next.parts.filter(isToolResult))
       const calls = Message.toolCallsOf({ parts: message.parts })
-      await turn.complete({ answer: message.parts, results, endTurn: calls.length === 0 })
+      await turn.complete({ answer: message.parts, answerId: message.id, results, endTurn: calls.length === 0 })
       index = end
     }
     await flush()

@@ -222,4 +222,37 @@ describe("CtxlogSession", () => {
     const log = await readBack(filename, "s4")
     expect(log.window.history.map((message) => message.parts)).toEqual([[{ type: "text", text: "first" }]])
   })
+
+  it("keeps the assistant message ids of the items it is given: they come back from getItems (round trip)", async () => {
+    const filename = tempDb()
+    const session = new CtxlogSession({ sqlite: filename, sessionId: "ids" })
+    const model = new ScriptedModel(["The build passes."])
+    const agent = new Agent({ name: "helper", instructions: "You are terse.", model })
+    await run(agent, "Does the build pass?", { session })
+    // An answer whose first item is its reasoning: the message item's id is the message's id all the same.
+    await session.addItems([
+      userItem("And the tests?"),
+      { type: "reasoning", id: "rs_7", content: [{ type: "input_text", text: "Check the runner." }] },
+      {
+        type: "message",
+        role: "assistant",
+        status: "completed",
+        id: "msg_7",
+        content: [{ type: "output_text", text: "They pass too." }]
+      }
+    ])
+    const items = await session.getItems()
+    await session.close()
+    const ids = items.flatMap((item) =>
+      item.type === "message" && item.role === "assistant" ? [item.id] : item.type === "reasoning" ? [item.id] : []
+    )
+    expect(ids).toEqual(["msg_1", "rs_7", "msg_7"])
+    const log = await readBack(filename, "ids")
+    expect(log.window.history.filter((message) => message.role === "assistant").map((message) => message.id)).toEqual([
+      "msg_1",
+      "msg_7"
+    ])
+    expect(log.verification).toMatchObject({ failures: [] })
+    console.log("assistant ids kept:", JSON.stringify(ids))
+  })
 })
