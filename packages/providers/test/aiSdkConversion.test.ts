@@ -68,6 +68,17 @@ const imageRule: Differs = {
         : { type: "image", image: base64[2] ?? "", mediaType: base64[1] ?? "" }
     })
 }
+const assistantImageUrlRule: Differs = {
+  rule:
+    "an image in an assistant message comes back as a `file` part (the AI SDK's assistant content has no image " +
+    "part); an image URL's media type is not kept (`image/*`)",
+  expected: (sdk) =>
+    mapParts(sdk, (part) =>
+      part.type === "file" && String(part.mediaType).startsWith("image/")
+        ? { type: "file", data: String(part.data), mediaType: "image/*" }
+        : part
+    )
+}
 const jsonOutputRule: Differs = {
   rule: "a `json` tool output is kept as its JSON text (a tool result's content is text or parts) and comes back as `text`",
   expected: (sdk) =>
@@ -873,86 +884,90 @@ const cases: ReadonlyArray<Case> = [
       }
     ]
   ),
-  {
-    name: "should convert data parts to file parts",
-    ui: [
+  ...(["user", "assistant"] as const).flatMap(
+    (role): ReadonlyArray<Case> => [
       {
-        role: "user",
-        parts: [
-          { type: "text", text: "Check this file" },
+        name: `should convert data parts to file parts (${role})`,
+        ui: [
           {
-            type: "data-attachment",
-            data: { mediaType: "application/pdf", filename: "document.pdf", data: "base64data" }
+            role,
+            parts: [
+              { type: "text", text: "Check this file" },
+              {
+                type: "data-attachment",
+                data: { mediaType: "application/pdf", filename: `document.pdf (${role})`, data: "base64data" }
+              }
+            ]
           }
-        ]
-      }
-    ],
-    options: {
-      convertDataPart: (part: { data: { mediaType: string; filename: string; data: string } }) => ({
-        type: "file",
-        mediaType: part.data.mediaType,
-        filename: part.data.filename,
-        data: part.data.data
-      })
-    } as Options,
-    verdict: "same"
-  },
-  {
-    name: "should handle multiple data parts of different types",
-    ui: [
+        ],
+        options: {
+          convertDataPart: (part: { data: { mediaType: string; filename: string; data: string } }) => ({
+            type: "file",
+            mediaType: part.data.mediaType,
+            filename: part.data.filename,
+            data: part.data.data
+          })
+        } as Options,
+        verdict: "same"
+      },
       {
-        role: "user",
-        parts: [
-          { type: "text", text: "Review these:" },
-          { type: "data-url", data: { url: "https://example.com", title: "Example" } },
-          { type: "data-code", data: { code: 'console.log("test")', language: "javascript" } },
-          { type: "data-note", data: { text: "Internal note" } }
-        ]
-      }
-    ],
-    options: {
-      convertDataPart: (part: { type: string; data: Record<string, string> }) =>
-        part.type === "data-url"
-          ? { type: "text", text: `[${part.data.title}](${part.data.url})` }
-          : part.type === "data-code"
-            ? { type: "text", text: `\`\`\`${part.data.language}\n${part.data.code}\n\`\`\`` }
-            : undefined
-    } as Options,
-    verdict: "same"
-  },
-  {
-    name: "should work with messages that have no data parts",
-    ui: [
+        name: `should handle multiple data parts of different types (${role})`,
+        ui: [
+          {
+            role,
+            parts: [
+              { type: "text", text: "Review these:" },
+              { type: "data-url", data: { url: "https://example.com", title: "Example" } },
+              { type: "data-code", data: { code: 'console.log("test")', language: "javascript" } },
+              { type: "data-note", data: { text: "Internal note" } }
+            ]
+          }
+        ],
+        options: {
+          convertDataPart: (part: { type: string; data: Record<string, string> }) =>
+            part.type === "data-url"
+              ? { type: "text", text: `[${part.data.title}](${part.data.url})` }
+              : part.type === "data-code"
+                ? { type: "text", text: `\`\`\`${part.data.language}\n${part.data.code}\n\`\`\`` }
+                : undefined
+        } as Options,
+        verdict: "same"
+      },
       {
-        role: "user",
-        parts: [
-          { type: "text", text: "Hello" },
-          { type: "file", mediaType: "image/png", url: "https://example.com/image.png" }
-        ]
-      }
-    ],
-    options: { convertDataPart: () => ({ type: "text", text: "converted" }) } as Options,
-    verdict: imageRule
-  },
-  {
-    name: "should preserve order of parts including converted data parts",
-    ui: [
+        name: `should work with messages that have no data parts (${role})`,
+        ui: [
+          {
+            role,
+            parts: [
+              { type: "text", text: "Hello" },
+              { type: "file", mediaType: "image/png", url: "https://example.com/image.png" }
+            ]
+          }
+        ],
+        options: { convertDataPart: () => ({ type: "text", text: "converted" }) } as Options,
+        verdict: role === "user" ? imageRule : assistantImageUrlRule
+      },
       {
-        role: "user",
-        parts: [
-          { type: "text", text: "First" },
-          { type: "data-tag", data: { value: "tag1" } },
-          { type: "text", text: "Second" },
-          { type: "data-tag", data: { value: "tag2" } },
-          { type: "text", text: "Third" }
-        ]
+        name: `should preserve order of parts including converted data parts (${role})`,
+        ui: [
+          {
+            role,
+            parts: [
+              { type: "text", text: "First" },
+              { type: "data-tag", data: { value: "tag1" } },
+              { type: "text", text: "Second" },
+              { type: "data-tag", data: { value: "tag2" } },
+              { type: "text", text: "Third" }
+            ]
+          }
+        ],
+        options: {
+          convertDataPart: (part: { data: { value: string } }) => ({ type: "text", text: `[${part.data.value}]` })
+        } as Options,
+        verdict: "same"
       }
-    ],
-    options: {
-      convertDataPart: (part: { data: { value: string } }) => ({ type: "text", text: `[${part.data.value}]` })
-    } as Options,
-    verdict: "same"
-  },
+    ]
+  ),
   {
     // The case records the message from UI stream chunks; this is the message its inline snapshot shows.
     name: "should not emit empty assistant message for persistent data written before model stream starts",
