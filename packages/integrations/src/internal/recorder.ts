@@ -5,9 +5,10 @@
  *
  * The caller's prompt is the whole conversation on every call. The recorder counts how many of its
  * messages (system messages aside) the log holds (`known`): the messages past that count are new. A
- * process that starts on a stream that already has history does not know the count; it takes the
- * messages after the prompt's last assistant message as new (every answer went into the log when it
- * was recorded through this package).
+ * process that starts on a stream that already has history does not know the count, and a prompt
+ * shorter than that count is not the whole conversation (ai 7's `response.messages` holds the last
+ * step only); then the messages after the prompt's last assistant message are new (every answer went
+ * into the log when it was recorded through this package).
  */
 import { type Context, type ContextOptions, CtxlogError, createContext, type TurnPolicy } from "@ctxlog/client"
 import { ContextService, type LanguageModel, Message, Window, type WindowEvent } from "@ctxlog/core"
@@ -174,7 +175,11 @@ export class Recorder {
         this.known = lastAssistant + 1
       }
     }
-    const fresh = conversation.slice(Math.min(this.known, conversation.length))
+    // A prompt shorter than what the log holds is not the whole conversation (ai 7's
+    // `response.messages` holds the last step only): its new messages are those after its last answer.
+    const lastAnswer = conversation.map((message) => message.role).lastIndexOf("assistant")
+    const fresh =
+      conversation.length >= this.known ? conversation.slice(this.known) : conversation.slice(lastAnswer + 1)
     let rest = fresh
     let prepared = false
     const head = fresh[0]
