@@ -1,6 +1,6 @@
 // The AI SDK middleware: a generateText agent with a tool, on a mock model, whose every call goes
-// through the ctxlog turn module. Prints what the model received, what the log holds, and whether
-// every recorded render rebuilds.
+// through the ctxlog turn module, then a streamed follow-up (streamText). Prints what the model
+// received, what the log holds, and whether every recorded render rebuilds.
 // Run: node examples/ai-sdk-middleware.mjs   (after `pnpm build`; needs better-sqlite3 installed)
 import { mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -9,7 +9,7 @@ import { createContext } from "@ctxlog/client"
 import { EventLog } from "@ctxlog/core"
 import { ctxlogMiddleware } from "@ctxlog/integrations/ai-sdk"
 import { RenderRecord } from "@ctxlog/providers"
-import { generateText, stepCountIs, tool, wrapLanguageModel } from "ai"
+import { generateText, stepCountIs, streamText, tool, wrapLanguageModel } from "ai"
 import { MockLanguageModelV3 } from "ai/test"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
@@ -36,19 +36,43 @@ const answers = [
     warnings: []
   }
 ]
+// The streamed answer of the follow-up, part by part (a ReadableStream built by hand).
+const streamed = [
+  { type: "stream-start", warnings: [] },
+  { type: "text-start", id: "t1" },
+  { type: "text-delta", id: "t1", delta: "Add the type " },
+  { type: "text-delta", id: "t1", delta: "annotation." },
+  { type: "text-end", id: "t1" },
+  { type: "finish", finishReason: { unified: "stop", raw: "stop" }, usage: usage(220, 6) }
+]
 let call = 0
+let streamedRoles = []
 const model = new MockLanguageModelV3({
   provider: "mock.chat",
   modelId: "mock-1",
   doGenerate: async (options) => {
     console.log(`call ${call + 1}: the model received ${options.prompt.map((m) => m.role).join(", ")}`)
     return answers[call++]
+  },
+  doStream: async (options) => {
+    streamedRoles = options.prompt.map((m) => m.role)
+    console.log(`call ${call + 1} (streamed): the model received ${streamedRoles.join(", ")}`)
+    call++
+    return {
+      stream: new ReadableStream({
+        start(controller) {
+          for (const part of streamed) controller.enqueue(part)
+          controller.close()
+        }
+      })
+    }
   }
 })
 
 const middleware = ctxlogMiddleware({ sqlite: filename, stream: "s1" })
+const wrapped = wrapLanguageModel({ model, middleware })
 const result = await generateText({
-  model: wrapLanguageModel({ model, middleware }),
+  model: wrapped,
   system: "You are a careful coding assistant.",
   tools: {
     read_file: tool({
@@ -61,6 +85,16 @@ const result = await generateText({
   prompt: "Why does `pnpm build` fail?"
 })
 console.log("answer:", result.text)
+const followUp = streamText({
+  model: wrapped,
+  system: "You are a careful coding assistant.",
+  messages: [
+    { role: "user", content: "Why does `pnpm build` fail?" },
+    ...result.response.messages,
+    { role: "user", content: "How do I fix it?" }
+  ]
+})
+console.log("streamed answer:", await followUp.text)
 await middleware.close()
 
 const ctx = await createContext({ sqlite: filename, create: false })
@@ -71,4 +105,5 @@ console.log("log:", events.map((stored) => stored.event._tag).join(" "))
 const verification = RenderRecord.verifyAll(events)
 console.log(`renders: ${verification.renders}, verified: ${verification.verified}`)
 await ctx.close()
-if (verification.renders !== verification.verified) process.exit(1)
+// The follow-up question reached the model (ai 7's response.messages hold the last step only).
+if (verification.renders !== verification.verified || streamedRoles.at(-1) !== "user") process.exit(1)

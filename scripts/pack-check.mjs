@@ -9,8 +9,10 @@
 //   - the examples run: examples/promise-api.mjs (plain JS, Promise API), examples/one-line-layer.ts
 //     (TypeScript, compiled by tsc, one-line layer) and the example in packages/core/README.md;
 //   - with ai@6 and @openai/agents installed next to them (no peer conflict), the integration examples
-//     examples/ai-sdk-middleware.mjs and examples/openai-agents-session.mjs run and every render verifies;
-//     then ai@7 in place of ai@6, and the AI SDK example again.
+//     examples/ai-sdk-middleware.mjs, examples/ai-sdk-prepare-step.mjs and examples/openai-agents-session.mjs
+//     run and every render verifies; then ai@7 in place of ai@6, and both AI SDK examples again; with each
+//     `ai` major, tsc accepts the middleware in `wrapLanguageModel` (ai 6: LanguageModelV3Middleware;
+//     ai 7: its V4 LanguageModelMiddleware) and the step hooks in `generateText`.
 // Usage: node scripts/pack-check.mjs [package-dir ...]   (default: every dir in packages/)
 import { execFileSync } from "node:child_process"
 import {
@@ -238,8 +240,39 @@ console.log(failed._tag, failed.driver, failed.message)
       consumer
     )
     check(true, "ai@6 and @openai/agents install beside the tarballs (no ERESOLVE)")
+    // The middleware and the step hooks as each `ai` major types them (one value for V3 and V4).
+    writeFileSync(
+      join(consumer, "check-ai-sdk.ts"),
+      `import { ctxlogMiddleware, ctxlogPrepareStep } from "@ctxlog/integrations/ai-sdk"
+import { generateText, wrapLanguageModel } from "ai"
+declare const model: Parameters<typeof wrapLanguageModel>[0]["model"]
+const middleware = ctxlogMiddleware({ sqlite: "typed.db", stream: "s1" })
+export const wrapped = wrapLanguageModel({ model, middleware })
+const steps = ctxlogPrepareStep({ sqlite: "typed.db", stream: "s2" })
+export const agent = () =>
+  generateText({ model: wrapped, prompt: "hi", prepareStep: steps.prepareStep, onStepFinish: steps.onStepFinish })
+`
+    )
+    writeFileSync(
+      join(consumer, "tsconfig.ai-sdk.json"),
+      JSON.stringify({
+        compilerOptions: {
+          module: "NodeNext",
+          moduleResolution: "NodeNext",
+          target: "ES2022",
+          strict: true,
+          noEmit: true,
+          skipLibCheck: true,
+          types: ["node"]
+        },
+        files: ["check-ai-sdk.ts"]
+      })
+    )
+    run(join(consumer, "node_modules", ".bin", "tsc"), ["-p", "tsconfig.ai-sdk.json"], consumer)
+    check(true, "tsc: the middleware and the step hooks typed by ai@6")
     for (const [example, expected] of [
-      ["ai-sdk-middleware.mjs", "renders: 2, verified: 2"],
+      ["ai-sdk-middleware.mjs", "renders: 3, verified: 3"],
+      ["ai-sdk-prepare-step.mjs", "renders: 2, verified: 2"],
       ["openai-agents-session.mjs", "renders: 1, verified: 1"]
     ]) {
       copyFileSync(join(root, "examples", example), join(consumer, example))
@@ -250,9 +283,17 @@ console.log(failed._tag, failed.driver, failed.message)
     // AI SDK 7 (its manifest asks for Node 22; the middleware runs on Node 20): same example, ai@7 in place of 6.
     run("npm", ["install", "--no-audit", "--no-fund", "--loglevel=error", "--ignore-scripts", "ai@^7.0.0"], consumer)
     check(true, "ai@7 installs beside the tarballs (no ERESOLVE)")
-    const seven = run("node", ["ai-sdk-middleware.mjs"], consumer)
-    process.stdout.write(seven)
-    check(seven.includes("renders: 2, verified: 2"), "examples/ai-sdk-middleware.mjs on ai@7 (renders: 2, verified: 2)")
+    run(join(consumer, "node_modules", ".bin", "tsc"), ["-p", "tsconfig.ai-sdk.json"], consumer)
+    check(true, "tsc: the middleware and the step hooks typed by ai@7 (V4 middleware)")
+    // The middleware example streams its last call (streamText): streaming on ai@7 too.
+    for (const [example, expected] of [
+      ["ai-sdk-middleware.mjs", "renders: 3, verified: 3"],
+      ["ai-sdk-prepare-step.mjs", "renders: 2, verified: 2"]
+    ]) {
+      const seven = run("node", [example], consumer)
+      process.stdout.write(seven)
+      check(seven.includes(expected), `examples/${example} on ai@7 (${expected})`)
+    }
   }
   console.log(`pack-check: ${packages.length} packages ok`)
 } finally {

@@ -215,6 +215,20 @@ const promptRenderedV3: Upcaster = {
   }
 }
 
+/**
+ * PromptRendered v4's render spec had no `cacheHints`: a v4 render placed only the builder's own
+ * breakpoints. A stray field an old writer left is dropped rather than trusted.
+ */
+const promptRenderedV4: Upcaster = {
+  type: "PromptRendered",
+  fromVersion: 4,
+  up: (data) => {
+    if (!isRecord(data) || !isRecord(data.render)) return data
+    const { cacheHints: _cacheHints, ...v4 } = data.render
+    return { ...data, render: v4 }
+  }
+}
+
 /** UsageReported v1 had no `contextEdits`: the provider edited nothing (a stray field is dropped). */
 const usageReportedV1: Upcaster = {
   type: "UsageReported",
@@ -236,7 +250,8 @@ export const upcasters: ReadonlyArray<Upcaster> = [
   promptRenderedV2,
   usageReportedV1,
   promptRenderedV3,
-  ...contentPartsWidened
+  ...contentPartsWidened,
+  promptRenderedV4
 ]
 
 const decodeEvent = Schema.decodeUnknownEither(WindowEvent)

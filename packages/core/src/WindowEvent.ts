@@ -109,6 +109,20 @@ export const RenderBlob = Schema.Struct({ sha256: Schema.String, content: Schema
 export type RenderBlob = typeof RenderBlob.Type
 
 /**
+ * A prompt-cache breakpoint the caller set (AI SDK `providerOptions.anthropic.cacheControl`, or the
+ * `cacheHints` render option): the render marks the last block window message `messageId` renders to,
+ * with the cache lifetime `ttl` (absent: the API default, 5 minutes). A hint on a message the rendered
+ * window does not hold (compacted, trimmed) marks nothing.
+ * @since 0.4.0
+ */
+export const CacheHint = Schema.Struct({
+  messageId: Schema.String.pipe(Schema.minLength(1)),
+  ttl: Schema.optional(Schema.Literal("5m", "1h"))
+})
+/** @since 0.4.0 */
+export type CacheHint = typeof CacheHint.Type
+
+/**
  * What a re-render needs besides the window at the version before the render: the builder, its
  * configuration, and the per-render options. Tools are referenced by the hash of a {@link RenderBlob}.
  * @since 0.2.0
@@ -123,7 +137,13 @@ export const RenderSpec = Schema.Struct({
   /** SHA-256 of the blob holding the tool specs (JSON array), when tools were sent. */
   toolsSha256: Schema.optional(Schema.String),
   maxOutputTokens: Schema.optional(Schema.Int),
-  temperature: Schema.optional(Schema.JsonNumber)
+  temperature: Schema.optional(Schema.JsonNumber),
+  /**
+   * Since PromptRendered v5: the caller's cache breakpoints, in the order given. When present the
+   * Anthropic builder places these instead of its own; other builders send none (their providers cache
+   * on their own).
+   */
+  cacheHints: Schema.optional(Schema.Array(CacheHint))
 })
 /** @since 0.2.0 */
 export type RenderSpec = typeof RenderSpec.Type
@@ -509,7 +529,7 @@ export const schemaVersions: { readonly [T in EventType]: number } = {
   ConversationContinued: 1,
   CalibrationCarried: 1,
   TurnCompleted: 1,
-  PromptRendered: 4,
+  PromptRendered: 5,
   UsageReported: 2,
   ToolOutputPruned: 1,
   MediaPruned: 1,

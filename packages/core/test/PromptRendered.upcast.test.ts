@@ -8,8 +8,8 @@ import { EventCodec, Window, WindowEvent } from "../src/index.js"
 describe("PromptRendered v1 upcasting", () => {
   const fixture = readFileSync(new URL("./fixtures/prompt-rendered-v1.jsonl", import.meta.url), "utf8")
 
-  it("the current PromptRendered schema version is 4", () => {
-    assert.strictEqual(WindowEvent.schemaVersions.PromptRendered, 4)
+  it("the current PromptRendered schema version is 5", () => {
+    assert.strictEqual(WindowEvent.schemaVersions.PromptRendered, 5)
   })
 
   it.effect("a v1 render decodes without a render spec and replays (signals cleared)", () =>
@@ -77,7 +77,7 @@ describe("PromptRendered v1 upcasting", () => {
         serverContext: { previousResponseId: "resp_1", store: true, compactThreshold: 200000 }
       }
       const [stored] = yield* EventCodec.encodeAll([event])
-      assert.strictEqual(stored?.schemaVersion, 4)
+      assert.strictEqual(stored?.schemaVersion, 5)
       if (stored === undefined) return
       assert.deepStrictEqual(yield* EventCodec.decode(stored), event)
       const v2 = yield* EventCodec.decode({ ...stored, schemaVersion: 2 })
@@ -97,13 +97,56 @@ describe("PromptRendered v1 upcasting", () => {
         serverContext: { clearToolUses: { keepToolUses: 3 }, clearThinking: { keepThinkingTurns: "all" } }
       }
       const [stored] = yield* EventCodec.encodeAll([event])
-      assert.strictEqual(stored?.schemaVersion, 4)
+      assert.strictEqual(stored?.schemaVersion, 5)
       if (stored === undefined) return
       assert.deepStrictEqual(yield* EventCodec.decode(stored), event)
       const v3 = yield* EventCodec.decode({ ...stored, schemaVersion: 3 })
       assert.deepStrictEqual(v3._tag === "PromptRendered" ? v3.serverContext : "other", {
         clearToolUses: { keepToolUses: 3 }
       })
+    })
+  )
+
+  it.effect(
+    "v5 records the caller's cache hints in the render spec; a v4 render had none (a stray field is dropped)",
+    () =>
+      Effect.gen(function* () {
+        const event: WindowEvent.WindowEvent = {
+          _tag: "PromptRendered",
+          id: "r5",
+          provider: "anthropic",
+          model: "claude-sonnet-4-5",
+          tokens: { system: 1, knowledge: 0, taskState: 0, signals: 0, history: 2, total: 3 },
+          sha256: "e".repeat(64),
+          render: {
+            builder: "anthropic",
+            config: { model: "claude-sonnet-4-5" },
+            cacheHints: [{ messageId: "m-system" }, { messageId: "m-2", ttl: "1h" }]
+          }
+        }
+        const [stored] = yield* EventCodec.encodeAll([event])
+        assert.strictEqual(stored?.schemaVersion, 5)
+        if (stored === undefined) return
+        assert.deepStrictEqual(yield* EventCodec.decode(stored), event)
+        const v4 = yield* EventCodec.decode({ ...stored, schemaVersion: 4 })
+        assert.deepStrictEqual(v4._tag === "PromptRendered" ? v4.render : "other", {
+          builder: "anthropic",
+          config: { model: "claude-sonnet-4-5" }
+        })
+      })
+  )
+
+  it.effect("a stored v4 render with a spec (no cache hints) still decodes, its spec unchanged", () =>
+    Effect.gen(function* () {
+      const line = readFileSync(new URL("./fixtures/events-by-version.jsonl", import.meta.url), "utf8")
+        .split("\n")
+        .find((entry) => entry.includes('"id":"sample-15-v4r"'))
+      assert.isDefined(line)
+      if (line === undefined) return
+      const stored: { type: string; schemaVersion: number; data: unknown } = JSON.parse(line)
+      assert.strictEqual(stored.schemaVersion, 4)
+      const event = yield* EventCodec.decode({ ...stored, data: JSON.stringify(stored.data) })
+      assert.deepStrictEqual(event, stored.data)
     })
   )
 })

@@ -1,5 +1,5 @@
 /**
- * The Vercel AI SDK (`ai` 6; types of `@ai-sdk/provider` 3, the `LanguageModelV3` interface) on a
+ * The Vercel AI SDK (`ai` 6 and 7; the `LanguageModelV3` and `LanguageModelV4` provider interfaces) on a
  * ctxlog stream, through the turn module:
  *
  * - {@link ctxlogMiddleware}: a language-model middleware. `wrapLanguageModel({ model, middleware })`
@@ -8,30 +8,28 @@
  * - {@link ctxlogPrepareStep}: the same for `generateText` / `streamText` agents as their step hooks
  *   (`prepareStep` returns `{ messages }`, `onStepFinish` records the step).
  *
+ * The middleware is typed by the minimal structural shapes of the call options, results and stream
+ * parts it reads (the same in V3 and V4), with generic hooks, so one value is both a
+ * `LanguageModelV3Middleware` (`ai` 6) and an `ai` 7 `LanguageModelMiddleware` (V4 shapes, any
+ * `specificationVersion`).
+ *
  * @since 0.1.0
  */
 import type { TurnPolicy } from "@ctxlog/client"
 import { type LanguageModel, Message } from "@ctxlog/core"
 import {
+  cacheControlOf,
   fromLanguageModelPrompt,
   fromModelMessages,
   type LanguageModelPrompt,
   toLanguageModelPrompt,
-  toModelMessages
+  toModelMessages,
+  withCacheControl
 } from "@ctxlog/providers/ai-sdk"
-import type {
-  JSONValue,
-  LanguageModelV3CallOptions,
-  LanguageModelV3Content,
-  LanguageModelV3Middleware,
-  LanguageModelV3Prompt,
-  LanguageModelV3StreamPart,
-  LanguageModelV3Usage
-} from "@ai-sdk/provider"
 import type { ModelMessage } from "ai"
 import * as Either from "effect/Either"
 import type { CtxlogOptions } from "./CtxlogOptions.js"
-import { type PromptMessage, Recorder, refused } from "./internal/recorder.js"
+import { hintIndexes, type PromptHint, type PromptMessage, Recorder, refused } from "./internal/recorder.js"
 
 /** @since 0.1.0 */
 export { builderOf, type CtxlogOptions, defaultPolicy } from "./CtxlogOptions.js"
@@ -57,10 +55,69 @@ const orThrow = <A>(either: Either.Either<A, { readonly _tag: string; readonly m
   return either.right
 }
 
-/** The usage of a `LanguageModelV3` call (or an `ai` step's flat usage) as ctxlog records it. @since 0.1.0 */
-export const usageOf = (
-  usage: LanguageModelV3Usage | StepOutcome["usage"] | undefined
-): LanguageModel.Usage | undefined => {
+/** The model a middleware hook is handed (`LanguageModelV3` or `V4`), by the fields read here. @since 0.4.0 */
+export interface MiddlewareModel {
+  readonly provider: string
+  readonly modelId: string
+}
+
+/** A prompt message of the call options (V3 or V4), by the fields read here. @since 0.4.0 */
+export interface MiddlewarePromptMessage {
+  readonly role: string
+  readonly content: unknown
+  readonly providerOptions?: unknown
+}
+
+/** A tool of the call options: function tools (`type: "function"`) become render options. @since 0.4.0 */
+export interface MiddlewareTool {
+  readonly type: string
+  readonly name?: string
+  readonly description?: string | undefined
+  readonly inputSchema?: unknown
+}
+
+/** The call options of a V3 or V4 call, by the fields read here. @since 0.4.0 */
+export interface MiddlewareCallOptions {
+  readonly prompt: ReadonlyArray<MiddlewarePromptMessage>
+  readonly tools?: ReadonlyArray<MiddlewareTool> | undefined
+  readonly maxOutputTokens?: number | undefined
+}
+
+/** The usage of a V3 or V4 call (`inputTokens` / `outputTokens` with their parts). @since 0.4.0 */
+export interface MiddlewareUsage {
+  readonly inputTokens: {
+    readonly total: number | undefined
+    readonly cacheRead?: number | undefined
+    readonly cacheWrite?: number | undefined
+  }
+  readonly outputTokens: { readonly total: number | undefined }
+}
+
+/** A content part of an answer or a stream part (V3 or V4): its kind; the rest is read by kind. @since 0.4.0 */
+export interface MiddlewarePart {
+  readonly type: string
+}
+
+/** A generate result (V3 or V4), by the fields read here. @since 0.4.0 */
+export interface MiddlewareGenerateResult {
+  readonly content: ReadonlyArray<MiddlewarePart>
+  readonly usage: MiddlewareUsage
+}
+
+/** A stream result (V3 or V4), by the fields read here. @since 0.4.0 */
+export interface MiddlewareStreamResult {
+  readonly stream: ReadableStream<MiddlewarePart>
+}
+
+const stringField = (part: object, key: string): string | undefined => {
+  const value: unknown = key in part ? (part as Record<string, unknown>)[key] : undefined
+  return typeof value === "string" ? value : undefined
+}
+
+const field = (part: object, key: string): unknown => (key in part ? (part as Record<string, unknown>)[key] : undefined)
+
+/** The usage of a model call (V3 or V4) or of an `ai` step (flat) as ctxlog records it. @since 0.1.0 */
+export const usageOf = (usage: MiddlewareUsage | StepOutcome["usage"] | undefined): LanguageModel.Usage | undefined => {
   if (usage === undefined) return undefined
   if (typeof usage.inputTokens === "object" && typeof usage.outputTokens === "object") {
     return {
@@ -82,40 +139,42 @@ export const usageOf = (
 type AssistantPart = { readonly type: string; readonly [key: string]: unknown }
 
 /**
- * A model's answer (`LanguageModelV3Content`) as ctxlog parts: text, reasoning (with its provider
- * metadata), tool calls, and provider-executed tool calls and results. Sources and generated files
- * are not message content and are not recorded.
+ * A model's answer (the content of a V3 or V4 generate result) as ctxlog parts: text, reasoning (with
+ * its provider metadata), tool calls, and provider-executed tool calls and results. Sources and
+ * generated files are not message content and are not recorded.
  * @since 0.1.0
  */
-export const answerOf = (content: ReadonlyArray<LanguageModelV3Content>): ReadonlyArray<Message.Part> => {
+export const answerOf = (content: ReadonlyArray<MiddlewarePart>): ReadonlyArray<Message.Part> => {
   const parts: Array<AssistantPart> = []
   for (const part of content) {
     switch (part.type) {
       case "text":
-        parts.push({ type: "text", text: part.text })
+        parts.push({ type: "text", text: stringField(part, "text") ?? "" })
         break
-      case "reasoning":
+      case "reasoning": {
+        const metadata = field(part, "providerMetadata")
         parts.push({
           type: "reasoning",
-          text: part.text,
-          ...(part.providerMetadata === undefined ? {} : { providerOptions: part.providerMetadata })
+          text: stringField(part, "text") ?? "",
+          ...(metadata === undefined ? {} : { providerOptions: metadata })
         })
         break
+      }
       case "tool-call":
         parts.push({
           type: "tool-call",
-          toolCallId: part.toolCallId,
-          toolName: part.toolName,
-          input: parseInput(part.input),
-          ...(part.providerExecuted === true ? { providerExecuted: true } : {})
+          toolCallId: stringField(part, "toolCallId") ?? "",
+          toolName: stringField(part, "toolName") ?? "",
+          input: parseInput(stringField(part, "input") ?? ""),
+          ...(field(part, "providerExecuted") === true ? { providerExecuted: true } : {})
         })
         break
       case "tool-result":
         parts.push({
           type: "tool-result",
-          toolCallId: part.toolCallId,
-          toolName: part.toolName,
-          output: { type: "json", value: part.result }
+          toolCallId: stringField(part, "toolCallId") ?? "",
+          toolName: stringField(part, "toolName") ?? "",
+          output: { type: "json", value: field(part, "result") ?? null }
         })
         break
       default:
@@ -128,19 +187,38 @@ export const answerOf = (content: ReadonlyArray<LanguageModelV3Content>): Readon
 }
 
 /** The caller's prompt, message by message, as ctxlog messages. */
-const promptMessages = (prompt: LanguageModelV3Prompt): ReadonlyArray<PromptMessage> =>
+const promptMessages = (prompt: ReadonlyArray<MiddlewarePromptMessage>): ReadonlyArray<PromptMessage> =>
   prompt.map((message, index) => {
     const converted = fromLanguageModelPrompt([message] as unknown as LanguageModelPrompt)
     if (Either.isLeft(converted)) {
       throw refused({ _tag: converted.left._tag, message: `prompt[${index}]: ${converted.left.message}` })
     }
-    return { role: message.role, messages: converted.right }
+    const role = message.role
+    if (role !== "system" && role !== "user" && role !== "assistant" && role !== "tool") {
+      throw refused({ _tag: "AdapterError", message: `prompt[${index}]: unsupported role ${role}` })
+    }
+    return { role, messages: converted.right }
+  })
+
+/** The caller's cache breakpoints (`providerOptions.anthropic.cacheControl`) on its prompt messages. */
+const hintsOf = (
+  prompt: ReadonlyArray<{ readonly providerOptions?: unknown; readonly content: unknown }>,
+  converted: ReadonlyArray<PromptMessage>
+): ReadonlyArray<PromptHint> =>
+  prompt.flatMap((message, index) => {
+    const content = message.content
+    const hint = cacheControlOf({
+      providerOptions: message.providerOptions,
+      content: typeof content === "string" ? content : Array.isArray(content) ? content : []
+    })
+    const target = converted[index]
+    return hint === undefined || target === undefined ? [] : [{ message: target, ttl: hint.ttl }]
   })
 
 /** The render options a call's parameters set: its function tools and its output limit. */
-const renderOf = (params: LanguageModelV3CallOptions): Partial<NonNullable<TurnPolicy["render"]>> => {
+const renderOf = (params: MiddlewareCallOptions): Partial<NonNullable<TurnPolicy["render"]>> => {
   const tools = (params.tools ?? []).flatMap((tool) =>
-    tool.type === "function"
+    tool.type === "function" && tool.name !== undefined
       ? [{ name: tool.name, description: tool.description ?? "", inputSchema: jsonObject(tool.inputSchema) }]
       : []
   )
@@ -150,12 +228,34 @@ const renderOf = (params: LanguageModelV3CallOptions): Partial<NonNullable<TurnP
   }
 }
 
-/** The AI SDK middleware, with the context it opened. @since 0.1.0 */
-export interface CtxlogMiddleware extends LanguageModelV3Middleware {
+/**
+ * The AI SDK middleware, with the context it opened. Its hooks are generic in the call options and
+ * results, so it is a `LanguageModelV3Middleware` for `ai` 6 and a `LanguageModelMiddleware` (V4) for
+ * `ai` 7: each hook returns what it was given, of the caller's own type.
+ * @since 0.1.0
+ */
+export interface CtxlogMiddleware {
+  /** `v3`: `ai` 6 requires it; `ai` 7 takes any. */
+  readonly specificationVersion: "v3"
   /** The stream every call goes to. */
   readonly stream: string
   /** Close the context (the database); the middleware reopens it on its next call. */
   readonly close: () => Promise<void>
+  readonly transformParams: <P extends MiddlewareCallOptions>(options: {
+    readonly type: "generate" | "stream"
+    readonly params: P
+    readonly model: MiddlewareModel
+  }) => Promise<P>
+  readonly wrapGenerate: <R extends MiddlewareGenerateResult>(options: {
+    readonly doGenerate: () => PromiseLike<R>
+    readonly params: object
+    readonly model: MiddlewareModel
+  }) => Promise<R>
+  readonly wrapStream: <S extends MiddlewareStreamResult>(options: {
+    readonly doStream: () => PromiseLike<S>
+    readonly params: object
+    readonly model: MiddlewareModel
+  }) => Promise<S>
 }
 
 /**
@@ -179,43 +279,40 @@ export interface CtxlogMiddleware extends LanguageModelV3Middleware {
  */
 export const ctxlogMiddleware = (options: CtxlogOptions): CtxlogMiddleware => {
   const recorder = new Recorder(options)
-  const policies = new WeakMap<LanguageModelV3CallOptions, TurnPolicy>()
+  const policies = new WeakMap<object, TurnPolicy>()
   let lastPolicy: TurnPolicy | undefined
-  const policyOf = (params: LanguageModelV3CallOptions, model: { provider: string; modelId: string }) =>
+  const policyOf = (params: object, model: MiddlewareModel) =>
     policies.get(params) ?? lastPolicy ?? recorder.policyFor(model)
 
   const collect = (policy: TurnPolicy) => {
-    type Entry =
-      | { type: "text" | "reasoning"; id: string; text: string; providerMetadata?: unknown }
-      | LanguageModelV3Content
+    type Entry = { type: "text" | "reasoning"; id: string; text: string } | MiddlewarePart
     const entries: Array<Entry> = []
-    let usage: LanguageModelV3Usage | undefined
-    const open = (type: "text" | "reasoning", id: string) => {
-      const found = entries.find((entry) => entry.type === type && "id" in entry && entry.id === id)
-      if (found !== undefined && "text" in found && "id" in found) return found as { text: string }
+    let usage: MiddlewareUsage | undefined
+    const open = (type: "text" | "reasoning", id: string): { text: string } => {
+      const found = entries.find(
+        (entry): entry is { type: "text" | "reasoning"; id: string; text: string } =>
+          entry.type === type && "id" in entry && entry.id === id && "text" in entry
+      )
+      if (found !== undefined) return found
       const created = { type, id, text: "" }
       entries.push(created)
       return created
     }
-    return new TransformStream<LanguageModelV3StreamPart, LanguageModelV3StreamPart>({
+    return new TransformStream<MiddlewarePart, MiddlewarePart>({
       transform(part, controller) {
-        if (part.type === "text-delta") open("text", part.id).text += part.delta
-        else if (part.type === "reasoning-delta") open("reasoning", part.id).text += part.delta
+        const id = stringField(part, "id") ?? ""
+        if (part.type === "text-delta") open("text", id).text += stringField(part, "delta") ?? ""
+        else if (part.type === "reasoning-delta") open("reasoning", id).text += stringField(part, "delta") ?? ""
         else if (part.type === "tool-call" || part.type === "tool-result") entries.push(part)
-        else if (part.type === "finish") usage = part.usage
+        else if (part.type === "finish") usage = field(part, "usage") as MiddlewareUsage | undefined
         controller.enqueue(part)
       },
       async flush(controller) {
-        const content = entries.map(
-          (entry): LanguageModelV3Content =>
-            entry.type === "text" || entry.type === "reasoning"
-              ? { type: entry.type, text: "text" in entry ? entry.text : "" }
-              : (entry as LanguageModelV3Content)
-        )
         try {
-          await recorder.answered(answerOf(content), usageOf(usage), policy)
+          await recorder.answered(answerOf(entries), usageOf(usage), policy)
         } catch (error) {
-          controller.enqueue({ type: "error", error })
+          const failure: MiddlewarePart & { readonly error: unknown } = { type: "error", error }
+          controller.enqueue(failure)
         }
       }
     })
@@ -227,9 +324,12 @@ export const ctxlogMiddleware = (options: CtxlogOptions): CtxlogMiddleware => {
     close: () => recorder.close(),
     transformParams: async ({ params, model }) => {
       const policy = recorder.policyFor(model, renderOf(params))
-      const window = await recorder.ingestAndRender(promptMessages(params.prompt), policy)
-      const prompt = orThrow(toLanguageModelPrompt(window)) as unknown as LanguageModelV3Prompt
-      const next = { ...params, prompt }
+      const converted = promptMessages(params.prompt)
+      const rendered = await recorder.ingestAndRender(converted, policy, hintsOf(params.prompt, converted))
+      // The caller's breakpoints go on the messages they fell on, for the AI SDK's provider to send.
+      const prompt = withCacheControl(orThrow(toLanguageModelPrompt(rendered.messages)), hintIndexes(rendered))
+      // The rendered prompt takes the caller's prompt's place; the rest of the options are the caller's own.
+      const next = { ...params, prompt } as typeof params
       policies.set(next, policy)
       lastPolicy = policy
       return next
@@ -241,7 +341,9 @@ export const ctxlogMiddleware = (options: CtxlogOptions): CtxlogMiddleware => {
     },
     wrapStream: async ({ doStream, params, model }) => {
       const result = await doStream()
-      return { ...result, stream: result.stream.pipeThrough(collect(policyOf(params, model))) }
+      // Every part passes through unchanged (the answer is collected on the side): the stream keeps its type.
+      const stream = result.stream.pipeThrough(collect(policyOf(params, model))) as typeof result.stream
+      return { ...result, stream }
     }
   }
 }
@@ -330,13 +432,14 @@ export const ctxlogPrepareStep = (options: CtxlogOptions): CtxlogSteps => {
         }
         return { role: message.role, messages: converted.right }
       })
-      const window = await recorder.ingestAndRender(prompt, policy)
-      return { messages: orThrow(toModelMessages(window.filter((message) => message.role !== "system"))) }
+      const rendered = await recorder.ingestAndRender(prompt, policy, hintsOf(messages, prompt))
+      const window = rendered.messages.filter((message) => message.role !== "system")
+      return { messages: withCacheControl(orThrow(toModelMessages(window)), hintIndexes(rendered, window)) }
     },
     onStepFinish: async (step) => {
       policy = policy ?? recorder.policyFor(step.model)
       const answer = answerOf(
-        step.content.flatMap((part): Array<LanguageModelV3Content> => {
+        step.content.flatMap((part): Array<MiddlewarePart & { readonly [key: string]: unknown }> => {
           const id = { toolCallId: part.toolCallId ?? "", toolName: part.toolName ?? "" }
           switch (part.type) {
             case "text":
@@ -370,7 +473,4 @@ export const ctxlogPrepareStep = (options: CtxlogOptions): CtxlogSteps => {
   }
 }
 
-const jsonOf = (value: unknown): NonNullable<JSONValue> => {
-  const parsed: unknown = JSON.parse(JSON.stringify(value ?? null))
-  return (parsed ?? "") as NonNullable<JSONValue>
-}
+const jsonOf = (value: unknown): unknown => JSON.parse(JSON.stringify(value ?? null)) ?? ""

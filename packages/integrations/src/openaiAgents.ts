@@ -5,9 +5,16 @@
  * @since 0.1.0
  */
 import { type Context, type ContextOptions, CtxlogError, createContext, type TurnPolicy } from "@ctxlog/client"
+import { TieredCompaction } from "@ctxlog/compaction"
 import { ContextService, Message, Window } from "@ctxlog/core"
 import { type AgentItem, fromAgentItems, toAgentItems } from "@ctxlog/providers/openai"
-import type { AgentInputItem, Session } from "@openai/agents"
+import { Policy, Turn } from "@ctxlog/turn"
+import type {
+  AgentInputItem,
+  OpenAIResponsesCompactionArgs,
+  OpenAIResponsesCompactionAwareSession,
+  OpenAIResponsesCompactionResult
+} from "@openai/agents"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import { refused } from "./internal/recorder.js"
@@ -48,6 +55,11 @@ const isToolResult = (part: Message.Part): part is Message.ToolResultPart => par
  * - `popItem`: the newest item leaves the window (its message is removed; when that message made
  *   several items, the others are appended back in the same append).
  * - `clearSession`: the history is cleared (the log keeps it).
+ * - `runCompaction` (the SDK's compaction hook, called by the runner after it stores a turn): the
+ *   policy's compaction, on our side. It summarizes the older history (`Compacted`) when the window
+ *   is at the policy's hard threshold, or at once with `force`; a policy without compaction compacts
+ *   only when forced. The Responses-side arguments (`responseId`, `store`, `compactionMode`) are for
+ *   server-side compaction, which a ctxlog session does not ask for. It reports no model usage (`null`).
  *
  * ```ts
  * const session = new CtxlogSession({ sqlite: "agent.db", sessionId: "s1" })
@@ -55,7 +67,7 @@ const isToolResult = (part: Message.Part): part is Message.ToolResultPart => par
  * ```
  * @since 0.1.0
  */
-export class CtxlogSession implements Session {
+export class CtxlogSession implements OpenAIResponsesCompactionAwareSession {
   private context: Promise<Context> | undefined
   readonly policy: TurnPolicy
 
@@ -126,7 +138,7 @@ export class CtxlogSession implements Session {
       while (end < messages.length && messages[end]?.role === "tool") end++
       const results = messages.slice(index + 1, end).flatMap((next) => next.parts.filter(isToolResult))
       const calls = Message.toolCallsOf({ parts: message.parts })
-      await turn.complete({ answer: message.parts, results, endTurn: calls.length === 0 })
+      await turn.complete({ answer: message.parts, answerId: message.id, results, endTurn: calls.length === 0 })
       index = end
     }
     await flush()
@@ -153,6 +165,19 @@ export class CtxlogSession implements Session {
         return toSdk(items.slice(-1))[0]
       })
     )
+  }
+
+  async runCompaction(args?: OpenAIResponsesCompactionArgs): Promise<OpenAIResponsesCompactionResult | null> {
+    const context = await this.open()
+    const stream = this.options.sessionId
+    const window = await context.load(stream)
+    if (window.history.length === 0) return null
+    const tiered = Policy.tieredOf(this.policy, Turn.budget(this.policy))
+    const due = args?.force === true || (tiered !== undefined && TieredCompaction.pressure(window, tiered) === "Hard")
+    if (!due) return null
+    const maxSummaryTokens = this.policy.compaction?.maxSummaryTokens
+    await context.compact(stream, maxSummaryTokens === undefined ? {} : { maxSummaryTokens })
+    return null
   }
 
   async clearSession(): Promise<void> {

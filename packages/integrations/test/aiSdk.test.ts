@@ -320,4 +320,36 @@ describe("ctxlogPrepareStep", () => {
     expect(log.verification).toMatchObject({ renders: 2, verified: 2, failures: [] })
     console.log("prepareStep:", log.tags.join(" "))
   })
+
+  it("a follow-up whose messages hold only the last step's answer (ai 7's response.messages) still goes in", async () => {
+    const filename = tempDb()
+    const middleware = ctxlogMiddleware({ sqlite: filename, stream: "last-step" })
+    const { model, prompts } = scripted([callTool("c1", "a.ts"), text("a.ts exports one function."), text("Yes.")])
+    const wrapped = wrapLanguageModel({ model, middleware })
+    const first = await generateText({
+      model: wrapped,
+      tools: { read_file: readFile },
+      stopWhen: stepCountIs(3),
+      prompt: "What is in a.ts?"
+    })
+    // ai 7 gives the last step's messages only: the tool round is not in the caller's next prompt.
+    const lastStep = first.response.messages.slice(-1)
+    await generateText({
+      model: wrapped,
+      messages: [{ role: "user", content: "What is in a.ts?" }, ...lastStep, { role: "user", content: "Is that all?" }]
+    })
+    await middleware.close()
+    // The model saw the new question after the whole first turn (from the log).
+    expect(roles(prompts[2] ?? [])).toEqual(["user", "assistant", "tool", "assistant", "user"])
+    const log = await readBack(filename, "last-step")
+    expect(log.window.history.map((message) => message.role)).toEqual([
+      "user",
+      "assistant",
+      "tool",
+      "assistant",
+      "user",
+      "assistant"
+    ])
+    expect(log.verification).toMatchObject({ renders: 3, verified: 3, failures: [] })
+  })
 })

@@ -1,6 +1,9 @@
+import { createContext } from "@ctxlog/client"
+import { Message } from "@ctxlog/core"
 import {
   Agent,
   type AgentInputItem,
+  isOpenAIResponsesCompactionAwareSession,
   type Model,
   type ModelRequest,
   type ModelResponse,
@@ -221,5 +224,77 @@ describe("CtxlogSession", () => {
     await session.close()
     const log = await readBack(filename, "s4")
     expect(log.window.history.map((message) => message.parts)).toEqual([[{ type: "text", text: "first" }]])
+  })
+
+  it("keeps the assistant message ids of the items it is given: they come back from getItems (round trip)", async () => {
+    const filename = tempDb()
+    const session = new CtxlogSession({ sqlite: filename, sessionId: "ids" })
+    const model = new ScriptedModel(["The build passes."])
+    const agent = new Agent({ name: "helper", instructions: "You are terse.", model })
+    await run(agent, "Does the build pass?", { session })
+    // An answer whose first item is its reasoning: the message item's id is the message's id all the same.
+    await session.addItems([
+      userItem("And the tests?"),
+      { type: "reasoning", id: "rs_7", content: [{ type: "input_text", text: "Check the runner." }] },
+      {
+        type: "message",
+        role: "assistant",
+        status: "completed",
+        id: "msg_7",
+        content: [{ type: "output_text", text: "They pass too." }]
+      }
+    ])
+    const items = await session.getItems()
+    await session.close()
+    const ids = items.flatMap((item) =>
+      item.type === "message" && item.role === "assistant" ? [item.id] : item.type === "reasoning" ? [item.id] : []
+    )
+    expect(ids).toEqual(["msg_1", "rs_7", "msg_7"])
+    const log = await readBack(filename, "ids")
+    expect(log.window.history.filter((message) => message.role === "assistant").map((message) => message.id)).toEqual([
+      "msg_1",
+      "msg_7"
+    ])
+    expect(log.verification).toMatchObject({ failures: [] })
+    console.log("assistant ids kept:", JSON.stringify(ids))
+  })
+
+  it("implements the SDK's compaction hook (runCompaction) with the policy's compaction", async () => {
+    const filename = tempDb()
+    const policy = {
+      builder: { provider: "openai" as const, api: "responses" as const, model: "gpt-4.1", contextWindow: 4_000 },
+      compaction: { softThreshold: 0.5, hardThreshold: 0.6, proactiveThreshold: 0.55, targetRatio: 0.3 }
+    }
+    const session = new CtxlogSession({ sqlite: filename, sessionId: "hook", policy })
+    // The runner calls runCompaction after each stored turn of a session that has it.
+    expect(isOpenAIResponsesCompactionAwareSession(session)).toBe(true)
+    const model = new ScriptedModel(["Short answer."])
+    await run(new Agent({ name: "helper", instructions: "You are terse.", model }), "A short question?", { session })
+    // Below the hard threshold the hook does nothing (the runner has called it already).
+    expect(await session.runCompaction()).toBeNull()
+    expect((await readBack(filename, "hook")).count("Compacted")).toBe(0)
+    // Another writer fills the stream past the hard threshold: the hook compacts, by the policy.
+    const other = await createContext({ sqlite: filename, create: false })
+    for (let index = 0; index < 6; index++) {
+      await other.append("hook", [
+        Message.user(`Question ${index}: ${"context ".repeat(200)}`),
+        Message.assistant(`Answer ${index}: ${"detail ".repeat(200)}`)
+      ])
+    }
+    await other.close()
+    const before = (await readBack(filename, "hook")).window.history.length
+    expect(await session.runCompaction({ responseId: "resp_1" })).toBeNull()
+    const compacted = await readBack(filename, "hook")
+    expect(compacted.count("Compacted")).toBe(1)
+    const after = compacted.window.history.length
+    expect(after).toBeLessThan(before)
+    // Forced: it compacts again although the window is below the threshold now.
+    await session.runCompaction({ force: true })
+    await session.close()
+    const log = await readBack(filename, "hook")
+    expect(log.count("Compacted")).toBe(2)
+    expect(log.verification).toMatchObject({ failures: [] })
+    expect(log.verification.verified).toBe(log.verification.renders)
+    console.log(`runCompaction: ${before} history messages -> ${after}; ${log.count("Compacted")} Compacted`)
   })
 })

@@ -7,6 +7,8 @@
  * message before the last user message), end of injected knowledge, end of stable knowledge, end of
  * identity, end of tools. A breakpoint whose cached prefix is shorter
  * than the model's minimum cacheable length is skipped: the API would silently not cache it.
+ * A render given the caller's `cacheHints` places those instead (the last block of each hinted
+ * message, with its TTL) and none of its own; they are recorded with the render (`PromptRendered` v5).
  * Reasoning parts with a signature (or redacted data) go back as `thinking` (`redacted_thinking`)
  * blocks leading their assistant turn, unchanged; images and documents as `image` / `document`
  * blocks in their user turn.
@@ -110,7 +112,8 @@ export const make = (config: Config): CtxBuilder<AnthropicRequest> => {
       cacheTtl: config.cacheTtl,
       cache: config.promptCaching ?? true,
       thinking: config.thinking,
-      thinkingBudget: config.thinkingBudget
+      thinkingBudget: config.thinkingBudget,
+      cacheHints: options.cacheHints
     }
     // From scratch: tool pairing on the history, then the render. The cache renders only what is new
     // since its last render of this history and falls back to this when it cannot prove the same result.
@@ -119,7 +122,10 @@ export const make = (config: Config): CtxBuilder<AnthropicRequest> => {
         anthropicRender.render(fromWindow(window, options.systemPrompt), settings)
       )
     return Either.map(
-      renderCache.renderAnthropic(slotsOf(window, options.systemPrompt), window.history, settings, full),
+      // A render with the caller's cache hints marks blocks the cache keeps unmarked: it renders from scratch.
+      options.cacheHints === undefined || options.cacheHints.length === 0
+        ? renderCache.renderAnthropic(slotsOf(window, options.systemPrompt), window.history, settings, full)
+        : full(),
       ({ request, breakpoints }) => ({
         request: serverContext.anthropic(request, options.serverContext),
         stats: common.statsOf(window, common.budgetOf(sizing, config, options), breakpoints),

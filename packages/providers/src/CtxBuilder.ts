@@ -32,6 +32,11 @@ export interface BuildOptions {
    * OpenAI Responses: `previousResponseId`, `store`, `compactThreshold`). Recorded in `PromptRendered`.
    */
   readonly serverContext?: WindowEvent.ServerContext
+  /**
+   * Cache breakpoints the caller sets, by window message (Anthropic: instead of the builder's own;
+   * other builders place none). Recorded in `PromptRendered` (v5) so a rebuild places them again.
+   */
+  readonly cacheHints?: ReadonlyArray<WindowEvent.CacheHint>
 }
 
 /** What a render holds, by the window's own token counts. @since 0.1.0 */

@@ -134,7 +134,8 @@ export const specOf = (
       ...(options.turnReminder === undefined ? {} : { turnReminder: options.turnReminder }),
       ...(blob === undefined ? {} : { toolsSha256: blob.sha256 }),
       ...(options.maxOutputTokens === undefined ? {} : { maxOutputTokens: options.maxOutputTokens }),
-      ...(options.temperature === undefined ? {} : { temperature: options.temperature })
+      ...(options.temperature === undefined ? {} : { temperature: options.temperature }),
+      ...(options.cacheHints === undefined || options.cacheHints.length === 0 ? {} : { cacheHints: options.cacheHints })
     },
     blobs: blob === undefined ? [] : [blob]
   }
@@ -258,7 +259,8 @@ export const rebuild = (
     ...(tools === undefined ? {} : { tools }),
     ...(spec.maxOutputTokens === undefined ? {} : { maxOutputTokens: spec.maxOutputTokens }),
     ...(spec.temperature === undefined ? {} : { temperature: spec.temperature }),
-    ...(event.serverContext === undefined ? {} : { serverContext: event.serverContext })
+    ...(event.serverContext === undefined ? {} : { serverContext: event.serverContext }),
+    ...(spec.cacheHints === undefined ? {} : { cacheHints: spec.cacheHints })
   }
   const built = forProvider(config.right).build(before, options)
   if (Either.isLeft(built)) return fail("invalid-request", built.left.message)

@@ -521,10 +521,11 @@ describe("OpenAI Agents SDK items ⇄ messages", () => {
     const back = Either.getOrThrow(fromAgentItems(items))
     assert.deepStrictEqual(shape(back), shape(messages))
     // Message items keep their ids; an assistant turn gathered from reasoning, call and message items
-    // comes back without one (Agents items carry item ids, not message ids).
+    // takes the id of its message item (issue 23: it used to come back without one). A turn with no
+    // message item (only a function call) has none: function calls carry item ids, not message ids.
     assert.deepStrictEqual(
       back.map((message) => message.id),
-      ["s1", "u1", undefined, undefined, undefined, undefined]
+      ["s1", "u1", "a1", undefined, undefined, undefined]
     )
   })
 

@@ -146,6 +146,8 @@ export interface Rendered extends Step {
 export interface Completion {
   /** The answer's parts (text, reasoning, tool calls). */
   readonly answer: ReadonlyArray<Message.Part>
+  /** The answer message's id, when the caller has one to keep (an Agents SDK item id); else a fresh one. */
+  readonly answerId?: string | undefined
   /** Tool results answering the answer's calls; each is cut to the builder's tool-output limit. */
   readonly results?: ReadonlyArray<Message.ToolResultPart> | undefined
   /** Runtime notes for the next render (a failed command, say). */
@@ -296,6 +298,8 @@ export interface RenderOptions {
   readonly turnReminder?: string | undefined
   /** Server-side context management for this request (recorded in `PromptRendered`). */
   readonly serverContext?: WindowEvent.ServerContext | undefined
+  /** The caller's cache breakpoints for this request, by window message (recorded in `PromptRendered` v5). */
+  readonly cacheHints?: ReadonlyArray<WindowEvent.CacheHint> | undefined
 }
 
 const seamConfigOf = (policy: Policy.Policy, budget: Budget.Budget) => {
@@ -333,7 +337,8 @@ export const render = (
     const builder = CtxBuilder.forProvider(valid.builder)
     const buildOptions: CtxBuilder.BuildOptions = {
       ...Policy.buildOptions(valid, options.turnReminder),
-      ...(options.serverContext === undefined ? {} : { serverContext: options.serverContext })
+      ...(options.serverContext === undefined ? {} : { serverContext: options.serverContext }),
+      ...(options.cacheHints === undefined ? {} : { cacheHints: options.cacheHints })
     }
     const budget = builder.budget(buildOptions)
     const available = Budget.available(budget)
@@ -504,7 +509,11 @@ export const complete = (
             ]
           })
         )
-        yield* ctx.appendMessages(stream, [{ role: "assistant", parts: answer }, ...results])
+        const answerMessage: Message.MessageInput =
+          completion.answerId === undefined
+            ? { role: "assistant", parts: answer }
+            : { role: "assistant", parts: answer, id: completion.answerId }
+        yield* ctx.appendMessages(stream, [answerMessage, ...results])
         for (const signal of completion.signals ?? []) yield* ctx.raiseSignal(stream, signal)
         if (completion.usage !== undefined) {
           yield* RenderRecord.recordUsage(stream, completion.usage, completion.estimatedInputTokens ?? 0, {

@@ -5,12 +5,13 @@
  *
  * The caller's prompt is the whole conversation on every call. The recorder counts how many of its
  * messages (system messages aside) the log holds (`known`): the messages past that count are new. A
- * process that starts on a stream that already has history does not know the count; it takes the
- * messages after the prompt's last assistant message as new (every answer went into the log when it
- * was recorded through this package).
+ * process that starts on a stream that already has history does not know the count, and a prompt
+ * shorter than that count is not the whole conversation (ai 7's `response.messages` holds the last
+ * step only); then the messages after the prompt's last assistant message are new (every answer went
+ * into the log when it was recorded through this package).
  */
 import { type Context, type ContextOptions, CtxlogError, createContext, type TurnPolicy } from "@ctxlog/client"
-import { ContextService, type LanguageModel, Message, Window } from "@ctxlog/core"
+import { ContextService, type LanguageModel, Message, Window, type WindowEvent } from "@ctxlog/core"
 import * as Effect from "effect/Effect"
 import { type CtxlogOptions, defaultPolicy } from "../CtxlogOptions.js"
 
@@ -28,6 +29,68 @@ export interface PromptMessage {
 }
 
 const isToolResult = (part: Message.Part): part is Message.ToolResultPart => part.type === "tool_result"
+
+/** A caller's cache breakpoint on one of its prompt messages. */
+export interface PromptHint {
+  readonly message: PromptMessage
+  readonly ttl?: "5m" | "1h" | undefined
+}
+
+/**
+ * What identifies a message between the caller's prompt and the log: its tool-result ids, else its
+ * tool-call ids (both unique), else its role and text. Tool results are matched by id because the log
+ * may hold a cut copy of their text.
+ */
+const keyOf = (message: { readonly role: string; readonly parts: ReadonlyArray<Message.Part> }): string => {
+  const results = message.parts.filter(isToolResult).map((part) => part.toolCallId)
+  if (results.length > 0) return `results:${results.join(",")}`
+  const calls = Message.toolCallsOf(message).map((call) => call.id)
+  if (calls.length > 0) return `calls:${calls.join(",")}`
+  return `${message.role}:${Message.textOf(message)}`
+}
+
+/**
+ * The caller's hints as window cache hints: each hinted prompt message (its last ctxlog message, for a
+ * tool message that became several) is found in the window by {@link keyOf}, newest first. A hint on
+ * a message the window does not hold (compacted, trimmed) places nothing.
+ */
+export const cacheHintsIn = (
+  window: Window.Window,
+  hints: ReadonlyArray<PromptHint>
+): ReadonlyArray<WindowEvent.CacheHint> => {
+  const all = Window.messages(window)
+  const found: Array<WindowEvent.CacheHint> = []
+  for (const hint of hints) {
+    const last = hint.message.messages[hint.message.messages.length - 1]
+    if (last === undefined) continue
+    const key = keyOf(last)
+    const match = all.findLast((message) => message.role === last.role && keyOf(message) === key)
+    if (match !== undefined && !found.some((known) => known.messageId === match.id)) {
+      found.push(hint.ttl === undefined ? { messageId: match.id } : { messageId: match.id, ttl: hint.ttl })
+    }
+  }
+  return found
+}
+
+/** A render's window messages, in render order, and the caller's cache hints it placed. */
+export interface RenderedWindow {
+  readonly messages: ReadonlyArray<Message.Message>
+  readonly cacheHints: ReadonlyArray<WindowEvent.CacheHint>
+}
+
+/** The index of each hinted message in `messages`, with its TTL. */
+export const hintIndexes = (
+  rendered: RenderedWindow,
+  messages: ReadonlyArray<Message.Message> = rendered.messages
+): ReadonlyMap<number, { readonly ttl?: "5m" | "1h" }> => {
+  const byId = new Map(rendered.cacheHints.map((hint) => [hint.messageId, hint]))
+  const indexes = new Map<number, { readonly ttl?: "5m" | "1h" }>()
+  messages.forEach((message, index) => {
+    const hint = byId.get(message.id)
+    if (hint !== undefined) indexes.set(index, hint.ttl === undefined ? {} : { ttl: hint.ttl })
+  })
+  return indexes
+}
 
 /** The recorder of one stream. */
 export class Recorder {
@@ -64,8 +127,9 @@ export class Recorder {
    */
   async ingestAndRender(
     prompt: ReadonlyArray<PromptMessage>,
-    policy: TurnPolicy
-  ): Promise<ReadonlyArray<Message.Message>> {
+    policy: TurnPolicy,
+    hints: ReadonlyArray<PromptHint> = []
+  ): Promise<RenderedWindow> {
     const context = await this.open()
     const turn = context.turn(this.stream, policy)
     const conversation = prompt.filter((message) => message.role !== "system")
@@ -85,7 +149,11 @@ export class Recorder {
         this.known = lastAssistant + 1
       }
     }
-    const fresh = conversation.slice(Math.min(this.known, conversation.length))
+    // A prompt shorter than what the log holds is not the whole conversation (ai 7's
+    // `response.messages` holds the last step only): its new messages are those after its last answer.
+    const lastAnswer = conversation.map((message) => message.role).lastIndexOf("assistant")
+    const fresh =
+      conversation.length >= this.known ? conversation.slice(this.known) : conversation.slice(lastAnswer + 1)
     let rest = fresh
     let prepared = false
     const head = fresh[0]
@@ -112,9 +180,18 @@ export class Recorder {
     }
     this.known = conversation.length
     this.iteration = prepared ? 0 : this.iteration + 1
-    const rendered = await turn.render({ iteration: this.iteration })
+    // The caller's breakpoints, by the window messages they fell on (one more load, only when there are any).
+    const cacheHints = hints.length === 0 ? [] : cacheHintsIn(await context.load(this.stream), hints)
+    const rendered = await turn.render({
+      iteration: this.iteration,
+      ...(cacheHints.length === 0 ? {} : { cacheHints })
+    })
     this.lastEstimate = rendered.stats.total
-    return Window.messages(rendered.window)
+    const placed = new Set(Window.messages(rendered.window).map((message) => message.id))
+    return {
+      messages: Window.messages(rendered.window),
+      cacheHints: cacheHints.filter((hint) => placed.has(hint.messageId))
+    }
   }
 
   /**

@@ -15,8 +15,9 @@
  *   provider named by `options.provider` (default `ai-sdk`); they go back as they came.
  * - Tool approvals: `tool-approval-request` and `tool-approval-response` parts both ways.
  * - `providerOptions` other than reasoning data are not message content: Anthropic `cacheControl`
- *   hints are a render option (`BuildOptions.cacheHints`) and are dropped; any other is an
- *   `AdapterError` naming the part. Citations on ctxlog text have no AI SDK form and are not sent.
+ *   hints are a render option (`BuildOptions.cacheHints`, read with {@link cacheControlOf}) and are
+ *   not part of the messages; any other is an `AdapterError` naming the part. Citations on ctxlog text
+ *   have no AI SDK form and are not sent.
  *
  * @since 0.1.0
  */
@@ -448,6 +449,15 @@ export const fromModelMessages = (
 ): Either.Either<ReadonlyArray<Message.MessageInput>, AdapterError> => {
   const provider = options.provider ?? "ai-sdk"
   return convertAll(messages, (message, index): Either.Either<ReadonlyArray<Message.MessageInput>, AdapterError> => {
+    const role: string = message.role
+    if (role !== "system" && role !== "user" && role !== "assistant" && role !== "tool") {
+      return Either.left(refuse(format, index, "role", `unsupported role ${role}`))
+    }
+    // Message-level options follow the rule of part-level ones: only Anthropic cache hints (a render option).
+    const foreign = foreignOptions(message.providerOptions)
+    if (foreign !== undefined) {
+      return Either.left(refuse(format, index, "providerOptions", `provider option ${foreign} is not kept`))
+    }
     if (typeof message.content === "string") {
       return Either.right([{ role: message.role, parts: [Message.text(message.content)] }])
     }
@@ -522,3 +532,60 @@ export const fromLanguageModelPrompt = (
 ): Either.Either<ReadonlyArray<Message.MessageInput>, AdapterError> =>
   // The provider prompt is a subset of ModelMessage's shape (every part kind it has, ModelMessage has).
   fromModelMessages(prompt as unknown as ReadonlyArray<ModelMessage>, options)
+
+/** An Anthropic cache breakpoint as the AI SDK carries it (`providerOptions.anthropic.cacheControl`). @since 0.4.0 */
+export interface CacheControlHint {
+  readonly ttl?: "5m" | "1h"
+}
+
+const cacheControlIn = (options: unknown): CacheControlHint | undefined => {
+  if (typeof options !== "object" || options === null || !("anthropic" in options)) return undefined
+  const anthropic: unknown = options.anthropic
+  if (typeof anthropic !== "object" || anthropic === null) return undefined
+  const control: unknown =
+    "cacheControl" in anthropic
+      ? anthropic.cacheControl
+      : "cache_control" in anthropic
+        ? anthropic.cache_control
+        : undefined
+  if (typeof control !== "object" || control === null) return undefined
+  const ttl: unknown = "ttl" in control ? control.ttl : undefined
+  return ttl === "5m" || ttl === "1h" ? { ttl } : {}
+}
+
+/**
+ * The cache breakpoint a caller set on an AI SDK message (`ModelMessage` or a provider-prompt message):
+ * on the message (`providerOptions.anthropic.cacheControl`, or `cache_control`) or on any of its parts.
+ * ctxlog places a breakpoint at the end of a message (`WindowEvent.CacheHint`): a hint on a part
+ * before the message's last is a hint on the message (the cached prefix runs to the message's end).
+ * The last hint of the message decides its TTL. Undefined when there is none.
+ * @since 0.4.0
+ */
+export const cacheControlOf = (message: {
+  readonly providerOptions?: unknown
+  readonly content: string | ReadonlyArray<object>
+}): CacheControlHint | undefined => {
+  let found = cacheControlIn(message.providerOptions)
+  if (typeof message.content !== "string") {
+    for (const part of message.content) {
+      if ("providerOptions" in part) found = cacheControlIn(part.providerOptions) ?? found
+    }
+  }
+  return found
+}
+
+/**
+ * `messages` with the message at each index of `hints` carrying that cache breakpoint
+ * (`providerOptions.anthropic.cacheControl`), the form the AI SDK's Anthropic provider sends.
+ * @since 0.4.0
+ */
+export const withCacheControl = <M extends object>(
+  messages: ReadonlyArray<M>,
+  hints: ReadonlyMap<number, CacheControlHint>
+): Array<M> =>
+  messages.map((message, index) => {
+    const hint = hints.get(index)
+    if (hint === undefined) return message
+    const cacheControl = hint.ttl === undefined ? { type: "ephemeral" } : { type: "ephemeral", ttl: hint.ttl }
+    return { ...message, providerOptions: { anthropic: { cacheControl } } }
+  })

@@ -474,11 +474,18 @@ export const fromAgentItems = (
   items: ReadonlyArray<AgentItem>
 ): Either.Either<ReadonlyArray<Message.MessageInput>, AdapterError> => {
   const out: Array<Message.MessageInput> = []
-  // Assistant output (reasoning, text, calls) gathers into one assistant message until another role.
+  // Assistant output (reasoning, text, calls) gathers into one assistant message until another role. It
+  // takes the id of its first assistant message item, wherever that item sits among the others (reasoning
+  // and function calls have item ids of their own, not message ids).
   const assistant = (part: Message.Part, id?: string) => {
     const last = out[out.length - 1]
-    if (last !== undefined && last.role === "assistant") out[out.length - 1] = { ...last, parts: [...last.parts, part] }
-    else out.push({ role: "assistant", parts: [part], ...(id === undefined ? {} : { id }) })
+    if (last !== undefined && last.role === "assistant") {
+      out[out.length - 1] = {
+        ...last,
+        parts: [...last.parts, part],
+        ...(last.id === undefined && id !== undefined ? { id } : {})
+      }
+    } else out.push({ role: "assistant", parts: [part], ...(id === undefined ? {} : { id }) })
   }
   for (const [index, item] of items.entries()) {
     if (item.type === undefined || item.type === "message") {

@@ -3,10 +3,10 @@
  * signals the first user turn, history `tool_use` / `tool_result` blocks with strict role
  * alternation; up to four `cache_control` breakpoints go where the prefix is stable.
  */
-import { type LanguageModel, Message } from "@ctxlog/core"
+import { type LanguageModel, Message, type WindowEvent } from "@ctxlog/core"
 import * as Either from "effect/Either"
 import { type InvalidRequest, make as invalid } from "../InvalidRequest.js"
-import { anthropic as validateAnthropic, maxCacheBreakpoints } from "../RequestValidator.js"
+import { cacheControlCount, anthropic as validateAnthropic, maxCacheBreakpoints } from "../RequestValidator.js"
 import { counters } from "./renderCounters.js"
 import { roughTokens, type Sections, type Turn, type UserContent, wrapContext } from "./sections.js"
 import type {
@@ -44,6 +44,25 @@ export interface Settings {
   readonly thinking?: "all" | "current" | undefined
   /** Enable extended thinking with this many budget tokens (then no `temperature` is sent). */
   readonly thinkingBudget?: number | undefined
+  /**
+   * The caller's breakpoints (`BuildOptions.cacheHints`): when given, the last block of each hinted
+   * message is marked and the builder places none of its own. Not placed when `cache` is false.
+   */
+  readonly cacheHints?: ReadonlyArray<WindowEvent.CacheHint> | undefined
+}
+
+/** The caller's hints by message id (the last hint of a message wins), or undefined when none are placed. */
+export type HintMap = ReadonlyMap<string, CacheControl>
+
+/** The hints a render places: none without `cache` or without hints. */
+export const hintsOf = (settings: Settings): HintMap | undefined => {
+  if (!settings.cache || settings.cacheHints === undefined || settings.cacheHints.length === 0) return undefined
+  return new Map(
+    settings.cacheHints.map((hint) => [
+      hint.messageId,
+      hint.ttl === undefined ? { type: "ephemeral" } : { type: "ephemeral", ttl: hint.ttl }
+    ])
+  )
 }
 
 export interface Rendered {
@@ -261,7 +280,28 @@ export const orderedAssistantBlocks = (
 const isThinking = (block: AnthropicContentBlock): boolean =>
   block.type === "thinking" || block.type === "redacted_thinking"
 
-export const draftOf = (turn: Turn, keepThinking: boolean): Either.Either<Draft, InvalidRequest> => {
+/** A draft with the caller's hints placed: the last block each hinted message renders to is marked. */
+const hinted = (turn: Turn, draft: Draft, hints: HintMap | undefined): Draft => {
+  if (hints === undefined || draft.content.length === 0) return draft
+  if (turn._tag !== "Results") {
+    const control = hints.get(turn.messageId)
+    return control === undefined ? draft : { ...draft, content: markLast(draft.content, control) }
+  }
+  // One tool_result block per result, in order: mark the last block of each hinted message.
+  const lastOf = new Map<string, number>()
+  for (const [index, { messageId }] of turn.results.entries()) lastOf.set(messageId, index)
+  const content = draft.content.map((block, index) => {
+    const messageId = turn.results[index]?.messageId
+    const control = messageId === undefined ? undefined : hints.get(messageId)
+    return control !== undefined && lastOf.get(messageId ?? "") === index ? mark(block, control) : block
+  })
+  return { ...draft, content }
+}
+
+export const draftOf = (turn: Turn, keepThinking: boolean, hints?: HintMap): Either.Either<Draft, InvalidRequest> =>
+  Either.map(plainDraftOf(turn, keepThinking), (draft) => hinted(turn, draft, hints))
+
+const plainDraftOf = (turn: Turn, keepThinking: boolean): Either.Either<Draft, InvalidRequest> => {
   switch (turn._tag) {
     case "User":
       return Either.map(userBlocks(turn.messageId, turn.parts, turn.content), (content) => ({
@@ -407,9 +447,10 @@ export const turnDrafts = (sections: Sections, settings: Settings): Either.Eithe
     else if (turn._tag !== "Results") current = -1
   })
   const keepAll = (settings.thinking ?? "all") === "all"
+  const hints = hintsOf(settings)
   for (const [index, turn] of sections.turns.entries()) {
     counters.turnsRendered++
-    const draft = draftOf(turn, keepAll || index === current)
+    const draft = draftOf(turn, keepAll || index === current, hints)
     if (Either.isLeft(draft)) return Either.left(draft.left)
     drafts.push(draft.right)
   }
@@ -453,10 +494,23 @@ export const assemble = (
   const lastUser = lastUserIndex(drafts)
   drafts = trimPrefill(withReminder(drafts, settings.reminder))
 
-  const identity: ReadonlyArray<AnthropicTextBlock> = sections.identity.flatMap((piece) => text(piece.text))
-  const stable: ReadonlyArray<AnthropicTextBlock> = sections.stable.flatMap((piece) => text(piece.text))
+  const hints = hintsOf(settings)
+  // A system piece renders to at most one text block: a hinted one carries its message's breakpoint.
+  const pieceBlocks = (
+    piece: { readonly messageId?: string | undefined },
+    blocks: ReadonlyArray<AnthropicTextBlock>
+  ) => {
+    const control = hints === undefined || piece.messageId === undefined ? undefined : hints.get(piece.messageId)
+    return control === undefined ? blocks : markLast(blocks, control)
+  }
+  const identity: ReadonlyArray<AnthropicTextBlock> = sections.identity.flatMap((piece) =>
+    pieceBlocks(piece, text(piece.text))
+  )
+  const stable: ReadonlyArray<AnthropicTextBlock> = sections.stable.flatMap((piece) =>
+    pieceBlocks(piece, text(piece.text))
+  )
   const injected: ReadonlyArray<AnthropicTextBlock> = sections.injected.flatMap((piece) =>
-    text(wrapContext(piece.kind, piece.text))
+    pieceBlocks(piece, text(wrapContext(piece.kind, piece.text)))
   )
   const tools: ReadonlyArray<AnthropicTool> = (settings.tools ?? []).map((tool) => ({
     name: tool.name,
@@ -485,8 +539,9 @@ export const assemble = (
     { slot: "identity", present: identity.length > 0, prefix: identityEnd },
     { slot: "tools", present: tools.length > 0, prefix: toolsEnd }
   ]
+  // The caller's hints replace the builder's own breakpoints.
   const chosen = new Set<Slot>(
-    settings.cache
+    settings.cache && hints === undefined
       ? candidates
           .filter((candidate) => candidate.present && candidate.prefix >= settings.minCacheableTokens)
           .slice(0, maxCacheBreakpoints)
@@ -519,5 +574,5 @@ export const assemble = (
       : { thinking: { type: "enabled", budget_tokens: settings.thinkingBudget } }),
     stream: true
   }
-  return { request, breakpoints: chosen.size, tail }
+  return { request, breakpoints: hints === undefined ? chosen.size : cacheControlCount(request), tail }
 }

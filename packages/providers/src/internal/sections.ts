@@ -8,6 +8,8 @@ import { type LanguageModel, Message, TokenCounter, Window } from "@ctxlog/core"
 export interface Piece {
   readonly text: string
   readonly tokens: number
+  /** The window message it came from (system and knowledge pieces), to place a caller's cache hint. */
+  readonly messageId?: string
 }
 
 /** One history step, in render order. */
@@ -181,15 +183,25 @@ export const slotsOf = (window: Window.Window, systemPrompt: string | undefined)
     systemPrompt !== undefined
       ? [{ text: systemPrompt, tokens: roughTokens(systemPrompt) }]
       : window.system
-          .map((message) => ({ text: Message.textOf(message), tokens: message.tokens }))
+          .map((message) => ({ text: Message.textOf(message), tokens: message.tokens, messageId: message.id }))
           .filter((piece) => piece.text.length > 0),
   stable: window.knowledge
     .filter((message) => message.kind === "chat")
-    .map((message) => ({ text: Message.textOf(message), tokens: message.tokens, kind: message.kind }))
+    .map((message) => ({
+      text: Message.textOf(message),
+      tokens: message.tokens,
+      kind: message.kind,
+      messageId: message.id
+    }))
     .filter((piece) => piece.text.length > 0),
   injected: window.knowledge
     .filter((message) => message.kind !== "chat")
-    .map((message) => ({ text: Message.textOf(message), tokens: message.tokens, kind: message.kind }))
+    .map((message) => ({
+      text: Message.textOf(message),
+      tokens: message.tokens,
+      kind: message.kind,
+      messageId: message.id
+    }))
     .filter((piece) => piece.text.length > 0),
   state: renderState(window)
 })
