@@ -1,4 +1,20 @@
-import { defineConfig, mergeConfig } from "vitest/config"
-import { shared } from "../../vitest.shared.js"
+import { defineConfig } from "vitest/config"
 
-export default mergeConfig(shared, defineConfig({}))
+/**
+ * This package runs vitest 4 (its own devDependency: LangGraph's conformance suite,
+ * `@langchain/langgraph-checkpoint-validation`, is built on vitest 4 and registers its cases through the
+ * globals). The settings mirror `vitest.shared.ts` at the root, written out here rather than imported,
+ * because that file's `vitest/config` resolves to the root's vitest 3.
+ */
+export default defineConfig({
+  resolve: { conditions: ["@ctxlog/source"] },
+  ssr: { resolve: { conditions: ["@ctxlog/source"] } },
+  test: {
+    include: ["test/**/*.test.ts"],
+    globals: true,
+    pool: "forks",
+    testTimeout: 120_000,
+    hookTimeout: 120_000,
+    teardownTimeout: 30_000
+  }
+})

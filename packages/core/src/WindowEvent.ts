@@ -344,6 +344,87 @@ export const TurnPolicySet = Schema.TaggedStruct("TurnPolicySet", {
   policy: Schema.Record({ key: Schema.String, value: JsonValue })
 })
 
+/**
+ * A value as LangGraph's serializer wrote it (`serde.dumpsTyped`): its type tag and its bytes, as UTF-8
+ * text when they are text the log can hold, else base64. Decoded with `serde.loadsTyped(type, bytes)`.
+ * @since 0.5.0
+ */
+export const SerializedValue = Schema.Struct({
+  type: Schema.String,
+  encoding: Schema.Literal("utf8", "base64"),
+  data: Schema.String
+})
+/** @since 0.5.0 */
+export type SerializedValue = typeof SerializedValue.Type
+
+/** A LangGraph channel version (an integer, or a string such as `"00…05.0.123"`). @since 0.5.0 */
+export const ChannelVersion = Schema.Union(Schema.JsonNumber, Schema.String)
+/** @since 0.5.0 */
+export type ChannelVersion = typeof ChannelVersion.Type
+
+/**
+ * One channel's value at a version, as a checkpoint wrote it: the whole value (`value`), or, for a list
+ * (a `messages` channel), what changed against the list at version `base` of the same channel: the
+ * positions of `base` that left (`removed`, ascending) and the items appended after what stayed.
+ * @since 0.5.0
+ */
+export const ChannelValueWritten = Schema.Union(
+  Schema.Struct({ channel: Schema.String, version: ChannelVersion, value: SerializedValue }),
+  Schema.Struct({
+    channel: Schema.String,
+    version: ChannelVersion,
+    base: ChannelVersion,
+    removed: Schema.Array(Schema.Int.pipe(Schema.nonNegative())),
+    appended: Schema.Array(SerializedValue)
+  })
+)
+/** @since 0.5.0 */
+export type ChannelValueWritten = typeof ChannelValueWritten.Type
+
+/**
+ * A LangGraph checkpoint was saved (`@ctxlog/langgraph`'s `CtxlogSaver.put`): the checkpoint without
+ * its channel values and its metadata, both as LangGraph's serializer wrote them, and the values of the
+ * channels whose version changed. `forkOf` names the newest checkpoint when this one continues an older
+ * one (time travel). The window is unchanged: the saver writes a messages channel's changes as
+ * `MessageAppended` / `MessagesRemoved` beside it.
+ * @since 0.5.0
+ */
+export const CheckpointSaved = Schema.TaggedStruct("CheckpointSaved", {
+  ...base,
+  checkpointId: Schema.String.pipe(Schema.minLength(1)),
+  parentCheckpointId: Schema.NullOr(Schema.String),
+  forkOf: Schema.optional(Schema.String),
+  checkpoint: SerializedValue,
+  metadata: SerializedValue,
+  values: Schema.Array(ChannelValueWritten)
+})
+
+/** One pending write of a task (`idx` as LangGraph numbers it: negative for errors and interrupts). @since 0.5.0 */
+export const PendingWriteSaved = Schema.Struct({
+  idx: Schema.Int,
+  channel: Schema.String,
+  value: SerializedValue
+})
+/** @since 0.5.0 */
+export type PendingWriteSaved = typeof PendingWriteSaved.Type
+
+/** A task's pending writes against a checkpoint were saved (`CtxlogSaver.putWrites`). Window unchanged. @since 0.5.0 */
+export const CheckpointWritesSaved = Schema.TaggedStruct("CheckpointWritesSaved", {
+  ...base,
+  checkpointId: Schema.String.pipe(Schema.minLength(1)),
+  taskId: Schema.String,
+  taskPath: Schema.String,
+  writes: Schema.Array(PendingWriteSaved)
+})
+
+/**
+ * The thread was deleted (`CtxlogSaver.deleteThread`): the checkpoints and writes before this event are
+ * gone for the saver (they stay in the log, which is append-only). Window unchanged; the saver clears it
+ * with a `HistoryCleared` beside it.
+ * @since 0.5.0
+ */
+export const CheckpointsDeleted = Schema.TaggedStruct("CheckpointsDeleted", { ...base })
+
 /** Every window event. @since 0.1.0 */
 export const WindowEvent = Schema.Union(
   SystemPromptSet,
@@ -378,7 +459,10 @@ export const WindowEvent = Schema.Union(
   CycleAdvanced,
   SeamsReset,
   FactsRecorded,
-  TurnPolicySet
+  TurnPolicySet,
+  CheckpointSaved,
+  CheckpointWritesSaved,
+  CheckpointsDeleted
 )
 /** @since 0.1.0 */
 export type WindowEvent = typeof WindowEvent.Type
@@ -440,7 +524,10 @@ export const schemaVersions: { readonly [T in EventType]: number } = {
   CycleAdvanced: 1,
   SeamsReset: 1,
   FactsRecorded: 1,
-  TurnPolicySet: 1
+  TurnPolicySet: 1,
+  CheckpointSaved: 1,
+  CheckpointWritesSaved: 1,
+  CheckpointsDeleted: 1
 }
 
 /** Every event type name. @since 0.1.0 */

@@ -102,7 +102,27 @@ const samples: { readonly [T in WindowEvent.EventType]: Omit<WindowEvent.EventOf
     _tag: "FactsRecorded",
     facts: [{ subject: "repo", predicate: "uses", object: "pnpm", sourceMessageId: "u1" }]
   },
-  TurnPolicySet: { _tag: "TurnPolicySet", policy: { builder: { provider: "default", model: "m" } } }
+  TurnPolicySet: { _tag: "TurnPolicySet", policy: { builder: { provider: "default", model: "m" } } },
+  CheckpointSaved: {
+    _tag: "CheckpointSaved",
+    checkpointId: "c2",
+    parentCheckpointId: "c1",
+    forkOf: "c3",
+    checkpoint: { type: "json", encoding: "utf8", data: "{}" },
+    metadata: { type: "json", encoding: "utf8", data: "{}" },
+    values: [
+      { channel: "count", version: 2, value: { type: "json", encoding: "utf8", data: "2" } },
+      { channel: "messages", version: "2.0", base: "1.0", removed: [0], appended: [] }
+    ]
+  },
+  CheckpointWritesSaved: {
+    _tag: "CheckpointWritesSaved",
+    checkpointId: "c2",
+    taskId: "t",
+    taskPath: "",
+    writes: [{ idx: 0, channel: "count", value: { type: "json", encoding: "base64", data: "Mw==" } }]
+  },
+  CheckpointsDeleted: { _tag: "CheckpointsDeleted" }
 }
 
 const unionTags = WindowEvent.WindowEvent.members.map((member) => {
@@ -112,7 +132,7 @@ const unionTags = WindowEvent.WindowEvent.members.map((member) => {
 
 describe("WindowEvent", () => {
   it("eventTypes lists exactly the members of the union, each with a schema version", () => {
-    assert.strictEqual(unionTags.length, 33)
+    assert.strictEqual(unionTags.length, 36)
     assert.deepStrictEqual([...WindowEvent.eventTypes].sort(), [...unionTags].sort())
     assert.isTrue(WindowEvent.eventTypes.every((type) => WindowEvent.isEventType(type)))
     assert.isFalse(WindowEvent.isEventType("toString"))
@@ -454,6 +474,12 @@ describe("evolve", () => {
 
   it("TurnPolicySet leaves the window unchanged but the version bumps", () => {
     assert.deepStrictEqual(when(base, samples.TurnPolicySet), { ...base, version: base.version + 1 })
+  })
+
+  it("the LangGraph checkpoint events leave the window unchanged but the version bumps", () => {
+    for (const type of ["CheckpointSaved", "CheckpointWritesSaved", "CheckpointsDeleted"] as const) {
+      assert.deepStrictEqual(when(base, samples[type]), { ...base, version: base.version + 1 })
+    }
   })
 
   it("FactsRecorded leaves the window unchanged but the version bumps", () => {

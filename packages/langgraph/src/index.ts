@@ -1,8 +1,9 @@
 /**
  * @ctxlog/langgraph — LangGraph.js on the ctxlog event log.
  *
- * @since 0.1.0
+ * @since 0.5.0
  */
+export { CtxlogSaver, type CtxlogSaverOptions, type SaverWork } from "./CtxlogSaver.js"
 export {
   type CtxlogPreModelHook,
   contextStream,
@@ -13,3 +14,4 @@ export {
   threadOf,
   usageOf
 } from "./PreModelHook.js"
+export { InvalidCheckpointConfig, SaverClosed, SerializationFailed } from "./SaverError.js"

@@ -611,6 +611,9 @@ const step = (state: State, event: WindowEvent, version: number): State => {
     case "FactsRecorded":
     case "TurnPolicySet":
     case "ConversationContinued":
+    case "CheckpointSaved":
+    case "CheckpointWritesSaved":
+    case "CheckpointsDeleted":
       return state
     default:
       return absurd(event)

@@ -340,6 +340,9 @@ const step = (window: Window, event: WindowEvent, version: number): Window => {
     case "FactsRecorded":
     case "TurnPolicySet":
     case "ConversationContinued":
+    case "CheckpointSaved":
+    case "CheckpointWritesSaved":
+    case "CheckpointsDeleted":
       return window
     default:
       return absurd(event)

@@ -1,0 +1,815 @@
+/**
+ * `CtxlogSaver`: a LangGraph checkpointer (`BaseCheckpointSaver`) over the ctxlog event log.
+ *
+ * ```ts
+ * import { CtxlogSaver } from "@ctxlog/langgraph"
+ *
+ * const checkpointer = new CtxlogSaver({ sqlite: "agent.db" }) // or { postgres: url }, { memory: true }
+ * const graph = workflow.compile({ checkpointer })
+ * await graph.invoke(input, { configurable: { thread_id: "chat-1" } })
+ * await checkpointer.close()
+ * ```
+ *
+ * - A thread's namespace is a stream (`langgraph:<thread_id>`, `langgraph:<thread_id>/<checkpoint_ns>`);
+ *   a checkpoint is a `CheckpointSaved` event, a task's pending writes a `CheckpointWritesSaved`.
+ * - A channel's value is written only when its version changes (`newVersions`), and a list channel is
+ *   written as what changed against the parent checkpoint's list: the positions that left and the items
+ *   appended, each item through LangGraph's serializer (`this.serde`), so values round-trip exactly.
+ * - The `messages` channel (a list of LangChain messages) is also mirrored into the ctxlog window as
+ *   `MessageAppended` / `MessagesRemoved` events, so `ctxlog window`, `blame`, `diff` and the viewer show
+ *   the thread's conversation. A checkpoint saved on an older one (time travel, `updateState` on a past
+ *   config) records `forkOf` and moves the window to the fork's messages.
+ *
+ * @since 0.5.0
+ */
+import { CtxlogError } from "@ctxlog/client"
+import { EventLog, Ids, type Message, TokenCounter, Validation, type WindowEvent } from "@ctxlog/core"
+import { PostgresEventLog, SqliteEventLog } from "@ctxlog/memory"
+import type { RunnableConfig } from "@langchain/core/runnables"
+import {
+  BaseCheckpointSaver,
+  type ChannelVersions,
+  type Checkpoint,
+  type CheckpointListOptions,
+  type CheckpointMetadata,
+  type CheckpointPendingWrite,
+  type CheckpointTuple,
+  compareWritesSortKeys,
+  maxChannelVersion,
+  type PendingWrite,
+  type SerializerProtocol,
+  TASKS,
+  WRITES_IDX_MAP,
+  writesSortKey
+} from "@langchain/langgraph-checkpoint"
+import * as Cause from "effect/Cause"
+import * as Chunk from "effect/Chunk"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
+import * as ManagedRuntime from "effect/ManagedRuntime"
+import * as Option from "effect/Option"
+import * as Stream from "effect/Stream"
+import * as listDelta from "./internal/listDelta.js"
+import { isBaseMessage, toWindowMessage } from "./internal/messages.js"
+import { parseStream, streamOf } from "./internal/streamIds.js"
+import * as thread from "./internal/threadState.js"
+import { InvalidCheckpointConfig, SaverClosed, SerializationFailed } from "./SaverError.js"
+
+/** Where the log lives: exactly one of `sqlite` (a file path), `postgres` (a URL), `memory`. @since 0.5.0 */
+export type CtxlogSaverOptions = (
+  | { readonly sqlite: string; readonly postgres?: undefined; readonly memory?: undefined }
+  | { readonly postgres: string; readonly sqlite?: undefined; readonly memory?: undefined }
+  | { readonly memory: true; readonly sqlite?: undefined; readonly postgres?: undefined }
+) & {
+  /** LangGraph's serializer (default: `JsonPlusSerializer`, as every LangGraph saver). */
+  readonly serde?: SerializerProtocol
+  /** SQLite: `"full"` (default) syncs every commit; `"normal"` syncs at WAL checkpoints. */
+  readonly durability?: "full" | "normal"
+  /** The channel mirrored into the ctxlog window (default `"messages"`). */
+  readonly messagesChannel?: string
+  /** Counts the tokens of mirrored messages (default `gpt-tokenizer`, o200k_base). */
+  readonly tokenCounter?: Layer.Layer<TokenCounter.TokenCounter>
+}
+
+/**
+ * What the saver did since it was made: the work a `put` costs, counted (tests guard that it follows
+ * what changed, not the length of the thread).
+ * @since 0.5.0
+ */
+export interface SaverWork {
+  /** Values handed to `serde.dumpsTyped` (a list item counts one). */
+  readonly serialized: number
+  /** Events appended. */
+  readonly events: number
+  /** Bytes of serialized values written. */
+  readonly bytes: number
+  /** Identity comparisons made to find what changed in list channels. */
+  readonly compared: number
+  /** Events read back from the log (catching up, or a first read of a stream). */
+  readonly eventsRead: number
+}
+
+type Services = EventLog.EventLog | Ids.Ids | TokenCounter.TokenCounter
+type CheckpointSaved = WindowEvent.EventOf<"CheckpointSaved">
+
+/** The actor the saver writes its events as (its window events are told apart from other writers'). */
+const actor = "langgraph-saver"
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value)
+
+const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true })
+const encoder = new TextEncoder()
+
+const storeBytes = (type: string, bytes: Uint8Array): WindowEvent.SerializedValue => {
+  try {
+    const text = utf8.decode(bytes)
+    if (Validation.textProblem(text) === undefined) return { type, encoding: "utf8", data: text }
+  } catch {
+    // not UTF-8: stored as base64 below
+  }
+  return { type, encoding: "base64", data: Buffer.from(bytes).toString("base64") }
+}
+
+const bytesOf = (value: WindowEvent.SerializedValue): Uint8Array =>
+  value.encoding === "utf8" ? encoder.encode(value.data) : new Uint8Array(Buffer.from(value.data, "base64"))
+
+const storeLayer = (options: CtxlogSaverOptions): Layer.Layer<EventLog.EventLog, unknown> => {
+  if (options.sqlite !== undefined) {
+    return SqliteEventLog.layer({
+      filename: options.sqlite,
+      ...(options.durability === undefined ? {} : { durability: options.durability })
+    })
+  }
+  if (options.postgres !== undefined) return PostgresEventLog.layer({ url: options.postgres })
+  return EventLog.layerMemory
+}
+
+const tagOf = (error: unknown): string =>
+  isRecord(error) && typeof error._tag === "string" ? error._tag : error instanceof Error ? error.name : "Defect"
+
+const toError = (cause: Cause.Cause<unknown>): CtxlogError => {
+  const failure = Cause.failureOption(cause)
+  if (Option.isSome(failure)) {
+    const error = failure.value
+    return new CtxlogError(tagOf(error), error instanceof Error ? error.message : String(error), error)
+  }
+  return new CtxlogError("Defect", Cause.pretty(cause), Cause.squash(cause))
+}
+
+const reject = (error: InvalidCheckpointConfig | SerializationFailed | SaverClosed): CtxlogError =>
+  new CtxlogError(error._tag, error.message, error)
+
+/** Where a call points: thread, namespace and (optional) checkpoint id, checked. */
+interface Target {
+  readonly threadId: string
+  readonly namespace: string
+  readonly checkpointId: string | undefined
+}
+
+const checkId = (operation: string, field: string, value: unknown, allowEmpty: boolean): string | undefined => {
+  if (value === undefined) return undefined
+  if (typeof value !== "string") {
+    throw reject(new InvalidCheckpointConfig({ operation, field, detail: `must be a string, got ${typeof value}` }))
+  }
+  if (!allowEmpty && value === "") {
+    throw reject(new InvalidCheckpointConfig({ operation, field, detail: "must not be empty" }))
+  }
+  return value
+}
+
+const configurableOf = (operation: string, config: unknown): Record<string, unknown> | undefined => {
+  if (!isRecord(config)) {
+    throw reject(new InvalidCheckpointConfig({ operation, field: "config", detail: "must be an object" }))
+  }
+  const configurable = config.configurable
+  if (configurable === undefined) return undefined
+  if (!isRecord(configurable)) {
+    throw reject(new InvalidCheckpointConfig({ operation, field: "config.configurable", detail: "must be an object" }))
+  }
+  return configurable
+}
+
+const targetOf = (operation: string, config: unknown, needsCheckpoint: boolean): Target => {
+  const configurable = configurableOf(operation, config)
+  const threadId = checkId(operation, "config.configurable.thread_id", configurable?.thread_id, false)
+  if (threadId === undefined) {
+    throw reject(
+      new InvalidCheckpointConfig({
+        operation,
+        field: "config.configurable.thread_id",
+        detail: 'is missing: pass a thread id, e.g. graph.invoke(input, { configurable: { thread_id: "chat-1" } })'
+      })
+    )
+  }
+  const namespace = checkId(operation, "config.configurable.checkpoint_ns", configurable?.checkpoint_ns, true) ?? ""
+  const checkpointId = checkId(operation, "config.configurable.checkpoint_id", configurable?.checkpoint_id, true)
+  if (needsCheckpoint && (checkpointId === undefined || checkpointId === "")) {
+    throw reject(
+      new InvalidCheckpointConfig({
+        operation,
+        field: "config.configurable.checkpoint_id",
+        detail: "is missing: writes belong to a checkpoint"
+      })
+    )
+  }
+  return { threadId, namespace, checkpointId: checkpointId === "" ? undefined : checkpointId }
+}
+
+const configOf = (threadId: string, namespace: string, checkpointId: string): RunnableConfig => ({
+  configurable: { thread_id: threadId, checkpoint_ns: namespace, checkpoint_id: checkpointId }
+})
+
+const sameValue = (a: unknown, b: unknown): boolean => {
+  if (a === b) return true
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false
+  if (Array.isArray(a) !== Array.isArray(b)) return false
+  const keysA = Object.keys(a)
+  const keysB = Object.keys(b)
+  return (
+    keysA.length === keysB.length &&
+    keysA.every((key) => Object.hasOwn(b, key) && sameValue(Reflect.get(a, key), Reflect.get(b, key)))
+  )
+}
+
+const isMessageList = (value: ReadonlyArray<unknown>): boolean => value.every(isBaseMessage)
+
+/**
+ * A LangGraph checkpointer on the ctxlog event log (SQLite, PostgreSQL or in memory).
+ * @since 0.5.0
+ */
+export class CtxlogSaver extends BaseCheckpointSaver {
+  /** The stream a thread's namespace is stored in (`langgraph:<thread_id>[/<checkpoint_ns>]`). @since 0.5.0 */
+  static streamFor(threadId: string, checkpointNamespace = ""): string {
+    return streamOf(threadId, checkpointNamespace)
+  }
+
+  /** The Effect runtime underneath (the log, ids, token counter), for mixing in Effect code. @since 0.5.0 */
+  readonly runtime: ManagedRuntime.ManagedRuntime<Services, unknown>
+  private readonly messagesChannel: string
+  private readonly threads = new Map<string, thread.ThreadState>()
+  private readonly queues = new Map<string, Promise<unknown>>()
+  private closed = false
+  private counted = { serialized: 0, events: 0, bytes: 0, compared: 0, eventsRead: 0 }
+
+  constructor(options: CtxlogSaverOptions) {
+    super(options.serde)
+    const chosen = [options.sqlite, options.postgres, options.memory].filter((value) => value !== undefined)
+    if (chosen.length !== 1) {
+      throw reject(
+        new InvalidCheckpointConfig({
+          operation: "new CtxlogSaver",
+          field: "options",
+          detail: `takes exactly one of sqlite, postgres, memory (got ${chosen.length})`
+        })
+      )
+    }
+    this.messagesChannel = options.messagesChannel ?? "messages"
+    this.runtime = ManagedRuntime.make(
+      Layer.mergeAll(storeLayer(options), options.tokenCounter ?? TokenCounter.layerGpt(), Ids.layerUuidV7)
+    )
+  }
+
+  /** The work counted since the saver was made. @since 0.5.0 */
+  work(): SaverWork {
+    return { ...this.counted }
+  }
+
+  /** Close the database (pool or file). Later calls reject with `SaverClosed`. @since 0.5.0 */
+  async close(): Promise<void> {
+    if (this.closed) return
+    this.closed = true
+    await Promise.allSettled([...this.queues.values()])
+    await this.runtime.dispose()
+  }
+
+  private async run<A, E>(operation: string, effect: Effect.Effect<A, E, Services>): Promise<A> {
+    if (this.closed) throw reject(new SaverClosed({ operation }))
+    const exit = await this.runtime.runPromiseExit(effect)
+    if (Exit.isSuccess(exit)) return exit.value
+    throw toError(exit.cause)
+  }
+
+  /** Run `task` after every earlier task on the same stream (one writer per stream in this process). */
+  private exclusive<A>(stream: string, task: () => Promise<A>): Promise<A> {
+    const previous = this.queues.get(stream) ?? Promise.resolve()
+    const next = previous.then(task, task)
+    const settled = next.then(
+      () => undefined,
+      () => undefined
+    )
+    this.queues.set(stream, settled)
+    void settled.then(() => {
+      if (this.queues.get(stream) === settled) this.queues.delete(stream)
+    })
+    return next
+  }
+
+  /** The stream's state, caught up with the log (one version query; the new events only). */
+  private async sync(operation: string, stream: string): Promise<thread.ThreadState> {
+    const state = this.threads.get(stream) ?? thread.empty()
+    this.threads.set(stream, state)
+    const read = await this.run(
+      operation,
+      Effect.gen(function* () {
+        const log = yield* EventLog.EventLog
+        const version = yield* log.version(stream)
+        if (version <= state.version) return []
+        return Chunk.toReadonlyArray(yield* Stream.runCollect(log.read(stream, { from: state.version + 1 })))
+      })
+    )
+    for (const envelope of read) {
+      if (envelope.version !== state.version + 1) continue
+      thread.fold(state, envelope.event, envelope.metadata.actor === actor)
+      state.version = envelope.version
+    }
+    this.counted.eventsRead += read.length
+    return state
+  }
+
+  private async dump(
+    operation: string,
+    channel: string | undefined,
+    value: unknown
+  ): Promise<WindowEvent.SerializedValue> {
+    try {
+      const [type, bytes] = await this.serde.dumpsTyped(value)
+      this.counted.serialized += 1
+      this.counted.bytes += bytes.byteLength
+      return storeBytes(type, bytes)
+    } catch (error) {
+      throw reject(
+        new SerializationFailed({
+          operation,
+          ...(channel === undefined ? {} : { channel }),
+          detail: error instanceof Error ? error.message : String(error)
+        })
+      )
+    }
+  }
+
+  private async load(operation: string, value: WindowEvent.SerializedValue, channel?: string): Promise<unknown> {
+    try {
+      return await this.serde.loadsTyped(value.type, bytesOf(value))
+    } catch (error) {
+      throw reject(
+        new SerializationFailed({
+          operation,
+          ...(channel === undefined ? {} : { channel }),
+          detail: error instanceof Error ? error.message : String(error)
+        })
+      )
+    }
+  }
+
+  /**
+   * A channel's value at a version as checkpoint `at` sees it: a whole value, or a list rebuilt from the
+   * nearest whole value or live list through the deltas after it. `undefined` when no checkpoint wrote it.
+   */
+  private async valueAt(
+    operation: string,
+    state: thread.ThreadState,
+    channel: string,
+    version: WindowEvent.ChannelVersion,
+    at: string | null
+  ): Promise<{ readonly value: unknown; readonly writer: string } | undefined> {
+    const first = thread.resolve(state, channel, version, at)
+    if (first === undefined) return undefined
+    const chain: Array<Extract<WindowEvent.ChannelValueWritten, { readonly base: unknown }>> = []
+    const seen = new Set<string>()
+    let current: thread.Written | undefined = first
+    let start: unknown = []
+    while (current !== undefined) {
+      const live = state.live.get(thread.liveKey(current.writer, channel))
+      if (live !== undefined) {
+        start = live
+        break
+      }
+      const written: WindowEvent.ChannelValueWritten = current.written
+      if ("value" in written) {
+        start = await this.load(operation, written.value, channel)
+        break
+      }
+      chain.push(written)
+      if (seen.has(current.writer)) break
+      seen.add(current.writer)
+      const parent = state.checkpoints.get(current.writer)?.parentCheckpointId ?? null
+      current = thread.resolve(state, channel, written.base, parent)
+    }
+    let value: unknown = start
+    for (let index = chain.length - 1; index >= 0; index -= 1) {
+      const step = chain[index]
+      if (step === undefined) continue
+      const appended: Array<unknown> = []
+      for (const item of step.appended) appended.push(await this.load(operation, item, channel))
+      value = listDelta.apply(Array.isArray(value) ? value : [], step.removed, appended)
+    }
+    if (!Array.isArray(value)) return { value, writer: first.writer }
+    thread.remember(state, thread.liveKey(first.writer, channel), value)
+    return { value: value.slice(), writer: first.writer }
+  }
+
+  /** A checkpoint's pending writes in LangGraph's order (`writesSortKey`: task path, task id, idx). */
+  private orderedWrites(state: thread.ThreadState, checkpointId: string): ReadonlyArray<thread.StoredWrite> {
+    const stored = [...(state.writes.get(checkpointId)?.values() ?? [])]
+    return stored.sort((a, b) =>
+      compareWritesSortKeys(writesSortKey(a.taskPath, a.taskId, a.idx), writesSortKey(b.taskPath, b.taskId, b.idx))
+    )
+  }
+
+  private async tupleOf(
+    operation: string,
+    state: thread.ThreadState,
+    threadId: string,
+    namespace: string,
+    saved: CheckpointSaved,
+    config: RunnableConfig | undefined
+  ): Promise<CheckpointTuple> {
+    const skeleton = await this.load(operation, saved.checkpoint)
+    const checkpoint: Checkpoint = isRecord(skeleton)
+      ? ({ ...skeleton, channel_values: {} } as unknown as Checkpoint)
+      : ({ channel_values: {} } as unknown as Checkpoint)
+    const values: Record<string, unknown> = {}
+    for (const [channel, version] of Object.entries(checkpoint.channel_versions ?? {})) {
+      const found = await this.valueAt(operation, state, channel, version, saved.checkpointId)
+      if (found !== undefined && found.value !== undefined) values[channel] = found.value
+    }
+    checkpoint.channel_values = values
+    if (checkpoint.v < 4 && saved.parentCheckpointId !== null) {
+      // Checkpoints before format 4 kept pending sends as the parent's TASKS writes (as MemorySaver migrates).
+      const sends: Array<unknown> = []
+      for (const write of this.orderedWrites(state, saved.parentCheckpointId)) {
+        if (write.channel === TASKS) sends.push(await this.load(operation, write.value, write.channel))
+      }
+      checkpoint.channel_values[TASKS] = sends
+      const versions = Object.values(checkpoint.channel_versions)
+      checkpoint.channel_versions[TASKS] =
+        versions.length > 0 ? maxChannelVersion(...versions) : this.getNextVersion(undefined)
+    }
+    const metadata = (await this.load(operation, saved.metadata)) as CheckpointMetadata
+    const pendingWrites: Array<CheckpointPendingWrite> = []
+    for (const write of this.orderedWrites(state, saved.checkpointId)) {
+      pendingWrites.push([write.taskId, write.channel, await this.load(operation, write.value, write.channel)])
+    }
+    const tuple: CheckpointTuple = {
+      config: config ?? configOf(threadId, namespace, saved.checkpointId),
+      checkpoint,
+      metadata,
+      pendingWrites
+    }
+    if (saved.parentCheckpointId !== null) {
+      tuple.parentConfig = configOf(threadId, namespace, saved.parentCheckpointId)
+    }
+    return tuple
+  }
+
+  /** The checkpoint a config names, or the newest of its thread namespace. @since 0.5.0 */
+  async getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
+    // LangGraph's behaviour: no thread, no checkpoint (a malformed thread id is still an error).
+    if (configurableOf("getTuple", config)?.thread_id === undefined) return undefined
+    const target = targetOf("getTuple", config, false)
+    const stream = streamOf(target.threadId, target.namespace)
+    return this.exclusive(stream, async () => {
+      const state = await this.sync("getTuple", stream)
+      const id = target.checkpointId ?? thread.newestFirst(state)[0]
+      const saved = id === undefined ? undefined : state.checkpoints.get(id)
+      if (saved === undefined) return undefined
+      return this.tupleOf(
+        "getTuple",
+        state,
+        target.threadId,
+        target.namespace,
+        saved,
+        target.checkpointId === undefined ? undefined : config
+      )
+    })
+  }
+
+  /** Checkpoints newest first, filtered by thread, namespace, metadata (`filter`), `before` and `limit`. @since 0.5.0 */
+  async *list(config: RunnableConfig, options?: CheckpointListOptions): AsyncGenerator<CheckpointTuple> {
+    const configurable = configurableOf("list", config)
+    const threadId = checkId("list", "config.configurable.thread_id", configurable?.thread_id, true)
+    const namespace = checkId("list", "config.configurable.checkpoint_ns", configurable?.checkpoint_ns, true)
+    const checkpointId = checkId("list", "config.configurable.checkpoint_id", configurable?.checkpoint_id, true)
+    const beforeConfigurable = options?.before === undefined ? undefined : configurableOf("list", options.before)
+    const before = checkId("list", "options.before.configurable.checkpoint_id", beforeConfigurable?.checkpoint_id, true)
+    const filter = options?.filter
+    if (filter !== undefined && !isRecord(filter)) {
+      throw reject(
+        new InvalidCheckpointConfig({ operation: "list", field: "options.filter", detail: "must be an object" })
+      )
+    }
+    let remaining = options?.limit
+    const streams =
+      threadId !== undefined && threadId !== "" && namespace !== undefined
+        ? [streamOf(threadId, namespace)]
+        : (
+            await this.run(
+              "list",
+              Effect.flatMap(EventLog.EventLog, (log) => log.streams())
+            )
+          )
+            .map((info) => info.stream)
+            .filter((stream) => {
+              const parsed = parseStream(stream)
+              return (
+                parsed !== undefined &&
+                (threadId === undefined || threadId === "" || parsed.threadId === threadId) &&
+                (namespace === undefined || parsed.namespace === namespace)
+              )
+            })
+    for (const stream of streams) {
+      const parsed = parseStream(stream)
+      if (parsed === undefined) continue
+      const tuples = await this.exclusive(stream, async () => {
+        const state = await this.sync("list", stream)
+        const out: Array<CheckpointTuple> = []
+        for (const id of thread.newestFirst(state)) {
+          if (remaining !== undefined && remaining <= 0) break
+          if (checkpointId !== undefined && checkpointId !== "" && id !== checkpointId) continue
+          if (before !== undefined && before !== "" && id >= before) continue
+          const saved = state.checkpoints.get(id)
+          if (saved === undefined) continue
+          if (filter !== undefined) {
+            const metadata = await this.load("list", saved.metadata)
+            if (
+              !isRecord(metadata) ||
+              !Object.entries(filter).every(([key, value]) => sameValue(metadata[key], value))
+            ) {
+              continue
+            }
+          }
+          if (remaining !== undefined) remaining -= 1
+          out.push(await this.tupleOf("list", state, parsed.threadId, parsed.namespace, saved, undefined))
+        }
+        return out
+      })
+      for (const tuple of tuples) yield tuple
+      if (remaining !== undefined && remaining <= 0) return
+    }
+  }
+
+  /**
+   * Save a checkpoint: the channels in `newVersions` only, a list as what changed against the parent's
+   * list, the `messages` channel mirrored into the window.
+   * @since 0.5.0
+   */
+  async put(
+    config: RunnableConfig,
+    checkpoint: Checkpoint,
+    metadata: CheckpointMetadata,
+    newVersions: ChannelVersions
+  ): Promise<RunnableConfig> {
+    const target = targetOf("put", config, false)
+    if (!isRecord(checkpoint) || typeof checkpoint.id !== "string" || checkpoint.id === "") {
+      throw reject(
+        new InvalidCheckpointConfig({ operation: "put", field: "checkpoint.id", detail: "must be a non-empty string" })
+      )
+    }
+    if (!isRecord(checkpoint.channel_values) || !isRecord(checkpoint.channel_versions)) {
+      throw reject(
+        new InvalidCheckpointConfig({
+          operation: "put",
+          field: "checkpoint",
+          detail: "must hold channel_values and channel_versions objects"
+        })
+      )
+    }
+    if (!isRecord(newVersions)) {
+      throw reject(new InvalidCheckpointConfig({ operation: "put", field: "newVersions", detail: "must be an object" }))
+    }
+    const stream = streamOf(target.threadId, target.namespace)
+    await this.exclusive(stream, () => this.putExclusive(stream, target, checkpoint, metadata, newVersions))
+    return configOf(target.threadId, target.namespace, checkpoint.id)
+  }
+
+  private async putExclusive(
+    stream: string,
+    target: Target,
+    checkpoint: Checkpoint,
+    metadata: CheckpointMetadata,
+    newVersions: ChannelVersions
+  ): Promise<void> {
+    for (let attempt = 0; ; attempt += 1) {
+      const state = await this.sync("put", stream)
+      const parent = target.checkpointId === undefined ? undefined : state.checkpoints.get(target.checkpointId)
+      const parentVersions = parent === undefined ? undefined : await this.channelVersionsOf(state, parent)
+      const values: Array<WindowEvent.ChannelValueWritten> = []
+      const lists: Array<readonly [string, ReadonlyArray<unknown>]> = []
+      let window: { readonly removed: ReadonlyArray<string>; readonly appended: ReadonlyArray<unknown> } | undefined
+      const fork = target.checkpointId !== undefined && state.head !== undefined && state.head !== target.checkpointId
+      for (const [channel, version] of Object.entries(newVersions)) {
+        if (!Object.hasOwn(checkpoint.channel_values, channel)) continue
+        const value: unknown = Reflect.get(checkpoint.channel_values, channel)
+        if (value === undefined) continue
+        const baseVersion = parentVersions?.[channel]
+        const base =
+          Array.isArray(value) && baseVersion !== undefined && baseVersion !== version
+            ? await this.valueAt("put", state, channel, baseVersion, target.checkpointId ?? null)
+            : undefined
+        const mirrored = channel === this.messagesChannel && Array.isArray(value) && isMessageList(value)
+        const baseList: unknown = base?.value
+        if (Array.isArray(baseList) && Array.isArray(value)) {
+          const delta = listDelta.diff(baseList, value)
+          this.counted.compared += delta.compared
+          if (delta.removed.length < baseList.length || baseList.length === 0) {
+            const appended: Array<WindowEvent.SerializedValue> = []
+            for (const item of delta.appended) appended.push(await this.dump("put", channel, item))
+            values.push({ channel, version, base: baseVersion ?? version, removed: delta.removed, appended })
+          } else {
+            values.push({ channel, version, value: await this.dump("put", channel, value) })
+          }
+          if (mirrored && !fork) {
+            const removedIds = delta.removed.flatMap((index) => {
+              const item: unknown = baseList[index]
+              return isRecord(item) && typeof item.id === "string" ? [item.id] : []
+            })
+            window = { removed: removedIds, appended: delta.appended }
+          }
+        } else {
+          values.push({ channel, version, value: await this.dump("put", channel, value) })
+        }
+        if (Array.isArray(value)) lists.push([thread.liveKey(checkpoint.id, channel), value])
+        if (mirrored && window === undefined) {
+          // A fork, or no parent list: move the window from the list it mirrors to this one, keeping
+          // the messages both start with (by id).
+          const ids = value.map((item: unknown) => (isRecord(item) && typeof item.id === "string" ? item.id : ""))
+          let kept = 0
+          while (kept < state.windowIds.length && kept < ids.length && state.windowIds[kept] === ids[kept]) kept += 1
+          window = { removed: state.windowIds.slice(kept), appended: value.slice(kept) }
+        }
+      }
+      const skeleton = await this.dump("put", undefined, { ...checkpoint, channel_values: {} })
+      const meta = await this.dump("put", undefined, metadata)
+      const saved: Omit<CheckpointSaved, "id"> = {
+        _tag: "CheckpointSaved",
+        checkpointId: checkpoint.id,
+        parentCheckpointId: target.checkpointId ?? null,
+        ...(fork && state.head !== undefined ? { forkOf: state.head } : {}),
+        checkpoint: skeleton,
+        metadata: meta,
+        values
+      }
+      const reason = fork
+        ? `langgraph: fork from checkpoint ${target.checkpointId}`
+        : "langgraph: removed from messages"
+      const expected = state.version
+      const mirroredWindow = window
+      const result = await this.run(
+        "put",
+        Effect.gen(function* () {
+          const log = yield* EventLog.EventLog
+          const counter = yield* TokenCounter.TokenCounter
+          const events: Array<WindowEvent.WindowEvent> = []
+          if (mirroredWindow !== undefined && mirroredWindow.removed.length > 0) {
+            events.push({ _tag: "MessagesRemoved", id: yield* Ids.next, messageIds: mirroredWindow.removed, reason })
+          }
+          for (const item of mirroredWindow?.appended ?? []) {
+            const message: Message.Message = toWindowMessage(item, yield* Ids.next, counter)
+            events.push({ _tag: "MessageAppended", id: yield* Ids.next, message })
+          }
+          events.push({ ...saved, id: yield* Ids.next })
+          return yield* log.append(stream, events, expected, { actor }).pipe(
+            Effect.map((appended) => ({ _tag: "Written" as const, appended, events })),
+            Effect.catchTag("ConcurrencyConflict", (conflict) =>
+              Effect.succeed({ _tag: "Conflict" as const, conflict })
+            )
+          )
+        })
+      )
+      if (result._tag === "Conflict") {
+        if (attempt < 5) continue
+        throw new CtxlogError(result.conflict._tag, result.conflict.message, result.conflict)
+      }
+      const stored = result.appended.stored ?? result.events
+      stored.forEach((event, index) => {
+        thread.fold(state, event, true)
+        state.version = expected + index + 1
+      })
+      this.counted.events += stored.length
+      if (result.appended.stored === undefined) {
+        for (const [key, list] of lists) thread.remember(state, key, list)
+      }
+      return
+    }
+  }
+
+  private async channelVersionsOf(state: thread.ThreadState, saved: CheckpointSaved): Promise<ChannelVersions> {
+    const skeleton = await this.load("put", saved.checkpoint)
+    const versions = isRecord(skeleton) ? skeleton.channel_versions : undefined
+    if (!isRecord(versions)) return {}
+    const out: ChannelVersions = {}
+    for (const [channel, version] of Object.entries(versions)) {
+      if (typeof version === "number" || typeof version === "string") out[channel] = version
+    }
+    void state
+    return out
+  }
+
+  /** Save a task's pending writes against a checkpoint. @since 0.5.0 */
+  async putWrites(
+    config: RunnableConfig,
+    writes: Array<PendingWrite>,
+    taskId: string,
+    taskPath?: string
+  ): Promise<void> {
+    const target = targetOf("putWrites", config, true)
+    const checkpointId = target.checkpointId ?? ""
+    if (typeof taskId !== "string" || taskId === "") {
+      throw reject(
+        new InvalidCheckpointConfig({ operation: "putWrites", field: "taskId", detail: "must be a non-empty string" })
+      )
+    }
+    if (!Array.isArray(writes)) {
+      throw reject(new InvalidCheckpointConfig({ operation: "putWrites", field: "writes", detail: "must be an array" }))
+    }
+    const stream = streamOf(target.threadId, target.namespace)
+    await this.exclusive(stream, async () => {
+      for (let attempt = 0; ; attempt += 1) {
+        const state = await this.sync("putWrites", stream)
+        const saved: Array<WindowEvent.PendingWriteSaved> = []
+        for (const [index, write] of writes.entries()) {
+          if (!Array.isArray(write) || typeof write[0] !== "string") {
+            throw reject(
+              new InvalidCheckpointConfig({
+                operation: "putWrites",
+                field: `writes[${index}]`,
+                detail: "must be a [channel, value] pair"
+              })
+            )
+          }
+          const [channel, value] = write
+          const idx = WRITES_IDX_MAP[channel] ?? index
+          if (idx >= 0 && thread.hasWrite(state, checkpointId, taskId, idx)) continue
+          saved.push({ idx, channel, value: await this.dump("putWrites", channel, value) })
+        }
+        if (saved.length === 0) return
+        const expected = state.version
+        const event = {
+          _tag: "CheckpointWritesSaved" as const,
+          checkpointId,
+          taskId,
+          taskPath: taskPath ?? "",
+          writes: saved
+        }
+        const result = await this.run(
+          "putWrites",
+          Effect.gen(function* () {
+            const log = yield* EventLog.EventLog
+            const stamped: WindowEvent.WindowEvent = { ...event, id: yield* Ids.next }
+            return yield* log.append(stream, [stamped], expected, { actor }).pipe(
+              Effect.map((appended) => ({ _tag: "Written" as const, stored: appended.stored ?? [stamped] })),
+              Effect.catchTag("ConcurrencyConflict", (conflict) =>
+                Effect.succeed({ _tag: "Conflict" as const, conflict })
+              )
+            )
+          })
+        )
+        if (result._tag === "Conflict") {
+          if (attempt < 5) continue
+          throw new CtxlogError(result.conflict._tag, result.conflict.message, result.conflict)
+        }
+        result.stored.forEach((stored, index) => {
+          thread.fold(state, stored, true)
+          state.version = expected + index + 1
+        })
+        this.counted.events += result.stored.length
+        return
+      }
+    })
+  }
+
+  /**
+   * Delete a thread: every namespace's checkpoints and writes are gone for the saver (a
+   * `CheckpointsDeleted` event) and its window is cleared. The events stay in the append-only log; erase
+   * them with `@ctxlog/memory`'s `Erasure` when they must go.
+   * @since 0.5.0
+   */
+  async deleteThread(threadId: string): Promise<void> {
+    checkId("deleteThread", "threadId", threadId, false)
+    const streams = (
+      await this.run(
+        "deleteThread",
+        Effect.flatMap(EventLog.EventLog, (log) => log.streams())
+      )
+    )
+      .map((info) => info.stream)
+      .filter((stream) => parseStream(stream)?.threadId === threadId)
+    for (const stream of streams) {
+      await this.exclusive(stream, async () => {
+        for (let attempt = 0; ; attempt += 1) {
+          const state = await this.sync("deleteThread", stream)
+          if (state.checkpoints.size === 0 && state.writes.size === 0 && state.windowIds.length === 0) return
+          const expected = state.version
+          const result = await this.run(
+            "deleteThread",
+            Effect.gen(function* () {
+              const log = yield* EventLog.EventLog
+              const events: Array<WindowEvent.WindowEvent> = [
+                { _tag: "CheckpointsDeleted", id: yield* Ids.next },
+                { _tag: "HistoryCleared", id: yield* Ids.next, scope: "conversation" }
+              ]
+              return yield* log.append(stream, events, expected, { actor }).pipe(
+                Effect.map(() => ({ _tag: "Written" as const, events })),
+                Effect.catchTag("ConcurrencyConflict", (conflict) =>
+                  Effect.succeed({ _tag: "Conflict" as const, conflict })
+                )
+              )
+            })
+          )
+          if (result._tag === "Conflict") {
+            if (attempt < 5) continue
+            throw new CtxlogError(result.conflict._tag, result.conflict.message, result.conflict)
+          }
+          result.events.forEach((event, index) => {
+            thread.fold(state, event, true)
+            state.version = expected + index + 1
+          })
+          this.counted.events += result.events.length
+          return
+        }
+      })
+    }
+  }
+}

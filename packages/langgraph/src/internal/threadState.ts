@@ -1,0 +1,179 @@
+/**
+ * What the saver knows of one thread namespace (one stream), folded from its events: the checkpoints by
+ * id, the channel values by `(channel, version)`, the pending writes by checkpoint, and the ids of the
+ * messages the ctxlog window holds. Folding is O(the event); a process folds a stream once and then only
+ * the events appended since (by this process or another one).
+ */
+import type { WindowEvent } from "@ctxlog/core"
+
+type CheckpointSaved = WindowEvent.EventOf<"CheckpointSaved">
+
+/** A stored pending write. */
+export interface StoredWrite {
+  readonly taskId: string
+  readonly taskPath: string
+  readonly idx: number
+  readonly channel: string
+  readonly value: WindowEvent.SerializedValue
+}
+
+/** The key of a channel value. */
+export const valueKey = (channel: string, version: WindowEvent.ChannelVersion): string =>
+  `${channel}\u0000${typeof version}\u0000${String(version)}`
+
+/** The key of a live list: the checkpoint that wrote it and the channel. */
+export const liveKey = (writer: string, channel: string): string => `${writer}\u0000${channel}`
+
+/** A channel value and the checkpoint that wrote it. */
+export interface Written {
+  readonly writer: string
+  readonly written: WindowEvent.ChannelValueWritten
+}
+
+/** The folded state of one stream. */
+export interface ThreadState {
+  /** Stream version folded so far. */
+  version: number
+  readonly checkpoints: Map<string, CheckpointSaved>
+  /** Checkpoint ids newest first (by id, as LangGraph orders them); rebuilt lazily. */
+  sorted: ReadonlyArray<string> | undefined
+  /**
+   * Channel values by `valueKey`. LangGraph's versions are counters, so two branches of a forked thread
+   * can write the same `(channel, version)`: every writer is kept, and `resolve` picks the one on the
+   * reader's ancestor chain.
+   */
+  readonly values: Map<string, Array<Written>>
+  readonly writes: Map<string, Map<string, StoredWrite>>
+  /** The checkpoint saved last (the head the window mirrors). */
+  head: string | undefined
+  /** Ids of the messages of the list the saver mirrors into the window (the head's), in order. */
+  windowIds: Array<string>
+  /** Live channel values by `valueKey`: the lists this process wrote or rebuilt last (a small LRU). */
+  readonly live: Map<string, ReadonlyArray<unknown>>
+}
+
+/** A state for a stream with no events. */
+export const empty = (): ThreadState => ({
+  version: 0,
+  checkpoints: new Map(),
+  sorted: undefined,
+  values: new Map(),
+  writes: new Map(),
+  head: undefined,
+  windowIds: [],
+  live: new Map()
+})
+
+const liveCapacity = 16
+
+/** Remember a live list value (kept as a copy: the caller's array may change, its items do not). */
+export const remember = (state: ThreadState, key: string, value: ReadonlyArray<unknown>): void => {
+  state.live.delete(key)
+  state.live.set(key, value.slice())
+  if (state.live.size > liveCapacity) {
+    const oldest = state.live.keys().next()
+    if (oldest.done !== true) state.live.delete(oldest.value)
+  }
+}
+
+const writeKey = (taskId: string, idx: number): string => `${taskId}\u0000${idx}`
+
+/**
+ * Fold one event of the stream. `ours`: the saver wrote it (its window events track the list the saver
+ * mirrors; another writer's window events, a compaction say, change the window but not that list).
+ */
+export const fold = (state: ThreadState, event: WindowEvent.WindowEvent, ours: boolean): void => {
+  switch (event._tag) {
+    case "CheckpointSaved": {
+      state.checkpoints.set(event.checkpointId, event)
+      state.sorted = undefined
+      for (const written of event.values) {
+        const key = valueKey(written.channel, written.version)
+        const writers = (state.values.get(key) ?? []).filter((entry) => entry.writer !== event.checkpointId)
+        writers.push({ writer: event.checkpointId, written })
+        state.values.set(key, writers)
+      }
+      state.head = event.checkpointId
+      return
+    }
+    case "CheckpointWritesSaved": {
+      const forCheckpoint = state.writes.get(event.checkpointId) ?? new Map<string, StoredWrite>()
+      for (const write of event.writes) {
+        const key = writeKey(event.taskId, write.idx)
+        // LangGraph's rule: a regular write (idx >= 0) is stored once; errors and interrupts replace.
+        if (write.idx >= 0 && forCheckpoint.has(key)) continue
+        forCheckpoint.set(key, {
+          taskId: event.taskId,
+          taskPath: event.taskPath,
+          idx: write.idx,
+          channel: write.channel,
+          value: write.value
+        })
+      }
+      state.writes.set(event.checkpointId, forCheckpoint)
+      return
+    }
+    case "CheckpointsDeleted": {
+      state.checkpoints.clear()
+      state.sorted = undefined
+      state.values.clear()
+      state.writes.clear()
+      state.live.clear()
+      state.head = undefined
+      return
+    }
+    case "MessageAppended": {
+      if (!ours) return
+      state.windowIds.push(event.message.id)
+      return
+    }
+    case "MessagesRemoved": {
+      if (!ours) return
+      const gone = new Set(event.messageIds)
+      state.windowIds = state.windowIds.filter((id) => !gone.has(id))
+      return
+    }
+    case "HistoryCleared": {
+      if (ours) state.windowIds = []
+      return
+    }
+    default:
+      return
+  }
+}
+
+/**
+ * The write of `(channel, version)` that checkpoint `at` sees: the only one, or the one on `at`'s
+ * ancestor chain (walked from `at` until a writer: as far back as the channel last changed), or else
+ * the newest (as a saver that stores values by version alone would answer).
+ */
+export const resolve = (
+  state: ThreadState,
+  channel: string,
+  version: WindowEvent.ChannelVersion,
+  at: string | null
+): Written | undefined => {
+  const writers = state.values.get(valueKey(channel, version))
+  if (writers === undefined || writers.length === 0) return undefined
+  if (writers.length === 1) return writers[0]
+  const seen = new Set<string>()
+  for (let current = at; current !== null && !seen.has(current); ) {
+    seen.add(current)
+    const found = writers.find((entry) => entry.writer === current)
+    if (found !== undefined) return found
+    current = state.checkpoints.get(current)?.parentCheckpointId ?? null
+  }
+  return writers[writers.length - 1]
+}
+
+/** Whether a pending write key is stored already (regular writes are stored once). */
+export const hasWrite = (state: ThreadState, checkpointId: string, taskId: string, idx: number): boolean =>
+  state.writes.get(checkpointId)?.has(writeKey(taskId, idx)) === true
+
+/** Checkpoint ids newest first. */
+export const newestFirst = (state: ThreadState): ReadonlyArray<string> => {
+  if (state.sorted === undefined) {
+    state.sorted = [...state.checkpoints.keys()].sort((a, b) => (a < b ? 1 : a > b ? -1 : 0))
+  }
+  return state.sorted
+}
