@@ -6,11 +6,12 @@
 // passed to write(2) per turn (`wchar` of /proc/self/io) measured for each saver on its own.
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
+import { CtxlogSaver } from "@ctxlog/langgraph"
 import { AIMessage, type BaseMessage, HumanMessage, ToolMessage } from "@langchain/core/messages"
 import { MemorySaver, MessagesAnnotation, START, StateGraph } from "@langchain/langgraph"
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint"
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite"
-import { compare, noteRow, type Row, rows, type Subject } from "./harness.js"
+import { compare, type Row, rows, type Subject } from "./harness.js"
 import type { Scenario } from "./scenarios.js"
 import type { Verdict } from "./targets.js"
 import { prose, tempDir } from "./stores.js"
@@ -25,14 +26,6 @@ const writtenBytes = (): number | undefined => {
   } catch {
     return undefined
   }
-}
-
-/** `CtxlogSaver` from @ctxlog/langgraph when this build has it (issue 26 item 1), else why not. */
-const ctxlogSaver = async (filename: string): Promise<BaseCheckpointSaver | string> => {
-  const module: Record<string, unknown> = await import("@ctxlog/langgraph")
-  const Saver = module.CtxlogSaver
-  if (typeof Saver !== "function") return "CtxlogSaver is not in this build of @ctxlog/langgraph"
-  return new (Saver as new (options: { readonly sqlite: string }) => BaseCheckpointSaver)({ sqlite: filename })
 }
 
 /** The graph of the issue: MessagesAnnotation and one node that changes nothing (the turn is the input). */
@@ -121,13 +114,8 @@ export const langgraphScenario: Scenario = {
         size: 0,
         close
       })
-      const ctxlog = await ctxlogSaver(join(dir, "ctxlog.db"))
-      if (typeof ctxlog === "string") {
-        out.push(noteRow("langgraph turn", `${size} messages`, "ctxlog CtxlogSaver", ctxlog))
-      } else {
-        const closable = ctxlog as BaseCheckpointSaver & { readonly close?: () => Promise<void> | void }
-        threads.push(open("ctxlog CtxlogSaver", ctxlog, () => void closable.close?.()))
-      }
+      const ctxlog = new CtxlogSaver({ sqlite: join(dir, "ctxlog.db") })
+      threads.push(open("ctxlog CtxlogSaver", ctxlog, () => void ctxlog.close()))
       const sqlite = SqliteSaver.fromConnString(join(dir, "langgraph.db"))
       threads.push(open("LangGraph SqliteSaver", sqlite, () => sqlite.db.close()))
       threads.push(open("LangGraph MemorySaver (no storage)", new MemorySaver(), () => {}))
@@ -179,7 +167,7 @@ const kibOf = (row: Row | undefined): number | undefined => {
 const notRun = (target: string, goal: string): Verdict => ({
   target,
   goal,
-  measured: "no figure in this run (scenario `langgraph` not run, or CtxlogSaver missing from the build)",
+  measured: "no figure in this run (scenario `langgraph` not run at this size)",
   met: "not run"
 })
 
