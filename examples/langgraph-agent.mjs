@@ -1,6 +1,6 @@
 // A LangGraph ReAct agent (`createReactAgent`) on the ctxlog event log: `CtxlogSaver` keeps the graph's
 // state, `ctxlogPreModelHook` runs the turn module before every model call (compaction, the fit to the
-// window, a recorded render). The model is a small offline chat model that reads a file when asked and
+// window, a recorded render) and its `postModelHook` records each final answer. The model is a small offline chat model that reads a file when asked and
 // then answers from it. The first process asks a question and exits; a second process reopens the same
 // database, resumes the thread from its checkpoint and asks a follow-up. Then the log is checked (every
 // render rebuilds) and the `pnpm ctxlog` commands that inspect it are printed.
@@ -76,7 +76,13 @@ const session = async (filename, question) => {
     system: "You answer questions about the project from its files.",
     contextWindow: 16_000
   })
-  const agent = createReactAgent({ llm: new OfflineChatModel(), tools: [readFile], preModelHook, checkpointer })
+  const agent = createReactAgent({
+    llm: new OfflineChatModel(),
+    tools: [readFile],
+    preModelHook,
+    postModelHook: preModelHook.postModelHook,
+    checkpointer
+  })
   const before = await agent.getState(thread)
   console.log(`  the thread holds ${before.values.messages?.length ?? 0} messages before this run`)
   const state = await agent.invoke({ messages: [new HumanMessage(question)] }, thread)
@@ -107,13 +113,20 @@ if (mode === "session") {
   )
   const verification = RenderRecord.verifyAll(events)
   const graph = await ctx.load(CtxlogSaver.streamFor("demo"))
+  const seen = await ctx.load(model)
   await ctx.close()
   console.log(
     `the thread's stream ${CtxlogSaver.streamFor("demo")}: ${graph.history.length} messages in its window;`,
     `the model's stream ${model}: ${verification.renders} renders, ${verification.verified} rebuilt to their recorded hash,`,
-    `${verification.failures.length} failures, ${verification.overWindow.length} over the window`
+    `${verification.failures.length} failures, ${verification.overWindow.length} over the window;`,
+    `${seen.history.length} messages in its window`
   )
-  if (verification.renders !== 4 || verification.verified !== 4 || graph.history.length !== 8) {
+  if (
+    verification.renders !== 4 ||
+    verification.verified !== 4 ||
+    graph.history.length !== 8 ||
+    seen.history.length !== 8
+  ) {
     console.error("unexpected log contents")
     process.exit(1)
   }

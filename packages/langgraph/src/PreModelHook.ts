@@ -62,6 +62,14 @@ export interface PreModelHookUpdate {
 /** A LangGraph node: `preModelHook` of `createReactAgent`, with the stream naming and the context it opened. @since 0.1.0 */
 export interface CtxlogPreModelHook {
   (state: { readonly messages: ReadonlyArray<BaseMessage> }, config?: RunnableConfig): Promise<PreModelHookUpdate>
+  /**
+   * `postModelHook` of `createReactAgent`: a final answer (no tool calls) goes into the stream at once
+   * and ends the turn, instead of with the next user message. Changes nothing in the graph's state.
+   */
+  readonly postModelHook: (
+    state: { readonly messages: ReadonlyArray<BaseMessage> },
+    config?: RunnableConfig
+  ) => Promise<Record<string, never>>
   /** The stream of the thread a config names. */
   readonly streamOf: (config: RunnableConfig | undefined) => string
   /** Close the context the hook opened (an open context given as `context` is left open); the next call reopens. */
@@ -160,26 +168,44 @@ interface ThreadState {
   lastEstimate: number
 }
 
+/** The text of an answer's parts (what tells a recorded answer from another: answers keep no LangChain id). */
+const answerText = (parts: ReadonlyArray<Message.Part>): string =>
+  parts.flatMap((part) => (part.type === "text" ? [part.text] : [])).join("\n")
+
 /**
  * The index past the last message of `messages` the stream already holds, for a process that has not
  * seen the thread yet (a restart) or whose thread changed under it (time travel): a user message whose
  * id the window holds, or a tool result whose call the window has completed. A model answer goes into
- * the log with its results (or, without tool calls, when the next user message comes), so what follows
- * the last such message is new.
+ * the log with its results, or, without tool calls, from the post-model hook or with the next user
+ * message: an answer without tool calls right after that point is held when it is the window's newest
+ * message, with the same text.
  */
 const resumePoint = (window: Window.Window, messages: ReadonlyArray<BaseMessage>): number => {
   let completed: ReadonlySet<string> | undefined
-  for (let index = messages.length - 1; index >= 0; index--) {
+  let point = 0
+  for (let index = messages.length - 1; index >= 0 && point === 0; index--) {
     const message = messages[index]
     if (message === undefined) continue
     if (HumanMessage.isInstance(message) && typeof message.id === "string") {
-      if (Window.findMessage(window, message.id) !== undefined) return index + 1
+      if (Window.findMessage(window, message.id) !== undefined) point = index + 1
     } else if (ToolMessage.isInstance(message)) {
       completed ??= new Set(window.completedToolIds)
-      if (completed.has(message.tool_call_id)) return index + 1
+      if (completed.has(message.tool_call_id)) point = index + 1
     }
   }
-  return 0
+  const next = messages[point]
+  const newest = window.history.at(-1)
+  if (
+    next !== undefined &&
+    AIMessage.isInstance(next) &&
+    (next.tool_calls ?? []).length === 0 &&
+    newest?.role === "assistant" &&
+    Message.toolCallsOf(newest).length === 0
+  ) {
+    const [answer] = converted([next], point)
+    if (answer !== undefined && answerText(answer.parts) === answerText(newest.parts)) return point + 1
+  }
+  return point
 }
 
 /** The leading system messages of a thread: the system prompt of its stream. */
@@ -313,7 +339,41 @@ export const ctxlogPreModelHook = (options: PreModelHookOptions): CtxlogPreModel
     return { llmInputMessages: out.right }
   }
 
+  const postModelHook = async (
+    state: { readonly messages: ReadonlyArray<BaseMessage> },
+    config?: RunnableConfig
+  ): Promise<Record<string, never>> => {
+    const stream = streamOf(config)
+    const thread = threads.get(stream)
+    const messages = state.messages
+    const last = messages.at(-1)
+    // Only the answer to the render this process just made, and only a final one: an answer with tool
+    // calls goes in with its results at the next pre-model call.
+    if (
+      thread === undefined ||
+      last === undefined ||
+      !AIMessage.isInstance(last) ||
+      (last.tool_calls ?? []).length > 0 ||
+      thread.known !== messages.length - 1 ||
+      (thread.known > 0 && messages[thread.known - 1]?.id !== thread.lastId)
+    ) {
+      return {}
+    }
+    const [answer] = converted([last], messages.length - 1)
+    const context = await open()
+    await context.turn(stream, policy).complete({
+      answer: answer?.parts ?? [],
+      usage: usageOf(last.usage_metadata),
+      estimatedInputTokens: thread.lastEstimate === 0 ? undefined : thread.lastEstimate,
+      endTurn: true
+    })
+    thread.known = messages.length
+    thread.lastId = last.id
+    return {}
+  }
+
   return Object.assign(hook, {
+    postModelHook,
     streamOf,
     close: async () => {
       const context = opened

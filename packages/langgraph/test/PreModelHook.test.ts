@@ -161,6 +161,48 @@ describe("ctxlogPreModelHook", () => {
     expect(log.verification).toMatchObject({ renders: 3, verified: 3, failures: [] })
   })
 
+  it("with the post-model hook a final answer goes in at once, and a restart does not put it in twice", async () => {
+    const filename = tempDb()
+    const checkpoints = filename.replace(/agent\.db$/, "checkpoints.db")
+    const script = [callTool("c1", "read_file", { path: "a.ts" }), say("One function."), say("Still one.")]
+    let calls = 0
+    const session = async (question: string) => {
+      const hook = ctxlogPreModelHook({ sqlite: filename, tools: [readFile] })
+      const saver = SqliteSaver.fromConnString(checkpoints)
+      const llm = new ScriptedChatModel(() => script[calls++] ?? say("(script ended)"))
+      const agent = createReactAgent({
+        llm,
+        tools: [readFile],
+        preModelHook: hook,
+        postModelHook: hook.postModelHook,
+        checkpointer: saver
+      })
+      const state = await agent.invoke({ messages: [new HumanMessage(question)] }, thread("p"))
+      await hook.close()
+      saver.db.close()
+      return state
+    }
+    await session("What is in a.ts?")
+    const first = await readBack(filename, "p/model")
+    expect(first.window.history.map((message) => message.role)).toEqual(["user", "assistant", "tool", "assistant"])
+    expect(first.count("TurnCompleted")).toBe(1)
+    expect(first.count("UsageReported")).toBe(2)
+
+    const resumed = await session("And now?")
+    expect(resumed.messages.at(-1)?.content).toBe("Still one.")
+    const log = await readBack(filename, "p/model")
+    expect(log.window.history.map((message) => message.role)).toEqual([
+      "user",
+      "assistant",
+      "tool",
+      "assistant",
+      "user",
+      "assistant"
+    ])
+    expect(log.count("TurnCompleted")).toBe(2)
+    expect(log.verification).toEqual({ renders: 3, verified: 3, failures: [], overWindow: [] })
+  })
+
   it("refuses a message the LangChain adapter cannot carry, naming it, and writes nothing", async () => {
     const filename = tempDb()
     const hook = ctxlogPreModelHook({ sqlite: filename })
