@@ -38,7 +38,10 @@ const graphOn = (checkpointer: BaseCheckpointSaver) =>
 
 type Graph = ReturnType<typeof graphOn>
 
-/** Message `i` of a thread: user, assistant tool call, tool result, assistant, in turn (~300 chars of text each). */
+/**
+ * Message `i` of a thread: user, assistant tool call, tool result, assistant, in turn: ~300 chars of text
+ * each, a tool result ~2,000 (as large as the ones a turn appends).
+ */
 const messageAt = (i: number): BaseMessage => {
   const text = prose(300, i)
   switch (i % 4) {
@@ -51,7 +54,7 @@ const messageAt = (i: number): BaseMessage => {
         tool_calls: [{ type: "tool_call", id: `c${i}`, name: "read_file", args: { path: `src/f${i}.ts` } }]
       })
     case 2:
-      return new ToolMessage({ content: text, tool_call_id: `c${i - 1}`, id: `m${i}` })
+      return new ToolMessage({ content: prose(2000, i), tool_call_id: `c${i - 1}`, id: `m${i}` })
     default:
       return new AIMessage({ content: text, id: `m${i}` })
   }
