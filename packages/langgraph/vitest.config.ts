@@ -12,6 +12,9 @@ export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
     globals: true,
+    // A real PostgreSQL server for the PostgreSQL tests (or CTXLOG_TEST_PG_URL), from @ctxlog/memory's
+    // test support: started once, stopped (and deleted) after the run.
+    globalSetup: ["../memory/test/support/postgresServer.ts"],
     pool: "forks",
     testTimeout: 120_000,
     hookTimeout: 120_000,

@@ -446,6 +446,12 @@ export const describeEvent = (event: WindowEvent.WindowEvent): string => {
       return `${event.toolCallIds.length} tool pair(s)`
     case "FactsRecorded":
       return `${event.facts.length} fact(s)`
+    case "CheckpointSaved":
+      return `LangGraph checkpoint ${event.checkpointId}${event.parentCheckpointId === null ? "" : ` after ${event.parentCheckpointId}`}${event.forkOf === undefined ? "" : ` (fork: time travel, the thread was at ${event.forkOf})`}: ${event.values.length} channel(s) written`
+    case "CheckpointWritesSaved":
+      return `LangGraph task ${event.taskId}: ${event.writes.length} pending write(s) on ${event.checkpointId}`
+    case "CheckpointsDeleted":
+      return "LangGraph thread deleted"
     default:
       return ""
   }

@@ -385,7 +385,8 @@ export type ChannelValueWritten = typeof ChannelValueWritten.Type
  * A LangGraph checkpoint was saved (`@ctxlog/langgraph`'s `CtxlogSaver.put`): the checkpoint without
  * its channel values and its metadata, both as LangGraph's serializer wrote them, and the values of the
  * channels whose version changed. `forkOf` names the newest checkpoint when this one continues an older
- * one (time travel). The window is unchanged: the saver writes a messages channel's changes as
+ * one (time travel). `windowOf` names the checkpoint whose messages list the window mirrors from here on,
+ * when that changed. The window is unchanged: the saver writes the messages list's changes as
  * `MessageAppended` / `MessagesRemoved` beside it.
  * @since 0.5.0
  */
@@ -394,6 +395,7 @@ export const CheckpointSaved = Schema.TaggedStruct("CheckpointSaved", {
   checkpointId: Schema.String.pipe(Schema.minLength(1)),
   parentCheckpointId: Schema.NullOr(Schema.String),
   forkOf: Schema.optional(Schema.String),
+  windowOf: Schema.optional(Schema.String),
   checkpoint: SerializedValue,
   metadata: SerializedValue,
   values: Schema.Array(ChannelValueWritten)

@@ -55,6 +55,8 @@ import { isBaseMessage, toWindowMessage } from "./internal/messages.js"
 import { parseStream, streamOf } from "./internal/streamIds.js"
 import * as thread from "./internal/threadState.js"
 import { InvalidCheckpointConfig, SaverClosed, SerializationFailed } from "./SaverError.js"
+/** `REMOVE_ALL_MESSAGES` of `@langchain/langgraph` (an optional peer: not imported at run time). */
+const REMOVE_ALL_MESSAGES = "__remove_all__"
 
 /** Where the log lives: exactly one of `sqlite` (a file path), `postgres` (a URL), `memory`. @since 0.5.0 */
 export type CtxlogSaverOptions = (
@@ -88,6 +90,8 @@ export interface SaverWork {
   readonly compared: number
   /** Events read back from the log (catching up, or a first read of a stream). */
   readonly eventsRead: number
+  /** Appends retried after another writer moved the stream (`ConcurrencyConflict`). */
+  readonly retried: number
 }
 
 type Services = EventLog.EventLog | Ids.Ids | TokenCounter.TokenCounter
@@ -230,8 +234,9 @@ export class CtxlogSaver extends BaseCheckpointSaver {
   private readonly messagesChannel: string
   private readonly threads = new Map<string, thread.ThreadState>()
   private readonly queues = new Map<string, Promise<unknown>>()
+  private readonly decodedItems = new WeakMap<WindowEvent.SerializedValue, { readonly value: unknown }>()
   private closed = false
-  private counted = { serialized: 0, events: 0, bytes: 0, compared: 0, eventsRead: 0 }
+  private counted = { serialized: 0, events: 0, bytes: 0, compared: 0, eventsRead: 0, retried: 0 }
 
   constructor(options: CtxlogSaverOptions) {
     super(options.serde)
@@ -352,7 +357,8 @@ export class CtxlogSaver extends BaseCheckpointSaver {
     state: thread.ThreadState,
     channel: string,
     version: WindowEvent.ChannelVersion,
-    at: string | null
+    at: string | null,
+    copy: boolean
   ): Promise<{ readonly value: unknown; readonly writer: string } | undefined> {
     const first = thread.resolve(state, channel, version, at)
     if (first === undefined) return undefined
@@ -382,12 +388,26 @@ export class CtxlogSaver extends BaseCheckpointSaver {
       const step = chain[index]
       if (step === undefined) continue
       const appended: Array<unknown> = []
-      for (const item of step.appended) appended.push(await this.load(operation, item, channel))
+      for (const item of step.appended) {
+        // A list item is decoded once per process: rebuilding older checkpoints' lists (`list`,
+        // `getStateHistory`) reuses it instead of running the serializer again.
+        const known = this.decodedItems.get(item)
+        if (known !== undefined) {
+          appended.push(known.value)
+          continue
+        }
+        const decoded = await this.load(operation, item, channel)
+        this.decodedItems.set(item, { value: decoded })
+        appended.push(decoded)
+      }
       value = listDelta.apply(Array.isArray(value) ? value : [], step.removed, appended)
     }
     if (!Array.isArray(value)) return { value, writer: first.writer }
-    thread.remember(state, thread.liveKey(first.writer, channel), value)
-    return { value: value.slice(), writer: first.writer }
+    if (chain.length > 0 || !state.live.has(thread.liveKey(first.writer, channel))) {
+      thread.remember(state, thread.liveKey(first.writer, channel), value)
+    }
+    // A list handed to LangGraph is a copy (the caller may change it); `put` only reads it: no O(list) copy.
+    return { value: copy ? value.slice() : value, writer: first.writer }
   }
 
   /** A checkpoint's pending writes in LangGraph's order (`writesSortKey`: task path, task id, idx). */
@@ -412,7 +432,7 @@ export class CtxlogSaver extends BaseCheckpointSaver {
       : ({ channel_values: {} } as unknown as Checkpoint)
     const values: Record<string, unknown> = {}
     for (const [channel, version] of Object.entries(checkpoint.channel_versions ?? {})) {
-      const found = await this.valueAt(operation, state, channel, version, saved.checkpointId)
+      const found = await this.valueAt(operation, state, channel, version, saved.checkpointId, true)
       if (found !== undefined && found.value !== undefined) values[channel] = found.value
     }
     checkpoint.channel_values = values
@@ -577,8 +597,15 @@ export class CtxlogSaver extends BaseCheckpointSaver {
       const parentVersions = parent === undefined ? undefined : await this.channelVersionsOf(state, parent)
       const values: Array<WindowEvent.ChannelValueWritten> = []
       const lists: Array<readonly [string, ReadonlyArray<unknown>]> = []
-      let window: { readonly removed: ReadonlyArray<string>; readonly appended: ReadonlyArray<unknown> } | undefined
       const fork = target.checkpointId !== undefined && state.head !== undefined && state.head !== target.checkpointId
+      // What the messages list of this put changed against its base (the list of the checkpoint that wrote it).
+      let messagesDelta:
+        | {
+            readonly baseWriter: string
+            readonly removed: ReadonlyArray<string>
+            readonly appended: ReadonlyArray<unknown>
+          }
+        | undefined
       for (const [channel, version] of Object.entries(newVersions)) {
         if (!Object.hasOwn(checkpoint.channel_values, channel)) continue
         const value: unknown = Reflect.get(checkpoint.channel_values, channel)
@@ -586,11 +613,10 @@ export class CtxlogSaver extends BaseCheckpointSaver {
         const baseVersion = parentVersions?.[channel]
         const base =
           Array.isArray(value) && baseVersion !== undefined && baseVersion !== version
-            ? await this.valueAt("put", state, channel, baseVersion, target.checkpointId ?? null)
+            ? await this.valueAt("put", state, channel, baseVersion, target.checkpointId ?? null, false)
             : undefined
-        const mirrored = channel === this.messagesChannel && Array.isArray(value) && isMessageList(value)
         const baseList: unknown = base?.value
-        if (Array.isArray(baseList) && Array.isArray(value)) {
+        if (base !== undefined && Array.isArray(baseList) && Array.isArray(value)) {
           const delta = listDelta.diff(baseList, value)
           this.counted.compared += delta.compared
           if (delta.removed.length < baseList.length || baseList.length === 0) {
@@ -600,26 +626,59 @@ export class CtxlogSaver extends BaseCheckpointSaver {
           } else {
             values.push({ channel, version, value: await this.dump("put", channel, value) })
           }
-          if (mirrored && !fork) {
-            const removedIds = delta.removed.flatMap((index) => {
+          if (channel === this.messagesChannel) {
+            const removed = delta.removed.flatMap((index) => {
               const item: unknown = baseList[index]
               return isRecord(item) && typeof item.id === "string" ? [item.id] : []
             })
-            window = { removed: removedIds, appended: delta.appended }
+            messagesDelta = { baseWriter: base.writer, removed, appended: delta.appended }
           }
         } else {
           values.push({ channel, version, value: await this.dump("put", channel, value) })
         }
         if (Array.isArray(value)) lists.push([thread.liveKey(checkpoint.id, channel), value])
-        if (mirrored && window === undefined) {
-          // A fork, or no parent list: move the window from the list it mirrors to this one, keeping
-          // the messages both start with (by id).
-          const ids = value.map((item: unknown) => (isRecord(item) && typeof item.id === "string" ? item.id : ""))
+      }
+      // The window mirrors one messages list (by the checkpoint that wrote it). This checkpoint's list:
+      // written here, or carried from the checkpoint that last wrote its version.
+      const messages: unknown = Reflect.get(checkpoint.channel_values, this.messagesChannel)
+      const messagesVersion = checkpoint.channel_versions[this.messagesChannel]
+      const writer =
+        !Array.isArray(messages) || !isMessageList(messages)
+          ? undefined
+          : Object.hasOwn(newVersions, this.messagesChannel)
+            ? checkpoint.id
+            : messagesVersion === undefined
+              ? undefined
+              : thread.resolve(state, this.messagesChannel, messagesVersion, target.checkpointId ?? null)?.writer
+      let window: { readonly removed: ReadonlyArray<string>; readonly appended: ReadonlyArray<unknown> } | undefined
+      if (writer !== undefined && writer !== state.windowWriter && Array.isArray(messages)) {
+        if (
+          writer === checkpoint.id &&
+          messagesDelta !== undefined &&
+          messagesDelta.baseWriter === state.windowWriter
+        ) {
+          window = messagesDelta
+        } else {
+          // A fork (time travel), or a list with no base the window mirrors: move the window to this
+          // list, keeping the messages both start with (by id). O(list): forks are rare.
+          const ids = messages.map((item: unknown) => (isRecord(item) && typeof item.id === "string" ? item.id : ""))
           let kept = 0
           while (kept < state.windowIds.length && kept < ids.length && state.windowIds[kept] === ids[kept]) kept += 1
-          window = { removed: state.windowIds.slice(kept), appended: value.slice(kept) }
+          window = { removed: state.windowIds.slice(kept), appended: messages.slice(kept) }
         }
       }
+      if (
+        window === undefined &&
+        !fork &&
+        target.checkpointId !== undefined &&
+        Object.hasOwn(newVersions, this.messagesChannel) &&
+        !(Array.isArray(messages) && isMessageList(messages))
+      ) {
+        // A DeltaChannel (`MessagesDeltaValue`) keeps no list in the checkpoint: its change is the parent's
+        // pending writes to the channel, mirrored with the messages reducer's rules.
+        window = await this.windowFromWrites(state, target.checkpointId)
+      }
+      const windowSource = window === undefined ? undefined : (writer ?? checkpoint.id)
       const skeleton = await this.dump("put", undefined, { ...checkpoint, channel_values: {} })
       const meta = await this.dump("put", undefined, metadata)
       const saved: Omit<CheckpointSaved, "id"> = {
@@ -627,13 +686,17 @@ export class CtxlogSaver extends BaseCheckpointSaver {
         checkpointId: checkpoint.id,
         parentCheckpointId: target.checkpointId ?? null,
         ...(fork && state.head !== undefined ? { forkOf: state.head } : {}),
+        ...(windowSource === undefined ? {} : { windowOf: windowSource }),
         checkpoint: skeleton,
         metadata: meta,
         values
       }
-      const reason = fork
-        ? `langgraph: fork from checkpoint ${target.checkpointId}`
-        : "langgraph: removed from messages"
+      const reason =
+        window === messagesDelta
+          ? "langgraph: removed from messages"
+          : fork
+            ? `langgraph: fork from checkpoint ${target.checkpointId}`
+            : "langgraph: messages replaced"
       const expected = state.version
       const mirroredWindow = window
       const result = await this.run(
@@ -659,7 +722,10 @@ export class CtxlogSaver extends BaseCheckpointSaver {
         })
       )
       if (result._tag === "Conflict") {
-        if (attempt < 5) continue
+        if (attempt < 5) {
+          this.counted.retried += 1
+          continue
+        }
         throw new CtxlogError(result.conflict._tag, result.conflict.message, result.conflict)
       }
       const stored = result.appended.stored ?? result.events
@@ -673,6 +739,42 @@ export class CtxlogSaver extends BaseCheckpointSaver {
       }
       return
     }
+  }
+
+  /**
+   * The window change a DeltaChannel messages list made: its pending writes on the parent checkpoint,
+   * applied as `messagesDeltaReducer` does (a message with a new id is appended, one with a known id
+   * replaces it, a `RemoveMessage` removes its id, `REMOVE_ALL_MESSAGES` everything). O(the writes).
+   */
+  private async windowFromWrites(
+    state: thread.ThreadState,
+    parentId: string
+  ): Promise<{ readonly removed: ReadonlyArray<string>; readonly appended: ReadonlyArray<unknown> } | undefined> {
+    const writes = this.orderedWrites(state, parentId).filter((write) => write.channel === this.messagesChannel)
+    if (writes.length === 0) return undefined
+    const present = new Set(state.windowIds)
+    const removed = new Set<string>()
+    const appended = new Map<string, unknown>()
+    let anonymous = 0
+    for (const write of writes) {
+      const value = await this.load("put", write.value, write.channel)
+      for (const item of Array.isArray(value) ? value : [value]) {
+        if (!isBaseMessage(item)) continue
+        const id = typeof item.id === "string" && item.id !== "" ? item.id : `anonymous-${++anonymous}`
+        if (item.getType() === "remove") {
+          const gone = id === REMOVE_ALL_MESSAGES ? [...present, ...appended.keys()] : [id]
+          for (const each of gone) {
+            if (present.has(each)) removed.add(each)
+            appended.delete(each)
+          }
+          continue
+        }
+        if (present.has(id)) removed.add(id)
+        appended.delete(id)
+        appended.set(id, item)
+      }
+    }
+    return { removed: [...removed], appended: [...appended.values()] }
   }
 
   private async channelVersionsOf(state: thread.ThreadState, saved: CheckpointSaved): Promise<ChannelVersions> {
@@ -747,7 +849,10 @@ export class CtxlogSaver extends BaseCheckpointSaver {
           })
         )
         if (result._tag === "Conflict") {
-          if (attempt < 5) continue
+          if (attempt < 5) {
+            this.counted.retried += 1
+            continue
+          }
           throw new CtxlogError(result.conflict._tag, result.conflict.message, result.conflict)
         }
         result.stored.forEach((stored, index) => {
@@ -799,7 +904,10 @@ export class CtxlogSaver extends BaseCheckpointSaver {
             })
           )
           if (result._tag === "Conflict") {
-            if (attempt < 5) continue
+            if (attempt < 5) {
+              this.counted.retried += 1
+              continue
+            }
             throw new CtxlogError(result.conflict._tag, result.conflict.message, result.conflict)
           }
           result.events.forEach((event, index) => {

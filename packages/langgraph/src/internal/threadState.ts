@@ -46,7 +46,9 @@ export interface ThreadState {
   readonly writes: Map<string, Map<string, StoredWrite>>
   /** The checkpoint saved last (the head the window mirrors). */
   head: string | undefined
-  /** Ids of the messages of the list the saver mirrors into the window (the head's), in order. */
+  /** The checkpoint that wrote the messages list the window mirrors. */
+  windowWriter: string | undefined
+  /** Ids of the messages of the list the saver mirrors into the window, in order. */
   windowIds: Array<string>
   /** Live channel values by `valueKey`: the lists this process wrote or rebuilt last (a small LRU). */
   readonly live: Map<string, ReadonlyArray<unknown>>
@@ -60,16 +62,20 @@ export const empty = (): ThreadState => ({
   values: new Map(),
   writes: new Map(),
   head: undefined,
+  windowWriter: undefined,
   windowIds: [],
   live: new Map()
 })
 
 const liveCapacity = 16
 
-/** Remember a live list value (kept as a copy: the caller's array may change, its items do not). */
+/**
+ * Remember a live list value. Kept by reference, not copied (a copy would cost O(list) per `put`):
+ * LangGraph's reducers return a new list and never change one they were given.
+ */
 export const remember = (state: ThreadState, key: string, value: ReadonlyArray<unknown>): void => {
   state.live.delete(key)
-  state.live.set(key, value.slice())
+  state.live.set(key, value)
   if (state.live.size > liveCapacity) {
     const oldest = state.live.keys().next()
     if (oldest.done !== true) state.live.delete(oldest.value)
@@ -94,6 +100,7 @@ export const fold = (state: ThreadState, event: WindowEvent.WindowEvent, ours: b
         state.values.set(key, writers)
       }
       state.head = event.checkpointId
+      if (event.windowOf !== undefined) state.windowWriter = event.windowOf
       return
     }
     case "CheckpointWritesSaved": {
@@ -120,6 +127,7 @@ export const fold = (state: ThreadState, event: WindowEvent.WindowEvent, ours: b
       state.writes.clear()
       state.live.clear()
       state.head = undefined
+      state.windowWriter = undefined
       return
     }
     case "MessageAppended": {
