@@ -4,7 +4,7 @@
 // SQLite file) against LangGraph's own `SqliteSaver` (@langchain/langgraph-checkpoint-sqlite), with
 // `MemorySaver` as the floor (no storage at all). Time per turn interleaved as every scenario does; bytes
 // passed to write(2) per turn (`wchar` of /proc/self/io) measured for each saver on its own.
-import { readFileSync } from "node:fs"
+import { readFileSync, rmSync } from "node:fs"
 import { join } from "node:path"
 import { CtxlogSaver } from "@ctxlog/langgraph"
 import { AIMessage, type BaseMessage, HumanMessage, ToolMessage } from "@langchain/core/messages"
@@ -76,7 +76,7 @@ interface Thread {
   readonly config: { readonly configurable: { readonly thread_id: string } }
   /** How many messages the thread holds now. */
   size: number
-  readonly close: () => void
+  readonly close: () => Promise<void> | void
 }
 
 const fill = async (thread: Thread, size: number): Promise<void> => {
@@ -118,7 +118,7 @@ export const langgraphScenario: Scenario = {
     for (const size of sizes) {
       const dir = tempDir("langgraph")
       const threads: Array<Thread> = []
-      const open = (name: string, saver: BaseCheckpointSaver, close: () => void): Thread => ({
+      const open = (name: string, saver: BaseCheckpointSaver, close: () => Promise<void> | void): Thread => ({
         name,
         graph: graphOn(saver),
         config: { configurable: { thread_id: "bench" } },
@@ -131,13 +131,17 @@ export const langgraphScenario: Scenario = {
         ["LangGraph SqliteSaver", join(dir, "langgraph.db")]
       ])
       const ctxlog = new CtxlogSaver({ sqlite: join(dir, "ctxlog.db") })
-      threads.push(open("ctxlog CtxlogSaver", ctxlog, () => void ctxlog.close()))
+      threads.push(open("ctxlog CtxlogSaver", ctxlog, () => ctxlog.close()))
       // The same at synchronous=NORMAL: how much of a turn is the fsync of each commit (LangGraph's
       // SqliteSaver runs at SQLite's default, FULL, as CtxlogSaver does by default).
       const normal = new CtxlogSaver({ sqlite: join(dir, "ctxlog-normal.db"), durability: "normal" })
-      threads.push(open("ctxlog CtxlogSaver, durability normal", normal, () => void normal.close()))
+      threads.push(open("ctxlog CtxlogSaver, durability normal", normal, () => normal.close()))
       const sqlite = SqliteSaver.fromConnString(join(dir, "langgraph.db"))
-      threads.push(open("LangGraph SqliteSaver", sqlite, () => sqlite.db.close()))
+      threads.push(
+        open("LangGraph SqliteSaver", sqlite, () => {
+          sqlite.db.close()
+        })
+      )
       threads.push(open("LangGraph MemorySaver (no storage)", new MemorySaver(), () => {}))
       for (const thread of threads) await fill(thread, size)
 
@@ -178,7 +182,9 @@ export const langgraphScenario: Scenario = {
         })
       )
       out.push(...rows("langgraph turn", `${size} messages`, "turn", figures, notes))
-      for (const thread of threads) thread.close()
+      for (const thread of threads) await thread.close()
+      // The 10k files of LangGraph's SqliteSaver take hundreds of MB.
+      rmSync(dir, { recursive: true, force: true })
     }
     return out
   }
