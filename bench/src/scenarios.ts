@@ -31,6 +31,7 @@ import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Stream from "effect/Stream"
 import { compare, noteRow, type Row, rows, type Subject } from "./harness.js"
 import { type Server, startServer } from "./postgres.js"
+import { langgraphScenario } from "./langgraph.js"
 import { reloadScenario, storageScenario } from "./storage.js"
 import {
   messageEvent,
@@ -994,7 +995,8 @@ export const scenarios: ReadonlyArray<Scenario> = [
   rssScenario,
   inspectorScenario,
   storageScenario,
-  reloadScenario
+  reloadScenario,
+  langgraphScenario
 ]
 
 export { startServer }

@@ -1,6 +1,7 @@
 // The performance targets (issue 24), each with the figure this run measured and its ratio against the
 // reference of the same run. A target whose scenario did not run says so.
 import type { Row } from "./harness.js"
+import { langgraphVerdicts } from "./langgraph.js"
 
 export interface Verdict {
   readonly target: string
@@ -214,5 +215,7 @@ export const targetTable = (all: ReadonlyArray<Row>): string =>
   [
     "| target | goal | this run | met? |",
     "|---|---|---|---|",
-    ...verdicts(all).map((v) => `| ${v.target} | ${v.goal} | ${v.measured} | ${v.met} |`)
+    ...[...verdicts(all), ...langgraphVerdicts(all)].map(
+      (v) => `| ${v.target} | ${v.goal} | ${v.measured} | ${v.met} |`
+    )
   ].join("\n")

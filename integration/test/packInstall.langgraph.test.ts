@@ -1,0 +1,101 @@
+// Issue 26: the packed tarballs of @ctxlog/langgraph and the packages it depends on install into an empty
+// project beside `@langchain/langgraph` and `@langchain/core` with no peer conflict (npm's ERESOLVE fails
+// the install: no --legacy-peer-deps, no --force), and the example `examples/langgraph-agent.mjs` runs
+// there: a ReAct agent with `CtxlogSaver` and `ctxlogPreModelHook`, resumed in a second process, every
+// render rebuilt.
+//
+// It packs (and so builds) eight packages and runs npm against the registry: minutes, not seconds. Like
+// packInstall.test.ts it runs in CI (`CI=true`) or when `CTXLOG_PACK_INSTALL=1`; elsewhere it is skipped.
+import { execFile } from "node:child_process"
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { dirname, join, resolve } from "node:path"
+import { fileURLToPath } from "node:url"
+import { promisify } from "node:util"
+import { afterAll, assert, beforeAll, describe, it } from "vitest"
+
+const run = promisify(execFile)
+const root = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..")
+const gated = process.env.CI === "true" || process.env.CTXLOG_PACK_INSTALL === "1"
+// @ctxlog/langgraph and every package of ours it depends on.
+const packages = ["core", "compaction", "providers", "memory", "seam", "turn", "client", "langgraph"]
+
+// The commands run as in a user's shell: no colours, and none of this test runner's own variables.
+const cleanEnv = (): NodeJS.ProcessEnv => ({
+  ...Object.fromEntries(
+    Object.entries(process.env).filter(([key]) => !key.startsWith("VITEST") && key !== "NODE_OPTIONS")
+  ),
+  CI: "",
+  NO_COLOR: "1",
+  FORCE_COLOR: "0"
+})
+
+const exec = async (cmd: string, args: ReadonlyArray<string>, cwd: string): Promise<string> => {
+  try {
+    const { stdout } = await run(cmd, [...args], { cwd, maxBuffer: 64 * 1024 * 1024, env: cleanEnv() })
+    return stdout
+  } catch (error) {
+    const failure = error as { readonly stdout?: string; readonly stderr?: string; readonly message: string }
+    throw new Error(`${cmd} ${args.join(" ")} failed in ${cwd}:\n${failure.stderr ?? ""}\n${failure.stdout ?? ""}`)
+  }
+}
+
+describe.runIf(gated)("packed tarballs install beside LangGraph, without peer conflicts, and run the example", () => {
+  let work = ""
+  let tarballs: ReadonlyArray<string> = []
+
+  beforeAll(async () => {
+    work = mkdtempSync(join(tmpdir(), "ctxlog-pack-langgraph-"))
+    const packed: Array<string> = []
+    for (const name of packages) {
+      const dir = join(root, "packages", name)
+      const manifest = JSON.parse(readFileSync(join(dir, "package.json"), "utf8"))
+      await exec("pnpm", ["pack", "--pack-destination", work], dir)
+      packed.push(join(work, `${manifest.name.replace("@", "").replace("/", "-")}-${manifest.version}.tgz`))
+    }
+    tarballs = packed
+  }, 900_000)
+
+  afterAll(() => {
+    if (work !== "") rmSync(work, { recursive: true, force: true })
+  })
+
+  it("@langchain/langgraph@1 and @langchain/core@1: installs, and examples/langgraph-agent.mjs runs", async () => {
+    const dir = join(work, "consumer")
+    mkdirSync(dir)
+    writeFileSync(join(dir, "package.json"), JSON.stringify({ name: "consumer", private: true, type: "module" }))
+    await exec(
+      "npm",
+      [
+        "install",
+        "--prefer-offline",
+        "--no-audit",
+        "--no-fund",
+        "--loglevel=error",
+        ...tarballs,
+        "effect@^3.22.4",
+        "better-sqlite3@^12.9.0",
+        "@langchain/langgraph@^1.7.0",
+        "@langchain/core@^1.1.48",
+        "@langchain/langgraph-checkpoint@^1.2.2"
+      ],
+      dir
+    )
+    const installed = (name: string): string =>
+      JSON.parse(readFileSync(join(dir, "node_modules", name, "package.json"), "utf8")).version
+    assert.strictEqual(installed("@langchain/langgraph").split(".")[0], "1")
+    assert.strictEqual(installed("@langchain/core").split(".")[0], "1")
+    // `npm ls --all` fails (ELSPROBLEMS) on any installed package whose peer range is not met.
+    await exec("npm", ["ls", "--all"], dir)
+
+    copyFileSync(join(root, "examples", "langgraph-agent.mjs"), join(dir, "langgraph-agent.mjs"))
+    const out = await exec("node", ["langgraph-agent.mjs"], dir)
+    console.log(out)
+    assert.match(
+      out,
+      /process 2 \(restarted\): Is there a test for it\?\n {2}the thread holds 4 messages before this run/
+    )
+    assert.match(out, /the model's stream demo\/model: 4 renders, 4 rebuilt to their recorded hash, 0 failures/)
+    assert.match(out, /pnpm ctxlog render demo\/model --db /)
+  }, 900_000)
+})
