@@ -124,9 +124,11 @@ const main = async () => {
     process.exit(1)
   }
   await step("typecheck", "pnpm", ["exec", "turbo", "run", "typecheck", "--output-logs=errors-only"])
-  await step("test count", "node", ["--test", "scripts/test-summary.test.mjs"])
+  // The scripts' own tests: the test count, the cycle check (a value cycle fails it) and the contract check.
+  await step("scripts", "pnpm", ["test:scripts"])
   await step("lint", "pnpm", ["exec", "biome", "check", "."])
   await step("cycles", "pnpm", ["cycles"])
+  await step("contracts", "pnpm", ["contracts"])
   await step("build", "pnpm", ["exec", "turbo", "run", "build", "--output-logs=errors-only"])
   {
     const start = Date.now()
