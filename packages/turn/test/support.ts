@@ -84,3 +84,13 @@ export const rebuildAll = (
   const verification = RenderRecord.verifyAll(events)
   return { renders: verification.renders, failures: verification.failures.map((failure) => failure.message) }
 }
+
+/** Every string in a request, depth first. */
+export const stringsOf = (value: unknown): ReadonlyArray<string> =>
+  typeof value === "string"
+    ? [value]
+    : Array.isArray(value)
+      ? value.flatMap(stringsOf)
+      : typeof value === "object" && value !== null
+        ? Object.values(value).flatMap(stringsOf)
+        : []

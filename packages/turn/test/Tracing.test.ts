@@ -1,3 +1,5 @@
+// Moved from @ctxlog/providers (issue 27): one turn across providers and compaction, traced end to end,
+// belongs with the turn, so providers need not depend on compaction even for tests.
 import { TemplateCompactor, TieredCompaction } from "@ctxlog/compaction"
 import { ContextService, Message, TokenCounter, Tracing } from "@ctxlog/core"
 import * as OtelTracer from "@effect/opentelemetry/Tracer"
@@ -11,9 +13,10 @@ import {
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
-import { AnthropicCtx, AnthropicModel, RenderRecord } from "../src/index.js"
-import * as Otel from "../src/adapters/otel.js"
-import { serve, sse } from "./server.js"
+import { AnthropicCtx, AnthropicModel, RenderRecord } from "@ctxlog/providers"
+import * as Otel from "@ctxlog/providers/otel"
+// The providers' contract-test server (a real HTTP server on 127.0.0.1), not duplicated here.
+import { serve, sse } from "../../providers/test/server.js"
 
 const usageEvents = [
   {

@@ -9,8 +9,8 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import fc from "fast-check"
-import { CtxBuilder } from "../src/index.js"
-import { stringsOf } from "./services.js"
+import { CtxBuilder } from "@ctxlog/providers"
+import { stringsOf } from "./support.js"
 
 const runs = Number(process.env.CTXLOG_PROPERTY_RUNS ?? "20")
 
