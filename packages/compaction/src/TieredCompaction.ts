@@ -108,32 +108,32 @@ export interface Config {
    */
   readonly budget: Budget.Spec
   /** Share of the budget at which pressure becomes Soft (default 0.7). */
-  readonly softThreshold?: number
+  readonly softThreshold?: number | undefined
   /** Share of the budget at which pressure becomes Hard (default 0.85). */
-  readonly hardThreshold?: number
+  readonly hardThreshold?: number | undefined
   /** Share of the budget a model summarization brings the window down to (default 0.5). */
-  readonly targetRatio?: number
+  readonly targetRatio?: number | undefined
   /** Turns after a hard compaction during which model summarization is skipped (default 2). */
-  readonly cooldownTurns?: number
+  readonly cooldownTurns?: number | undefined
   /** Upper bound of a summary in tokens (default an eighth of the budget, at most 1024). */
-  readonly maxSummaryTokens?: number
+  readonly maxSummaryTokens?: number | undefined
   /** How long one compactor call may take (default 120 seconds). */
-  readonly compactorTimeout?: Duration.DurationInput
+  readonly compactorTimeout?: Duration.DurationInput | undefined
   /** Tool-output pruning in the Soft tier. */
-  readonly prune?: ToolOutputPruning.Options
+  readonly prune?: ToolOutputPruning.Options | undefined
   /** Share of the budget at which `maybeProactiveCompress` runs (default 0.6). */
-  readonly proactiveThreshold?: number
+  readonly proactiveThreshold?: number | undefined
   /** The provider compacts server-side: proactive compression only runs above 95% usage. */
-  readonly providerSideCompaction?: boolean
+  readonly providerSideCompaction?: boolean | undefined
   /** Correct token estimates by provider-reported usage (`Window.calibrationRatio`; default true). */
-  readonly calibrate?: boolean
+  readonly calibrate?: boolean | undefined
   /**
    * `maybeCompact` ends a turn (`TurnCompleted`) before it decides, as the seed's `maybe_compact` does:
    * for callers that never call `completeTurn`. Without it (the default) the turn only advances on
    * `completeTurn`, and the per-turn guard and the cooldown of a hard compaction hold until then: a
    * caller that never completes a turn gets one model compaction per stream (the result says so).
    */
-  readonly advanceTurn?: boolean
+  readonly advanceTurn?: boolean | undefined
 }
 
 /** The services compaction needs. @since 0.1.0 */

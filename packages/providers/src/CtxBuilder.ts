@@ -20,23 +20,23 @@ import type * as Truncation from "./Truncation.js"
 /** Per-render options. @since 0.1.0 */
 export interface BuildOptions {
   /** Replaces the window's identity partition for this render. */
-  readonly systemPrompt?: string
+  readonly systemPrompt?: string | undefined
   /** Prepended to the last user message only, so the cached prefix stays byte-stable. */
-  readonly turnReminder?: string
+  readonly turnReminder?: string | undefined
   /** Tools the model may call. */
-  readonly tools?: ReadonlyArray<LanguageModel.ToolSpec>
-  readonly maxOutputTokens?: number
-  readonly temperature?: number
+  readonly tools?: ReadonlyArray<LanguageModel.ToolSpec> | undefined
+  readonly maxOutputTokens?: number | undefined
+  readonly temperature?: number | undefined
   /**
    * Context management the provider does on its side (Anthropic: `clearThinking`, `clearToolUses`, `memoryTool`;
    * OpenAI Responses: `previousResponseId`, `store`, `compactThreshold`). Recorded in `PromptRendered`.
    */
-  readonly serverContext?: WindowEvent.ServerContext
+  readonly serverContext?: WindowEvent.ServerContext | undefined
   /**
    * Cache breakpoints the caller sets, by window message (Anthropic: instead of the builder's own;
    * other builders place none). Recorded in `PromptRendered` (v5) so a rebuild places them again.
    */
-  readonly cacheHints?: ReadonlyArray<WindowEvent.CacheHint>
+  readonly cacheHints?: ReadonlyArray<WindowEvent.CacheHint> | undefined
 }
 
 /** What a render holds, by the window's own token counts. @since 0.1.0 */

@@ -227,11 +227,11 @@ export const buildOptions = (policy: Policy, turnReminder?: string): CtxBuilder.
   const render = policy.render ?? {}
   const reminder = turnReminder ?? render.turnReminder
   return {
-    ...(render.systemPrompt === undefined ? {} : { systemPrompt: render.systemPrompt }),
-    ...(reminder === undefined ? {} : { turnReminder: reminder }),
-    ...(render.tools === undefined ? {} : { tools: render.tools }),
-    ...(render.maxOutputTokens === undefined ? {} : { maxOutputTokens: render.maxOutputTokens }),
-    ...(render.temperature === undefined ? {} : { temperature: render.temperature })
+    systemPrompt: render.systemPrompt,
+    turnReminder: reminder,
+    tools: render.tools,
+    maxOutputTokens: render.maxOutputTokens,
+    temperature: render.temperature
   }
 }
 
@@ -254,13 +254,13 @@ export const tieredOf = (policy: Policy, budget: Budget.Budget): TieredCompactio
         }
   return {
     budget,
-    ...(c.softThreshold === undefined ? {} : { softThreshold: c.softThreshold }),
-    ...(c.hardThreshold === undefined ? {} : { hardThreshold: c.hardThreshold }),
-    ...(c.proactiveThreshold === undefined ? {} : { proactiveThreshold: c.proactiveThreshold }),
-    ...(c.targetRatio === undefined ? {} : { targetRatio: c.targetRatio }),
-    ...(c.cooldownTurns === undefined ? {} : { cooldownTurns: c.cooldownTurns }),
-    ...(c.maxSummaryTokens === undefined ? {} : { maxSummaryTokens: c.maxSummaryTokens }),
-    ...(c.calibrate === undefined ? {} : { calibrate: c.calibrate }),
-    ...(prune === undefined ? {} : { prune })
+    softThreshold: c.softThreshold,
+    hardThreshold: c.hardThreshold,
+    proactiveThreshold: c.proactiveThreshold,
+    targetRatio: c.targetRatio,
+    cooldownTurns: c.cooldownTurns,
+    maxSummaryTokens: c.maxSummaryTokens,
+    calibrate: c.calibrate,
+    prune
   }
 }
