@@ -1,4 +1,4 @@
-import { EventLog } from "@ctxlog/core"
+import { EventLog, TokenCounter } from "@ctxlog/core"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -172,7 +172,7 @@ export const make = (shared: StoreShared): RecallIndex.RecallIndex.Service => {
                 role: "system",
                 text: body,
                 // An estimate: FullTextRecall recounts hits with the TokenCounter in use.
-                tokens: Math.ceil(body.length / 4),
+                tokens: TokenCounter.estimate(body),
                 global_position: null,
                 created_at: now
               })
