@@ -10,6 +10,7 @@ import { betterSqlite3, pg as loadPg } from "./drivers.js"
 import { check, sealProblem } from "./integrity.js"
 import type { Database } from "./schema.js"
 import * as SnapshotState from "./snapshotState.js"
+import { metadataOf } from "./storeShared.js"
 
 export { check }
 
@@ -25,29 +26,6 @@ interface Shape {
   /** The file store's table (migration 0009). */
   readonly hasFiles: boolean
   readonly hasOwners: boolean
-}
-
-const metadataOf = (raw: unknown): EventLog.EventMetadata => {
-  let value: unknown = raw
-  if (typeof raw === "string") {
-    try {
-      value = JSON.parse(raw)
-    } catch {
-      return {}
-    }
-  }
-  if (typeof value !== "object" || value === null) return {}
-  const field = (name: string): unknown => Reflect.get(value, name)
-  const causationId = field("causationId")
-  const correlationId = field("correlationId")
-  const turn = field("turn")
-  const actor = field("actor")
-  return {
-    ...(typeof causationId === "string" ? { causationId } : {}),
-    ...(typeof correlationId === "string" ? { correlationId } : {}),
-    ...(typeof turn === "number" ? { turn } : {}),
-    ...(typeof actor === "string" ? { actor } : {})
-  }
 }
 
 const eventColumns = [

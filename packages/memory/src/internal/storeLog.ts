@@ -5,7 +5,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import * as Redaction from "../Redaction.js"
-import type { StoreShared } from "./storeShared.js"
+import { metadataOf, type StoreShared } from "./storeShared.js"
 
 interface EventRow {
   readonly global_position: number
@@ -18,29 +18,6 @@ interface EventRow {
   readonly metadata: unknown
   readonly recorded_at: number
   readonly hash: string
-}
-
-const metadataOf = (raw: unknown): EventLog.EventMetadata => {
-  let value: unknown = raw
-  if (typeof raw === "string") {
-    try {
-      value = JSON.parse(raw)
-    } catch {
-      return {}
-    }
-  }
-  if (typeof value !== "object" || value === null) return {}
-  const field = (name: string): unknown => Reflect.get(value, name)
-  const causationId = field("causationId")
-  const correlationId = field("correlationId")
-  const turn = field("turn")
-  const actor = field("actor")
-  return {
-    ...(typeof causationId === "string" ? { causationId } : {}),
-    ...(typeof correlationId === "string" ? { correlationId } : {}),
-    ...(typeof turn === "number" ? { turn } : {}),
-    ...(typeof actor === "string" ? { actor } : {})
-  }
 }
 
 const envelopeOf = (row: EventRow) =>

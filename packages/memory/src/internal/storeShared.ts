@@ -93,3 +93,27 @@ export const make = (backend: Backend, options: StoreOptions): StoreShared => {
     appendedBytes: appendedBytesCounter()
   }
 }
+
+/** An event row's metadata column (JSON text on SQLite, JSONB on PostgreSQL), its known fields only. */
+export const metadataOf = (raw: unknown): EventLog.EventMetadata => {
+  let value: unknown = raw
+  if (typeof raw === "string") {
+    try {
+      value = JSON.parse(raw)
+    } catch {
+      return {}
+    }
+  }
+  if (typeof value !== "object" || value === null) return {}
+  const field = (name: string): unknown => Reflect.get(value, name)
+  const causationId = field("causationId")
+  const correlationId = field("correlationId")
+  const turn = field("turn")
+  const actor = field("actor")
+  return {
+    ...(typeof causationId === "string" ? { causationId } : {}),
+    ...(typeof correlationId === "string" ? { correlationId } : {}),
+    ...(typeof turn === "number" ? { turn } : {}),
+    ...(typeof actor === "string" ? { actor } : {})
+  }
+}
