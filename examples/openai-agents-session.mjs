@@ -18,7 +18,11 @@ setTracingDisabled(true)
 const filename = join(mkdtempSync(join(tmpdir(), "ctxlog-agents-")), "agent.db")
 
 // A model of the Agents SDK's interface, answering from a script.
-const answers = ["The build fails on a missing import.", "Add `import { a } from './a.js'` to src/index.ts."]
+const answers = [
+  "The build fails on a missing import.",
+  "Add `import { a } from './a.js'` to src/index.ts.",
+  "It was a missing import in src/index.ts, now added."
+]
 let call = 0
 const model = {
   async getResponse(request) {
@@ -46,6 +50,11 @@ const session = new CtxlogSession({ sqlite: filename, sessionId: "s1" })
 const agent = new Agent({ name: "helper", instructions: "You are terse.", model })
 console.log("answer 1:", (await run(agent, "Why does the build fail?", { session })).finalOutput)
 console.log("answer 2:", (await run(agent, "How do I fix it?", { session })).finalOutput)
+// The Agents SDK's compaction hook (the runner calls it after every turn; it compacts at the policy's
+// hard threshold): forced here, so the short session shows a compaction in its log.
+// It answers null: there is no Responses-side compaction to report; the Compacted event is in the log.
+await session.runCompaction({ force: true })
+console.log("answer 3:", (await run(agent, "Summarize what we did.", { session })).finalOutput)
 await session.close()
 
 const ctx = await createContext({ sqlite: filename, create: false })
@@ -56,4 +65,6 @@ console.log("log:", events.map((stored) => stored.event._tag).join(" "))
 const verification = RenderRecord.verifyAll(events)
 console.log(`renders: ${verification.renders}, verified: ${verification.verified}`)
 await ctx.close()
-if (verification.renders !== verification.verified) process.exit(1)
+const compactions = events.filter((stored) => stored.event._tag === "Compacted").length
+console.log(`compactions: ${compactions}`)
+if (verification.renders !== verification.verified || compactions === 0) process.exit(1)
