@@ -35,7 +35,7 @@ export const make = (
   path: string
 ): Effect.Effect<EventLog.EventLog.Service, EventCodec.EventDecodeError | EventLog.StoreError> =>
   Effect.gen(function* () {
-    const memory = yield* EventLog.makeMemory
+    const memory = yield* EventLog.makeMemory()
     const lines = existsSync(path)
       ? readFileSync(path, "utf8")
           .split("\n")

@@ -685,11 +685,7 @@ export type MemoryServices = ContextService | Requirements
 export const layerMemory = (options: MemoryOptions = {}): Layer.Layer<MemoryServices> =>
   layer(options).pipe(
     Layer.provideMerge(layerReplayRepository({ hmacKey: options.hmacKey, integrity: options.integrity })),
-    Layer.provideMerge(
-      options.hmacKey === undefined
-        ? EventLogModule.layerMemory
-        : EventLogModule.layerMemoryWith({ hmacKey: options.hmacKey })
-    ),
+    Layer.provideMerge(EventLogModule.layerMemory({ hmacKey: options.hmacKey })),
     Layer.provideMerge(
       Layer.mergeAll(
         options.tokenCounter ?? TokenCounterModule.layerGpt(),

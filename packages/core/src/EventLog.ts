@@ -136,18 +136,28 @@ export declare namespace EventLog {
 /** Options of the in-memory log. @since 0.1.0 */
 export interface MemoryOptions {
   /** Chain appended events with HMAC-SHA256 under this key (default: the unkeyed SHA-256 chain). */
-  readonly hmacKey?: ChainKey
+  readonly hmacKey?: ChainKey | undefined
 }
 
-/** An in-memory event log: for tests, demos and single-process scratch work. @since 0.1.0 */
-export const layerMemory: Layer.Layer<EventLog> = Layer.effect(EventLog, memory.make())
-
-/** An in-memory event log with options (an HMAC key for its chain). @since 0.1.0 */
-export const layerMemoryWith = (options: MemoryOptions): Layer.Layer<EventLog> =>
+/**
+ * An in-memory event log: for tests, demos and single-process scratch work; options: an HMAC key for
+ * its chain. (A `Layer` value before 0.3.0: write `layerMemory()`; ADR 0060.) @since 0.1.0
+ */
+export const layerMemory = (options: MemoryOptions = {}): Layer.Layer<EventLog> =>
   Layer.effect(EventLog, memory.make(options.hmacKey))
 
-/** Build an in-memory event log (each call is a fresh, empty log). @since 0.1.0 */
-export const makeMemory: Effect.Effect<EventLog.Service> = Effect.suspend(() => memory.make())
+/**
+ * @deprecated Since 0.3.0: `layerMemory(options)`, the one in-memory log with its options. Kept for one minor version.
+ * @since 0.1.0
+ */
+export const layerMemoryWith: (options: MemoryOptions) => Layer.Layer<EventLog> = layerMemory
+
+/**
+ * Build an in-memory event log (each call is a fresh, empty log). (An `Effect` value before 0.3.0: write
+ * `makeMemory()`.) @since 0.1.0
+ */
+export const makeMemory = (options: MemoryOptions = {}): Effect.Effect<EventLog.Service> =>
+  Effect.suspend(() => memory.make(options.hmacKey))
 
 /**
  * The append rules every backend applies inside its transaction, given what is stored: duplicate-id

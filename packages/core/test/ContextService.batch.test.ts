@@ -22,7 +22,7 @@ const counted = (appends: { count: number }) =>
           return log.append(...args)
         })
     }))
-  ).pipe(Layer.provide(EventLog.layerMemory))
+  ).pipe(Layer.provide(EventLog.layerMemory()))
 
 const stack = (appends: { count: number }) =>
   ContextService.layer().pipe(

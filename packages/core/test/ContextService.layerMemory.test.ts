@@ -73,6 +73,7 @@ describe("ContextService.layerMemory", () => {
     assert.strictEqual(ContextService.makeWith, ContextService.make)
     assert.strictEqual(ContextService.layerWith, ContextService.layer)
     assert.strictEqual(WindowRepository.layerReplayWith, WindowRepository.layerReplay)
+    assert.strictEqual(EventLog.layerMemoryWith, EventLog.layerMemory)
   })
 
   it.effect("layer(options) takes the service's options, layer() its defaults", () =>
@@ -84,7 +85,7 @@ describe("ContextService.layerMemory", () => {
       Effect.provide(
         ContextService.layer({ cacheStreams: 1 }).pipe(
           Layer.provideMerge(WindowRepository.layerReplay({ integrity: "unverified" })),
-          Layer.provideMerge(EventLog.layerMemory),
+          Layer.provideMerge(EventLog.layerMemory()),
           Layer.provideMerge(
             Layer.mergeAll(TokenCounter.layerHeuristic(), Ids.layerSequential("t"), RecallSource.layerEmpty)
           )

@@ -29,7 +29,7 @@ const eventWith = (text: string, input: unknown): WindowEvent => {
 
 const appendResult = (stream: string, events: ReadonlyArray<WindowEvent>, metadata: EventLog.EventMetadata = {}) =>
   Effect.gen(function* () {
-    const log = yield* EventLog.makeMemory
+    const log = yield* EventLog.makeMemory()
     const result = yield* Effect.either(log.append(stream, events, "any", metadata))
     const written = (yield* log.streams()).length
     return { result, written }
@@ -89,7 +89,7 @@ describe("stream ids", () => {
 
   it.effect("accepts 256 characters, inner spaces, quotes, SQL and non-Latin letters", () =>
     Effect.gen(function* () {
-      const log = yield* EventLog.makeMemory
+      const log = yield* EventLog.makeMemory()
       for (const stream of [
         "x".repeat(256),
         "my conversation",
@@ -156,7 +156,7 @@ describe("tool-call arguments and text", () => {
 
   it.effect("accepts and round-trips other control characters, surrogate pairs, shared references, 128 levels", () =>
     Effect.gen(function* () {
-      const log = yield* EventLog.makeMemory
+      const log = yield* EventLog.makeMemory()
       const shared = { k: "v" }
       const text = "\u001b[31mred\u001b[0m\r\n\t\u0007\u007f\u0085\u2028 😀 é \ufffe"
       const input = { a: shared, b: shared, deep: deep(120), n: [0, -1.5, 1e300], "weird key \u001b": null }

@@ -41,10 +41,7 @@ const editingLog = (hmacKey: EventHash.ChainKey | undefined) =>
     EventLog.EventLog,
     Effect.gen(function* () {
       const edit = yield* Edit
-      const inner = yield* Effect.provide(
-        EventLog.EventLog,
-        hmacKey === undefined ? EventLog.layerMemory : EventLog.layerMemoryWith({ hmacKey })
-      )
+      const inner = yield* Effect.provide(EventLog.EventLog, EventLog.layerMemory({ hmacKey }))
       const read: EventLog.EventLog.Service["read"] = (stream, options) =>
         Stream.mapEffect(inner.read(stream, options), (envelope) =>
           Effect.gen(function* () {

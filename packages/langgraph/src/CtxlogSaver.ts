@@ -127,7 +127,7 @@ const storeLayer = (options: CtxlogSaverOptions): Layer.Layer<EventLog.EventLog,
     })
   }
   if (options.postgres !== undefined) return PostgresEventLog.layer({ url: options.postgres })
-  return EventLog.layerMemory
+  return EventLog.layerMemory()
 }
 
 const tagOf = (error: unknown): string =>

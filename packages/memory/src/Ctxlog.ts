@@ -96,7 +96,7 @@ export const memory = (
         hmacKey: options.hmacKey,
         integrity: options.integrity
       }),
-      EventLog.layerMemoryWith(options.hmacKey === undefined ? {} : { hmacKey: options.hmacKey })
+      EventLog.layerMemory({ hmacKey: options.hmacKey })
     ),
     options.recall ?? RecallSource.layerEmpty,
     options

@@ -185,7 +185,7 @@ const property = (numRuns: number) =>
   })
 
 describe("hostile append inputs: a typed error that wrote nothing, or a faithful round trip", () => {
-  layer(EventLog.layerMemory, { timeout: "300 seconds" })("in-memory", (it) => {
+  layer(EventLog.layerMemory(), { timeout: "300 seconds" })("in-memory", (it) => {
     it.effect("ids, arguments and text", () => property(runs(200)), { timeout: 300_000 })
   })
   layer(SqliteEventLog.layer({ filename: ":memory:" }), { timeout: "300 seconds" })("SQLite", (it) => {

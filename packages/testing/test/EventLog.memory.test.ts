@@ -1,4 +1,4 @@
 import { EventLog } from "@ctxlog/core"
 import { eventLogConformance } from "../src/index.js"
 
-eventLogConformance("memory", EventLog.layerMemory)
+eventLogConformance("memory", EventLog.layerMemory())

@@ -39,7 +39,7 @@ export const counting = (counts: Counts) =>
           return log.read(...args)
         })
     }))
-  ).pipe(Layer.provide(EventLog.layerMemory))
+  ).pipe(Layer.provide(EventLog.layerMemory()))
 
 /** The turn's services over an in-memory log (gpt-tokenizer counts, the template compactor). */
 export type Services =
