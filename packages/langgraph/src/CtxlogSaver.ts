@@ -291,6 +291,47 @@ export class CtxlogSaver extends BaseCheckpointSaver {
     return next
   }
 
+  /**
+   * Append the events `build` makes at the thread's version and fold what the log stored into `state`.
+   * A concurrency conflict answers `undefined` (the caller syncs and tries again, five times at most;
+   * then the conflict is the error). `storedByLog`: the log handed back what it stored (redacted), so
+   * what the caller derived from the values it sent must not be kept.
+   */
+  private async commit(
+    operation: string,
+    stream: string,
+    state: thread.ThreadState,
+    attempt: number,
+    build: Effect.Effect<ReadonlyArray<WindowEvent.WindowEvent>, never, Services>
+  ): Promise<{ readonly storedByLog: boolean } | undefined> {
+    const expected = state.version
+    const result = await this.run(
+      operation,
+      Effect.gen(function* () {
+        const log = yield* EventLog.EventLog
+        const events = yield* build
+        return yield* log.append(stream, events, expected, { actor }).pipe(
+          Effect.map((appended) => ({ _tag: "Written" as const, stored: appended.stored, events })),
+          Effect.catchTag("ConcurrencyConflict", (conflict) => Effect.succeed({ _tag: "Conflict" as const, conflict }))
+        )
+      })
+    )
+    if (result._tag === "Conflict") {
+      if (attempt < 5) {
+        this.counted.retried += 1
+        return undefined
+      }
+      throw new CtxlogError(result.conflict._tag, result.conflict.message, result.conflict)
+    }
+    const stored = result.stored ?? result.events
+    stored.forEach((event, index) => {
+      thread.fold(state, event, true)
+      state.version = expected + index + 1
+    })
+    this.counted.events += stored.length
+    return { storedByLog: result.stored !== undefined }
+  }
+
   /** The stream's state, caught up with the log (one version query; the new events only). */
   private async sync(operation: string, stream: string): Promise<thread.ThreadState> {
     const state = this.threads.get(stream) ?? thread.empty()
@@ -697,12 +738,13 @@ export class CtxlogSaver extends BaseCheckpointSaver {
           : fork
             ? `langgraph: fork from checkpoint ${target.checkpointId}`
             : "langgraph: messages replaced"
-      const expected = state.version
       const mirroredWindow = window
-      const result = await this.run(
+      const committed = await this.commit(
         "put",
+        stream,
+        state,
+        attempt,
         Effect.gen(function* () {
-          const log = yield* EventLog.EventLog
           const counter = yield* TokenCounter.TokenCounter
           const events: Array<WindowEvent.WindowEvent> = []
           if (mirroredWindow !== undefined && mirroredWindow.removed.length > 0) {
@@ -713,28 +755,11 @@ export class CtxlogSaver extends BaseCheckpointSaver {
             events.push({ _tag: "MessageAppended", id: yield* Ids.next, message })
           }
           events.push({ ...saved, id: yield* Ids.next })
-          return yield* log.append(stream, events, expected, { actor }).pipe(
-            Effect.map((appended) => ({ _tag: "Written" as const, appended, events })),
-            Effect.catchTag("ConcurrencyConflict", (conflict) =>
-              Effect.succeed({ _tag: "Conflict" as const, conflict })
-            )
-          )
+          return events
         })
       )
-      if (result._tag === "Conflict") {
-        if (attempt < 5) {
-          this.counted.retried += 1
-          continue
-        }
-        throw new CtxlogError(result.conflict._tag, result.conflict.message, result.conflict)
-      }
-      const stored = result.appended.stored ?? result.events
-      stored.forEach((event, index) => {
-        thread.fold(state, event, true)
-        state.version = expected + index + 1
-      })
-      this.counted.events += stored.length
-      if (result.appended.stored === undefined) {
+      if (committed === undefined) continue
+      if (!committed.storedByLog) {
         for (const [key, list] of lists) thread.remember(state, key, list)
       }
       return
@@ -827,7 +852,6 @@ export class CtxlogSaver extends BaseCheckpointSaver {
           saved.push({ idx, channel, value: await this.dump("putWrites", channel, value) })
         }
         if (saved.length === 0) return
-        const expected = state.version
         const event = {
           _tag: "CheckpointWritesSaved" as const,
           checkpointId,
@@ -835,31 +859,14 @@ export class CtxlogSaver extends BaseCheckpointSaver {
           taskPath: taskPath ?? "",
           writes: saved
         }
-        const result = await this.run(
+        const committed = await this.commit(
           "putWrites",
-          Effect.gen(function* () {
-            const log = yield* EventLog.EventLog
-            const stamped: WindowEvent.WindowEvent = { ...event, id: yield* Ids.next }
-            return yield* log.append(stream, [stamped], expected, { actor }).pipe(
-              Effect.map((appended) => ({ _tag: "Written" as const, stored: appended.stored ?? [stamped] })),
-              Effect.catchTag("ConcurrencyConflict", (conflict) =>
-                Effect.succeed({ _tag: "Conflict" as const, conflict })
-              )
-            )
-          })
+          stream,
+          state,
+          attempt,
+          Effect.map(Ids.next, (id): ReadonlyArray<WindowEvent.WindowEvent> => [{ ...event, id }])
         )
-        if (result._tag === "Conflict") {
-          if (attempt < 5) {
-            this.counted.retried += 1
-            continue
-          }
-          throw new CtxlogError(result.conflict._tag, result.conflict.message, result.conflict)
-        }
-        result.stored.forEach((stored, index) => {
-          thread.fold(state, stored, true)
-          state.version = expected + index + 1
-        })
-        this.counted.events += result.stored.length
+        if (committed === undefined) continue
         return
       }
     })
@@ -886,35 +893,20 @@ export class CtxlogSaver extends BaseCheckpointSaver {
         for (let attempt = 0; ; attempt += 1) {
           const state = await this.sync("deleteThread", stream)
           if (state.checkpoints.size === 0 && state.writes.size === 0 && state.windowIds.length === 0) return
-          const expected = state.version
-          const result = await this.run(
+          const committed = await this.commit(
             "deleteThread",
+            stream,
+            state,
+            attempt,
             Effect.gen(function* () {
-              const log = yield* EventLog.EventLog
-              const events: Array<WindowEvent.WindowEvent> = [
+              const events: ReadonlyArray<WindowEvent.WindowEvent> = [
                 { _tag: "CheckpointsDeleted", id: yield* Ids.next },
                 { _tag: "HistoryCleared", id: yield* Ids.next, scope: "conversation" }
               ]
-              return yield* log.append(stream, events, expected, { actor }).pipe(
-                Effect.map(() => ({ _tag: "Written" as const, events })),
-                Effect.catchTag("ConcurrencyConflict", (conflict) =>
-                  Effect.succeed({ _tag: "Conflict" as const, conflict })
-                )
-              )
+              return events
             })
           )
-          if (result._tag === "Conflict") {
-            if (attempt < 5) {
-              this.counted.retried += 1
-              continue
-            }
-            throw new CtxlogError(result.conflict._tag, result.conflict.message, result.conflict)
-          }
-          result.events.forEach((event, index) => {
-            thread.fold(state, event, true)
-            state.version = expected + index + 1
-          })
-          this.counted.events += result.events.length
+          if (committed === undefined) continue
           return
         }
       })
