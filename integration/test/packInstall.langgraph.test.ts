@@ -6,39 +6,14 @@
 //
 // It packs (and so builds) eight packages and runs npm against the registry: minutes, not seconds. Like
 // packInstall.test.ts it runs in CI (`CI=true`) or when `CTXLOG_PACK_INSTALL=1`; elsewhere it is skipped.
-import { execFile } from "node:child_process"
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
-import { dirname, join, resolve } from "node:path"
-import { fileURLToPath } from "node:url"
-import { promisify } from "node:util"
+import { join } from "node:path"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
+import { exec, gated, packAll, root } from "./support/pack.js"
 
-const run = promisify(execFile)
-const root = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..")
-const gated = process.env.CI === "true" || process.env.CTXLOG_PACK_INSTALL === "1"
 // @ctxlog/langgraph and every package of ours it depends on.
 const packages = ["core", "compaction", "providers", "memory", "seam", "turn", "client", "langgraph"]
-
-// The commands run as in a user's shell: no colours, and none of this test runner's own variables.
-const cleanEnv = (): NodeJS.ProcessEnv => ({
-  ...Object.fromEntries(
-    Object.entries(process.env).filter(([key]) => !key.startsWith("VITEST") && key !== "NODE_OPTIONS")
-  ),
-  CI: "",
-  NO_COLOR: "1",
-  FORCE_COLOR: "0"
-})
-
-const exec = async (cmd: string, args: ReadonlyArray<string>, cwd: string): Promise<string> => {
-  try {
-    const { stdout } = await run(cmd, [...args], { cwd, maxBuffer: 64 * 1024 * 1024, env: cleanEnv() })
-    return stdout
-  } catch (error) {
-    const failure = error as { readonly stdout?: string; readonly stderr?: string; readonly message: string }
-    throw new Error(`${cmd} ${args.join(" ")} failed in ${cwd}:\n${failure.stderr ?? ""}\n${failure.stdout ?? ""}`)
-  }
-}
 
 describe.runIf(gated)("packed tarballs install beside LangGraph, without peer conflicts, and run the example", () => {
   let work = ""
@@ -46,14 +21,7 @@ describe.runIf(gated)("packed tarballs install beside LangGraph, without peer co
 
   beforeAll(async () => {
     work = mkdtempSync(join(tmpdir(), "ctxlog-pack-langgraph-"))
-    const packed: Array<string> = []
-    for (const name of packages) {
-      const dir = join(root, "packages", name)
-      const manifest = JSON.parse(readFileSync(join(dir, "package.json"), "utf8"))
-      await exec("pnpm", ["pack", "--pack-destination", work], dir)
-      packed.push(join(work, `${manifest.name.replace("@", "").replace("/", "-")}-${manifest.version}.tgz`))
-    }
-    tarballs = packed
+    tarballs = await packAll(packages, work)
   }, 900_000)
 
   afterAll(() => {

@@ -6,39 +6,13 @@
 //
 // It packs (and so builds) four packages and runs npm against the registry: minutes, not seconds. It runs
 // in CI (`CI=true`, as `.ci/run` sets it) or when `CTXLOG_PACK_INSTALL=1`; elsewhere it is skipped.
-import { execFile } from "node:child_process"
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
-import { dirname, join, resolve } from "node:path"
-import { fileURLToPath } from "node:url"
-import { promisify } from "node:util"
+import { join } from "node:path"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
+import { exec, gated, packAll } from "./support/pack.js"
 
-const run = promisify(execFile)
-const root = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..")
-const gated = process.env.CI === "true" || process.env.CTXLOG_PACK_INSTALL === "1"
 const packages = ["core", "compaction", "providers", "testing"]
-
-// The commands run as in a user's shell: no colours, and none of this test runner's own variables (a
-// vitest started from inside vitest would read VITEST_* and try to talk to this runner).
-const cleanEnv = (): NodeJS.ProcessEnv => ({
-  ...Object.fromEntries(
-    Object.entries(process.env).filter(([key]) => !key.startsWith("VITEST") && key !== "NODE_OPTIONS")
-  ),
-  CI: "",
-  NO_COLOR: "1",
-  FORCE_COLOR: "0"
-})
-
-const exec = async (cmd: string, args: ReadonlyArray<string>, cwd: string): Promise<string> => {
-  try {
-    const { stdout } = await run(cmd, [...args], { cwd, maxBuffer: 64 * 1024 * 1024, env: cleanEnv() })
-    return stdout
-  } catch (error) {
-    const failure = error as { readonly stdout?: string; readonly stderr?: string; readonly message: string }
-    throw new Error(`${cmd} ${args.join(" ")} failed in ${cwd}:\n${failure.stderr ?? ""}\n${failure.stdout ?? ""}`)
-  }
-}
 
 const roundTrip = `
 import { Message } from "@ctxlog/core"
@@ -87,14 +61,7 @@ describe.runIf(gated)("packed tarballs install beside the frameworks, without pe
 
   beforeAll(async () => {
     work = mkdtempSync(join(tmpdir(), "ctxlog-pack-install-"))
-    const packed: Array<string> = []
-    for (const name of packages) {
-      const dir = join(root, "packages", name)
-      const manifest = JSON.parse(readFileSync(join(dir, "package.json"), "utf8"))
-      await exec("pnpm", ["pack", "--pack-destination", work], dir)
-      packed.push(join(work, `${manifest.name.replace("@", "").replace("/", "-")}-${manifest.version}.tgz`))
-    }
-    tarballs = packed
+    tarballs = await packAll(packages, work)
   }, 900_000)
 
   afterAll(() => {

@@ -1,0 +1,49 @@
+// What the packed-tarball tests share: the gate, running a command as a user's shell would, and packing
+// our packages into a folder. Packing (and so building) and npm against the registry take minutes, so
+// these tests run in CI (`CI=true`) or when `CTXLOG_PACK_INSTALL=1`; elsewhere they are skipped.
+import { execFile } from "node:child_process"
+import { readFileSync } from "node:fs"
+import { dirname, join, resolve } from "node:path"
+import { fileURLToPath } from "node:url"
+import { promisify } from "node:util"
+
+const run = promisify(execFile)
+
+/** The repository's root. */
+export const root = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..", "..")
+
+/** Whether the packed-tarball tests run here. */
+export const gated = process.env.CI === "true" || process.env.CTXLOG_PACK_INSTALL === "1"
+
+// The commands run as in a user's shell: no colours, and none of this test runner's own variables.
+const cleanEnv = (): NodeJS.ProcessEnv => ({
+  ...Object.fromEntries(
+    Object.entries(process.env).filter(([key]) => !key.startsWith("VITEST") && key !== "NODE_OPTIONS")
+  ),
+  CI: "",
+  NO_COLOR: "1",
+  FORCE_COLOR: "0"
+})
+
+/** Run a command in `cwd`; its stdout, or an error holding its output. */
+export const exec = async (cmd: string, args: ReadonlyArray<string>, cwd: string): Promise<string> => {
+  try {
+    const { stdout } = await run(cmd, [...args], { cwd, maxBuffer: 64 * 1024 * 1024, env: cleanEnv() })
+    return stdout
+  } catch (error) {
+    const failure = error as { readonly stdout?: string; readonly stderr?: string; readonly message: string }
+    throw new Error(`${cmd} ${args.join(" ")} failed in ${cwd}:\n${failure.stderr ?? ""}\n${failure.stdout ?? ""}`)
+  }
+}
+
+/** `pnpm pack` each of `packages/<name>` into `work`; the tarballs' paths, in order. */
+export const packAll = async (names: ReadonlyArray<string>, work: string): Promise<ReadonlyArray<string>> => {
+  const packed: Array<string> = []
+  for (const name of names) {
+    const dir = join(root, "packages", name)
+    const manifest = JSON.parse(readFileSync(join(dir, "package.json"), "utf8"))
+    await exec("pnpm", ["pack", "--pack-destination", work], dir)
+    packed.push(join(work, `${manifest.name.replace("@", "").replace("/", "-")}-${manifest.version}.tgz`))
+  }
+  return packed
+}
