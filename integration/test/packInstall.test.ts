@@ -39,7 +39,7 @@ export const ok: boolean = Either.isRight(back)
 const conformance = `
 import { EventLog } from "@ctxlog/core"
 import { eventLogConformance } from "@ctxlog/testing"
-eventLogConformance("memory (vitest 4)", EventLog.layerMemory)
+eventLogConformance("memory (vitest 4)", EventLog.layerMemory())
 `
 
 const tsconfig = {
