@@ -13,11 +13,12 @@ import { join } from "node:path"
 import { TemplateCompactor } from "@ctxlog/compaction"
 import { Compactor, ContextService, Ids, Message, TokenCounter } from "@ctxlog/core"
 import { FullTextRecall, SqliteEventLog } from "@ctxlog/memory"
-import { type Policy, Turn } from "@ctxlog/turn"
+import { Turn } from "@ctxlog/turn"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import Database from "better-sqlite3"
 import * as ManagedRuntime from "effect/ManagedRuntime"
+import { turnPolicy, usage } from "./scenarios.js"
 import { messageInput, prose, tempDir } from "./stores.js"
 const sqlTimes = new Map<string, { n: number; ms: number }>()
 if (process.env.SQLTIME) {
@@ -41,31 +42,8 @@ if (process.env.SQLTIME) {
 const size = Number(process.env.SIZE ?? 2000)
 const turns = Number(process.env.TURNS ?? 40)
 const provider = (process.env.PROVIDER ?? "anthropic") as "anthropic"
-const policy: Policy.Policy = {
-  builder: {
-    provider,
-    model: provider === "anthropic" ? "claude-sonnet-4-5" : "gpt-4o",
-    contextWindow: 50_000_000,
-    maxOutputTokens: 4096
-  },
-  render: {
-    tools: [{ name: "read_file", description: "Read a file", inputSchema: { type: "object" } }],
-    turnReminder: "Stay in the workspace.",
-    maxOutputTokens: 4096
-  },
-  compaction: {
-    softThreshold: 0.7,
-    hardThreshold: 0.85,
-    proactiveThreshold: 0.66,
-    targetRatio: 0.45,
-    calibrate: false
-  },
-  seams: { level1: 0.74, level2: 0.79, level3: 0.83, verbatimWindow: 6 },
-  recall: { recallShare: 0.04, crossSessionShare: 0.04, owner: "bench" },
-  deferred: { cutoffShare: 0.3, minTokens: 400 },
-  subgoals: "heuristic"
-}
-const usage = { inputTokens: 1000, outputTokens: 20, cacheReadTokens: 0, cacheWriteTokens: 0 }
+// The turn scenario's own policy (the turn `pnpm bench turn` times), on the provider asked for.
+const policy = { ...turnPolicy, builder: { ...turnPolicy.builder, provider } }
 const turn = (i: number, mark: (s: string) => void) =>
   Effect.gen(function* () {
     yield* Turn.prepare("s", { messages: [Message.user(`question ${i}: ${prose(300, i)}`)] }, policy)

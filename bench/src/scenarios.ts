@@ -510,7 +510,7 @@ const countedSqliteLayer = (filename: string, counts: StoreCounts) => {
 // The agent's policy shape (recall, tiers, seams, deferred summaries, subgoals) over a window far
 // above the history: every stage runs its checks and finds nothing to do, so the size holds.
 const turnWindow = 50_000_000
-const turnPolicy: Policy.Policy = {
+export const turnPolicy: Policy.Policy = {
   builder: { provider: "anthropic", model: "claude-sonnet-4-5", contextWindow: turnWindow, maxOutputTokens: 4096 },
   render: {
     tools: [{ name: "read_file", description: "Read a file", inputSchema: { type: "object" } }],
@@ -530,7 +530,7 @@ const turnPolicy: Policy.Policy = {
   subgoals: "heuristic"
 }
 
-const usage = { inputTokens: 1000, outputTokens: 20, cacheReadTokens: 0, cacheWriteTokens: 0 }
+export const usage = { inputTokens: 1000, outputTokens: 20, cacheReadTokens: 0, cacheWriteTokens: 0 }
 const toolOutput = (i: number) => prose(2000, i)
 
 /** One user turn through the turn module: prepare, then render / complete for a tool call and for the answer. */

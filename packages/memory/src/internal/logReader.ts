@@ -10,7 +10,7 @@ import { betterSqlite3, pg as loadPg } from "./drivers.js"
 import { check, sealProblem } from "./integrity.js"
 import type { Database } from "./schema.js"
 import * as SnapshotState from "./snapshotState.js"
-import { metadataOf } from "./storeShared.js"
+import { eventColumns, metadataOf } from "./storeShared.js"
 
 export { check }
 
@@ -27,19 +27,6 @@ interface Shape {
   readonly hasFiles: boolean
   readonly hasOwners: boolean
 }
-
-const eventColumns = [
-  "global_position",
-  "event_id",
-  "stream_id",
-  "stream_version",
-  "type",
-  "schema_version",
-  "data",
-  "metadata",
-  "recorded_at",
-  "hash"
-] as const
 
 /** What one verified stream is known to hold: its row as checked and the hash of every event. */
 interface Known {

@@ -5,7 +5,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import * as Redaction from "../Redaction.js"
-import { metadataOf, type StoreShared } from "./storeShared.js"
+import { eventColumns, metadataOf, type StoreShared } from "./storeShared.js"
 
 interface EventRow {
   readonly global_position: number
@@ -40,19 +40,6 @@ const envelopeOf = (row: EventRow) =>
       hash: row.hash
     })
   )
-
-const eventColumns = [
-  "global_position",
-  "event_id",
-  "stream_id",
-  "stream_version",
-  "type",
-  "schema_version",
-  "data",
-  "metadata",
-  "recorded_at",
-  "hash"
-] as const
 
 /** The event log of a durable store: append (validated, redacted, encoded once, chained), reads, listings. */
 export const make = (shared: StoreShared): EventLog.EventLog.Service => {

@@ -117,3 +117,17 @@ export const metadataOf = (raw: unknown): EventLog.EventMetadata => {
     ...(typeof actor === "string" ? { actor } : {})
   }
 }
+
+/** The columns of an event row, as the log and LogReader select them. */
+export const eventColumns = [
+  "global_position",
+  "event_id",
+  "stream_id",
+  "stream_version",
+  "type",
+  "schema_version",
+  "data",
+  "metadata",
+  "recorded_at",
+  "hash"
+] as const
