@@ -315,6 +315,35 @@ export const decode = (stored: StoredEvent, location: Location = {}): Effect.Eff
   })
 
 /**
+ * Decode a stored event whose bytes the caller checks against their hash-chain link before it uses the
+ * event (a verified fold: `EventLog.ReadOptions.verifiedByChain`). An event at its type's current
+ * schema version was validated by the Schema when it was encoded for storage, and its encoded form is
+ * its decoded form (no schema in `WindowEvent` transforms a field; `EventCodec.test.ts` holds every
+ * event type to it), so it is parsed and not validated a second time. An older version, a row that does
+ * not parse to an object of its stored type, or anything unusual takes the full {@link decode}.
+ *
+ * The chain is what makes this safe: an edited row fails its link, and the event is never used. Without
+ * an HMAC key the chain is a plain SHA-256 chain, as the snapshots' state hashes are: it catches edits
+ * and corruption, not a writer who recomputes every hash after it (ADR 0070).
+ * @since 0.5.0
+ */
+export const decodeVerified = (
+  stored: StoredEvent,
+  location: Location = {}
+): Effect.Effect<WindowEvent, EventDecodeError> => {
+  if (isEventType(stored.type) && stored.schemaVersion === schemaVersions[stored.type]) {
+    let data: unknown
+    try {
+      data = JSON.parse(stored.data)
+    } catch {
+      return decode(stored, location)
+    }
+    if (isRecord(data) && data._tag === stored.type) return Effect.succeed(data as unknown as WindowEvent)
+  }
+  return decode(stored, location)
+}
+
+/**
  * Encode events for storage, validating each; the first malformed one fails the whole batch.
  * @since 0.1.0
  */

@@ -100,6 +100,13 @@ export interface ReadOptions {
   readonly from?: number
   /** Last version to read (inclusive). */
   readonly to?: number
+  /**
+   * The caller checks each envelope's hash-chain link over its stored bytes before it uses `event` (as
+   * `WindowRepository.foldVerifiedHeld` does). A store may then decode rows at the current schema version
+   * without a Schema pass (`EventCodec.decodeVerified`); one that ignores this decodes fully.
+   * @since 0.5.0
+   */
+  readonly verifiedByChain?: boolean | undefined
 }
 
 /** Options of a read across all streams. @since 0.1.0 */

@@ -101,7 +101,7 @@ export const foldVerifiedHeld = (
     let last = from.version
     const events: Array<WindowEvent> = []
     const tamper = (version: number, detail: string) => new TamperDetected({ stream, version, detail })
-    yield* Stream.runForEach(log.read(stream, { from: start }), (envelope) => {
+    yield* Stream.runForEach(log.read(stream, { from: start, verifiedByChain: true }), (envelope) => {
       if (previous === undefined) {
         // The event the window ends at: its stored hash is where the tail's chain starts.
         if (envelope.version !== from.version) {

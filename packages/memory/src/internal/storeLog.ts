@@ -6,6 +6,7 @@ import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import * as Redaction from "../Redaction.js"
 import { eventColumns, metadataOf, type StoreShared } from "./storeShared.js"
+import { counters } from "./workCounters.js"
 
 interface EventRow {
   readonly global_position: number
@@ -20,9 +21,11 @@ interface EventRow {
   readonly hash: string
 }
 
-const envelopeOf = (row: EventRow) =>
-  Effect.map(
-    EventCodec.decode(
+const envelopeOf = (row: EventRow, verifiedByChain = false) => {
+  if (verifiedByChain) counters.rowsVerifiedByChain++
+  else counters.rowsDecoded++
+  return Effect.map(
+    (verifiedByChain ? EventCodec.decodeVerified : EventCodec.decode)(
       { type: row.type, schemaVersion: row.schema_version, data: row.data },
       { stream: row.stream_id, version: row.stream_version }
     ),
@@ -40,6 +43,7 @@ const envelopeOf = (row: EventRow) =>
       hash: row.hash
     })
   )
+}
 
 /** The event log of a durable store: append (validated, redacted, encoded once, chained), reads, listings. */
 export const make = (shared: StoreShared): EventLog.EventLog.Service => {
@@ -115,7 +119,7 @@ export const make = (shared: StoreShared): EventLog.EventLog.Service => {
           if (readOptions.to !== undefined) query = query.where("stream_version", "<=", readOptions.to)
           return query.orderBy("stream_version").limit(options.pageSize).execute()
         })
-        const envelopes = yield* Effect.forEach(rows, envelopeOf)
+        const envelopes = yield* Effect.forEach(rows, (row) => envelopeOf(row, readOptions.verifiedByChain))
         const last = rows[rows.length - 1]
         return [
           Chunk.unsafeFromArray(envelopes),
@@ -152,7 +156,7 @@ export const make = (shared: StoreShared): EventLog.EventLog.Service => {
               .limit(size)
               .execute()
           })
-          const envelopes = yield* Effect.forEach(rows, envelopeOf)
+          const envelopes = yield* Effect.forEach(rows, (row) => envelopeOf(row))
           const last = rows[rows.length - 1]
           return [
             Chunk.unsafeFromArray(envelopes),

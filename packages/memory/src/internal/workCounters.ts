@@ -10,9 +10,21 @@ export interface Counters {
   charsHashed: number
   /** Queries run through kysely (reads, snapshots, recall), on either backend. */
   queries: number
+  /** Event rows read and decoded with a Schema pass (`EventCodec.decode`). */
+  rowsDecoded: number
+  /** Event rows read for a caller that checks their chain links (`EventCodec.decodeVerified`: no Schema pass at the current version). */
+  rowsVerifiedByChain: number
 }
 
-export const counters: Counters = { appends: 0, appendStatements: 0, rowsWritten: 0, charsHashed: 0, queries: 0 }
+export const counters: Counters = {
+  appends: 0,
+  appendStatements: 0,
+  rowsWritten: 0,
+  charsHashed: 0,
+  queries: 0,
+  rowsDecoded: 0,
+  rowsVerifiedByChain: 0
+}
 
 /** Zero the counters. */
 export const reset = (): void => {
@@ -21,4 +33,6 @@ export const reset = (): void => {
   counters.rowsWritten = 0
   counters.charsHashed = 0
   counters.queries = 0
+  counters.rowsDecoded = 0
+  counters.rowsVerifiedByChain = 0
 }

@@ -1,0 +1,49 @@
+/**
+ * A verified load checks each row's hash-chain link over its stored bytes, so its rows decode without a
+ * second Schema pass (`EventCodec.decodeVerified`); a plain read, which checks nothing, validates every
+ * row. Counted, not timed. (An edited row failing the verified load: `tamper.test.ts`.)
+ */
+import { EventLog, Message, WindowRepository, type WindowEvent } from "@ctxlog/core"
+import { assert, describe, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Stream from "effect/Stream"
+import { SqliteEventLog } from "../src/index.js"
+import { counters, reset } from "../src/internal/workCounters.js"
+import { tempFile } from "./support/stores.js"
+
+const event = (n: number): WindowEvent.WindowEvent => ({
+  _tag: "MessageAppended",
+  id: `0190a000-0000-7000-8000-${String(n).padStart(12, "0")}`,
+  message: { id: `m-${n}`, role: "user", kind: "chat", parts: [Message.text(`message ${n}`)], tokens: 3 }
+})
+
+const open = (filename: string) => SqliteEventLog.layer({ filename, durability: "normal", snapshotEvery: 100_000 })
+
+describe("load work", () => {
+  it.effect("a verified load decodes no row with a Schema pass; a plain read decodes every row", () =>
+    Effect.gen(function* () {
+      yield* Effect.gen(function* () {
+        const log = yield* EventLog.EventLog
+        yield* log.append(
+          "s",
+          Array.from({ length: 300 }, (_, k) => event(k + 1)),
+          "no_stream"
+        )
+        reset()
+        const window = yield* Effect.flatMap(WindowRepository.WindowRepository, (repository) => repository.load("s"))
+        assert.strictEqual(window.history.length, 300)
+        assert.deepStrictEqual(
+          { decoded: counters.rowsDecoded, verified: counters.rowsVerifiedByChain },
+          { decoded: 0, verified: 300 }
+        )
+        reset()
+        assert.strictEqual(yield* Stream.runCount(log.read("s")), 300)
+        assert.deepStrictEqual(
+          { decoded: counters.rowsDecoded, verified: counters.rowsVerifiedByChain },
+          { decoded: 300, verified: 0 }
+        )
+      }).pipe(Effect.provide(Layer.fresh(open(tempFile()))))
+    })
+  )
+})
