@@ -389,17 +389,36 @@ export const make = (options: Options = {}) =>
         outer !== undefined
           ? // Nested in a unit of the same stream: its operations join the outer unit and its append.
             Effect.map(effect, (value) => ({ value, window: outer.window, events: [] }))
-          : Effect.gen(function* () {
-              const base = yield* fresh(stream)
-              const unit: Unit = { owner: self, stream, window: base, events: [] }
-              const value = yield* Effect.locally(effect, currentUnit, unit)
-              if (unit.events.length === 0) return { value, window: unit.window, events: [] }
-              const appended = yield* log.append(stream, unit.events, base.version, metadata)
-              const written = appended.stored ?? unit.events
-              const next = remember(stream, { window: Window.replay(written, base), hash: appended.lastHash })
-              yield* repository.committed(stream, next)
-              return { value, window: next, events: written }
-            }).pipe(Effect.retry(retry))
+          : Effect.suspend(() => {
+              let attempt = 0
+              return Effect.gen(function* () {
+                // As in `run`: the first attempt works on the cached window as it is (the append checks its
+                // version, and a conflict runs the unit again on the caught-up window), so a turn's step
+                // costs one append and no version read. A unit that writes nothing is checked instead.
+                const cached = attempt++ === 0 ? cache.get(stream)?.window : undefined
+                const unitOn = (base: Window.Window) =>
+                  Effect.gen(function* () {
+                    const unit: Unit = { owner: self, stream, window: base, events: [] }
+                    const value = yield* Effect.locally(effect, currentUnit, unit)
+                    return { base, unit, value }
+                  })
+                let ran = yield* unitOn(cached ?? (yield* fresh(stream)))
+                if (
+                  cached !== undefined &&
+                  ran.unit.events.length === 0 &&
+                  (yield* log.version(stream)) !== cached.version
+                ) {
+                  ran = yield* unitOn(yield* fresh(stream))
+                }
+                const { base, unit, value } = ran
+                if (unit.events.length === 0) return { value, window: unit.window, events: [] }
+                const appended = yield* log.append(stream, unit.events, base.version, metadata)
+                const written = appended.stored ?? unit.events
+                const next = remember(stream, { window: Window.replay(written, base), hash: appended.lastHash })
+                yield* repository.committed(stream, next)
+                return { value, window: next, events: written }
+              }).pipe(Effect.retry(retry))
+            })
       )
 
     /**

@@ -10,8 +10,8 @@ import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import { ContextService, EventLog, Ids, Message, RecallSource, TokenCounter, WindowRepository } from "../src/index.js"
 
-/** The in-memory log, counting its appends: a test double of our own service, as a Layer. */
-const counted = (appends: { count: number }) =>
+/** The in-memory log, counting its appends and version reads: a test double of our own service, as a Layer. */
+const counted = (appends: { count: number; versions?: number }) =>
   Layer.effect(
     EventLog.EventLog,
     Effect.map(EventLog.EventLog, (log) => ({
@@ -20,11 +20,16 @@ const counted = (appends: { count: number }) =>
         Effect.suspend(() => {
           appends.count++
           return log.append(...args)
+        }),
+      version: (stream: string) =>
+        Effect.suspend(() => {
+          appends.versions = (appends.versions ?? 0) + 1
+          return log.version(stream)
         })
     }))
   ).pipe(Layer.provide(EventLog.layerMemory()))
 
-const stack = (appends: { count: number }) =>
+const stack = (appends: { count: number; versions?: number }) =>
   ContextService.layer().pipe(
     Layer.provideMerge(WindowRepository.layerReplay()),
     Layer.provideMerge(counted(appends)),
@@ -146,6 +151,46 @@ describe("ContextService.batch", () => {
       )
       assert.strictEqual(appends.count, 1)
       assert.strictEqual(outer.events.length, 2)
+    }).pipe(Effect.provide(stack(appends)))
+  })
+
+  it.effect("a unit on a cached window reads no version: one append and no other log call", () => {
+    const appends = { count: 0, versions: 0 }
+    return Effect.gen(function* () {
+      const ctx = yield* ContextService.ContextService
+      yield* ctx.setSystemPrompt(stream, "rules")
+      appends.count = 0
+      appends.versions = 0
+      const done = yield* ctx.batch(stream, ctx.appendMessages(stream, [Message.user("a")]))
+      assert.deepStrictEqual(appends, { count: 1, versions: 0 })
+      assert.strictEqual(done.window.version, 2)
+    }).pipe(Effect.provide(stack(appends)))
+  })
+
+  it.effect("a unit that writes nothing on a stale cached window runs again on the stored one", () => {
+    const appends = { count: 0 }
+    return Effect.gen(function* () {
+      const ctx = yield* ContextService.ContextService
+      const log = yield* EventLog.EventLog
+      yield* ctx.setSystemPrompt(stream, "rules")
+      // Another writer appends: the cached window (version 1) is now stale.
+      yield* log.append(
+        stream,
+        [{ _tag: "SignalRaised", id: "other-1", signal: { id: "sig-other", text: "other", tokens: 2 } }],
+        1
+      )
+      const seen: Array<number> = []
+      const done = yield* ctx.batch(
+        stream,
+        Effect.map(ctx.load(stream), (window) => {
+          seen.push(window.signals.length)
+          return window.signals.length
+        })
+      )
+      assert.deepStrictEqual(seen, [0, 1])
+      assert.strictEqual(done.value, 1)
+      assert.strictEqual(done.window.version, 2)
+      assert.strictEqual(done.events.length, 0)
     }).pipe(Effect.provide(stack(appends)))
   })
 })
