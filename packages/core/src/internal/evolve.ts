@@ -220,9 +220,15 @@ const mapsTo = (map: HashMap.HashMap<string, string>, key: string, value: string
   return found._tag === "Some" && found.value === value
 }
 
+/** The indexes `indexHistory` keeps. */
+type Indexes = Pick<State, "calls" | "results" | "kinds" | "unseen">
+
 /** Keep the tool-call, tool-result and kind indexes in step with messages entering and leaving history. */
-const indexHistory = (state: State, added: ReadonlyArray<Message>, removed: ReadonlyArray<Message>): State => {
-  if (added.length === 0 && removed.length === 0) return state
+const indexHistory = (state: State, added: ReadonlyArray<Message>, removed: ReadonlyArray<Message>): State =>
+  added.length === 0 && removed.length === 0 ? state : { ...state, ...indexesAfter(state, added, removed) }
+
+/** {@link indexHistory}'s new indexes, for a caller that builds the next state in one object. */
+const indexesAfter = (state: State, added: ReadonlyArray<Message>, removed: ReadonlyArray<Message>): Indexes => {
   let calls = state.calls
   let results = state.results
   let kinds = state.kinds
@@ -264,10 +270,13 @@ const indexHistory = (state: State, added: ReadonlyArray<Message>, removed: Read
   }
   const gone = removed.length === 0 || state.unseen.length === 0 ? undefined : new Set(removed.map((m) => m.id))
   const unseen = gone === undefined ? state.unseen : state.unseen.filter((id) => !gone.has(id))
-  return { ...state, calls, results, kinds, unseen }
+  return { calls, results, kinds, unseen }
 }
 
-const withTokens = (state: State): State => {
+const withTokens = (state: State): State => withTokensAt(state, state.version)
+
+/** The state at `version` with its token totals brought up to date: one new object at most. */
+const withTokensAt = (state: State, version: number): State => {
   const taskState = state.taskState.goalTokens + state.taskState.subgoalTokens
   let signals = 0
   for (const signal of state.signals) signals += signal.tokens
@@ -281,10 +290,11 @@ const withTokens = (state: State): State => {
     current.signals === signals &&
     current.history === history
   ) {
-    return state
+    return state.version === version ? state : { ...state, version }
   }
   return {
     ...state,
+    version,
     tokens: { system: state.systemTokens, knowledge: state.knowledgeTokens, taskState, signals, history, total }
   }
 }
@@ -405,20 +415,28 @@ const step = (state: State, event: WindowEvent, version: number): State => {
       return { ...state, signals: [...state.signals, event.signal] }
     case "MessageAppended": {
       const message = origin(event.message)
-      const appended = setHistory(state, state.history.append([message]), [message], [])
+      const indexes = indexesAfter(state, [message], [])
       const answered = toolResultsOf(message)
       // An assistant message answers what came before it: the model has seen those results.
       const unseen =
         message.role === "assistant"
-          ? appended.unseen.length === 0
-            ? appended.unseen
+          ? indexes.unseen.length === 0
+            ? indexes.unseen
             : []
           : answered.length > 0
-            ? [...appended.unseen, message.id]
-            : appended.unseen
-      return answered.length === 0
-        ? { ...appended, unseen }
-        : { ...appended, unseen, completed: state.completed.add(answered.map((part) => part.toolCallId)) }
+            ? [...indexes.unseen, message.id]
+            : indexes.unseen
+      // One new state object per message (this is the event a log holds most of).
+      return {
+        ...state,
+        history: state.history.append([message]),
+        calls: indexes.calls,
+        results: indexes.results,
+        kinds: indexes.kinds,
+        unseen,
+        completed:
+          answered.length === 0 ? state.completed : state.completed.add(answered.map((part) => part.toolCallId))
+      }
     }
     case "MessagesInjected": {
       const knowledge = state.knowledge.filter((message) => message.kind !== event.kind)
@@ -627,7 +645,7 @@ const absurd = (value: never): never => {
 /** Fold one event into a state. */
 export const evolveState = (state: State, event: WindowEvent): State => {
   const version = state.version + 1
-  return withTokens({ ...step(state, event, version), version })
+  return withTokensAt(step(state, event, version), version)
 }
 
 export const evolve = (window: Window, event: WindowEvent): Window => view(evolveState(stateOf(window), event))
