@@ -275,14 +275,12 @@ const indexesAfter = (state: State, added: ReadonlyArray<Message>, removed: Read
 
 const withTokens = (state: State): State => withTokensAt(state, state.version)
 
-/** The state at `version` with its token totals brought up to date: one new object at most. */
-const withTokensAt = (state: State, version: number): State => {
+/** The token totals of `state` with its history at `history` tokens (the object kept when nothing changed). */
+const tokensWith = (state: State, history: number): Tokens => {
   const taskState = state.taskState.goalTokens + state.taskState.subgoalTokens
   let signals = 0
   for (const signal of state.signals) signals += signal.tokens
-  const history = state.history.tokens
   const current = state.tokens
-  const total = state.systemTokens + state.knowledgeTokens + taskState + signals + history
   if (
     current.system === state.systemTokens &&
     current.knowledge === state.knowledgeTokens &&
@@ -290,13 +288,17 @@ const withTokensAt = (state: State, version: number): State => {
     current.signals === signals &&
     current.history === history
   ) {
-    return state.version === version ? state : { ...state, version }
+    return current
   }
-  return {
-    ...state,
-    version,
-    tokens: { system: state.systemTokens, knowledge: state.knowledgeTokens, taskState, signals, history, total }
-  }
+  const total = state.systemTokens + state.knowledgeTokens + taskState + signals + history
+  return { system: state.systemTokens, knowledge: state.knowledgeTokens, taskState, signals, history, total }
+}
+
+/** The state at `version` with its token totals brought up to date: one new object at most. */
+const withTokensAt = (state: State, version: number): State => {
+  const tokens = tokensWith(state, state.history.tokens)
+  if (tokens === state.tokens) return state.version === version ? state : { ...state, version }
+  return { ...state, version, tokens }
 }
 
 const stampOrigin =
@@ -426,10 +428,14 @@ const step = (state: State, event: WindowEvent, version: number): State => {
           : answered.length > 0
             ? [...indexes.unseen, message.id]
             : indexes.unseen
-      // One new state object per message (this is the event a log holds most of).
+      // One new state object per message (this is the event a log holds most of): its version and token
+      // totals are set here, so `withTokensAt` finds nothing left to change.
+      const history = state.history.append([message])
       return {
         ...state,
-        history: state.history.append([message]),
+        version,
+        tokens: tokensWith(state, history.tokens),
+        history,
         calls: indexes.calls,
         results: indexes.results,
         kinds: indexes.kinds,
