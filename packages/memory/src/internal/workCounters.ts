@@ -10,9 +10,18 @@ export interface Counters {
   charsHashed: number
   /** Queries run through kysely (reads, snapshots, recall), on either backend. */
   queries: number
+  /** Round trips PostgreSQL appends made (head reads and `ctxlog_append` calls). */
+  postgresRoundTrips: number
 }
 
-export const counters: Counters = { appends: 0, appendStatements: 0, rowsWritten: 0, charsHashed: 0, queries: 0 }
+export const counters: Counters = {
+  appends: 0,
+  appendStatements: 0,
+  rowsWritten: 0,
+  charsHashed: 0,
+  queries: 0,
+  postgresRoundTrips: 0
+}
 
 /** Zero the counters. */
 export const reset = (): void => {
@@ -21,4 +30,5 @@ export const reset = (): void => {
   counters.rowsWritten = 0
   counters.charsHashed = 0
   counters.queries = 0
+  counters.postgresRoundTrips = 0
 }
