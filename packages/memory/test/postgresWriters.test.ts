@@ -225,6 +225,44 @@ describe("PostgreSQL writers", () => {
     })
   )
 
+  it.scoped("two stores racing the same event id onto two streams: one stores it, the other is told", () =>
+    Effect.gen(function* () {
+      const url = yield* freshDatabase("writers_ids")
+      const a = yield* logOver(url)
+      const b = yield* logOver(url)
+      for (let round = 0; round < 20; round++) {
+        const shared = message("shared", round)
+        const outcomes = yield* Effect.all(
+          [Effect.either(a.append(`x${round}`, [shared], 0)), Effect.either(b.append(`y${round}`, [shared], 0))],
+          { concurrency: 2 }
+        )
+        assert.strictEqual(outcomes.filter(Either.isRight).length, 1, `round ${round}`)
+        for (const outcome of outcomes) {
+          if (Either.isLeft(outcome)) assert.strictEqual(outcome.left._tag, "DuplicateEventIds")
+        }
+      }
+    })
+  )
+
+  it.scopedLive("an id an open append holds: the store's append waits for it, then is told it is stored", () =>
+    Effect.gen(function* () {
+      const url = yield* freshDatabase("writers_held_id")
+      const log = yield* logOver(url)
+      yield* log.append("warm", [message("warm", 1)], 0)
+      const held = yield* client(url)
+      const observer = yield* client(url)
+      const shared = message("shared", 1)
+      yield* beginHeldAppend(held, "x", shared)
+      const other = yield* Effect.fork(Effect.either(log.append("y", [shared], 0)))
+      // The id is not visible yet: the store's insert waits on the unique index for the open transaction.
+      assert.strictEqual(yield* doneOrWaiting(other, observer), "waiting")
+      yield* query(held, "commit")
+      const outcome = yield* Fiber.join(other)
+      assert.isTrue(Either.isLeft(outcome) && outcome.left._tag === "DuplicateEventIds", JSON.stringify(outcome))
+      assert.strictEqual(yield* log.version("y"), 0)
+    })
+  )
+
   it.scoped("an append to a stream this store wrote last is one round trip, a batch of 100 too", () =>
     Effect.gen(function* () {
       const url = yield* freshDatabase("writers_trips")

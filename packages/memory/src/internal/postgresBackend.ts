@@ -208,9 +208,10 @@ export const make = (
           ])
         )
         if (outcome._tag === "Left") {
-          // An id another writer stored while this call ran (the unique index waited for it): refused;
-          // the head read next locates it.
-          if (isUniqueViolation(outcome.left)) {
+          // An id another writer stored while this call ran (the unique index waited for it), or two
+          // batches sharing ids in another order (a deadlock, one of them rolled back): refused; the head
+          // read next locates the ids.
+          if (isRace(outcome.left)) {
             return { _tag: "Refused", head: yield* readHeadOf(request) } satisfies Outcome
           }
           return yield* Effect.fail(storeError("insert events")(outcome.left))
@@ -421,9 +422,9 @@ export const make = (
     return { dialect: "postgres", db, append, transact, query, readGlobal, search } satisfies Backend
   })
 
-/** PostgreSQL's unique_violation. */
-const isUniqueViolation = (cause: unknown): boolean =>
-  typeof cause === "object" && cause !== null && "code" in cause && cause.code === "23505"
+/** PostgreSQL's unique_violation or deadlock_detected: another writer's batch held one of the ids. */
+const isRace = (cause: unknown): boolean =>
+  typeof cause === "object" && cause !== null && "code" in cause && (cause.code === "23505" || cause.code === "40P01")
 
 /** A failure the body reported as a typed error (ROLLBACK ran): the connection is clean. */
 const isTyped = <A, E>(exit: Exit.Exit<A, E>): boolean => Exit.isFailure(exit) && exit.cause._tag === "Fail"
