@@ -3,7 +3,7 @@
  * a reader of the whole log still never skips an event that commits after a larger position was read,
  * one stream's expected version still holds between writers, and the common append is one round trip.
  */
-import { EventCodec, EventHash, EventLog, type WindowEvent } from "@ctxlog/core"
+import { ContextService, EventCodec, EventHash, EventLog, Message, TokenCounter, type WindowEvent } from "@ctxlog/core"
 import { assert, describe, it } from "@effect/vitest"
 import * as Chunk from "effect/Chunk"
 import * as Context from "effect/Context"
@@ -14,7 +14,7 @@ import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import { Kysely, Migrator, PostgresDialect } from "kysely"
 import pg from "pg"
-import { PostgresEventLog } from "../src/index.js"
+import { Ctxlog, PostgresEventLog } from "../src/index.js"
 import { rowsOf } from "../src/internal/appendPlan.js"
 import { migrations } from "../src/internal/migrations.js"
 import { appendCall } from "../src/internal/postgresBackend.js"
@@ -290,6 +290,19 @@ describe("PostgreSQL writers", () => {
       const fresh = yield* a.append("s", [message("s", 202)], 103)
       assert.strictEqual(fresh.nextExpectedVersion, 104)
       assert.strictEqual(counters.postgresRoundTrips, 3, "the refused call; then the head and the call")
+    })
+  )
+
+  it.scoped("ContextService.appendMessages of one message is one round trip and no other query", () =>
+    Effect.gen(function* () {
+      const url = yield* freshDatabase("writers_messages")
+      const context = yield* Layer.build(Ctxlog.postgres({ url, tokenCounter: TokenCounter.layerHeuristic() }))
+      const ctx = Context.get(context, ContextService.ContextService)
+      yield* ctx.appendMessages("conversation", [Message.user("hello")])
+      reset()
+      yield* ctx.appendMessages("conversation", [Message.user("one more message")])
+      assert.strictEqual(counters.postgresRoundTrips, 1)
+      assert.strictEqual(counters.queries, 0)
     })
   )
 

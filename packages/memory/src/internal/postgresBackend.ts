@@ -381,17 +381,25 @@ export const make = (
       )
 
     const query: Backend["query"] = (operation, runQuery) =>
-      Effect.tryPromise({ try: () => runQuery(db), catch: storeError(operation) })
+      Effect.tryPromise({
+        try: () => {
+          counters.queries++
+          return runQuery(db)
+        },
+        catch: storeError(operation)
+      })
 
     // The gate exclusively, then the read (READ COMMITTED: its snapshot is taken after the lock is held):
     // every append that took a position before it has committed, and none takes one until it commits.
     const readGlobal: Backend["readGlobal"] = (operation, runQuery) =>
       Effect.tryPromise({
-        try: () =>
-          db.transaction().execute(async (trx) => {
+        try: () => {
+          counters.queries++
+          return db.transaction().execute(async (trx) => {
             await sql`select pg_advisory_xact_lock(${sql.lit(appendGateKey)})`.execute(trx)
             return runQuery(trx)
-          }),
+          })
+        },
         catch: storeError(operation)
       })
 
