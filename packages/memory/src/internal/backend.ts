@@ -103,7 +103,7 @@ export interface Backend {
     operation: string,
     body: (tx: WriteTx) => Effect.Effect<A, E>,
     options?: {
-      /** PostgreSQL: take the appends' lock too (default true); the recall projection does not need it. */
+      /** PostgreSQL: hold the gate exclusively, no append meanwhile (default true); the recall projection does not need it. */
       readonly appendLock?: boolean
     }
   ) => Effect.Effect<A, E | StoreError>
