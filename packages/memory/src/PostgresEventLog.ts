@@ -1,12 +1,14 @@
 /**
  * The shared durable log: PostgreSQL through kysely and `pg`, for several processes or machines.
  *
- * - Every append takes a transaction-scoped advisory lock, so global positions follow commit order (a
- *   reader that checkpoints a position never skips a late commit) and hash chains stay linear.
+ * - Appends on different streams run at once (ADR 0066): one `ctxlog_append` call each (one round trip
+ *   when the store wrote the stream's head last), a compare-and-set on the stream row as the per-stream
+ *   lock, a shared advisory lock (the global-read gate) that a reader of the whole log takes exclusively,
+ *   so it never skips an event whose smaller position commits later. Hash chains stay linear.
  * - The schema is created and migrated on open (kysely `Migrator`, migrations shipped in code); triggers
  *   reject UPDATE, DELETE and TRUNCATE on `events`. The hot path runs named (prepared) statements.
  * - Besides the `EventLog`, the layer provides a snapshot-backed `WindowRepository`, the `SnapshotStore`
- *   and the `RecallIndex` (`tsvector` + `ts_rank`, kept in the append's transaction).
+ *   and the `RecallIndex` (`tsvector` + `ts_rank`, a projection that catches up after commit).
  *
  * @since 0.1.0
  */
@@ -27,7 +29,11 @@ export type Services = SqliteEventLog.Services
 export interface Options extends CommonOptions {
   /** A connection URL, e.g. `postgres://user:pass@127.0.0.1:5432/ctxlog`. */
   readonly url: string
-  /** Pool size (default 10). */
+  /**
+   * Pool size (default 10): the appends this process runs at once (each holds a connection for its one
+   * round trip) plus its reads. Size it to the concurrent writers and readers of the process; the
+   * server's `max_connections` bounds every process's pool together.
+   */
   readonly maxConnections?: number | undefined
 }
 

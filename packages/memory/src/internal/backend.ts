@@ -90,24 +90,33 @@ export interface Backend {
   readonly db: Kysely<Database>
   /**
    * Append a batch: read the stream row, locate the ids, and (the common case) write the events and the
-   * stream row, all in one transaction that excludes every other writer. Only the event rows and the
-   * stream row are written: the recall index catches up after commit.
+   * stream row, in one transaction (SQLite: excluding every other writer; PostgreSQL: excluding writers
+   * on the same stream and global readers, ADR 0066). Only the event rows and the stream row are
+   * written: the recall index catches up after commit.
    */
   readonly append: (request: AppendRequest) => Effect.Effect<EventLog.AppendResult, AppendError>
   /**
    * Run `body` in one write transaction that excludes every other writer (`BEGIN IMMEDIATE` on SQLite,
-   * an advisory transaction lock on PostgreSQL): committed if it succeeds, rolled back otherwise.
+   * the global-read gate taken exclusively on PostgreSQL): committed if it succeeds, rolled back otherwise.
    */
   readonly transact: <A, E>(
     operation: string,
     body: (tx: WriteTx) => Effect.Effect<A, E>,
     options?: {
-      /** PostgreSQL: take the appends' lock too (default true); the recall projection does not need it. */
+      /** PostgreSQL: hold the gate exclusively, no append meanwhile (default true); the recall projection does not need it. */
       readonly appendLock?: boolean
     }
   ) => Effect.Effect<A, E | StoreError>
   /** Run a kysely query, mapping a throw to a `StoreError` naming the operation. */
   readonly query: <A>(operation: string, run: (db: Kysely<Database>) => Promise<A>) => Effect.Effect<A, StoreError>
+  /**
+   * Run a read of the whole log by global position (`readAll`, the recall projection): every event with
+   * a smaller position than one it returns is committed already (or never will be), so a reader that
+   * goes on after the last position it saw skips nothing. SQLite: `query` (its writers are serialised, so
+   * positions commit in order). PostgreSQL, whose appends run at once: in a transaction holding the
+   * global-read gate exclusively (ADR 0066), after the appends in flight and before the next.
+   */
+  readonly readGlobal: <A>(operation: string, run: (db: Kysely<Database>) => Promise<A>) => Effect.Effect<A, StoreError>
   /**
    * Full-text search in tiers: rows holding the whole query as a phrase first, then rows holding every
    * term, then rows holding any term; within a tier, the dialect's ranking (BM25 on SQLite, `ts_rank`

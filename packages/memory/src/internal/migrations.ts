@@ -1,6 +1,12 @@
 import { type Kysely, type Migration, type MigrationProvider, sql } from "kysely"
 import type { Dialect } from "./schema.js"
 
+/**
+ * The PostgreSQL advisory lock key of the global-read gate: appends hold it shared, readers of the whole
+ * log (by global position) exclusively. Migration 0011 writes it into `ctxlog_append`; never change it.
+ */
+export const appendGateKey = 0x6374786c6f67 // "ctxlog"
+
 // Migrations are numbered, append-only and shipped in code: never edit one that has been released, add
 // the next number instead. The schema they produce is checked against test/schema.*.snapshot.json.
 
@@ -297,6 +303,72 @@ const snapshotBlob = (dialect: Dialect): Migration => ({
   }
 })
 
+/**
+ * PostgreSQL appends run concurrently (ADR 0066): one function call per append, `ctxlog_append`, which
+ * takes the global-read gate in SHARED mode (appends never wait for each other on it; a reader of the
+ * whole log takes it exclusively, so it waits for the appends in flight and sees positions only in
+ * commit order), checks the stream's head with a compare-and-set on its row (the per-stream lock), the
+ * owner and the batch's ids, and writes the stream row and every event. Refused (the head moved, the
+ * owner or an id is not as the caller saw it), it writes nothing and returns the head it found, so the
+ * caller decides with `checkAppend` and calls again. The gate's key is the one the appends' exclusive
+ * lock used before: a process of an older version still excludes every append. SQLite is as it was.
+ */
+const concurrentAppends = (dialect: Dialect): Migration => ({
+  up: async (db: Kysely<unknown>) => {
+    if (dialect !== "postgres") return
+    await sql`create function ctxlog_append(
+        p_stream text, p_current bigint, p_previous text, p_owner text,
+        p_ids text[], p_types text[], p_schema_versions int[], p_data text[], p_hashes text[],
+        p_metadata jsonb, p_now bigint, p_head text)
+      returns table (last_position bigint, version bigint, head_hash text, owner text, located json)
+      language plpgsql as $$
+      declare
+        v_owner text;
+        v_next bigint := p_current + cardinality(p_ids);
+        v_last bigint;
+      begin
+        perform pg_advisory_xact_lock_shared(${sql.lit(appendGateKey)});
+        select o.owner into v_owner from stream_owners o where o.stream_id = p_stream;
+        if (p_owner is null or v_owner = p_owner or (v_owner is null and p_current = 0))
+           and not exists (select 1 from events e where e.event_id = any(p_ids)) then
+          if p_current = 0 then
+            insert into streams as s (stream_id, version, head_hash, created_at, updated_at)
+              values (p_stream, v_next, p_head, p_now, p_now)
+              on conflict (stream_id) do update
+                set version = excluded.version, head_hash = excluded.head_hash, updated_at = excluded.updated_at
+                where s.version = 0;
+          else
+            update streams s set version = v_next, head_hash = p_head, updated_at = p_now
+              where s.stream_id = p_stream and s.version = p_current and s.head_hash = p_previous;
+          end if;
+          if found then
+            if p_owner is not null and v_owner is null then
+              insert into stream_owners (stream_id, owner) values (p_stream, p_owner) on conflict (stream_id) do nothing;
+            end if;
+            with written as (
+              insert into events
+                (event_id, stream_id, stream_version, type, schema_version, data, metadata, recorded_at, hash)
+              select u.event_id, p_stream, p_current + u.n, u.type, u.schema_version, u.data, p_metadata, p_now, u.hash
+              from unnest(p_ids, p_types, p_schema_versions, p_data, p_hashes)
+                with ordinality as u(event_id, type, schema_version, data, hash, n)
+              order by u.n
+              returning global_position
+            )
+            select max(w.global_position) into v_last from written w;
+            return query select v_last, v_next, p_head, coalesce(v_owner, p_owner), null::json;
+            return;
+          end if;
+        end if;
+        return query
+          select null::bigint, s.version, s.head_hash,
+                 (select o.owner from stream_owners o where o.stream_id = p_stream),
+                 (select coalesce(json_agg(json_build_array(e.event_id, e.stream_id, e.stream_version)), '[]'::json)
+                    from events e where e.event_id = any(p_ids))
+          from (select 1) as one left join streams s on s.stream_id = p_stream;
+      end $$`.execute(db)
+  }
+})
+
 /** The migrations of one dialect, by name. */
 export const migrations = (dialect: Dialect): Record<string, Migration> => ({
   "0001_events": events(dialect),
@@ -308,7 +380,8 @@ export const migrations = (dialect: Dialect): Record<string, Migration> => ({
   "0007_tenancy_erasure": tenancyErasure(dialect),
   "0008_external_content_fts": externalContentFts(dialect),
   "0009_files": files(dialect),
-  "0010_snapshot_blob": snapshotBlob(dialect)
+  "0010_snapshot_blob": snapshotBlob(dialect),
+  "0011_concurrent_appends": concurrentAppends(dialect)
 })
 
 /** Kysely's `MigrationProvider` over the in-code migrations. */

@@ -18,10 +18,11 @@ import {
 } from "./appendPlan.js"
 import { pg as loadPg } from "./drivers.js"
 import { type Backend, describe, type EraseOutcome, type SearchRow, type WriteTx } from "./backend.js"
-import { provider } from "./migrations.js"
+import { appendGateKey, provider } from "./migrations.js"
 import type { Database } from "./schema.js"
 import { filterSql, tierBonus } from "./search.js"
 import { appendStatements, bind, type Compiled } from "./statements.js"
+import { counters } from "./workCounters.js"
 
 export interface PostgresOptions {
   readonly url: string
@@ -29,11 +30,23 @@ export interface PostgresOptions {
 }
 
 /**
- * Every append takes this transaction-scoped advisory lock first: appends serialise, so global positions
- * are handed out in commit order (a reader checkpointing a position never skips a late commit) and each
- * stream's hash chain stays linear. Agent logs append far below the rate where this would matter.
+ * Heads this process wrote last, per stream, so the next append to the stream is one function call (one
+ * round trip) without reading the head first. A stale entry costs a refusal that brings the head back.
+ * Bounded: cleared when it holds this many streams.
  */
-const appendLockKey = 0x6374786c6f67 // "ctxlog"
+const headCacheLimit = 10_000
+
+/**
+ * Refusals in a row before an append gives up with a `StoreError`: each one means another writer moved
+ * the stream (or erased it) between the head read and the write, so a caller with an expected version is
+ * refused by the next decision anyway.
+ */
+const maxAttempts = 100
+
+/** `ctxlog_append` (migration 0011): one statement, its own transaction. */
+export const appendCall = `select last_position, version, head_hash, owner, located
+  from ctxlog_append($1::text, $2::bigint, $3::text, $4::text, $5::text[], $6::text[], $7::int[], $8::text[], $9::text[],
+                     $10::jsonb, $11::bigint, $12::text)`
 
 const storeError = (operation: string) => (cause: unknown) =>
   new EventLog.StoreError({ operation, detail: describe(cause) })
@@ -98,22 +111,6 @@ export const make = (
         (select coalesce(json_agg(json_build_array(e.event_id, e.stream_id, e.stream_version)), '[]'::json)
            from events e where e.event_id = any($2::text[])) as located
       from (select 1) as one left join streams s on s.stream_id = $1`
-    // The stream row and every event of the batch in one statement (one round trip however many events);
-    // metadata and time are shared by every row of a batch. The stream row is written by a data-modifying
-    // CTE: the events' foreign key is checked at the end of the statement, when it exists.
-    const writeBatch = `with stream as (
-        insert into streams (stream_id, version, head_hash, created_at, updated_at) values ($2, $10, $11, $8, $8)
-        on conflict (stream_id) do update
-          set version = excluded.version, head_hash = excluded.head_hash, updated_at = excluded.updated_at
-        returning 1
-      )
-      insert into events
-        (event_id, stream_id, stream_version, type, schema_version, data, metadata, recorded_at, hash)
-      select u.event_id, $2, u.stream_version, u.type, u.schema_version, u.data, $7::jsonb, $8::bigint, u.hash
-      from unnest($1::text[], $3::bigint[], $4::text[], $5::int[], $6::text[], $9::text[])
-        as u(event_id, stream_version, type, schema_version, data, hash)
-      order by u.stream_version
-      returning global_position`
 
     const connect = (operation: string) =>
       Effect.tryPromise({ try: () => pool.connect(), catch: storeError(operation) })
@@ -122,111 +119,154 @@ export const make = (
     const release = <A, E>(client: pg.PoolClient, exit: Exit.Exit<A, E>) =>
       Effect.sync(() => client.release(Exit.isFailure(exit) && !isTyped(exit) ? true : undefined))
 
+    /** What the log holds for a stream, as the append decides on it. */
+    interface Head {
+      readonly current: number
+      readonly previous: string
+      readonly owned: string | undefined
+      readonly located: Located
+    }
+    const headOf = (row: Record<string, unknown> | undefined): Head => {
+      const located = new Map<string, { stream: string; version: number }>()
+      const found: unknown = row?.located
+      for (const entry of Array.isArray(found) ? found : []) {
+        const [event_id, stream_id, stream_version]: ReadonlyArray<unknown> = Array.isArray(entry) ? entry : []
+        if (typeof event_id === "string" && typeof stream_id === "string" && typeof stream_version === "number") {
+          located.set(event_id, { stream: stream_id, version: stream_version })
+        }
+      }
+      return {
+        current: typeof row?.version === "number" ? row.version : 0,
+        previous: typeof row?.head_hash === "string" ? row.head_hash : EventHash.genesis,
+        owned: typeof row?.owner === "string" ? row.owner : undefined,
+        located
+      }
+    }
+    const heads = new Map<string, Head>()
+    const remember = (stream: string, head: Head) => {
+      if (heads.size >= headCacheLimit && !heads.has(stream)) heads.clear()
+      heads.set(stream, head)
+    }
+
+    // One round trip each, on whichever pooled connection is free (a named statement is planned once per
+    // connection). An append holds no connection between round trips.
+    const roundTrip = (name: string, text: string, values: ReadonlyArray<unknown>) =>
+      Effect.tryPromise({
+        try: () => pool.query<Record<string, unknown>>({ name: `ctxlog_${name}`, text, values: [...values] }),
+        catch: (cause): unknown => cause
+      }).pipe(
+        Effect.ensuring(
+          Effect.sync(() => {
+            counters.postgresRoundTrips++
+          })
+        )
+      )
+    const named = (operation: string, name: string, text: string, values: ReadonlyArray<unknown>) =>
+      Effect.mapError(roundTrip(name, text, values), storeError(operation))
+    const readHeadOf = (request: AppendRequest) =>
+      Effect.map(named("read stream", "read_head", readHead, [request.stream, request.ids]), ({ rows }) =>
+        headOf(rows[0])
+      )
+
     type Outcome =
       | { readonly _tag: "Written"; readonly result: EventLog.AppendResult }
-      | { readonly _tag: "Refused"; readonly current: number; readonly located: Located }
-      | { readonly _tag: "Foreign"; readonly error: EventLog.OwnerMismatch }
+      | { readonly _tag: "Refused"; readonly head: Head }
+      | { readonly _tag: "Decided"; readonly result: Effect.Effect<EventLog.AppendResult, AppendError> }
 
-    const appendIn = (client: pg.PoolClient, request: AppendRequest) =>
+    /** What to do with `head`: write (the rows chained from it), or an answer that writes nothing. */
+    const decide = (request: AppendRequest, head: Head) => {
+      if (request.owner !== undefined) {
+        const foreign = ownerRefusal(request, head.current, head.owned)
+        if (foreign !== undefined) return { _tag: "Decided", result: Effect.fail(foreign) } satisfies Outcome
+      }
+      if (!canWrite(request, head.current, head.located)) {
+        return { _tag: "Decided", result: settle(request, head.current, head.located) } satisfies Outcome
+      }
+      const refused = keyRefusal(request, head.current, head.previous)
+      if (refused !== undefined) return { _tag: "Decided", result: Effect.fail(refused) } satisfies Outcome
+      return undefined
+    }
+
+    /** One `ctxlog_append` call: written, or refused with the head the database holds (nothing written). */
+    const write = (request: AppendRequest, head: Head) =>
       Effect.gen(function* () {
-        // BEGIN and the append lock in one round trip (a simple query may hold several statements).
-        yield* plain(client, "append", `begin; select pg_advisory_xact_lock(${appendLockKey})`)
-        const { rows: heads } = yield* Effect.tryPromise({
-          try: () =>
-            client.query<Record<string, unknown>>({
-              name: "ctxlog_read_head",
-              text: readHead,
-              values: [request.stream, request.ids]
-            }),
-          catch: storeError("read stream")
-        })
-        const headRow = heads[0]
-        const current = typeof headRow?.version === "number" ? headRow.version : 0
-        const previous = typeof headRow?.head_hash === "string" ? headRow.head_hash : EventHash.genesis
-        const owned = typeof headRow?.owner === "string" ? headRow.owner : undefined
-        if (request.owner !== undefined) {
-          const foreign = ownerRefusal(request, current, owned)
-          if (foreign !== undefined) {
-            yield* plain(client, "append", "rollback")
-            return { _tag: "Foreign", error: foreign } satisfies Outcome
+        const { rows, head: next } = rowsOf(request, head.current, head.previous)
+        const outcome = yield* Effect.either(
+          roundTrip("append", appendCall, [
+            request.stream,
+            head.current,
+            head.previous,
+            request.owner ?? null,
+            rows.map((row) => row.event_id),
+            rows.map((row) => row.type),
+            rows.map((row) => row.schema_version),
+            rows.map((row) => row.data),
+            rows.map((row) => row.hash),
+            request.metadata,
+            request.now,
+            next
+          ])
+        )
+        if (outcome._tag === "Left") {
+          // An id another writer stored while this call ran (the unique index waited for it), or two
+          // batches sharing ids in another order (a deadlock, one of them rolled back): refused; the head
+          // read next locates the ids.
+          if (isRace(outcome.left)) {
+            return { _tag: "Refused", head: yield* readHeadOf(request) } satisfies Outcome
           }
+          return yield* Effect.fail(storeError("insert events")(outcome.left))
         }
-        const located = new Map<string, { stream: string; version: number }>()
-        const found: unknown = headRow?.located
-        for (const entry of Array.isArray(found) ? found : []) {
-          const [event_id, stream_id, stream_version]: ReadonlyArray<unknown> = Array.isArray(entry) ? entry : []
-          if (typeof event_id === "string" && typeof stream_id === "string" && typeof stream_version === "number") {
-            located.set(event_id, { stream: stream_id, version: stream_version })
-          }
-        }
-        if (!canWrite(request, current, located)) {
-          yield* plain(client, "append", "rollback")
-          return { _tag: "Refused", current, located } satisfies Outcome
-        }
-        const refused = keyRefusal(request, current, previous)
-        if (refused !== undefined) {
-          yield* plain(client, "append", "rollback")
-          return yield* refused
-        }
-        const { rows, head } = rowsOf(request, current, previous)
-        const next = current + rows.length
-        if (request.owner !== undefined && owned === undefined) {
-          yield* plain(
-            client,
-            "claim owner",
-            "insert into stream_owners (stream_id, owner) values ($1, $2) on conflict (stream_id) do nothing",
-            [request.stream, request.owner]
-          )
-        }
-        const inserted = yield* Effect.tryPromise({
-          try: () =>
-            client.query<Record<string, unknown>>({
-              name: "ctxlog_write_batch",
-              text: writeBatch,
-              values: [
-                rows.map((row) => row.event_id),
-                request.stream,
-                rows.map((row) => row.stream_version),
-                rows.map((row) => row.type),
-                rows.map((row) => row.schema_version),
-                rows.map((row) => row.data),
-                request.metadata,
-                request.now,
-                rows.map((row) => row.hash),
-                next,
-                head
-              ]
-            }),
-          catch: storeError("insert events")
+        const row = outcome.right.rows[0]
+        const lastPosition = row?.last_position
+        if (typeof lastPosition !== "number") return { _tag: "Refused", head: headOf(row) } satisfies Outcome
+        const written = rows.length
+        remember(request.stream, {
+          current: head.current + written,
+          previous: next,
+          owned: typeof row?.owner === "string" ? row.owner : undefined,
+          located: new Map()
         })
-        let lastPosition = 0
-        for (const { global_position } of inserted.rows) {
-          if (typeof global_position === "number" && global_position > lastPosition) lastPosition = global_position
-        }
-        yield* plain(client, "append", "commit")
         return {
           _tag: "Written",
           result: {
             stream: request.stream,
-            nextExpectedVersion: next,
-            written: rows.length,
+            nextExpectedVersion: head.current + written,
+            written,
             lastPosition,
             ...lastHashOf(rows)
           }
         } satisfies Outcome
       })
 
+    // Appends on different streams run at once: the only lock they share is the gate, taken SHARED (see
+    // migration 0011); two appends on one stream meet at its row (compare-and-set on version and head).
+    // The common case is one round trip: the head this process wrote last, and one `ctxlog_append` call.
+    // Otherwise (first append to a stream here, another writer moved it, an id already stored) the head
+    // comes from the database and the decision is the one a serialised append made.
     const append: Backend["append"] = (request) =>
-      Effect.acquireUseRelease(connect("append"), (client) => appendIn(client, request), release).pipe(
-        Effect.flatMap(
-          (outcome): Effect.Effect<EventLog.AppendResult, AppendError> =>
-            outcome._tag === "Written"
-              ? Effect.succeed(outcome.result)
-              : outcome._tag === "Foreign"
-                ? Effect.fail(outcome.error)
-                : settle(request, outcome.current, outcome.located)
-        )
-      )
+      Effect.gen(function* () {
+        const cached = heads.get(request.stream)
+        let head = cached !== undefined && decide(request, cached) === undefined ? cached : yield* readHeadOf(request)
+        for (let attempt = 0; ; attempt++) {
+          const decided = decide(request, head)
+          if (decided !== undefined) {
+            heads.delete(request.stream)
+            return yield* decided.result
+          }
+          const outcome = yield* write(request, head)
+          if (outcome._tag === "Written") return outcome.result
+          if (attempt >= maxAttempts) {
+            heads.delete(request.stream)
+            return yield* Effect.fail(
+              new EventLog.StoreError({
+                operation: "append",
+                detail: `stream "${request.stream}" moved under ${maxAttempts + 1} attempts in a row; nothing was written`
+              })
+            )
+          }
+          head = outcome.head
+        }
+      })
 
     const makeTx = (client: pg.PoolClient): WriteTx => ({
       indexEntry: (entry) => Effect.asVoid(run(client, "index message", "insert_entry", compiled.insertEntry, entry)),
@@ -327,8 +367,10 @@ export const make = (
         (client) =>
           Effect.gen(function* () {
             yield* plain(client, operation, "BEGIN")
+            // Exclusive: no append is in flight while this transaction runs (erasure needs that; document
+            // ingestion keeps its writes apart from each other's).
             if (transactOptions.appendLock !== false) {
-              yield* plain(client, operation, "select pg_advisory_xact_lock($1)", [appendLockKey])
+              yield* plain(client, operation, "select pg_advisory_xact_lock($1)", [appendGateKey])
             }
             const exit = yield* Effect.exit(body(makeTx(client)))
             if (Exit.isSuccess(exit)) yield* plain(client, operation, "COMMIT")
@@ -339,7 +381,27 @@ export const make = (
       )
 
     const query: Backend["query"] = (operation, runQuery) =>
-      Effect.tryPromise({ try: () => runQuery(db), catch: storeError(operation) })
+      Effect.tryPromise({
+        try: () => {
+          counters.queries++
+          return runQuery(db)
+        },
+        catch: storeError(operation)
+      })
+
+    // The gate exclusively, then the read (READ COMMITTED: its snapshot is taken after the lock is held):
+    // every append that took a position before it has committed, and none takes one until it commits.
+    const readGlobal: Backend["readGlobal"] = (operation, runQuery) =>
+      Effect.tryPromise({
+        try: () => {
+          counters.queries++
+          return db.transaction().execute(async (trx) => {
+            await sql`select pg_advisory_xact_lock(${sql.lit(appendGateKey)})`.execute(trx)
+            return runQuery(trx)
+          })
+        },
+        catch: storeError(operation)
+      })
 
     // The query goes through PostgreSQL's own parser (as the indexed text did: `django.core.exceptions` is
     // one host-like token there, three words for us); the any-term query is the all-terms one with its
@@ -365,8 +427,12 @@ export const make = (
             return result.rows
           })
 
-    return { dialect: "postgres", db, append, transact, query, search } satisfies Backend
+    return { dialect: "postgres", db, append, transact, query, readGlobal, search } satisfies Backend
   })
+
+/** PostgreSQL's unique_violation or deadlock_detected: another writer's batch held one of the ids. */
+const isRace = (cause: unknown): boolean =>
+  typeof cause === "object" && cause !== null && "code" in cause && (cause.code === "23505" || cause.code === "40P01")
 
 /** A failure the body reported as a typed error (ROLLBACK ran): the connection is clean. */
 const isTyped = <A, E>(exit: Exit.Exit<A, E>): boolean => Exit.isFailure(exit) && exit.cause._tag === "Fail"

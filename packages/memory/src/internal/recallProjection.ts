@@ -11,8 +11,9 @@ import type { NewEntry, NewFact } from "./statements.js"
 // `projection_checkpoints`) in global-position order and indexes them in its own transaction, which moves
 // the checkpoint with a compare-and-set: several processes on one SQLite file or several PostgreSQL
 // connections may catch up at once, and only one of them applies a given batch. Global positions follow
-// commit order on both backends (BEGIN IMMEDIATE / the appends' advisory lock), so reading "after the
-// checkpoint" never skips an event committed later with a smaller position.
+// commit order for a global read on both backends (`Backend.readGlobal`: BEGIN IMMEDIATE serialises SQLite's
+// writers; PostgreSQL's reader holds the gate its appends share, ADR 0066), so reading "after the checkpoint"
+// never skips an event committed later with a smaller position.
 
 /** The checkpoint name of the recall projection. */
 export const name = "recall"
@@ -46,7 +47,7 @@ export const make = (backend: Backend, options: { readonly batchSize: number }):
   const lock = Effect.unsafeMakeSemaphore(1)
   let known = 0
 
-  const readBatch = backend.query("read events to index", async (db) => {
+  const readBatch = backend.readGlobal("read events to index", async (db) => {
     const result = await sql<Row>`
       select c.position as checkpoint, e.global_position, e.event_id, e.stream_id, e.stream_version, e.type,
              e.schema_version, e.data, e.recorded_at

@@ -461,5 +461,6 @@ export const make = (
             return rows
           })
 
-    return { dialect: "sqlite", db, append, transact, query, search } satisfies Backend
+    // Writers are serialised (BEGIN IMMEDIATE): positions commit in order, a global read needs nothing more.
+    return { dialect: "sqlite", db, append, transact, query, readGlobal: query, search } satisfies Backend
   })

@@ -141,7 +141,7 @@ export const make = (shared: StoreShared): EventLog.EventLog.Service => {
         Effect.gen(function* () {
           const size = Math.min(options.pageSize, remaining)
           if (size <= 0) return [Chunk.empty<EventLog.Envelope>(), Option.none()] as const
-          const rows = yield* backend.query("read all", (db) => {
+          const rows = yield* backend.readGlobal("read all", (db) => {
             const base = db.selectFrom("events").select(eventColumns).where("global_position", ">", after)
             return (
               scope === undefined

@@ -14,6 +14,8 @@ export interface Counters {
   rowsDecoded: number
   /** Event rows read for a caller that checks their chain links (`EventCodec.decodeVerified`: no Schema pass at the current version). */
   rowsVerifiedByChain: number
+  /** Round trips PostgreSQL appends made (head reads and `ctxlog_append` calls). */
+  postgresRoundTrips: number
 }
 
 export const counters: Counters = {
@@ -23,7 +25,8 @@ export const counters: Counters = {
   charsHashed: 0,
   queries: 0,
   rowsDecoded: 0,
-  rowsVerifiedByChain: 0
+  rowsVerifiedByChain: 0,
+  postgresRoundTrips: 0
 }
 
 /** Zero the counters. */
@@ -35,4 +38,5 @@ export const reset = (): void => {
   counters.queries = 0
   counters.rowsDecoded = 0
   counters.rowsVerifiedByChain = 0
+  counters.postgresRoundTrips = 0
 }
