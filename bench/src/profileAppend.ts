@@ -28,14 +28,19 @@ for (let i = 0; i < half; i++) {
   await ours(i)
   raw.append("s", events.slice(i * batch, (i + 1) * batch))
 }
+const cpuMs = (usage: NodeJS.CpuUsage) => (usage.user + usage.system) / 1000
 let t = performance.now()
+let cpu = process.cpuUsage()
 for (let i = half; i < n; i++) await ours(i)
 const oursUs = (performance.now() - t) / (n - half) / batch
+const oursCpu = cpuMs(process.cpuUsage(cpu)) / (n - half) / batch
 t = performance.now()
+cpu = process.cpuUsage()
 for (let i = half; i < n; i++) raw.append("s", events.slice(i * batch, (i + 1) * batch))
 const theirs = (performance.now() - t) / (n - half) / batch
+const theirsCpu = cpuMs(process.cpuUsage(cpu)) / (n - half) / batch
 console.log(
-  `${messages ? "appendMessages" : `${batch}/call`}: ctxlog ${(oursUs * 1000).toFixed(1)} µs/event, raw ${(theirs * 1000).toFixed(1)} µs/event (${(theirs / oursUs).toFixed(2)}x raw's speed)`
+  `${messages ? "appendMessages" : `${batch}/call`}: ctxlog ${(oursUs * 1000).toFixed(1)} µs/event, raw ${(theirs * 1000).toFixed(1)} µs/event (${(theirs / oursUs).toFixed(2)}x raw's speed); CPU ${(oursCpu * 1000).toFixed(1)} vs ${(theirsCpu * 1000).toFixed(1)} µs/event (${(theirsCpu / oursCpu).toFixed(2)}x)`
 )
 raw.close()
 await runtime.dispose()
