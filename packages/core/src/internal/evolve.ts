@@ -656,9 +656,54 @@ export const evolveState = (state: State, event: WindowEvent): State => {
 
 export const evolve = (window: Window, event: WindowEvent): Window => view(evolveState(stateOf(window), event))
 
-/** Fold events without building a window per event. */
+/**
+ * Fold a run of `MessageAppended` events (what a log holds most of) into one new state: the history grows
+ * by all of them at once and the indexes and totals are updated once. The same state as folding them one
+ * by one (`Window.reference.test.ts` and the replay property hold it so).
+ */
+const appendRun = (state: State, events: ReadonlyArray<EventOf<"MessageAppended">>): State => {
+  const messages = events.map((event, at) => stampOrigin(state.version + at + 1, event.id)(event.message))
+  const indexes = indexesAfter(state, messages, [])
+  let unseen = indexes.unseen
+  let completed = state.completed
+  for (const message of messages) {
+    const answered = toolResultsOf(message)
+    // As in `step`: an assistant message answers what came before it; a tool result waits to be seen.
+    if (message.role === "assistant") {
+      if (unseen.length > 0) unseen = []
+    } else if (answered.length > 0) unseen = [...unseen, message.id]
+    if (answered.length > 0) completed = completed.add(answered.map((part) => part.toolCallId))
+  }
+  const history = state.history.append(messages)
+  return {
+    ...state,
+    version: state.version + messages.length,
+    tokens: tokensWith(state, history.tokens),
+    history,
+    calls: indexes.calls,
+    results: indexes.results,
+    kinds: indexes.kinds,
+    unseen,
+    completed
+  }
+}
+
+/** Fold events without building a window per event; consecutive appended messages fold as one run. */
 export const replay = (events: Iterable<WindowEvent>, from: Window): Window => {
   let state = stateOf(from)
-  for (const event of events) state = evolveState(state, event)
+  const list = Array.isArray(events) ? (events as ReadonlyArray<WindowEvent>) : [...events]
+  let at = 0
+  while (at < list.length) {
+    const event = list[at] as WindowEvent
+    let end = at
+    while (end < list.length && list[end]?._tag === "MessageAppended") end++
+    if (end - at > 1) {
+      state = appendRun(state, list.slice(at, end) as ReadonlyArray<EventOf<"MessageAppended">>)
+      at = end
+    } else {
+      state = evolveState(state, event)
+      at++
+    }
+  }
   return view(state)
 }

@@ -172,11 +172,58 @@ export class Seq<T extends Item> {
     return this.entries[this.entries.length - 1]?.leaf.keys[this.tail - 1]
   }
 
-  /** Add items at the end. */
+  /**
+   * Add items at the end. Several at once build one new version: the id index is grown as one transient
+   * map, and the spine is copied at most once (appending them one by one gives an equal sequence).
+   */
   append(added: ReadonlyArray<T>): Seq<T> {
-    let seq: Seq<T> = this
-    for (const item of added) seq = seq.appendOne(item)
-    return seq
+    if (added.length === 0) return this
+    if (added.length === 1) return this.appendOne(added[0] as T)
+    let entries: Array<Entry<T>> | undefined
+    let tail = this.tail
+    let key = (this.lastKey() ?? -1) + 1
+    let tokens = this.tokens
+    const first = key
+    // Our own copy of the spine, its last entry's length brought up to `tail` (made once, when needed).
+    const spine = (): Array<Entry<T>> => {
+      if (entries === undefined) {
+        entries = this.entries.slice()
+        work.spine += entries.length
+      }
+      const last = entries[entries.length - 1]
+      if (last !== undefined && last.length !== tail) entries[entries.length - 1] = { leaf: last.leaf, length: tail }
+      return entries
+    }
+    for (const item of added) {
+      const current = entries ?? this.entries
+      const last = current[current.length - 1]
+      work.copied += 1
+      if (last !== undefined && tail < leafSize) {
+        if (last.leaf.items.length === tail) {
+          // Nobody grew this leaf past our version: grow the shared leaf in place.
+          last.leaf.keys.push(key)
+          last.leaf.items.push(item)
+        } else {
+          // Another version grew it: copy our part of it.
+          const own = spine()
+          own[own.length - 1] = {
+            leaf: { keys: [...last.leaf.keys.slice(0, tail), key], items: [...last.leaf.items.slice(0, tail), item] },
+            length: tail + 1
+          }
+          work.copied += tail
+        }
+        tail += 1
+      } else {
+        spine().push({ leaf: { keys: [key], items: [item] }, length: 1 })
+        tail = 1
+      }
+      tokens += item.tokens
+      key += 1
+    }
+    const index = HashMap.mutate(this.index, (map) => {
+      for (let at = 0; at < added.length; at++) HashMap.set(map, (added[at] as T).id, first + at)
+    })
+    return new Seq(entries ?? this.entries, tail, this.length + added.length, tokens, index)
   }
 
   private appendOne(item: T): Seq<T> {
