@@ -29,6 +29,10 @@ export { splitLines, TrimOptionsError, trimMessages } from "../TrimMessages.js"
 
 const format = "LangChain"
 
+// Optional keys are spread, never set to `undefined`: going out they build the SDK's own types (exact
+// optionals, compared whole by callers), coming in they build ctxlog message parts, where an undefined
+// key would make a live window differ from its replay (ADR 0060).
+
 const isObject = (value: Message.JsonValue): value is { readonly [key: string]: Message.JsonValue } =>
   typeof value === "object" && value !== null && !Array.isArray(value)
 
