@@ -289,12 +289,7 @@ const reasoningIn = (part: ReasoningPart): Message.ReasoningPart => {
   const redactedData = stringOption(options, "anthropic", "redactedData")
   const itemId = stringOption(options, "openai", "itemId")
   const encryptedContent = stringOption(options, "openai", "reasoningEncryptedContent")
-  return Message.reasoning(part.text, {
-    ...(signature === undefined ? {} : { signature }),
-    ...(redactedData === undefined ? {} : { redactedData }),
-    ...(itemId === undefined ? {} : { itemId }),
-    ...(encryptedContent === undefined ? {} : { encryptedContent })
-  })
+  return Message.reasoning(part.text, { signature, redactedData, itemId, encryptedContent })
 }
 
 type Data = ImagePart["image"]

@@ -165,13 +165,11 @@ const partOf = (
         : Either.right([Message.text(text)])
     case "reasoning": {
       const itemId = str(block, "id")
-      return Either.right([Message.reasoning(str(block, "reasoning") ?? "", itemId === undefined ? {} : { itemId })])
+      return Either.right([Message.reasoning(str(block, "reasoning") ?? "", { itemId })])
     }
     case "thinking": {
       const signature = str(block, "signature")
-      return Either.right([
-        Message.reasoning(str(block, "thinking") ?? "", signature === undefined ? {} : { signature })
-      ])
+      return Either.right([Message.reasoning(str(block, "thinking") ?? "", { signature })])
     }
     case "redacted_thinking":
       return Either.right([Message.reasoning("", { redactedData: str(block, "data") ?? "" })])

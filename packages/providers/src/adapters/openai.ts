@@ -512,8 +512,8 @@ export const fromAgentItems = (
         const encrypted = item.providerData?.encryptedContent
         assistant(
           Message.reasoning(item.content.map((content) => content.text).join("\n"), {
-            ...(item.id === undefined ? {} : { itemId: item.id }),
-            ...(typeof encrypted === "string" ? { encryptedContent: encrypted } : {})
+            itemId: item.id,
+            encryptedContent: typeof encrypted === "string" ? encrypted : undefined
           })
         )
         break

@@ -151,13 +151,11 @@ export class ResponseState {
     for (const part of this.parts) {
       if ("reasoning" in part) {
         parts.push(
-          // A message part: `Message.reasoning` copies its keys, and an undefined one would make the live
-          // window differ from its replay.
           Message.reasoning(part.text, {
-            ...(part.signature === undefined ? {} : { signature: part.signature }),
-            ...(part.redactedData === undefined ? {} : { redactedData: part.redactedData }),
-            ...(part.itemId === undefined ? {} : { itemId: part.itemId }),
-            ...(part.encryptedContent === undefined ? {} : { encryptedContent: part.encryptedContent })
+            signature: part.signature,
+            redactedData: part.redactedData,
+            itemId: part.itemId,
+            encryptedContent: part.encryptedContent
           })
         )
         continue
