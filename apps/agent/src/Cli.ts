@@ -194,6 +194,7 @@ export const parseReload = (line: string, current: Provider.Options): Either.Eit
     }
   }
   const switched = given.provider !== undefined && given.provider !== current.provider
+  // Reloaded options are compared whole (deep equality): a provider switch keeps `env` only when set.
   const base: Provider.Options = switched
     ? { provider: given.provider ?? current.provider, ...(current.env === undefined ? {} : { env: current.env }) }
     : current

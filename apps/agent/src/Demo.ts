@@ -48,6 +48,7 @@ interface PlanTurn {
 
 const call = (name: string, input: Message.JsonValue): OfflineModel.Reply => ({ toolCalls: [{ name, input }] })
 const say = (text: string): OfflineModel.Reply => ({ text })
+// A tool input is a JSON value: no undefined in it.
 const read = (file: string, start?: number, end?: number) =>
   call("read_file", { path: file, ...(start === undefined ? {} : { start }), ...(end === undefined ? {} : { end }) })
 const search = (pattern: string, where = ".") => call("search", { pattern, path: where })

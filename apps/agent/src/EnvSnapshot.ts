@@ -109,6 +109,7 @@ export const capture = (
             }
           }),
       changedFiles: unique((input.changedFiles ?? []).map((file) => relative(root, file))),
+      // Schema data (`EnvSnapshot`): what it decodes from has no undefined key, so neither does this.
       ...(input.task === undefined ? {} : { task: input.task })
     } satisfies EnvSnapshot.EnvSnapshot
   })

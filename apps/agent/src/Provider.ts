@@ -203,6 +203,7 @@ const chatToModelRequest = (request: DefaultCtx.ChatCompletionsRequest, turnRemi
               inputSchema: tool.function.parameters ?? {}
             }))
           }),
+      // core's `ModelRequest` is exact (`maxOutputTokens?: number`).
       ...(request.max_tokens === undefined ? {} : { maxOutputTokens: request.max_tokens })
     }
   })
@@ -292,7 +293,7 @@ export const make = (options: Options): Effect.Effect<Provider, MissingEnv> =>
           apiKey,
           model,
           maxOutputTokens: outputReserve,
-          ...(options.baseUrl === undefined ? {} : { baseUrl: options.baseUrl }),
+          baseUrl: options.baseUrl,
           retry
         })
         return over({ provider: "anthropic", ...common }, (request: AnthropicCtx.AnthropicRequest) =>
@@ -325,7 +326,7 @@ export const make = (options: Options): Effect.Effect<Provider, MissingEnv> =>
           model,
           provider: name,
           maxOutputTokens: outputReserve,
-          ...(apiKey === undefined ? {} : { apiKey }),
+          apiKey,
           retry
         })
         // Ollama's builder floors the window at 4K (`contextWindow` is the builder's, after clamps).

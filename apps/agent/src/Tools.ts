@@ -380,6 +380,7 @@ export const make = (config: Config): Tools => {
     Effect.suspend(() => {
       const reader = config.readOutput
       if (reader === undefined) return Effect.fail(new ToolFailure({ tool: "read_output", detail: "no file store" }))
+      // memory's `FileStore.LineRange` is exact (`fromLine?: number`).
       const range = {
         ...(input.start === undefined ? {} : { fromLine: input.start }),
         ...(input.end === undefined ? {} : { toLine: input.end })

@@ -143,6 +143,7 @@ const readOptions = (options: ReadingOptions) =>
     const heads = yield* expectedHeads(options)
     return {
       integrity: options.unverified ? ("unverified" as const) : ("verified" as const),
+      // `LogReader.Options.hmacKey` (memory) is exact, `?: ChainKey`.
       ...(key === undefined ? {} : { hmacKey: key }),
       expectedHeads: heads
     }
@@ -660,8 +661,8 @@ const verifyCommand = Command.make(
           checks.push(
             yield* Inspect.verifyStream(source, name, {
               renders: options.renders,
-              ...(read.hmacKey === undefined ? {} : { key: read.hmacKey }),
-              ...(expectedHead === undefined ? {} : { expectedHead })
+              key: read.hmacKey,
+              expectedHead
             })
           )
         }
@@ -725,10 +726,7 @@ const headsCommand = Command.make(
         const heads: Array<{ stream: string; version: number; hash: string }> = []
         for (const name of names) {
           const expectedHead = read.expectedHeads.get(name)
-          const checked = yield* source.verify(name, {
-            ...(read.hmacKey === undefined ? {} : { key: read.hmacKey }),
-            ...(expectedHead === undefined ? {} : { expectedHead })
-          })
+          const checked = yield* source.verify(name, { key: read.hmacKey, expectedHead })
           const problem = checked.integrity.problems[0]
           // A head is only worth keeping when the log verifies up to it.
           if (problem !== undefined) return yield* damaged(problem, "heads")
@@ -826,6 +824,7 @@ const importCommand = Command.make(
           {
             provider: options.provider,
             model: options.model,
+            // The builder config is recorded (`TurnPolicySet`) and its schema's optionals are exact.
             ...(budget === undefined ? {} : { contextWindow: budget })
           },
           budget !== undefined
@@ -838,7 +837,7 @@ const importCommand = Command.make(
       })
       const result = yield* Transfer.write(target, streamName, events, {
         metadata,
-        ...(key === undefined ? {} : { hmacKey: key })
+        hmacKey: key
       })
       yield* out(
         options,

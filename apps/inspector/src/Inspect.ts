@@ -237,8 +237,8 @@ export const verifyStream = (
   stream: string,
   options: {
     readonly renders: boolean
-    readonly key?: EventHash.ChainKey
-    readonly expectedHead?: LogReader.Head
+    readonly key?: EventHash.ChainKey | undefined
+    readonly expectedHead?: LogReader.Head | undefined
   }
 ): Effect.Effect<StreamCheck, ReadFailure> =>
   Effect.gen(function* () {

@@ -141,14 +141,14 @@ export const run = (
           {
             messages: turn.messages,
             injected: turn.injected,
-            ...(reminder === undefined ? {} : { turnReminder: reminder })
+            turnReminder: reminder
           },
           policy
         )
         for (const [iteration, call] of turn.calls.entries()) {
           const rendered = yield* Turn.render(stream, policy, {
             iteration,
-            ...(call.turnReminder === undefined ? {} : { turnReminder: call.turnReminder })
+            turnReminder: call.turnReminder
           })
           yield* Turn.complete(
             stream,
@@ -159,7 +159,7 @@ export const run = (
               usage: sameBuilder ? call.usage : undefined,
               estimatedInputTokens: rendered.built.stats.total,
               endTurn: iteration === turn.calls.length - 1,
-              ...(call.turnReminder === undefined ? {} : { turnReminder: call.turnReminder })
+              turnReminder: call.turnReminder
             },
             policy
           )
@@ -292,7 +292,7 @@ export const inputOf = (entries: ReadonlyArray<Queries.Entry>): Input => {
       signals: Array<string>
       usage?: LanguageModel.Usage
       estimatedInputTokens?: number
-      turnReminder?: string
+      turnReminder?: string | undefined
     }>
     rendered: number
     reminder?: string | undefined
@@ -304,10 +304,10 @@ export const inputOf = (entries: ReadonlyArray<Queries.Entry>): Input => {
   const flush = () => {
     if (turn.messages.length === 0 && turn.calls.length === 0 && turn.rendered === 0) return
     turns.push({
-      ...(turn.policy === undefined ? {} : { policy: turn.policy }),
-      ...(turn.system === undefined ? {} : { system: turn.system }),
-      ...(turn.knowledge === undefined ? {} : { knowledge: turn.knowledge }),
-      ...(turn.goal === undefined ? {} : { goal: turn.goal }),
+      policy: turn.policy,
+      system: turn.system,
+      knowledge: turn.knowledge,
+      goal: turn.goal,
       messages: turn.messages,
       injected: [...turn.injected].map(([kind, messages]) => ({ kind, messages })),
       calls: turn.calls
@@ -365,7 +365,7 @@ export const inputOf = (entries: ReadonlyArray<Queries.Entry>): Input => {
             answer: message.parts,
             results: [],
             signals: [],
-            ...(turn.reminder === undefined ? {} : { turnReminder: turn.reminder })
+            turnReminder: turn.reminder
           })
         } else if (call !== undefined && message.role === "tool") call.results.push(...Message.toolResultsOf(message))
         break

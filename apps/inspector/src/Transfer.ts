@@ -172,9 +172,9 @@ export type Target =
 /** Options of {@link write}. @since 0.1.0 */
 export interface WriteOptions {
   /** Chain the imported stream (and seal its snapshot) under this HMAC key, as a keyed store would. */
-  readonly hmacKey?: string
+  readonly hmacKey?: string | undefined
   /** Each event's metadata (default: none). */
-  readonly metadata?: ReadonlyArray<EventLog.EventMetadata>
+  readonly metadata?: ReadonlyArray<EventLog.EventMetadata> | undefined
 }
 
 /**
@@ -214,12 +214,16 @@ export const write = (
 ): Effect.Effect<EventLog.AppendResult, WriteError> => {
   const name = target._tag === "sqlite" ? `sqlite:${target.filename}` : "postgres"
   const fail = (detail: string) => new WriteError({ target: name, stream, detail })
-  const keyed = options.hmacKey === undefined ? {} : { hmacKey: options.hmacKey }
   const open =
     target._tag === "sqlite"
       ? Effect.sync(() => mkdirSync(dirname(target.filename), { recursive: true })).pipe(
           Effect.zipRight(
-            SqliteEventLog.make({ filename: target.filename, redaction: Redaction.none, snapshotEvery: 1, ...keyed })
+            SqliteEventLog.make({
+              filename: target.filename,
+              redaction: Redaction.none,
+              snapshotEvery: 1,
+              hmacKey: options.hmacKey
+            })
           )
         )
       : PostgresEventLog.make({
@@ -227,7 +231,7 @@ export const write = (
           redaction: Redaction.none,
           snapshotEvery: 1,
           maxConnections: 2,
-          ...keyed
+          hmacKey: options.hmacKey
         })
   return Effect.scoped(
     Effect.gen(function* () {

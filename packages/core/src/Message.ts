@@ -320,12 +320,19 @@ export const toolResult = (toolCallId: string, content: string, isError = false)
   isError
 })
 
-/** A reasoning part (opaque provider fields optional). @since 0.3.0 */
-export const reasoning = (value: string, opaque: Omit<ReasoningPart, "type" | "text"> = {}): ReasoningPart => ({
-  type: "reasoning",
-  text: value,
-  ...opaque
-})
+/**
+ * A reasoning part (opaque provider fields optional). A field given as `undefined` is left out, so a
+ * caller passes what it has: the part equals its replay (decoded from JSON, where no key is undefined).
+ * @since 0.3.0
+ */
+export const reasoning = (value: string, opaque: Omit<ReasoningPart, "type" | "text"> = {}): ReasoningPart => {
+  const part: { -readonly [K in keyof ReasoningPart]: ReasoningPart[K] } = { type: "reasoning", text: value }
+  if (opaque.signature !== undefined) part.signature = opaque.signature
+  if (opaque.redactedData !== undefined) part.redactedData = opaque.redactedData
+  if (opaque.itemId !== undefined) part.itemId = opaque.itemId
+  if (opaque.encryptedContent !== undefined) part.encryptedContent = opaque.encryptedContent
+  return part
+}
 
 /** An image part from a URL. @since 0.3.0 */
 export const imageUrl = (url: string, size: Omit<ImagePart, "type" | "source"> = {}): ImagePart => ({
@@ -405,6 +412,7 @@ export const serverToolResult = (
   resultType,
   content,
   provider,
+  // A message part: an undefined key would make a live window differ from its replay (ADR 0060).
   ...(isError === undefined ? {} : { isError })
 })
 
@@ -424,6 +432,7 @@ export const toolApprovalResponse = (
   type: "tool_approval_response",
   approvalId,
   approved,
+  // A message part: absent stays absent (ADR 0060).
   ...(reason === undefined ? {} : { reason })
 })
 

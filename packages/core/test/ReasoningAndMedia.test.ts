@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs"
-import { assert, describe, it } from "@effect/vitest"
+import { assert, describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
 import {
   ContextService,
   EventCodec,
@@ -112,6 +113,18 @@ const reasoningTranscript = JSON.parse(
 )
 
 describe("reasoning parts", () => {
+  it("Message.reasoning leaves out the fields given as undefined: the part equals its JSON round trip", () => {
+    const part = Message.reasoning("thinking", {
+      signature: undefined,
+      redactedData: undefined,
+      itemId: "rs_1",
+      encryptedContent: undefined
+    })
+    assert.deepStrictEqual(Object.keys(part), ["type", "text", "itemId"])
+    const replayed = Schema.decodeUnknownSync(Message.ReasoningPart)(JSON.parse(JSON.stringify(part)))
+    expect(part).toStrictEqual(replayed)
+  })
+
   it.effect("reasoning_content imports as a reasoning part leading the assistant message", () =>
     Effect.gen(function* () {
       const inputs = yield* Transcript.fromTranscriptJson(reasoningTranscript)

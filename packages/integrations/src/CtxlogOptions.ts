@@ -28,6 +28,7 @@ export const defaultPolicy = (model: { readonly provider: string; readonly model
     builder: {
       provider: builderOf(model.provider),
       model: model.modelId,
+      // The builder config is recorded (`TurnPolicySet`) and its schema's optionals are exact.
       ...(contextWindow === undefined ? {} : { contextWindow })
     },
     compaction: {}

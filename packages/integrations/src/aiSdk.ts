@@ -156,6 +156,7 @@ export const answerOf = (content: ReadonlyArray<MiddlewarePart>): ReadonlyArray<
         parts.push({
           type: "reasoning",
           text: stringField(part, "text") ?? "",
+          // An AI SDK prompt part: the SDK's optionals are exact.
           ...(metadata === undefined ? {} : { providerOptions: metadata })
         })
         break
@@ -222,6 +223,7 @@ const renderOf = (params: MiddlewareCallOptions): Partial<NonNullable<TurnPolicy
       ? [{ name: tool.name, description: tool.description ?? "", inputSchema: jsonObject(tool.inputSchema) }]
       : []
   )
+  // Part of the policy (recorded as `TurnPolicySet`), whose schema's optionals are exact.
   return {
     ...(tools.length === 0 ? {} : { tools }),
     ...(params.maxOutputTokens === undefined ? {} : { maxOutputTokens: params.maxOutputTokens })

@@ -77,6 +77,7 @@ export class CtxlogSession implements OpenAIResponsesCompactionAwareSession {
         provider: "openai",
         api: "responses",
         model: options.model ?? "gpt-4.1",
+        // The builder config is recorded (`TurnPolicySet`) and its schema's optionals are exact.
         ...(options.contextWindow === undefined ? {} : { contextWindow: options.contextWindow })
       },
       compaction: {}

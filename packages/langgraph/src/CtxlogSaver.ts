@@ -123,7 +123,7 @@ const storeLayer = (options: CtxlogSaverOptions): Layer.Layer<EventLog.EventLog,
   if (options.sqlite !== undefined) {
     return SqliteEventLog.layer({
       filename: options.sqlite,
-      ...(options.durability === undefined ? {} : { durability: options.durability })
+      durability: options.durability
     })
   }
   if (options.postgres !== undefined) return PostgresEventLog.layer({ url: options.postgres })
@@ -368,6 +368,7 @@ export class CtxlogSaver extends BaseCheckpointSaver {
       throw reject(
         new SerializationFailed({
           operation,
+          // A Schema class: an undefined field would be a key of the instance and of its encoding.
           ...(channel === undefined ? {} : { channel }),
           detail: error instanceof Error ? error.message : String(error)
         })
@@ -726,6 +727,7 @@ export class CtxlogSaver extends BaseCheckpointSaver {
         _tag: "CheckpointSaved",
         checkpointId: checkpoint.id,
         parentCheckpointId: target.checkpointId ?? null,
+        // An event: an undefined key would make the live window differ from its replay.
         ...(fork && state.head !== undefined ? { forkOf: state.head } : {}),
         ...(windowSource === undefined ? {} : { windowOf: windowSource }),
         checkpoint: skeleton,

@@ -140,6 +140,7 @@ const policyOf = (options: PreModelHookOptions): TurnPolicy => {
     builder: {
       provider: "default",
       model: options.model ?? "langgraph",
+      // The builder config is recorded (`TurnPolicySet`) and its schema's optionals are exact.
       ...(options.contextWindow === undefined ? {} : { contextWindow: options.contextWindow })
     },
     compaction: {}

@@ -129,7 +129,7 @@ export const make = (config: Config): CtxBuilder<AnthropicRequest> => {
       ({ request, breakpoints }) => ({
         request: serverContext.anthropic(request, options.serverContext),
         stats: common.statsOf(window, common.budgetOf(sizing, config, options), breakpoints),
-        ...(options.serverContext === undefined ? {} : { serverContext: options.serverContext })
+        serverContext: options.serverContext
       })
     )
   }

@@ -34,28 +34,28 @@ export interface ClientConfig {
   readonly apiKey: Secret
   readonly model: string
   /** Default `https://api.anthropic.com`. */
-  readonly baseUrl?: string
+  readonly baseUrl?: string | undefined
   /** Default `2023-06-01`. */
-  readonly anthropicVersion?: string
+  readonly anthropicVersion?: string | undefined
   /** Values for the `anthropic-beta` header. */
-  readonly betas?: ReadonlyArray<string>
+  readonly betas?: ReadonlyArray<string> | undefined
   /** `max_tokens` when the request does not say. Default 4096. */
-  readonly maxOutputTokens?: number
+  readonly maxOutputTokens?: number | undefined
   /** Time to get the response headers (or a whole JSON body). Default 120 s. */
-  readonly timeoutMs?: number
+  readonly timeoutMs?: number | undefined
   /** Longest wait between two stream events (pings and partial events do not count). Default 60 s. */
-  readonly idleTimeoutMs?: number
+  readonly idleTimeoutMs?: number | undefined
   /** Longest time for the whole call, retries and the whole stream included. Default 10 min. */
-  readonly deadlineMs?: number
+  readonly deadlineMs?: number | undefined
   /** Most bytes read of a response body (a JSON body, or a whole event stream). Default 64 MiB. */
-  readonly maxResponseBytes?: number
-  readonly retry?: Partial<RetryPolicy.RetryPolicy>
+  readonly maxResponseBytes?: number | undefined
+  readonly retry?: Partial<RetryPolicy.RetryPolicy> | undefined
   /** Cache breakpoints for port requests: the minimum cacheable length (default by model). */
-  readonly minCacheableTokens?: number
+  readonly minCacheableTokens?: number | undefined
   /** Place cache breakpoints on port requests. Default true. */
-  readonly promptCaching?: boolean
+  readonly promptCaching?: boolean | undefined
   /** Enable extended thinking on port requests with this budget (see `AnthropicCtx.Config.thinkingBudget`). */
-  readonly thinkingBudget?: number
+  readonly thinkingBudget?: number | undefined
 }
 
 /** The port plus sending of pre-built requests. @since 0.1.0 */
@@ -139,7 +139,6 @@ export const layerConfig: Layer.Layer<LanguageModel.LanguageModel, ConfigError.C
       model: Config.withDefault(Config.string("ANTHROPIC_MODEL"), "claude-sonnet-4-5"),
       baseUrl: Config.option(Config.string("ANTHROPIC_BASE_URL"))
     }),
-    ({ apiKey, model, baseUrl }) =>
-      make({ apiKey, model, ...Option.match(baseUrl, { onNone: () => ({}), onSome: (url) => ({ baseUrl: url }) }) })
+    ({ apiKey, model, baseUrl }) => make({ apiKey, model, baseUrl: Option.getOrUndefined(baseUrl) })
   )
 )

@@ -64,7 +64,7 @@ export interface Built<R> {
   readonly request: R
   readonly stats: BuildStats
   /** The server-side context management the request asks for, when any (what `PromptRendered` records). */
-  readonly serverContext?: WindowEvent.ServerContext
+  readonly serverContext?: WindowEvent.ServerContext | undefined
 }
 
 /**

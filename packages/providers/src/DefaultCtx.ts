@@ -56,7 +56,7 @@ export const makeChat = (config: CommonConfig, variant: ChatVariant): CtxBuilder
     ctxWindow: common.clampBudget(config.contextWindow, variant.defaultContextWindow, variant.floor, undefined),
     defaultOutputReserve: variant.defaultOutputReserve,
     toolOutputShare: variant.toolOutputShare,
-    ...(variant.toolsOf === undefined ? {} : { toolsOf: variant.toolsOf })
+    toolsOf: variant.toolsOf
   }
   const build = (
     window: Window.Window,

@@ -163,6 +163,7 @@ export const countBody = (
       onLeft: (invalid) => invalid.message,
       onRight: ({ request }) => ({
         model: request.model,
+        // The count_tokens body: absent stays absent.
         ...(request.system === undefined ? {} : { system: request.system }),
         messages: request.messages
       })

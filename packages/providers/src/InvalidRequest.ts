@@ -52,6 +52,7 @@ export const make = (
   new InvalidRequest({
     provider,
     detail,
+    // A Schema class: an undefined field would be a key of the instance and of its encoding.
     ...(where.messageId === undefined ? {} : { messageId: where.messageId }),
     ...(where.toolCallId === undefined ? {} : { toolCallId: where.toolCallId }),
     ...(where.messageIndex === undefined ? {} : { messageIndex: where.messageIndex }),

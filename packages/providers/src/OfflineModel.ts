@@ -218,6 +218,7 @@ export const fromRendered = (request: RenderedRequest): LanguageModel.ModelReque
   if ("input" in request) return fromResponses(request.input)
   if ("stream_options" in request) return fromChat(request.messages)
   return {
+    // core's `ModelRequest.system` is exact: the neutral request a script reads has no undefined key.
     ...(request.system === undefined ? {} : { system: request.system.map((block) => block.text).join("\n\n") }),
     messages: request.messages.flatMap((message): ReadonlyArray<LanguageModel.ChatMessage> => {
       const results = message.content.flatMap((block) =>

@@ -13,12 +13,12 @@ import type * as ConfigError from "effect/ConfigError"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import type { InvalidRequest } from "./InvalidRequest.js"
 import * as chatRender from "./internal/chatRender.js"
 import * as http from "./internal/http.js"
 import {
-  apiKeyOf,
   clientMembers,
   httpSettings,
   openAIEnvironment,
@@ -39,24 +39,24 @@ export interface ClientConfig {
   /** The API root, e.g. `https://api.openai.com/v1` or `http://localhost:11434/v1`. */
   readonly baseUrl: string
   /** Sent as `Authorization: Bearer …` when given (local servers usually need none). */
-  readonly apiKey?: Secret
+  readonly apiKey?: Secret | undefined
   readonly model: string
   /** Name reported in responses and errors. Default `openai-compatible`. */
-  readonly provider?: string
+  readonly provider?: string | undefined
   /** Extra headers (e.g. `OpenAI-Organization`). */
-  readonly headers?: { readonly [name: string]: string }
+  readonly headers?: { readonly [name: string]: string } | undefined
   /** Force reasoning-model rendering of port requests (`developer` role); detected from the name otherwise. */
-  readonly reasoning?: boolean
-  readonly maxOutputTokens?: number
+  readonly reasoning?: boolean | undefined
+  readonly maxOutputTokens?: number | undefined
   /** Default 120 s. */
-  readonly timeoutMs?: number
+  readonly timeoutMs?: number | undefined
   /** Longest wait between two stream events (pings and partial events do not count). Default 60 s. */
-  readonly idleTimeoutMs?: number
+  readonly idleTimeoutMs?: number | undefined
   /** Longest time for the whole call, retries and the whole stream included. Default 10 min. */
-  readonly deadlineMs?: number
+  readonly deadlineMs?: number | undefined
   /** Most bytes read of a response body (a JSON body, or a whole event stream). Default 64 MiB. */
-  readonly maxResponseBytes?: number
-  readonly retry?: Partial<RetryPolicy.RetryPolicy>
+  readonly maxResponseBytes?: number | undefined
+  readonly retry?: Partial<RetryPolicy.RetryPolicy> | undefined
 }
 
 /** The port plus sending of pre-built requests. @since 0.1.0 */
@@ -121,7 +121,7 @@ export const layerConfig: Layer.Layer<LanguageModel.LanguageModel, ConfigError.C
       baseUrl,
       model,
       provider: baseUrl.includes("api.openai.com") ? "openai" : "openai-compatible",
-      ...apiKeyOf(apiKey)
+      apiKey: Option.getOrUndefined(apiKey)
     })
   )
 )

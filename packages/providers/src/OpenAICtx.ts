@@ -114,7 +114,7 @@ export const makeResponses = (config: Config): CtxBuilder<ResponsesRequest> => {
       (request) => ({
         request: serverContext.responses(request, options.serverContext),
         stats: common.statsOf(window, common.budgetOf(sizing, config, options), 0),
-        ...(options.serverContext === undefined ? {} : { serverContext: options.serverContext })
+        serverContext: options.serverContext
       })
     )
   }

@@ -15,12 +15,12 @@ import type * as ConfigError from "effect/ConfigError"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import type { InvalidRequest } from "./InvalidRequest.js"
 import * as chatRender from "./internal/chatRender.js"
 import * as http from "./internal/http.js"
 import {
-  apiKeyOf,
   bearerHeaders,
   clientMembers,
   collect,
@@ -40,32 +40,32 @@ import type * as RetryPolicy from "./RetryPolicy.js"
 
 /** Client settings. @since 0.2.0 */
 export interface ClientConfig {
-  readonly apiKey?: Secret
+  readonly apiKey?: Secret | undefined
   readonly model: string
   /** The API root. Default `https://api.openai.com/v1`. */
-  readonly baseUrl?: string
+  readonly baseUrl?: string | undefined
   /** Name reported in responses and errors. Default `openai`. */
-  readonly provider?: string
+  readonly provider?: string | undefined
   /** Extra headers (e.g. `OpenAI-Organization`). */
-  readonly headers?: { readonly [name: string]: string }
+  readonly headers?: { readonly [name: string]: string } | undefined
   /** Force reasoning-model rendering of port requests (`developer` role); detected from the name otherwise. */
-  readonly reasoning?: boolean
-  readonly maxOutputTokens?: number
+  readonly reasoning?: boolean | undefined
+  readonly maxOutputTokens?: number | undefined
   /**
    * `false`: stateless use (`store: false`); requests built by `toRequest` then ask for
    * `include: ["reasoning.encrypted_content"]`, so reasoning items come back sendable. Unset: the
    * API default (stored).
    */
-  readonly store?: boolean
+  readonly store?: boolean | undefined
   /** Time to get the response headers (or a whole JSON body). Default 120 s. */
-  readonly timeoutMs?: number
+  readonly timeoutMs?: number | undefined
   /** Longest wait between two stream events (partial events do not count). Default 60 s. */
-  readonly idleTimeoutMs?: number
+  readonly idleTimeoutMs?: number | undefined
   /** Longest time for the whole call, retries and the whole stream included. Default 10 min. */
-  readonly deadlineMs?: number
+  readonly deadlineMs?: number | undefined
   /** Most bytes read of a response body (a JSON body, or a whole event stream). Default 64 MiB. */
-  readonly maxResponseBytes?: number
-  readonly retry?: Partial<RetryPolicy.RetryPolicy>
+  readonly maxResponseBytes?: number | undefined
+  readonly retry?: Partial<RetryPolicy.RetryPolicy> | undefined
 }
 
 /** A response with the id the server gave it (the `previous_response_id` of a next call). @since 0.2.0 */
@@ -157,7 +157,7 @@ export const layerConfig: Layer.Layer<LanguageModel.LanguageModel, ConfigError.C
     make({
       baseUrl,
       model,
-      ...apiKeyOf(apiKey)
+      apiKey: Option.getOrUndefined(apiKey)
     })
   )
 )

@@ -130,6 +130,7 @@ export const specOf = (
     spec: {
       builder: input.config.provider,
       config: isJsonObject(config) ? config : {},
+      // The spec is part of the event (hashed, and a replay decodes it without undefined keys): absent stays absent.
       ...(options.systemPrompt === undefined ? {} : { systemPrompt: options.systemPrompt }),
       ...(options.turnReminder === undefined ? {} : { turnReminder: options.turnReminder }),
       ...(blob === undefined ? {} : { toolsSha256: blob.sha256 }),
@@ -190,6 +191,7 @@ export const recordRender = (
           model: target.model,
           tokens: built.stats.tokens,
           sha256: requestSha256(built.request),
+          // An event: an undefined key would make the live window differ from its replay.
           ...(recorded === undefined ? {} : { render: recorded.spec }),
           ...(blobs.length === 0 ? {} : { blobs }),
           ...(built.serverContext === undefined ? {} : { serverContext: built.serverContext })
@@ -254,13 +256,13 @@ export const rebuild = (
     tools = decoded.right
   }
   const options: BuildOptions = {
-    ...(spec.systemPrompt === undefined ? {} : { systemPrompt: spec.systemPrompt }),
-    ...(spec.turnReminder === undefined ? {} : { turnReminder: spec.turnReminder }),
-    ...(tools === undefined ? {} : { tools }),
-    ...(spec.maxOutputTokens === undefined ? {} : { maxOutputTokens: spec.maxOutputTokens }),
-    ...(spec.temperature === undefined ? {} : { temperature: spec.temperature }),
-    ...(event.serverContext === undefined ? {} : { serverContext: event.serverContext }),
-    ...(spec.cacheHints === undefined ? {} : { cacheHints: spec.cacheHints })
+    systemPrompt: spec.systemPrompt,
+    turnReminder: spec.turnReminder,
+    tools,
+    maxOutputTokens: spec.maxOutputTokens,
+    temperature: spec.temperature,
+    serverContext: event.serverContext,
+    cacheHints: spec.cacheHints
   }
   const built = forProvider(config.right).build(before, options)
   if (Either.isLeft(built)) return fail("invalid-request", built.left.message)
@@ -355,6 +357,7 @@ export const recordUsage = (
           outputTokens: usage.outputTokens,
           cacheReadTokens: usage.cacheReadTokens,
           cacheWriteTokens: usage.cacheWriteTokens,
+          // An event: absent stays absent (ADR 0060).
           ...(target.contextEdits === undefined ? {} : { contextEdits: target.contextEdits })
         }
       ])

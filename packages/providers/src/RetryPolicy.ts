@@ -90,6 +90,7 @@ const final = (error: LanguageModel.ProviderError, attempts: number, why: string
     provider: error.provider,
     reason: error.reason,
     detail: `${error.detail}; ${why}`,
+    // A Schema class: an undefined field would be a key of the instance and of its encoding.
     ...(error.status === undefined ? {} : { status: error.status }),
     ...(error.retryAfterMs === undefined ? {} : { retryAfterMs: error.retryAfterMs }),
     attempts

@@ -34,7 +34,7 @@ export const sqliteTargetIn = async (dir: string): Promise<Target> => {
   const filename = join(dir, `${randomUUID()}.db`)
   return {
     args: ["--db", filename],
-    open: (hmacKey) => SqliteEventLog.make({ filename, ...(hmacKey === undefined ? {} : { hmacKey }) }),
+    open: (hmacKey) => SqliteEventLog.make({ filename, hmacKey }),
     raw: () => {
       const db = new BetterSqlite3(filename)
       return Promise.resolve({
@@ -53,8 +53,7 @@ export const postgresTarget = async (): Promise<Target> => {
   const url = new URL(await freshDatabase("ctxlog_tamper"))
   return {
     args: ["--pg", url.toString()],
-    open: (hmacKey) =>
-      PostgresEventLog.make({ url: url.toString(), maxConnections: 2, ...(hmacKey === undefined ? {} : { hmacKey }) }),
+    open: (hmacKey) => PostgresEventLog.make({ url: url.toString(), maxConnections: 2, hmacKey }),
     raw: async () => {
       const raw = new pg.Client({ connectionString: url.toString() })
       await raw.connect()
@@ -84,7 +83,7 @@ export const seed = (target: Target, hmacKey: string | undefined, count: number,
         if (snapshotAt !== undefined) {
           const repository = SnapshotRepository.make(log, Context.get(context, SnapshotStore.SnapshotStore), {
             every: 1,
-            ...(hmacKey === undefined ? {} : { hmacKey })
+            hmacKey
           })
           yield* repository.committed(stream, yield* repository.load(stream))
           if (count > first) yield* log.append(stream, sampleEvents(count - first, "later"), first)

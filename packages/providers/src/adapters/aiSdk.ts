@@ -41,6 +41,10 @@ export { AdapterError }
 
 const format = "AI SDK"
 
+// Optional keys are spread, never set to `undefined`: going out they build the SDK's own types (exact
+// optionals, compared whole by callers), coming in they build ctxlog message parts, where an undefined
+// key would make a live window differ from its replay (ADR 0060).
+
 /** Options of {@link fromModelMessages}. @since 0.4.0 */
 export interface FromOptions {
   /** The provider that ran provider-executed tools (`anthropic`, `openai`, ...). Default `ai-sdk`. */
@@ -285,12 +289,7 @@ const reasoningIn = (part: ReasoningPart): Message.ReasoningPart => {
   const redactedData = stringOption(options, "anthropic", "redactedData")
   const itemId = stringOption(options, "openai", "itemId")
   const encryptedContent = stringOption(options, "openai", "reasoningEncryptedContent")
-  return Message.reasoning(part.text, {
-    ...(signature === undefined ? {} : { signature }),
-    ...(redactedData === undefined ? {} : { redactedData }),
-    ...(itemId === undefined ? {} : { itemId }),
-    ...(encryptedContent === undefined ? {} : { encryptedContent })
-  })
+  return Message.reasoning(part.text, { signature, redactedData, itemId, encryptedContent })
 }
 
 type Data = ImagePart["image"]

@@ -29,6 +29,10 @@ export { splitLines, TrimOptionsError, trimMessages } from "../TrimMessages.js"
 
 const format = "LangChain"
 
+// Optional keys are spread, never set to `undefined`: going out they build the SDK's own types (exact
+// optionals, compared whole by callers), coming in they build ctxlog message parts, where an undefined
+// key would make a live window differ from its replay (ADR 0060).
+
 const isObject = (value: Message.JsonValue): value is { readonly [key: string]: Message.JsonValue } =>
   typeof value === "object" && value !== null && !Array.isArray(value)
 
@@ -161,13 +165,11 @@ const partOf = (
         : Either.right([Message.text(text)])
     case "reasoning": {
       const itemId = str(block, "id")
-      return Either.right([Message.reasoning(str(block, "reasoning") ?? "", itemId === undefined ? {} : { itemId })])
+      return Either.right([Message.reasoning(str(block, "reasoning") ?? "", { itemId })])
     }
     case "thinking": {
       const signature = str(block, "signature")
-      return Either.right([
-        Message.reasoning(str(block, "thinking") ?? "", signature === undefined ? {} : { signature })
-      ])
+      return Either.right([Message.reasoning(str(block, "thinking") ?? "", { signature })])
     }
     case "redacted_thinking":
       return Either.right([Message.reasoning("", { redactedData: str(block, "data") ?? "" })])

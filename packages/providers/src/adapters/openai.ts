@@ -28,6 +28,10 @@ export { AdapterError }
 
 const format = "OpenAI"
 
+// Optional keys are spread, never set to `undefined`: going out they build the SDK's own types (exact
+// optionals, compared whole by callers), coming in they build ctxlog message parts, where an undefined
+// key would make a live window differ from its replay (ADR 0060).
+
 const texts = (message: AnyMessage): ReadonlyArray<string> =>
   message.parts.flatMap((part) => (part.type === "text" ? [part.text] : []))
 
@@ -508,8 +512,8 @@ export const fromAgentItems = (
         const encrypted = item.providerData?.encryptedContent
         assistant(
           Message.reasoning(item.content.map((content) => content.text).join("\n"), {
-            ...(item.id === undefined ? {} : { itemId: item.id }),
-            ...(typeof encrypted === "string" ? { encryptedContent: encrypted } : {})
+            itemId: item.id,
+            encryptedContent: typeof encrypted === "string" ? encrypted : undefined
           })
         )
         break

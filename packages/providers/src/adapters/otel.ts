@@ -23,6 +23,7 @@ export interface Options {
 export const resourceLayer = (options: Options) =>
   OtelResource.layer({
     serviceName: options.serviceName ?? "ctxlog",
+    // `@effect/opentelemetry`'s options are exact (`serviceVersion?: string`).
     ...(options.serviceVersion === undefined ? {} : { serviceVersion: options.serviceVersion })
   })
 

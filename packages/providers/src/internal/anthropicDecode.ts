@@ -141,8 +141,8 @@ const step = (
       }
       if (block?.type === "thinking") {
         state.reasoning(key, {
-          ...(block.thinking === undefined ? {} : { text: block.thinking }),
-          ...(block.signature === undefined || block.signature.length === 0 ? {} : { signature: block.signature })
+          text: block.thinking,
+          signature: block.signature === "" ? undefined : block.signature
         })
         return Either.right([])
       }
@@ -221,7 +221,7 @@ export const chunks = (
               } else if (block.type === "thinking") {
                 state.reasoning(String(index), {
                   text: block.thinking ?? "",
-                  ...(block.signature === undefined ? {} : { signature: block.signature })
+                  signature: block.signature
                 })
               } else if (block.type === "redacted_thinking") {
                 state.reasoning(String(index), { redactedData: block.data ?? "" })

@@ -160,6 +160,7 @@ export const mediaBlock = (
   const document: AnthropicDocumentBlock = {
     type: "document",
     source: documentSource,
+    // A request body: absent stays absent (the golden tests compare it whole).
     ...(part.title === undefined ? {} : { title: part.title })
   }
   return Either.right(document)

@@ -67,9 +67,9 @@ export interface Sizing {
   /** Default share of the budget one tool output may take. */
   readonly toolOutputShare: number
   /** The tools as this provider sends them (Ollama trims their schemas). */
-  readonly toolsOf?: (
-    tools: ReadonlyArray<LanguageModel.ToolSpec> | undefined
-  ) => ReadonlyArray<LanguageModel.ToolSpec> | undefined
+  readonly toolsOf?:
+    | ((tools: ReadonlyArray<LanguageModel.ToolSpec> | undefined) => ReadonlyArray<LanguageModel.ToolSpec> | undefined)
+    | undefined
 }
 
 /**

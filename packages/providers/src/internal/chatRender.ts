@@ -2,6 +2,8 @@
  * Sections → OpenAI Chat Completions request (also Ollama `/v1`, vLLM, llama.cpp server) and
  * Sections → OpenAI Responses request.
  */
+// Request bodies: an optional key is spread, so the body (hashed, and compared whole in the golden
+// tests) never carries an undefined one.
 import { type LanguageModel, Message } from "@ctxlog/core"
 import * as Either from "effect/Either"
 import { type InvalidRequest, make as invalid } from "../InvalidRequest.js"

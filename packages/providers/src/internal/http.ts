@@ -42,6 +42,7 @@ export const providerError = (
     provider,
     reason,
     detail,
+    // A Schema class: an undefined field would be a key of the instance and of its encoding.
     ...(extra.status === undefined ? {} : { status: extra.status }),
     ...(extra.retryAfterMs === undefined ? {} : { retryAfterMs: extra.retryAfterMs })
   })

@@ -113,16 +113,13 @@ export const openAIEnvironment = Config.all({
   model: Config.string("OPENAI_MODEL")
 })
 
-/** `{ apiKey }` when the key is set, else nothing (for a config spread). */
-export const apiKeyOf = (apiKey: Option.Option<Redacted.Redacted<string>>): { readonly apiKey?: Secret } =>
-  Option.match(apiKey, { onNone: () => ({}), onSome: (key) => ({ apiKey: key }) })
-
 /** The headers of an OpenAI-style streaming call: a bearer key when there is one, then the caller's headers. */
 export const bearerHeaders = (
   apiKey: Secret | undefined,
   headers: { readonly [name: string]: string } = {}
 ): { readonly [name: string]: string } => ({
   accept: "text/event-stream",
+  // Headers: an undefined value would be sent as the string "undefined".
   ...(apiKey === undefined ? {} : { authorization: `Bearer ${reveal(apiKey)}` }),
   ...headers
 })

@@ -87,7 +87,10 @@ export class ResponseState {
    * Start (or extend) a reasoning part under a key (an Anthropic block index, a Responses output
    * index, or `chat` for `reasoning_content`).
    */
-  reasoning(key: string, delta: { text?: string; signature?: string; redactedData?: string }): void {
+  reasoning(
+    key: string,
+    delta: { text?: string | undefined; signature?: string | undefined; redactedData?: string | undefined }
+  ): void {
     this.outputChars += (delta.text?.length ?? 0) + (delta.redactedData?.length ?? 0)
     let part = this.thoughts.get(key)
     if (part === undefined) {
@@ -105,7 +108,10 @@ export class ResponseState {
    * A finished Responses `reasoning` item under its output index: its id, `encrypted_content` and
    * summary text replace what the deltas built (the finished item is the one to send back).
    */
-  reasoningItem(key: string, item: { itemId?: string; encryptedContent?: string; text?: string }): void {
+  reasoningItem(
+    key: string,
+    item: { itemId?: string | undefined; encryptedContent?: string | undefined; text?: string | undefined }
+  ): void {
     this.reasoning(key, {})
     const part = this.thoughts.get(key)
     if (part === undefined) return
@@ -146,10 +152,10 @@ export class ResponseState {
       if ("reasoning" in part) {
         parts.push(
           Message.reasoning(part.text, {
-            ...(part.signature === undefined ? {} : { signature: part.signature }),
-            ...(part.redactedData === undefined ? {} : { redactedData: part.redactedData }),
-            ...(part.itemId === undefined ? {} : { itemId: part.itemId }),
-            ...(part.encryptedContent === undefined ? {} : { encryptedContent: part.encryptedContent })
+            signature: part.signature,
+            redactedData: part.redactedData,
+            itemId: part.itemId,
+            encryptedContent: part.encryptedContent
           })
         )
         continue
@@ -186,6 +192,7 @@ export class ResponseState {
       parts,
       stopReason: this.stopReason,
       usage: this.usage,
+      // The response is public data (recorded by `recordUsage`, compared whole): absent stays absent.
       ...(this.contextEdits === undefined ? {} : { contextEdits: this.contextEdits }),
       ...(cut.length === 0 ? {} : { cutToolCalls: cut })
     })

@@ -166,11 +166,7 @@ const addReasoning = (state: ResponseState, key: string, item: OutputItem | unde
   }
   const text = summaryText(item)
   const encrypted = item.encrypted_content
-  state.reasoningItem(key, {
-    ...(id === undefined ? {} : { itemId: id }),
-    ...(encrypted === undefined || encrypted === null ? {} : { encryptedContent: encrypted }),
-    ...(text === undefined ? {} : { text })
-  })
+  state.reasoningItem(key, { itemId: id, encryptedContent: encrypted ?? undefined, text })
 }
 
 /** One output item announced or finished: function calls are keyed by their output index. */

@@ -6,6 +6,8 @@
  * server keeps nothing, so reasoning items can only go back with their encrypted content.
  * Applied after the render, so the render itself (and its validation) is the same with or without.
  */
+// Request bodies: an optional key is spread, so the body (hashed, and compared whole in the golden
+// tests) never carries an undefined one.
 import type { WindowEvent } from "@ctxlog/core"
 import type {
   AnthropicClearThinkingEdit,
