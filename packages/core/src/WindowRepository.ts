@@ -11,7 +11,7 @@ import * as Stream from "effect/Stream"
 import type { EventDecodeError } from "./EventCodec.js"
 import * as EventHash from "./EventHash.js"
 import { callableLayer } from "./internal/callableLayer.js"
-import { EventLog, type StoreError, type StreamId, TamperDetected } from "./EventLog.js"
+import { type Envelope, EventLog, type StoreError, type StreamId, TamperDetected } from "./EventLog.js"
 import * as Window from "./Window.js"
 import type { WindowEvent } from "./WindowEvent.js"
 
@@ -102,30 +102,34 @@ export const foldVerifiedHeld = (
     let last = from.version
     const events: Array<WindowEvent> = []
     const tamper = (version: number, detail: string) => new TamperDetected({ stream, version, detail })
-    yield* Stream.runForEach(log.read(stream, { from: start, verifiedByChain: true }), (envelope) => {
+    // One check per row, synchronously over each page (no effect per row): the first broken link stops it.
+    const check = (envelope: Envelope): TamperDetected | undefined => {
       if (previous === undefined) {
         // The event the window ends at: its stored hash is where the tail's chain starts.
         if (envelope.version !== from.version) {
-          return Effect.fail(tamper(from.version, `the event at version ${from.version} is missing`))
+          return tamper(from.version, `the event at version ${from.version} is missing`)
         }
         previous = envelope.hash
-        return Effect.void
+        return undefined
       }
-      if (envelope.version !== last + 1) {
-        return Effect.fail(tamper(last + 1, `the event at version ${last + 1} is missing`))
-      }
+      if (envelope.version !== last + 1) return tamper(last + 1, `the event at version ${last + 1} is missing`)
       const expected = EventHash.chain(previous, envelope, options.hmacKey)
       if (expected !== envelope.hash) {
-        return Effect.fail(
-          tamper(
-            envelope.version,
-            "the event does not match its hash-chain link (edited, or written with another HMAC key or without one)"
-          )
+        return tamper(
+          envelope.version,
+          "the event does not match its hash-chain link (edited, or written with another HMAC key or without one)"
         )
       }
       previous = expected
       last = envelope.version
       events.push(envelope.event)
+      return undefined
+    }
+    yield* Stream.runForEachChunk(log.read(stream, { from: start, verifiedByChain: true }), (page) => {
+      for (const envelope of page) {
+        const broken = check(envelope)
+        if (broken !== undefined) return Effect.fail(broken)
+      }
       return Effect.void
     })
     if (previous === undefined) {
