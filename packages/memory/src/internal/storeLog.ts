@@ -21,7 +21,24 @@ interface EventRow {
   readonly hash: string
 }
 
-const envelopeOf = (row: EventRow, verifiedByChain = false) => {
+/**
+ * The envelopes of one page of rows. The events of one append share their metadata text: it is parsed
+ * once for them (the envelopes share the read-only object), not once a row.
+ */
+const envelopesOf = (rows: ReadonlyArray<EventRow>, verifiedByChain = false) => {
+  let raw: unknown
+  let parsed: EventLog.EventMetadata = {}
+  const metadata = (row: EventRow): EventLog.EventMetadata => {
+    if (row.metadata !== raw || raw === undefined) {
+      raw = row.metadata
+      parsed = metadataOf(row.metadata)
+    }
+    return parsed
+  }
+  return Effect.forEach(rows, (row) => envelopeOf(row, metadata(row), verifiedByChain))
+}
+
+const envelopeOf = (row: EventRow, metadata: EventLog.EventMetadata, verifiedByChain: boolean) => {
   if (verifiedByChain) counters.rowsVerifiedByChain++
   else counters.rowsDecoded++
   return Effect.map(
@@ -38,7 +55,7 @@ const envelopeOf = (row: EventRow, verifiedByChain = false) => {
       schemaVersion: row.schema_version,
       event,
       data: row.data,
-      metadata: metadataOf(row.metadata),
+      metadata,
       recordedAt: row.recorded_at,
       hash: row.hash
     })
@@ -119,7 +136,7 @@ export const make = (shared: StoreShared): EventLog.EventLog.Service => {
           if (readOptions.to !== undefined) query = query.where("stream_version", "<=", readOptions.to)
           return query.orderBy("stream_version").limit(options.pageSize).execute()
         })
-        const envelopes = yield* Effect.forEach(rows, (row) => envelopeOf(row, readOptions.verifiedByChain))
+        const envelopes = yield* envelopesOf(rows, readOptions.verifiedByChain)
         const last = rows[rows.length - 1]
         return [
           Chunk.unsafeFromArray(envelopes),
@@ -156,7 +173,7 @@ export const make = (shared: StoreShared): EventLog.EventLog.Service => {
               .limit(size)
               .execute()
           })
-          const envelopes = yield* Effect.forEach(rows, (row) => envelopeOf(row))
+          const envelopes = yield* envelopesOf(rows)
           const last = rows[rows.length - 1]
           return [
             Chunk.unsafeFromArray(envelopes),
