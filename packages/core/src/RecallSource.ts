@@ -27,7 +27,7 @@ export interface RecallHit {
   readonly message: MessageInput
   readonly score: number
   /** Where it came from (stream and message id), for blame. */
-  readonly source?: { readonly stream: string; readonly messageId: string }
+  readonly source?: { readonly stream: string; readonly messageId: string } | undefined
 }
 
 /** A recall lookup failed. @since 0.1.0 */

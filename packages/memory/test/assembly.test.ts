@@ -20,7 +20,7 @@ const contextWith = (source: Layer.Layer<RecallSource.RecallSource>) =>
 const hit = (text: string, score: number, source?: { stream: string; messageId: string }): RecallSource.RecallHit => ({
   message: Message.user(text),
   score,
-  ...(source === undefined ? {} : { source })
+  source
 })
 
 /**

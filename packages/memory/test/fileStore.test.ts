@@ -36,7 +36,7 @@ const stores: ReadonlyArray<{
           Ctxlog.sqlite({
             filename,
             tokenCounter: TokenCounter.layerHeuristic(4),
-            ...(owner === undefined ? {} : { owner })
+            owner
           }),
         raw: sqliteRawLayer(filename),
         reader: LogReader.makeSqlite({ filename })
@@ -50,7 +50,7 @@ const stores: ReadonlyArray<{
         Ctxlog.postgres({
           url,
           tokenCounter: TokenCounter.layerHeuristic(4),
-          ...(owner === undefined ? {} : { owner })
+          owner
         }),
       raw: postgresRawLayer(url),
       reader: LogReader.makePostgres({ url })

@@ -52,7 +52,7 @@ const services = (target: Target, options: Options) =>
       /** A repository that snapshots every committed window. */
       eager: SnapshotRepository.make(log, Context.get(context, SnapshotStore.SnapshotStore), {
         every: 1,
-        ...(options.hmacKey === undefined ? {} : { hmacKey: options.hmacKey })
+        hmacKey: options.hmacKey
       })
     }
   })
@@ -309,8 +309,8 @@ describe("Ctxlog layers take the key", () => {
       const url = yield* freshDatabase("ctxlogkey")
       const filename = tempFile("ctxlog.db")
       const layers = [
-        (hmacKey?: string) => Ctxlog.sqlite({ filename, ...(hmacKey === undefined ? {} : { hmacKey }) }),
-        (hmacKey?: string) => Ctxlog.postgres({ url, ...(hmacKey === undefined ? {} : { hmacKey }) })
+        (hmacKey?: string) => Ctxlog.sqlite({ filename, hmacKey }),
+        (hmacKey?: string) => Ctxlog.postgres({ url, hmacKey })
       ]
       for (const open of layers) {
         const keyedLayer = open(key)

@@ -5,6 +5,7 @@ import * as Either from "effect/Either"
 /** Metadata stored beside the events this package appends, so the log says which part decided them. */
 export const by = (operation: string, causationId?: string): EventLog.EventMetadata => ({
   actor: `@ctxlog/compaction/${operation}`,
+  // Left out when absent: metadata is validated as a JSON value, where an `undefined` value is refused.
   ...(causationId === undefined ? {} : { causationId })
 })
 

@@ -20,7 +20,7 @@ export interface AppendRequest {
   readonly metadata: string
   readonly now: number
   /** The HMAC key the store chains with (absent: the unkeyed chain). */
-  readonly key?: EventHash.ChainKey
+  readonly key?: EventHash.ChainKey | undefined
   /**
    * The owner (tenant) the writer acts for, when the store is scoped to one: a new stream is recorded as
    * theirs in the same transaction, and a stream of another owner (or an unowned one with events) is

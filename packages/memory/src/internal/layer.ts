@@ -76,7 +76,7 @@ export const build = <E>(
       pageSize: 500,
       chunkChars: options.chunkChars ?? 1500,
       recallBatch: Math.max(1, options.recallBatch ?? 500),
-      ...(options.hmacKey === undefined ? {} : { hmacKey: options.hmacKey }),
+      hmacKey: options.hmacKey,
       owner: options.owner
     })
     const repository = SnapshotRepository.make(store.log, store.snapshots, {

@@ -84,7 +84,7 @@ export const make = (shared: StoreShared): EventLog.EventLog.Service => {
         stored,
         metadata: JSON.stringify(Redaction.redactValue(redactor, { ...metadata, recordedAt: now })),
         now,
-        ...(options.hmacKey === undefined ? {} : { key: options.hmacKey }),
+        key: options.hmacKey,
         owner: scope
       })
       if (result.written > 0) shared.appendedBytes.add(stream, stored)

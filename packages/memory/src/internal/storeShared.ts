@@ -17,7 +17,7 @@ export interface StoreOptions {
   /** Where background catch-ups of the recall index run (closed with the store). */
   readonly scope: Scope.Scope
   /** The HMAC key events are chained and snapshots sealed with (absent: unkeyed). */
-  readonly hmacKey?: EventHash.ChainKey
+  readonly hmacKey?: EventHash.ChainKey | undefined
   /**
    * The owner (tenant) this store acts for: appends record it on new streams and refuse other owners'
    * streams; listings, reads, snapshots and recall see only this owner's streams. Undefined: every stream.
