@@ -3,7 +3,7 @@ import * as Effect from "effect/Effect"
 import { sql } from "kysely"
 import type { CatchUp } from "../RecallIndex.js"
 import type { Backend } from "./backend.js"
-import { factsOf, indexedTypes, messagesOf, searchableText } from "./indexing.js"
+import { factsOf, type Indexed, indexedOf, indexedTypes, messagesOf, searchableText } from "./indexing.js"
 import type { NewEntry, NewFact } from "./statements.js"
 
 // The recall index (message entries, FTS5 / tsvector, facts) as a projection of the log. An append writes
@@ -67,27 +67,38 @@ export const make = (backend: Backend, options: { readonly batchSize: number }):
       .then((row) => row?.position ?? 0)
   )
 
-  /** The index rows of a batch, decoded from the stored bytes (what was hashed is what is indexed). */
+  /**
+   * What one row gives the index, from the stored bytes (what was hashed is what is indexed): read from
+   * its JSON (validated on append) when it is of the current schema version, else decoded.
+   */
+  const indexedRow = (row: Row): Effect.Effect<Indexed, EventLog.StoreError> => {
+    const read = indexedOf(row.type, row.schema_version, row.data)
+    if (read !== undefined) return Effect.succeed(read)
+    return EventCodec.decode(
+      { type: row.type, schemaVersion: row.schema_version, data: row.data },
+      { stream: row.stream_id, version: row.stream_version }
+    ).pipe(
+      Effect.map((event) => ({ messages: messagesOf(event), facts: factsOf(event) })),
+      Effect.mapError(
+        (error) =>
+          new EventLog.StoreError({
+            operation: "index recall",
+            detail: `event at position ${row.global_position} (stream "${row.stream_id}", version ${row.stream_version}) does not decode: ${error.message}`
+          })
+      )
+    )
+  }
+
+  /** The index rows of a batch. */
   const rowsOf = (rows: ReadonlyArray<Row>) =>
     Effect.gen(function* () {
       const entries: Array<NewEntry> = []
       const facts: Array<NewFact> = []
       for (const row of rows) {
-        // An event of a type that brings no message and no fact is not decoded (loads check every row).
+        // An event of a type that brings no message and no fact is not read (loads check every row).
         if (!indexedTypes.has(row.type)) continue
-        const event = yield* EventCodec.decode(
-          { type: row.type, schemaVersion: row.schema_version, data: row.data },
-          { stream: row.stream_id, version: row.stream_version }
-        ).pipe(
-          Effect.mapError(
-            (error) =>
-              new EventLog.StoreError({
-                operation: "index recall",
-                detail: `event at position ${row.global_position} (stream "${row.stream_id}", version ${row.stream_version}) does not decode: ${error.message}`
-              })
-          )
-        )
-        for (const message of messagesOf(event)) {
+        const event = yield* indexedRow(row)
+        for (const message of event.messages) {
           const text = searchableText(message)
           if (text.trim() === "") continue
           entries.push({
@@ -104,7 +115,7 @@ export const make = (backend: Backend, options: { readonly batchSize: number }):
             created_at: row.recorded_at
           })
         }
-        for (const fact of factsOf(event)) {
+        for (const fact of event.facts) {
           facts.push({
             stream_id: row.stream_id,
             event_id: row.event_id,
