@@ -46,16 +46,19 @@ export const make = (backend: Backend, options: { readonly batchSize: number }):
   const lock = Effect.unsafeMakeSemaphore(1)
   let known = 0
 
+  // The checkpoint and the events after it, in one query: with nothing to index, one row of nulls beside
+  // the checkpoint (so a catch-up that finds nothing new costs this one query).
   const readBatch = backend.query("read events to index", async (db) => {
-    const result = await sql<Row>`
+    const result = await sql<Row | (Pick<Row, "checkpoint"> & { readonly global_position: null })>`
       select c.position as checkpoint, e.global_position, e.event_id, e.stream_id, e.stream_version, e.type,
              e.schema_version, e.data, e.recorded_at
       from projection_checkpoints c
-      join events e on e.global_position > c.position
+      left join events e on e.global_position > c.position
       where c.name = ${name}
       order by e.global_position
       limit ${batchSize}`.execute(db)
-    return result.rows
+    const rows = result.rows.filter((row): row is Row => row.global_position !== null)
+    return { checkpoint: result.rows[0]?.checkpoint, rows }
   })
 
   const checkpoint = backend.query("read recall checkpoint", (db) =>
@@ -132,10 +135,10 @@ export const make = (backend: Backend, options: { readonly batchSize: number }):
 
   /** Index one batch; the number of events it covered (0: nothing left). */
   const step = Effect.gen(function* () {
-    const rows = yield* readBatch
+    const { checkpoint: at, rows } = yield* readBatch
     const first = rows[0]
     const last = rows[rows.length - 1]
-    if (first === undefined || last === undefined) return { events: 0, done: true }
+    if (first === undefined || last === undefined) return { events: 0, done: true, position: at }
     const { entries, facts } = yield* rowsOf(rows)
     const applied = yield* backend.transact(
       "index recall",
@@ -150,20 +153,28 @@ export const make = (backend: Backend, options: { readonly batchSize: number }):
     )
     if (applied) known = Math.max(known, last.global_position)
     // Not applied: another process moved the checkpoint first; read again from where it is now.
-    return { events: applied ? rows.length : 0, done: applied && rows.length < batchSize }
+    return {
+      events: applied ? rows.length : 0,
+      done: applied && rows.length < batchSize,
+      position: applied ? last.global_position : undefined
+    }
   })
 
   const catchUp = lock.withPermits(1)(
     Effect.gen(function* () {
       let events = 0
+      let position: number | undefined
       for (;;) {
         const outcome = yield* step
         events += outcome.events
+        position = outcome.position
         if (outcome.done) break
       }
-      const position = yield* checkpoint
-      known = Math.max(known, position)
-      return { events, position }
+      // The position the last step saw (the checkpoint it read, or the one it moved); read it only when
+      // no step did (no checkpoint row yet).
+      const at = position ?? (yield* checkpoint)
+      known = Math.max(known, at)
+      return { events, position: at }
     })
   )
 

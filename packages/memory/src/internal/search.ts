@@ -83,9 +83,18 @@ export const searchEach = (
     ),
     sql` union all `
   )
-  const scoped = sql.join(
+  // Per filter: each entry at its best tier (the one aggregate is min(tier), so SQLite takes bonus and rank
+  // from that row), the first `limit` by tier, BM25, entry id.
+  const tops = sql.join(
     filters.map(
-      (_, at) => sql`select ${sql.lit(at)} as scope, tier, bonus, entry_id, rank from hits where ${sql.raw(`s${at}`)}`
+      (_, at) => sql`
+        select * from (
+          select ${sql.lit(at)} as scope, entry_id, min(tier) as tier, bonus, rank
+          from hits where ${sql.raw(`s${at}`)}
+          group by entry_id
+          order by tier, rank, entry_id
+          limit ${limit}
+        )`
     ),
     sql` union all `
   )
@@ -94,23 +103,12 @@ export const searchEach = (
       searchWork.statements++
       const result = await sql<SearchRow & { scope: number }>`
         with hits as materialized (${hits}),
-        scoped as (${scoped}),
-        best as (
-          select scope, tier, bonus, entry_id, rank,
-                 row_number() over (partition by scope, entry_id order by tier) as first
-          from scoped
-        ),
-        ranked as (
-          select scope, bonus, entry_id, rank,
-                 row_number() over (partition by scope order by tier, rank, entry_id) as n
-          from best where first = 1
-        )
-        select r.scope, e.source, e.stream_id, e.ref, e.document_id, e.kind, e.role, e.text, e.tokens,
-               e.global_position, r.bonus - r.rank as score
-        from ranked r
-        join recall_entries e on e.entry_id = r.entry_id
-        where r.n <= ${limit}
-        order by r.scope, r.n`.execute(db)
+        top as (${tops})
+        select t.scope, e.source, e.stream_id, e.ref, e.document_id, e.kind, e.role, e.text, e.tokens,
+               e.global_position, t.bonus - t.rank as score
+        from top t
+        join recall_entries e on e.entry_id = t.entry_id
+        order by t.scope, t.tier, t.rank, t.entry_id`.execute(db)
       return result.rows
     })
     .pipe(
