@@ -34,6 +34,10 @@ export interface Options {
 
 type Hit = RecallSource.RecallHit
 
+/** Hit token counts one source keeps (most recently used), of hits up to `maxCountedChars` long. */
+const maxCounted = 512
+const maxCountedChars = 8192
+
 // A short header only: where a hit came from is in `RecallHit.source`, not worth prompt tokens.
 const header = (hit: RecallIndex.SearchHit): string =>
   hit.source === "document" ? `[document ${hit.documentId ?? ""}]` : `[earlier ${hit.role} message]`
@@ -251,9 +255,27 @@ export const make = (
       }
     }
 
+    // A hit is one text part (header and body): its count depends on the kind and that text only, and
+    // the same messages come back turn after turn, so the counts of recent hits are kept.
+    const counted = new Map<string, number>()
     /** A hit's tokens as the window will count it: inside its `<context kind="…">` wrapper. */
-    const tokensOf = (kind: string, message: Hit["message"]): number =>
-      Window.wrappedTokens(counter, kind, message, counter.countMessage(message))
+    const tokensOf = (kind: string, message: Hit["message"]): number => {
+      const only = message.parts.length === 1 ? message.parts[0] : undefined
+      if (only?.type !== "text" || message.role !== "system" || only.text.length > maxCountedChars) {
+        return Window.wrappedTokens(counter, kind, message, counter.countMessage(message))
+      }
+      const key = `${kind}\u0000${only.text}`
+      const known = counted.get(key)
+      if (known !== undefined) {
+        counted.delete(key)
+        counted.set(key, known)
+        return known
+      }
+      const tokens = Window.wrappedTokens(counter, kind, message, counter.countMessage(message))
+      counted.set(key, tokens)
+      if (counted.size > maxCounted) counted.delete(counted.keys().next().value ?? key)
+      return tokens
+    }
 
     /** The longest excerpt of a candidate that fits in `room` tokens (binary search on its length). */
     const fitted = (kind: string, candidate: Candidate, room: number): Hit | undefined => {

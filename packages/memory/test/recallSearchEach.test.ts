@@ -6,11 +6,12 @@
  */
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
-import { ContextService, EventCodec, Message, TokenCounter, Transcript } from "@ctxlog/core"
+import { ContextService, EventCodec, Message, RecallSource, TokenCounter, Transcript } from "@ctxlog/core"
 import { transcriptsDir } from "@ctxlog/testing"
 import { assert, describe, it } from "@effect/vitest"
 import BetterSqlite3 from "better-sqlite3"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import { Ctxlog, RecallIndex } from "../src/index.js"
 import { messagesOf, searchableText } from "../src/internal/indexing.js"
 import { searchWork, terms, tierBonus } from "../src/internal/search.js"
@@ -190,6 +191,43 @@ describe("RecallIndex.searchEach", () => {
       }
       assert.isAbove(expected.length, 200)
       assert.deepStrictEqual(indexed, expected)
+    })
+  )
+})
+
+describe("FullTextRecall token counts", () => {
+  it.scoped("a hit recalled again is not counted again, and comes back the same", () =>
+    Effect.gen(function* () {
+      let counts = 0
+      const counter = TokenCounter.make("counting", (text) => {
+        counts++
+        return Math.ceil(text.length / 4)
+      })
+      yield* Effect.gen(function* () {
+        const ctx = yield* ContextService.ContextService
+        const source = yield* RecallSource.RecallSource
+        yield* ctx.appendMessages(
+          "s",
+          Array.from({ length: 30 }, (_, at) => Message.user(`the parser step ${at} failed on line ${at * 7}`))
+        )
+        const request = { kind: "recall" as const, stream: "s", query: "parser failed on line", budget: 10_000 }
+        counts = 0
+        const first = yield* source.recall(request)
+        assert.isAbove(counts, 0)
+        assert.isAbove(first.length, 5)
+        counts = 0
+        const again = yield* source.recall(request)
+        assert.strictEqual(counts, 0)
+        assert.deepStrictEqual(again, first)
+      }).pipe(
+        Effect.provide(
+          Ctxlog.sqlite({
+            filename: tempFile(),
+            durability: "normal",
+            tokenCounter: Layer.succeed(TokenCounter.TokenCounter, counter)
+          })
+        )
+      )
     })
   )
 })
