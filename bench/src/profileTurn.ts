@@ -1,13 +1,14 @@
 /**
  * Where a turn's time goes (not part of `pnpm bench`; see BENCHMARKS.md): one user turn of the `turn`
  * scenario (prepare; render + complete for a tool call; render + complete for the answer) on SQLite at
- * SIZE history messages, TURNS times after 5 warm-up turns, printing the mean per turn and per step.
+ * SIZE history messages, TURNS times after 5 warm-up turns, printing the mean per turn (wall time, and
+ * the process's CPU time, steadier on a loaded machine) and per step.
  * PROFILE=file writes a CPU profile of the measured turns (node:inspector, 100 µs sampling); SQLTIME=1
  * times every better-sqlite3 statement by its SQL; PREPONLY=1 runs prepare and a final complete only.
  *
  *   cd bench && SIZE=2000 TURNS=40 PROFILE=/tmp/turn.cpuprofile node --conditions=@ctxlog/source --import tsx src/profileTurn.ts
  */
-import { writeFileSync } from "node:fs"
+import { rmSync, writeFileSync } from "node:fs"
 import { Session } from "node:inspector/promises"
 import { join } from "node:path"
 import { TemplateCompactor } from "@ctxlog/compaction"
@@ -121,6 +122,7 @@ const main = async () => {
     await session.post("Profiler.start")
   }
   const started = performance.now()
+  const cpuBefore = process.cpuUsage()
   for (let i = 5; i < 5 + turns; i++) {
     last = performance.now()
     const t0 = last
@@ -128,6 +130,8 @@ const main = async () => {
     if (process.env.EACH) console.log(i, (performance.now() - t0).toFixed(1))
   }
   const total = performance.now() - started
+  // CPU time of this process (user + system): steadier than wall time on a loaded machine.
+  const cpu = process.cpuUsage(cpuBefore)
   for (const [k, v] of [...sqlTimes].sort((a, b) => b[1].ms - a[1].ms).slice(0, 12))
     console.log(`${(v.ms / turns).toFixed(2)} ms/turn ${(v.n / turns).toFixed(1)}x ${k}`)
   if (profile) {
@@ -135,8 +139,9 @@ const main = async () => {
     writeFileSync(process.env.PROFILE ?? "turn.cpuprofile", JSON.stringify(p))
   }
   console.log(
-    `size ${size}: ${(total / turns).toFixed(2)} ms/turn; ${[...steps].map(([s, ms]) => `${s} ${(ms / turns).toFixed(2)}`).join(", ")}`
+    `size ${size}: ${(total / turns).toFixed(2)} ms/turn (cpu ${((cpu.user + cpu.system) / 1000 / turns).toFixed(2)}); ${[...steps].map(([s, ms]) => `${s} ${(ms / turns).toFixed(2)}`).join(", ")}`
   )
   await runtime.dispose()
+  rmSync(dir, { recursive: true, force: true })
 }
 main()

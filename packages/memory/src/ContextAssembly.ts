@@ -14,7 +14,15 @@
 import { ContextService, type Decide, type EventLog, Message, RecallSource, type Window } from "@ctxlog/core"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import { type Candidate, type Dropped, held, hitText, select } from "./internal/assembly.js"
+import {
+  type Candidate,
+  type Dropped,
+  held,
+  hitText,
+  keepable,
+  type SelectOptions,
+  select
+} from "./internal/assembly.js"
 import type { ScoredSkill } from "./SkillDisambiguation.js"
 
 /**
@@ -219,10 +227,8 @@ export const prepareContext = (
 
     const lookup = (kind: Message.InjectedKind, budget: number) =>
       budget === 0 || query.trim().length === 0
-        ? Effect.succeed<ReadonlyArray<Candidate>>([])
-        : source
-            .recall({ kind, stream, query, budget, owner: policy.owner })
-            .pipe(Effect.flatMap((hits) => candidates(context, kind, hits)))
+        ? Effect.succeed<ReadonlyArray<RecallSource.RecallHit>>([])
+        : source.recall({ kind, stream, query, budget, owner: policy.owner })
 
     // Every kind with a budget is managed; recall and graph facts always are.
     const managed = managedKinds.flatMap(([name, kind]) => {
@@ -247,21 +253,24 @@ export const prepareContext = (
     const before = yield* context.load(stream)
     const refreshed = new Set<Message.MessageKind>([...managed.map(({ kind }) => kind), "code_context"])
     const window = held(before, refreshed)
+    const keepable = {
+      minScore: policy.minScore ?? Number.NEGATIVE_INFINITY,
+      dedupe: policy.dedupe ?? true,
+      stream,
+      held: window
+    }
+    const counted = (kind: Message.InjectedKind, hits: ReadonlyArray<RecallSource.RecallHit>) =>
+      candidates(context, kind, hits, keepable)
+    const kindCandidates = yield* Effect.forEach(managed, ({ kind }, index) => counted(kind, found.kinds[index] ?? []))
+    const codeCandidates = yield* counted("code_context", found.codeContext)
     const seen = new Set<string>()
     const choose = (kindCandidates: ReadonlyArray<Candidate>, budget: number) =>
-      select(kindCandidates, {
-        budget,
-        minScore: policy.minScore ?? Number.NEGATIVE_INFINITY,
-        dedupe: policy.dedupe ?? true,
-        stream,
-        held: window,
-        seen
-      })
+      select(kindCandidates, { ...keepable, budget, seen })
     const chosen = managed.map(({ kind, budget }, index) => ({
       kind,
-      chosen: choose(found.kinds[index] ?? [], budget)
+      chosen: choose(kindCandidates[index] ?? [], budget)
     }))
-    const codeContext = choose(found.codeContext, codeBudget ?? 0)
+    const codeContext = choose(codeCandidates, codeBudget ?? 0)
 
     const apply = (kind: Message.InjectedKind, selection: ReturnType<typeof select>) =>
       Effect.gen(function* () {
@@ -381,27 +390,33 @@ const chooseSkills = (
   return chosen
 }
 
-/** Count each hit's tokens as it would enter the log. */
+/**
+ * Count each hit's tokens as it would enter the log: only the hits `select` could keep. A hit under the
+ * score floor or (with dedupe) one the window already holds is dropped before its tokens are read, so it
+ * is not counted (its `tokens` is 0); a prepare whose hits the window holds counts nothing.
+ */
 const candidates = (
   context: ContextService.ContextService.Service,
   kind: Message.InjectedKind,
-  hits: ReadonlyArray<RecallSource.RecallHit>
+  hits: ReadonlyArray<RecallSource.RecallHit>,
+  policy: Omit<SelectOptions, "budget" | "seen">
 ): Effect.Effect<ReadonlyArray<Candidate>> => {
   // A hit with no text has nothing to inject.
-  const useful = hits.filter((hit) => hitText(hit).length > 0)
-  const texts = useful.map(hitText)
+  const useful = hits.flatMap((hit) => {
+    const text = hitText(hit)
+    return text.length === 0 ? [] : [{ text, score: hit.score, source: hit.source }]
+  })
+  const toCount = useful.filter((candidate) => keepable(candidate, policy))
+  if (toCount.length === 0) return Effect.succeed(useful.map((candidate) => ({ ...candidate, tokens: 0 })))
   return Effect.map(
     context.prepare(
-      texts.map((text) => Message.system(text)),
+      toCount.map((candidate) => Message.system(candidate.text)),
       kind
     ),
-    (prepared) =>
-      useful.map((hit, index) => ({
-        text: texts[index] ?? "",
-        score: hit.score,
-        tokens: prepared[index]?.tokens ?? 0,
-        source: hit.source
-      }))
+    (prepared) => {
+      const tokens = new Map(toCount.map((candidate, index) => [candidate, prepared[index]?.tokens ?? 0]))
+      return useful.map((candidate) => ({ ...candidate, tokens: tokens.get(candidate) ?? 0 }))
+    }
   )
 }
 

@@ -15,6 +15,7 @@
  */
 import { type EventLog, Message, RecallSource, TokenCounter, Window } from "@ctxlog/core"
 import * as Effect from "effect/Effect"
+import * as FiberRef from "effect/FiberRef"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { cosine, type EmbedError, Embedder } from "./Embedder.js"
@@ -32,6 +33,10 @@ export interface Options {
 }
 
 type Hit = RecallSource.RecallHit
+
+/** Hit token counts one source keeps (most recently used), of hits up to `maxCountedChars` long. */
+const maxCounted = 512
+const maxCountedChars = 8192
 
 // A short header only: where a hit came from is in `RecallHit.source`, not worth prompt tokens.
 const header = (hit: RecallIndex.SearchHit): string =>
@@ -64,6 +69,32 @@ interface Candidate {
   readonly length: number
 }
 
+/** The kinds whose searches {@link together} can share: the conversation's own and the owner's others. @since 0.6.0 */
+export type SharedKind = "recall" | "cross_session"
+
+interface Shared {
+  readonly kinds: ReadonlySet<SharedKind>
+  readonly found: Map<
+    string,
+    Effect.Effect<ReadonlyMap<SharedKind, ReadonlyArray<RecallIndex.SearchHit>>, EventLog.StoreError>
+  >
+}
+
+const sharedSearches = FiberRef.unsafeMake<Shared | undefined>(undefined)
+
+/**
+ * Run `effect` with the searches of `kinds` shared: the first recall request of one of them searches for
+ * all of them at once (one catch-up of the index and one `RecallIndex.searchEach`: one statement on
+ * SQLite), and the requests of the others for the same stream, query and owner take their part of it.
+ * What each request returns is unchanged; use it around requests that run at one state of the index (a
+ * turn's prepare asks for recall and cross-session context inside one batch, before it appends anything).
+ * @since 0.6.0
+ */
+export const together =
+  (kinds: ReadonlyArray<SharedKind>) =>
+  <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+    Effect.suspend(() => Effect.locally(effect, sharedSearches, { kinds: new Set(kinds), found: new Map() }))
+
 /** Build the source from the index and token counter (and an optional embedder). @since 0.1.0 */
 export const make = (
   options: Options = {}
@@ -75,7 +106,10 @@ export const make = (
     const candidates = options.candidates ?? 20
     const minExcerptTokens = options.minExcerptTokens ?? 48
 
-    const rerank = (query: string, hits: ReadonlyArray<RecallIndex.SearchHit>) =>
+    const rerank = (
+      query: string,
+      hits: ReadonlyArray<RecallIndex.SearchHit>
+    ): Effect.Effect<ReadonlyArray<RecallIndex.SearchHit>, EmbedError> =>
       Option.match(embedder, {
         onNone: () => Effect.succeed(hits),
         onSome: (model) =>
@@ -91,13 +125,8 @@ export const make = (
     const ownerOf = (request: RecallSource.RecallRequest) =>
       request.owner === undefined ? index.ownerOf(request.stream) : Effect.succeed(Option.some(request.owner))
 
-    const search = (
-      request: RecallSource.RecallRequest,
-      scope: RecallIndex.SearchScope,
-      kinds?: ReadonlyArray<string>
-    ) =>
-      index.search({ scope, query: request.query, limit: candidates, kinds }).pipe(
-        Effect.flatMap((hits) => rerank(request.query, hits)),
+    const toCandidates = (request: RecallSource.RecallRequest, found: ReadonlyArray<RecallIndex.SearchHit>) =>
+      rerank(request.query, found).pipe(
         Effect.map((hits) =>
           hits.map(
             (hit): Candidate => ({
@@ -109,7 +138,71 @@ export const make = (
         )
       )
 
+    const search = (
+      request: RecallSource.RecallRequest,
+      scope: RecallIndex.SearchScope,
+      kinds?: ReadonlyArray<string>
+    ) =>
+      index
+        .search({ scope, query: request.query, limit: candidates, kinds })
+        .pipe(Effect.flatMap((found) => toCandidates(request, found)))
+
+    /** The scope a request of a shareable kind searches (none: a cross-session search without an owner). */
+    const scopeOf = (
+      kind: SharedKind,
+      request: RecallSource.RecallRequest
+    ): Effect.Effect<Option.Option<RecallIndex.SearchScope>, EventLog.StoreError> =>
+      kind === "recall"
+        ? Effect.succeed(Option.some(RecallIndex.inStream(request.stream)))
+        : Effect.map(
+            ownerOf(request),
+            Option.map((owner) => RecallIndex.acrossOwner(owner, request.stream))
+          )
+
+    /**
+     * Inside {@link together}: the searches of every kind it names for this request's stream, query and
+     * owner, run once (one catch-up, one `searchEach`) when the first of them is asked for.
+     */
+    const sharedSearch = (
+      shared: Shared,
+      kind: SharedKind,
+      request: RecallSource.RecallRequest
+    ): Effect.Effect<ReadonlyArray<Candidate>, EventLog.StoreError | EmbedError> =>
+      Effect.gen(function* () {
+        const key = `${request.stream}\u0000${request.owner ?? ""}\u0000${request.query}`
+        let found = shared.found.get(key)
+        if (found === undefined) {
+          found = yield* Effect.cached(
+            Effect.gen(function* () {
+              const kinds = [...shared.kinds]
+              const scopes = yield* Effect.forEach(kinds, (each) => scopeOf(each, { ...request, kind: each }))
+              const asked = kinds.flatMap((each, at) => {
+                const scope = scopes[at]
+                return scope === undefined || Option.isNone(scope) ? [] : [{ kind: each, scope: scope.value }]
+              })
+              const each = yield* index.searchEach(
+                asked.map(({ scope }) => ({ scope, query: request.query, limit: candidates }))
+              )
+              return new Map(asked.map(({ kind: asking }, at) => [asking, each[at] ?? []]))
+            })
+          )
+          shared.found.set(key, found)
+        }
+        return yield* toCandidates(request, (yield* found).get(kind) ?? [])
+      })
+
     const lookup = (
+      request: RecallSource.RecallRequest
+    ): Effect.Effect<ReadonlyArray<Candidate>, EventLog.StoreError | EmbedError> => {
+      return Effect.flatMap(FiberRef.get(sharedSearches), (shared) => {
+        const kind = request.kind
+        return shared !== undefined && (kind === "recall" || kind === "cross_session") && shared.kinds.has(kind)
+          ? sharedSearch(shared, kind, request)
+          : lookupAlone(request)
+      })
+    }
+
+    const lookupAlone = (
       request: RecallSource.RecallRequest
     ): Effect.Effect<ReadonlyArray<Candidate>, EventLog.StoreError | EmbedError> => {
       switch (request.kind) {
@@ -162,9 +255,27 @@ export const make = (
       }
     }
 
+    // A hit is one text part (header and body): its count depends on the kind and that text only, and
+    // the same messages come back turn after turn, so the counts of recent hits are kept.
+    const counted = new Map<string, number>()
     /** A hit's tokens as the window will count it: inside its `<context kind="…">` wrapper. */
-    const tokensOf = (kind: string, message: Hit["message"]): number =>
-      Window.wrappedTokens(counter, kind, message, counter.countMessage(message))
+    const tokensOf = (kind: string, message: Hit["message"]): number => {
+      const only = message.parts.length === 1 ? message.parts[0] : undefined
+      if (only?.type !== "text" || message.role !== "system" || only.text.length > maxCountedChars) {
+        return Window.wrappedTokens(counter, kind, message, counter.countMessage(message))
+      }
+      const key = `${kind}\u0000${only.text}`
+      const known = counted.get(key)
+      if (known !== undefined) {
+        counted.delete(key)
+        counted.set(key, known)
+        return known
+      }
+      const tokens = Window.wrappedTokens(counter, kind, message, counter.countMessage(message))
+      counted.set(key, tokens)
+      if (counted.size > maxCounted) counted.delete(counted.keys().next().value ?? key)
+      return tokens
+    }
 
     /** The longest excerpt of a candidate that fits in `room` tokens (binary search on its length). */
     const fitted = (kind: string, candidate: Candidate, room: number): Hit | undefined => {
@@ -191,7 +302,13 @@ export const make = (
       let used = 0
       for (const candidate of found) {
         const tokens = tokensOf(kind, candidate.hit.message)
-        const hit = used + tokens <= budget ? candidate.hit : fitted(kind, candidate, budget - used)
+        // Counted once: a hit that fits whole adds the tokens just counted, only an excerpt is counted again.
+        if (used + tokens <= budget) {
+          kept.push(candidate.hit)
+          used += tokens
+          continue
+        }
+        const hit = fitted(kind, candidate, budget - used)
         // What does not fit even cut is skipped; a smaller, lower-ranked hit may still fit.
         if (hit === undefined) continue
         kept.push(hit)
@@ -202,7 +319,8 @@ export const make = (
 
     return {
       recall: (request) =>
-        lookup(request).pipe(
+        // Nothing fits in no budget (every hit costs at least its header): no search is run.
+        (request.budget <= 0 ? Effect.succeed<ReadonlyArray<Candidate>>([]) : lookup(request)).pipe(
           Effect.map((hits) => withinBudget(request.kind, hits, request.budget)),
           Effect.mapError((error) => new RecallSource.RecallError({ kind: request.kind, detail: error.message }))
         )

@@ -128,6 +128,15 @@ export declare namespace RecallIndex {
     /** The streams of an owner, most recently active first. */
     readonly streamsOf: (owner: string) => Effect.Effect<ReadonlyArray<OwnedStream>, EventLog.StoreError>
     readonly search: (request: SearchRequest) => Effect.Effect<ReadonlyArray<SearchHit>, EventLog.StoreError>
+    /**
+     * Several searches at one state of the index: what `search` returns for each request, in order. The
+     * index catches up once, and requests for the same query and limit are answered together (on SQLite
+     * by one statement: each tier's full-text match runs once for all their scopes).
+     * @since 0.6.0
+     */
+    readonly searchEach: (
+      requests: ReadonlyArray<SearchRequest>
+    ) => Effect.Effect<ReadonlyArray<ReadonlyArray<SearchHit>>, EventLog.StoreError>
     /** Index a document for `owner` in chunks (re-ingesting an id replaces it). Text is redacted first. */
     readonly ingestDocument: (
       owner: string,

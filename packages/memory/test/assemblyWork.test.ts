@@ -1,5 +1,8 @@
-import { Message, Window, type WindowEvent } from "@ctxlog/core"
+import { ContextService, Ids, Message, RecallSource, TokenCounter, Window, type WindowEvent } from "@ctxlog/core"
 import { assert, describe, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as ContextAssembly from "../src/ContextAssembly.js"
 import { held, work } from "../src/internal/assembly.js"
 
 // The recall's dedupe reads what the window holds on every prepare: it must cost the new messages,
@@ -56,4 +59,52 @@ describe("recall dedupe work", () => {
       assert.isFalse(again.texts.has("message 1: the build failed at step 1."))
     })
   }
+})
+
+// A recall hit is counted (its tokens, as it would enter the log) only when the policy could keep it:
+// hits under the floor or already in the window are dropped before their tokens are read.
+describe("recall candidate counting", () => {
+  it.effect("counts only the hits that could be injected", () => {
+    const counted: Array<string> = []
+    const counter = TokenCounter.make("counting", (text) => {
+      counted.push(text)
+      return Math.ceil(text.length / 4)
+    })
+    const inWindow = Array.from({ length: 8 }, (_, at) => `known fact ${at}: the parser lives in src/parse.ts`)
+    const fresh = "a fresh fact: the lexer lives in src/lex.ts"
+    const low = "a weak fact: nobody knows where the tests live"
+    const hits: ReadonlyArray<RecallSource.RecallHit> = [
+      ...inWindow.map((text, at) => ({ message: Message.user(text), score: 10 - at })),
+      { message: Message.user(fresh), score: 5 },
+      { message: Message.user(low), score: 0.5 }
+    ]
+    return Effect.gen(function* () {
+      const ctx = yield* ContextService.ContextService
+      yield* ctx.appendMessages(
+        "s",
+        inWindow.map((text) => Message.user(text))
+      )
+      counted.length = 0
+      const delta = yield* ContextAssembly.prepareContext("s", "where does the parser live", {
+        budgets: { recall: 1000, graphFacts: 0 },
+        minScore: 1
+      })
+      assert.deepStrictEqual(
+        delta.recall.injected.map((message) => Message.textOf(message)),
+        [fresh]
+      )
+      assert.deepStrictEqual(delta.recall.dropped, { belowFloor: 1, duplicate: 8, overBudget: 0 })
+      // Only the fresh hit's text was counted (as a candidate, then as injected): never a dropped one.
+      assert.isTrue(counted.length > 0)
+      assert.isTrue(counted.every((text) => !inWindow.some((known) => text.includes(known)) && !text.includes(low)))
+    }).pipe(
+      Effect.provide(
+        ContextService.layerMemory({
+          ids: Ids.layerSequential("w"),
+          tokenCounter: Layer.succeed(TokenCounter.TokenCounter, counter),
+          recall: RecallSource.layerStatic({ recall: hits })
+        })
+      )
+    )
+  })
 })

@@ -30,11 +30,12 @@ import {
   TieredCompaction,
   ToolOutputPruning
 } from "@ctxlog/compaction"
+import { createHash } from "node:crypto"
 import {
   Budget,
   type Compactor,
   ContextService,
-  type EventLog,
+  EventLog,
   type LanguageModel,
   Message,
   type RecallSource,
@@ -43,12 +44,15 @@ import {
   type Window,
   type WindowEvent
 } from "@ctxlog/core"
-import { ContextAssembly, FileStore } from "@ctxlog/memory"
+import { ContextAssembly, FileStore, FullTextRecall } from "@ctxlog/memory"
 import { CtxBuilder, RenderRecord, Truncation } from "@ctxlog/providers"
 import { SeamConfig, SeamHost } from "@ctxlog/seam"
+import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
 import * as Policy from "./Policy.js"
 
 /** What the turn runs on: the window service, a token counter, the compactor and a recall source. @since 0.4.0 */
@@ -171,10 +175,10 @@ export const actors = {
   reload: "turn.reload"
 } as const
 
-/** A policy as JSON (what `TurnPolicySet` records), its text, and its check: once per policy object. */
+/** A policy as JSON (what `TurnPolicySet` records), the hash of its text, and its check: once per policy object. */
 interface Prepared {
   readonly json: { readonly [key: string]: Message.JsonValue }
-  readonly text: string
+  readonly hash: string
   readonly valid: Either.Either<Policy.Policy, Policy.InvalidPolicy>
 }
 const preparedPolicies = new WeakMap<Policy.Policy, Prepared>()
@@ -182,10 +186,14 @@ const preparedOf = (policy: Policy.Policy): Prepared => {
   const known = preparedPolicies.get(policy)
   if (known !== undefined) return known
   const json = Policy.toJson(policy)
-  const fresh = { json, text: JSON.stringify(json), valid: Policy.validate(json) }
+  const fresh = { json, hash: policyHash(json), valid: Policy.validate(json) }
   preparedPolicies.set(policy, fresh)
   return fresh
 }
+
+/** What two policies are compared by: the SHA-256 of their JSON text. */
+const policyHash = (json: { readonly [key: string]: Message.JsonValue }): string =>
+  createHash("sha256").update(JSON.stringify(json)).digest("hex")
 
 // A caller passes the same policy object to every step of a turn: it is encoded and checked once.
 const checked = (policy: Policy.Policy) =>
@@ -194,9 +202,38 @@ const checked = (policy: Policy.Policy) =>
 const targetOf = (policy: Policy.Policy): RenderRecord.Target =>
   policy.target ?? { provider: policy.builder.provider, model: policy.builder.model }
 
-// The policy each stream last recorded, per window service (a process appends `TurnPolicySet` when
-// its policy differs from the one it last recorded: once per stream and process at the least).
+// The hash of the policy each stream last recorded, per window service: a step appends `TurnPolicySet`
+// only when its policy differs from it. A process learns it from the log's tail on its first step on a
+// stream (see `lastRecorded`), so a new process under the same policy records nothing either.
 const recordedPolicies = new WeakMap<object, Map<string, string>>()
+
+/** How many of a stream's newest events a process reads, on its first step on it, for the last `TurnPolicySet`. */
+export const policyLookback = 256
+const lookbackChunk = 32
+
+/**
+ * The hash of the policy `stream` last recorded, read from the newest events of its log (at most
+ * {@link policyLookback}, newest chunk first, stopping at the first `TurnPolicySet`). Undefined when
+ * none is there, when no `EventLog` is in context, or when the read fails: the step then records its
+ * policy, as it always may (an equal `TurnPolicySet` changes nothing a replay reads).
+ */
+const lastRecorded = (stream: EventLog.StreamId): Effect.Effect<string | undefined> =>
+  Effect.gen(function* () {
+    const found = yield* Effect.serviceOption(EventLog.EventLog)
+    if (Option.isNone(found)) return undefined
+    const log = found.value
+    const version = yield* log.version(stream)
+    const oldest = Math.max(1, version - policyLookback + 1)
+    for (let to = version; to >= oldest; to -= lookbackChunk) {
+      const from = Math.max(oldest, to - lookbackChunk + 1)
+      const chunk = Chunk.toReadonlyArray(yield* Stream.runCollect(log.read(stream, { from, to })))
+      for (let at = chunk.length - 1; at >= 0; at--) {
+        const event = chunk[at]?.event
+        if (event?._tag === "TurnPolicySet") return policyHash(event.policy)
+      }
+    }
+    return undefined
+  }).pipe(Effect.orElseSucceed(() => undefined))
 
 /**
  * Append `TurnPolicySet` inside a step's batch when the policy differs from the one last recorded.
@@ -206,13 +243,18 @@ const recordedPolicies = new WeakMap<object, Map<string, string>>()
 const recordPolicy = (stream: EventLog.StreamId, policy: Policy.Policy) =>
   Effect.gen(function* () {
     const ctx = yield* ContextService.ContextService
-    const { json, text } = preparedOf(policy)
+    const { json, hash } = preparedOf(policy)
     const byStream = recordedPolicies.get(ctx) ?? new Map<string, string>()
     recordedPolicies.set(ctx, byStream)
-    if (byStream.get(stream) === text) return () => {}
+    if (!byStream.has(stream)) {
+      // What the log holds is committed: it stands whatever this step does.
+      const last = yield* lastRecorded(stream)
+      if (last !== undefined) byStream.set(stream, last)
+    }
+    if (byStream.get(stream) === hash) return () => {}
     yield* ctx.run(stream, () => Either.right([{ _tag: "TurnPolicySet" as const, policy: json }]))
     return () => {
-      byStream.set(stream, text)
+      byStream.set(stream, hash)
     }
   })
 
@@ -262,14 +304,21 @@ export const prepare = (
         } else if (valid.recall !== undefined && valid.recall !== null) {
           const recall = valid.recall
           const owner = recall.owner
-          yield* ContextAssembly.prepareContext(stream, query, {
-            budgets: { recall: Math.floor(available * (recall.recallShare ?? 0)), graphFacts: 0 },
-            owner,
-            dedupe: true
-          })
-          if (recall.crossSessionShare !== undefined) {
-            yield* ctx.injectCrossSessionContext(stream, query, Math.floor(available * recall.crossSessionShare), owner)
-          }
+          const recallBudget = Math.floor(available * (recall.recallShare ?? 0))
+          const crossBudget =
+            recall.crossSessionShare === undefined ? undefined : Math.floor(available * recall.crossSessionShare)
+          // Both look up the same query at one state of the index (nothing is appended before the batch
+          // ends): with both budgets, one search answers them (one statement on SQLite).
+          const shared: ReadonlyArray<FullTextRecall.SharedKind> =
+            recallBudget > 0 && crossBudget !== undefined && crossBudget > 0 ? ["recall", "cross_session"] : []
+          yield* Effect.gen(function* () {
+            yield* ContextAssembly.prepareContext(stream, query, {
+              budgets: { recall: recallBudget, graphFacts: 0 },
+              owner,
+              dedupe: true
+            })
+            if (crossBudget !== undefined) yield* ctx.injectCrossSessionContext(stream, query, crossBudget, owner)
+          }).pipe(FullTextRecall.together(shared))
         }
         const maxChars = inputChars(valid, budget)
         if (input.messages.length > 0) {
@@ -579,7 +628,7 @@ export const reload = (
     })
     const byStream = recordedPolicies.get(ctx) ?? new Map<string, string>()
     recordedPolicies.set(ctx, byStream)
-    byStream.set(stream, JSON.stringify(json))
+    byStream.set(stream, policyHash(json))
     return { window: done.window, events: done.events, tiers: [] }
   }).pipe(Effect.withSpan("ctxlog.turn.reload", { attributes: { "ctxlog.stream": stream } }))
 

@@ -138,16 +138,43 @@ export const hitText = (hit: RecallSource.RecallHit): string => Message.tokenTex
  * window, then fill the budget greedily (a hit too big for what is left is skipped, a smaller one
  * after it may still fit). `seen` is updated with the kept texts so kinds do not repeat each other.
  */
+export interface SelectOptions {
+  readonly budget: number
+  readonly minScore: number
+  readonly dedupe: boolean
+  readonly stream: string
+  readonly held: Held
+  readonly seen: Set<string>
+}
+
+/**
+ * Whether `select` could keep a candidate, by what does not change while it runs (the floor and what
+ * the window holds; not the budget or `seen`): a candidate that fails here is dropped whatever its
+ * tokens, so they need not be counted.
+ */
+export const keepable = (
+  candidate: Omit<Candidate, "tokens">,
+  options: Omit<SelectOptions, "budget" | "seen">
+): boolean => {
+  if (!(candidate.score >= options.minScore)) return false
+  const key = normalize(candidate.text)
+  if (key.length === 0) return false
+  return !(options.dedupe && inWindow(key, candidate, options))
+}
+
+const inWindow = (
+  key: string,
+  candidate: Omit<Candidate, "tokens">,
+  options: Omit<SelectOptions, "budget" | "seen">
+): boolean =>
+  options.held.texts.has(key) ||
+  (candidate.source !== undefined &&
+    candidate.source.stream === options.stream &&
+    options.held.ids.has(candidate.source.messageId))
+
 export const select = (
   candidates: ReadonlyArray<Candidate>,
-  options: {
-    readonly budget: number
-    readonly minScore: number
-    readonly dedupe: boolean
-    readonly stream: string
-    readonly held: Held
-    readonly seen: Set<string>
-  }
+  options: SelectOptions
 ): { readonly kept: ReadonlyArray<Candidate>; readonly dropped: Dropped } => {
   const ordered = candidates
     .map((candidate, index) => ({ candidate, index }))
@@ -164,13 +191,8 @@ export const select = (
       continue
     }
     const key = normalize(candidate.text)
-    const inWindow =
-      options.held.texts.has(key) ||
-      options.seen.has(key) ||
-      (candidate.source !== undefined &&
-        candidate.source.stream === options.stream &&
-        options.held.ids.has(candidate.source.messageId))
-    if (key.length === 0 || (options.dedupe && inWindow)) {
+    const held = options.seen.has(key) || inWindow(key, candidate, options)
+    if (key.length === 0 || (options.dedupe && held)) {
       duplicate++
       continue
     }

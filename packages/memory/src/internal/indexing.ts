@@ -1,4 +1,4 @@
-import { Message, type WindowEvent } from "@ctxlog/core"
+import { Message, WindowEvent } from "@ctxlog/core"
 
 /** The messages an event brings into the window, which the recall index keeps. */
 export const messagesOf = (event: WindowEvent.WindowEvent): ReadonlyArray<Message.Message> => {
@@ -38,6 +38,73 @@ export const indexedTypes: ReadonlySet<string> = new Set<WindowEvent.WindowEvent
 /** The facts an event records. */
 export const factsOf = (event: WindowEvent.WindowEvent): ReadonlyArray<WindowEvent.Fact> =>
   event._tag === "FactsRecorded" ? event.facts : []
+
+/** What an event gives the recall index. */
+export interface Indexed {
+  readonly messages: ReadonlyArray<Message.Message>
+  readonly facts: ReadonlyArray<WindowEvent.Fact>
+}
+
+const isObject = (value: unknown): value is { readonly [key: string]: unknown } =>
+  typeof value === "object" && value !== null && !Array.isArray(value)
+
+/** The fields of a stored message the index reads (id, role, kind, tokens, parts), checked for their type. */
+const isMessage = (value: unknown): value is Message.Message =>
+  isObject(value) &&
+  typeof value.id === "string" &&
+  typeof value.role === "string" &&
+  typeof value.kind === "string" &&
+  typeof value.tokens === "number" &&
+  Array.isArray(value.parts) &&
+  value.parts.every((part) => isObject(part) && typeof part.type === "string")
+
+const isFact = (value: unknown): value is WindowEvent.Fact =>
+  isObject(value) &&
+  typeof value.subject === "string" &&
+  typeof value.predicate === "string" &&
+  typeof value.object === "string" &&
+  (value.sourceMessageId === null || typeof value.sourceMessageId === "string")
+
+const messages = (value: unknown): ReadonlyArray<Message.Message> | undefined =>
+  Array.isArray(value) && value.every(isMessage) ? value : undefined
+
+/**
+ * What a stored event of an {@link indexedTypes} type gives the index, read from its JSON without a
+ * Schema pass: the bytes were validated when they were appended (and a load checks them again), and the
+ * stored form of a message is its decoded form (no field is transformed), so `messagesOf` and `factsOf`
+ * of the decoded event return the same. Only data at the type's current schema version is read this way
+ * (older data goes through the upcasters); undefined when the fields read are not what they must be,
+ * so the caller decodes the event and reports what is wrong with it.
+ */
+export const indexedOf = (type: string, schemaVersion: number, data: string): Indexed | undefined => {
+  if (!WindowEvent.isEventType(type) || WindowEvent.schemaVersions[type] !== schemaVersion) return undefined
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(data)
+  } catch {
+    return undefined
+  }
+  if (!isObject(parsed) || parsed._tag !== type) return undefined
+  const only = (list: ReadonlyArray<Message.Message> | undefined) =>
+    list === undefined ? undefined : { messages: list, facts: [] }
+  switch (type) {
+    case "MessageAppended":
+    case "SeamProduced":
+    case "SeamsRecompacted":
+    case "BriefingProduced":
+      return only(isMessage(parsed.message) ? [parsed.message] : undefined)
+    case "MessagesInjected":
+      return only(messages(parsed.messages))
+    case "Compacted":
+      return only(parsed.summary === null ? [] : isMessage(parsed.summary) ? [parsed.summary] : undefined)
+    case "FactsRecorded":
+      return Array.isArray(parsed.facts) && parsed.facts.every(isFact)
+        ? { messages: [], facts: parsed.facts }
+        : undefined
+    default:
+      return undefined
+  }
+}
 
 /** What full-text search sees of a message: text, tool names and inputs, tool outputs. */
 export const searchableText = (message: Message.Message): string => Message.tokenTextOf(message)

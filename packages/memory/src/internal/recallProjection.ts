@@ -3,7 +3,7 @@ import * as Effect from "effect/Effect"
 import { sql } from "kysely"
 import type { CatchUp } from "../RecallIndex.js"
 import type { Backend } from "./backend.js"
-import { factsOf, indexedTypes, messagesOf, searchableText } from "./indexing.js"
+import { factsOf, type Indexed, indexedOf, indexedTypes, messagesOf, searchableText } from "./indexing.js"
 import type { NewEntry, NewFact } from "./statements.js"
 
 // The recall index (message entries, FTS5 / tsvector, facts) as a projection of the log. An append writes
@@ -47,16 +47,19 @@ export const make = (backend: Backend, options: { readonly batchSize: number }):
   const lock = Effect.unsafeMakeSemaphore(1)
   let known = 0
 
+  // The checkpoint and the events after it, in one query: with nothing to index, one row of nulls beside
+  // the checkpoint (so a catch-up that finds nothing new costs this one query).
   const readBatch = backend.readGlobal("read events to index", async (db) => {
-    const result = await sql<Row>`
+    const result = await sql<Row | (Pick<Row, "checkpoint"> & { readonly global_position: null })>`
       select c.position as checkpoint, e.global_position, e.event_id, e.stream_id, e.stream_version, e.type,
              e.schema_version, e.data, e.recorded_at
       from projection_checkpoints c
-      join events e on e.global_position > c.position
+      left join events e on e.global_position > c.position
       where c.name = ${name}
       order by e.global_position
       limit ${batchSize}`.execute(db)
-    return result.rows
+    const rows = result.rows.filter((row): row is Row => row.global_position !== null)
+    return { checkpoint: result.rows[0]?.checkpoint, rows }
   })
 
   const checkpoint = backend.query("read recall checkpoint", (db) =>
@@ -68,27 +71,38 @@ export const make = (backend: Backend, options: { readonly batchSize: number }):
       .then((row) => row?.position ?? 0)
   )
 
-  /** The index rows of a batch, decoded from the stored bytes (what was hashed is what is indexed). */
+  /**
+   * What one row gives the index, from the stored bytes (what was hashed is what is indexed): read from
+   * its JSON (validated on append) when it is of the current schema version, else decoded.
+   */
+  const indexedRow = (row: Row): Effect.Effect<Indexed, EventLog.StoreError> => {
+    const read = indexedOf(row.type, row.schema_version, row.data)
+    if (read !== undefined) return Effect.succeed(read)
+    return EventCodec.decode(
+      { type: row.type, schemaVersion: row.schema_version, data: row.data },
+      { stream: row.stream_id, version: row.stream_version }
+    ).pipe(
+      Effect.map((event) => ({ messages: messagesOf(event), facts: factsOf(event) })),
+      Effect.mapError(
+        (error) =>
+          new EventLog.StoreError({
+            operation: "index recall",
+            detail: `event at position ${row.global_position} (stream "${row.stream_id}", version ${row.stream_version}) does not decode: ${error.message}`
+          })
+      )
+    )
+  }
+
+  /** The index rows of a batch. */
   const rowsOf = (rows: ReadonlyArray<Row>) =>
     Effect.gen(function* () {
       const entries: Array<NewEntry> = []
       const facts: Array<NewFact> = []
       for (const row of rows) {
-        // An event of a type that brings no message and no fact is not decoded (loads check every row).
+        // An event of a type that brings no message and no fact is not read (loads check every row).
         if (!indexedTypes.has(row.type)) continue
-        const event = yield* EventCodec.decode(
-          { type: row.type, schemaVersion: row.schema_version, data: row.data },
-          { stream: row.stream_id, version: row.stream_version }
-        ).pipe(
-          Effect.mapError(
-            (error) =>
-              new EventLog.StoreError({
-                operation: "index recall",
-                detail: `event at position ${row.global_position} (stream "${row.stream_id}", version ${row.stream_version}) does not decode: ${error.message}`
-              })
-          )
-        )
-        for (const message of messagesOf(event)) {
+        const event = yield* indexedRow(row)
+        for (const message of event.messages) {
           const text = searchableText(message)
           if (text.trim() === "") continue
           entries.push({
@@ -105,7 +119,7 @@ export const make = (backend: Backend, options: { readonly batchSize: number }):
             created_at: row.recorded_at
           })
         }
-        for (const fact of factsOf(event)) {
+        for (const fact of event.facts) {
           facts.push({
             stream_id: row.stream_id,
             event_id: row.event_id,
@@ -122,10 +136,10 @@ export const make = (backend: Backend, options: { readonly batchSize: number }):
 
   /** Index one batch; the number of events it covered (0: nothing left). */
   const step = Effect.gen(function* () {
-    const rows = yield* readBatch
+    const { checkpoint: at, rows } = yield* readBatch
     const first = rows[0]
     const last = rows[rows.length - 1]
-    if (first === undefined || last === undefined) return { events: 0, done: true }
+    if (first === undefined || last === undefined) return { events: 0, done: true, position: at }
     const { entries, facts } = yield* rowsOf(rows)
     const applied = yield* backend.transact(
       "index recall",
@@ -140,20 +154,28 @@ export const make = (backend: Backend, options: { readonly batchSize: number }):
     )
     if (applied) known = Math.max(known, last.global_position)
     // Not applied: another process moved the checkpoint first; read again from where it is now.
-    return { events: applied ? rows.length : 0, done: applied && rows.length < batchSize }
+    return {
+      events: applied ? rows.length : 0,
+      done: applied && rows.length < batchSize,
+      position: applied ? last.global_position : undefined
+    }
   })
 
   const catchUp = lock.withPermits(1)(
     Effect.gen(function* () {
       let events = 0
+      let position: number | undefined
       for (;;) {
         const outcome = yield* step
         events += outcome.events
+        position = outcome.position
         if (outcome.done) break
       }
-      const position = yield* checkpoint
-      known = Math.max(known, position)
-      return { events, position }
+      // The position the last step saw (the checkpoint it read, or the one it moved); read it only when
+      // no step did (no checkpoint row yet).
+      const at = position ?? (yield* checkpoint)
+      known = Math.max(known, at)
+      return { events, position: at }
     })
   )
 

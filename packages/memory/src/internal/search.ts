@@ -1,5 +1,7 @@
+import type { EventLog } from "@ctxlog/core"
+import * as Effect from "effect/Effect"
 import { sql } from "kysely"
-import type { SearchFilter, SearchTerms } from "./backend.js"
+import type { Backend, SearchFilter, SearchRow, SearchTerms } from "./backend.js"
 
 /** The WHERE conditions of a search, shared by both dialects (`e` = recall_entries, `o` = stream_owners). */
 export const filterSql = (filter: SearchFilter) => {
@@ -34,3 +36,86 @@ export const terms = (query: string): SearchTerms => {
 
 /** Tier bonus added to a row's relevance: a phrase match outranks an all-terms match, which outranks the rest. */
 export const tierBonus = { phrase: 2000, all: 1000 } as const
+
+/** Full-text statements run (one per `searchEach` on SQLite, one per filter on PostgreSQL), for tests that count work. */
+export const searchWork = { statements: 0 }
+
+/**
+ * Several scoped searches for one query, at one state of the index: what `Backend.search` returns for
+ * each filter, in order. On SQLite one statement answers them all: each tier's MATCH runs once for every
+ * filter (BM25 depends on the query and the whole index, not on the filter, so a row scores what it
+ * would in a search of its own), each row is kept at its best tier per filter, and the first `limit`
+ * rows of each filter are returned, tier first, then BM25, then entry id: the order of the tier-by-tier
+ * queries, with their dedupe (a row of a better tier is never repeated by a worse one). On PostgreSQL
+ * the filters are searched one after the other.
+ */
+export const searchEach = (
+  backend: Backend,
+  query: SearchTerms,
+  filters: ReadonlyArray<SearchFilter>,
+  limit: number
+): Effect.Effect<ReadonlyArray<ReadonlyArray<SearchRow>>, EventLog.StoreError> => {
+  if (filters.length === 0) return Effect.succeed([])
+  if (backend.dialect !== "sqlite") {
+    return Effect.forEach(filters, (filter) => {
+      searchWork.statements++
+      return backend.search(query, filter, limit)
+    })
+  }
+  const { terms, words } = query
+  if (terms.length === 0) return Effect.succeed(filters.map(() => []))
+  const quoted = terms.map((term) => `"${term}"`)
+  const tiers = [
+    ...(words.length > 1 ? [{ match: `"${words.join(" ")}"`, bonus: tierBonus.phrase }] : []),
+    ...(terms.length > 1 ? [{ match: quoted.join(" AND "), bonus: tierBonus.all }] : []),
+    { match: quoted.join(" OR "), bonus: 0 }
+  ]
+  const conditions = filters.map((filter) => sql`(${filterSql(filter)})`)
+  const flags = conditions.map((condition, at) => sql`${condition} as ${sql.raw(`s${at}`)}`)
+  const hits = sql.join(
+    tiers.map(
+      (tier, at) => sql`
+        select ${sql.lit(at)} as tier, ${tier.bonus} as bonus, e.entry_id, bm25(recall_fts) as rank, ${sql.join(flags)}
+        from recall_fts
+        join recall_entries e on e.entry_id = recall_fts.rowid
+        left join stream_owners o on o.stream_id = e.stream_id
+        where recall_fts match ${tier.match} and (${sql.join(conditions, sql` or `)})`
+    ),
+    sql` union all `
+  )
+  // Per filter: each entry at its best tier (the one aggregate is min(tier), so SQLite takes bonus and rank
+  // from that row), the first `limit` by tier, BM25, entry id.
+  const tops = sql.join(
+    filters.map(
+      (_, at) => sql`
+        select * from (
+          select ${sql.lit(at)} as scope, entry_id, min(tier) as tier, bonus, rank
+          from hits where ${sql.raw(`s${at}`)}
+          group by entry_id
+          order by tier, rank, entry_id
+          limit ${limit}
+        )`
+    ),
+    sql` union all `
+  )
+  return backend
+    .query("search", async (db) => {
+      searchWork.statements++
+      const result = await sql<SearchRow & { scope: number }>`
+        with hits as materialized (${hits}),
+        top as (${tops})
+        select t.scope, e.source, e.stream_id, e.ref, e.document_id, e.kind, e.role, e.text, e.tokens,
+               e.global_position, t.bonus - t.rank as score
+        from top t
+        join recall_entries e on e.entry_id = t.entry_id
+        order by t.scope, t.tier, t.rank, t.entry_id`.execute(db)
+      return result.rows
+    })
+    .pipe(
+      Effect.map((rows) => {
+        const each: Array<Array<SearchRow>> = filters.map(() => [])
+        for (const { scope, ...row } of rows) each[scope]?.push(row)
+        return each
+      })
+    )
+}

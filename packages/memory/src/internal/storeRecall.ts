@@ -4,9 +4,9 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { sql } from "kysely"
 import * as RecallIndex from "../RecallIndex.js"
-import type { SearchFilter } from "./backend.js"
+import type { SearchFilter, SearchRow } from "./backend.js"
 import { chunk, mentions } from "./indexing.js"
-import { terms } from "./search.js"
+import { searchEach, terms } from "./search.js"
 import type { StoreShared } from "./storeShared.js"
 
 /** The recall index of a durable store: owners, full-text search, documents and facts. */
@@ -34,6 +34,56 @@ export const make = (shared: StoreShared): RecallIndex.RecallIndex.Service => {
       case "Documents":
         return { source: "document", owner: request.scope.owner }
     }
+  }
+
+  const hitOf = (row: SearchRow): RecallIndex.SearchHit => ({
+    source: row.source === "document" ? "document" : "message",
+    stream: row.stream_id ?? undefined,
+    ref: row.ref,
+    documentId: row.document_id ?? undefined,
+    kind: row.kind,
+    role: row.role,
+    text: row.text,
+    tokens: row.tokens,
+    position: row.global_position ?? undefined,
+    score: row.score
+  })
+
+  // One catch-up, then one `searchEach` per distinct query and limit (one statement on SQLite). A scope
+  // of an owner this store does not act for finds nothing, without a query.
+  const searchAll = (
+    requests: ReadonlyArray<RecallIndex.SearchRequest>
+  ): Effect.Effect<ReadonlyArray<ReadonlyArray<RecallIndex.SearchHit>>, EventLog.StoreError> => {
+    const groups = new Map<string, Array<number>>()
+    requests.forEach((request, at) => {
+      if (request.scope._tag !== "Stream" && foreignOwner(request.scope.owner)) return
+      const key = `${request.limit ?? 20}\u0000${request.query}`
+      groups.set(key, [...(groups.get(key) ?? []), at])
+    })
+    if (groups.size === 0) return Effect.succeed(requests.map(() => []))
+    return Effect.zipRight(
+      projection.catchUp,
+      Effect.gen(function* () {
+        const each: Array<ReadonlyArray<RecallIndex.SearchHit>> = requests.map(() => [])
+        for (const members of groups.values()) {
+          const first = requests[members[0] ?? 0]
+          if (first === undefined) continue
+          const rows = yield* searchEach(
+            backend,
+            terms(first.query),
+            members.flatMap((at) => {
+              const request = requests[at]
+              return request === undefined ? [] : [filterOf(request)]
+            }),
+            first.limit ?? 20
+          )
+          members.forEach((at, index) => {
+            each[at] = (rows[index] ?? []).map(hitOf)
+          })
+        }
+        return each
+      })
+    )
   }
 
   return {
@@ -125,30 +175,8 @@ export const make = (shared: StoreShared): RecallIndex.RecallIndex.Service => {
                 )
             )
           ),
-    search: (request) =>
-      request.scope._tag !== "Stream" && foreignOwner(request.scope.owner)
-        ? Effect.succeed([])
-        : Effect.zipRight(
-            projection.catchUp,
-            backend.search(terms(request.query), filterOf(request), request.limit ?? 20)
-          ).pipe(
-            Effect.map((rows) =>
-              rows.map(
-                (row): RecallIndex.SearchHit => ({
-                  source: row.source === "document" ? "document" : "message",
-                  stream: row.stream_id ?? undefined,
-                  ref: row.ref,
-                  documentId: row.document_id ?? undefined,
-                  kind: row.kind,
-                  role: row.role,
-                  text: row.text,
-                  tokens: row.tokens,
-                  position: row.global_position ?? undefined,
-                  score: row.score
-                })
-              )
-            )
-          ),
+    search: (request) => Effect.map(searchAll([request]), (each) => each[0] ?? []),
+    searchEach: (requests) => searchAll(requests),
     ingestDocument: (owner, documentId, text) =>
       Effect.gen(function* () {
         const invalid = (detail: string) => new RecallIndex.InvalidDocument({ owner, documentId, detail })
