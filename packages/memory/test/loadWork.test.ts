@@ -47,3 +47,19 @@ describe("load work", () => {
     })
   )
 })
+
+describe("statements", () => {
+  it.effect(
+    "a query kysely runs again reuses its prepared statement: reading a stream ten times prepares nothing new",
+    () =>
+      Effect.gen(function* () {
+        const log = yield* EventLog.EventLog
+        yield* log.append("s", [event(1), event(2)], "no_stream")
+        assert.strictEqual(yield* Stream.runCount(log.read("s")), 2)
+        reset()
+        for (let round = 0; round < 10; round++) assert.strictEqual(yield* Stream.runCount(log.read("s")), 2)
+        assert.strictEqual(counters.statementsPrepared, 0)
+        assert.isAtLeast(counters.queries, 10)
+      }).pipe(Effect.provide(Layer.fresh(open(tempFile()))))
+  )
+})

@@ -6,7 +6,7 @@ import type { DriverMissing } from "../Driver.js"
 import type * as LogReader from "../LogReader.js"
 import { projection } from "../SnapshotRepository.js"
 import { describe } from "./backend.js"
-import { betterSqlite3, pg as loadPg } from "./drivers.js"
+import { betterSqlite3, cachedStatements, pg as loadPg } from "./drivers.js"
 import { check, sealProblem } from "./integrity.js"
 import type { Database } from "./schema.js"
 import * as SnapshotState from "./snapshotState.js"
@@ -289,7 +289,7 @@ export const makeSqlite = (
       }),
       (database) => Effect.sync(() => database.open && database.close())
     )
-    const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: raw }) })
+    const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: cachedStatements(raw) }) })
     const read: Reader = (operation, body) =>
       Effect.tryPromise({
         // One deferred read transaction: every statement of the call sees the same state of the file.

@@ -16,7 +16,7 @@ import {
   rowsOf,
   settle
 } from "./appendPlan.js"
-import { betterSqlite3 } from "./drivers.js"
+import { betterSqlite3, cachedStatements } from "./drivers.js"
 import {
   type Backend,
   describe,
@@ -100,7 +100,7 @@ export const make = (
       }),
       (database) => Effect.sync(() => database.open && database.close())
     )
-    const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: raw }) })
+    const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: cachedStatements(raw) }) })
     // All pending migrations in one transaction (see migrateSqlite). Another process opening the same new
     // file waits on BEGIN IMMEDIATE; switching the file to WAL can still collide (SQLITE_BUSY), and trying
     // again is safe.

@@ -16,6 +16,8 @@ export interface Counters {
   rowsVerifiedByChain: number
   /** Round trips PostgreSQL appends made (head reads and `ctxlog_append` calls). */
   postgresRoundTrips: number
+  /** SQL texts kysely's SQLite connection prepared (a statement kept is not prepared again). */
+  statementsPrepared: number
 }
 
 export const counters: Counters = {
@@ -26,7 +28,8 @@ export const counters: Counters = {
   queries: 0,
   rowsDecoded: 0,
   rowsVerifiedByChain: 0,
-  postgresRoundTrips: 0
+  postgresRoundTrips: 0,
+  statementsPrepared: 0
 }
 
 /** Zero the counters. */
@@ -39,4 +42,5 @@ export const reset = (): void => {
   counters.rowsDecoded = 0
   counters.rowsVerifiedByChain = 0
   counters.postgresRoundTrips = 0
+  counters.statementsPrepared = 0
 }
