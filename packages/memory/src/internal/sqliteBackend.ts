@@ -75,6 +75,9 @@ const storedId = (cause: unknown): boolean =>
   cause.code === "SQLITE_CONSTRAINT_UNIQUE" &&
   cause.message.includes("events.event_id")
 
+/** The append path's statements, compiled on the first open (they depend on the dialect only). */
+let sqliteStatements: ReturnType<typeof appendStatements> | undefined
+
 /** Open (and migrate) a SQLite database; closed when the scope closes. */
 export const make = (
   options: SqliteOptions
@@ -114,7 +117,9 @@ export const make = (
       })
     )
 
-    const compiled = appendStatements(db)
+    // The same SQL on every SQLite connection: compiled by kysely once per process, not once per open.
+    sqliteStatements ??= appendStatements(db)
+    const compiled = sqliteStatements
     const prepare = (statement: Compiled) => {
       const prepared = raw.prepare(statement.sql)
       return {
