@@ -8,6 +8,7 @@
  * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import { maxEventDepth, structureProblem } from "./internal/jsonDepth.js"
@@ -267,81 +268,95 @@ const firstIssue = (error: ParseResult.ParseError): { path: string; detail: stri
     : { path: issue.path.map(String).join("."), detail: issue.message }
 }
 
+/**
+ * Decode a stored event, upcasting it first, as an `Either` (no effect per event: a store decoding a
+ * page of rows loops over them).
+ * @since 0.5.0
+ */
+export const decodeEither = (
+  stored: StoredEvent,
+  location: Location = {}
+): Either.Either<WindowEvent, EventDecodeError> => {
+  const fail = (path: string, detail: string) =>
+    Either.left(
+      new EventDecodeError({
+        type: stored.type,
+        schemaVersion: stored.schemaVersion,
+        path,
+        detail,
+        stream: location.stream,
+        version: location.version,
+        line: location.line
+      })
+    )
+  if (!isEventType(stored.type)) return fail("_tag", `unknown event type "${stored.type}"`)
+  const current = schemaVersions[stored.type]
+  if (!Number.isInteger(stored.schemaVersion) || stored.schemaVersion < 1 || stored.schemaVersion > current) {
+    return fail("", `schema version ${stored.schemaVersion} is not between 1 and ${current}`)
+  }
+  let data: unknown
+  try {
+    data = JSON.parse(stored.data)
+  } catch (cause) {
+    return fail("", `data is not JSON: ${cause instanceof Error ? cause.message : String(cause)}`)
+  }
+  for (let version = stored.schemaVersion; version < current; version++) {
+    const upcaster = upcasters.find((candidate) => candidate.type === stored.type && candidate.fromVersion === version)
+    if (upcaster !== undefined) data = upcaster.up(data)
+  }
+  // Checked before the schema walks it: a value nested thousands of levels deep would overflow the stack,
+  // and a "__proto__" key would be dropped silently.
+  const problem = structureProblem(data, maxEventDepth)
+  if (problem !== undefined) return fail(problem.path, problem.detail)
+  if (isRecord(data) && data._tag !== stored.type) {
+    return fail("_tag", `data says "${String(data._tag)}" but the stored type is "${stored.type}"`)
+  }
+  const decoded = decodeEvent(data, { errors: "first", onExcessProperty: "error" })
+  if (decoded._tag === "Left") {
+    const { path, detail } = firstIssue(decoded.left)
+    return fail(path, detail)
+  }
+  return Either.right(decoded.right)
+}
+
 /** Decode a stored event, upcasting it first. @since 0.1.0 */
 export const decode = (stored: StoredEvent, location: Location = {}): Effect.Effect<WindowEvent, EventDecodeError> =>
-  Effect.suspend(() => {
-    const fail = (path: string, detail: string) =>
-      Effect.fail(
-        new EventDecodeError({
-          type: stored.type,
-          schemaVersion: stored.schemaVersion,
-          path,
-          detail,
-          stream: location.stream,
-          version: location.version,
-          line: location.line
-        })
-      )
-    if (!isEventType(stored.type)) return fail("_tag", `unknown event type "${stored.type}"`)
-    const current = schemaVersions[stored.type]
-    if (!Number.isInteger(stored.schemaVersion) || stored.schemaVersion < 1 || stored.schemaVersion > current) {
-      return fail("", `schema version ${stored.schemaVersion} is not between 1 and ${current}`)
-    }
-    let data: unknown
-    try {
-      data = JSON.parse(stored.data)
-    } catch (cause) {
-      return fail("", `data is not JSON: ${cause instanceof Error ? cause.message : String(cause)}`)
-    }
-    for (let version = stored.schemaVersion; version < current; version++) {
-      const upcaster = upcasters.find(
-        (candidate) => candidate.type === stored.type && candidate.fromVersion === version
-      )
-      if (upcaster !== undefined) data = upcaster.up(data)
-    }
-    // Checked before the schema walks it: a value nested thousands of levels deep would overflow the stack,
-    // and a "__proto__" key would be dropped silently.
-    const problem = structureProblem(data, maxEventDepth)
-    if (problem !== undefined) return fail(problem.path, problem.detail)
-    if (isRecord(data) && data._tag !== stored.type) {
-      return fail("_tag", `data says "${String(data._tag)}" but the stored type is "${stored.type}"`)
-    }
-    const decoded = decodeEvent(data, { errors: "first", onExcessProperty: "error" })
-    if (decoded._tag === "Left") {
-      const { path, detail } = firstIssue(decoded.left)
-      return fail(path, detail)
-    }
-    return Effect.succeed(decoded.right)
-  })
+  Effect.suspend(() => decodeEither(stored, location))
 
 /**
  * Decode a stored event whose bytes the caller checks against their hash-chain link before it uses the
  * event (a verified fold: `EventLog.ReadOptions.verifiedByChain`). An event at its type's current
  * schema version was validated by the Schema when it was encoded for storage, and its encoded form is
- * its decoded form (no schema in `WindowEvent` transforms a field; `EventCodec.test.ts` holds every
- * event type to it), so it is parsed and not validated a second time. An older version, a row that does
- * not parse to an object of its stored type, or anything unusual takes the full {@link decode}.
+ * its decoded form (no schema in `WindowEvent` transforms a field; `EventCodec.verified.property.test.ts`
+ * holds every event type to it), so it is parsed and not validated a second time. An older version, a row that does
+ * not parse to an object of its stored type, or anything unusual takes the full {@link decodeEither}.
  *
  * The chain is what makes this safe: an edited row fails its link, and the event is never used. Without
  * an HMAC key the chain is a plain SHA-256 chain, as the snapshots' state hashes are: it catches edits
  * and corruption, not a writer who recomputes every hash after it (ADR 0070).
  * @since 0.5.0
  */
-export const decodeVerified = (
+export const decodeVerifiedEither = (
   stored: StoredEvent,
   location: Location = {}
-): Effect.Effect<WindowEvent, EventDecodeError> => {
+): Either.Either<WindowEvent, EventDecodeError> => {
   if (isEventType(stored.type) && stored.schemaVersion === schemaVersions[stored.type]) {
     let data: unknown
     try {
       data = JSON.parse(stored.data)
     } catch {
-      return decode(stored, location)
+      return decodeEither(stored, location)
     }
-    if (isRecord(data) && data._tag === stored.type) return Effect.succeed(data as unknown as WindowEvent)
+    if (isRecord(data) && data._tag === stored.type) return Either.right(data as unknown as WindowEvent)
   }
-  return decode(stored, location)
+  return decodeEither(stored, location)
 }
+
+/** {@link decodeVerifiedEither} as an effect. @since 0.5.0 */
+export const decodeVerified = (
+  stored: StoredEvent,
+  location: Location = {}
+): Effect.Effect<WindowEvent, EventDecodeError> => Effect.suspend(() => decodeVerifiedEither(stored, location))
 
 /**
  * Encode events for storage, validating each; the first malformed one fails the whole batch.

@@ -2,6 +2,7 @@ import { EventCodec, EventLog, Validation } from "@ctxlog/core"
 import * as Chunk from "effect/Chunk"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import * as Redaction from "../Redaction.js"
@@ -22,45 +23,47 @@ interface EventRow {
 }
 
 /**
- * The envelopes of one page of rows. The events of one append share their metadata text: it is parsed
+ * The envelopes of one page of rows, decoded in one synchronous loop (no effect per row); the first row
+ * that does not decode fails the page. The events of one append share their metadata text: it is parsed
  * once for them (the envelopes share the read-only object), not once a row.
  */
-const envelopesOf = (rows: ReadonlyArray<EventRow>, verifiedByChain = false) => {
-  let raw: unknown
-  let parsed: EventLog.EventMetadata = {}
-  const metadata = (row: EventRow): EventLog.EventMetadata => {
-    if (row.metadata !== raw || raw === undefined) {
-      raw = row.metadata
-      parsed = metadataOf(row.metadata)
+const envelopesOf = (
+  rows: ReadonlyArray<EventRow>,
+  verifiedByChain = false
+): Effect.Effect<ReadonlyArray<EventLog.Envelope>, EventCodec.EventDecodeError> =>
+  Effect.suspend(() => {
+    const decode = verifiedByChain ? EventCodec.decodeVerifiedEither : EventCodec.decodeEither
+    if (verifiedByChain) counters.rowsVerifiedByChain += rows.length
+    else counters.rowsDecoded += rows.length
+    const envelopes: Array<EventLog.Envelope> = []
+    let raw: unknown
+    let metadata: EventLog.EventMetadata = {}
+    for (const row of rows) {
+      const decoded = decode(
+        { type: row.type, schemaVersion: row.schema_version, data: row.data },
+        { stream: row.stream_id, version: row.stream_version }
+      )
+      if (Either.isLeft(decoded)) return Effect.fail(decoded.left)
+      if (row.metadata !== raw || raw === undefined) {
+        raw = row.metadata
+        metadata = metadataOf(row.metadata)
+      }
+      envelopes.push({
+        stream: row.stream_id,
+        version: row.stream_version,
+        position: row.global_position,
+        eventId: row.event_id,
+        type: decoded.right._tag,
+        schemaVersion: row.schema_version,
+        event: decoded.right,
+        data: row.data,
+        metadata,
+        recordedAt: row.recorded_at,
+        hash: row.hash
+      })
     }
-    return parsed
-  }
-  return Effect.forEach(rows, (row) => envelopeOf(row, metadata(row), verifiedByChain))
-}
-
-const envelopeOf = (row: EventRow, metadata: EventLog.EventMetadata, verifiedByChain: boolean) => {
-  if (verifiedByChain) counters.rowsVerifiedByChain++
-  else counters.rowsDecoded++
-  return Effect.map(
-    (verifiedByChain ? EventCodec.decodeVerified : EventCodec.decode)(
-      { type: row.type, schemaVersion: row.schema_version, data: row.data },
-      { stream: row.stream_id, version: row.stream_version }
-    ),
-    (event): EventLog.Envelope => ({
-      stream: row.stream_id,
-      version: row.stream_version,
-      position: row.global_position,
-      eventId: row.event_id,
-      type: event._tag,
-      schemaVersion: row.schema_version,
-      event,
-      data: row.data,
-      metadata,
-      recordedAt: row.recorded_at,
-      hash: row.hash
-    })
-  )
-}
+    return Effect.succeed(envelopes)
+  })
 
 /** The event log of a durable store: append (validated, redacted, encoded once, chained), reads, listings. */
 export const make = (shared: StoreShared): EventLog.EventLog.Service => {
