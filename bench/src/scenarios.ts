@@ -684,6 +684,10 @@ const turnScenario: Scenario = {
         await turn()
         return { reads: counts.reads / 2, appends: counts.appends / 2 }
       }
+      // A turn in steady state is counted: the process's first step on a stream also reads back the policy
+      // the stream last recorded (a version and up to eight reads of 32 events, once per process and
+      // stream: `Turn.policyLookback`), which the warm-up turn pays.
+      await runtime.runPromise(moduleTurn(999_999))
       // Per step: loads/appends since the previous step (prepare, then render and complete per model call).
       const steps: Array<string> = []
       const perCallModule = await countTurn(() =>
