@@ -152,7 +152,7 @@ for (const [label, open] of sharedBackends) {
               audit: Effect.flatMap(RawSql, (raw) =>
                 raw.rows(`select stream_id, owner, events, actor, reason from erasures where stream_id = '${gone}'`)
               ),
-              // SQLite keeps the text twice (recall_entries and its FTS5 table): no orphan may remain.
+              // SQLite keeps an FTS5 index beside recall_entries: no orphan may remain in either.
               fts: Effect.flatMap(RawSql, (raw) =>
                 raw.dialect === "sqlite"
                   ? raw.rows(

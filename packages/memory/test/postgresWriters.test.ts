@@ -346,7 +346,7 @@ describe("PostgreSQL writers", () => {
         [row?.event_id, row?.type, row?.schema_version, row?.data, row?.hash]
       )
       const log = yield* logOver(url)
-      const applied = yield* query(raw, "select name from kysely_migration order by name desc limit 1")
+      const applied = yield* query(raw, "select name from kysely_migration where name = '0011_concurrent_appends'")
       assert.strictEqual(applied.rows[0]?.name, "0011_concurrent_appends")
       const result = yield* log.append("old", [message("old", 2)], 1)
       assert.strictEqual(result.nextExpectedVersion, 2)

@@ -13,7 +13,7 @@ import BetterSqlite3 from "better-sqlite3"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { Ctxlog, RecallIndex } from "../src/index.js"
-import { messagesOf, searchableText } from "../src/internal/indexing.js"
+import { messagesOf, registerRecallText, searchableText } from "../src/internal/indexing.js"
 import { searchWork, terms, tierBonus } from "../src/internal/search.js"
 import { tempFile } from "./support/stores.js"
 
@@ -51,8 +51,9 @@ const oracle = (
   ]
   const kinds = RecallIndex.recallableKinds.map((kind) => `'${kind}'`).join(", ")
   const statement = db.prepare<Array<unknown>, OracleRow>(
-    `select e.entry_id, e.stream_id, e.ref, e.kind, e.text, ? - bm25(recall_fts) as score
+    `select e.entry_id, e.stream_id, e.ref, e.kind, t.text, ? - bm25(recall_fts) as score
      from recall_fts join recall_entries e on e.entry_id = recall_fts.rowid
+     join recall_text t on t.entry_id = e.entry_id
      left join stream_owners o on o.stream_id = e.stream_id
      where recall_fts match ? and e.source = 'message' and ${where} and e.kind in (${kinds})
      order by bm25(recall_fts), e.entry_id limit ?`
@@ -105,6 +106,7 @@ describe("RecallIndex.searchEach", () => {
           queries.push(words.slice(start, start + 40).join(" "))
         }
         const db = new BetterSqlite3(filename, { readonly: true })
+        registerRecallText(db)
         yield* Effect.addFinalizer(() => Effect.sync(() => db.close()))
         let compared = 0
         for (const [at, query] of queries.entries()) {
@@ -160,10 +162,11 @@ describe("RecallIndex.searchEach", () => {
         Effect.provide(Ctxlog.sqlite({ filename, durability: "normal", tokenCounter: TokenCounter.layerHeuristic() }))
       )
       const db = new BetterSqlite3(filename, { readonly: true })
+      registerRecallText(db)
       yield* Effect.addFinalizer(() => Effect.sync(() => db.close()))
       const indexed = db
         .prepare(
-          "select stream_id, ref, kind, role, text, tokens, global_position from recall_entries where source = 'message' order by entry_id"
+          "select e.stream_id, e.ref, e.kind, e.role, t.text, e.tokens, e.global_position from recall_entries e join recall_text t on t.entry_id = e.entry_id where e.source = 'message' order by e.entry_id"
         )
         .all()
       const expected: Array<unknown> = []

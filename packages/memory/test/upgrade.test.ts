@@ -6,6 +6,7 @@ import { Kysely, type Migration, Migrator, SqliteDialect } from "kysely"
 import { Erasure, RecallIndex, SqliteEventLog } from "../src/index.js"
 import { migrations } from "../src/internal/migrations.js"
 import { tempFile } from "./support/stores.js"
+import { registerRecallText } from "../src/internal/indexing.js"
 
 // A file created by an earlier release (kysely's Migrator, migrations 0001–0004, the recall index written
 // inside each append) opens with today's runner: the new migrations apply in place, the recall
@@ -14,6 +15,7 @@ import { tempFile } from "./support/stores.js"
 
 const olderRelease = async (filename: string) => {
   const raw = new BetterSqlite3(filename)
+  registerRecallText(raw)
   const db = new Kysely<unknown>({ dialect: new SqliteDialect({ database: raw }) })
   const all = migrations("sqlite")
   const released: Record<string, Migration> = {}
@@ -63,6 +65,7 @@ describe("opening a file of an earlier release", () => {
         // Migrated: the checkpoint starts at the old index's last event, not at 0.
         const checkpoint = yield* Effect.sync(() => {
           const raw = new BetterSqlite3(filename)
+          registerRecallText(raw)
           try {
             return raw.prepare<[], { position: number }>("select position from projection_checkpoints").all()
           } finally {
@@ -80,6 +83,7 @@ describe("opening a file of an earlier release", () => {
         [["m-old"], ["m-new"]]
       )
       const raw = new BetterSqlite3(filename)
+      registerRecallText(raw)
       try {
         const applied = raw.prepare<[], { name: string }>("select name from kysely_migration order by name").all()
         assert.deepStrictEqual(
@@ -116,6 +120,7 @@ describe("tenancy and erasure on a file of an earlier release", () => {
         }).pipe(Effect.provide(SqliteEventLog.layer({ filename })))
         assert.deepInclude(record, { stream: "old", owner: undefined, events: 1, lastVersion: 1, headHash: "h" })
         const raw = new BetterSqlite3(filename)
+        registerRecallText(raw)
         try {
           const count = (statement: string) => Number(raw.prepare<[], { n: number }>(statement).get()?.n)
           // The old inline index rows (entry and FTS text) went with the stream.
@@ -143,6 +148,7 @@ describe("opening a file of a later release", () => {
         Effect.provide(SqliteEventLog.layer({ filename }))
       )
       const raw = new BetterSqlite3(filename)
+      registerRecallText(raw)
       raw.exec(`insert into kysely_migration (name, timestamp) values ('9999_future', 'x')`)
       raw.close()
       const opened = yield* Effect.either(

@@ -1,4 +1,5 @@
-import { Message, WindowEvent } from "@ctxlog/core"
+import { EventCodec, Message, WindowEvent } from "@ctxlog/core"
+import * as Either from "effect/Either"
 
 /** The messages an event brings into the window, which the recall index keeps. */
 export const messagesOf = (event: WindowEvent.WindowEvent): ReadonlyArray<Message.Message> => {
@@ -110,6 +111,23 @@ export const indexedOf = (type: string, schemaVersion: number, data: string): In
 export const searchableText = (message: Message.Message): string => Message.tokenTextOf(message)
 
 /**
+ * The searchable text of message `ref` in a stored event: what the index was given for it (SQLite keeps a
+ * message's text only in its event, ADR 0072). Read from the JSON at the current schema version, else
+ * decoded; the empty text when the event no longer holds the message or does not decode.
+ */
+export const messageTextIn = (type: string, schemaVersion: number, data: string, ref: string): string => {
+  const read = indexedOf(type, schemaVersion, data)
+  const messages =
+    read?.messages ??
+    Either.match(EventCodec.decodeEither({ type, schemaVersion, data }), {
+      onLeft: () => [],
+      onRight: messagesOf
+    })
+  const message = messages.find((candidate) => candidate.id === ref)
+  return message === undefined ? "" : searchableText(message)
+}
+
+/**
  * Split a document into chunks of at most `maxChars`: paragraphs are packed together, a paragraph that
  * is too long is split on lines, and a line that is too long is cut.
  */
@@ -149,4 +167,26 @@ export const mentions = (text: string, entity: string): boolean => {
   const needle = entity.trim()
   if (needle.length < 2) return false
   return new RegExp(`(?<![\\p{L}\\p{N}_])${escapeRegExp(needle)}(?![\\p{L}\\p{N}_])`, "iu").test(text)
+}
+
+/** The part of a better-sqlite3 connection `registerRecallText` uses. */
+interface FunctionHost {
+  readonly function: (
+    name: string,
+    options: { readonly deterministic: boolean },
+    run: (...values: Array<unknown>) => unknown
+  ) => unknown
+}
+
+/**
+ * Register `ctxlog_message_text(type, schema_version, data, ref)` on a SQLite connection: the view the
+ * full-text index reads (`recall_text`, migration 0012) calls it for a message entry, whose text is kept
+ * only in its event (ADR 0072). Every connection of a store registers it before it reads or writes.
+ */
+export const registerRecallText = (connection: FunctionHost): void => {
+  connection.function("ctxlog_message_text", { deterministic: true }, (type, schemaVersion, data, ref) =>
+    typeof type === "string" && typeof schemaVersion === "number" && typeof data === "string" && typeof ref === "string"
+      ? messageTextIn(type, schemaVersion, data, ref)
+      : ""
+  )
 }

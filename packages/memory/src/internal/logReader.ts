@@ -7,6 +7,7 @@ import type * as LogReader from "../LogReader.js"
 import { projection } from "../SnapshotRepository.js"
 import { describe } from "./backend.js"
 import { betterSqlite3, cachedStatements, pg as loadPg } from "./drivers.js"
+import { registerRecallText } from "./indexing.js"
 import { check, sealProblem } from "./integrity.js"
 import type { Database } from "./schema.js"
 import * as SnapshotState from "./snapshotState.js"
@@ -283,6 +284,8 @@ export const makeSqlite = (
           const database = new BetterSqlite3(options.filename, { readonly: true, fileMustExist: true })
           // A writer may hold the lock briefly while it appends; wait for it rather than failing.
           database.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`)
+          // The full-text index's view reads a message's text with it (ADR 0072).
+          registerRecallText(database)
           return database
         },
         catch: storeError(target, "open")

@@ -304,6 +304,33 @@ const snapshotBlob = (dialect: Dialect): Migration => ({
 })
 
 /**
+ * SQLite keeps a message's text once, in its event (ADR 0072). The full-text index stays an
+ * external-content FTS5 table, over the view `recall_text`: a document chunk's text from its entry, a
+ * message's from its event, read by the SQL function `ctxlog_message_text` that every connection of the
+ * store registers (`registerRecallText`). Deletes still read the old text through the view, so BM25's
+ * statistics stay exact. A message entry's own `text` is emptied; the index is rebuilt through the view.
+ * PostgreSQL is as it was (its generated tsvector reads the column).
+ */
+const recallTextOnce = (dialect: Dialect): Migration => ({
+  up: async (db: Kysely<unknown>) => {
+    if (dialect !== "sqlite") return
+    await sql`drop table recall_fts`.execute(db)
+    await sql`create view recall_text as
+      select e.entry_id as entry_id,
+             case when e.source = 'message' and e.text = ''
+                  then ctxlog_message_text(ev.type, ev.schema_version, ev.data, e.ref)
+                  else e.text end as text
+      from recall_entries e
+      left join events ev on ev.global_position = e.global_position`.execute(db)
+    await sql`update recall_entries set text = '' where source = 'message'`.execute(db)
+    await sql`create virtual table recall_fts using fts5(text, tokenize = 'porter unicode61', content = 'recall_text', content_rowid = 'entry_id')`.execute(
+      db
+    )
+    await sql`insert into recall_fts (recall_fts) values ('rebuild')`.execute(db)
+  }
+})
+
+/**
  * PostgreSQL appends run concurrently (ADR 0066): one function call per append, `ctxlog_append`, which
  * takes the global-read gate in SHARED mode (appends never wait for each other on it; a reader of the
  * whole log takes it exclusively, so it waits for the appends in flight and sees positions only in
@@ -381,7 +408,8 @@ export const migrations = (dialect: Dialect): Record<string, Migration> => ({
   "0008_external_content_fts": externalContentFts(dialect),
   "0009_files": files(dialect),
   "0010_snapshot_blob": snapshotBlob(dialect),
-  "0011_concurrent_appends": concurrentAppends(dialect)
+  "0011_concurrent_appends": concurrentAppends(dialect),
+  "0012_recall_text_once": recallTextOnce(dialect)
 })
 
 /** Kysely's `MigrationProvider` over the in-code migrations. */

@@ -3,7 +3,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
-import { Kysely, SqliteDialect, sql } from "kysely"
+import { Kysely, SqliteDialect } from "kysely"
 import type { DriverMissing } from "../Driver.js"
 import {
   type AppendError,
@@ -17,18 +17,12 @@ import {
   settle
 } from "./appendPlan.js"
 import { betterSqlite3, cachedStatements } from "./drivers.js"
-import {
-  type Backend,
-  describe,
-  type EraseOutcome,
-  type SearchFilter,
-  type SearchRow,
-  type WriteTx
-} from "./backend.js"
+import { type Backend, describe, type EraseOutcome, type WriteTx } from "./backend.js"
+import { registerRecallText } from "./indexing.js"
 import { migrateSqlite } from "./migrations.js"
 import type { Database } from "./schema.js"
 import { counters } from "./workCounters.js"
-import { filterSql, tierBonus } from "./search.js"
+import { searchEach } from "./search.js"
 import { appendStatements, bind, type Compiled } from "./statements.js"
 
 export interface SqliteOptions {
@@ -97,6 +91,8 @@ export const make = (
           database.pragma("journal_mode = WAL")
           database.pragma(`synchronous = ${options.durability === "full" ? "FULL" : "NORMAL"}`)
           database.pragma("foreign_keys = ON")
+          // What the full-text index reads a message's text with (migration 0012, ADR 0072).
+          registerRecallText(database)
           return database
         },
         catch: storeError(`open ${options.filename}`)
@@ -328,7 +324,10 @@ export const make = (
     const tx: WriteTx = {
       indexEntry: (entry) =>
         attempt("index message", () => {
-          const id = numberField(statements.insertEntry.get(entry), "entry_id")
+          // A message's text is kept once, in its event: the entry holds none, and the index reads it
+          // through the view `recall_text` (ADR 0072). A document's chunk, which has no event, keeps its text.
+          const stored = entry.source === "message" ? { ...entry, text: "" } : entry
+          const id = numberField(statements.insertEntry.get(stored), "entry_id")
           // No row: the message is indexed already (ON CONFLICT DO NOTHING).
           if (id !== undefined) statements.insertFts.run(id, entry.text)
         }),
@@ -428,44 +427,12 @@ export const make = (
         catch: storeError(operation)
       })
 
-    const matchRows = (match: string, filter: SearchFilter, limit: number, bonus: number) =>
-      query("search", async (db) => {
-        const result = await sql<SearchRow & { entry_id: number }>`
-          select e.entry_id, e.source, e.stream_id, e.ref, e.document_id, e.kind, e.role, e.text, e.tokens,
-                 e.global_position, ${bonus} - bm25(recall_fts) as score
-          from recall_fts
-          join recall_entries e on e.entry_id = recall_fts.rowid
-          left join stream_owners o on o.stream_id = e.stream_id
-          where recall_fts match ${match} and ${filterSql(filter)}
-          order by bm25(recall_fts), e.entry_id
-          limit ${limit}`.execute(db)
-        return result.rows
-      })
-
-    // FTS5 cannot say per row which of several sub-queries it matched, so the tiers are three queries.
-    const search: Backend["search"] = ({ terms, words }, filter, limit) =>
-      terms.length === 0
-        ? Effect.succeed([])
-        : Effect.gen(function* () {
-            const quoted = terms.map((term) => `"${term}"`)
-            const tiers = [
-              ...(words.length > 1 ? [{ match: `"${words.join(" ")}"`, bonus: tierBonus.phrase }] : []),
-              ...(terms.length > 1 ? [{ match: quoted.join(" AND "), bonus: tierBonus.all }] : []),
-              { match: quoted.join(" OR "), bonus: 0 }
-            ]
-            const seen = new Set<number>()
-            const rows: Array<SearchRow> = []
-            for (const tier of tiers) {
-              if (rows.length >= limit) break
-              for (const { entry_id, ...row } of yield* matchRows(tier.match, filter, limit, tier.bonus)) {
-                if (seen.has(entry_id) || rows.length >= limit) continue
-                seen.add(entry_id)
-                rows.push(row)
-              }
-            }
-            return rows
-          })
+    // One scope's search is `searchEach` with one filter: the one SQLite statement, which also reads a
+    // message hit's text back from its event (ADR 0072).
+    const search: Backend["search"] = (terms, filter, limit) =>
+      Effect.map(searchEach(backend, terms, [filter], limit), (each) => each[0] ?? [])
 
     // Writers are serialised (BEGIN IMMEDIATE): positions commit in order, a global read needs nothing more.
-    return { dialect: "sqlite", db, append, transact, query, readGlobal: query, search } satisfies Backend
+    const backend: Backend = { dialect: "sqlite", db, append, transact, query, readGlobal: query, search }
+    return backend
   })

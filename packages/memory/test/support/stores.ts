@@ -9,6 +9,7 @@ import * as Layer from "effect/Layer"
 import pg from "pg"
 import { type Driver, FullTextRecall, PostgresEventLog, SqliteEventLog } from "../../src/index.js"
 import { freshDatabase } from "./postgres.js"
+import { registerRecallText } from "../../src/internal/indexing.js"
 
 /** Raw SQL access to the database under a store, bypassing it (to try what the store forbids). */
 export class RawSql extends Context.Tag("test/RawSql")<
@@ -30,7 +31,12 @@ export const sqliteRawLayer = (filename: string) =>
     RawSql,
     Effect.map(
       Effect.acquireRelease(
-        Effect.sync(() => new BetterSqlite3(filename)),
+        Effect.sync(() => {
+          const db = new BetterSqlite3(filename)
+          // As every connection of a store does: the full-text index's view reads message text with it.
+          registerRecallText(db)
+          return db
+        }),
         (db) => Effect.sync(() => db.close())
       ),
       (db) => ({
