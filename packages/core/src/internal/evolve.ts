@@ -415,35 +415,9 @@ const step = (state: State, event: WindowEvent, version: number): State => {
       return { ...state, taskState: { ...state.taskState, subgoals: event.subgoals, subgoalTokens: event.tokens } }
     case "SignalRaised":
       return { ...state, signals: [...state.signals, event.signal] }
-    case "MessageAppended": {
-      const message = origin(event.message)
-      const indexes = indexesAfter(state, [message], [])
-      const answered = toolResultsOf(message)
-      // An assistant message answers what came before it: the model has seen those results.
-      const unseen =
-        message.role === "assistant"
-          ? indexes.unseen.length === 0
-            ? indexes.unseen
-            : []
-          : answered.length > 0
-            ? [...indexes.unseen, message.id]
-            : indexes.unseen
-      // One new state object per message (this is the event a log holds most of): its version and token
-      // totals are set here, so `withTokensAt` finds nothing left to change.
-      const history = state.history.append([message])
-      return {
-        ...state,
-        version,
-        tokens: tokensWith(state, history.tokens),
-        history,
-        calls: indexes.calls,
-        results: indexes.results,
-        kinds: indexes.kinds,
-        unseen,
-        completed:
-          answered.length === 0 ? state.completed : state.completed.add(answered.map((part) => part.toolCallId))
-      }
-    }
+    case "MessageAppended":
+      // The run fold of one event: one new state object, its version and token totals set there.
+      return appendRun(state, [event])
     case "MessagesInjected": {
       const knowledge = state.knowledge.filter((message) => message.kind !== event.kind)
       const stable = knowledge.filter(isStable)
