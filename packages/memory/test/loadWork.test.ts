@@ -5,10 +5,12 @@
  */
 import { EventLog, Message, WindowRepository, type WindowEvent } from "@ctxlog/core"
 import { assert, describe, it } from "@effect/vitest"
+import BetterSqlite3 from "better-sqlite3"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import { SqliteEventLog } from "../src/index.js"
+import { cachedStatements } from "../src/internal/drivers.js"
 import { counters, reset } from "../src/internal/workCounters.js"
 import { tempFile } from "./support/stores.js"
 
@@ -62,4 +64,21 @@ describe("statements", () => {
         assert.isAtLeast(counters.queries, 10)
       }).pipe(Effect.provide(Layer.fresh(open(tempFile()))))
   )
+})
+
+describe("rows read as arrays", () => {
+  it("make the same objects better-sqlite3 makes, a repeated column name included, for all and iterate", () => {
+    const raw = new BetterSqlite3(":memory:")
+    raw.exec("create table a (id integer, name text, data blob); create table b (id integer, a_id integer, note text)")
+    raw.exec(
+      "insert into a values (1, 'one', x'0102'), (2, null, null); insert into b values (10, 1, 'n1'), (20, 2, null)"
+    )
+    const text = "select a.id, a.name, a.data, b.id, b.note, ? as extra from a join b on b.a_id = a.id order by a.id"
+    const cached = cachedStatements(raw).prepare(text)
+    const native = raw.prepare(text).all(7)
+    assert.deepStrictEqual(cached.all([7]), native)
+    assert.deepStrictEqual([...cached.iterate([7])], native)
+    assert.strictEqual(cached.reader, true)
+    raw.close()
+  })
 })
