@@ -174,11 +174,10 @@ export class Seq<T extends Item> {
 
   /**
    * Add items at the end. Several at once build one new version: the id index is grown as one transient
-   * map, and the spine is copied at most once (appending them one by one gives an equal sequence).
+   * map, and the spine is copied at most once (one at a time is the same with one item).
    */
   append(added: ReadonlyArray<T>): Seq<T> {
     if (added.length === 0) return this
-    if (added.length === 1) return this.appendOne(added[0] as T)
     let entries: Array<Entry<T>> | undefined
     let tail = this.tail
     let key = (this.lastKey() ?? -1) + 1
@@ -224,35 +223,6 @@ export class Seq<T extends Item> {
       for (let at = 0; at < added.length; at++) HashMap.set(map, (added[at] as T).id, first + at)
     })
     return new Seq(entries ?? this.entries, tail, this.length + added.length, tokens, index)
-  }
-
-  private appendOne(item: T): Seq<T> {
-    const key = (this.lastKey() ?? -1) + 1
-    const index = HashMap.set(this.index, item.id, key)
-    const last = this.entries[this.entries.length - 1]
-    work.copied += 1
-    if (last !== undefined && this.tail < leafSize) {
-      if (last.leaf.items.length === this.tail) {
-        // Nobody grew this leaf past our version: grow the shared leaf in place, the spine stays.
-        last.leaf.keys.push(key)
-        last.leaf.items.push(item)
-        return new Seq(this.entries, this.tail + 1, this.length + 1, this.tokens + item.tokens, index)
-      }
-      // Another version grew it: copy our part of it.
-      const spine = this.spine()
-      spine[spine.length - 1] = {
-        leaf: {
-          keys: [...last.leaf.keys.slice(0, this.tail), key],
-          items: [...last.leaf.items.slice(0, this.tail), item]
-        },
-        length: this.tail + 1
-      }
-      work.copied += this.tail
-      return new Seq(spine, this.tail + 1, this.length + 1, this.tokens + item.tokens, index)
-    }
-    const spine = this.spine()
-    spine.push({ leaf: { keys: [key], items: [item] }, length: 1 })
-    return new Seq(spine, 1, this.length + 1, this.tokens + item.tokens, index)
   }
 
   /** Replace the item with `item.id` in place. */

@@ -2,7 +2,6 @@ import type { EventLog } from "@ctxlog/core"
 import * as Effect from "effect/Effect"
 import { sql } from "kysely"
 import type { Backend, SearchFilter, SearchRow, SearchTerms } from "./backend.js"
-import { messageTextIn } from "./indexing.js"
 
 /** The WHERE conditions of a search, shared by both dialects (`e` = recall_entries, `o` = stream_owners). */
 export const filterSql = (filter: SearchFilter) => {
@@ -102,36 +101,22 @@ export const searchEach = (
   return backend
     .query("search", async (db) => {
       searchWork.statements++
-      const result = await sql<
-        SearchRow & {
-          scope: number
-          event_type: string | null
-          event_version: number | null
-          event_data: string | null
-        }
-      >`
+      const result = await sql<SearchRow & { scope: number }>`
         with hits as materialized (${hits}),
         top as (${tops})
-        select t.scope, e.source, e.stream_id, e.ref, e.document_id, e.kind, e.role, e.text, e.tokens,
-               e.global_position, t.bonus - t.rank as score,
-               ev.type as event_type, ev.schema_version as event_version, ev.data as event_data
+        select t.scope, e.source, e.stream_id, e.ref, e.document_id, e.kind, e.role, rt.text, e.tokens,
+               e.global_position, t.bonus - t.rank as score
         from top t
         join recall_entries e on e.entry_id = t.entry_id
-        left join events ev on ev.global_position = e.global_position and e.source = 'message' and e.text = ''
+        join recall_text rt on rt.entry_id = e.entry_id
         order by t.scope, t.tier, t.rank, t.entry_id`.execute(db)
       return result.rows
     })
     .pipe(
       Effect.map((rows) => {
         const each: Array<Array<SearchRow>> = filters.map(() => [])
-        for (const { scope, event_type, event_version, event_data, ...row } of rows) {
-          // A message's text is kept in its event only (ADR 0072): read back for the hits, not the index.
-          const text =
-            event_type === null || event_version === null || event_data === null
-              ? row.text
-              : messageTextIn(event_type, event_version, event_data, row.ref)
-          each[scope]?.push(text === row.text ? row : { ...row, text })
-        }
+        // A hit's text is what the index reads, through the view (a message's from its event, ADR 0072).
+        for (const { scope, ...row } of rows) each[scope]?.push(row)
         return each
       })
     )
