@@ -4,7 +4,8 @@
 // every install (CI's included) would pay for it. A failed build is reported, not fatal: the Emmett
 // rows of the table then say why they are missing.
 import { spawnSync } from "node:child_process"
-import { dirname } from "node:path"
+import { existsSync } from "node:fs"
+import { dirname, join } from "node:path"
 
 // sqlite3 is Emmett's dependency, not the bench's: resolve it from where emmett-sqlite sits.
 const locate =
@@ -24,9 +25,13 @@ if (found.status !== 0) {
 const dir = dirname(found.stdout.trim())
 console.log(`bench: building the sqlite3 native binding once (no prebuilt binary here; takes minutes) in ${dir}`)
 const started = Date.now()
+// node-gyp downloads Node's headers unless told where they are: a Node installed by the system package
+// keeps them under <prefix>/include/node, which needs no network.
+const prefix = dirname(dirname(process.execPath))
+const nodedir = existsSync(join(prefix, "include", "node", "node.h")) ? ` --nodedir=${prefix}` : ""
 const build = spawnSync(
   "sh",
-  ["-c", "./node_modules/.bin/prebuild-install -r napi || ./node_modules/.bin/node-gyp rebuild"],
+  ["-c", `./node_modules/.bin/prebuild-install -r napi || ./node_modules/.bin/node-gyp rebuild${nodedir}`],
   {
     cwd: dir,
     stdio: "inherit"
