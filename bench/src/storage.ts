@@ -170,13 +170,16 @@ const messageText = (i: number): string => {
   return part?.type === "text" ? part.text : ""
 }
 
+/** Reloads averaged in one round of the reload scenario: ten at 100 messages, five at 1k, one at 10k. */
+const perRound = (size: number): number => Math.max(1, Math.min(10, Math.floor(5000 / size)))
+
 export const reloadScenario: Scenario = {
   name: "reload",
   describe:
     "reload a conversation of N messages from a freshly opened store (open, load the window, close) vs opening the file and SELECT + JSON.parse of its rows",
   run: async (run) => {
     const sizes = run.sizes("RELOAD_SIZES", [100, 1000], [100, 1000, 10000])
-    const rounds = run.size("RELOAD_ROUNDS", 5, 10)
+    const rounds = run.size("RELOAD_ROUNDS", 10, 15)
     const out: Array<Row> = []
     for (const size of sizes) {
       const dir = tempDir("reload")
@@ -209,7 +212,10 @@ export const reloadScenario: Scenario = {
             }
           }
         ],
-        { warmup: 1, rounds, perRound: 1 }
+        // A small reload takes a few milliseconds: one warm-up and single-reload rounds measured mostly
+        // unoptimised code and one garbage collection more or less (spreads of ±60–90%). Warm both subjects
+        // up and average a few reloads per round, as a process that reloads conversations runs.
+        { warmup: 2 * perRound(size), rounds, perRound: perRound(size) }
       )
       out.push(...rows("reload", `${size} messages`, "reload", figures))
     }
