@@ -34,6 +34,13 @@ interface Row {
 export interface RecallProjection {
   /** Index every committed event after the checkpoint, `batchSize` events per transaction. */
   readonly catchUp: Effect.Effect<CatchUp, EventLog.StoreError>
+  /**
+   * What an append runs in the background: {@link catchUp}, except that it stops when another process
+   * moved the checkpoint first (that process is indexing; a query still catches up whole before it reads).
+   * Several writers on one file otherwise each read and prepare the same batch, lose the race, and go again,
+   * taking the write lock for each attempt (issue 24: 4 SQLite writers went slower than one).
+   */
+  readonly catchUpInBackground: Effect.Effect<CatchUp, EventLog.StoreError>
   /** Clear the message entries and facts, then index the whole log again. */
   readonly rebuild: Effect.Effect<CatchUp, EventLog.StoreError>
   /** The newest checkpoint this process has seen (a hint for when to catch up after an append). */
@@ -161,23 +168,25 @@ export const make = (backend: Backend, options: { readonly batchSize: number }):
     }
   })
 
-  const catchUp = lock.withPermits(1)(
-    Effect.gen(function* () {
-      let events = 0
-      let position: number | undefined
-      for (;;) {
-        const outcome = yield* step
-        events += outcome.events
-        position = outcome.position
-        if (outcome.done) break
-      }
-      // The position the last step saw (the checkpoint it read, or the one it moved); read it only when
-      // no step did (no checkpoint row yet).
-      const at = position ?? (yield* checkpoint)
-      known = Math.max(known, at)
-      return { events, position: at }
-    })
-  )
+  const catchUpUntil = (yieldToOthers: boolean) =>
+    lock.withPermits(1)(
+      Effect.gen(function* () {
+        let events = 0
+        let position: number | undefined
+        for (;;) {
+          const outcome = yield* step
+          events += outcome.events
+          position = outcome.position
+          if (outcome.done || (yieldToOthers && outcome.position === undefined)) break
+        }
+        // The position the last step saw (the checkpoint it read, or the one it moved); read it only when
+        // no step did (no checkpoint row yet, or another process moved it).
+        const at = position ?? (yield* checkpoint)
+        known = Math.max(known, at)
+        return { events, position: at }
+      })
+    )
+  const catchUp = catchUpUntil(false)
 
   const rebuild = lock
     .withPermits(1)(backend.transact("clear recall index", (tx) => tx.clearRecall(), { appendLock: false }))
@@ -190,5 +199,5 @@ export const make = (backend: Backend, options: { readonly batchSize: number }):
       Effect.zipRight(catchUp)
     )
 
-  return { catchUp, rebuild, known: () => known }
+  return { catchUp, catchUpInBackground: catchUpUntil(true), rebuild, known: () => known }
 }

@@ -101,7 +101,7 @@ export const make = (shared: StoreShared): EventLog.EventLog.Service => {
       ) {
         catchingUp = true
         yield* Effect.forkIn(
-          projection.catchUp.pipe(
+          projection.catchUpInBackground.pipe(
             Effect.catchAll((error) => Effect.logWarning(`recall index not caught up after append: ${error.message}`)),
             Effect.ensuring(
               Effect.sync(() => {
