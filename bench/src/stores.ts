@@ -4,25 +4,22 @@ import { createHash, randomUUID } from "node:crypto"
 import { mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { ContextService, Ids, Message, TokenCounter, type WindowEvent } from "@ctxlog/core"
-import { FullTextRecall, PostgresEventLog, SqliteEventLog } from "@ctxlog/memory"
+import { Message, TokenCounter, type WindowEvent } from "@ctxlog/core"
+import { Ctxlog, type PostgresEventLog, type SqliteEventLog } from "@ctxlog/memory"
 import BetterSqlite3 from "better-sqlite3"
-import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import pg from "pg"
 
 /** A fresh temporary directory. */
 export const tempDir = (label: string): string => mkdtempSync(join(tmpdir(), `ctxlog-bench-${label}-`))
 
-/** The façade over a store: ContextService with full-text recall, gpt token counts and UUIDv7 ids. */
-const facade = ContextService.layer().pipe(
-  Layer.provideMerge(FullTextRecall.layer()),
-  Layer.provideMerge(Layer.mergeAll(TokenCounter.layerGpt(), Ids.layerUuidV7))
-)
-
-/** ctxlog's services on one SQLite file (WAL, synchronous=NORMAL unless said; the recall index is always on). */
+/**
+ * ctxlog's services on one SQLite file (WAL, synchronous=NORMAL unless said; the recall index is always
+ * on): the documented stack, `Ctxlog.sqlite` (ContextService with full-text recall, gpt token counts and
+ * UUIDv7 ids).
+ */
 export const sqliteLayer = (filename: string, options: Partial<SqliteEventLog.Options> = {}) =>
-  facade.pipe(Layer.provideMerge(SqliteEventLog.layer({ durability: "normal", ...options, filename })))
+  Ctxlog.sqlite({ durability: "normal", ...options, filename })
 
 /** ctxlog on one SQLite file, as a runtime. */
 export const sqliteRuntime = (filename: string, options: Partial<SqliteEventLog.Options> = {}) =>
@@ -30,7 +27,7 @@ export const sqliteRuntime = (filename: string, options: Partial<SqliteEventLog.
 
 /** ctxlog on one PostgreSQL database. */
 export const postgresRuntime = (url: string, options: Partial<PostgresEventLog.Options> = {}) =>
-  ManagedRuntime.make(facade.pipe(Layer.provideMerge(PostgresEventLog.layer({ ...options, url }))))
+  ManagedRuntime.make(Ctxlog.postgres({ ...options, url }))
 
 /** `n` characters of prose-like filler (the recall index gets real words to index). */
 export const prose = (n: number, seed: number): string => {

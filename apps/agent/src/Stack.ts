@@ -2,16 +2,15 @@
  * The wiring, in one place: the durable log (SQLite file or PostgreSQL), the window service over it,
  * the token counter, ids, full-text recall across sessions, the compactor and the seam host.
  *
- * This is the only module that knows how the ctxlog layers fit together. When the one-line layers
- * (`Ctxlog.sqlite({ filename })`, `Ctxlog.postgres({ url })`) land, `storage` + `context` collapse
- * into one of them and nothing else in the app changes.
+ * This is the only module that knows how the ctxlog layers fit together: the one-line stacks
+ * (`Ctxlog.sqlite({ filename })`, `Ctxlog.postgres({ url })`) with the template compactor on top.
  *
  * @since 0.1.0
  */
 import { mkdirSync } from "node:fs"
 import * as path from "node:path"
-import { type Compactor, ContextService, Ids, type RecallSource, TokenCounter } from "@ctxlog/core"
-import { FullTextRecall, PostgresEventLog, SqliteEventLog } from "@ctxlog/memory"
+import type { Compactor, ContextService, Ids, RecallSource, TokenCounter } from "@ctxlog/core"
+import { Ctxlog, PostgresEventLog, SqliteEventLog } from "@ctxlog/memory"
 import { TemplateCompactor } from "@ctxlog/turn"
 import * as Layer from "effect/Layer"
 
@@ -41,8 +40,13 @@ export const describeStorage = (storage: Storage): string =>
 /** The log and its companions (`EventLog`, `WindowRepository`, `SnapshotStore`, `RecallIndex`). @since 0.1.0 */
 export const storageLayer = (storage: Storage): Layer.Layer<SqliteEventLog.Services, SqliteEventLog.OpenError> => {
   if (storage._tag === "postgres") return PostgresEventLog.layer({ url: storage.url })
-  if (storage.filename !== ":memory:") mkdirSync(path.dirname(path.resolve(storage.filename)), { recursive: true })
-  return SqliteEventLog.layer({ filename: storage.filename, durability: storage.durability ?? "full" })
+  return SqliteEventLog.layer({ filename: preparedPath(storage.filename), durability: storage.durability ?? "full" })
+}
+
+/** A SQLite file's path, its folder made first (`:memory:` as it is). */
+const preparedPath = (filename: string): string => {
+  if (filename !== ":memory:") mkdirSync(path.dirname(path.resolve(filename)), { recursive: true })
+  return filename
 }
 
 /** Everything the agent's context pipeline runs on. @since 0.1.0 */
@@ -61,13 +65,10 @@ export type Services =
  * @since 0.1.0
  */
 export const layer = (storage: Storage, budget: number): Layer.Layer<Services, unknown> => {
-  const base = Layer.mergeAll(TokenCounter.layerGpt(), Ids.layerUuidV7)
-  const log = storageLayer(storage)
-  const recall = FullTextRecall.layer().pipe(Layer.provide(Layer.merge(log, base)))
-  const context = ContextService.layer().pipe(
-    Layer.provideMerge(recall),
-    Layer.provideMerge(log),
-    Layer.provideMerge(base)
-  )
+  // The documented stack (full-text recall, gpt token counts, UUIDv7 ids), made in one layer.
+  const context: Layer.Layer<Ctxlog.Services, unknown> =
+    storage._tag === "postgres"
+      ? Ctxlog.postgres({ url: storage.url })
+      : Ctxlog.sqlite({ filename: preparedPath(storage.filename), durability: storage.durability ?? "full" })
   return TemplateCompactor.layer({ maxBytes: Math.max(512, budget) }).pipe(Layer.provideMerge(context))
 }

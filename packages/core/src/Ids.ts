@@ -22,8 +22,11 @@ export declare namespace Ids {
   }
 }
 
+/** UUIDv7 ids (RFC 9562), from the `uuid` package: the service itself. @since 0.3.0 */
+export const uuidV7: Ids.Service = { next: Effect.sync(() => uuidv7()) }
+
 /** UUIDv7 ids (RFC 9562), from the `uuid` package. @since 0.1.0 */
-export const layerUuidV7: Layer.Layer<Ids> = Layer.succeed(Ids, { next: Effect.sync(() => uuidv7()) })
+export const layerUuidV7: Layer.Layer<Ids> = Layer.succeed(Ids, uuidV7)
 
 /** Deterministic ids `prefix-000001`, `prefix-000002`, ...: for tests and reproducible demos. @since 0.1.0 */
 export const makeSequential = (prefix = "id"): Effect.Effect<Ids.Service> =>
