@@ -14,7 +14,7 @@ import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import { Kysely, Migrator, PostgresDialect } from "kysely"
 import pg from "pg"
-import { Ctxlog, PostgresEventLog } from "../src/index.js"
+import { Ctxlog, PostgresEventLog, RecallIndex } from "../src/index.js"
 import { rowsOf } from "../src/internal/appendPlan.js"
 import { migrations } from "../src/internal/migrations.js"
 import { appendCall } from "../src/internal/postgresBackend.js"
@@ -303,6 +303,33 @@ describe("PostgreSQL writers", () => {
       yield* ctx.appendMessages("conversation", [Message.user("one more message")])
       assert.strictEqual(counters.postgresRoundTrips, 1)
       assert.strictEqual(counters.queries, 0)
+    })
+  )
+
+  it.scoped("a recall catch-up writes its batch of entries in one round trip, in order", () =>
+    Effect.gen(function* () {
+      const url = yield* freshDatabase("writers_catch_up")
+      const context = yield* Layer.build(PostgresEventLog.layer({ url }))
+      const log = Context.get(context, EventLog.EventLog)
+      const index = Context.get(context, RecallIndex.RecallIndex)
+      yield* log.append(
+        "s",
+        Array.from({ length: 50 }, (_, i) => message("s", i)),
+        "no_stream"
+      )
+      reset()
+      const caughtUp = yield* index.catchUp()
+      assert.strictEqual(caughtUp.events, 50)
+      assert.strictEqual(counters.entryWrites, 1, "one round trip for the batch (it was one per entry)")
+      const connection = yield* client(url)
+      const rows = (yield* query(connection, "select ref from recall_entries order by entry_id")).rows
+      assert.deepStrictEqual(
+        rows.map((row) => row.ref),
+        Array.from({ length: 50 }, (_, i) => `s-m${i}`),
+        "the entries' ids follow the events' order"
+      )
+      const hits = yield* index.search({ scope: { _tag: "Stream", stream: "s" }, query: "message 7", limit: 3 })
+      assert.isAbove(hits.length, 0)
     })
   )
 

@@ -33,6 +33,8 @@ export type EraseOutcome =
  */
 export interface WriteTx {
   readonly indexEntry: (entry: NewEntry) => Effect.Effect<void, StoreError>
+  /** Index entries in their order (a catch-up's batch): one round trip on PostgreSQL. */
+  readonly indexEntries: (entries: ReadonlyArray<NewEntry>) => Effect.Effect<void, StoreError>
   readonly removeDocument: (owner: string, documentId: string) => Effect.Effect<void, StoreError>
   readonly insertFact: (fact: NewFact) => Effect.Effect<void, StoreError>
   /**

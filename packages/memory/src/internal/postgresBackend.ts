@@ -105,6 +105,17 @@ export const make = (
         try: () => client.query<Record<string, unknown>>(text, values),
         catch: storeError(operation)
       })
+    // A batch of entries, in order (their ids follow it), as one JSON array parameter.
+    const insertEntries: Compiled = {
+      sql: `insert into recall_entries
+        (source, stream_id, owner, ref, document_id, kind, role, text, tokens, global_position, created_at)
+      select v->>'source', v->>'stream_id', v->>'owner', v->>'ref', v->>'document_id', v->>'kind', v->>'role',
+             v->>'text', (v->>'tokens')::integer, (v->>'global_position')::bigint, (v->>'created_at')::bigint
+      from jsonb_array_elements($1::jsonb) with ordinality as e(v, n)
+      order by n
+      on conflict (stream_id, ref) do nothing`,
+      parameters: [{ slot: "entries" }]
+    }
     // The head, the owner and the batch's ids already stored, in one round trip.
     const readHead = `select s.version, s.head_hash,
         (select o.owner from stream_owners o where o.stream_id = $1) as owner,
@@ -269,7 +280,20 @@ export const make = (
       })
 
     const makeTx = (client: pg.PoolClient): WriteTx => ({
-      indexEntry: (entry) => Effect.asVoid(run(client, "index message", "insert_entry", compiled.insertEntry, entry)),
+      indexEntry: (entry) =>
+        Effect.suspend(() => {
+          counters.entryWrites++
+          return Effect.asVoid(run(client, "index message", "insert_entry", compiled.insertEntry, entry))
+        }),
+      // A catch-up's batch in one round trip (it was one per entry: as many as the appends themselves).
+      indexEntries: (entries) =>
+        Effect.suspend(() => {
+          if (entries.length === 0) return Effect.void
+          counters.entryWrites++
+          return Effect.asVoid(
+            run(client, "index messages", "insert_entries", insertEntries, { entries: JSON.stringify(entries) })
+          )
+        }),
       removeDocument: (owner, documentId) =>
         Effect.asVoid(
           plain(

@@ -23,7 +23,7 @@ import { migrateSqlite } from "./migrations.js"
 import type { Database } from "./schema.js"
 import { counters } from "./workCounters.js"
 import { searchEach } from "./search.js"
-import { appendStatements, bind, type Compiled } from "./statements.js"
+import { appendStatements, bind, type Compiled, type NewEntry } from "./statements.js"
 
 export interface SqliteOptions {
   readonly filename: string
@@ -321,15 +321,21 @@ export const make = (
       return typeof value === "number" ? value : undefined
     }
 
+    /** One entry and its full-text row. */
+    const indexOne = (entry: NewEntry): void => {
+      counters.entryWrites++
+      // A message's text is kept once, in its event: the entry holds none, and the index reads it
+      // through the view `recall_text` (ADR 0072). A document's chunk, which has no event, keeps its text.
+      const stored = entry.source === "message" ? { ...entry, text: "" } : entry
+      const id = numberField(statements.insertEntry.get(stored), "entry_id")
+      // No row: the message is indexed already (ON CONFLICT DO NOTHING).
+      if (id !== undefined) statements.insertFts.run(id, entry.text)
+    }
     const tx: WriteTx = {
-      indexEntry: (entry) =>
-        attempt("index message", () => {
-          // A message's text is kept once, in its event: the entry holds none, and the index reads it
-          // through the view `recall_text` (ADR 0072). A document's chunk, which has no event, keeps its text.
-          const stored = entry.source === "message" ? { ...entry, text: "" } : entry
-          const id = numberField(statements.insertEntry.get(stored), "entry_id")
-          // No row: the message is indexed already (ON CONFLICT DO NOTHING).
-          if (id !== undefined) statements.insertFts.run(id, entry.text)
+      indexEntry: (entry) => attempt("index message", () => indexOne(entry)),
+      indexEntries: (entries) =>
+        attempt("index messages", () => {
+          for (const entry of entries) indexOne(entry)
         }),
       removeDocument: (owner, documentId) =>
         attempt("remove document", () => {

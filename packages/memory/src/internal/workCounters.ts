@@ -18,6 +18,8 @@ export interface Counters {
   postgresRoundTrips: number
   /** SQL texts kysely's SQLite connection prepared (a statement kept is not prepared again). */
   statementsPrepared: number
+  /** Statements (SQLite) or round trips (PostgreSQL) that wrote recall index entries. */
+  entryWrites: number
 }
 
 export const counters: Counters = {
@@ -29,7 +31,8 @@ export const counters: Counters = {
   rowsDecoded: 0,
   rowsVerifiedByChain: 0,
   postgresRoundTrips: 0,
-  statementsPrepared: 0
+  statementsPrepared: 0,
+  entryWrites: 0
 }
 
 /** Zero the counters. */
@@ -43,4 +46,5 @@ export const reset = (): void => {
   counters.rowsVerifiedByChain = 0
   counters.postgresRoundTrips = 0
   counters.statementsPrepared = 0
+  counters.entryWrites = 0
 }
