@@ -33,6 +33,8 @@ export type EraseOutcome =
  */
 export interface WriteTx {
   readonly indexEntry: (entry: NewEntry) => Effect.Effect<void, StoreError>
+  /** Index a batch of entries (the recall projection's catch-up): one effect for the batch. */
+  readonly indexEntries: (entries: ReadonlyArray<NewEntry>) => Effect.Effect<void, StoreError>
   readonly removeDocument: (owner: string, documentId: string) => Effect.Effect<void, StoreError>
   readonly insertFact: (fact: NewFact) => Effect.Effect<void, StoreError>
   /**

@@ -146,7 +146,7 @@ export const make = (backend: Backend, options: { readonly batchSize: number }):
       (tx) =>
         Effect.gen(function* () {
           if (!(yield* tx.advanceCheckpoint(name, first.checkpoint, last.global_position))) return false
-          for (const entry of entries) yield* tx.indexEntry(entry)
+          yield* tx.indexEntries(entries)
           for (const fact of facts) yield* tx.insertFact(fact)
           return true
         }),

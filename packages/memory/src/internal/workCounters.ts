@@ -16,6 +16,8 @@ export interface Counters {
   rowsVerifiedByChain: number
   /** Round trips PostgreSQL appends made (head reads and `ctxlog_append` calls). */
   postgresRoundTrips: number
+  /** Statements the SQLite recall index ran to index entries (an entry row, and its FTS row when new). */
+  indexStatements: number
   /** SQL texts kysely's SQLite connection prepared (a statement kept is not prepared again). */
   statementsPrepared: number
 }
@@ -29,6 +31,7 @@ export const counters: Counters = {
   rowsDecoded: 0,
   rowsVerifiedByChain: 0,
   postgresRoundTrips: 0,
+  indexStatements: 0,
   statementsPrepared: 0
 }
 
@@ -42,5 +45,6 @@ export const reset = (): void => {
   counters.rowsDecoded = 0
   counters.rowsVerifiedByChain = 0
   counters.postgresRoundTrips = 0
+  counters.indexStatements = 0
   counters.statementsPrepared = 0
 }
