@@ -242,9 +242,10 @@ export const make = (rules: ReadonlyArray<Rule>, options: Options = {}): Redacto
     hint: rule.hint === undefined ? undefined : stateless(rule.hint)
   }))
   // One scan for the common case: when every rule has a hint, text that matches none is left at once.
-  // Only hints whose meaning survives the merge (no `m`, `s`, `u`, `v` flags) can be merged.
+  // Only hints whose meaning survives the merge (no `m`, `s`, `u`, `v` flags) can be merged; a hint several
+  // rules share is tried once.
   const anyHint = compiled.every((rule) => rule.hint !== undefined && /^[giy]*$/.test(rule.hint.flags))
-    ? new RegExp(compiled.map((rule) => `(?:${rule.hint?.source})`).join("|"), "i")
+    ? new RegExp([...new Set(compiled.map((rule) => `(?:${rule.hint?.source})`))].join("|"), "i")
     : undefined
   const redact = (text: string): string => {
     if (compiled.length === 0 || text.length === 0) return text
