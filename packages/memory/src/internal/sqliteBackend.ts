@@ -128,11 +128,15 @@ export const make = (
         raw.prepare<[string], { version: number; head_hash: string }>(
           "select version, head_hash from streams where stream_id = ?"
         ),
-      upsertStream: () =>
+      // A new stream's row is inserted, a known one's updated (the head read tells which: no upsert's
+      // insert attempt and conflict per append).
+      insertStream: () =>
         raw.prepare<[string, number, string, number, number]>(
-          `insert into streams (stream_id, version, head_hash, created_at, updated_at) values (?, ?, ?, ?, ?)
-         on conflict (stream_id) do update set version = excluded.version, head_hash = excluded.head_hash,
-           updated_at = excluded.updated_at`
+          "insert into streams (stream_id, version, head_hash, created_at, updated_at) values (?, ?, ?, ?, ?)"
+        ),
+      updateStream: () =>
+        raw.prepare<[number, string, number, string]>(
+          "update streams set version = ?, head_hash = ?, updated_at = ? where stream_id = ?"
         ),
       insertEvent: () =>
         raw.prepare<[string, string, number, string, number, string, string, number, string]>(
@@ -266,7 +270,8 @@ export const make = (
       if (refused !== undefined) return { _tag: "KeyRefused", error: refused }
       const { rows, head: headHash } = rowsOf(request, current, head?.head_hash ?? EventHash.genesis)
       // The stream row first: events reference it.
-      hot.upsertStream.run(request.stream, current + rows.length, headHash, request.now, request.now)
+      if (head === undefined) hot.insertStream.run(request.stream, rows.length, headHash, request.now, request.now)
+      else hot.updateStream.run(current + rows.length, headHash, request.now, request.stream)
       counters.appendStatements++
       if (request.owner !== undefined && owned === undefined) {
         counters.appendStatements++
