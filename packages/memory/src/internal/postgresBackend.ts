@@ -268,104 +268,101 @@ export const make = (
         }
       })
 
-    const makeTx = (client: pg.PoolClient): WriteTx => {
-      const indexEntry = (entry: NewEntry) =>
-        Effect.asVoid(run(client, "index message", "insert_entry", compiled.insertEntry, entry))
-      return {
-        indexEntry,
-        indexEntries: (entries) => Effect.forEach(entries, indexEntry, { discard: true }),
-        removeDocument: (owner, documentId) =>
-          Effect.asVoid(
-            plain(
-              client,
-              "remove document",
-              "delete from recall_entries where source = 'document' and owner = $1 and document_id = $2",
-              [owner, documentId]
-            )
-          ),
-        insertFact: (fact) => Effect.asVoid(run(client, "record fact", "insert_fact", compiled.insertFact, fact)),
-        advanceCheckpoint: (name, from, to) =>
-          Effect.gen(function* () {
-            yield* plain(
-              client,
-              "advance checkpoint",
-              "insert into projection_checkpoints (name, position) values ($1, 0) on conflict (name) do nothing",
-              [name]
-            )
-            // The row lock serialises concurrent projectors: the second one re-reads the row after the first
-            // commits and matches nothing.
-            const result = yield* plain(
-              client,
-              "advance checkpoint",
-              "update projection_checkpoints set position = $1 where name = $2 and position = $3",
-              [to, name, from]
-            )
-            return result.rowCount === 1
-          }),
-        clearRecall: () =>
-          Effect.gen(function* () {
-            yield* plain(client, "clear recall index", "delete from recall_entries where source = 'message'")
-            yield* plain(client, "clear recall index", "delete from facts")
-            yield* plain(
-              client,
-              "clear recall index",
-              "update projection_checkpoints set position = 0 where name = 'recall'"
-            )
-          }),
-        eraseStream: (stream, audit) =>
-          Effect.gen(function* () {
-            const q = (text: string, values: Array<unknown> = [stream]) => plain(client, "erase stream", text, values)
-            const head = (yield* q("select version, head_hash from streams where stream_id = $1")).rows[0]
-            const version = head?.version
-            const headHash = head?.head_hash
-            if (typeof version !== "number" || version === 0 || typeof headHash !== "string") {
-              return { _tag: "Missing" } satisfies EraseOutcome
-            }
-            const ownerValue = (yield* q("select owner from stream_owners where stream_id = $1")).rows[0]?.owner
-            const owner = typeof ownerValue === "string" ? ownerValue : undefined
-            if (audit.owner !== undefined && owner !== audit.owner) return { _tag: "Missing" } satisfies EraseOutcome
-            // FOR UPDATE: no projection batch moves the checkpoint until this transaction ends.
-            const checkpoint = (yield* q(
-              "select position from projection_checkpoints where name = 'recall' for update",
-              []
-            )).rows[0]?.position
-            const counts = (yield* q(
-              "select count(*)::bigint as events, max(global_position) as last from events where stream_id = $1"
-            )).rows[0]
-            const events = typeof counts?.events === "number" ? counts.events : 0
-            const last = typeof counts?.last === "number" ? counts.last : 0
-            if ((typeof checkpoint === "number" ? checkpoint : 0) < last)
-              return { _tag: "Behind" } satisfies EraseOutcome
-            yield* q("insert into erasure_pending (stream_id) values ($1)")
-            yield* q("delete from recall_entries where source = 'message' and stream_id = $1")
-            yield* q("delete from facts where stream_id = $1")
-            yield* q("delete from snapshots where stream_id = $1")
-            yield* q("delete from events where stream_id = $1")
-            yield* q("delete from streams where stream_id = $1")
-            yield* q("delete from stream_owners where stream_id = $1")
-            yield* q("delete from files where stream_id = $1")
-            yield* q("delete from erasure_pending where stream_id = $1")
-            yield* q(
-              `insert into erasures (stream_id, owner, events, last_version, head_hash, erased_at, actor, reason)
+    const indexEntryOn = (client: pg.PoolClient) => (entry: NewEntry) =>
+      Effect.asVoid(run(client, "index message", "insert_entry", compiled.insertEntry, entry))
+    const makeTx = (client: pg.PoolClient): WriteTx => ({
+      indexEntry: indexEntryOn(client),
+      indexEntries: (entries) => Effect.forEach(entries, indexEntryOn(client), { discard: true }),
+      removeDocument: (owner, documentId) =>
+        Effect.asVoid(
+          plain(
+            client,
+            "remove document",
+            "delete from recall_entries where source = 'document' and owner = $1 and document_id = $2",
+            [owner, documentId]
+          )
+        ),
+      insertFact: (fact) => Effect.asVoid(run(client, "record fact", "insert_fact", compiled.insertFact, fact)),
+      advanceCheckpoint: (name, from, to) =>
+        Effect.gen(function* () {
+          yield* plain(
+            client,
+            "advance checkpoint",
+            "insert into projection_checkpoints (name, position) values ($1, 0) on conflict (name) do nothing",
+            [name]
+          )
+          // The row lock serialises concurrent projectors: the second one re-reads the row after the first
+          // commits and matches nothing.
+          const result = yield* plain(
+            client,
+            "advance checkpoint",
+            "update projection_checkpoints set position = $1 where name = $2 and position = $3",
+            [to, name, from]
+          )
+          return result.rowCount === 1
+        }),
+      clearRecall: () =>
+        Effect.gen(function* () {
+          yield* plain(client, "clear recall index", "delete from recall_entries where source = 'message'")
+          yield* plain(client, "clear recall index", "delete from facts")
+          yield* plain(
+            client,
+            "clear recall index",
+            "update projection_checkpoints set position = 0 where name = 'recall'"
+          )
+        }),
+      eraseStream: (stream, audit) =>
+        Effect.gen(function* () {
+          const q = (text: string, values: Array<unknown> = [stream]) => plain(client, "erase stream", text, values)
+          const head = (yield* q("select version, head_hash from streams where stream_id = $1")).rows[0]
+          const version = head?.version
+          const headHash = head?.head_hash
+          if (typeof version !== "number" || version === 0 || typeof headHash !== "string") {
+            return { _tag: "Missing" } satisfies EraseOutcome
+          }
+          const ownerValue = (yield* q("select owner from stream_owners where stream_id = $1")).rows[0]?.owner
+          const owner = typeof ownerValue === "string" ? ownerValue : undefined
+          if (audit.owner !== undefined && owner !== audit.owner) return { _tag: "Missing" } satisfies EraseOutcome
+          // FOR UPDATE: no projection batch moves the checkpoint until this transaction ends.
+          const checkpoint = (yield* q(
+            "select position from projection_checkpoints where name = 'recall' for update",
+            []
+          )).rows[0]?.position
+          const counts = (yield* q(
+            "select count(*)::bigint as events, max(global_position) as last from events where stream_id = $1"
+          )).rows[0]
+          const events = typeof counts?.events === "number" ? counts.events : 0
+          const last = typeof counts?.last === "number" ? counts.last : 0
+          if ((typeof checkpoint === "number" ? checkpoint : 0) < last) return { _tag: "Behind" } satisfies EraseOutcome
+          yield* q("insert into erasure_pending (stream_id) values ($1)")
+          yield* q("delete from recall_entries where source = 'message' and stream_id = $1")
+          yield* q("delete from facts where stream_id = $1")
+          yield* q("delete from snapshots where stream_id = $1")
+          yield* q("delete from events where stream_id = $1")
+          yield* q("delete from streams where stream_id = $1")
+          yield* q("delete from stream_owners where stream_id = $1")
+          yield* q("delete from files where stream_id = $1")
+          yield* q("delete from erasure_pending where stream_id = $1")
+          yield* q(
+            `insert into erasures (stream_id, owner, events, last_version, head_hash, erased_at, actor, reason)
              values ($1, $2, $3, $4, $5, $6, $7, $8)`,
-              [stream, owner ?? null, events, version, headHash, audit.now, audit.actor, audit.reason]
-            )
-            return {
-              _tag: "Erased",
-              record: {
-                stream,
-                owner,
-                events,
-                lastVersion: version,
-                headHash,
-                erasedAt: audit.now,
-                actor: audit.actor,
-                reason: audit.reason
-              }
-            } satisfies EraseOutcome
-          })
-      }
-    }
+            [stream, owner ?? null, events, version, headHash, audit.now, audit.actor, audit.reason]
+          )
+          return {
+            _tag: "Erased",
+            record: {
+              stream,
+              owner,
+              events,
+              lastVersion: version,
+              headHash,
+              erasedAt: audit.now,
+              actor: audit.actor,
+              reason: audit.reason
+            }
+          } satisfies EraseOutcome
+        })
+    })
 
     const transact: Backend["transact"] = (operation, body, transactOptions = {}) =>
       Effect.acquireUseRelease(
