@@ -1,9 +1,11 @@
 /**
  * Profile the `append` scenario's ctxlog side: one event per `SqliteEventLog.append` (WAL, synchronous
- * NORMAL, recall index on), or `BATCH` events per call:
- * `N=3000 BATCH=1 node --cpu-prof --conditions=@ctxlog/source --import tsx src/profileAppend.ts`.
+ * NORMAL, recall index on), or `BATCH` events per call, against raw better-sqlite3:
+ * `N=3000 BATCH=1 node --cpu-prof --import tsx src/profileAppend.ts` (after building the packages: a
+ * profile of the built `dist` keeps line numbers, one of `--conditions=@ctxlog/source` loses them).
  * `MODE=messages` profiles the `append-messages` scenario's side instead: `ContextService.appendMessages`
- * of one message per call.
+ * of one message per call, and also times one `SqliteEventLog.append` of one event per call in the same
+ * process, for the target's ratio (appendMessages against one append).
  */
 import { join } from "node:path"
 import { ContextService, EventLog } from "@ctxlog/core"
@@ -22,6 +24,8 @@ const ours = (i: number) =>
     ? runtime.runPromise(ctx.appendMessages("s", [messageInput(i)]))
     : runtime.runPromise(log.append("s", events.slice(i * batch, (i + 1) * batch), i * batch))
 const raw = rawSqlite(join(dir, "raw.db"))
+// MODE=messages: one append of one prepared event per call too, on its own stream of the same store.
+const single = (i: number) => runtime.runPromise(log.append("single", events.slice(i, i + 1), i))
 const half = Math.floor(n / 2)
 // Warm both, then time the second half of each.
 for (let i = 0; i < half; i++) {
@@ -39,6 +43,31 @@ cpu = process.cpuUsage()
 for (let i = half; i < n; i++) raw.append("s", events.slice(i * batch, (i + 1) * batch))
 const theirs = (performance.now() - t) / (n - half) / batch
 const theirsCpu = cpuMs(process.cpuUsage(cpu)) / (n - half) / batch
+if (messages) {
+  // Alternating with appendMessages, call by call, so that both run equally warm.
+  let messagesUs = 0
+  let messagesCpu = 0
+  let oneUs = 0
+  let oneCpu = 0
+  const timed = async (op: () => Promise<unknown>): Promise<readonly [number, number]> => {
+    const start = performance.now()
+    const startCpu = process.cpuUsage()
+    await op()
+    return [performance.now() - start, cpuMs(process.cpuUsage(startCpu))]
+  }
+  for (let i = 0; i < n; i++) {
+    const [wall, used] = await timed(() => ours(n + i))
+    const [oneWall, oneUsed] = await timed(() => single(i))
+    if (i < half) continue
+    messagesUs += wall
+    messagesCpu += used
+    oneUs += oneWall
+    oneCpu += oneUsed
+  }
+  console.log(
+    `alternating: appendMessages ${((messagesUs / (n - half)) * 1000).toFixed(1)} µs (CPU ${((messagesCpu / (n - half)) * 1000).toFixed(1)}), one append ${((oneUs / (n - half)) * 1000).toFixed(1)} µs (CPU ${((oneCpu / (n - half)) * 1000).toFixed(1)}): ${(messagesUs / oneUs).toFixed(2)}x one append (CPU ${(messagesCpu / oneCpu).toFixed(2)}x)`
+  )
+}
 console.log(
   `${messages ? "appendMessages" : `${batch}/call`}: ctxlog ${(oursUs * 1000).toFixed(1)} µs/event, raw ${(theirs * 1000).toFixed(1)} µs/event (${(theirs / oursUs).toFixed(2)}x raw's speed); CPU ${(oursCpu * 1000).toFixed(1)} vs ${(theirsCpu * 1000).toFixed(1)} µs/event (${(theirsCpu / oursCpu).toFixed(2)}x)`
 )

@@ -300,6 +300,22 @@ export const make = (options: Options = {}) =>
       Schedule.intersect(Schedule.recurs(Math.max(0, options.conflictRetries ?? 30))),
       Schedule.whileInput(isConflict)
     )
+    /**
+     * `Effect.retry(retry)`, its driver made only once an attempt has failed: nearly every operation succeeds
+     * at once, and making the driver (and providing its iteration metadata) cost a one-message append more
+     * than any other effect of it. From the first failure on, the schedule decides as before.
+     */
+    const retrying = <A, E, R>(attempt: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+      Effect.catchAll(attempt, (first) =>
+        Effect.flatMap(Schedule.driver(retry), (driver) => {
+          const after = (error: E): Effect.Effect<A, E, R> =>
+            Effect.matchEffect(driver.next(error), {
+              onFailure: () => Effect.fail(error),
+              onSuccess: () => Effect.catchAll(attempt, after)
+            })
+          return after(first)
+        })
+      )
 
     const remember = (stream: StreamId, held: Held): Window.Window => {
       const cached = cache.get(stream)
@@ -365,7 +381,7 @@ export const make = (options: Options = {}) =>
         const next = remember(stream, { window: Window.replay(written, window), hash: appended.lastHash })
         yield* repository.committed(stream, next)
         return { window: next, events: written }
-      }).pipe(Effect.retry(retry))
+      }).pipe(retrying)
     }
 
     /** Inside a unit: decide on the unit's window and keep the events for its one append. */
@@ -418,7 +434,7 @@ export const make = (options: Options = {}) =>
                 const next = remember(stream, { window: Window.replay(written, base), hash: appended.lastHash })
                 yield* repository.committed(stream, next)
                 return { value, window: next, events: written }
-              }).pipe(Effect.retry(retry))
+              }).pipe(retrying)
             })
       )
 

@@ -359,31 +359,39 @@ export const decodeVerified = (
 ): Effect.Effect<WindowEvent, EventDecodeError> => Effect.suspend(() => decodeVerifiedEither(stored, location))
 
 /**
+ * Encode events for storage, validating each; the first malformed one fails the whole batch. The plain
+ * form of {@link encodeAll}, for an append path that runs no effect per step.
+ * @since 0.5.0
+ */
+export const encodeAllEither = (
+  events: ReadonlyArray<unknown>
+): Either.Either<ReadonlyArray<StoredEvent>, EventEncodeError> => {
+  const stored: Array<StoredEvent> = []
+  for (const [index, event] of events.entries()) {
+    const type = isRecord(event) && typeof event._tag === "string" ? event._tag : "unknown"
+    // One pass: encoding an unknown value validates it against the typed side first, so a hand-built
+    // object with a wrong field (or an extra one) is caught, and its encoded form is what is stored.
+    const encoded = encodeUnknownEvent(event, { errors: "first", onExcessProperty: "error" })
+    if (encoded._tag === "Left") {
+      const { path, detail } = firstIssue(encoded.left)
+      return Either.left(new EventEncodeError({ type, index, path, detail }))
+    }
+    stored.push({
+      type: encoded.right._tag,
+      schemaVersion: schemaVersions[encoded.right._tag],
+      data: JSON.stringify(encoded.right)
+    })
+  }
+  return Either.right(stored)
+}
+
+/**
  * Encode events for storage, validating each; the first malformed one fails the whole batch.
  * @since 0.1.0
  */
 export const encodeAll = (
   events: ReadonlyArray<unknown>
-): Effect.Effect<ReadonlyArray<StoredEvent>, EventEncodeError> =>
-  Effect.suspend(() => {
-    const stored: Array<StoredEvent> = []
-    for (const [index, event] of events.entries()) {
-      const type = isRecord(event) && typeof event._tag === "string" ? event._tag : "unknown"
-      // One pass: encoding an unknown value validates it against the typed side first, so a hand-built
-      // object with a wrong field (or an extra one) is caught, and its encoded form is what is stored.
-      const encoded = encodeUnknownEvent(event, { errors: "first", onExcessProperty: "error" })
-      if (encoded._tag === "Left") {
-        const { path, detail } = firstIssue(encoded.left)
-        return Effect.fail(new EventEncodeError({ type, index, path, detail }))
-      }
-      stored.push({
-        type: encoded.right._tag,
-        schemaVersion: schemaVersions[encoded.right._tag],
-        data: JSON.stringify(encoded.right)
-      })
-    }
-    return Effect.succeed(stored)
-  })
+): Effect.Effect<ReadonlyArray<StoredEvent>, EventEncodeError> => Effect.suspend(() => encodeAllEither(events))
 
 /**
  * Decode a JSON-lines export (`{ type, schemaVersion, data }` per line) with line numbers in errors.

@@ -89,16 +89,20 @@ export const streamIdProblem = (stream: unknown): string | undefined => {
 
 /** Check a stream id against the rules above. @since 0.1.0 */
 export const checkStreamId = (stream: string): Effect.Effect<void, InvalidInput> => {
+  const error = streamIdError(stream)
+  return error === undefined ? Effect.void : Effect.fail(error)
+}
+
+/** The error a refused stream id fails with, or undefined. */
+const streamIdError = (stream: string): InvalidInput | undefined => {
   const problem = streamIdProblem(stream)
   return problem === undefined
-    ? Effect.void
-    : Effect.fail(
-        new InvalidInput({
-          stream: typeof stream === "string" ? excerpt(stream) : String(stream),
-          path: "stream id",
-          detail: problem
-        })
-      )
+    ? undefined
+    : new InvalidInput({
+        stream: typeof stream === "string" ? excerpt(stream) : String(stream),
+        path: "stream id",
+        detail: problem
+      })
 }
 
 const plainKey = /^[A-Za-z0-9_$-]+$/
@@ -139,69 +143,125 @@ export const valueProblem = (
   value: unknown,
   root: string
 ): { readonly path: string; readonly detail: string } | undefined => {
-  // Frames of containers being walked; `onPath` holds the containers from the root to the current one.
-  const stack: Array<{
+  // Frames of containers being walked; `onPath` holds the containers from the root to the current one. A
+  // path is spelled out only for the offender (a frame knows its parent and its key under it).
+  interface Frame {
     readonly value: object
-    readonly path: string
+    readonly parent: Frame | undefined
+    readonly key: string | number
     readonly depth: number
-    readonly keys: ReadonlyArray<string | number>
+    /** An object's keys; undefined for an array (its indexes, up to `length`). */
+    readonly keys: ReadonlyArray<string> | undefined
+    readonly length: number
     index: number
-  }> = []
+  }
+  const pathOf = (frame: Frame | undefined): string =>
+    frame?.parent === undefined ? root : step(pathOf(frame.parent), frame.key)
+  const at = (frame: Frame | undefined, key: string | number | undefined): string =>
+    key === undefined ? pathOf(frame) : step(pathOf(frame), key)
+  const stack: Array<Frame> = []
   const onPath = new Set<object>()
-  const visit = (child: unknown, path: string, depth: number): { path: string; detail: string } | undefined => {
+  /** The child `key` of `parent` (the root: both undefined). */
+  const visit = (
+    child: unknown,
+    parent: Frame | undefined,
+    key: string | number | undefined,
+    depth: number
+  ): { path: string; detail: string } | undefined => {
     switch (typeof child) {
       case "string": {
         const problem = textProblem(child)
-        return problem === undefined ? undefined : { path, detail: `text ${problem}` }
+        return problem === undefined ? undefined : { path: at(parent, key), detail: `text ${problem}` }
       }
       case "boolean":
         return undefined
       case "number":
-        return Number.isFinite(child) ? undefined : { path, detail: `${child} is not a JSON number` }
+        return Number.isFinite(child) ? undefined : { path: at(parent, key), detail: `${child} is not a JSON number` }
       case "object": {
         if (child === null) return undefined
-        if (onPath.has(child)) return { path, detail: "circular reference" }
-        if (depth > maxDepth) return { path, detail: `nested deeper than ${maxDepth} levels` }
+        if (onPath.has(child)) return { path: at(parent, key), detail: "circular reference" }
+        if (depth > maxDepth) return { path: at(parent, key), detail: `nested deeper than ${maxDepth} levels` }
+        const frame = (keys: ReadonlyArray<string> | undefined, length: number): Frame => ({
+          value: child,
+          parent,
+          key: key ?? 0,
+          depth,
+          keys,
+          length,
+          index: 0
+        })
         if (Array.isArray(child)) {
           for (let index = 0; index < child.length; index += 1) {
-            if (!(index in child)) return { path: step(path, index), detail: "array hole (sparse array)" }
+            if (!(index in child)) return { path: step(at(parent, key), index), detail: "array hole (sparse array)" }
           }
           onPath.add(child)
-          stack.push({ value: child, path, depth, keys: child.map((_, index) => index), index: 0 })
+          stack.push(frame(undefined, child.length))
           return undefined
         }
-        if (!isPlainObject(child)) return { path, detail: `${describeValue(child)} is not a JSON value` }
-        if (Object.getOwnPropertySymbols(child).length > 0) return { path, detail: "has symbol keys" }
+        if (!isPlainObject(child))
+          return { path: at(parent, key), detail: `${describeValue(child)} is not a JSON value` }
+        if (Object.getOwnPropertySymbols(child).length > 0) return { path: at(parent, key), detail: "has symbol keys" }
         const keys = Object.keys(child)
-        for (const key of keys) {
-          const reserved = keyProblem(key)
-          if (reserved !== undefined) return { path: step(path, key), detail: reserved }
-          const problem = textProblem(key)
-          if (problem !== undefined) return { path: step(path, key), detail: `key ${problem}` }
+        for (const name of keys) {
+          const reserved = keyProblem(name)
+          if (reserved !== undefined) return { path: step(at(parent, key), name), detail: reserved }
+          const problem = textProblem(name)
+          if (problem !== undefined) return { path: step(at(parent, key), name), detail: `key ${problem}` }
         }
         onPath.add(child)
-        stack.push({ value: child, path, depth, keys, index: 0 })
+        stack.push(frame(keys, keys.length))
         return undefined
       }
       default:
-        return { path, detail: `${describeValue(child)} is not a JSON value` }
+        return { path: at(parent, key), detail: `${describeValue(child)} is not a JSON value` }
     }
   }
-  const first = visit(value, root, 1)
+  const first = visit(value, undefined, undefined, 1)
   if (first !== undefined) return first
   for (;;) {
     const frame = stack[stack.length - 1]
     if (frame === undefined) return undefined
-    if (frame.index >= frame.keys.length) {
+    if (frame.index >= frame.length) {
       stack.pop()
       onPath.delete(frame.value)
       continue
     }
-    const key = frame.keys[frame.index] ?? 0
+    const key = frame.keys === undefined ? frame.index : (frame.keys[frame.index] ?? 0)
     frame.index += 1
-    const problem = visit(Reflect.get(frame.value, key), step(frame.path, key), frame.depth + 1)
+    const problem = visit(Reflect.get(frame.value, key), frame, key, frame.depth + 1)
     if (problem !== undefined) return problem
   }
+}
+
+/**
+ * Why an append's input is refused, or undefined: the stream id ({@link InvalidInput}), each event (an
+ * {@link EventEncodeError} naming the event's index, type and path) and the metadata ({@link InvalidInput}).
+ * The plain form of {@link validateAppendInput}, for an append path that runs no effect per step.
+ * @since 0.5.0
+ */
+export const appendInputProblem = (
+  stream: string,
+  events: ReadonlyArray<unknown>,
+  metadata: unknown = {}
+): InvalidInput | EventEncodeError | undefined => {
+  const streamError = streamIdError(stream)
+  if (streamError !== undefined) return streamError
+  for (const [index, event] of events.entries()) {
+    const problem = valueProblem(event, "")
+    if (problem !== undefined) {
+      const tag = typeof event === "object" && event !== null ? Reflect.get(event, "_tag") : undefined
+      return new EventEncodeError({
+        type: typeof tag === "string" ? tag : "unknown",
+        index,
+        path: problem.path,
+        detail: problem.detail
+      })
+    }
+  }
+  const problem = valueProblem(metadata, "metadata")
+  return problem === undefined
+    ? undefined
+    : new InvalidInput({ stream: excerpt(stream), path: problem.path, detail: problem.detail })
 }
 
 /**
@@ -214,27 +274,9 @@ export const validateAppendInput = (
   events: ReadonlyArray<unknown>,
   metadata: unknown = {}
 ): Effect.Effect<void, InvalidInput | EventEncodeError> =>
-  Effect.suspend((): Effect.Effect<void, InvalidInput | EventEncodeError> => {
-    const streamProblem = streamIdProblem(stream)
-    if (streamProblem !== undefined) return checkStreamId(stream)
-    for (const [index, event] of events.entries()) {
-      const problem = valueProblem(event, "")
-      if (problem !== undefined) {
-        const tag = typeof event === "object" && event !== null ? Reflect.get(event, "_tag") : undefined
-        return Effect.fail(
-          new EventEncodeError({
-            type: typeof tag === "string" ? tag : "unknown",
-            index,
-            path: problem.path,
-            detail: problem.detail
-          })
-        )
-      }
-    }
-    const problem = valueProblem(metadata, "metadata")
-    return problem === undefined
-      ? Effect.void
-      : Effect.fail(new InvalidInput({ stream: excerpt(stream), path: problem.path, detail: problem.detail }))
+  Effect.suspend(() => {
+    const problem = appendInputProblem(stream, events, metadata)
+    return problem === undefined ? Effect.void : Effect.fail(problem)
   })
 /**
  * @deprecated Since 0.2.0: use `validateAppendInput` (`checkAppend` named three functions); goes in 0.3.0.

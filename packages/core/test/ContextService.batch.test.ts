@@ -194,3 +194,67 @@ describe("ContextService.batch", () => {
     }).pipe(Effect.provide(stack(appends)))
   })
 })
+
+/**
+ * The in-memory log with a rival writer: each of the next `rival.left` appends finds one more event
+ * appended just before it (a signal, at the stream's version), so it conflicts.
+ */
+const rivalled = (rival: { left: number; attempts: number }) =>
+  Layer.effect(
+    EventLog.EventLog,
+    Effect.map(EventLog.EventLog, (log) => ({
+      ...log,
+      append: (...args: Parameters<typeof log.append>) =>
+        Effect.gen(function* () {
+          rival.attempts++
+          if (rival.left > 0) {
+            rival.left--
+            const [stream] = args
+            const version = yield* log.version(stream)
+            const id = `rival-${version}`
+            yield* log.append(stream, [{ _tag: "SignalRaised", id, signal: { id, text: "rival", tokens: 1 } }], version)
+          }
+          return yield* log.append(...args)
+        })
+    }))
+  ).pipe(Layer.provide(EventLog.layerMemory()))
+
+describe("ContextService conflicts", () => {
+  const withRival = (rival: { left: number; attempts: number }, conflictRetries: number) =>
+    ContextService.layer({ conflictRetries, conflictBackoff: "1 millis", conflictBackoffMax: "2 millis" }).pipe(
+      Layer.provideMerge(WindowRepository.layerReplay()),
+      Layer.provideMerge(rivalled(rival)),
+      Layer.provideMerge(
+        Layer.mergeAll(TokenCounter.layerHeuristic(), Ids.layerSequential("id"), RecallSource.layerEmpty)
+      )
+    )
+
+  for (const [retries, conflicts, lands] of [
+    [3, 3, true],
+    [2, 3, false],
+    [0, 1, false],
+    [0, 0, true]
+  ] as const) {
+    it.live(`with ${retries} retries, ${conflicts} conflict(s) in a row ${lands ? "still land" : "fail"}`, () => {
+      const rival = { left: 0, attempts: 0 }
+      return Effect.gen(function* () {
+        const ctx = yield* ContextService.ContextService
+        yield* ctx.setSystemPrompt(stream, "rules")
+        rival.left = conflicts
+        rival.attempts = 0
+        const outcome = yield* Effect.either(ctx.appendMessages(stream, [Message.user("mine")]))
+        // The first attempt and one more per retry the schedule allows, never more.
+        assert.strictEqual(rival.attempts, Math.min(conflicts, retries) + 1)
+        const window = yield* ctx.load(stream)
+        if (lands) {
+          assert.isTrue(Either.isRight(outcome))
+          assert.strictEqual(window.signals.length, conflicts)
+          assert.deepStrictEqual(window.history.map(Message.textOf), ["mine"])
+        } else {
+          assert.strictEqual(Either.isLeft(outcome) ? outcome.left._tag : "landed", "ConcurrencyConflict")
+          assert.strictEqual(window.history.length, 0)
+        }
+      }).pipe(Effect.provide(withRival(rival, retries)))
+    })
+  }
+})

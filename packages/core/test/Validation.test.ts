@@ -232,4 +232,30 @@ describe("hostile tool-call arguments through ContextService", () => {
     assert.strictEqual(Validation.messagesProblem([{ role: "user", parts: [7] }])?.path, "messages.0.parts.0")
     assert.isUndefined(Validation.messagesProblem(inputs({ a: [1, { b: null }] })))
   })
+
+  it("names the offender's whole path: nested keys, array indexes, odd keys escaped, the root itself", () => {
+    const deep = { a: [1, { b: [true, { "odd key": { c: Number.NaN } }] }], z: "fine" }
+    assert.deepStrictEqual(Validation.valueProblem(deep, "root"), {
+      path: 'root.a.1.b.1."odd key".c',
+      detail: "NaN is not a JSON number"
+    })
+    const holed = [0, 1, 2]
+    delete holed[1]
+    assert.deepStrictEqual(Validation.valueProblem({ a: holed }, ""), {
+      path: "a.1",
+      detail: "array hole (sparse array)"
+    })
+    assert.deepStrictEqual(Validation.valueProblem({ list: [{ x: 1n }] }, "metadata"), {
+      path: "metadata.list.0.x",
+      detail: "a BigInt is not a JSON value"
+    })
+    assert.deepStrictEqual(Validation.valueProblem("a\u0000b", "text"), {
+      path: "text",
+      detail: "text contains NUL (U+0000) at offset 1"
+    })
+    const cycle: { self?: unknown; list: Array<unknown> } = { list: [] }
+    cycle.list.push({ back: cycle })
+    assert.strictEqual(Validation.valueProblem(cycle, "")?.path, "list.0.back")
+    assert.isUndefined(Validation.valueProblem(deep.z, ""))
+  })
 })

@@ -77,6 +77,13 @@ const unquotedValue = `${notPlaceholder}(?=[^\\s"'\`]*\\d)(?!(?:[A-Z][a-z0-9]+)+
 const named = (name: string): string => `(${name}${separator})`
 
 /**
+ * What every secret-field rule needs: a secret word, then (within the name) more name characters, an
+ * optional quote, spaces and `:` or `=`. Prose that only mentions a token or a key (most messages about
+ * code) is left after this one scan instead of running the four field rules over it.
+ */
+const secretFieldHint = /(?:pass|secret|token|key)[A-Za-z0-9_-]*["']?\s*[:=]/i
+
+/**
  * The default rules: private key blocks, cloud keys (AWS access key ids and secret access keys,
  * Google API keys), GitHub, GitLab, Slack, Stripe, npm, Hugging Face, Anthropic and OpenAI tokens,
  * JWTs, `Bearer` tokens, passwords in connection strings, and `password` / `secret` / `token` /
@@ -183,13 +190,13 @@ export const defaultRules: ReadonlyArray<Rule> = [
     name: "secret-field-double-quoted",
     pattern: new RegExp(`${named(secretName)}"${notPlaceholder}((?:[^"\\\\\\s]|\\\\.){6,})"`, "gi"),
     replacement: '$1"[REDACTED]"',
-    hint: /pass|secret|token|key/i
+    hint: secretFieldHint
   },
   {
     name: "secret-field-single-quoted",
     pattern: new RegExp(`${named(secretName)}'${notPlaceholder}([^'\\s\\\\]{6,})'`, "gi"),
     replacement: "$1'[REDACTED]'",
-    hint: /pass|secret|token|key/i
+    hint: secretFieldHint
   },
   {
     name: "secret-field-env",
@@ -198,14 +205,14 @@ export const defaultRules: ReadonlyArray<Rule> = [
       "gim"
     ),
     replacement: "$1[REDACTED]",
-    hint: /pass|secret|token|key/i
+    hint: secretFieldHint
   },
   {
     name: "secret-field-unquoted",
     // No `i` flag: the PascalCase test in the value must see case (`Uint8Array` is a type, not a secret).
     pattern: new RegExp(`${named(secretName)}${unquotedValue}(?=[\\s"'\`,&]|$)`, "g"),
     replacement: "$1[REDACTED]",
-    hint: /pass|secret|token|key/i
+    hint: secretFieldHint
   }
 ]
 
@@ -235,9 +242,10 @@ export const make = (rules: ReadonlyArray<Rule>, options: Options = {}): Redacto
     hint: rule.hint === undefined ? undefined : stateless(rule.hint)
   }))
   // One scan for the common case: when every rule has a hint, text that matches none is left at once.
-  // Only hints whose meaning survives the merge (no `m`, `s`, `u`, `v` flags) can be merged.
+  // Only hints whose meaning survives the merge (no `m`, `s`, `u`, `v` flags) can be merged; a hint several
+  // rules share is tried once.
   const anyHint = compiled.every((rule) => rule.hint !== undefined && /^[giy]*$/.test(rule.hint.flags))
-    ? new RegExp(compiled.map((rule) => `(?:${rule.hint?.source})`).join("|"), "i")
+    ? new RegExp([...new Set(compiled.map((rule) => `(?:${rule.hint?.source})`))].join("|"), "i")
     : undefined
   const redact = (text: string): string => {
     if (compiled.length === 0 || text.length === 0) return text

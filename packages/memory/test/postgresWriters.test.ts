@@ -320,7 +320,7 @@ describe("PostgreSQL writers", () => {
       reset()
       const caughtUp = yield* index.catchUp()
       assert.strictEqual(caughtUp.events, 50)
-      assert.strictEqual(counters.entryWrites, 1, "one round trip for the batch (it was one per entry)")
+      assert.strictEqual(counters.indexStatements, 1, "one round trip for the batch (it was one per entry)")
       const connection = yield* client(url)
       const rows = (yield* query(connection, "select ref from recall_entries order by entry_id")).rows
       assert.deepStrictEqual(

@@ -7,6 +7,7 @@ import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
 import { PostgresEventLog, RecallIndex, SqliteEventLog } from "../src/index.js"
 import { freshDatabase } from "./support/postgres.js"
+import { counters, reset } from "../src/internal/workCounters.js"
 import { RawSql, sqliteRawLayer, postgresRawLayer, tempFile } from "./support/stores.js"
 
 // The recall index is a projection of the log: appends write only events and the stream row; the index
@@ -193,3 +194,56 @@ for (const backend of backends) {
     )
   })
 }
+
+describe("recall projection work (SQLite)", () => {
+  it.scoped(
+    "a new entry costs its row and its FTS row, an entry indexed already its insert only; BM25 as a rebuild's",
+    () =>
+      Effect.gen(function* () {
+        const filename = tempFile()
+        // A batch larger than what is appended: nothing is indexed until the catch-up measured below.
+        const opened = yield* Layer.build(SqliteEventLog.layer({ filename, recallBatch: 1000 }))
+        const raw = Context.get(yield* Layer.build(sqliteRawLayer(filename)), RawSql)
+        const log = Context.get(opened, EventLog.EventLog)
+        const index = Context.get(opened, RecallIndex.RecallIndex)
+        const stream = freshStream("work")
+        const events = Array.from({ length: 30 }, (_, round) => message(stream, round, textOf(round)))
+        yield* log.append(stream, events, "no_stream")
+        reset()
+        assert.strictEqual((yield* index.catchUp()).events, 30)
+        assert.strictEqual(counters.indexStatements, 60)
+
+        // Five messages injected again (indexed already: one insert each, refused) and two new ones.
+        const messagesOf = (list: ReadonlyArray<WindowEvent.WindowEvent>) =>
+          list.flatMap((event) => (event._tag === "MessageAppended" ? [event.message] : []))
+        const fresh = [message(stream, 30, "the zeppelin lexer"), message(stream, 31, "a kernel socket")]
+        yield* log.append(
+          stream,
+          [
+            {
+              _tag: "MessagesInjected",
+              id: `${stream}-injected`,
+              kind: "recall",
+              messages: [...messagesOf(events.slice(0, 5)), ...messagesOf(fresh)],
+              replacesInHistory: false
+            }
+          ],
+          30
+        )
+        reset()
+        assert.strictEqual((yield* index.catchUp()).events, 1)
+        assert.strictEqual(counters.indexStatements, 5 + 2 * 2)
+        assert.strictEqual(yield* count(raw, "select count(*) as n from recall_entries where source = 'message'"), 32)
+
+        // The index is exact: FTS5 finds it consistent with its content (the view recall_text), and BM25
+        // ranks and scores every hit as an index rebuilt from that content does.
+        yield* raw.exec("insert into recall_fts (recall_fts, rank) values ('integrity-check', 1)")
+        const ranked =
+          "select rowid as id, bm25(recall_fts) as score from recall_fts where recall_fts match 'zeppelin OR kernel OR lexer' order by rank, rowid"
+        const incremental = yield* raw.rows(ranked)
+        assert.isAbove(incremental.length, 5)
+        yield* raw.exec("insert into recall_fts (recall_fts) values ('rebuild')")
+        assert.deepStrictEqual(yield* raw.rows(ranked), incremental)
+      })
+  )
+})

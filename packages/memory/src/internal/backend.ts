@@ -33,7 +33,7 @@ export type EraseOutcome =
  */
 export interface WriteTx {
   readonly indexEntry: (entry: NewEntry) => Effect.Effect<void, StoreError>
-  /** Index entries in their order (a catch-up's batch): one round trip on PostgreSQL. */
+  /** Index a catch-up's batch of entries, in order: one effect for the batch (one round trip on PostgreSQL). */
   readonly indexEntries: (entries: ReadonlyArray<NewEntry>) => Effect.Effect<void, StoreError>
   readonly removeDocument: (owner: string, documentId: string) => Effect.Effect<void, StoreError>
   readonly insertFact: (fact: NewFact) => Effect.Effect<void, StoreError>

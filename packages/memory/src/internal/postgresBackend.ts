@@ -282,14 +282,14 @@ export const make = (
     const makeTx = (client: pg.PoolClient): WriteTx => ({
       indexEntry: (entry) =>
         Effect.suspend(() => {
-          counters.entryWrites++
+          counters.indexStatements++
           return Effect.asVoid(run(client, "index message", "insert_entry", compiled.insertEntry, entry))
         }),
       // A catch-up's batch in one round trip (it was one per entry: as many as the appends themselves).
       indexEntries: (entries) =>
         Effect.suspend(() => {
           if (entries.length === 0) return Effect.void
-          counters.entryWrites++
+          counters.indexStatements++
           return Effect.asVoid(
             run(client, "index messages", "insert_entries", insertEntries, { entries: JSON.stringify(entries) })
           )

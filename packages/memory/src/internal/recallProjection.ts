@@ -1,5 +1,6 @@
 import { EventCodec, EventLog } from "@ctxlog/core"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import { sql } from "kysely"
 import type { CatchUp } from "../RecallIndex.js"
 import type { Backend } from "./backend.js"
@@ -82,64 +83,69 @@ export const make = (backend: Backend, options: { readonly batchSize: number }):
    * What one row gives the index, from the stored bytes (what was hashed is what is indexed): read from
    * its JSON (validated on append) when it is of the current schema version, else decoded.
    */
-  const indexedRow = (row: Row): Effect.Effect<Indexed, EventLog.StoreError> => {
+  const indexedRow = (row: Row): Either.Either<Indexed, EventLog.StoreError> => {
     const read = indexedOf(row.type, row.schema_version, row.data)
-    if (read !== undefined) return Effect.succeed(read)
-    return EventCodec.decode(
-      { type: row.type, schemaVersion: row.schema_version, data: row.data },
-      { stream: row.stream_id, version: row.stream_version }
-    ).pipe(
-      Effect.map((event) => ({ messages: messagesOf(event), facts: factsOf(event) })),
-      Effect.mapError(
-        (error) =>
-          new EventLog.StoreError({
-            operation: "index recall",
-            detail: `event at position ${row.global_position} (stream "${row.stream_id}", version ${row.stream_version}) does not decode: ${error.message}`
-          })
-      )
+    if (read !== undefined) return Either.right(read)
+    return Either.match(
+      EventCodec.decodeEither(
+        { type: row.type, schemaVersion: row.schema_version, data: row.data },
+        { stream: row.stream_id, version: row.stream_version }
+      ),
+      {
+        onLeft: (error) =>
+          Either.left(
+            new EventLog.StoreError({
+              operation: "index recall",
+              detail: `event at position ${row.global_position} (stream "${row.stream_id}", version ${row.stream_version}) does not decode: ${error.message}`
+            })
+          ),
+        onRight: (event) => Either.right({ messages: messagesOf(event), facts: factsOf(event) })
+      }
     )
   }
 
-  /** The index rows of a batch. */
-  const rowsOf = (rows: ReadonlyArray<Row>) =>
-    Effect.gen(function* () {
-      const entries: Array<NewEntry> = []
-      const facts: Array<NewFact> = []
-      for (const row of rows) {
-        // An event of a type that brings no message and no fact is not read (loads check every row).
-        if (!indexedTypes.has(row.type)) continue
-        const event = yield* indexedRow(row)
-        for (const message of event.messages) {
-          const text = searchableText(message)
-          if (text.trim() === "") continue
-          entries.push({
-            source: "message",
-            stream_id: row.stream_id,
-            owner: null,
-            ref: message.id,
-            document_id: null,
-            kind: message.kind,
-            role: message.role,
-            text,
-            tokens: message.tokens,
-            global_position: row.global_position,
-            created_at: row.recorded_at
-          })
-        }
-        for (const fact of event.facts) {
-          facts.push({
-            stream_id: row.stream_id,
-            event_id: row.event_id,
-            subject: fact.subject,
-            predicate: fact.predicate,
-            object: fact.object,
-            source_message_id: fact.sourceMessageId,
-            global_position: row.global_position
-          })
-        }
+  /** The index rows of a batch, in one synchronous loop (no effect per row); a row that does not decode fails it. */
+  const rowsOf = (
+    rows: ReadonlyArray<Row>
+  ): Either.Either<{ entries: Array<NewEntry>; facts: Array<NewFact> }, EventLog.StoreError> => {
+    const entries: Array<NewEntry> = []
+    const facts: Array<NewFact> = []
+    for (const row of rows) {
+      // An event of a type that brings no message and no fact is not read (loads check every row).
+      if (!indexedTypes.has(row.type)) continue
+      const event = indexedRow(row)
+      if (Either.isLeft(event)) return Either.left(event.left)
+      for (const message of event.right.messages) {
+        const text = searchableText(message)
+        if (text.trim() === "") continue
+        entries.push({
+          source: "message",
+          stream_id: row.stream_id,
+          owner: null,
+          ref: message.id,
+          document_id: null,
+          kind: message.kind,
+          role: message.role,
+          text,
+          tokens: message.tokens,
+          global_position: row.global_position,
+          created_at: row.recorded_at
+        })
       }
-      return { entries, facts }
-    })
+      for (const fact of event.right.facts) {
+        facts.push({
+          stream_id: row.stream_id,
+          event_id: row.event_id,
+          subject: fact.subject,
+          predicate: fact.predicate,
+          object: fact.object,
+          source_message_id: fact.sourceMessageId,
+          global_position: row.global_position
+        })
+      }
+    }
+    return Either.right({ entries, facts })
+  }
 
   /** Index one batch; the number of events it covered (0: nothing left). */
   const step = Effect.gen(function* () {

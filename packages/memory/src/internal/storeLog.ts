@@ -71,60 +71,77 @@ export const make = (shared: StoreShared): EventLog.EventLog.Service => {
   const { redactor } = options
   let catchingUp = false
 
+  // The recall index catches up after commit: before each query, and once a whole batch waits, in a
+  // background fiber of the layer's scope (it runs while the caller waits on something else, e.g. the
+  // model), so the backlog a query may find stays bounded and the append does not wait for it.
+  const catchUpBehind = (lastPosition: number | undefined): Effect.Effect<void> =>
+    catchingUp || lastPosition === undefined || lastPosition - projection.known() < options.recallBatch
+      ? Effect.void
+      : Effect.suspend(() => {
+          catchingUp = true
+          return Effect.asVoid(
+            Effect.forkIn(
+              projection.catchUpInBackground.pipe(
+                Effect.catchAll((error) =>
+                  Effect.logWarning(`recall index not caught up after append: ${error.message}`)
+                ),
+                Effect.ensuring(
+                  Effect.sync(() => {
+                    catchingUp = false
+                  })
+                )
+              ),
+              options.scope
+            )
+          )
+        })
+
+  // One effect around the plain steps (validate, redact, encode, then the backend's one transaction): the
+  // append runs per event written, so it takes no effect per step.
   const append: EventLog.EventLog.Service["append"] = (stream, events, expected, metadata = {}) =>
-    Effect.gen(function* () {
-      yield* Validation.checkAppend(stream, events, metadata)
+    Effect.flatMap(Clock.currentTimeMillis, (now): ReturnType<EventLog.EventLog.Service["append"]> => {
+      const invalid = Validation.appendInputProblem(stream, events, metadata)
+      if (invalid !== undefined) return Effect.fail(invalid)
       // Redact before encoding: the stored bytes, the hash chain and the index only see redacted text.
       // Each event is encoded once; those bytes are hashed and stored, and the recall projection reads
       // them back later (nothing is decoded on this path).
       const redacted = events.map((event) => Redaction.redactValue(redactor, event))
-      const stored = yield* EventCodec.encodeAll(redacted)
-      const now = yield* Clock.currentTimeMillis
-      const result = yield* backend.append({
-        stream,
-        expected,
-        ids: events.map((event) => event.id),
-        stored,
-        metadata: JSON.stringify(Redaction.redactValue(redactor, { ...metadata, recordedAt: now })),
-        now,
-        key: options.hmacKey,
-        owner: scope
-      })
-      if (result.written > 0) shared.appendedBytes.add(stream, stored)
-      // The recall index catches up after commit: before each query, and once a whole batch waits, in a
-      // background fiber of the layer's scope (it runs while the caller waits on something else, e.g. the
-      // model), so the backlog a query may find stays bounded and the append does not wait for it.
-      if (
-        !catchingUp &&
-        result.lastPosition !== undefined &&
-        result.lastPosition - projection.known() >= options.recallBatch
-      ) {
-        catchingUp = true
-        yield* Effect.forkIn(
-          projection.catchUpInBackground.pipe(
-            Effect.catchAll((error) => Effect.logWarning(`recall index not caught up after append: ${error.message}`)),
-            Effect.ensuring(
-              Effect.sync(() => {
-                catchingUp = false
-              })
-            )
-          ),
-          options.scope
+      const encoded = EventCodec.encodeAllEither(redacted)
+      if (Either.isLeft(encoded)) return Effect.fail(encoded.left)
+      const stored = encoded.right
+      return backend
+        .append({
+          stream,
+          expected,
+          ids: events.map((event) => event.id),
+          stored,
+          metadata: JSON.stringify(Redaction.redactValue(redactor, { ...metadata, recordedAt: now })),
+          now,
+          key: options.hmacKey,
+          owner: scope
+        })
+        .pipe(
+          Effect.tap((result) => {
+            if (result.written > 0) shared.appendedBytes.add(stream, stored)
+            return catchUpBehind(result.lastPosition)
+          }),
+          Effect.flatMap((result) =>
+            // A caller that keeps a window (ContextService) folds what the log holds: when a rule redacted
+            // something (rare), the events as stored, decoded from their bytes.
+            result.written === 0 || redacted.every((event, index) => event === events[index])
+              ? Effect.succeed(result)
+              : Effect.forEach(stored, (record) => EventCodec.decode(record, { stream })).pipe(
+                  Effect.mapError(
+                    (error) =>
+                      new EventLog.StoreError({
+                        operation: "append",
+                        detail: `a redacted event no longer decodes: ${error.message}`
+                      })
+                  ),
+                  Effect.map((decoded): EventLog.AppendResult => ({ ...result, stored: decoded }))
+                )
+          )
         )
-      }
-      // A caller that keeps a window (ContextService) folds what the log holds: when a rule redacted
-      // something (rare), the events as stored, decoded from their bytes.
-      if (result.written === 0 || redacted.every((event, index) => event === events[index])) return result
-      const decoded = yield* Effect.forEach(stored, (record) => EventCodec.decode(record, { stream })).pipe(
-        Effect.mapError(
-          (error) =>
-            new EventLog.StoreError({
-              operation: "append",
-              detail: `a redacted event no longer decodes: ${error.message}`
-            })
-        )
-      )
-      return { ...result, stored: decoded }
     })
 
   const readVisible: EventLog.EventLog.Service["read"] = (stream, readOptions = {}) =>

@@ -16,10 +16,10 @@ export interface Counters {
   rowsVerifiedByChain: number
   /** Round trips PostgreSQL appends made (head reads and `ctxlog_append` calls). */
   postgresRoundTrips: number
+  /** Statements that indexed recall entries: SQLite an entry row, and its FTS row when new; PostgreSQL one per batch. */
+  indexStatements: number
   /** SQL texts kysely's SQLite connection prepared (a statement kept is not prepared again). */
   statementsPrepared: number
-  /** Statements (SQLite) or round trips (PostgreSQL) that wrote recall index entries. */
-  entryWrites: number
 }
 
 export const counters: Counters = {
@@ -31,8 +31,8 @@ export const counters: Counters = {
   rowsDecoded: 0,
   rowsVerifiedByChain: 0,
   postgresRoundTrips: 0,
-  statementsPrepared: 0,
-  entryWrites: 0
+  indexStatements: 0,
+  statementsPrepared: 0
 }
 
 /** Zero the counters. */
@@ -45,6 +45,6 @@ export const reset = (): void => {
   counters.rowsDecoded = 0
   counters.rowsVerifiedByChain = 0
   counters.postgresRoundTrips = 0
+  counters.indexStatements = 0
   counters.statementsPrepared = 0
-  counters.entryWrites = 0
 }
