@@ -23,6 +23,7 @@ import { migrateSqlite } from "./migrations.js"
 import type { Database } from "./schema.js"
 import { counters } from "./workCounters.js"
 import { searchEach } from "./search.js"
+import * as WriteLock from "./writeLock.js"
 import { appendStatements, bind, type Compiled, type NewEntry } from "./statements.js"
 
 export interface SqliteOptions {
@@ -123,6 +124,10 @@ export const make = (
       }
     }
     // The append path binds positional parameters straight to statements prepared once: it runs per event.
+    // Write transactions take the lock by trying again after short pauses, not through SQLite's busy
+    // handler (writeLock.ts); a read-only connection never writes.
+    const writeLocked =
+      options.readonly === true ? <A>(block: () => A): A => block() : WriteLock.make(raw, options.busyTimeoutMs)
     const hot = lazily({
       selectStream: () =>
         raw.prepare<[string], { version: number; head_hash: string }>(
@@ -319,7 +324,7 @@ export const make = (
       Effect.suspend((): Effect.Effect<EventLog.AppendResult, AppendError> => {
         let outcome: Outcome
         try {
-          outcome = appendBlock.immediate(request)
+          outcome = writeLocked(() => appendBlock.immediate(request))
         } catch (cause) {
           if (!storedId(cause)) return Effect.fail(storeError("append")(cause))
           try {
@@ -441,7 +446,7 @@ export const make = (
     const transact: Backend["transact"] = <A, E>(operation: string, body: (tx: WriteTx) => Effect.Effect<A, E>) =>
       Effect.suspend((): Effect.Effect<A, E | EventLog.StoreError> => {
         try {
-          raw.exec("BEGIN IMMEDIATE")
+          writeLocked(() => raw.exec("BEGIN IMMEDIATE"))
         } catch (cause) {
           return Effect.fail(storeError(operation)(cause))
         }

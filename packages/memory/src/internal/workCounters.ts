@@ -18,6 +18,8 @@ export interface Counters {
   postgresRoundTrips: number
   /** Statements that indexed recall entries: SQLite an entry row, and its FTS row when new; PostgreSQL one per batch. */
   indexStatements: number
+  /** Tries of a SQLite write transaction that found the write lock held elsewhere (`writeLock.ts`). */
+  lockWaits: number
   /** SQL texts kysely's SQLite connection prepared (a statement kept is not prepared again). */
   statementsPrepared: number
 }
@@ -32,6 +34,7 @@ export const counters: Counters = {
   rowsVerifiedByChain: 0,
   postgresRoundTrips: 0,
   indexStatements: 0,
+  lockWaits: 0,
   statementsPrepared: 0
 }
 
@@ -46,5 +49,6 @@ export const reset = (): void => {
   counters.rowsVerifiedByChain = 0
   counters.postgresRoundTrips = 0
   counters.indexStatements = 0
+  counters.lockWaits = 0
   counters.statementsPrepared = 0
 }
