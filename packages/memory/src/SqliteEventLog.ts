@@ -46,7 +46,10 @@ export interface Options extends CommonOptions {
   readonly filename: string
   /** `"full"` (default): `synchronous=FULL`; `"normal"`: `synchronous=NORMAL`. */
   readonly durability?: "full" | "normal" | undefined
-  /** How long a writer waits for another process's transaction (default 5,000 ms). */
+  /**
+   * How long a writer waits for another process's transaction (default 5,000 ms). A write transaction
+   * tries again after short pauses (at most 2 ms) meanwhile, not in SQLite's busy handler (ADR 0074).
+   */
   readonly busyTimeoutMs?: number | undefined
   /** Open the file read-only: loads work, appends fail with a `StoreError` (default `false`). */
   readonly readonly?: boolean | undefined
