@@ -225,17 +225,31 @@ export const prepareContext = (
     const context = yield* ContextService.ContextService
     const source = yield* RecallSource.RecallSource
 
-    const lookup = (kind: Message.InjectedKind, budget: number) =>
-      budget === 0 || query.trim().length === 0
-        ? Effect.succeed<ReadonlyArray<RecallSource.RecallHit>>([])
-        : source.recall({ kind, stream, query, budget, owner: policy.owner })
-
     // Every kind with a budget is managed; recall and graph facts always are.
     const managed = managedKinds.flatMap(([name, kind]) => {
       const budget = policy.budgets[name]
       return budget === undefined ? [] : [{ kind, budget }]
     })
     const codeBudget = policy.budgets.codeContext
+
+    // What the window holds, before the lookups: with dedupe, a source is told which of the stream's
+    // messages will be dropped, so it need not search a stream whose every message the window holds.
+    const before = yield* context.load(stream)
+    const refreshed = new Set<Message.MessageKind>([...managed.map(({ kind }) => kind), "code_context"])
+    const window = held(before, refreshed)
+    const dedupe = policy.dedupe ?? true
+
+    const lookup = (kind: Message.InjectedKind, budget: number) =>
+      budget === 0 || query.trim().length === 0
+        ? Effect.succeed<ReadonlyArray<RecallSource.RecallHit>>([])
+        : source.recall({
+            kind,
+            stream,
+            query,
+            budget,
+            owner: policy.owner,
+            ...(dedupe ? { held: window.history } : {})
+          })
 
     // The lookups are independent reads: run them at the same time.
     const found = yield* Effect.all(
@@ -250,12 +264,9 @@ export const prepareContext = (
       { concurrency: "unbounded" }
     )
 
-    const before = yield* context.load(stream)
-    const refreshed = new Set<Message.MessageKind>([...managed.map(({ kind }) => kind), "code_context"])
-    const window = held(before, refreshed)
     const keepable = {
       minScore: policy.minScore ?? Number.NEGATIVE_INFINITY,
-      dedupe: policy.dedupe ?? true,
+      dedupe,
       stream,
       held: window
     }

@@ -8,7 +8,7 @@
  *
  * @since 0.1.0
  */
-import type { EventLog } from "@ctxlog/core"
+import type { EventLog, RecallSource } from "@ctxlog/core"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import type * as Option from "effect/Option"
@@ -36,6 +36,14 @@ export interface SearchRequest {
   readonly limit?: number | undefined
   /** Message kinds to search (default: every kind but re-injected context, see `recallableKinds`). */
   readonly kinds?: ReadonlyArray<string> | undefined
+  /**
+   * For a `Stream` scope: the stream's messages the caller holds (and drops from the hits). When every
+   * message of the scope is held, the search is not run and finds nothing, which is what the caller
+   * would have kept of it (ADR 0076). The index checks only the entries new since its last check under
+   * the same `held.growing`.
+   * @since 0.7.0
+   */
+  readonly held?: RecallSource.HeldMessages | undefined
 }
 
 /** One search hit, best first. @since 0.1.0 */

@@ -6,7 +6,7 @@ import { sql } from "kysely"
 import * as RecallIndex from "../RecallIndex.js"
 import type { SearchFilter, SearchRow } from "./backend.js"
 import { chunk, mentions } from "./indexing.js"
-import { searchEach, terms } from "./search.js"
+import { entriesAfter, entriesPage, ownerHasEntries, searchEach, terms } from "./search.js"
 import type { StoreShared } from "./storeShared.js"
 
 /** The recall index of a durable store: owners, full-text search, documents and facts. */
@@ -49,21 +49,93 @@ export const make = (shared: StoreShared): RecallIndex.RecallIndex.Service => {
     score: row.score
   })
 
+  /**
+   * What a held-check learnt, per `held.growing.from` and stream and kinds: every entry of the scope up to
+   * `through` is held (at a held size of `size`), and `unheld` (when set) is the first entry after it that
+   * was not.
+   */
+  interface HeldCheck {
+    readonly size: number
+    readonly through: number
+    readonly unheld: { readonly entryId: number; readonly ref: string } | undefined
+  }
+  const heldChecks = new WeakMap<object, Map<string, HeldCheck>>()
+
+  /**
+   * Whether the caller holds every entry a `Stream` request could find (then it would drop every hit, and
+   * the scope need not be searched). Run after the catch-up. Under the same `held.growing.from` (its held
+   * ids only grow with its size) only the entries after the last check are read, and a scope found not
+   * all held costs no read while its first unheld entry stays unheld.
+   */
+  const allHeld = (request: RecallIndex.SearchRequest): Effect.Effect<boolean, EventLog.StoreError> =>
+    Effect.gen(function* () {
+      const held = request.held
+      if (held === undefined || request.scope._tag !== "Stream") return false
+      const stream = request.scope.stream
+      const kinds = request.kinds ?? RecallIndex.recallableKinds
+      const growing = held.growing
+      const key = `${stream}\u0000${kinds.join("\u0000")}`
+      const checks = growing === undefined ? undefined : (heldChecks.get(growing.from) ?? new Map<string, HeldCheck>())
+      const known = growing === undefined ? undefined : checks?.get(key)
+      const usable = known !== undefined && growing !== undefined && growing.size >= known.size ? known : undefined
+      if (usable?.unheld !== undefined && !held.has(usable.unheld.ref)) return false
+      let through = usable?.through ?? 0
+      let unheld: HeldCheck["unheld"]
+      for (;;) {
+        const entries = yield* entriesAfter(backend, stream, kinds, through)
+        for (const entry of entries) {
+          if (!held.has(entry.ref)) {
+            unheld = { entryId: entry.entry_id, ref: entry.ref }
+            break
+          }
+          through = entry.entry_id
+        }
+        if (unheld !== undefined || entries.length < entriesPage) break
+      }
+      if (growing !== undefined && checks !== undefined) {
+        checks.set(key, { size: growing.size, through, unheld })
+        heldChecks.set(growing.from, checks)
+      }
+      return unheld === undefined
+    })
+
+  /** Whether a request's scope has nothing the caller would keep: all held, or an owner scope with no entries. */
+  const nothingToFind = (request: RecallIndex.SearchRequest): Effect.Effect<boolean, EventLog.StoreError> => {
+    switch (request.scope._tag) {
+      case "Stream":
+        return allHeld(request)
+      case "Owner":
+        return ownerHasEntries(
+          backend,
+          request.scope.owner,
+          request.scope.except,
+          request.kinds ?? RecallIndex.recallableKinds
+        ).pipe(Effect.map((found) => !found))
+      case "Documents":
+        return Effect.succeed(false)
+    }
+  }
+
   // One catch-up, then one `searchEach` per distinct query and limit (one statement on SQLite). A scope
-  // of an owner this store does not act for finds nothing, without a query.
+  // of an owner this store does not act for finds nothing, without a query; so does a scope with nothing
+  // the caller would keep (every entry held, or an owner with no entries): ADR 0076.
   const searchAll = (
     requests: ReadonlyArray<RecallIndex.SearchRequest>
   ): Effect.Effect<ReadonlyArray<ReadonlyArray<RecallIndex.SearchHit>>, EventLog.StoreError> => {
-    const groups = new Map<string, Array<number>>()
-    requests.forEach((request, at) => {
-      if (request.scope._tag !== "Stream" && foreignOwner(request.scope.owner)) return
-      const key = `${request.limit ?? 20}\u0000${request.query}`
-      groups.set(key, [...(groups.get(key) ?? []), at])
-    })
-    if (groups.size === 0) return Effect.succeed(requests.map(() => []))
+    const asked = requests.flatMap((request, at) =>
+      request.scope._tag !== "Stream" && foreignOwner(request.scope.owner) ? [] : [at]
+    )
+    if (asked.length === 0) return Effect.succeed(requests.map(() => []))
     return Effect.zipRight(
       projection.catchUp,
       Effect.gen(function* () {
+        const groups = new Map<string, Array<number>>()
+        for (const at of asked) {
+          const request = requests[at]
+          if (request === undefined || (yield* nothingToFind(request))) continue
+          const key = `${request.limit ?? 20}\u0000${request.query}`
+          groups.set(key, [...(groups.get(key) ?? []), at])
+        }
         const each: Array<ReadonlyArray<RecallIndex.SearchHit>> = requests.map(() => [])
         for (const members of groups.values()) {
           const first = requests[members[0] ?? 0]
