@@ -239,10 +239,10 @@ export const prepareContext = (
     const window = held(before, refreshed)
     const dedupe = policy.dedupe ?? true
 
+    const looksUp = (budget: number) => budget !== 0 && query.trim().length > 0
     const lookup = (kind: Message.InjectedKind, budget: number) =>
-      budget === 0 || query.trim().length === 0
-        ? Effect.succeed<ReadonlyArray<RecallSource.RecallHit>>([])
-        : source.recall({
+      looksUp(budget)
+        ? source.recall({
             kind,
             stream,
             query,
@@ -250,18 +250,26 @@ export const prepareContext = (
             owner: policy.owner,
             ...(dedupe ? { held: window.history } : {})
           })
+        : Effect.succeed<ReadonlyArray<RecallSource.RecallHit>>([])
 
-    // The lookups are independent reads: run them at the same time.
+    // The lookups are independent reads: when more than one has work to do, run them at the same time
+    // (a source that waits on a server or an embedder overlaps them). One alone runs in this fiber: a
+    // fiber per lookup costs more than a local index's whole lookup (ADR 0076).
+    const working =
+      managed.filter(({ budget }) => looksUp(budget)).length +
+      (looksUp(codeBudget ?? 0) ? 1 : 0) +
+      ((policy.skills?.matches.length ?? 0) > 0 ? 1 : 0)
+    const concurrency = working > 1 ? "unbounded" : 1
     const found = yield* Effect.all(
       {
         kinds: Effect.all(
           managed.map(({ kind, budget }) => lookup(kind, budget)),
-          { concurrency: "unbounded" }
+          { concurrency }
         ),
         codeContext: lookup("code_context", codeBudget ?? 0),
         skills: skillCandidates(context, policy.skills)
       },
-      { concurrency: "unbounded" }
+      { concurrency }
     )
 
     const keepable = {
