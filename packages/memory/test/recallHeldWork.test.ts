@@ -16,14 +16,17 @@ import * as FullTextRecall from "../src/FullTextRecall.js"
 import * as RecallIndex from "../src/RecallIndex.js"
 import * as SqliteEventLog from "../src/SqliteEventLog.js"
 import { entriesPage, searchWork } from "../src/internal/search.js"
+import { postgres } from "./support/stores.js"
 
 const dir = mkdtempSync(join(tmpdir(), "ctxlog-recall-held-"))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
 const text = (index: number) => `note ${index}: the zeppelin parser step ${index % 7} failed on input ${index}`
 
+type Store = Layer.Layer<SqliteEventLog.Services, unknown>
+
 /** The full-text source, told what the window holds (as `prepareContext` tells it) or not. */
-const stack = (filename: string, told: boolean) => {
+const stack = (store: Store, told: boolean) => {
   const source = told
     ? FullTextRecall.layer()
     : Layer.effect(
@@ -34,7 +37,7 @@ const stack = (filename: string, told: boolean) => {
       )
   return ContextService.layer().pipe(
     Layer.provideMerge(source),
-    Layer.provideMerge(SqliteEventLog.layer({ filename })),
+    Layer.provideMerge(store),
     Layer.provideMerge(Layer.mergeAll(TokenCounter.layerGpt(), Ids.layerUuidV7))
   )
 }
@@ -93,51 +96,63 @@ const scenario = (size: number) =>
     return steps
   })
 
+const stores: ReadonlyArray<{
+  readonly name: string
+  readonly sizes: ReadonlyArray<number>
+  readonly store: (label: string) => Store
+}> = [
+  {
+    name: "SQLite",
+    sizes: [300, 3000],
+    store: (label) => SqliteEventLog.layer({ filename: join(dir, `${label}.db`) })
+  },
+  { name: "PostgreSQL", sizes: [300], store: (label) => postgres(`held_${label}`) }
+]
+
 describe("recall of a prepare: searches whose every hit would be dropped are skipped", () => {
-  for (const size of [300, 3000]) {
-    it.effect(`injects what the full search gives, and checks only new entries, at ${size} messages`, () =>
-      Effect.gen(function* () {
-        const told = yield* scenario(size).pipe(
-          Effect.provide(stack(join(dir, `told-${size}.db`), true)),
-          Effect.scoped
-        )
-        const plain = yield* scenario(size).pipe(
-          Effect.provide(stack(join(dir, `plain-${size}.db`), false)),
-          Effect.scoped
-        )
-        // What each prepare injected is the same either way.
-        assert.deepStrictEqual(
-          told.map((step) => step.injected),
-          plain.map((step) => step.injected)
-        )
-        // Not told, every prepare searches the conversation (and, once alice has another, that one
-        // too: outside `FullTextRecall.together` each kind searches on its own); told, the conversation
-        // is searched only once the window no longer holds all of it.
-        assert.deepStrictEqual(
-          plain.map((step) => step.statements),
-          [1, 1, 1, 2, 2, 2]
-        )
-        assert.deepStrictEqual(
-          told.map((step) => step.statements),
-          [0, 0, 0, 1, 2, 2]
-        )
-        // The first check reads the history's entries once; then only the new ones. After the trim the
-        // window's history is indexed again and the check starts over: one page of entries, whose first
-        // is not held; then no read while that entry stays out of the window.
-        assert.deepStrictEqual(
-          told.map((step) => step.entriesChecked),
-          [size, 2, 2, 0, Math.min(size + 4, entriesPage), 0]
-        )
-        const [, , , cross, trimmed] = told
-        assert.isTrue(
-          cross?.injected.some(
-            ([kind, texts]) => kind === "cross_session" && texts.some((t) => t.includes("other conversation"))
-          )
-        )
-        assert.isTrue(
-          trimmed?.injected.some(([kind, texts]) => kind === "recall" && texts.some((t) => t.includes("input 3")))
-        )
-      })
-    )
+  for (const { name, sizes, store } of stores) {
+    for (const size of sizes) {
+      it.effect(
+        `${name}: injects what the full search gives, and checks only new entries, at ${size} messages`,
+        () =>
+          Effect.gen(function* () {
+            const told = yield* scenario(size).pipe(Effect.provide(stack(store(`told${size}`), true)), Effect.scoped)
+            const plain = yield* scenario(size).pipe(Effect.provide(stack(store(`plain${size}`), false)), Effect.scoped)
+            // What each prepare injected is the same either way.
+            assert.deepStrictEqual(
+              told.map((step) => step.injected),
+              plain.map((step) => step.injected)
+            )
+            // Not told, every prepare searches the conversation (and, once alice has another, that one
+            // too: outside `FullTextRecall.together` each kind searches on its own); told, the
+            // conversation is searched only once the window no longer holds all of it.
+            assert.deepStrictEqual(
+              plain.map((step) => step.statements),
+              [1, 1, 1, 2, 2, 2]
+            )
+            assert.deepStrictEqual(
+              told.map((step) => step.statements),
+              [0, 0, 0, 1, 2, 2]
+            )
+            // The first check reads the history's entries once; then only the new ones. After the trim
+            // the window's history is indexed again and the check starts over: one page of entries,
+            // whose first is not held; then no read while that entry stays out of the window.
+            assert.deepStrictEqual(
+              told.map((step) => step.entriesChecked),
+              [size, 2, 2, 0, Math.min(size + 4, entriesPage), 0]
+            )
+            const [, , , cross, trimmed] = told
+            assert.isTrue(
+              cross?.injected.some(
+                ([kind, texts]) => kind === "cross_session" && texts.some((t) => t.includes("other conversation"))
+              )
+            )
+            assert.isTrue(
+              trimmed?.injected.some(([kind, texts]) => kind === "recall" && texts.some((t) => t.includes("input 3")))
+            )
+          }),
+        { timeout: 120_000 }
+      )
+    }
   }
 })
