@@ -1,7 +1,8 @@
 import type { EventLog } from "@ctxlog/core"
 import * as Effect from "effect/Effect"
-import { sql } from "kysely"
+import { type Kysely, sql } from "kysely"
 import type { Backend, SearchFilter, SearchRow, SearchTerms } from "./backend.js"
+import type { Database, Dialect } from "./schema.js"
 
 /** The WHERE conditions of a search, shared by both dialects (`e` = recall_entries, `o` = stream_owners). */
 export const filterSql = (filter: SearchFilter) => {
@@ -50,48 +51,46 @@ export const entriesPage = 512
  * The recall entries of `stream` of these kinds with an entry id above `after`, oldest first, at most
  * `entriesPage` of them: what a held-check reads. Entry ids only grow (SQLite AUTOINCREMENT, a PostgreSQL
  * identity), so the entries after a checked one are the ones indexed since. On SQLite the scan walks the
- * primary key from `after` (the new rows), not the stream's whole index.
+ * primary key from `after` (the new rows), not the stream's whole index. Inside a `Backend.query`.
  */
-export const entriesAfter = (
-  backend: Backend,
+export const entriesAfter = async (
+  db: Kysely<Database>,
+  dialect: Dialect,
   stream: string,
   kinds: ReadonlyArray<string>,
   after: number
-): Effect.Effect<ReadonlyArray<{ readonly entry_id: number; readonly ref: string }>, EventLog.StoreError> =>
-  backend
-    .query("read recall entries", async (db) => {
-      const streamColumn = backend.dialect === "sqlite" ? sql`+e.stream_id` : sql`e.stream_id`
-      const kindList = kinds.length === 0 ? sql`1 = 0` : sql`e.kind in (${sql.join(kinds.map((kind) => sql`${kind}`))})`
-      const result = await sql<{ entry_id: number; ref: string }>`
-        select e.entry_id, e.ref from recall_entries e
-        where e.entry_id > ${after} and ${streamColumn} = ${stream} and e.source = 'message' and ${kindList}
-        order by e.entry_id
-        limit ${entriesPage}`.execute(db)
-      return result.rows.map((row) => ({ entry_id: Number(row.entry_id), ref: row.ref }))
-    })
-    .pipe(Effect.tap((rows) => Effect.sync(() => (searchWork.entriesChecked += rows.length))))
+): Promise<ReadonlyArray<{ readonly entry_id: number; readonly ref: string }>> => {
+  const streamColumn = dialect === "sqlite" ? sql`+e.stream_id` : sql`e.stream_id`
+  const kindList = kinds.length === 0 ? sql`1 = 0` : sql`e.kind in (${sql.join(kinds.map((kind) => sql`${kind}`))})`
+  const result = await sql<{ entry_id: number; ref: string }>`
+    select e.entry_id, e.ref from recall_entries e
+    where e.entry_id > ${after} and ${streamColumn} = ${stream} and e.source = 'message' and ${kindList}
+    order by e.entry_id
+    limit ${entriesPage}`.execute(db)
+  searchWork.entriesChecked += result.rows.length
+  return result.rows.map((row) => ({ entry_id: Number(row.entry_id), ref: row.ref }))
+}
 
 /**
  * Whether an owner scope has anything to search: a message entry of these kinds in a stream of `owner`
  * (other than `except`). One indexed lookup; a scope without one finds nothing, so it is not searched.
+ * Inside a `Backend.query`.
  */
-export const ownerHasEntries = (
-  backend: Backend,
+export const ownerHasEntries = async (
+  db: Kysely<Database>,
   owner: string,
   except: string | undefined,
   kinds: ReadonlyArray<string>
-): Effect.Effect<boolean, EventLog.StoreError> =>
-  kinds.length === 0
-    ? Effect.succeed(false)
-    : backend.query("check owner entries", async (db) => {
-        const result = await sql<{ found: number }>`
-          select 1 as found from stream_owners o
-          join recall_entries e on e.stream_id = o.stream_id
-          where o.owner = ${owner} ${except === undefined ? sql`` : sql`and o.stream_id <> ${except}`}
-            and e.source = 'message' and e.kind in (${sql.join(kinds.map((kind) => sql`${kind}`))})
-          limit 1`.execute(db)
-        return result.rows.length > 0
-      })
+): Promise<boolean> => {
+  if (kinds.length === 0) return false
+  const result = await sql<{ found: number }>`
+    select 1 as found from stream_owners o
+    join recall_entries e on e.stream_id = o.stream_id
+    where o.owner = ${owner} ${except === undefined ? sql`` : sql`and o.stream_id <> ${except}`}
+      and e.source = 'message' and e.kind in (${sql.join(kinds.map((kind) => sql`${kind}`))})
+    limit 1`.execute(db)
+  return result.rows.length > 0
+}
 
 /**
  * Several scoped searches for one query, at one state of the index: what `Backend.search` returns for

@@ -2,9 +2,10 @@ import { EventLog, TokenCounter } from "@ctxlog/core"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import { sql } from "kysely"
+import { type Kysely, sql } from "kysely"
 import * as RecallIndex from "../RecallIndex.js"
 import type { SearchFilter, SearchRow } from "./backend.js"
+import type { Database } from "./schema.js"
 import { chunk, mentions } from "./indexing.js"
 import { entriesAfter, entriesPage, ownerHasEntries, searchEach, terms } from "./search.js"
 import type { StoreShared } from "./storeShared.js"
@@ -67,54 +68,71 @@ export const make = (shared: StoreShared): RecallIndex.RecallIndex.Service => {
    * ids only grow with its size) only the entries after the last check are read, and a scope found not
    * all held costs no read while its first unheld entry stays unheld.
    */
-  const allHeld = (request: RecallIndex.SearchRequest): Effect.Effect<boolean, EventLog.StoreError> =>
-    Effect.gen(function* () {
-      const held = request.held
-      if (held === undefined || request.scope._tag !== "Stream") return false
-      const stream = request.scope.stream
-      const kinds = request.kinds ?? RecallIndex.recallableKinds
-      const growing = held.growing
-      const key = `${stream}\u0000${kinds.join("\u0000")}`
-      const checks = growing === undefined ? undefined : (heldChecks.get(growing.from) ?? new Map<string, HeldCheck>())
-      const known = growing === undefined ? undefined : checks?.get(key)
-      const usable = known !== undefined && growing !== undefined && growing.size >= known.size ? known : undefined
-      if (usable?.unheld !== undefined && !held.has(usable.unheld.ref)) return false
-      let through = usable?.through ?? 0
-      let unheld: HeldCheck["unheld"]
-      for (;;) {
-        const entries = yield* entriesAfter(backend, stream, kinds, through)
-        for (const entry of entries) {
-          if (!held.has(entry.ref)) {
-            unheld = { entryId: entry.entry_id, ref: entry.ref }
-            break
-          }
-          through = entry.entry_id
+  const allHeld = async (db: Kysely<Database>, request: RecallIndex.SearchRequest): Promise<boolean> => {
+    const held = request.held
+    if (held === undefined || request.scope._tag !== "Stream") return false
+    const stream = request.scope.stream
+    const kinds = request.kinds ?? RecallIndex.recallableKinds
+    const growing = held.growing
+    const key = `${stream}\u0000${kinds.join("\u0000")}`
+    const checks = growing === undefined ? undefined : (heldChecks.get(growing.from) ?? new Map<string, HeldCheck>())
+    const known = growing === undefined ? undefined : checks?.get(key)
+    const usable = known !== undefined && growing !== undefined && growing.size >= known.size ? known : undefined
+    if (usable?.unheld !== undefined && !held.has(usable.unheld.ref)) return false
+    let through = usable?.through ?? 0
+    let unheld: HeldCheck["unheld"]
+    for (;;) {
+      const entries = await entriesAfter(db, backend.dialect, stream, kinds, through)
+      for (const entry of entries) {
+        if (!held.has(entry.ref)) {
+          unheld = { entryId: entry.entry_id, ref: entry.ref }
+          break
         }
-        if (unheld !== undefined || entries.length < entriesPage) break
+        through = entry.entry_id
       }
-      if (growing !== undefined && checks !== undefined) {
-        checks.set(key, { size: growing.size, through, unheld })
-        heldChecks.set(growing.from, checks)
-      }
-      return unheld === undefined
-    })
-
-  /** Whether a request's scope has nothing the caller would keep: all held, or an owner scope with no entries. */
-  const nothingToFind = (request: RecallIndex.SearchRequest): Effect.Effect<boolean, EventLog.StoreError> => {
-    switch (request.scope._tag) {
-      case "Stream":
-        return allHeld(request)
-      case "Owner":
-        return ownerHasEntries(
-          backend,
-          request.scope.owner,
-          request.scope.except,
-          request.kinds ?? RecallIndex.recallableKinds
-        ).pipe(Effect.map((found) => !found))
-      case "Documents":
-        return Effect.succeed(false)
+      if (unheld !== undefined || entries.length < entriesPage) break
     }
+    if (growing !== undefined && checks !== undefined) {
+      checks.set(key, { size: growing.size, through, unheld })
+      heldChecks.set(growing.from, checks)
+    }
+    return unheld === undefined
   }
+
+  /**
+   * For each request, whether its scope has nothing the caller would keep: every entry held, or an owner
+   * scope with no entries. One query call for all of them.
+   */
+  const nothingToFind = (
+    requests: ReadonlyArray<RecallIndex.SearchRequest>
+  ): Effect.Effect<ReadonlyArray<boolean>, EventLog.StoreError> =>
+    requests.every(
+      (request) => request.scope._tag === "Documents" || (request.scope._tag === "Stream" && request.held === undefined)
+    )
+      ? Effect.succeed(requests.map(() => false))
+      : backend.query("check recall scopes", async (db) => {
+          const found: Array<boolean> = []
+          for (const request of requests) {
+            switch (request.scope._tag) {
+              case "Stream":
+                found.push(await allHeld(db, request))
+                break
+              case "Owner":
+                found.push(
+                  !(await ownerHasEntries(
+                    db,
+                    request.scope.owner,
+                    request.scope.except,
+                    request.kinds ?? RecallIndex.recallableKinds
+                  ))
+                )
+                break
+              case "Documents":
+                found.push(false)
+            }
+          }
+          return found
+        })
 
   // One catch-up, then one `searchEach` per distinct query and limit (one statement on SQLite). A scope
   // of an owner this store does not act for finds nothing, without a query; so does a scope with nothing
@@ -129,13 +147,17 @@ export const make = (shared: StoreShared): RecallIndex.RecallIndex.Service => {
     return Effect.zipRight(
       projection.catchUp,
       Effect.gen(function* () {
-        const groups = new Map<string, Array<number>>()
-        for (const at of asked) {
+        const askedRequests = asked.flatMap((at) => {
           const request = requests[at]
-          if (request === undefined || (yield* nothingToFind(request))) continue
+          return request === undefined ? [] : [{ at, request }]
+        })
+        const empty = yield* nothingToFind(askedRequests.map(({ request }) => request))
+        const groups = new Map<string, Array<number>>()
+        askedRequests.forEach(({ at, request }, index) => {
+          if (empty[index] === true) return
           const key = `${request.limit ?? 20}\u0000${request.query}`
           groups.set(key, [...(groups.get(key) ?? []), at])
-        }
+        })
         const each: Array<ReadonlyArray<RecallIndex.SearchHit>> = requests.map(() => [])
         for (const members of groups.values()) {
           const first = requests[members[0] ?? 0]
