@@ -73,6 +73,8 @@ const scenario = (size: number) =>
         Array.from({ length: Math.min(500, size - at) }, (_, k) => Message.user(text(at + k)))
       )
     }
+    // Everything indexed before the first prepare (the appends' background catch-ups may still be running).
+    yield* index.catchUp()
     const steps: Array<{
       statements: number
       entriesChecked: number
@@ -80,11 +82,15 @@ const scenario = (size: number) =>
     }> = []
     // The window holds every message, and alice has no other conversation: nothing is searched.
     steps.push(yield* prepare("zeppelin parser failed"))
-    // Steady state: two new messages, two entries checked.
+    // Steady state: two new messages a turn, not indexed yet; the prepare checks them against the window
+    // as a catch-up would index them, finds them held, and leaves the index to catch up later.
     for (let turn = 0; turn < 2; turn++) {
       yield* ctx.appendMessages("mine", [Message.user(text(size + 2 * turn)), Message.user(text(size + 2 * turn + 1))])
       steps.push(yield* prepare("zeppelin parser failed"))
     }
+    const leftToIndex = (yield* index.catchUp()).events
+    // Indexed now: the next check reads the four new entries, and only them.
+    steps.push(yield* prepare("zeppelin parser failed"))
     // Another conversation of alice's: the cross-session scope is searched (and finds it).
     yield* index.setOwner("other", "alice")
     yield* ctx.appendMessages("other", [Message.user("the zeppelin parser failed in the other conversation")])
@@ -93,7 +99,7 @@ const scenario = (size: number) =>
     yield* ctx.trimToBudget("mine", 600)
     steps.push(yield* prepare("zeppelin parser step 3 failed on input 3"))
     steps.push(yield* prepare("zeppelin parser step 3 failed on input 3"))
-    return steps
+    return { steps, leftToIndex }
   })
 
 const stores: ReadonlyArray<{
@@ -116,8 +122,14 @@ describe("recall of a prepare: searches whose every hit would be dropped are ski
         `${name}: injects what the full search gives, and checks only new entries, at ${size} messages`,
         () =>
           Effect.gen(function* () {
-            const told = yield* scenario(size).pipe(Effect.provide(stack(store(`told${size}`), true)), Effect.scoped)
-            const plain = yield* scenario(size).pipe(Effect.provide(stack(store(`plain${size}`), false)), Effect.scoped)
+            const { steps: told, leftToIndex } = yield* scenario(size).pipe(
+              Effect.provide(stack(store(`told${size}`), true)),
+              Effect.scoped
+            )
+            const { steps: plain, leftToIndex: plainLeft } = yield* scenario(size).pipe(
+              Effect.provide(stack(store(`plain${size}`), false)),
+              Effect.scoped
+            )
             // What each prepare injected is the same either way.
             assert.deepStrictEqual(
               told.map((step) => step.injected),
@@ -128,20 +140,23 @@ describe("recall of a prepare: searches whose every hit would be dropped are ski
             // conversation is searched only once the window no longer holds all of it.
             assert.deepStrictEqual(
               plain.map((step) => step.statements),
-              [1, 1, 1, 2, 2, 2]
+              [1, 1, 1, 1, 2, 2, 2]
             )
             assert.deepStrictEqual(
               told.map((step) => step.statements),
-              [0, 0, 0, 1, 2, 2]
+              [0, 0, 0, 0, 1, 2, 2]
             )
-            // The first check reads the history's entries once; then only the new ones. After the trim
-            // the window's history is indexed again and the check starts over: one page of entries,
-            // whose first is not held; then no read while that entry stays out of the window.
+            // Not told, each prepare caught the index up; told, the two turns' four messages (an event each) were left to index.
+            assert.strictEqual(plainLeft, 0)
+            assert.strictEqual(leftToIndex, 4)
+            // The first check reads the history's entries once; then only the new ones, once indexed.
+            // After the trim the window's history is indexed again and the check starts over: one page of
+            // entries, whose first is not held; then no read while that entry stays out of the window.
             assert.deepStrictEqual(
               told.map((step) => step.entriesChecked),
-              [size, 2, 2, 0, Math.min(size + 4, entriesPage), 0]
+              [size, 0, 0, 4, 0, Math.min(size + 4, entriesPage), 0]
             )
-            const [, , , cross, trimmed] = told
+            const [, , , , cross, trimmed] = told
             assert.isTrue(
               cross?.injected.some(
                 ([kind, texts]) => kind === "cross_session" && texts.some((t) => t.includes("other conversation"))

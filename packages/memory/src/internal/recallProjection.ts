@@ -38,6 +38,16 @@ export interface RecallProjection {
   readonly rebuild: Effect.Effect<CatchUp, EventLog.StoreError>
   /** The newest checkpoint this process has seen (a hint for when to catch up after an append). */
   readonly known: () => number
+  /**
+   * The message entries the next catch-up would index, when at most `limit` events wait after the
+   * checkpoint (undefined when more wait, or there is no checkpoint yet). Reads; indexes nothing.
+   */
+  readonly pending: (
+    limit: number
+  ) => Effect.Effect<
+    ReadonlyArray<{ readonly stream: string; readonly ref: string; readonly kind: string }> | undefined,
+    EventLog.StoreError
+  >
 }
 
 /** Build the projection. */
@@ -49,18 +59,20 @@ export const make = (backend: Backend, options: { readonly batchSize: number }):
 
   // The checkpoint and the events after it, in one query: with nothing to index, one row of nulls beside
   // the checkpoint (so a catch-up that finds nothing new costs this one query).
-  const readBatch = backend.readGlobal("read events to index", async (db) => {
-    const result = await sql<Row | (Pick<Row, "checkpoint"> & { readonly global_position: null })>`
-      select c.position as checkpoint, e.global_position, e.event_id, e.stream_id, e.stream_version, e.type,
-             e.schema_version, e.data, e.recorded_at
-      from projection_checkpoints c
-      left join events e on e.global_position > c.position
-      where c.name = ${name}
-      order by e.global_position
-      limit ${batchSize}`.execute(db)
-    const rows = result.rows.filter((row): row is Row => row.global_position !== null)
-    return { checkpoint: result.rows[0]?.checkpoint, rows }
-  })
+  const readAfterCheckpoint = (limit: number) =>
+    backend.readGlobal("read events to index", async (db) => {
+      const result = await sql<Row | (Pick<Row, "checkpoint"> & { readonly global_position: null })>`
+        select c.position as checkpoint, e.global_position, e.event_id, e.stream_id, e.stream_version, e.type,
+               e.schema_version, e.data, e.recorded_at
+        from projection_checkpoints c
+        left join events e on e.global_position > c.position
+        where c.name = ${name}
+        order by e.global_position
+        limit ${limit}`.execute(db)
+      const rows = result.rows.filter((row): row is Row => row.global_position !== null)
+      return { checkpoint: result.rows[0]?.checkpoint, rows }
+    })
+  const readBatch = readAfterCheckpoint(batchSize)
 
   const checkpoint = backend.query("read recall checkpoint", (db) =>
     db
@@ -190,5 +202,15 @@ export const make = (backend: Backend, options: { readonly batchSize: number }):
       Effect.zipRight(catchUp)
     )
 
-  return { catchUp, rebuild, known: () => known }
+  // What the next catch-up would index, read without indexing it (turn29, ADR 0076: a search that skips
+  // every scope need not catch up first).
+  const pending = (limit: number) =>
+    Effect.gen(function* () {
+      const { checkpoint: at, rows } = yield* readAfterCheckpoint(limit + 1)
+      if (at === undefined || rows.length > limit) return undefined
+      const { entries } = yield* rowsOf(rows)
+      return entries.map((entry) => ({ stream: entry.stream_id ?? "", ref: entry.ref, kind: entry.kind }))
+    })
+
+  return { catchUp, rebuild, known: () => known, pending }
 }

@@ -99,40 +99,62 @@ export const make = (shared: StoreShared): RecallIndex.RecallIndex.Service => {
     return unheld === undefined
   }
 
+  /** Entries the index has not caught up with yet (`RecallProjection.pending`). */
+  type Pending = ReadonlyArray<{ readonly stream: string; readonly ref: string; readonly kind: string }>
+
+  /** Whether a request can be checked at all: a held stream or an owner scope. */
+  const checkable = (request: RecallIndex.SearchRequest): boolean =>
+    request.scope._tag === "Owner" || (request.scope._tag === "Stream" && request.held !== undefined)
+
   /**
    * For each request, whether its scope has nothing the caller would keep: every entry held, or an owner
-   * scope with no entries. One query call for all of them.
+   * scope with no entries. One query call for all of them. With `pending` (the entries a catch-up would
+   * add), those count too: a pending entry of the stream must be held, and a pending entry of any other
+   * stream may belong to the owner.
    */
   const nothingToFind = (
-    requests: ReadonlyArray<RecallIndex.SearchRequest>
+    requests: ReadonlyArray<RecallIndex.SearchRequest>,
+    pending: Pending = []
   ): Effect.Effect<ReadonlyArray<boolean>, EventLog.StoreError> =>
-    requests.every(
-      (request) => request.scope._tag === "Documents" || (request.scope._tag === "Stream" && request.held === undefined)
-    )
+    !requests.some(checkable)
       ? Effect.succeed(requests.map(() => false))
       : backend.query("check recall scopes", async (db) => {
           const found: Array<boolean> = []
           for (const request of requests) {
+            const kinds = request.kinds ?? RecallIndex.recallableKinds
+            const inScope = pending.filter((entry) => kinds.includes(entry.kind))
             switch (request.scope._tag) {
-              case "Stream":
-                found.push(await allHeld(db, request))
-                break
-              case "Owner":
+              case "Stream": {
+                const stream = request.scope.stream
+                const held = request.held
                 found.push(
-                  !(await ownerHasEntries(
-                    db,
-                    request.scope.owner,
-                    request.scope.except,
-                    request.kinds ?? RecallIndex.recallableKinds
-                  ))
+                  held !== undefined &&
+                    inScope.every((entry) => entry.stream !== stream || held.has(entry.ref)) &&
+                    (await allHeld(db, request))
                 )
                 break
+              }
+              case "Owner": {
+                const except = request.scope.except
+                found.push(
+                  inScope.every((entry) => entry.stream === except) &&
+                    !(await ownerHasEntries(db, request.scope.owner, except, kinds))
+                )
+                break
+              }
               case "Documents":
                 found.push(false)
             }
           }
           return found
         })
+
+  /**
+   * Events a search may leave to a later catch-up, when its every scope finds nothing without them: at
+   * most this many (a catch-up indexes more in one transaction; reading them again each search would cost
+   * more than indexing them).
+   */
+  const pendingLimit = 64
 
   // One catch-up, then one `searchEach` per distinct query and limit (one statement on SQLite). A scope
   // of an owner this store does not act for finds nothing, without a query; so does a scope with nothing
@@ -144,13 +166,26 @@ export const make = (shared: StoreShared): RecallIndex.RecallIndex.Service => {
       request.scope._tag !== "Stream" && foreignOwner(request.scope.owner) ? [] : [at]
     )
     if (asked.length === 0) return Effect.succeed(requests.map(() => []))
-    return Effect.zipRight(
-      projection.catchUp,
-      Effect.gen(function* () {
-        const askedRequests = asked.flatMap((at) => {
-          const request = requests[at]
-          return request === undefined ? [] : [{ at, request }]
-        })
+    const askedRequests = asked.flatMap((at) => {
+      const request = requests[at]
+      return request === undefined ? [] : [{ at, request }]
+    })
+    return Effect.gen(function* () {
+      // Every scope checkable: check them against the index and what a catch-up would add to it first.
+      // When none has anything the caller would keep, nothing is searched and the index is left to catch
+      // up later (before the next search that runs, or in the background after appends).
+      if (askedRequests.every(({ request }) => checkable(request))) {
+        const pending = yield* projection.pending(pendingLimit)
+        if (pending !== undefined) {
+          const empty = yield* nothingToFind(
+            askedRequests.map(({ request }) => request),
+            pending
+          )
+          if (empty.every((value) => value)) return requests.map((): ReadonlyArray<RecallIndex.SearchHit> => [])
+        }
+      }
+      yield* projection.catchUp
+      return yield* Effect.gen(function* () {
         const empty = yield* nothingToFind(askedRequests.map(({ request }) => request))
         const groups = new Map<string, Array<number>>()
         askedRequests.forEach(({ at, request }, index) => {
@@ -177,7 +212,7 @@ export const make = (shared: StoreShared): RecallIndex.RecallIndex.Service => {
         }
         return each
       })
-    )
+    })
   }
 
   return {
