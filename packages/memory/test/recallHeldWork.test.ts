@@ -171,3 +171,39 @@ describe("recall of a prepare: searches whose every hit would be dropped are ski
     }
   }
 })
+
+// The entries a catch-up would add are read once per search and kept: a search of one stream keeps
+// what it read of another's, and that stream's next search still counts it.
+describe("recall of a prepare: pending entries read for one stream count for another", () => {
+  it.effect(
+    "an entry of another stream the window does not hold, read while skipping, makes that stream's search run",
+    () =>
+      Effect.gen(function* () {
+        const ctx = yield* ContextService.ContextService
+        yield* ctx.appendMessages("mine", [Message.user(text(1)), Message.user(text(2))])
+        yield* ctx.appendMessages("yours", [Message.user(text(3))])
+        const index = yield* RecallIndex.RecallIndex
+        yield* index.catchUp()
+        const prepareOf = (stream: string) =>
+          Effect.gen(function* () {
+            searchWork.statements = 0
+            yield* ContextAssembly.prepareContext(stream, "zeppelin parser failed", {
+              budgets: { recall: 2000, graphFacts: 0 },
+              dedupe: true
+            })
+            return searchWork.statements
+          })
+        assert.strictEqual(yield* prepareOf("mine"), 0)
+        assert.strictEqual(yield* prepareOf("yours"), 0)
+        // A correction injected into yours: in its knowledge, not its history, so a search of yours may find it.
+        yield* ctx.inject("yours", "correction", ["the zeppelin parser failed because of a missing token"])
+        // Mine's search reads it (pending, not indexed) and skips all the same; the index stays behind.
+        assert.strictEqual(yield* prepareOf("mine"), 0)
+        // Yours: the pending entry read by mine's search is not held by its history: searched.
+        assert.strictEqual(yield* prepareOf("yours"), 1)
+      }).pipe(
+        Effect.provide(stack(SqliteEventLog.layer({ filename: join(dir, "two-streams.db") }), true)),
+        Effect.scoped
+      )
+  )
+})
