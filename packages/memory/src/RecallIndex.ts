@@ -1,7 +1,8 @@
 /**
  * The recall index of the durable logs, a projection of the log kept off the append path: it catches up
- * from the global position after commit, in batches, and before every query (so a query never misses a
- * committed message), and can be rebuilt from the log. It holds message text for full-text search (SQLite FTS5 with BM25, PostgreSQL `tsvector` with
+ * from the global position after commit, in batches, and before every query that may find something (so
+ * a query never misses a committed message; a search whose every scope finds nothing, counting what a
+ * catch-up would add, leaves it for later: ADR 0076), and can be rebuilt from the log. It holds message text for full-text search (SQLite FTS5 with BM25, PostgreSQL `tsvector` with
  * `ts_rank`), ingested documents in chunks, knowledge-graph facts from `FactsRecorded` events, and the
  * owner of each stream. A search is always scoped: to one stream, to one owner's streams, or to one
  * owner's documents; it never crosses the owner it was asked for.
@@ -158,8 +159,9 @@ export declare namespace RecallIndex {
       limit?: number
     ) => Effect.Effect<ReadonlyArray<FactHit>, EventLog.StoreError>
     /**
-     * Index every committed event not indexed yet (in batches, each in its own transaction). `search`,
-     * `factsFor` and `streamsOf` run it first, so a query never misses a committed message.
+     * Index every committed event not indexed yet (in batches, each in its own transaction). `search`
+     * (unless it finds nothing either way, ADR 0076), `factsFor` and `streamsOf` run it first, so a query
+     * never misses a committed message.
      */
     readonly catchUp: () => Effect.Effect<CatchUp, EventLog.StoreError>
     /** Drop the message entries and facts and index the whole log again (documents are kept). */
