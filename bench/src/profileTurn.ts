@@ -1,8 +1,8 @@
 /**
  * Where a turn's time goes (not part of `pnpm bench`; see BENCHMARKS.md): one user turn of the `turn`
  * scenario (prepare; render + complete for a tool call; render + complete for the answer) on SQLite at
- * SIZE history messages, TURNS times after 5 warm-up turns, printing the mean per turn (wall time, and
- * the process's CPU time, steadier on a loaded machine) and per step.
+ * SIZE history messages, TURNS times after 5 warm-up turns, printing the mean per turn and per step (wall
+ * time, and the process's CPU time, steadier on a loaded machine).
  * PROFILE=file writes a CPU profile of the measured turns (node:inspector, 100 µs sampling); SQLTIME=1
  * times every better-sqlite3 statement by its SQL; PREPONLY=1 runs prepare and a final complete only.
  *
@@ -101,12 +101,18 @@ const main = async () => {
       )
     )
   }
+  // Per step: wall time, and the process's CPU time (user + system), which a loaded machine inflates less.
   const steps = new Map<string, number>()
+  const stepsCpu = new Map<string, number>()
   let last = 0
+  let lastCpu = process.cpuUsage()
   const mark = (s: string) => {
     const now = performance.now()
+    const cpuNow = process.cpuUsage()
     steps.set(s, (steps.get(s) ?? 0) + now - last)
+    stepsCpu.set(s, (stepsCpu.get(s) ?? 0) + (cpuNow.user - lastCpu.user + cpuNow.system - lastCpu.system) / 1000)
     last = now
+    lastCpu = cpuNow
   }
   for (let i = 0; i < 5; i++) {
     last = performance.now()
@@ -125,6 +131,7 @@ const main = async () => {
   const cpuBefore = process.cpuUsage()
   for (let i = 5; i < 5 + turns; i++) {
     last = performance.now()
+    lastCpu = process.cpuUsage()
     const t0 = last
     await runtime.runPromise(turn(i, mark))
     if (process.env.EACH) console.log(i, (performance.now() - t0).toFixed(1))
@@ -139,7 +146,7 @@ const main = async () => {
     writeFileSync(process.env.PROFILE ?? "turn.cpuprofile", JSON.stringify(p))
   }
   console.log(
-    `size ${size}: ${(total / turns).toFixed(2)} ms/turn (cpu ${((cpu.user + cpu.system) / 1000 / turns).toFixed(2)}); ${[...steps].map(([s, ms]) => `${s} ${(ms / turns).toFixed(2)}`).join(", ")}`
+    `size ${size}: ${(total / turns).toFixed(2)} ms/turn (cpu ${((cpu.user + cpu.system) / 1000 / turns).toFixed(2)}); ${[...steps].map(([s, ms]) => `${s} ${(ms / turns).toFixed(2)} (cpu ${((stepsCpu.get(s) ?? 0) / turns).toFixed(2)})`).join(", ")}`
   )
   await runtime.dispose()
   rmSync(dir, { recursive: true, force: true })

@@ -80,6 +80,9 @@ const pairsOf = (window: Window.Window): ReadonlyMap<string, Pair> => {
 /** Completed pairs over the cutoff that are neither queued nor summarized yet, oldest first. @since 0.1.0 */
 export const candidates = (window: Window.Window, options: Options = {}): ReadonlyArray<string> => {
   const cutoff = cutoffOf(options)
+  // A candidate's result message is over the cutoff: without one, no pair needs pairing up (a turn's
+  // window usually has none, and pairing walks every part of the history).
+  if (!window.history.some((message) => message.tokens > cutoff && Message.toolResultsOf(message).length > 0)) return []
   const taken = new Set([...window.pendingToolPairs, ...window.deferredSummaries.map((summary) => summary.toolCallId)])
   return [...pairsOf(window).values()]
     .filter((pair) => pair.resultMessage.tokens > cutoff && !taken.has(pair.result.toolCallId))

@@ -180,3 +180,33 @@ for (const store of stores) {
     )
   })
 }
+
+// A complete with tool results asks for candidates on every call: a history with no result over the
+// cutoff costs a look at each message's token count, not a walk of its parts to pair calls and results.
+describe("deferred candidates work", () => {
+  it.effect("reads the parts of only the messages over the cutoff", () =>
+    Effect.gen(function* () {
+      const window = (yield* seed("work")).window
+      const big = window.history.filter((message) => message.tokens > 200)
+      assert.isAbove(big.length, 0)
+      let partsRead = 0
+      const counted = (history: ReadonlyArray<Message.Message>) =>
+        history.map((message) => {
+          const { parts, ...rest } = message
+          return Object.defineProperty({ ...rest }, "parts", {
+            enumerable: true,
+            get: () => {
+              partsRead++
+              return parts
+            }
+          }) as Message.Message
+        })
+      // Nothing over a cutoff above every message: no part is read.
+      const none = DeferredSummaries.candidates({ ...window, history: counted(window.history) }, { cutoffTokens: 1e9 })
+      assert.deepStrictEqual(none, [])
+      assert.strictEqual(partsRead, 0)
+      // Over the cutoff: the same candidates as before, found by pairing the history.
+      assert.deepStrictEqual(DeferredSummaries.candidates(window, options), ["big1", "big2"])
+    }).pipe(Effect.provide(ContextService.layerMemory()))
+  )
+})

@@ -431,7 +431,9 @@ export const make = (options: Options = {}) =>
                 if (unit.events.length === 0) return { value, window: unit.window, events: [] }
                 const appended = yield* log.append(stream, unit.events, base.version, metadata)
                 const written = appended.stored ?? unit.events
-                const next = remember(stream, { window: Window.replay(written, base), hash: appended.lastHash })
+                // The unit folded its events as it ran: fold again only what a store changed (a redaction).
+                const folded = appended.stored === undefined ? unit.window : Window.replay(written, base)
+                const next = remember(stream, { window: folded, hash: appended.lastHash })
                 yield* repository.committed(stream, next)
                 return { value, window: next, events: written }
               }).pipe(retrying)

@@ -20,6 +20,24 @@ export interface RecallRequest {
   readonly budget: number
   /** Scope for cross-session recall: a search never crosses the owner it was asked for. */
   readonly owner?: string | undefined
+  /**
+   * The messages of `stream` the caller already holds and drops from what it is given (a prepare's
+   * dedupe against the window). A source may use it to leave out work whose every result the caller
+   * would drop: when each message of the stream it could return is held, it need not search the
+   * stream at all. What it returns is unchanged otherwise.
+   * @since 0.7.0
+   */
+  readonly held?: HeldMessages | undefined
+}
+
+/**
+ * Messages of one stream a caller holds, by id. `growing` lets a source remember what it checked: a
+ * request with the same `from` object and a `size` at least as large holds every id an earlier one held.
+ * @since 0.7.0
+ */
+export interface HeldMessages {
+  readonly has: (messageId: string) => boolean
+  readonly growing?: { readonly from: object; readonly size: number } | undefined
 }
 
 /** One recalled item. @since 0.1.0 */

@@ -9,6 +9,7 @@ import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import { ContextService, EventLog, Ids, Message, RecallSource, TokenCounter, WindowRepository } from "../src/index.js"
+import { resetWork, work } from "../src/internal/work.js"
 
 /** The in-memory log, counting its appends and version reads: a test double of our own service, as a Layer. */
 const counted = (appends: { count: number; versions?: number }) =>
@@ -257,4 +258,24 @@ describe("ContextService conflicts", () => {
       }).pipe(Effect.provide(withRival(rival, retries)))
     })
   }
+})
+
+// A unit folds each operation's events as it runs; the append that ends it keeps that window instead of
+// folding the same events again (unless the store changed them: a redaction).
+describe("ContextService.batch folds once", () => {
+  it.effect("the events of a unit are folded once", () =>
+    Effect.gen(function* () {
+      const ctx = yield* ContextService.ContextService
+      yield* ctx.appendMessages("s", [Message.user("first")])
+      resetWork()
+      const done = yield* ctx.batch("s", ctx.appendMessages("s", [Message.user("second")]))
+      // One message appended to history: one item reference copied, by the one fold.
+      assert.strictEqual(work.copied, 1)
+      assert.deepStrictEqual(
+        done.window.history.map((message) => Message.textOf(message)),
+        ["first", "second"]
+      )
+      assert.deepStrictEqual(yield* ctx.load("s"), done.window)
+    }).pipe(Effect.provide(stack({ count: 0 })))
+  )
 })

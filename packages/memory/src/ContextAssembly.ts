@@ -225,11 +225,6 @@ export const prepareContext = (
     const context = yield* ContextService.ContextService
     const source = yield* RecallSource.RecallSource
 
-    const lookup = (kind: Message.InjectedKind, budget: number) =>
-      budget === 0 || query.trim().length === 0
-        ? Effect.succeed<ReadonlyArray<RecallSource.RecallHit>>([])
-        : source.recall({ kind, stream, query, budget, owner: policy.owner })
-
     // Every kind with a budget is managed; recall and graph facts always are.
     const managed = managedKinds.flatMap(([name, kind]) => {
       const budget = policy.budgets[name]
@@ -237,25 +232,49 @@ export const prepareContext = (
     })
     const codeBudget = policy.budgets.codeContext
 
-    // The lookups are independent reads: run them at the same time.
+    // What the window holds, before the lookups: with dedupe, a source is told which of the stream's
+    // messages will be dropped, so it need not search a stream whose every message the window holds.
+    const before = yield* context.load(stream)
+    const refreshed = new Set<Message.MessageKind>([...managed.map(({ kind }) => kind), "code_context"])
+    const window = held(before, refreshed)
+    const dedupe = policy.dedupe ?? true
+
+    const looksUp = (budget: number) => budget !== 0 && query.trim().length > 0
+    const lookup = (kind: Message.InjectedKind, budget: number) =>
+      looksUp(budget)
+        ? source.recall({
+            kind,
+            stream,
+            query,
+            budget,
+            owner: policy.owner,
+            ...(dedupe ? { held: window.history } : {})
+          })
+        : Effect.succeed<ReadonlyArray<RecallSource.RecallHit>>([])
+
+    // The lookups are independent reads: when more than one has work to do, run them at the same time
+    // (a source that waits on a server or an embedder overlaps them). One alone runs in this fiber: a
+    // fiber per lookup costs more than a local index's whole lookup (ADR 0076).
+    const working =
+      managed.filter(({ budget }) => looksUp(budget)).length +
+      (looksUp(codeBudget ?? 0) ? 1 : 0) +
+      ((policy.skills?.matches.length ?? 0) > 0 ? 1 : 0)
+    const concurrency = working > 1 ? "unbounded" : 1
     const found = yield* Effect.all(
       {
         kinds: Effect.all(
           managed.map(({ kind, budget }) => lookup(kind, budget)),
-          { concurrency: "unbounded" }
+          { concurrency }
         ),
         codeContext: lookup("code_context", codeBudget ?? 0),
         skills: skillCandidates(context, policy.skills)
       },
-      { concurrency: "unbounded" }
+      { concurrency }
     )
 
-    const before = yield* context.load(stream)
-    const refreshed = new Set<Message.MessageKind>([...managed.map(({ kind }) => kind), "code_context"])
-    const window = held(before, refreshed)
     const keepable = {
       minScore: policy.minScore ?? Number.NEGATIVE_INFINITY,
-      dedupe: policy.dedupe ?? true,
+      dedupe,
       stream,
       held: window
     }

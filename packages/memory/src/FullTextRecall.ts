@@ -122,6 +122,12 @@ export const make = (
               )
       })
 
+    // The messages the caller holds are the request's stream's: they bear on a search of that stream only.
+    const heldFor = (request: RecallSource.RecallRequest, scope: RecallIndex.SearchScope) =>
+      request.held !== undefined && scope._tag === "Stream" && scope.stream === request.stream
+        ? { held: request.held }
+        : {}
+
     const ownerOf = (request: RecallSource.RecallRequest) =>
       request.owner === undefined ? index.ownerOf(request.stream) : Effect.succeed(Option.some(request.owner))
 
@@ -144,7 +150,7 @@ export const make = (
       kinds?: ReadonlyArray<string>
     ) =>
       index
-        .search({ scope, query: request.query, limit: candidates, kinds })
+        .search({ scope, query: request.query, limit: candidates, kinds, ...heldFor(request, scope) })
         .pipe(Effect.flatMap((found) => toCandidates(request, found)))
 
     /** The scope a request of a shareable kind searches (none: a cross-session search without an owner). */
@@ -181,7 +187,12 @@ export const make = (
                 return scope === undefined || Option.isNone(scope) ? [] : [{ kind: each, scope: scope.value }]
               })
               const each = yield* index.searchEach(
-                asked.map(({ scope }) => ({ scope, query: request.query, limit: candidates }))
+                asked.map(({ scope }) => ({
+                  scope,
+                  query: request.query,
+                  limit: candidates,
+                  ...heldFor(request, scope)
+                }))
               )
               return new Map(asked.map(({ kind: asking }, at) => [asking, each[at] ?? []]))
             })

@@ -1,14 +1,15 @@
 /**
  * The recall index of the durable logs, a projection of the log kept off the append path: it catches up
- * from the global position after commit, in batches, and before every query (so a query never misses a
- * committed message), and can be rebuilt from the log. It holds message text for full-text search (SQLite FTS5 with BM25, PostgreSQL `tsvector` with
+ * from the global position after commit, in batches, and before every query that may find something (so
+ * a query never misses a committed message; a search whose every scope finds nothing, counting what a
+ * catch-up would add, leaves it for later: ADR 0076), and can be rebuilt from the log. It holds message text for full-text search (SQLite FTS5 with BM25, PostgreSQL `tsvector` with
  * `ts_rank`), ingested documents in chunks, knowledge-graph facts from `FactsRecorded` events, and the
  * owner of each stream. A search is always scoped: to one stream, to one owner's streams, or to one
  * owner's documents; it never crosses the owner it was asked for.
  *
  * @since 0.1.0
  */
-import type { EventLog } from "@ctxlog/core"
+import type { EventLog, RecallSource } from "@ctxlog/core"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import type * as Option from "effect/Option"
@@ -36,6 +37,14 @@ export interface SearchRequest {
   readonly limit?: number | undefined
   /** Message kinds to search (default: every kind but re-injected context, see `recallableKinds`). */
   readonly kinds?: ReadonlyArray<string> | undefined
+  /**
+   * For a `Stream` scope: the stream's messages the caller holds (and drops from the hits). When every
+   * message of the scope is held, the search is not run and finds nothing, which is what the caller
+   * would have kept of it (ADR 0076). The index checks only the entries new since its last check under
+   * the same `held.growing`.
+   * @since 0.7.0
+   */
+  readonly held?: RecallSource.HeldMessages | undefined
 }
 
 /** One search hit, best first. @since 0.1.0 */
@@ -150,8 +159,9 @@ export declare namespace RecallIndex {
       limit?: number
     ) => Effect.Effect<ReadonlyArray<FactHit>, EventLog.StoreError>
     /**
-     * Index every committed event not indexed yet (in batches, each in its own transaction). `search`,
-     * `factsFor` and `streamsOf` run it first, so a query never misses a committed message.
+     * Index every committed event not indexed yet (in batches, each in its own transaction). `search`
+     * (unless it finds nothing either way, ADR 0076), `factsFor` and `streamsOf` run it first, so a query
+     * never misses a committed message.
      */
     readonly catchUp: () => Effect.Effect<CatchUp, EventLog.StoreError>
     /** Drop the message entries and facts and index the whole log again (documents are kept). */

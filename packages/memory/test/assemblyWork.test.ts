@@ -1,6 +1,8 @@
 import { ContextService, Ids, Message, RecallSource, TokenCounter, Window, type WindowEvent } from "@ctxlog/core"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as Equal from "effect/Equal"
+import type * as FiberId from "effect/FiberId"
 import * as Layer from "effect/Layer"
 import * as ContextAssembly from "../src/ContextAssembly.js"
 import { held, work } from "../src/internal/assembly.js"
@@ -107,4 +109,34 @@ describe("recall candidate counting", () => {
       )
     )
   })
+})
+
+// The lookups of a prepare are forked to run at the same time only when more than one has work to do:
+// a single lookup (a turn's recall) runs in the caller's fiber, a fork costing more than a local lookup.
+describe("recall lookup fibers", () => {
+  const hits: ReadonlyArray<RecallSource.RecallHit> = [
+    { message: Message.user("the lexer lives in src/lex.ts"), score: 1 }
+  ]
+  const lookups = (budgets: ContextAssembly.RetrievalPolicy["budgets"]) =>
+    Effect.gen(function* () {
+      const caller = yield* Effect.fiberId
+      const fibers: Array<FiberId.FiberId> = []
+      const source = Layer.succeed(RecallSource.RecallSource, {
+        recall: (request: RecallSource.RecallRequest) =>
+          Effect.map(Effect.fiberId, (fiber) => {
+            fibers.push(fiber)
+            return request.kind === "recall" || request.kind === "correction" ? hits : []
+          })
+      })
+      yield* ContextAssembly.prepareContext("s", "where does the lexer live", { budgets }).pipe(
+        Effect.provide(ContextService.layerMemory({ ids: Ids.layerSequential("f"), recall: source }))
+      )
+      return fibers.map((fiber) => Equal.equals(fiber, caller))
+    })
+  it.effect("one lookup runs in the caller's fiber, several each in their own", () =>
+    Effect.gen(function* () {
+      assert.deepStrictEqual(yield* lookups({ recall: 1000, graphFacts: 0 }), [true])
+      assert.deepStrictEqual(yield* lookups({ recall: 1000, graphFacts: 0, correction: 1000 }), [false, false])
+    })
+  )
 })

@@ -14,6 +14,11 @@ export interface Has {
 export interface Held {
   readonly texts: Has
   readonly ids: Has
+  /**
+   * The ids of its history alone, for a recall source (`RecallRequest.held`): they only grow while the
+   * history grows by appends (the same index, extended in place), which `growing` says.
+   */
+  readonly history: RecallSource.HeldMessages
 }
 
 /**
@@ -93,7 +98,8 @@ export const held = (window: Window.Window, refreshed: ReadonlySet<Message.Messa
   }
   return {
     texts: { has: (key) => texts.has(key) || within(index.texts, key) },
-    ids: { has: (id) => ids.has(id) || within(index.ids, id) }
+    ids: { has: (id) => ids.has(id) || within(index.ids, id) },
+    history: { has: (id) => within(index.ids, id), growing: { from: index, size: length } }
   }
 }
 

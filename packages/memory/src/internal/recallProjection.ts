@@ -46,6 +46,16 @@ export interface RecallProjection {
   readonly rebuild: Effect.Effect<CatchUp, EventLog.StoreError>
   /** The newest checkpoint this process has seen (a hint for when to catch up after an append). */
   readonly known: () => number
+  /**
+   * The message entries the next catch-up would index, when at most `limit` events wait after the
+   * checkpoint (undefined when more wait, or there is no checkpoint yet). Reads; indexes nothing.
+   */
+  readonly pending: (
+    limit: number
+  ) => Effect.Effect<
+    ReadonlyArray<{ readonly stream: string; readonly ref: string; readonly kind: string }> | undefined,
+    EventLog.StoreError
+  >
 }
 
 /** Build the projection. */
@@ -57,18 +67,27 @@ export const make = (backend: Backend, options: { readonly batchSize: number }):
 
   // The checkpoint and the events after it, in one query: with nothing to index, one row of nulls beside
   // the checkpoint (so a catch-up that finds nothing new costs this one query).
-  const readBatch = backend.readGlobal("read events to index", async (db) => {
-    const result = await sql<Row | (Pick<Row, "checkpoint"> & { readonly global_position: null })>`
-      select c.position as checkpoint, e.global_position, e.event_id, e.stream_id, e.stream_version, e.type,
-             e.schema_version, e.data, e.recorded_at
-      from projection_checkpoints c
-      left join events e on e.global_position > c.position
-      where c.name = ${name}
-      order by e.global_position
-      limit ${batchSize}`.execute(db)
-    const rows = result.rows.filter((row): row is Row => row.global_position !== null)
-    return { checkpoint: result.rows[0]?.checkpoint, rows }
-  })
+  // (`after`: only the events after that position too, for `pending`, which has read those before it.)
+  const readAfterCheckpoint = (limit: number, after = 0) =>
+    backend.readGlobal("read events to index", async (db) => {
+      const from =
+        after === 0
+          ? sql`c.position`
+          : backend.dialect === "sqlite"
+            ? sql`max(c.position, ${after})`
+            : sql`greatest(c.position, cast(${after} as bigint))`
+      const result = await sql<Row | (Pick<Row, "checkpoint"> & { readonly global_position: null })>`
+        select c.position as checkpoint, e.global_position, e.event_id, e.stream_id, e.stream_version, e.type,
+               e.schema_version, e.data, e.recorded_at
+        from projection_checkpoints c
+        left join events e on e.global_position > ${from}
+        where c.name = ${name}
+        order by e.global_position
+        limit ${limit}`.execute(db)
+      const rows = result.rows.filter((row): row is Row => row.global_position !== null)
+      return { checkpoint: result.rows[0]?.checkpoint, rows }
+    })
+  const readBatch = readAfterCheckpoint(batchSize)
 
   const checkpoint = backend.query("read recall checkpoint", (db) =>
     db
@@ -205,5 +224,37 @@ export const make = (backend: Backend, options: { readonly batchSize: number }):
       Effect.zipRight(catchUp)
     )
 
-  return { catchUp, catchUpInBackground: catchUpUntil(true), rebuild, known: () => known }
+  // What the next catch-up would index, read without indexing it (turn29, ADR 0076: a search that skips
+  // every scope need not catch up first). What was read is kept while the checkpoint stays where it was,
+  // so a search reads the events appended since the last one, not every event waiting (the checkpoint
+  // only moves forward, and the events before a position never change while it does not move: an
+  // erasure catches the index up first).
+  type PendingEntries = ReadonlyArray<{ readonly stream: string; readonly ref: string; readonly kind: string }>
+  let pendingRead: { checkpoint: number; through: number; events: number; entries: PendingEntries } | undefined
+  const pending = (limit: number) =>
+    Effect.gen(function* () {
+      const kept = pendingRead
+      let read = yield* readAfterCheckpoint(limit + 1, kept?.through ?? 0)
+      const base = kept !== undefined && kept.checkpoint === read.checkpoint ? kept : undefined
+      // The checkpoint moved (a catch-up): what was kept is indexed now; read from the checkpoint.
+      if (base === undefined && kept !== undefined) read = yield* readAfterCheckpoint(limit + 1)
+      const at = read.checkpoint
+      if (at === undefined) return undefined
+      const events = (base?.events ?? 0) + read.rows.length
+      if (events > limit) return undefined
+      const { entries } = yield* rowsOf(read.rows)
+      const all = [
+        ...(base?.entries ?? []),
+        ...entries.map((entry) => ({ stream: entry.stream_id ?? "", ref: entry.ref, kind: entry.kind }))
+      ]
+      pendingRead = {
+        checkpoint: at,
+        through: read.rows.at(-1)?.global_position ?? base?.through ?? at,
+        events,
+        entries: all
+      }
+      return all
+    })
+
+  return { catchUp, catchUpInBackground: catchUpUntil(true), rebuild, known: () => known, pending }
 }

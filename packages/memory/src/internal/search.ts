@@ -1,7 +1,8 @@
 import type { EventLog } from "@ctxlog/core"
 import * as Effect from "effect/Effect"
-import { sql } from "kysely"
+import { type Kysely, sql } from "kysely"
 import type { Backend, SearchFilter, SearchRow, SearchTerms } from "./backend.js"
+import type { Database, Dialect } from "./schema.js"
 
 /** The WHERE conditions of a search, shared by both dialects (`e` = recall_entries, `o` = stream_owners). */
 export const filterSql = (filter: SearchFilter) => {
@@ -37,8 +38,59 @@ export const terms = (query: string): SearchTerms => {
 /** Tier bonus added to a row's relevance: a phrase match outranks an all-terms match, which outranks the rest. */
 export const tierBonus = { phrase: 2000, all: 1000 } as const
 
-/** Full-text statements run (one per `searchEach` on SQLite, one per filter on PostgreSQL), for tests that count work. */
-export const searchWork = { statements: 0 }
+/**
+ * Full-text statements run (one per `searchEach` on SQLite, one per filter on PostgreSQL), and recall
+ * entries read to check what a caller holds (see `entriesAfter`), for tests that count work.
+ */
+export const searchWork = { statements: 0, entriesChecked: 0 }
+
+/** Entries `entriesAfter` reads at a time. */
+export const entriesPage = 512
+
+/**
+ * The recall entries of `stream` of these kinds with an entry id above `after`, oldest first, at most
+ * `entriesPage` of them: what a held-check reads. Entry ids only grow (SQLite AUTOINCREMENT, a PostgreSQL
+ * identity), so the entries after a checked one are the ones indexed since. On SQLite the scan walks the
+ * primary key from `after` (the new rows), not the stream's whole index. Inside a `Backend.query`.
+ */
+export const entriesAfter = async (
+  db: Kysely<Database>,
+  dialect: Dialect,
+  stream: string,
+  kinds: ReadonlyArray<string>,
+  after: number
+): Promise<ReadonlyArray<{ readonly entry_id: number; readonly ref: string }>> => {
+  const streamColumn = dialect === "sqlite" ? sql`+e.stream_id` : sql`e.stream_id`
+  const kindList = kinds.length === 0 ? sql`1 = 0` : sql`e.kind in (${sql.join(kinds.map((kind) => sql`${kind}`))})`
+  const result = await sql<{ entry_id: number; ref: string }>`
+    select e.entry_id, e.ref from recall_entries e
+    where e.entry_id > ${after} and ${streamColumn} = ${stream} and e.source = 'message' and ${kindList}
+    order by e.entry_id
+    limit ${entriesPage}`.execute(db)
+  searchWork.entriesChecked += result.rows.length
+  return result.rows.map((row) => ({ entry_id: Number(row.entry_id), ref: row.ref }))
+}
+
+/**
+ * Whether an owner scope has anything to search: a message entry of these kinds in a stream of `owner`
+ * (other than `except`). One indexed lookup; a scope without one finds nothing, so it is not searched.
+ * Inside a `Backend.query`.
+ */
+export const ownerHasEntries = async (
+  db: Kysely<Database>,
+  owner: string,
+  except: string | undefined,
+  kinds: ReadonlyArray<string>
+): Promise<boolean> => {
+  if (kinds.length === 0) return false
+  const result = await sql<{ found: number }>`
+    select 1 as found from stream_owners o
+    join recall_entries e on e.stream_id = o.stream_id
+    where o.owner = ${owner} ${except === undefined ? sql`` : sql`and o.stream_id <> ${except}`}
+      and e.source = 'message' and e.kind in (${sql.join(kinds.map((kind) => sql`${kind}`))})
+    limit 1`.execute(db)
+  return result.rows.length > 0
+}
 
 /**
  * Several scoped searches for one query, at one state of the index: what `Backend.search` returns for

@@ -2,11 +2,12 @@ import { EventLog, TokenCounter } from "@ctxlog/core"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import { sql } from "kysely"
+import { type Kysely, sql } from "kysely"
 import * as RecallIndex from "../RecallIndex.js"
 import type { SearchFilter, SearchRow } from "./backend.js"
+import type { Database } from "./schema.js"
 import { chunk, mentions } from "./indexing.js"
-import { searchEach, terms } from "./search.js"
+import { entriesAfter, entriesPage, ownerHasEntries, searchEach, terms } from "./search.js"
 import type { StoreShared } from "./storeShared.js"
 
 /** The recall index of a durable store: owners, full-text search, documents and facts. */
@@ -49,21 +50,149 @@ export const make = (shared: StoreShared): RecallIndex.RecallIndex.Service => {
     score: row.score
   })
 
+  /**
+   * What a held-check learnt, per `held.growing.from` and stream and kinds: every entry of the scope up to
+   * `through` is held (at a held size of `size`), and `unheld` (when set) is the first entry after it that
+   * was not.
+   */
+  interface HeldCheck {
+    readonly size: number
+    readonly through: number
+    readonly unheld: { readonly entryId: number; readonly ref: string } | undefined
+  }
+  const heldChecks = new WeakMap<object, Map<string, HeldCheck>>()
+
+  /**
+   * Whether the caller holds every entry a `Stream` request could find (then it would drop every hit, and
+   * the scope need not be searched). Run after the catch-up. Under the same `held.growing.from` (its held
+   * ids only grow with its size) only the entries after the last check are read, and a scope found not
+   * all held costs no read while its first unheld entry stays unheld.
+   */
+  const allHeld = async (db: Kysely<Database>, request: RecallIndex.SearchRequest): Promise<boolean> => {
+    const held = request.held
+    if (held === undefined || request.scope._tag !== "Stream") return false
+    const stream = request.scope.stream
+    const kinds = request.kinds ?? RecallIndex.recallableKinds
+    const growing = held.growing
+    const key = `${stream}\u0000${kinds.join("\u0000")}`
+    const checks = growing === undefined ? undefined : (heldChecks.get(growing.from) ?? new Map<string, HeldCheck>())
+    const known = growing === undefined ? undefined : checks?.get(key)
+    const usable = known !== undefined && growing !== undefined && growing.size >= known.size ? known : undefined
+    if (usable?.unheld !== undefined && !held.has(usable.unheld.ref)) return false
+    let through = usable?.through ?? 0
+    let unheld: HeldCheck["unheld"]
+    for (;;) {
+      const entries = await entriesAfter(db, backend.dialect, stream, kinds, through)
+      for (const entry of entries) {
+        if (!held.has(entry.ref)) {
+          unheld = { entryId: entry.entry_id, ref: entry.ref }
+          break
+        }
+        through = entry.entry_id
+      }
+      if (unheld !== undefined || entries.length < entriesPage) break
+    }
+    if (growing !== undefined && checks !== undefined) {
+      checks.set(key, { size: growing.size, through, unheld })
+      heldChecks.set(growing.from, checks)
+    }
+    return unheld === undefined
+  }
+
+  /** Entries the index has not caught up with yet (`RecallProjection.pending`). */
+  type Pending = ReadonlyArray<{ readonly stream: string; readonly ref: string; readonly kind: string }>
+
+  /** Whether a request can be checked at all: a held stream or an owner scope. */
+  const checkable = (request: RecallIndex.SearchRequest): boolean =>
+    request.scope._tag === "Owner" || (request.scope._tag === "Stream" && request.held !== undefined)
+
+  /**
+   * For each request, whether its scope has nothing the caller would keep: every entry held, or an owner
+   * scope with no entries. One query call for all of them. With `pending` (the entries a catch-up would
+   * add), those count too: a pending entry of the stream must be held, and a pending entry of any other
+   * stream may belong to the owner.
+   */
+  const nothingToFind = (
+    requests: ReadonlyArray<RecallIndex.SearchRequest>,
+    pending: Pending = []
+  ): Effect.Effect<ReadonlyArray<boolean>, EventLog.StoreError> =>
+    !requests.some(checkable)
+      ? Effect.succeed(requests.map(() => false))
+      : backend.query("check recall scopes", async (db) => {
+          const found: Array<boolean> = []
+          for (const request of requests) {
+            const kinds = request.kinds ?? RecallIndex.recallableKinds
+            const inScope = pending.filter((entry) => kinds.includes(entry.kind))
+            switch (request.scope._tag) {
+              case "Stream": {
+                const stream = request.scope.stream
+                const held = request.held
+                found.push(
+                  held !== undefined &&
+                    inScope.every((entry) => entry.stream !== stream || held.has(entry.ref)) &&
+                    (await allHeld(db, request))
+                )
+                break
+              }
+              case "Owner": {
+                const except = request.scope.except
+                found.push(
+                  inScope.every((entry) => entry.stream === except) &&
+                    !(await ownerHasEntries(db, request.scope.owner, except, kinds))
+                )
+                break
+              }
+              case "Documents":
+                found.push(false)
+            }
+          }
+          return found
+        })
+
+  /**
+   * Events a search may leave to a later catch-up, when its every scope finds nothing without them: at
+   * most this many (a catch-up indexes more in one transaction; reading them again each search would cost
+   * more than indexing them).
+   */
+  const pendingLimit = 64
+
   // One catch-up, then one `searchEach` per distinct query and limit (one statement on SQLite). A scope
-  // of an owner this store does not act for finds nothing, without a query.
+  // of an owner this store does not act for finds nothing, without a query; so does a scope with nothing
+  // the caller would keep (every entry held, or an owner with no entries): ADR 0076.
   const searchAll = (
     requests: ReadonlyArray<RecallIndex.SearchRequest>
   ): Effect.Effect<ReadonlyArray<ReadonlyArray<RecallIndex.SearchHit>>, EventLog.StoreError> => {
-    const groups = new Map<string, Array<number>>()
-    requests.forEach((request, at) => {
-      if (request.scope._tag !== "Stream" && foreignOwner(request.scope.owner)) return
-      const key = `${request.limit ?? 20}\u0000${request.query}`
-      groups.set(key, [...(groups.get(key) ?? []), at])
+    const asked = requests.flatMap((request, at) =>
+      request.scope._tag !== "Stream" && foreignOwner(request.scope.owner) ? [] : [at]
+    )
+    if (asked.length === 0) return Effect.succeed(requests.map(() => []))
+    const askedRequests = asked.flatMap((at) => {
+      const request = requests[at]
+      return request === undefined ? [] : [{ at, request }]
     })
-    if (groups.size === 0) return Effect.succeed(requests.map(() => []))
-    return Effect.zipRight(
-      projection.catchUp,
-      Effect.gen(function* () {
+    return Effect.gen(function* () {
+      // Every scope checkable: check them against the index and what a catch-up would add to it first.
+      // When none has anything the caller would keep, nothing is searched and the index is left to catch
+      // up later (before the next search that runs, or in the background after appends).
+      if (askedRequests.every(({ request }) => checkable(request))) {
+        const pending = yield* projection.pending(pendingLimit)
+        if (pending !== undefined) {
+          const empty = yield* nothingToFind(
+            askedRequests.map(({ request }) => request),
+            pending
+          )
+          if (empty.every((value) => value)) return requests.map((): ReadonlyArray<RecallIndex.SearchHit> => [])
+        }
+      }
+      yield* projection.catchUp
+      return yield* Effect.gen(function* () {
+        const empty = yield* nothingToFind(askedRequests.map(({ request }) => request))
+        const groups = new Map<string, Array<number>>()
+        askedRequests.forEach(({ at, request }, index) => {
+          if (empty[index] === true) return
+          const key = `${request.limit ?? 20}\u0000${request.query}`
+          groups.set(key, [...(groups.get(key) ?? []), at])
+        })
         const each: Array<ReadonlyArray<RecallIndex.SearchHit>> = requests.map(() => [])
         for (const members of groups.values()) {
           const first = requests[members[0] ?? 0]
@@ -83,7 +212,7 @@ export const make = (shared: StoreShared): RecallIndex.RecallIndex.Service => {
         }
         return each
       })
-    )
+    })
   }
 
   return {
