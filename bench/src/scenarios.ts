@@ -639,11 +639,13 @@ const turnScenario: Scenario = {
     "one agent user turn through @ctxlog/turn (prepare; render + complete for a tool call; render + complete for the answer: two model calls) at N history messages, against the loop the agent ran before the module and a plain array + SQLite loop; with window loads and appends per model call",
   run: async (run) => {
     const sizes = run.sizes("TURN_SIZES", [100, 2000], [100, 2000, 10000])
-    const rounds = run.size("TURN_ROUNDS", 5, 10)
+    // A turn takes a few milliseconds and its rounds spread ±60–150% (garbage collection, the event loop):
+    // five rounds could not tell 1.2x from 1.6x. Forty cost well under a second at 2k.
+    const rounds = run.size("TURN_ROUNDS", 30, 40)
     const out: Array<Row> = []
     const done: Array<{ size: number; seconds: number }> = []
     for (const size of sizes) {
-      const projected = projectS(done, size) * (rounds + 3)
+      const projected = projectS(done, size) * (rounds + 8)
       if (projected > run.budgetS) {
         out.push(
           noteRow(
@@ -734,7 +736,7 @@ const turnScenario: Scenario = {
             }
           }
         ],
-        { warmup: 2, rounds, perRound: 1 }
+        { warmup: 5, rounds, perRound: 1 }
       )
       done.push({ size, seconds: (figures[0]?.medianUs ?? 0) / 1e6 })
       out.push(
