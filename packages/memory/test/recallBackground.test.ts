@@ -5,6 +5,8 @@
 // four writers on one file went slower than one (issue 24).
 import { EventLog, type WindowEvent } from "@ctxlog/core"
 import { assert, describe, it } from "@effect/vitest"
+import BetterSqlite3 from "better-sqlite3"
+import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -90,4 +92,30 @@ describe("recall catch-up in the background", () => {
       assert.strictEqual(full.reads(), 3, "the lost batch and the two after it")
     })
   )
+})
+
+describe("recall catch-up under a loop of appends", () => {
+  it("never leaves more than two batches unindexed, even when the caller never waits on anything", async () => {
+    const filename = tempFile()
+    const runtime = ManagedRuntime.make(SqliteEventLog.layer({ filename, recallBatch: 100 }))
+    const log = await runtime.runPromise(EventLog.EventLog)
+    const peek = new BetterSqlite3(filename, { readonly: true })
+    try {
+      const behind = peek.prepare<[], { n: number }>(
+        `select (select max(global_position) from events) -
+                coalesce((select position from projection_checkpoints where name = 'recall'), 0) as n`
+      )
+      let worst = 0
+      // What a bulk import through the Promise API does: one append after another, nothing in between.
+      for (let call = 0; call < 40; call++) {
+        const events = Array.from({ length: 50 }, (_, index) => message(call * 50 + index))
+        await runtime.runPromise(log.append("s", events, call === 0 ? "no_stream" : call * 50))
+        worst = Math.max(worst, behind.get()?.n ?? 0)
+      }
+      assert.isAtMost(worst, 2 * 100 + 50, "the backlog stays under two batches and one append")
+    } finally {
+      peek.close()
+      await runtime.dispose()
+    }
+  })
 })

@@ -73,28 +73,33 @@ export const make = (shared: StoreShared): EventLog.EventLog.Service => {
 
   // The recall index catches up after commit: before each query, and once a whole batch waits, in a
   // background fiber of the layer's scope (it runs while the caller waits on something else, e.g. the
-  // model), so the backlog a query may find stays bounded and the append does not wait for it.
-  const catchUpBehind = (lastPosition: number | undefined): Effect.Effect<void> =>
-    catchingUp || lastPosition === undefined || lastPosition - projection.known() < options.recallBatch
-      ? Effect.void
-      : Effect.suspend(() => {
-          catchingUp = true
-          return Effect.asVoid(
-            Effect.forkIn(
-              projection.catchUpInBackground.pipe(
-                Effect.catchAll((error) =>
-                  Effect.logWarning(`recall index not caught up after append: ${error.message}`)
-                ),
-                Effect.ensuring(
-                  Effect.sync(() => {
-                    catchingUp = false
-                  })
-                )
-              ),
-              options.scope
+  // model), so the append does not wait for it. The backlog a query may find stays bounded even when the
+  // caller never waits on anything (a loop of appends, an import): once two batches wait, the append runs
+  // the catch-up itself (waiting for the background one if it is running). The bound used to rest on the
+  // background fiber getting turns between appends, which only an incidental yield on the append path gave
+  // it: without one, a loop of appends left 8,500 events unindexed after 20,000 (issue 24).
+  const catchUpBehind = (lastPosition: number | undefined): Effect.Effect<void> => {
+    if (lastPosition === undefined) return Effect.void
+    const behind = lastPosition - projection.known()
+    if (behind >= 2 * options.recallBatch) return Effect.asVoid(Effect.ignoreLogged(projection.catchUpInBackground))
+    if (catchingUp || behind < options.recallBatch) return Effect.void
+    return Effect.suspend(() => {
+      catchingUp = true
+      return Effect.asVoid(
+        Effect.forkIn(
+          projection.catchUpInBackground.pipe(
+            Effect.catchAll((error) => Effect.logWarning(`recall index not caught up after append: ${error.message}`)),
+            Effect.ensuring(
+              Effect.sync(() => {
+                catchingUp = false
+              })
             )
-          )
-        })
+          ),
+          options.scope
+        )
+      )
+    })
+  }
 
   // One effect around the plain steps (validate, redact, encode, then the backend's one transaction): the
   // append runs per event written, so it takes no effect per step.
