@@ -82,6 +82,8 @@ export const storageScenario: Scenario = {
     // proportion, not one checkpoint that happened to fall inside a short run (50 turns measured 1.96x
     // where the steady state is ~1.2x: one auto-checkpoint of ctxlog's WAL, none of raw's).
     const ctx = await runtime.runPromise(ContextService.ContextService)
+    // The filling's recall backlog (up to two batches) is indexed first: a turn is measured in steady state.
+    await runtime.runPromise(Effect.flatMap(RecallIndex.RecallIndex, (index) => index.catchUp()))
     const checkpoint = (database: string) => {
       const db = new BetterSqlite3(database)
       db.pragma("wal_checkpoint(TRUNCATE)")
