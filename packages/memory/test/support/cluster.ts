@@ -5,7 +5,7 @@
  * (`postgresServer.ts`), the restart tests and `pnpm bench`; no test-runner imports here.
  */
 import { execFileSync } from "node:child_process"
-import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
+import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { delimiter, join } from "node:path"
@@ -61,7 +61,11 @@ export const startCluster = async (options: { readonly fsync?: boolean } = {}): 
     )
   }
   const parent = process.env.CTXLOG_PG_TMPDIR
-  const dir = mkdtempSync(join(parent !== undefined && parent !== "" ? parent : tmpdir(), "ctxlog-pg-"))
+  const root = parent !== undefined && parent !== "" ? parent : tmpdir()
+  sweepOrphans(root)
+  const dir = mkdtempSync(join(root, "ctxlog-pg-"))
+  // Which process owns this cluster: a later run stops it if that process died without its hooks running.
+  writeFileSync(join(dir, "owner.pid"), `${process.pid}\n`)
   // initdb and pg_ctl refuse to run as root: run them as the postgres user, in a directory it owns.
   const asRoot = process.getuid?.() === 0
   if (asRoot) {
@@ -125,6 +129,42 @@ export const startCluster = async (options: { readonly fsync?: boolean } = {}): 
       release()
       destroy()
     }
+  }
+}
+
+/**
+ * Stops and deletes the clusters under `root` whose owning process is gone. The exit and signal hooks
+ * below cannot run when a test process is killed outright (SIGKILL: an agent's or a CI step's timeout),
+ * and `pg_ctl` leaves the server running detached; the next run that starts a cluster cleans up.
+ */
+const sweepOrphans = (root: string): void => {
+  let entries: ReadonlyArray<string>
+  try {
+    entries = readdirSync(root).filter((name) => name.startsWith("ctxlog-pg-"))
+  } catch {
+    return
+  }
+  for (const name of entries) {
+    const dir = join(root, name)
+    let owner: number
+    try {
+      owner = Number(readFileSync(join(dir, "owner.pid"), "utf8").trim())
+    } catch {
+      continue // an older run's cluster, or one still being made: not ours to judge
+    }
+    if (!Number.isInteger(owner) || owner <= 0 || alive(owner)) continue
+    killPostmaster(join(dir, "data"))
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+/** Whether a process with this pid exists (signal 0 checks without sending anything). */
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (cause) {
+    return typeof cause === "object" && cause !== null && "code" in cause && cause.code === "EPERM"
   }
 }
 
