@@ -78,17 +78,20 @@ export const make = (shared: StoreShared): EventLog.EventLog.Service => {
   // the catch-up itself (waiting for the background one if it is running). The bound used to rest on the
   // background fiber getting turns between appends, which only an incidental yield on the append path gave
   // it: without one, a loop of appends left 8,500 events unindexed after 20,000 (issue 24).
+  const catchUpLogged = projection.catchUpInBackground.pipe(
+    Effect.asVoid,
+    Effect.catchAll((error) => Effect.logWarning(`recall index not caught up after append: ${error.message}`))
+  )
   const catchUpBehind = (lastPosition: number | undefined): Effect.Effect<void> => {
     if (lastPosition === undefined) return Effect.void
     const behind = lastPosition - projection.known()
-    if (behind >= 2 * options.recallBatch) return Effect.asVoid(Effect.ignoreLogged(projection.catchUpInBackground))
+    if (behind >= 2 * options.recallBatch) return catchUpLogged
     if (catchingUp || behind < options.recallBatch) return Effect.void
     return Effect.suspend(() => {
       catchingUp = true
       return Effect.asVoid(
         Effect.forkIn(
-          projection.catchUpInBackground.pipe(
-            Effect.catchAll((error) => Effect.logWarning(`recall index not caught up after append: ${error.message}`)),
+          catchUpLogged.pipe(
             Effect.ensuring(
               Effect.sync(() => {
                 catchingUp = false

@@ -162,14 +162,10 @@ export const make = (shared: StoreShared): RecallIndex.RecallIndex.Service => {
   const searchAll = (
     requests: ReadonlyArray<RecallIndex.SearchRequest>
   ): Effect.Effect<ReadonlyArray<ReadonlyArray<RecallIndex.SearchHit>>, EventLog.StoreError> => {
-    const asked = requests.flatMap((request, at) =>
-      request.scope._tag !== "Stream" && foreignOwner(request.scope.owner) ? [] : [at]
+    const askedRequests = requests.flatMap((request, at) =>
+      request.scope._tag !== "Stream" && foreignOwner(request.scope.owner) ? [] : [{ at, request }]
     )
-    if (asked.length === 0) return Effect.succeed(requests.map(() => []))
-    const askedRequests = asked.flatMap((at) => {
-      const request = requests[at]
-      return request === undefined ? [] : [{ at, request }]
-    })
+    if (askedRequests.length === 0) return Effect.succeed(requests.map(() => []))
     return Effect.gen(function* () {
       // Every scope checkable: check them against the index and what a catch-up would add to it first.
       // When none has anything the caller would keep, nothing is searched and the index is left to catch
@@ -185,33 +181,31 @@ export const make = (shared: StoreShared): RecallIndex.RecallIndex.Service => {
         }
       }
       yield* projection.catchUp
-      return yield* Effect.gen(function* () {
-        const empty = yield* nothingToFind(askedRequests.map(({ request }) => request))
-        const groups = new Map<string, Array<number>>()
-        askedRequests.forEach(({ at, request }, index) => {
-          if (empty[index] === true) return
-          const key = `${request.limit ?? 20}\u0000${request.query}`
-          groups.set(key, [...(groups.get(key) ?? []), at])
-        })
-        const each: Array<ReadonlyArray<RecallIndex.SearchHit>> = requests.map(() => [])
-        for (const members of groups.values()) {
-          const first = requests[members[0] ?? 0]
-          if (first === undefined) continue
-          const rows = yield* searchEach(
-            backend,
-            terms(first.query),
-            members.flatMap((at) => {
-              const request = requests[at]
-              return request === undefined ? [] : [filterOf(request)]
-            }),
-            first.limit ?? 20
-          )
-          members.forEach((at, index) => {
-            each[at] = (rows[index] ?? []).map(hitOf)
-          })
-        }
-        return each
+      const empty = yield* nothingToFind(askedRequests.map(({ request }) => request))
+      const groups = new Map<string, Array<number>>()
+      askedRequests.forEach(({ at, request }, index) => {
+        if (empty[index] === true) return
+        const key = `${request.limit ?? 20}\u0000${request.query}`
+        groups.set(key, [...(groups.get(key) ?? []), at])
       })
+      const each: Array<ReadonlyArray<RecallIndex.SearchHit>> = requests.map(() => [])
+      for (const members of groups.values()) {
+        const first = requests[members[0] ?? 0]
+        if (first === undefined) continue
+        const rows = yield* searchEach(
+          backend,
+          terms(first.query),
+          members.flatMap((at) => {
+            const request = requests[at]
+            return request === undefined ? [] : [filterOf(request)]
+          }),
+          first.limit ?? 20
+        )
+        members.forEach((at, index) => {
+          each[at] = (rows[index] ?? []).map(hitOf)
+        })
+      }
+      return each
     })
   }
 
