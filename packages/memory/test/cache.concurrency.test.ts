@@ -4,10 +4,6 @@
  * decision must run on the stream's current window: a stale cached window is caught by the append's
  * version check (a write) or by a version read (a decision that writes nothing or is refused).
  */
-import { execFile } from "node:child_process"
-import { dirname, join } from "node:path"
-import { fileURLToPath } from "node:url"
-import { promisify } from "node:util"
 import { ContextService, Ids, Message, RecallSource, TokenCounter } from "@ctxlog/core"
 import { assert, describe, it } from "@effect/vitest"
 import * as Context from "effect/Context"
@@ -15,11 +11,9 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { PostgresEventLog, SqliteEventLog } from "../src/index.js"
 import { appendAfterLast, brokenLinks } from "./support/chain.js"
+import { runChild } from "./support/child.js"
 import { freshDatabase } from "./support/postgres.js"
 import { tempFile } from "./support/stores.js"
-
-const packageDir = join(dirname(fileURLToPath(import.meta.url)), "..")
-const run = promisify(execFile)
 
 const serviceOver = <E>(log: Layer.Layer<SqliteEventLog.Services, E>) =>
   ContextService.layer().pipe(
@@ -134,23 +128,7 @@ describe("the window cache under concurrent writers", () => {
     () =>
       Effect.gen(function* () {
         const filename = tempFile()
-        const child = (label: string) =>
-          Effect.promise(() =>
-            run(
-              process.execPath,
-              [
-                "--conditions=@ctxlog/source",
-                "--import",
-                "tsx",
-                join("test", "child", "chainAppend.ts"),
-                filename,
-                "chain",
-                label,
-                "25"
-              ],
-              { cwd: packageDir }
-            )
-          )
+        const child = (label: string) => runChild("chainAppend.ts", [filename, "chain", label, "25"])
         const outputs = yield* Effect.all([child("p"), child("q")], { concurrency: 2 })
         for (const { stdout } of outputs) assert.include(stdout, '"done":25')
         const { broken, count } = yield* Effect.provide(brokenLinks("chain"), SqliteEventLog.layer({ filename }))

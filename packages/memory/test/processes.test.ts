@@ -1,7 +1,3 @@
-import { execFile } from "node:child_process"
-import { dirname, join } from "node:path"
-import { fileURLToPath } from "node:url"
-import { promisify } from "node:util"
 import { EventHash, EventLog, Window, WindowRepository } from "@ctxlog/core"
 import { freshStream, sampleEvents } from "@ctxlog/testing"
 import { assert, describe, it } from "@effect/vitest"
@@ -9,20 +5,12 @@ import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 import { SqliteEventLog } from "../src/index.js"
+import { lastJsonLine, runChild } from "./support/child.js"
 import { tempFile } from "./support/stores.js"
 
 // Real processes on one SQLite file: each child is a separate node process with its own connection.
 
-const packageDir = join(dirname(fileURLToPath(import.meta.url)), "..")
-const run = promisify(execFile)
-
-const child = (script: string, args: ReadonlyArray<string>) =>
-  Effect.promise(() =>
-    run(process.execPath, ["--conditions=@ctxlog/source", "--import", "tsx", join("test", "child", script), ...args], {
-      cwd: packageDir,
-      maxBuffer: 16 * 1024 * 1024
-    })
-  ).pipe(Effect.map(({ stdout }): unknown => JSON.parse(stdout.trim().split("\n").pop() ?? "null")))
+const child = (script: string, args: ReadonlyArray<string>) => Effect.map(runChild(script, args), lastJsonLine)
 
 describe("SQLite across processes", () => {
   it.live(
