@@ -131,10 +131,13 @@ const appendScenario = (batch: number): Scenario => ({
     const runtime = sqliteRuntime(join(dir, "ctxlog.db"))
     const log = await runtime.runPromise(EventLog.EventLog)
     const raw = rawSqlite(join(dir, "raw.db"))
+    const rawIndexed = rawSqlite(join(dir, "raw-fts.db"), "NORMAL", { fullText: true })
     const em = await emmett(join(dir, "emmett.db"))
     const subjects: Array<Subject> = [
       { name: "ctxlog SqliteEventLog.append", op: (i) => runtime.runPromise(log.append("s", slice(i), i * batch)) },
-      { name: "raw better-sqlite3", op: (i) => raw.append("s", slice(i)) }
+      { name: "raw better-sqlite3", op: (i) => raw.append("s", slice(i)) },
+      // Not a target: what the raw insert costs once it also keeps a full-text index, as ctxlog's recall does.
+      { name: "full-text raw: better-sqlite3 + FTS5", op: (i) => rawIndexed.append("s", slice(i)) }
     ]
     if (typeof em !== "string") {
       subjects.push({ name: "Emmett emmett-sqlite", op: (i) => em.append("s", slice(i), BigInt(i * batch)) })
@@ -149,6 +152,7 @@ const appendScenario = (batch: number): Scenario => ({
     const out = [...rows(batch === 1 ? "append (single)" : "append (batched)", `${batch}/call`, "event", perEvent)]
     if (typeof em === "string") out.push(noteRow(out[0]?.scenario ?? "", `${batch}/call`, "Emmett emmett-sqlite", em))
     raw.close()
+    rawIndexed.close()
     if (typeof em !== "string") em.close()
     await runtimeClose(runtime)
     return out

@@ -61,12 +61,22 @@ export const messageEvent = (i: number, chars = 300): WindowEvent.WindowEvent =>
 
 const sha256 = (text: string): string => createHash("sha256").update(text).digest("hex")
 
+/** The text of an event's message parts (what a full-text index over the events would hold). */
+const textOf = (event: WindowEvent.WindowEvent): string =>
+  event._tag === "MessageAppended" ? Message.textOf(event.message) : ""
+
 /**
  * The raw SQLite reference: one table of the same rows (id, stream, version, type, data JSON, hash),
  * written with prepared better-sqlite3 statements in `BEGIN IMMEDIATE` transactions that read the
- * stream's version first (the optimistic check every event store makes).
+ * stream's version first (the optimistic check every event store makes). With `fullText`, each event's
+ * message text also goes into an FTS5 table (the tokenizer ctxlog's recall index uses) in the same
+ * transaction: the least a store with full-text recall writes per event.
  */
-export const rawSqlite = (filename: string, synchronous: "NORMAL" | "FULL" = "NORMAL") => {
+export const rawSqlite = (
+  filename: string,
+  synchronous: "NORMAL" | "FULL" = "NORMAL",
+  options: { readonly fullText?: boolean } = {}
+) => {
   const db = new BetterSqlite3(filename)
   db.pragma("journal_mode = WAL")
   db.pragma(`synchronous = ${synchronous}`)
@@ -84,16 +94,21 @@ export const rawSqlite = (filename: string, synchronous: "NORMAL" | "FULL" = "NO
   const head = db.prepare<[string], { v: number | null }>("select max(version) as v from events where stream = ?")
   const insert = db.prepare("insert into events (id, stream, version, type, data, hash) values (?, ?, ?, ?, ?, ?)")
   const rows = db.prepare<[string], { data: string }>("select data from events where stream = ? order by version")
+  if (options.fullText === true) {
+    db.exec("create virtual table if not exists recall using fts5(text, tokenize = 'porter unicode61')")
+  }
+  const index = options.fullText === true ? db.prepare("insert into recall (rowid, text) values (?, ?)") : undefined
   return {
     db,
     /** Append events at the stream's end in one transaction. */
-    append: (stream: string, events: ReadonlyArray<{ readonly _tag: string; readonly id: string }>): void => {
+    append: (stream: string, events: ReadonlyArray<WindowEvent.WindowEvent>): void => {
       db.exec("BEGIN IMMEDIATE")
       try {
         let version = head.get(stream)?.v ?? 0
         for (const event of events) {
           const data = JSON.stringify(event)
-          insert.run(event.id, stream, ++version, event._tag, data, sha256(data))
+          const { lastInsertRowid } = insert.run(event.id, stream, ++version, event._tag, data, sha256(data))
+          index?.run(lastInsertRowid, textOf(event))
         }
         db.exec("COMMIT")
       } catch (error) {
