@@ -7,10 +7,9 @@
  *
  * @since 0.1.0
  */
+import { createRequire } from "node:module"
 import * as Context from "effect/Context"
 import * as Layer from "effect/Layer"
-import { countTokens as countCl100k } from "gpt-tokenizer/encoding/cl100k_base"
-import { countTokens as countO200k } from "gpt-tokenizer/encoding/o200k_base"
 import { type MediaFormula, mediaTokensOf } from "./MediaTokens.js"
 import { type Part, tokenTextOf } from "./Message.js"
 
@@ -64,9 +63,45 @@ export const make = (
 /** The encodings bundled with `gpt-tokenizer` that we expose. @since 0.1.0 */
 export type Encoding = "o200k_base" | "cl100k_base"
 
-/** A counter backed by `gpt-tokenizer`; images by OpenAI's tile formula unless told otherwise. @since 0.1.0 */
-export const gpt = (encoding: Encoding = "o200k_base", media: MediaFormula = "openai"): TokenCounter.Service =>
-  make(encoding, encoding === "o200k_base" ? countO200k : countCl100k, media)
+const requireHere = createRequire(import.meta.url)
+const loaded = new Map<Encoding, (text: string) => number>()
+
+/**
+ * The encoding's `countTokens`, loaded on first use and kept for the process. An encoding's tables cost
+ * ~60–110 ms to load and ~15–25 MB of heap; imported statically, both were paid by every process that
+ * imports `@ctxlog/core`, also one that counts with the heuristic or only reads a log (the inspector).
+ * `require` (gpt-tokenizer ships CommonJS beside ESM) loads synchronously, which a counter must be. Each
+ * path is a literal, so bundlers still see both.
+ */
+const countWith = (encoding: Encoding): ((text: string) => number) => {
+  let count = loaded.get(encoding)
+  if (count === undefined) {
+    const module: { readonly countTokens: (text: string) => number } =
+      encoding === "o200k_base"
+        ? requireHere("gpt-tokenizer/encoding/o200k_base")
+        : requireHere("gpt-tokenizer/encoding/cl100k_base")
+    count = module.countTokens
+    loaded.set(encoding, count)
+  }
+  return count
+}
+
+/**
+ * A counter backed by `gpt-tokenizer`; images by OpenAI's tile formula unless told otherwise. The
+ * encoding is loaded by the first count, not by this call or by importing the package.
+ * @since 0.1.0
+ */
+export const gpt = (encoding: Encoding = "o200k_base", media: MediaFormula = "openai"): TokenCounter.Service => {
+  let count: ((text: string) => number) | undefined
+  return make(
+    encoding,
+    (text) => {
+      if (count === undefined) count = countWith(encoding)
+      return count(text)
+    },
+    media
+  )
+}
 
 /**
  * Characters per token of the estimate every package uses where no counter is at hand (tool schemas,
