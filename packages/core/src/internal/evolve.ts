@@ -656,16 +656,32 @@ const appendRun = (state: State, events: ReadonlyArray<EventOf<"MessageAppended"
     if (answered.length > 0) completed = completed.add(answered.map((part) => part.toolCallId))
   }
   const history = state.history.append(messages)
+  // Every field written out, not `{ ...state, ... }`: states reach here in many shapes (each step spreads
+  // its own), and a spread of a 25-field object of a shape its site has not seen takes V8's slow path.
+  // This is the fold of every appended message; the compiler checks that no field of State is missed.
   return {
-    ...state,
     version: state.version + messages.length,
-    tokens: tokensWith(state, history.tokens),
+    system: state.system,
+    systemTokens: state.systemTokens,
+    knowledge: state.knowledge,
+    knowledgeTokens: state.knowledgeTokens,
+    taskState: state.taskState,
+    signals: state.signals,
     history,
     calls: indexes.calls,
     results: indexes.results,
     kinds: indexes.kinds,
-    unseen,
-    completed
+    completed,
+    tokens: tokensWith(state, history.tokens),
+    compaction: state.compaction,
+    pendingToolPairs: state.pendingToolPairs,
+    deferredSummaries: state.deferredSummaries,
+    seams: state.seams,
+    cycle: state.cycle,
+    carryOver: state.carryOver,
+    watermark: state.watermark,
+    calibration: state.calibration,
+    unseen
   }
 }
 
