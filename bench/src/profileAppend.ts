@@ -60,6 +60,10 @@ if (messages) {
     await op()
     return [performance.now() - start, cpuMs(process.cpuUsage(startCpu))]
   }
+  // Per-call wall times too: on a loaded machine the means follow the tail (a WAL checkpoint, a GC pause,
+  // another process), the medians what a call costs.
+  const messagesCalls: Array<number> = []
+  const oneCalls: Array<number> = []
   for (let i = 0; i < n; i++) {
     const [wall, used] = await timed(() => ours(n + i))
     const [oneWall, oneUsed] = await timed(() => single(i))
@@ -68,9 +72,12 @@ if (messages) {
     messagesCpu += used
     oneUs += oneWall
     oneCpu += oneUsed
+    messagesCalls.push(wall)
+    oneCalls.push(oneWall)
   }
+  const median = (calls: Array<number>) => calls.sort((a, b) => a - b)[Math.floor(calls.length / 2)] ?? Number.NaN
   console.log(
-    `alternating: appendMessages ${((messagesUs / (n - half)) * 1000).toFixed(1)} µs (CPU ${((messagesCpu / (n - half)) * 1000).toFixed(1)}), one append ${((oneUs / (n - half)) * 1000).toFixed(1)} µs (CPU ${((oneCpu / (n - half)) * 1000).toFixed(1)}): ${(messagesUs / oneUs).toFixed(2)}x one append (CPU ${(messagesCpu / oneCpu).toFixed(2)}x)`
+    `alternating: appendMessages ${((messagesUs / (n - half)) * 1000).toFixed(1)} µs (CPU ${((messagesCpu / (n - half)) * 1000).toFixed(1)}), one append ${((oneUs / (n - half)) * 1000).toFixed(1)} µs (CPU ${((oneCpu / (n - half)) * 1000).toFixed(1)}): ${(messagesUs / oneUs).toFixed(2)}x one append (CPU ${(messagesCpu / oneCpu).toFixed(2)}x); medians ${(median(messagesCalls) * 1000).toFixed(1)} vs ${(median(oneCalls) * 1000).toFixed(1)} µs: ${(median(messagesCalls) / median(oneCalls)).toFixed(2)}x`
   )
 }
 console.log(
