@@ -84,6 +84,36 @@ describe("TokenCounter memo", () => {
     )
   })
 
+  it("tokenTextOf is the counted parts joined by line breaks (the flatMap and join it replaced)", () => {
+    const reference = (parts: ReadonlyArray<Message.Part>): string =>
+      parts
+        .flatMap((part) => {
+          if (part.type === "text" || part.type === "reasoning") return [part.text]
+          if (part.type === "tool_call" || part.type === "server_tool_call") {
+            return [`${part.name} ${JSON.stringify(part.input)}`]
+          }
+          if (part.type === "tool_result") return [part.content]
+          if (part.type === "server_tool_result") return [JSON.stringify(part.content)]
+          return []
+        })
+        .join("\n")
+    const part = fc.oneof(
+      fc.string().map((value) => Message.text(value)),
+      fc.string().map((value) => Message.reasoning(value)),
+      fc
+        .tuple(fc.string(), fc.string(), fc.jsonValue())
+        .map(([id, name, input]) => Message.toolCall(id, name, input as Message.JsonValue)),
+      fc.tuple(fc.string(), fc.string()).map(([id, content]) => Message.toolResult(id, content)),
+      fc.constant(Message.imageUrl("https://example.com/a.png"))
+    )
+    fc.assert(
+      fc.property(fc.array(part, { maxLength: 6 }), (parts) => {
+        assert.strictEqual(Message.tokenTextOf({ parts }), reference(parts))
+      }),
+      { numRuns: propertyRuns(500) }
+    )
+  })
+
   it("a message's words are tokenized once per counter: a second message of the same words hands none to the tokenizer", () => {
     const counter = TokenCounter.gpt()
     const message = Message.user("the context window of an agent keeps the last turns and their tool results")
