@@ -5,7 +5,8 @@
  * profile of the built `dist` keeps line numbers, one of `--conditions=@ctxlog/source` loses them).
  * `MODE=messages` profiles the `append-messages` scenario's side instead: `ContextService.appendMessages`
  * of one message per call, and also times one `SqliteEventLog.append` of one event per call in the same
- * process, for the target's ratio (appendMessages against one append).
+ * process, for the target's ratio (appendMessages against one append). `WINDOW=105` moves to a new stream
+ * every 105 messages (the window of the `--quick` bench); `--cpu-prof-interval 100` samples finely enough.
  */
 import { join } from "node:path"
 import { ContextService, EventLog } from "@ctxlog/core"
@@ -19,9 +20,13 @@ const runtime = sqliteRuntime(join(dir, "ctxlog.db"))
 const log = await runtime.runPromise(EventLog.EventLog)
 const ctx = await runtime.runPromise(ContextService.ContextService)
 const messages = process.env.MODE === "messages"
+// MODE=messages: WINDOW=105 starts a new stream every 105 messages, so the window grows only as far as
+// in the `--quick` bench (0→105); unset, one stream grows to 2N messages (snapshots every 1,000 events).
+const window = Number(process.env.WINDOW ?? 0)
+const streamOf = (i: number) => (window > 0 ? `s${Math.floor(i / window)}` : "s")
 const ours = (i: number) =>
   messages
-    ? runtime.runPromise(ctx.appendMessages("s", [messageInput(i)]))
+    ? runtime.runPromise(ctx.appendMessages(streamOf(i), [messageInput(i)]))
     : runtime.runPromise(log.append("s", events.slice(i * batch, (i + 1) * batch), i * batch))
 const raw = rawSqlite(join(dir, "raw.db"))
 // MODE=messages: one append of one prepared event per call too, on its own stream of the same store.
@@ -55,6 +60,10 @@ if (messages) {
     await op()
     return [performance.now() - start, cpuMs(process.cpuUsage(startCpu))]
   }
+  // Per-call wall times too: on a loaded machine the means follow the tail (a WAL checkpoint, a GC pause,
+  // another process), the medians what a call costs.
+  const messagesCalls: Array<number> = []
+  const oneCalls: Array<number> = []
   for (let i = 0; i < n; i++) {
     const [wall, used] = await timed(() => ours(n + i))
     const [oneWall, oneUsed] = await timed(() => single(i))
@@ -63,9 +72,12 @@ if (messages) {
     messagesCpu += used
     oneUs += oneWall
     oneCpu += oneUsed
+    messagesCalls.push(wall)
+    oneCalls.push(oneWall)
   }
+  const median = (calls: Array<number>) => calls.sort((a, b) => a - b)[Math.floor(calls.length / 2)] ?? Number.NaN
   console.log(
-    `alternating: appendMessages ${((messagesUs / (n - half)) * 1000).toFixed(1)} µs (CPU ${((messagesCpu / (n - half)) * 1000).toFixed(1)}), one append ${((oneUs / (n - half)) * 1000).toFixed(1)} µs (CPU ${((oneCpu / (n - half)) * 1000).toFixed(1)}): ${(messagesUs / oneUs).toFixed(2)}x one append (CPU ${(messagesCpu / oneCpu).toFixed(2)}x)`
+    `alternating: appendMessages ${((messagesUs / (n - half)) * 1000).toFixed(1)} µs (CPU ${((messagesCpu / (n - half)) * 1000).toFixed(1)}), one append ${((oneUs / (n - half)) * 1000).toFixed(1)} µs (CPU ${((oneCpu / (n - half)) * 1000).toFixed(1)}): ${(messagesUs / oneUs).toFixed(2)}x one append (CPU ${(messagesCpu / oneCpu).toFixed(2)}x); medians ${(median(messagesCalls) * 1000).toFixed(1)} vs ${(median(oneCalls) * 1000).toFixed(1)} µs: ${(median(messagesCalls) / median(oneCalls)).toFixed(2)}x`
   )
 }
 console.log(

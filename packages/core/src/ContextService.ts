@@ -349,38 +349,74 @@ export const make = (options: Options = {}) =>
     // The unit of work `batch` runs in, per fiber: operations on its stream decide on its window and
     // add to its events instead of appending. `self` tells this service's units from another's.
     const self = Symbol("ContextService")
+    // Read off the running fiber: one effect on every operation's path, not a FiberRef.get and a map.
     const unitOf = (stream: StreamId) =>
-      Effect.map(FiberRef.get(currentUnit), (unit) =>
-        unit !== undefined && unit.owner === self && unit.stream === stream ? unit : undefined
-      )
+      Effect.withFiberRuntime<Unit | undefined>((fiber) => {
+        const unit = fiber.getFiberRef(currentUnit)
+        return Effect.succeed(unit !== undefined && unit.owner === self && unit.stream === stream ? unit : undefined)
+      })
 
     const load: ContextService.Service["load"] = (stream) =>
       Effect.flatMap(unitOf(stream), (unit) => (unit === undefined ? fresh(stream) : Effect.succeed(unit.window)))
 
+    /** Give drafts their event ids: one effect for the common one-event decision, one per draft otherwise. */
+    const stampAll = (drafts: ReadonlyArray<Draft>): Effect.Effect<Array<WindowEvent>> => {
+      if (drafts.length === 1) {
+        const draft = drafts[0] as Draft
+        return Effect.map(ids.next, (id) => [stamp(draft, id)])
+      }
+      return Effect.forEach(drafts, (draft) => Effect.map(ids.next, (id) => stamp(draft, id)))
+    }
+
+    /**
+     * Append what a decision on `window` returned and fold it into the cached window. Plain `flatMap`s,
+     * no generator: this is the path of every one-message `appendMessages` (issue 24).
+     */
+    const write = (
+      stream: StreamId,
+      window: Window.Window,
+      drafts: ReadonlyArray<Draft>,
+      metadata: EventMetadata | undefined
+    ): Effect.Effect<Outcome, LogError> =>
+      Effect.flatMap(stampAll(drafts), (events) =>
+        Effect.flatMap(log.append(stream, events, window.version, metadata), (appended) => {
+          // Fold what the log holds (a store may have redacted a secret), so the cache equals a replay.
+          const written = appended.stored ?? events
+          const next = remember(stream, { window: Window.replay(written, window), hash: appended.lastHash })
+          return Effect.as(repository.committed(stream, next), { window: next, events: written })
+        })
+      )
+
+    /** Decide on `window` and write what the decision returns (nothing for no events). */
+    const decideAndWrite = <E>(
+      stream: StreamId,
+      window: Window.Window,
+      decision: Either.Either<ReadonlyArray<Draft>, E>,
+      metadata: EventMetadata | undefined
+    ): Effect.Effect<Outcome, E | LogError> => {
+      if (Either.isLeft(decision)) return Effect.fail(decision.left)
+      const drafts = decision.right
+      return drafts.length === 0 ? Effect.succeed({ window, events: [] }) : write(stream, window, drafts, metadata)
+    }
+
     const runDirect: ContextService.Service["run"] = (stream, decideFn, metadata) => {
       let attempt = 0
-      return Effect.gen(function* () {
+      return Effect.suspend(() => {
         // First attempt: the cached window as it is (the append checks it). After a conflict: catch up.
         const cached = attempt++ === 0 ? cache.get(stream)?.window : undefined
-        let window = cached ?? (yield* fresh(stream))
-        let decision = decideFn(window)
+        if (cached === undefined) {
+          return Effect.flatMap(fresh(stream), (window) => decideAndWrite(stream, window, decideFn(window), metadata))
+        }
+        const decision = decideFn(cached)
         // A decision that writes nothing (no events, or refused) is checked by no append: make sure it was
         // not made on a stale window (another writer may have added the tool call a result answers).
         const writes = Either.isRight(decision) && decision.right.length > 0
-        if (cached !== undefined && !writes && (yield* log.version(stream)) !== cached.version) {
-          window = yield* fresh(stream)
-          decision = decideFn(window)
-        }
-        const drafts = yield* Either.match(decision, { onLeft: Effect.fail, onRight: Effect.succeed })
-        if (drafts.length === 0) return { window, events: [] }
-        const events: Array<WindowEvent> = []
-        for (const draft of drafts) events.push(stamp(draft, yield* ids.next))
-        const appended = yield* log.append(stream, events, window.version, metadata)
-        // Fold what the log holds (a store may have redacted a secret), so the cache equals a replay.
-        const written = appended.stored ?? events
-        const next = remember(stream, { window: Window.replay(written, window), hash: appended.lastHash })
-        yield* repository.committed(stream, next)
-        return { window: next, events: written }
+        if (writes) return decideAndWrite(stream, cached, decision, metadata)
+        return Effect.flatMap(log.version(stream), (current) =>
+          current === cached.version
+            ? decideAndWrite(stream, cached, decision, metadata)
+            : Effect.flatMap(fresh(stream), (window) => decideAndWrite(stream, window, decideFn(window), metadata))
+        )
       }).pipe(retrying)
     }
 
@@ -445,25 +481,43 @@ export const make = (options: Options = {}) =>
      * `<context kind="…">` wrapper (Window.renderContext); in history, a `chat` system message too (under
      * the label `system`), as Anthropic and Ollama send it. Counted once here, never per event.
      */
-    const countFor = (inputs: ReadonlyArray<MessageInput>, kind: InjectedKind | undefined, history: boolean) =>
-      Effect.forEach(inputs, (input) =>
-        Effect.map(input.id === undefined ? ids.next : Effect.succeed(input.id), (id): Message => {
-          const effective = kind ?? input.kind ?? "chat"
-          const label = effective !== "chat" ? effective : history && input.role === "system" ? "system" : undefined
-          const own = counter.countMessage(input)
-          return {
-            id,
-            role: input.role,
-            kind: effective,
-            parts: input.parts,
-            tokens: label === undefined ? own : Window.wrappedTokens(counter, label, input, own),
-            ...(input.pinned === true ? { pinned: true } : {})
-          }
-        })
+    const messageOf = (input: MessageInput, id: string, kind: InjectedKind | undefined, history: boolean): Message => {
+      const effective = kind ?? input.kind ?? "chat"
+      const label = effective !== "chat" ? effective : history && input.role === "system" ? "system" : undefined
+      const own = counter.countMessage(input)
+      return {
+        id,
+        role: input.role,
+        kind: effective,
+        parts: input.parts,
+        tokens: label === undefined ? own : Window.wrappedTokens(counter, label, input, own),
+        ...(input.pinned === true ? { pinned: true } : {})
+      }
+    }
+    // The ids in input order (a message's own, else the next one): one effect for the usual one message.
+    const countFor = (
+      inputs: ReadonlyArray<MessageInput>,
+      kind: InjectedKind | undefined,
+      history: boolean
+    ): Effect.Effect<ReadonlyArray<Message>> => {
+      const only = inputs.length === 1 ? (inputs[0] as MessageInput) : undefined
+      if (only !== undefined) {
+        return only.id === undefined
+          ? Effect.map(ids.next, (id) => [messageOf(only, id, kind, history)])
+          : Effect.sync(() => [messageOf(only, only.id as string, kind, history)])
+      }
+      return Effect.forEach(inputs, (input) =>
+        Effect.map(input.id === undefined ? ids.next : Effect.succeed(input.id), (id) =>
+          messageOf(input, id, kind, history)
+        )
       )
+    }
     // Validation first: counting stringifies tool inputs, which a BigInt, a cycle or a deep array breaks.
     const prepareFor = (inputs: ReadonlyArray<MessageInput>, kind: InjectedKind | undefined, history: boolean) =>
-      Effect.zipRight(Validation.checkMessages(inputs), countFor(inputs, kind, history))
+      Effect.suspend(() => {
+        const problem = Validation.messagesProblem(inputs)
+        return problem === undefined ? countFor(inputs, kind, history) : Effect.fail(problem)
+      })
     const prepare = (inputs: ReadonlyArray<MessageInput>, kind?: InjectedKind) => prepareFor(inputs, kind, false)
 
     const command = (stream: StreamId, cmd: WindowCommand) => run(stream, (window) => decide(window, cmd))

@@ -545,6 +545,15 @@ export const allMediaOf = (message: {
         return []
       })
 
+/** What of one part a token counter counts (nothing for media, which is priced by its formula). */
+const partTokenText = (part: Part): string | undefined => {
+  if (part.type === "text" || part.type === "reasoning") return part.text
+  if (part.type === "tool_call" || part.type === "server_tool_call") return `${part.name} ${JSON.stringify(part.input)}`
+  if (part.type === "tool_result") return part.content
+  if (part.type === "server_tool_result") return JSON.stringify(part.content)
+  return undefined
+}
+
 /**
  * Everything in a message that a tokenizer should see, as one string: text, reasoning text, tool
  * names and inputs, tool outputs, provider-executed tool calls and their results (as the JSON sent
@@ -553,15 +562,13 @@ export const allMediaOf = (message: {
  * model input text and count nothing. Token counters count this.
  * @since 0.1.0
  */
-export const tokenTextOf = (message: { readonly parts: ReadonlyArray<Part> }): string =>
-  message.parts
-    .flatMap((part) => {
-      if (part.type === "text" || part.type === "reasoning") return [part.text]
-      if (part.type === "tool_call" || part.type === "server_tool_call") {
-        return [`${part.name} ${JSON.stringify(part.input)}`]
-      }
-      if (part.type === "tool_result") return [part.content]
-      if (part.type === "server_tool_result") return [JSON.stringify(part.content)]
-      return []
-    })
-    .join("\n")
+export const tokenTextOf = (message: { readonly parts: ReadonlyArray<Part> }): string => {
+  // A loop, not `flatMap(...).join("\n")`: the same text (counted parts joined by line breaks) without an
+  // array per part, on the path of every appended message; a one-part message is its text as it is.
+  let out: string | undefined
+  for (const part of message.parts) {
+    const text = partTokenText(part)
+    if (text !== undefined) out = out === undefined ? text : `${out}\n${text}`
+  }
+  return out ?? ""
+}

@@ -10,6 +10,7 @@
 import { createRequire } from "node:module"
 import * as Context from "effect/Context"
 import * as Layer from "effect/Layer"
+import { work } from "./internal/work.js"
 import { type MediaFormula, mediaTokensOf } from "./MediaTokens.js"
 import { type Part, tokenTextOf } from "./Message.js"
 
@@ -64,31 +65,81 @@ export const make = (
 export type Encoding = "o200k_base" | "cl100k_base"
 
 const requireHere = createRequire(import.meta.url)
-const loaded = new Map<Encoding, (text: string) => number>()
+
+/** What an encoding's first count loads: its `countTokens` and the regex it splits a text with. */
+interface Loaded {
+  readonly countTokens: (text: string) => number
+  readonly split: RegExp
+}
+const loaded = new Map<Encoding, Loaded>()
 
 /**
- * The encoding's `countTokens`, loaded on first use and kept for the process. An encoding's tables cost
- * ~60–110 ms to load and ~15–25 MB of heap; imported statically, both were paid by every process that
- * imports `@ctxlog/core`, also one that counts with the heuristic or only reads a log (the inspector).
- * `require` (gpt-tokenizer ships CommonJS beside ESM) loads synchronously, which a counter must be. Each
- * path is a literal, so bundlers still see both.
+ * The encoding's `countTokens` and split regex, loaded on first use and kept for the process. An
+ * encoding's tables cost ~60–110 ms to load and ~15–25 MB of heap; imported statically, both were paid by
+ * every process that imports `@ctxlog/core`, also one that counts with the heuristic or only reads a log
+ * (the inspector). `require` (gpt-tokenizer ships CommonJS beside ESM) loads synchronously, which a
+ * counter must be. Each path is a literal, so bundlers still see both.
  */
-const countWith = (encoding: Encoding): ((text: string) => number) => {
-  let count = loaded.get(encoding)
-  if (count === undefined) {
+const load = (encoding: Encoding): Loaded => {
+  let found = loaded.get(encoding)
+  if (found === undefined) {
+    const constants: { readonly O200K_TOKEN_SPLIT_REGEX: RegExp; readonly CL100K_TOKEN_SPLIT_REGEX: RegExp } =
+      requireHere("gpt-tokenizer/encodingParams/constants")
     const module: { readonly countTokens: (text: string) => number } =
       encoding === "o200k_base"
         ? requireHere("gpt-tokenizer/encoding/o200k_base")
         : requireHere("gpt-tokenizer/encoding/cl100k_base")
-    count = module.countTokens
-    loaded.set(encoding, count)
+    found = {
+      countTokens: module.countTokens,
+      split: encoding === "o200k_base" ? constants.O200K_TOKEN_SPLIT_REGEX : constants.CL100K_TOKEN_SPLIT_REGEX
+    }
+    loaded.set(encoding, found)
   }
-  return count
+  return found
+}
+
+/** Pre-tokens longer than this are counted every time (a long run is rare and would bloat the memo). */
+const memoChunkChars = 32
+
+/** Pre-tokens remembered per counter before the memo starts over (a few hundred KiB at most). */
+const memoChunks = 8192
+
+/**
+ * `countTokens` of one encoding, memoized per pre-token. The tokenizer splits a text with its split
+ * regex and counts each piece on its own (one rank lookup in a 200k-entry map, or a byte-pair merge);
+ * a piece's count depends on the piece alone. So the text is split with the same regex and each piece
+ * is counted by the tokenizer once, then remembered: a message costs a lookup per word in a small, warm
+ * map, where the tokenizer's own lookups in its large map miss the CPU caches (the larger part of an
+ * `appendMessages`, issue 24). A text that could hold a special token (`<|`) goes to the tokenizer
+ * whole, with its own handling (it throws on one). The property test checks the sum equals
+ * `countTokens` of the whole text.
+ */
+const memoized = (count: (text: string) => number, split: RegExp): ((text: string) => number) => {
+  const memo = new Map<string, number>()
+  return (text) => {
+    if (text.includes("<|")) return count(text)
+    let total = 0
+    for (const match of text.matchAll(split)) {
+      const chunk = match[0]
+      let tokens = memo.get(chunk)
+      if (tokens === undefined) {
+        tokens = count(chunk)
+        work.chunksTokenized += 1
+        if (chunk.length <= memoChunkChars) {
+          if (memo.size >= memoChunks) memo.clear()
+          memo.set(chunk, tokens)
+        }
+      }
+      total += tokens
+    }
+    return total
+  }
 }
 
 /**
- * A counter backed by `gpt-tokenizer`; images by OpenAI's tile formula unless told otherwise. The
- * encoding is loaded by the first count, not by this call or by importing the package.
+ * A counter backed by `gpt-tokenizer` (each pre-token counted once per counter, then remembered); images
+ * by OpenAI's tile formula unless told otherwise. The encoding is loaded by the first count, not by this
+ * call or by importing the package.
  * @since 0.1.0
  */
 export const gpt = (encoding: Encoding = "o200k_base", media: MediaFormula = "openai"): TokenCounter.Service => {
@@ -96,7 +147,10 @@ export const gpt = (encoding: Encoding = "o200k_base", media: MediaFormula = "op
   return make(
     encoding,
     (text) => {
-      if (count === undefined) count = countWith(encoding)
+      if (count === undefined) {
+        const { countTokens, split } = load(encoding)
+        count = memoized(countTokens, split)
+      }
       return count(text)
     },
     media

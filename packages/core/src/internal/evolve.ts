@@ -301,9 +301,16 @@ const withTokensAt = (state: State, version: number): State => {
   return { ...state, version, tokens }
 }
 
+/**
+ * The message with its origin. A spread that adds a property the source lacks takes V8's slow path
+ * (~0.4 µs, once per appended message); copying onto a fresh object keeps the same own keys in the same
+ * order (`origin` last, or replaced where it was) at a tenth of that. A message is plain data from a
+ * decode or a literal, so `Object.assign` and the spread copy the same.
+ */
 const stampOrigin =
   (version: number, eventId: string) =>
-  (message: Message): Message => ({ ...message, origin: { version, eventId } })
+  (message: Message): Message =>
+    Object.assign({}, message, { origin: { version, eventId } })
 
 const isStable = (message: Message): boolean => message.kind === "chat"
 
@@ -649,16 +656,32 @@ const appendRun = (state: State, events: ReadonlyArray<EventOf<"MessageAppended"
     if (answered.length > 0) completed = completed.add(answered.map((part) => part.toolCallId))
   }
   const history = state.history.append(messages)
+  // Every field written out, not `{ ...state, ... }`: states reach here in many shapes (each step spreads
+  // its own), and a spread of a 25-field object of a shape its site has not seen takes V8's slow path.
+  // This is the fold of every appended message; the compiler checks that no field of State is missed.
   return {
-    ...state,
     version: state.version + messages.length,
-    tokens: tokensWith(state, history.tokens),
+    system: state.system,
+    systemTokens: state.systemTokens,
+    knowledge: state.knowledge,
+    knowledgeTokens: state.knowledgeTokens,
+    taskState: state.taskState,
+    signals: state.signals,
     history,
     calls: indexes.calls,
     results: indexes.results,
     kinds: indexes.kinds,
-    unseen,
-    completed
+    completed,
+    tokens: tokensWith(state, history.tokens),
+    compaction: state.compaction,
+    pendingToolPairs: state.pendingToolPairs,
+    deferredSummaries: state.deferredSummaries,
+    seams: state.seams,
+    cycle: state.cycle,
+    carryOver: state.carryOver,
+    watermark: state.watermark,
+    calibration: state.calibration,
+    unseen
   }
 }
 

@@ -11,7 +11,9 @@ export const work = {
   /** Items copied into arrays handed to readers (`toArray`). */
   materialized: 0,
   /** Messages whose tokens were summed to compute a partition total. */
-  summed: 0
+  summed: 0,
+  /** Pre-tokens the gpt counter handed to the tokenizer (not found in its memo). */
+  chunksTokenized: 0
 }
 
 /** Zero every counter. */
@@ -20,4 +22,5 @@ export const resetWork = (): void => {
   work.spine = 0
   work.materialized = 0
   work.summed = 0
+  work.chunksTokenized = 0
 }
