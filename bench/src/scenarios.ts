@@ -163,9 +163,10 @@ const appendMessagesScenario: Scenario = {
   name: "append-messages",
   describe: "ContextService.appendMessages of one message per call, the window growing 0→N, vs raw insert of one row",
   run: async (run) => {
-    const perRound = run.size("MESSAGES_OPS", 20, 100)
+    // Warmed up and sized as the single append it is compared with (the `append` scenario).
+    const perRound = run.size("MESSAGES_OPS", 40, 200)
     const rounds = run.size("ROUNDS", 5, 10)
-    const warmup = 5
+    const warmup = 20
     const total = warmup + rounds * perRound
     const inputs = Array.from({ length: total }, (_, i) => messageInput(i))
     const events = Array.from({ length: total }, (_, i) => messageEvent(i))
