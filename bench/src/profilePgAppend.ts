@@ -5,7 +5,8 @@
  * server (its backends' CPU, from /proc: with four writers and the server on two cores, the CPU of both
  * bounds the throughput). Starts a throwaway server (fsync on) unless CTXLOG_BENCH_PG_URL is set.
  *   `N=2000 node --conditions=@ctxlog/source --import tsx src/profilePgAppend.ts`
- *   `MODE=messages|append|raw` runs only that one (e.g. under `--cpu-prof`).
+ *   `MODE=messages|append|call|raw` runs only that one (e.g. under `--cpu-prof`); `RECALL_BATCH=n` sets the
+ *   store's `recallBatch` (a huge one: no recall catch-up during the run).
  */
 import { readdirSync, readFileSync } from "node:fs"
 import { ContextService, EventLog } from "@ctxlog/core"
@@ -15,6 +16,7 @@ import { messageEvent, messageInput, postgresRuntime, rawPostgres } from "./stor
 
 const n = Number(process.env.N ?? 2000)
 const only = process.env.MODE
+const storeOptions = process.env.RECALL_BATCH === undefined ? {} : { recallBatch: Number(process.env.RECALL_BATCH) }
 const server = await startServer()
 if (typeof server === "string") {
   console.error(server)
@@ -79,7 +81,7 @@ let k = 0
 const run = async () => {
   if (only === undefined || only === "messages") {
     await measure("ContextService.appendMessages (1 message)", async () => {
-      const runtime = postgresRuntime(await server.database(`profile_messages_${k++}`))
+      const runtime = postgresRuntime(await server.database(`profile_messages_${k++}`), storeOptions)
       const ctx = await runtime.runPromise(ContextService.ContextService)
       await runtime.runPromise(ctx.load("s"))
       return {
@@ -90,7 +92,7 @@ const run = async () => {
   }
   if (only === undefined || only === "append") {
     await measure("EventLog.append (1 event)", async () => {
-      const runtime = postgresRuntime(await server.database(`profile_append_${k++}`))
+      const runtime = postgresRuntime(await server.database(`profile_append_${k++}`), storeOptions)
       const log = await runtime.runPromise(EventLog.EventLog)
       const events = Array.from({ length: n }, (_, i) => messageEvent(i))
       return {

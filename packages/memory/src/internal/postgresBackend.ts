@@ -1,7 +1,6 @@
 import { EventHash, EventLog } from "@ctxlog/core"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import { Kysely, Migrator, PostgresDialect, sql } from "kysely"
 import type pg from "pg"
@@ -23,6 +22,7 @@ import { appendGateKey, provider } from "./migrations.js"
 import type { Database } from "./schema.js"
 import { filterSql, tierBonus } from "./search.js"
 import { appendStatements, bind, type Compiled } from "./statements.js"
+import { claimed, globalBound } from "./postgresGlobal.js"
 import { counters } from "./workCounters.js"
 
 export interface PostgresOptions {
@@ -414,67 +414,9 @@ export const make = (
         catch: storeError(operation)
       })
 
-    // The bound of a global read, in one round trip that holds the gate exclusively only while the server
-    // runs it (ADR 0078): once the lock is granted, every append that took a position before it has
-    // committed or rolled back, and none takes one until the COMMIT; the largest committed position then
-    // is the bound (any position not committed by then is larger). It used to hold the gate for the whole
-    // read, across client round trips: every append in every process waited for each catch-up's read.
-    // A simple (unparameterised) query may hold several statements; an error ends the connection (an
-    // aborted transaction is not handed back to the pool).
-    const boundQuery = `begin; select pg_advisory_xact_lock(${appendGateKey}); select coalesce(max(global_position), 0) as bound from events; commit`
-    const readBound = (operation: string) =>
-      Effect.acquireUseRelease(
-        connect(operation),
-        (client) =>
-          Effect.tryPromise({
-            try: async () => {
-              counters.globalBounds++
-              const results: unknown = await client.query(boundQuery)
-              const bound: unknown = Array.isArray(results) ? results[2]?.rows?.[0]?.bound : undefined
-              if (typeof bound !== "number") throw new Error(`no bound in the gate's answer: ${String(bound)}`)
-              return bound
-            },
-            catch: storeError(operation)
-          }),
-        (client, exit) => Effect.sync(() => client.release(Exit.isFailure(exit) ? true : undefined))
-      )
     const readGlobal: Backend["readGlobal"] = (operation, runQuery) =>
-      Effect.flatMap(readBound(operation), (bound) => query(operation, (db) => runQuery(db, bound)))
-
-    // A claim is a session advisory lock on a connection of its own, tried once: held, `body` runs and the
-    // lock is released after it; held elsewhere, nothing runs. A connection whose unlock failed is ended
-    // (its session, and with it the lock, goes).
-    const unlessRunningElsewhere: Backend["unlessRunningElsewhere"] = (name, body) => {
-      if (options.maxConnections < 2) return Effect.map(body, Option.some)
-      const key = claimKey(name)
-      const operation = `claim ${name}`
-      const claim = Effect.flatMap(connect(operation), (client) =>
-        Effect.tryPromise({
-          try: async () => {
-            counters.claimsTried++
-            const result = await client.query<{ mine: boolean }>("select pg_try_advisory_lock($1) as mine", [key])
-            return { client, mine: result.rows[0]?.mine === true }
-          },
-          catch: (cause) => {
-            client.release(true)
-            return storeError(operation)(cause)
-          }
-        })
-      )
-      return Effect.acquireUseRelease(
-        claim,
-        ({ mine }) => (mine ? Effect.map(body, Option.some) : Effect.succeed(Option.none())),
-        ({ client, mine }) =>
-          mine
-            ? Effect.promise(() =>
-                client.query("select pg_advisory_unlock($1)", [key]).then(
-                  () => client.release(),
-                  (cause: unknown) => client.release(cause instanceof Error ? cause : true)
-                )
-              )
-            : Effect.sync(() => client.release())
-      )
-    }
+      Effect.flatMap(globalBound(pool, operation), (bound) => query(operation, (db) => runQuery(db, bound)))
+    const unlessRunningElsewhere = claimed(pool, options.maxConnections)
 
     // The query goes through PostgreSQL's own parser (as the indexed text did: `django.core.exceptions` is
     // one host-like token there, three words for us); the any-term query is the all-terms one with its
@@ -511,13 +453,6 @@ export const make = (
       search
     } satisfies Backend
   })
-
-/** The advisory-lock key of a claim: "ctc" and 24 bits of the name's hash (never the gate's key, "ctxlog"). */
-export const claimKey = (name: string): number => {
-  let hash = 0
-  for (let i = 0; i < name.length; i++) hash = (hash * 31 + name.charCodeAt(i)) % 0x1000000
-  return 0x637463000000 + hash
-}
 
 /** PostgreSQL's unique_violation or deadlock_detected: another writer's batch held one of the ids. */
 const isRace = (cause: unknown): boolean =>
