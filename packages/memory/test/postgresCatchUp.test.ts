@@ -175,4 +175,22 @@ describe("PostgreSQL global reads and the recall catch-up", () => {
       assert.strictEqual(claims.rows[0]?.n, 0, "the claim was released")
     })
   )
+
+  it.scoped("with a pool of one connection the catch-up takes no claim (it would hold the connection it needs)", () =>
+    Effect.gen(function* () {
+      const url = yield* freshDatabase("catch_up_one_connection")
+      const log = yield* logOver(url, { recallBatch: 2, maxConnections: 1 })
+      reset()
+      yield* log.append(
+        "s",
+        Array.from({ length: 4 }, (_, index) => message("s", index)),
+        0
+      )
+      assert.strictEqual(counters.claimsTried, 0)
+      assert.strictEqual(counters.rowsReadToIndex, 4)
+      const other = yield* client(url)
+      const entries = yield* query(other, "select count(*)::int as n from recall_entries")
+      assert.strictEqual(entries.rows[0]?.n, 4)
+    })
+  )
 })
