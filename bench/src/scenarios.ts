@@ -233,9 +233,16 @@ const postgresScenario: Scenario = {
 // ---------------------------------------------------------------------------------------------------
 // 4 processes on 4 streams sharing one store. Each child appends for a fixed time and prints its count.
 
-const writers = async (mode: string, target: string, count: number, durationMs: number): Promise<number> => {
-  // Each child opens its store, prints "ready" and waits; once all are ready they get "go" on stdin at
-  // once, append for durationMs and print their count. Start-up time (slow under load) is not measured.
+const writers = async (
+  mode: string,
+  target: string,
+  count: number,
+  durationMs: number,
+  warmup: number
+): Promise<number> => {
+  // Each child opens its store, makes `warmup` appends, prints "ready" and waits; once all are ready they
+  // get "go" on stdin at once, append for durationMs and print their count. Start-up time (slow under
+  // load) and the JIT's warm-up are not measured.
   const children = Array.from({ length: count }, (_, k) => {
     const child = spawn(
       process.execPath,
@@ -247,7 +254,8 @@ const writers = async (mode: string, target: string, count: number, durationMs: 
         mode,
         target,
         `w${k}`,
-        String(durationMs)
+        String(durationMs),
+        String(warmup)
       ],
       { stdio: ["pipe", "pipe", "inherit"] }
     )
@@ -283,6 +291,9 @@ const writersScenario: Scenario = {
     "total appends/s of 1 and 4 processes on their own streams sharing one SQLite file (synchronous=FULL, the library default) and one PostgreSQL database, ContextService.appendMessages vs raw",
   run: async (run) => {
     const durationMs = run.size("WRITERS_MS", 4000, 10000)
+    // Appends each writer makes before the timed run (not counted): the steady state is measured, not the
+    // JIT compiling a fresh process's append path (a quarter of the appends each for four writers).
+    const warmup = run.size("WRITERS_WARMUP", 500, 1000)
     const out: Array<Row> = []
     const note = (scenario: string, size: string, subject: string, perSecond: number, extra = "") =>
       noteRow(scenario, size, subject, `${Math.round(perSecond)} appends/s${extra}`)
@@ -321,10 +332,10 @@ const writersScenario: Scenario = {
       }
       const [ctxlogTarget, rawTarget] = targets
       // One writer first (it also creates the schema), then four.
-      const ctxlog1 = await writers(backend.ctxlog, ctxlogTarget, 1, durationMs)
-      const raw1 = await writers(backend.raw, rawTarget, 1, durationMs)
-      const ctxlog4 = await writers(backend.ctxlog, ctxlogTarget, 4, durationMs)
-      const raw4 = await writers(backend.raw, rawTarget, 4, durationMs)
+      const ctxlog1 = await writers(backend.ctxlog, ctxlogTarget, 1, durationMs, warmup)
+      const raw1 = await writers(backend.raw, rawTarget, 1, durationMs, warmup)
+      const ctxlog4 = await writers(backend.ctxlog, ctxlogTarget, 4, durationMs, warmup)
+      const raw4 = await writers(backend.raw, rawTarget, 4, durationMs, warmup)
       out.push(note(scenario, "1 process", "ctxlog ContextService", ctxlog1))
       out.push(note(scenario, "1 process", "raw", raw1, `; ctxlog / raw throughput ${(ctxlog1 / raw1).toFixed(2)}x`))
       out.push(

@@ -1,16 +1,19 @@
-// One writer process of the `writers` scenario: opens its store, prints "ready", waits for "go" on stdin
-// (all writers start at once), appends one message per call to its own stream for the given time, and
-// prints how many appends it made.
-//   writer.ts <ctxlog-sqlite|raw-sqlite|ctxlog-pg|raw-pg> <file or url> <stream> <duration ms>
+// One writer process of the `writers` scenario: opens its store, makes `warmup` appends (the JIT compiles
+// the append path: a process that starts cold spends most of a short run compiling, and four processes
+// each make a quarter of one's appends, so the cold start weighed four times as much per append), prints
+// "ready", waits for "go" on stdin (all writers start at once), appends one message per call to its own
+// stream for the given time, and prints how many appends it made.
+//   writer.ts <ctxlog-sqlite|raw-sqlite|ctxlog-pg|raw-pg> <file or url> <stream> <duration ms> [warmup]
 import { ContextService } from "@ctxlog/core"
 import { messageEvent, messageInput, postgresRuntime, rawPostgres, rawSqlite, sqliteRuntime } from "./stores.js"
 
-const [mode, target, stream, durationArg] = process.argv.slice(2)
+const [mode, target, stream, durationArg, warmupArg] = process.argv.slice(2)
 if (mode === undefined || target === undefined || stream === undefined || durationArg === undefined) {
   console.error("usage: writer.ts <mode> <file or url> <stream> <duration ms>")
   process.exit(2)
 }
 const duration = Number(durationArg)
+const warmup = Number(warmupArg ?? 0)
 
 /** Says "ready" and resolves on "go" from stdin: all writers start at once, after their start-up. */
 const go = (): Promise<void> =>
@@ -24,11 +27,12 @@ const go = (): Promise<void> =>
   })
 
 const loop = async (append: (i: number) => Promise<void> | void): Promise<number> => {
+  for (let i = 0; i < warmup; i++) await append(i)
   await go()
   const end = Date.now() + duration
   let count = 0
   while (Date.now() < end) {
-    await append(count)
+    await append(warmup + count)
     count++
   }
   return count

@@ -51,9 +51,9 @@ const race = (more: number) =>
     const b: Backend = {
       ...backendB,
       readGlobal: (operation, run) =>
-        backendB.readGlobal(operation, (db) => {
+        backendB.readGlobal(operation, (db, bound) => {
           reads++
-          return run(db)
+          return run(db, bound)
         }),
       transact: (operation, body, options) =>
         Effect.suspend(() => {

@@ -1,5 +1,6 @@
 import type { EventLog } from "@ctxlog/core"
 import type * as Effect from "effect/Effect"
+import type * as Option from "effect/Option"
 import type { Kysely } from "kysely"
 import type { Database, Dialect } from "./schema.js"
 import type { AppendError, AppendRequest } from "./appendPlan.js"
@@ -112,13 +113,29 @@ export interface Backend {
   /** Run a kysely query, mapping a throw to a `StoreError` naming the operation. */
   readonly query: <A>(operation: string, run: (db: Kysely<Database>) => Promise<A>) => Effect.Effect<A, StoreError>
   /**
-   * Run a read of the whole log by global position (`readAll`, the recall projection): every event with
-   * a smaller position than one it returns is committed already (or never will be), so a reader that
-   * goes on after the last position it saw skips nothing. SQLite: `query` (its writers are serialised, so
-   * positions commit in order). PostgreSQL, whose appends run at once: in a transaction holding the
-   * global-read gate exclusively (ADR 0066), after the appends in flight and before the next.
+   * Run a read of the whole log by global position (`readAll`, the recall projection), given `bound`: every
+   * event at or below it is committed already (or never will be), so a reader that reads no further than
+   * `bound` and goes on after the last position it saw skips nothing. `run` must not return an event above
+   * `bound`. SQLite: `query`, with no bound (its writers are serialised, so positions commit in order).
+   * PostgreSQL, whose appends run at once: the bound is the largest position committed while the
+   * global-read gate is held exclusively (ADR 0066), for an instant in one round trip (ADR 0078); the read
+   * itself holds no lock, so appends go on meanwhile.
    */
-  readonly readGlobal: <A>(operation: string, run: (db: Kysely<Database>) => Promise<A>) => Effect.Effect<A, StoreError>
+  readonly readGlobal: <A>(
+    operation: string,
+    run: (db: Kysely<Database>, bound: number) => Promise<A>
+  ) => Effect.Effect<A, StoreError>
+  /**
+   * Run `body` unless another process is running one under the same `name` right now: `None`, and `body`
+   * did not run. PostgreSQL: a session advisory lock tried (never waited for) on a pooled connection of
+   * its own and held while `body` runs (released when the process or its connection goes); with a pool of
+   * one connection `body` always runs (it needs that connection). SQLite: `body` always runs (its writers
+   * are serialised; the recall projection's checkpoint keeps them apart).
+   */
+  readonly unlessRunningElsewhere: <A, E>(
+    name: string,
+    body: Effect.Effect<A, E>
+  ) => Effect.Effect<Option.Option<A>, E | StoreError>
   /**
    * Full-text search in tiers: rows holding the whole query as a phrase first, then rows holding every
    * term, then rows holding any term; within a tier, the dialect's ranking (BM25 on SQLite, `ts_rank`

@@ -22,6 +22,7 @@ import { appendGateKey, provider } from "./migrations.js"
 import type { Database } from "./schema.js"
 import { filterSql, tierBonus } from "./search.js"
 import { appendStatements, bind, type Compiled } from "./statements.js"
+import { claimed, globalBound } from "./postgresGlobal.js"
 import { counters } from "./workCounters.js"
 
 export interface PostgresOptions {
@@ -413,19 +414,9 @@ export const make = (
         catch: storeError(operation)
       })
 
-    // The gate exclusively, then the read (READ COMMITTED: its snapshot is taken after the lock is held):
-    // every append that took a position before it has committed, and none takes one until it commits.
     const readGlobal: Backend["readGlobal"] = (operation, runQuery) =>
-      Effect.tryPromise({
-        try: () => {
-          counters.queries++
-          return db.transaction().execute(async (trx) => {
-            await sql`select pg_advisory_xact_lock(${sql.lit(appendGateKey)})`.execute(trx)
-            return runQuery(trx)
-          })
-        },
-        catch: storeError(operation)
-      })
+      Effect.flatMap(globalBound(pool, operation), (bound) => query(operation, (db) => runQuery(db, bound)))
+    const unlessRunningElsewhere = claimed(pool, options.maxConnections)
 
     // The query goes through PostgreSQL's own parser (as the indexed text did: `django.core.exceptions` is
     // one host-like token there, three words for us); the any-term query is the all-terms one with its
@@ -451,7 +442,16 @@ export const make = (
             return result.rows
           })
 
-    return { dialect: "postgres", db, append, transact, query, readGlobal, search } satisfies Backend
+    return {
+      dialect: "postgres",
+      db,
+      append,
+      transact,
+      query,
+      readGlobal,
+      unlessRunningElsewhere,
+      search
+    } satisfies Backend
   })
 
 /** PostgreSQL's unique_violation or deadlock_detected: another writer's batch held one of the ids. */

@@ -1,11 +1,13 @@
 import { EventCodec, EventLog } from "@ctxlog/core"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Option from "effect/Option"
 import { sql } from "kysely"
 import type { CatchUp } from "../RecallIndex.js"
 import type { Backend } from "./backend.js"
 import { factsOf, type Indexed, indexedOf, indexedTypes, messagesOf, searchableText } from "./indexing.js"
 import type { NewEntry, NewFact } from "./statements.js"
+import { counters } from "./workCounters.js"
 
 // The recall index (message entries, FTS5 / tsvector, facts) as a projection of the log. An append writes
 // only the event rows and the stream row; the projection reads the events after its checkpoint (a row of
@@ -39,12 +41,17 @@ export interface RecallProjection {
    * What an append runs in the background: {@link catchUp}, except that it stops when another process
    * moved the checkpoint first (that process is indexing; a query still catches up whole before it reads).
    * Several writers on one file otherwise each read and prepare the same batch, lose the race, and go again,
-   * taking the write lock for each attempt (issue 24: 4 SQLite writers went slower than one).
+   * taking the write lock for each attempt (issue 24: 4 SQLite writers went slower than one). On
+   * PostgreSQL it does not even start while another process runs one (`Backend.unlessRunningElsewhere`,
+   * ADR 0078): writers that all pass a batch at once each read the whole batch before one of them won.
    */
   readonly catchUpInBackground: Effect.Effect<CatchUp, EventLog.StoreError>
   /** Clear the message entries and facts, then index the whole log again. */
   readonly rebuild: Effect.Effect<CatchUp, EventLog.StoreError>
-  /** The newest checkpoint this process has seen (a hint for when to catch up after an append). */
+  /**
+   * The newest checkpoint this process has seen, or a batch past it when another process was catching up
+   * (a hint for when to catch up after an append).
+   */
   readonly known: () => number
   /**
    * The message entries the next catch-up would index, when at most `limit` events wait after the
@@ -69,7 +76,7 @@ export const make = (backend: Backend, options: { readonly batchSize: number }):
   // the checkpoint (so a catch-up that finds nothing new costs this one query).
   // (`after`: only the events after that position too, for `pending`, which has read those before it.)
   const readAfterCheckpoint = (limit: number, after = 0) =>
-    backend.readGlobal("read events to index", async (db) => {
+    backend.readGlobal("read events to index", async (db, bound) => {
       const from =
         after === 0
           ? sql`c.position`
@@ -80,11 +87,12 @@ export const make = (backend: Backend, options: { readonly batchSize: number }):
         select c.position as checkpoint, e.global_position, e.event_id, e.stream_id, e.stream_version, e.type,
                e.schema_version, e.data, e.recorded_at
         from projection_checkpoints c
-        left join events e on e.global_position > ${from}
+        left join events e on e.global_position > ${from} and e.global_position <= ${bound}
         where c.name = ${name}
         order by e.global_position
         limit ${limit}`.execute(db)
       const rows = result.rows.filter((row): row is Row => row.global_position !== null)
+      counters.rowsReadToIndex += rows.length
       return { checkpoint: result.rows[0]?.checkpoint, rows }
     })
   const readBatch = readAfterCheckpoint(batchSize)
@@ -256,5 +264,20 @@ export const make = (backend: Backend, options: { readonly batchSize: number }):
       return all
     })
 
-  return { catchUp, catchUpInBackground: catchUpUntil(true), rebuild, known: () => known, pending }
+  // Skipped because another process is catching up: it goes on until the index is caught up, so this one
+  // looks again a batch later (the hint moves on; a query still catches up whole before it reads).
+  const catchUpInBackground = Effect.flatMap(
+    backend.unlessRunningElsewhere(name, catchUpUntil(true)),
+    Option.match({
+      onSome: (done) => Effect.succeed(done),
+      onNone: () =>
+        Effect.sync((): CatchUp => {
+          const at = known
+          known += batchSize
+          return { events: 0, position: at }
+        })
+    })
+  )
+
+  return { catchUp, catchUpInBackground, rebuild, known: () => known, pending }
 }

@@ -1,5 +1,6 @@
 import { EventHash, EventLog } from "@ctxlog/core"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import * as Exit from "effect/Exit"
 import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
@@ -476,7 +477,18 @@ export const make = (
     const search: Backend["search"] = (terms, filter, limit) =>
       Effect.map(searchEach(backend, terms, [filter], limit), (each) => each[0] ?? [])
 
-    // Writers are serialised (BEGIN IMMEDIATE): positions commit in order, a global read needs nothing more.
-    const backend: Backend = { dialect: "sqlite", db, append, transact, query, readGlobal: query, search }
+    // Writers are serialised (BEGIN IMMEDIATE): positions commit in order, a global read needs no bound.
+    const readGlobal: Backend["readGlobal"] = (operation, run) =>
+      query(operation, (db) => run(db, Number.MAX_SAFE_INTEGER))
+    const backend: Backend = {
+      dialect: "sqlite",
+      db,
+      append,
+      transact,
+      query,
+      readGlobal,
+      unlessRunningElsewhere: (_name, body) => Effect.map(body, Option.some),
+      search
+    }
     return backend
   })

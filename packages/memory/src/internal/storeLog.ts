@@ -186,8 +186,12 @@ export const make = (shared: StoreShared): EventLog.EventLog.Service => {
         Effect.gen(function* () {
           const size = Math.min(options.pageSize, remaining)
           if (size <= 0) return [Chunk.empty<EventLog.Envelope>(), Option.none()] as const
-          const rows = yield* backend.readGlobal("read all", (db) => {
-            const base = db.selectFrom("events").select(eventColumns).where("global_position", ">", after)
+          const rows = yield* backend.readGlobal("read all", (db, bound) => {
+            const base = db
+              .selectFrom("events")
+              .select(eventColumns)
+              .where("global_position", ">", after)
+              .where("global_position", "<=", bound)
             return (
               scope === undefined
                 ? base

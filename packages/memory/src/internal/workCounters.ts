@@ -16,6 +16,12 @@ export interface Counters {
   rowsVerifiedByChain: number
   /** Round trips PostgreSQL appends made (head reads and `ctxlog_append` calls). */
   postgresRoundTrips: number
+  /** Bounds of a PostgreSQL global read taken under the gate (one round trip each, the gate held only while it runs). */
+  globalBounds: number
+  /** Claims a PostgreSQL store tried (`unlessRunningElsewhere`: the background recall catch-up). */
+  claimsTried: number
+  /** Event rows the recall projection read to index (a batch another process indexed first is read again). */
+  rowsReadToIndex: number
   /** Statements that indexed recall entries: SQLite an entry row, and its FTS row when new; PostgreSQL one per batch. */
   indexStatements: number
   /** Tries of a SQLite write transaction that found the write lock held elsewhere (`writeLock.ts`). */
@@ -33,6 +39,9 @@ export const counters: Counters = {
   rowsDecoded: 0,
   rowsVerifiedByChain: 0,
   postgresRoundTrips: 0,
+  globalBounds: 0,
+  claimsTried: 0,
+  rowsReadToIndex: 0,
   indexStatements: 0,
   lockWaits: 0,
   statementsPrepared: 0
@@ -48,6 +57,9 @@ export const reset = (): void => {
   counters.rowsDecoded = 0
   counters.rowsVerifiedByChain = 0
   counters.postgresRoundTrips = 0
+  counters.globalBounds = 0
+  counters.claimsTried = 0
+  counters.rowsReadToIndex = 0
   counters.indexStatements = 0
   counters.lockWaits = 0
   counters.statementsPrepared = 0
