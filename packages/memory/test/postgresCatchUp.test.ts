@@ -3,52 +3,16 @@
  * is taken, so appends go on during the read; and the background catch-up does not start while another
  * process runs one, so writers that pass a batch at once do not each read the whole batch.
  */
-import { EventLog, type WindowEvent } from "@ctxlog/core"
 import { assert, describe, it } from "@effect/vitest"
-import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
-import * as Layer from "effect/Layer"
-import pg from "pg"
-import { PostgresEventLog } from "../src/index.js"
+import type pg from "pg"
 import { appendGateKey } from "../src/internal/migrations.js"
 import { make } from "../src/internal/postgresBackend.js"
 import { claimKey } from "../src/internal/postgresGlobal.js"
 import { name as recallProjection } from "../src/internal/recallProjection.js"
 import { counters, reset } from "../src/internal/workCounters.js"
-import { freshDatabase } from "./support/postgres.js"
-
-const message = (stream: string, index: number): WindowEvent.WindowEvent => ({
-  _tag: "MessageAppended",
-  id: `${stream}-e${index}`,
-  message: {
-    id: `${stream}-m${index}`,
-    role: "user",
-    kind: "chat",
-    parts: [{ type: "text", text: `message ${index} of ${stream}` }],
-    tokens: 3
-  }
-})
-
-/** A pg client of its own (not a store's pool), ended with the scope. */
-const client = (url: string) =>
-  Effect.acquireRelease(
-    Effect.promise(async () => {
-      const connection = new pg.Client({ connectionString: url })
-      await connection.connect()
-      return connection
-    }),
-    (connection) => Effect.promise(() => connection.end())
-  )
-
-const query = (connection: pg.Client, text: string, values: Array<unknown> = []) =>
-  Effect.promise(() => connection.query<Record<string, unknown>>(text, values))
-
-/** The log of a store over `url` (its own pool). */
-const logOver = (url: string, options: Omit<PostgresEventLog.Options, "url"> = {}) =>
-  Effect.map(Layer.build(PostgresEventLog.layer({ ...options, url })), (context) =>
-    Context.get(context, EventLog.EventLog)
-  )
+import { client, freshDatabase, logOver, message, query } from "./support/postgres.js"
 
 /** Backends of this database waiting for a lock (seen from `observer`). */
 const waitingOnLocks = (observer: pg.Client) =>

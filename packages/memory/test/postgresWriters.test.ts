@@ -19,39 +19,7 @@ import { rowsOf } from "../src/internal/appendPlan.js"
 import { migrations } from "../src/internal/migrations.js"
 import { appendCall } from "../src/internal/postgresBackend.js"
 import { counters, reset } from "../src/internal/workCounters.js"
-import { freshDatabase } from "./support/postgres.js"
-
-const message = (stream: string, index: number): WindowEvent.WindowEvent => ({
-  _tag: "MessageAppended",
-  id: `${stream}-e${index}`,
-  message: {
-    id: `${stream}-m${index}`,
-    role: "user",
-    kind: "chat",
-    parts: [{ type: "text", text: `message ${index} of ${stream}` }],
-    tokens: 3
-  }
-})
-
-/** A pg client of its own (not the store's pool), ended with the scope. */
-const client = (url: string) =>
-  Effect.acquireRelease(
-    Effect.promise(async () => {
-      const connection = new pg.Client({ connectionString: url })
-      await connection.connect()
-      return connection
-    }),
-    (connection) => Effect.promise(() => connection.end())
-  )
-
-const query = (connection: pg.Client, text: string, values: Array<unknown> = []) =>
-  Effect.promise(() => connection.query<Record<string, unknown>>(text, values))
-
-/** The log of a store over `url` (its own pool). */
-const logOver = (url: string, options: Omit<PostgresEventLog.Options, "url"> = {}) =>
-  Effect.map(Layer.build(PostgresEventLog.layer({ ...options, url })), (context) =>
-    Context.get(context, EventLog.EventLog)
-  )
+import { client, freshDatabase, logOver, message, query } from "./support/postgres.js"
 
 /**
  * Begin a transaction on `connection` that appends `event` to a new `stream` the way the store does

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto"
-import { EventLog } from "@ctxlog/core"
+import { EventLog, type WindowEvent } from "@ctxlog/core"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import pg from "pg"
@@ -31,3 +32,36 @@ export const freshDatabase = (label: string): Effect.Effect<string, EventLog.Sto
 /** A PostgreSQL log layer over a fresh database. */
 export const layer = (label: string, options: Omit<PostgresEventLog.Options, "url"> = {}) =>
   Layer.unwrapEffect(Effect.map(freshDatabase(label), (url) => PostgresEventLog.layer({ ...options, url })))
+
+/** A `MessageAppended` event of `stream` with ids derived from its index ("<stream>-e<i>", "<stream>-m<i>"). */
+export const message = (stream: string, index: number): WindowEvent.WindowEvent => ({
+  _tag: "MessageAppended",
+  id: `${stream}-e${index}`,
+  message: {
+    id: `${stream}-m${index}`,
+    role: "user",
+    kind: "chat",
+    parts: [{ type: "text", text: `message ${index} of ${stream}` }],
+    tokens: 3
+  }
+})
+
+/** A pg client of its own (not a store's pool), ended with the scope. */
+export const client = (url: string) =>
+  Effect.acquireRelease(
+    Effect.promise(async () => {
+      const connection = new pg.Client({ connectionString: url })
+      await connection.connect()
+      return connection
+    }),
+    (connection) => Effect.promise(() => connection.end())
+  )
+
+export const query = (connection: pg.Client, text: string, values: Array<unknown> = []) =>
+  Effect.promise(() => connection.query<Record<string, unknown>>(text, values))
+
+/** The log of a store over `url` (its own pool), open while the caller's scope is. */
+export const logOver = (url: string, options: Omit<PostgresEventLog.Options, "url"> = {}) =>
+  Effect.map(Layer.build(PostgresEventLog.layer({ ...options, url })), (context) =>
+    Context.get(context, EventLog.EventLog)
+  )
