@@ -6,34 +6,12 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
-import type pg from "pg"
 import { appendGateKey } from "../src/internal/migrations.js"
 import { make } from "../src/internal/postgresBackend.js"
 import { claimKey } from "../src/internal/postgresGlobal.js"
 import { name as recallProjection } from "../src/internal/recallProjection.js"
 import { counters, reset } from "../src/internal/workCounters.js"
-import { client, freshDatabase, logOver, message, query } from "./support/postgres.js"
-
-/** Backends of this database waiting for a lock (seen from `observer`). */
-const waitingOnLocks = (observer: pg.Client) =>
-  Effect.map(
-    query(
-      observer,
-      `select count(*)::int as n from pg_stat_activity
-       where datname = current_database() and wait_event_type = 'Lock' and pid <> pg_backend_pid()`
-    ),
-    ({ rows }) => Number(rows[0]?.n ?? 0)
-  )
-
-/** Wait until `fiber` ends or some backend waits for a lock (polled; no time is asserted). */
-const doneOrWaiting = <A, E>(fiber: Fiber.RuntimeFiber<A, E>, observer: pg.Client) =>
-  Effect.gen(function* () {
-    for (;;) {
-      if ((yield* Fiber.poll(fiber))._tag === "Some") return "done" as const
-      if ((yield* waitingOnLocks(observer)) > 0) return "waiting" as const
-      yield* Effect.sleep("5 millis")
-    }
-  })
+import { client, doneOrWaiting, freshDatabase, logOver, message, query } from "./support/postgres.js"
 
 describe("PostgreSQL global reads and the recall catch-up", () => {
   // Live clock: the polling sleeps between looks.

@@ -1,4 +1,4 @@
-import { EventLog, type WindowEvent } from "@ctxlog/core"
+import { EventLog } from "@ctxlog/core"
 import { freshStream } from "@ctxlog/testing"
 import { assert, describe, it } from "@effect/vitest"
 import * as Chunk from "effect/Chunk"
@@ -9,6 +9,7 @@ import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
 import * as Stream from "effect/Stream"
 import { PostgresEventLog } from "../src/index.js"
+import { message } from "./support/postgres.js"
 import { type Cluster, startCluster } from "./support/postgresServer.js"
 
 // The PostgreSQL server crashes (`pg_ctl stop -m immediate`) under writers and comes back: every writer
@@ -17,18 +18,6 @@ import { type Cluster, startCluster } from "./support/postgresServer.js"
 // must not be restarted under the other test files.
 
 const writers = 4
-
-const event = (stream: string, index: number): WindowEvent.WindowEvent => ({
-  _tag: "MessageAppended",
-  id: `${stream}-e${index}`,
-  message: {
-    id: `${stream}-m${index}`,
-    role: "user",
-    kind: "chat",
-    parts: [{ type: "text", text: `message ${index}` }],
-    tokens: 2
-  }
-})
 
 interface Tally {
   readonly acknowledged: ReadonlyArray<string>
@@ -48,7 +37,7 @@ const writer = (log: EventLog.EventLog.Service, stream: string, restarted: Ref.R
     let afterRestart = 0
     let index = 0
     while (afterRestart < enough) {
-      const next = event(stream, index)
+      const next = message(stream, index)
       const result = yield* Effect.either(log.append(stream, [next], "any"))
       if (result._tag === "Right") {
         acknowledged.push(next.id)

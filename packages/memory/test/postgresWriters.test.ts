@@ -19,7 +19,7 @@ import { rowsOf } from "../src/internal/appendPlan.js"
 import { migrations } from "../src/internal/migrations.js"
 import { appendCall } from "../src/internal/postgresBackend.js"
 import { counters, reset } from "../src/internal/workCounters.js"
-import { client, freshDatabase, logOver, message, query } from "./support/postgres.js"
+import { client, doneOrWaiting, freshDatabase, logOver, message, query } from "./support/postgres.js"
 
 /**
  * Begin a transaction on `connection` that appends `event` to a new `stream` the way the store does
@@ -46,30 +46,6 @@ const beginHeldAppend = (connection: pg.Client, stream: string, event: WindowEve
       head
     ])
     return Number(result.rows[0]?.last_position)
-  })
-
-/** Backends of this database waiting for a lock (seen from `observer`). */
-const waitingOnLocks = (observer: pg.Client) =>
-  Effect.map(
-    query(
-      observer,
-      `select count(*)::int as n from pg_stat_activity
-       where datname = current_database() and wait_event_type = 'Lock' and pid <> pg_backend_pid()`
-    ),
-    ({ rows }) => Number(rows[0]?.n ?? 0)
-  )
-
-/**
- * Wait until `fiber` ends or some backend waits for a lock, whichever is seen first (polled; no time is
- * asserted): "done" or "waiting".
- */
-const doneOrWaiting = <A, E>(fiber: Fiber.RuntimeFiber<A, E>, observer: pg.Client) =>
-  Effect.gen(function* () {
-    for (;;) {
-      if ((yield* Fiber.poll(fiber))._tag === "Some") return "done" as const
-      if ((yield* waitingOnLocks(observer)) > 0) return "waiting" as const
-      yield* Effect.sleep("5 millis")
-    }
   })
 
 const positionsOf = (envelopes: ReadonlyArray<EventLog.Envelope>) => envelopes.map((envelope) => envelope.position)

@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto"
 import { EventLog, type WindowEvent } from "@ctxlog/core"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import pg from "pg"
 import { inject } from "vitest"
@@ -65,3 +66,27 @@ export const logOver = (url: string, options: Omit<PostgresEventLog.Options, "ur
   Effect.map(Layer.build(PostgresEventLog.layer({ ...options, url })), (context) =>
     Context.get(context, EventLog.EventLog)
   )
+
+/** Backends of this database waiting for a lock (seen from `observer`). */
+export const waitingOnLocks = (observer: pg.Client) =>
+  Effect.map(
+    query(
+      observer,
+      `select count(*)::int as n from pg_stat_activity
+       where datname = current_database() and wait_event_type = 'Lock' and pid <> pg_backend_pid()`
+    ),
+    ({ rows }) => Number(rows[0]?.n ?? 0)
+  )
+
+/**
+ * Wait until `fiber` ends or some backend waits for a lock, whichever is seen first (polled; no time is
+ * asserted): "done" or "waiting".
+ */
+export const doneOrWaiting = <A, E>(fiber: Fiber.RuntimeFiber<A, E>, observer: pg.Client) =>
+  Effect.gen(function* () {
+    for (;;) {
+      if ((yield* Fiber.poll(fiber))._tag === "Some") return "done" as const
+      if ((yield* waitingOnLocks(observer)) > 0) return "waiting" as const
+      yield* Effect.sleep("5 millis")
+    }
+  })
