@@ -5,8 +5,9 @@ export default mergeConfig(
   shared,
   defineConfig({
     test: {
-      // The PostgreSQL compaction kill test: the memory package's throwaway server (or CTXLOG_TEST_PG_URL).
-      globalSetup: ["../packages/memory/test/support/postgresServer.ts"]
+      // The PostgreSQL compaction kill test: the memory package's throwaway server (or CTXLOG_TEST_PG_URL);
+      // the packed-tarball tests: our packages packed once (test/support/packed.ts).
+      globalSetup: ["../packages/memory/test/support/postgresServer.ts", "./test/support/packed.ts"]
     }
   })
 )

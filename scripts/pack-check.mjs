@@ -27,6 +27,7 @@ import {
 } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
+import { sqliteInstall } from "./sqlite-binding.mjs"
 
 const root = resolve(import.meta.dirname, "..")
 const dirs =
@@ -71,15 +72,8 @@ try {
   const consumer = join(work, "consumer")
   mkdirSync(consumer)
   writeFileSync(join(consumer, "package.json"), JSON.stringify({ name: "consumer", private: true, type: "module" }))
-  // better-sqlite3 has no prebuilt binary reachable here, so npm compiles it (minutes on a busy
-  // machine). When the workspace holds a compiled copy of a version in range, install that exact
-  // version without install scripts and reuse its binding (same Node, same ABI); else compile.
-  const workspaceSqlite = join(root, "packages", "memory", "node_modules", "better-sqlite3")
-  const binding = join("build", "Release", "better_sqlite3.node")
-  const reuse = existsSync(join(workspaceSqlite, binding))
-  const sqliteVersion = reuse
-    ? JSON.parse(readFileSync(join(workspaceSqlite, "package.json"), "utf8")).version
-    : "^12.9.0"
+  // better-sqlite3: the workspace's compiled binding when there is one (see sqlite-binding.mjs).
+  const sqlite = sqliteInstall("^12.9.0")
   run(
     "npm",
     [
@@ -87,20 +81,16 @@ try {
       "--no-audit",
       "--no-fund",
       "--loglevel=error",
-      ...(reuse ? ["--ignore-scripts"] : []),
       ...packages.map((p) => p.tarball),
       "effect@^3.22.4",
-      `better-sqlite3@${sqliteVersion}`,
+      ...sqlite.args,
       "typescript@~5.9.3",
       "@types/node@^20.19.0"
     ],
     consumer
   )
-  if (reuse) {
-    mkdirSync(join(consumer, "node_modules", "better-sqlite3", "build", "Release"), { recursive: true })
-    copyFileSync(join(workspaceSqlite, binding), join(consumer, "node_modules", "better-sqlite3", binding))
-    console.log(`better-sqlite3 ${sqliteVersion}: reused the workspace's compiled binding`)
-  }
+  const reused = sqlite.after(consumer)
+  if (reused !== undefined) console.log(reused)
 
   const effects = run("npm", ["ls", "effect", "--all", "--parseable"], consumer)
     .split("\n")

@@ -4,13 +4,14 @@
 // there: a ReAct agent with `CtxlogSaver` and `ctxlogPreModelHook`, resumed in a second process, every
 // render rebuilt.
 //
-// It packs (and so builds) eight packages and runs npm against the registry: minutes, not seconds. Like
-// packInstall.test.ts it runs in CI (`CI=true`) or when `CTXLOG_PACK_INSTALL=1`; elsewhere it is skipped.
+// It installs eight of the packages `test/support/packed.ts` packs once per run (building them) and runs
+// npm against the registry: minutes, not seconds. Like packInstall.test.ts it runs in CI (`CI=true`) or when `CTXLOG_PACK_INSTALL=1`; elsewhere it is skipped.
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { afterAll, assert, beforeAll, describe, it } from "vitest"
-import { exec, gated, packAll, root } from "./support/pack.js"
+import { afterAll, assert, beforeAll, describe, inject, it } from "vitest"
+import { sqliteInstall } from "../../scripts/sqlite-binding.mjs"
+import { exec, gated, root, tarballsOf } from "./support/pack.js"
 
 // @ctxlog/langgraph and every package of ours it depends on.
 const packages = ["core", "compaction", "providers", "memory", "seam", "turn", "client", "langgraph"]
@@ -19,10 +20,10 @@ describe.runIf(gated)("packed tarballs install beside LangGraph, without peer co
   let work = ""
   let tarballs: ReadonlyArray<string> = []
 
-  beforeAll(async () => {
+  beforeAll(() => {
     work = mkdtempSync(join(tmpdir(), "ctxlog-pack-langgraph-"))
-    tarballs = await packAll(packages, work)
-  }, 900_000)
+    tarballs = tarballsOf(inject("packed"), packages)
+  })
 
   afterAll(() => {
     if (work !== "") rmSync(work, { recursive: true, force: true })
@@ -32,6 +33,8 @@ describe.runIf(gated)("packed tarballs install beside LangGraph, without peer co
     const dir = join(work, "consumer")
     mkdirSync(dir)
     writeFileSync(join(dir, "package.json"), JSON.stringify({ name: "consumer", private: true, type: "module" }))
+    // better-sqlite3: the workspace's compiled binding when there is one, so npm does not compile it again.
+    const sqlite = sqliteInstall("^12.9.0")
     await exec(
       "npm",
       [
@@ -42,13 +45,15 @@ describe.runIf(gated)("packed tarballs install beside LangGraph, without peer co
         "--loglevel=error",
         ...tarballs,
         "effect@^3.22.4",
-        "better-sqlite3@^12.9.0",
+        ...sqlite.args,
         "@langchain/langgraph@^1.7.0",
         "@langchain/core@^1.1.48",
         "@langchain/langgraph-checkpoint@^1.2.2"
       ],
       dir
     )
+    const reused = sqlite.after(dir)
+    if (reused !== undefined) console.log(reused)
     const installed = (name: string): string =>
       JSON.parse(readFileSync(join(dir, "node_modules", name, "package.json"), "utf8")).version
     assert.strictEqual(installed("@langchain/langgraph").split(".")[0], "1")

@@ -4,13 +4,14 @@
 // installed: the adapters load and convert; TypeScript accepts our AI SDK messages as `ModelMessage[]`
 // of that `ai` major; the EventLog conformance suite of `@ctxlog/testing` runs and passes under vitest 4 and 5.
 //
-// It packs (and so builds) four packages and runs npm against the registry: minutes, not seconds. It runs
-// in CI (`CI=true`, as `.ci/run` sets it) or when `CTXLOG_PACK_INSTALL=1`; elsewhere it is skipped.
+// It installs four of the packages `test/support/packed.ts` packs once per run (building them) and runs npm
+// against the registry: minutes, not seconds. It runs in CI (`CI=true`, as `.ci/run` sets it) or when
+// `CTXLOG_PACK_INSTALL=1`; elsewhere it is skipped.
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { afterAll, assert, beforeAll, describe, it } from "vitest"
-import { exec, gated, packAll } from "./support/pack.js"
+import { afterAll, assert, beforeAll, describe, inject, it } from "vitest"
+import { exec, gated, tarballsOf } from "./support/pack.js"
 
 const packages = ["core", "compaction", "providers", "testing"]
 
@@ -59,10 +60,10 @@ describe.runIf(gated)("packed tarballs install beside the frameworks, without pe
   let work = ""
   let tarballs: ReadonlyArray<string> = []
 
-  beforeAll(async () => {
+  beforeAll(() => {
     work = mkdtempSync(join(tmpdir(), "ctxlog-pack-install-"))
-    tarballs = await packAll(packages, work)
-  }, 900_000)
+    tarballs = tarballsOf(inject("packed"), packages)
+  })
 
   afterAll(() => {
     if (work !== "") rmSync(work, { recursive: true, force: true })

@@ -6,6 +6,7 @@ import { readFileSync } from "node:fs"
 import { dirname, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import { promisify } from "node:util"
+import type { Packed } from "./packed.js"
 
 const run = promisify(execFile)
 
@@ -46,4 +47,15 @@ export const packAll = async (names: ReadonlyArray<string>, work: string): Promi
     packed.push(join(work, `${manifest.name.replace("@", "").replace("/", "-")}-${manifest.version}.tgz`))
   }
   return packed
+}
+
+/** The tarballs of `names`, packed once by the `packed.ts` global setup; throws why packing failed. */
+export const tarballsOf = (packed: Packed, names: ReadonlyArray<string>): ReadonlyArray<string> => {
+  if (packed._tag === "Failed") throw new Error(`packing our packages failed:\n${packed.message}`)
+  if (packed._tag === "NotGated") throw new Error("the packed-tarball tests are not gated on here")
+  return names.map((name) => {
+    const tarball = packed.tarballs[name]
+    if (tarball === undefined) throw new Error(`${name} is not in packed.ts's packedNames`)
+    return tarball
+  })
 }
