@@ -27,6 +27,7 @@ import {
 } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
+import { packPackages } from "./pack-packages.mjs"
 import { sqliteInstall } from "./sqlite-binding.mjs"
 
 const root = resolve(import.meta.dirname, "..")
@@ -45,10 +46,7 @@ const check = (ok, what) => {
 
 try {
   const packages = []
-  for (const dir of dirs) {
-    const manifest = JSON.parse(readFileSync(join(root, dir, "package.json"), "utf8"))
-    run("pnpm", ["pack", "--pack-destination", work], join(root, dir))
-    const tarball = join(work, `${manifest.name.replace("@", "").replace("/", "-")}-${manifest.version}.tgz`)
+  for (const { manifest, tarball } of await packPackages(dirs, work)) {
     const entries = Object.entries(manifest.exports)
       .filter(([key, target]) => target !== null && key !== "./package.json")
       .map(([key]) => (key === "." ? manifest.name : `${manifest.name}/${key.slice(2)}`))

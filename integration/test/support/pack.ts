@@ -2,10 +2,10 @@
 // our packages into a folder. Packing (and so building) and npm against the registry take minutes, so
 // these tests run in CI (`CI=true`) or when `CTXLOG_PACK_INSTALL=1`; elsewhere they are skipped.
 import { execFile } from "node:child_process"
-import { readFileSync } from "node:fs"
-import { dirname, join, resolve } from "node:path"
+import { dirname, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import { promisify } from "node:util"
+import { packPackages } from "../../../scripts/pack-packages.mjs"
 import type { Packed } from "./packed.js"
 
 const run = promisify(execFile)
@@ -37,17 +37,14 @@ export const exec = async (cmd: string, args: ReadonlyArray<string>, cwd: string
   }
 }
 
-/** `pnpm pack` each of `packages/<name>` into `work`; the tarballs' paths, in order. */
-export const packAll = async (names: ReadonlyArray<string>, work: string): Promise<ReadonlyArray<string>> => {
-  const packed: Array<string> = []
-  for (const name of names) {
-    const dir = join(root, "packages", name)
-    const manifest = JSON.parse(readFileSync(join(dir, "package.json"), "utf8"))
-    await exec("pnpm", ["pack", "--pack-destination", work], dir)
-    packed.push(join(work, `${manifest.name.replace("@", "").replace("/", "-")}-${manifest.version}.tgz`))
-  }
-  return packed
-}
+/** Pack each of `packages/<name>` into `work` (scripts/pack-packages.mjs); the tarballs' paths, in order. */
+export const packAll = async (names: ReadonlyArray<string>, work: string): Promise<ReadonlyArray<string>> =>
+  (
+    await packPackages(
+      names.map((name) => `packages/${name}`),
+      work
+    )
+  ).map((packed) => packed.tarball)
 
 /** The tarballs of `names`, packed once by the `packed.ts` global setup; throws why packing failed. */
 export const tarballsOf = (packed: Packed, names: ReadonlyArray<string>): ReadonlyArray<string> => {
