@@ -63,6 +63,8 @@ describe("append work", () => {
         assert.strictEqual(at1k.appendStatements, 3)
         assert.strictEqual(at1k.queries, 0)
         assert.isBelow(at1k.charsHashed, 400)
+        // A message is encoded by the fast path (EventCodec.encodeKnown): no Schema pass (ADR 0079).
+        assert.strictEqual(at1k.eventsEncodedBySchema, 0)
 
         // A batch of 100: the head, the stream row and one insert per event, nothing per stored event.
         const batch = Array.from({ length: 100 }, (_, k) => event(`batched ${k}`))
@@ -71,12 +73,25 @@ describe("append work", () => {
         version += batch.length
         assert.strictEqual(counters.appendStatements, 102)
         assert.strictEqual(counters.rowsWritten, 100)
+        assert.strictEqual(counters.eventsEncodedBySchema, 0)
         // A retried batch writes nothing and succeeds; its ids are looked up once the insert is refused.
         reset()
         const retried = yield* log.append("s", batch, "any")
         assert.strictEqual(retried.written, 0)
         assert.strictEqual(retried.nextExpectedVersion, version)
         assert.strictEqual(counters.rowsWritten, 0)
+        // An event of another type takes the Schema pass, and so does a message a redaction rule changed.
+        reset()
+        yield* log.append(
+          "s",
+          [
+            { _tag: "TaskGoalSet", id: "0190a000-0000-7000-9000-000000000001", goal: "ship", tokens: 2 },
+            event("my key is sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789")
+          ],
+          version
+        )
+        version += 2
+        assert.strictEqual(counters.eventsEncodedBySchema, 2)
 
         const ctx = yield* ContextService.ContextService
         yield* ctx.appendMessages("conversation", [Message.user("hello")])
@@ -86,6 +101,7 @@ describe("append work", () => {
         assert.strictEqual(counters.appends, 1)
         assert.strictEqual(counters.rowsWritten, 1)
         assert.strictEqual(counters.queries, 0)
+        assert.strictEqual(counters.eventsEncodedBySchema, 0)
       }).pipe(Effect.provide(Layer.fresh(stack)))
     })
   )

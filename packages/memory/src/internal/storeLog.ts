@@ -108,13 +108,20 @@ export const make = (shared: StoreShared): EventLog.EventLog.Service => {
   // append runs per event written, so it takes no effect per step.
   const append: EventLog.EventLog.Service["append"] = (stream, events, expected, metadata = {}) =>
     Effect.flatMap(Clock.currentTimeMillis, (now): ReturnType<EventLog.EventLog.Service["append"]> => {
-      const invalid = Validation.appendInputProblem(stream, events, metadata)
+      // The commonest events (a message) are encoded in plain code, which also tells they are valid: no
+      // validation walk and no Schema pass for them (ADR 0079). Any other goes the full way.
+      const known = events.map(EventCodec.encodeKnown)
+      const invalid = Validation.appendInputProblem(stream, events, metadata, known)
       if (invalid !== undefined) return Effect.fail(invalid)
       // Redact before encoding: the stored bytes, the hash chain and the index only see redacted text.
       // Each event is encoded once; those bytes are hashed and stored, and the recall projection reads
-      // them back later (nothing is decoded on this path).
+      // them back later (nothing is decoded on this path). An event a rule changed is encoded again.
       const redacted = events.map((event) => Redaction.redactValue(redactor, event))
-      const encoded = EventCodec.encodeAllEither(redacted)
+      for (let index = 0; index < redacted.length; index++) {
+        if (redacted[index] !== events[index]) known[index] = undefined
+        if (known[index] === undefined) counters.eventsEncodedBySchema++
+      }
+      const encoded = EventCodec.encodeAllEither(redacted, known)
       if (Either.isLeft(encoded)) return Effect.fail(encoded.left)
       const stored = encoded.right
       return backend
