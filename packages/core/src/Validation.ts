@@ -132,6 +132,12 @@ const isPlainObject = (value: object): boolean => {
   return prototype === Object.prototype || prototype === null
 }
 
+/** A plain object without any own key (string or symbol, enumerable or not). */
+const isEmptyPlainObject = (value: unknown): boolean => {
+  if (typeof value !== "object" || value === null || Array.isArray(value) || !isPlainObject(value)) return false
+  return Reflect.ownKeys(value).length === 0
+}
+
 /**
  * Why `value` is not a storable JSON value, with the path (under `root`) of the first offender, or
  * undefined. Iterative: every depth is examined without recursion; past {@link maxDepth} it is refused.
@@ -141,6 +147,8 @@ export const valueProblem = (
   value: unknown,
   root: string
 ): { readonly path: string; readonly detail: string } | undefined => {
+  // The commonest metadata, `{}`: nothing to walk (and no walker to build).
+  if (isEmptyPlainObject(value)) return undefined
   // Frames of containers being walked; `onPath` holds the containers from the root to the current one. A
   // path is spelled out only for the offender (a frame knows its parent and its key under it).
   interface Frame {

@@ -136,26 +136,29 @@ export const make = (shared: StoreShared): EventLog.EventLog.Service => {
           owner: scope
         })
         .pipe(
-          Effect.tap((result) => {
+          Effect.flatMap((result) => {
             if (result.written > 0) shared.appendedBytes.add(stream, stored)
-            return catchUpBehind(result.lastPosition)
-          }),
-          Effect.flatMap((result) =>
+            const caughtUp = catchUpBehind(result.lastPosition)
             // A caller that keeps a window (ContextService) folds what the log holds: when a rule redacted
             // something (rare), the events as stored, decoded from their bytes.
-            result.written === 0 || redacted.every((event, index) => event === events[index])
-              ? Effect.succeed(result)
-              : Effect.forEach(stored, (record) => EventCodec.decode(record, { stream })).pipe(
-                  Effect.mapError(
-                    (error) =>
-                      new EventLog.StoreError({
-                        operation: "append",
-                        detail: `a redacted event no longer decodes: ${error.message}`
-                      })
-                  ),
-                  Effect.map((decoded): EventLog.AppendResult => ({ ...result, stored: decoded }))
-                )
-          )
+            if (result.written === 0 || redacted.every((event, index) => event === events[index])) {
+              // The common case: no catch-up due, the result as it is (no effect of its own).
+              return caughtUp === Effect.void ? Effect.succeed(result) : Effect.as(caughtUp, result)
+            }
+            return Effect.zipRight(
+              caughtUp,
+              Effect.forEach(stored, (record) => EventCodec.decode(record, { stream })).pipe(
+                Effect.mapError(
+                  (error) =>
+                    new EventLog.StoreError({
+                      operation: "append",
+                      detail: `a redacted event no longer decodes: ${error.message}`
+                    })
+                ),
+                Effect.map((decoded): EventLog.AppendResult => ({ ...result, stored: decoded }))
+              )
+            )
+          })
         )
     })
 
