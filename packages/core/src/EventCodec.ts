@@ -399,7 +399,14 @@ export const encodeAllEither = (
     const type = isRecord(event) && typeof event._tag === "string" ? event._tag : "unknown"
     // One pass: encoding an unknown value validates it against the typed side first, so a hand-built
     // object with a wrong field (or an extra one) is caught, and its encoded form is what is stored.
-    const encoded = encodeUnknownEvent(event, { errors: "first", onExcessProperty: "error" })
+    let encoded: ReturnType<typeof encodeUnknownEvent>
+    try {
+      encoded = encodeUnknownEvent(event, { errors: "first", onExcessProperty: "error" })
+    } catch (cause) {
+      // The Schema throws on a tag it cannot print (a null-prototype object): a typed error, not a defect.
+      const detail = `cannot be checked against the event schema: ${cause instanceof Error ? cause.message : String(cause)}`
+      return Either.left(new EventEncodeError({ type, index, path: "_tag", detail }))
+    }
     if (encoded._tag === "Left") {
       const { path, detail } = firstIssue(encoded.left)
       return Either.left(new EventEncodeError({ type, index, path, detail }))

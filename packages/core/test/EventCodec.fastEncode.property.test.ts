@@ -14,18 +14,11 @@ import { propertyRuns } from "../../../vitest.property.js"
 import { resetWork, work } from "../src/internal/work.js"
 import { EventCodec, type Message, Validation, WindowEvent } from "../src/index.js"
 
-/**
- * What the full path stores for `event`, or undefined when it refuses it (or throws: the Schema's error
- * message cannot print a null-prototype object where a tag should be).
- */
+/** What the full path stores for `event`, or undefined when it refuses it. */
 const fullPath = (event: unknown): EventCodec.StoredEvent | undefined => {
   if (Validation.valueProblem(event, "") !== undefined) return undefined
-  try {
-    const encoded = EventCodec.encodeAllEither([event])
-    return Either.isRight(encoded) ? encoded.right[0] : undefined
-  } catch {
-    return undefined
-  }
+  const encoded = EventCodec.encodeAllEither([event])
+  return Either.isRight(encoded) ? encoded.right[0] : undefined
 }
 
 /** Whether the fast path knows the shape of this part. */
