@@ -7,6 +7,7 @@ import { ContextService, EventLog, Message, TokenCounter, type WindowEvent } fro
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import BetterSqlite3 from "better-sqlite3"
 import { Ctxlog } from "../src/index.js"
 import { counters, reset } from "../src/internal/workCounters.js"
 import { tempFile } from "./support/stores.js"
@@ -25,8 +26,9 @@ const event = (text: string): WindowEvent.WindowEvent => {
 describe("append work", () => {
   it.scoped("one append costs the same at 1k and 10k events, and appendMessages of one message is one append", () =>
     Effect.gen(function* () {
+      const filename = tempFile()
       const stack = Ctxlog.sqlite({
-        filename: tempFile(),
+        filename,
         durability: "normal",
         tokenCounter: TokenCounter.layerHeuristic()
       })
@@ -92,6 +94,24 @@ describe("append work", () => {
         )
         version += 2
         assert.strictEqual(counters.eventsEncodedBySchema, 2)
+
+        // The metadata column: `{}` is written as its JSON text directly, other metadata redacted and
+        // stringified; both are the bytes `JSON.stringify` gives of the metadata and its time.
+        yield* log.append("meta", [event("with metadata")], 0, { actor: "me", correlationId: "c-1" })
+        const raw = new BetterSqlite3(filename, { readonly: true })
+        const rows = raw
+          .prepare<[], { stream_id: string; metadata: string; recorded_at: number }>(
+            "select stream_id, metadata, recorded_at from events where stream_id in ('s', 'meta') and stream_version = 1"
+          )
+          .all()
+        raw.close()
+        const plain = rows.find((row) => row.stream_id === "s")
+        const withFields = rows.find((row) => row.stream_id === "meta")
+        assert.strictEqual(plain?.metadata, JSON.stringify({ recordedAt: plain?.recorded_at }))
+        assert.strictEqual(
+          withFields?.metadata,
+          JSON.stringify({ actor: "me", correlationId: "c-1", recordedAt: withFields?.recorded_at })
+        )
 
         const ctx = yield* ContextService.ContextService
         yield* ctx.appendMessages("conversation", [Message.user("hello")])

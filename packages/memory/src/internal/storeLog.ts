@@ -104,6 +104,13 @@ export const make = (shared: StoreShared): EventLog.EventLog.Service => {
     })
   }
 
+  // The metadata column: the caller's metadata, redacted, with the time. Nearly every append passes none
+  // (`{}`): its text is written directly, the same bytes `JSON.stringify` gives (nothing to redact in it).
+  const metadataJson = (metadata: EventLog.EventMetadata, now: number): string =>
+    Object.keys(metadata).length === 0 && Object.getPrototypeOf(metadata) === Object.prototype
+      ? `{"recordedAt":${JSON.stringify(now)}}`
+      : JSON.stringify(Redaction.redactValue(redactor, { ...metadata, recordedAt: now }))
+
   // One effect around the plain steps (validate, redact, encode, then the backend's one transaction): the
   // append runs per event written, so it takes no effect per step.
   const append: EventLog.EventLog.Service["append"] = (stream, events, expected, metadata = {}) =>
@@ -130,7 +137,7 @@ export const make = (shared: StoreShared): EventLog.EventLog.Service => {
           expected,
           ids: events.map((event) => event.id),
           stored,
-          metadata: JSON.stringify(Redaction.redactValue(redactor, { ...metadata, recordedAt: now })),
+          metadata: metadataJson(metadata, now),
           now,
           key: options.hmacKey,
           owner: scope
