@@ -7,6 +7,9 @@
  * of one message per call, and also times one `SqliteEventLog.append` of one event per call in the same
  * process, for the target's ratio (appendMessages against one append). `WINDOW=105` moves to a new stream
  * every 105 messages (the window of the `--quick` bench); `--cpu-prof-interval 100` samples finely enough.
+ * `ALLOC=200` then measures the bytes allocated per call over 200 more calls of each kind: run with
+ * `--expose-gc --min-semi-space-size=64 --max-semi-space-size=64` so that no collection runs while it
+ * counts (the heap's growth is then what the calls allocated; it says so when one ran).
  */
 import { join } from "node:path"
 import { ContextService, EventLog } from "@ctxlog/core"
@@ -14,7 +17,8 @@ import { messageEvent, messageInput, rawSqlite, sqliteRuntime, tempDir } from ".
 
 const n = Number(process.env.N ?? 3000)
 const batch = Number(process.env.BATCH ?? 1)
-const events = Array.from({ length: n * batch }, (_, i) => messageEvent(i))
+// ALLOC's calls append after the timed ones.
+const events = Array.from({ length: (n + Number(process.env.ALLOC ?? 0)) * batch }, (_, i) => messageEvent(i))
 const dir = tempDir("profile-append")
 const runtime = sqliteRuntime(join(dir, "ctxlog.db"))
 const log = await runtime.runPromise(EventLog.EventLog)
@@ -83,5 +87,33 @@ if (messages) {
 console.log(
   `${messages ? "appendMessages" : `${batch}/call`}: ctxlog ${(oursUs * 1000).toFixed(1)} µs/event, raw ${(theirs * 1000).toFixed(1)} µs/event (${(theirs / oursUs).toFixed(2)}x raw's speed); CPU ${(oursCpu * 1000).toFixed(1)} vs ${(theirsCpu * 1000).toFixed(1)} µs/event (${(theirsCpu / oursCpu).toFixed(2)}x)`
 )
+const allocCalls = Number(process.env.ALLOC ?? 0)
+if (allocCalls > 0) {
+  const gc = (globalThis as { gc?: () => void }).gc
+  if (gc === undefined) throw new Error("ALLOC needs --expose-gc")
+  const { PerformanceObserver } = await import("node:perf_hooks")
+  let collections = 0
+  const observer = new PerformanceObserver((list) => {
+    collections += list.getEntries().length
+  })
+  observer.observe({ entryTypes: ["gc"] })
+  // Bytes allocated per call of `op`, over `allocCalls` calls after a full collection.
+  const allocated = async (label: string, op: (i: number) => Promise<unknown>, start: number) => {
+    gc()
+    await new Promise((resolve) => setTimeout(resolve, 10))
+    collections = 0
+    const before = process.memoryUsage().heapUsed
+    for (let i = 0; i < allocCalls; i++) await op(start + i)
+    const after = process.memoryUsage().heapUsed
+    await new Promise((resolve) => setTimeout(resolve, 10))
+    console.log(
+      `allocated: ${label} ${((after - before) / allocCalls / 1024).toFixed(1)} KB/call${collections > 0 ? ` (${collections} collections ran: under-counted)` : ""}`
+    )
+  }
+  const base = messages ? 2 * n : n
+  await allocated(messages ? "appendMessages of one" : `append of ${batch}`, ours, base)
+  if (messages) await allocated("one append of one", (i) => single(i), n)
+  observer.disconnect()
+}
 raw.close()
 await runtime.dispose()

@@ -119,8 +119,11 @@ const memoized = (count: (text: string) => number, split: RegExp): ((text: strin
   return (text) => {
     if (text.includes("<|")) return count(text)
     let total = 0
-    for (const match of text.matchAll(split)) {
-      const chunk = match[0]
+    // `match` with the global split regex gives the same pieces as `matchAll`, as one array of strings:
+    // no match object (index, input, groups) per piece, which was ~12 KB of garbage per message (ADR 0079).
+    const chunks = text.match(split)
+    if (chunks === null) return 0
+    for (const chunk of chunks) {
       let tokens = memo.get(chunk)
       if (tokens === undefined) {
         tokens = count(chunk)

@@ -28,6 +28,7 @@ import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { EventEncodeError } from "./EventCodec.js"
 import { keyProblem } from "./internal/jsonDepth.js"
+import { loneSurrogate, textForbidden } from "./internal/textRules.js"
 
 /** Longest stream id, in UTF-16 code units. @since 0.1.0 */
 export const maxStreamIdLength = 256
@@ -52,11 +53,8 @@ export class InvalidInput extends Schema.TaggedError<InvalidInput>()("InvalidInp
 export const excerpt = (text: string): string =>
   text.length > 64 ? `${JSON.stringify(text.slice(0, 64))}… (${text.length} chars)` : JSON.stringify(text)
 
-const loneSurrogate = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/
 // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what this finds.
 const idForbidden = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/
-// biome-ignore lint/suspicious/noControlCharactersInRegex: NUL is what this finds.
-const textForbidden = /\u0000|[\ud800-\udfff]/
 
 const codePoint = (char: string): string =>
   `U+${(char.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, "0")}`
@@ -134,6 +132,12 @@ const isPlainObject = (value: object): boolean => {
   return prototype === Object.prototype || prototype === null
 }
 
+/** A plain object without any own key (string or symbol, enumerable or not). */
+const isEmptyPlainObject = (value: unknown): boolean => {
+  if (typeof value !== "object" || value === null || Array.isArray(value) || !isPlainObject(value)) return false
+  return Reflect.ownKeys(value).length === 0
+}
+
 /**
  * Why `value` is not a storable JSON value, with the path (under `root`) of the first offender, or
  * undefined. Iterative: every depth is examined without recursion; past {@link maxDepth} it is refused.
@@ -143,6 +147,8 @@ export const valueProblem = (
   value: unknown,
   root: string
 ): { readonly path: string; readonly detail: string } | undefined => {
+  // The commonest metadata, `{}`: nothing to walk (and no walker to build).
+  if (isEmptyPlainObject(value)) return undefined
   // Frames of containers being walked; `onPath` holds the containers from the root to the current one. A
   // path is spelled out only for the offender (a frame knows its parent and its key under it).
   interface Frame {
@@ -237,16 +243,21 @@ export const valueProblem = (
  * Why an append's input is refused, or undefined: the stream id ({@link InvalidInput}), each event (an
  * {@link EventEncodeError} naming the event's index, type and path) and the metadata ({@link InvalidInput}).
  * The plain form of {@link validateAppendInput}, for an append path that runs no effect per step.
+ * `known[i]`, when given and defined, is `EventCodec.encodeKnown` of `events[i]`: that event is valid.
  * @since 0.5.0
  */
 export const appendInputProblem = (
   stream: string,
   events: ReadonlyArray<unknown>,
-  metadata: unknown = {}
+  metadata: unknown = {},
+  known?: ReadonlyArray<unknown>
 ): InvalidInput | EventEncodeError | undefined => {
   const streamError = streamIdError(stream)
   if (streamError !== undefined) return streamError
-  for (const [index, event] of events.entries()) {
+  for (let index = 0; index < events.length; index++) {
+    // An event `EventCodec.encodeKnown` encoded passes this walk: it is not walked again.
+    if (known?.[index] !== undefined) continue
+    const event = events[index]
     const problem = valueProblem(event, "")
     if (problem !== undefined) {
       const tag = typeof event === "object" && event !== null ? Reflect.get(event, "_tag") : undefined

@@ -123,6 +123,19 @@ describe("EventCodec.decodeJsonLines", () => {
   )
 })
 
+describe("EventCodec.encodeAllEither", () => {
+  it("an event whose tag is a null-prototype object is a typed error naming _tag, not a thrown TypeError", () => {
+    // The Schema's union cannot print such a tag and threw; the validation walk accepts it (a plain object).
+    const event = { _tag: Object.create(null), id: "x1", message: goodMessage }
+    const encoded = EventCodec.encodeAllEither([event])
+    assert.isTrue(Either.isLeft(encoded))
+    if (Either.isRight(encoded)) return
+    assert.strictEqual(encoded.left._tag, "EventEncodeError")
+    assert.strictEqual(encoded.left.path, "_tag")
+    assert.strictEqual(encoded.left.index, 0)
+  })
+})
+
 describe("EventCodec.encodeAll through EventLog", () => {
   // Each is a well-typed object that breaks a schema refinement.
   const malformed: ReadonlyArray<readonly [string, WindowEvent.WindowEvent, string]> = [

@@ -7,6 +7,7 @@ import { ContextService, EventLog, Message, TokenCounter, type WindowEvent } fro
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import BetterSqlite3 from "better-sqlite3"
 import { Ctxlog } from "../src/index.js"
 import { counters, reset } from "../src/internal/workCounters.js"
 import { tempFile } from "./support/stores.js"
@@ -25,8 +26,9 @@ const event = (text: string): WindowEvent.WindowEvent => {
 describe("append work", () => {
   it.scoped("one append costs the same at 1k and 10k events, and appendMessages of one message is one append", () =>
     Effect.gen(function* () {
+      const filename = tempFile()
       const stack = Ctxlog.sqlite({
-        filename: tempFile(),
+        filename,
         durability: "normal",
         tokenCounter: TokenCounter.layerHeuristic()
       })
@@ -63,6 +65,8 @@ describe("append work", () => {
         assert.strictEqual(at1k.appendStatements, 3)
         assert.strictEqual(at1k.queries, 0)
         assert.isBelow(at1k.charsHashed, 400)
+        // A message is encoded by the fast path (EventCodec.encodeKnown): no Schema pass (ADR 0079).
+        assert.strictEqual(at1k.eventsEncodedBySchema, 0)
 
         // A batch of 100: the head, the stream row and one insert per event, nothing per stored event.
         const batch = Array.from({ length: 100 }, (_, k) => event(`batched ${k}`))
@@ -71,12 +75,43 @@ describe("append work", () => {
         version += batch.length
         assert.strictEqual(counters.appendStatements, 102)
         assert.strictEqual(counters.rowsWritten, 100)
+        assert.strictEqual(counters.eventsEncodedBySchema, 0)
         // A retried batch writes nothing and succeeds; its ids are looked up once the insert is refused.
         reset()
         const retried = yield* log.append("s", batch, "any")
         assert.strictEqual(retried.written, 0)
         assert.strictEqual(retried.nextExpectedVersion, version)
         assert.strictEqual(counters.rowsWritten, 0)
+        // An event of another type takes the Schema pass, and so does a message a redaction rule changed.
+        reset()
+        yield* log.append(
+          "s",
+          [
+            { _tag: "TaskGoalSet", id: "0190a000-0000-7000-9000-000000000001", goal: "ship", tokens: 2 },
+            event("my key is sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789")
+          ],
+          version
+        )
+        version += 2
+        assert.strictEqual(counters.eventsEncodedBySchema, 2)
+
+        // The metadata column: `{}` is written as its JSON text directly, other metadata redacted and
+        // stringified; both are the bytes `JSON.stringify` gives of the metadata and its time.
+        yield* log.append("meta", [event("with metadata")], 0, { actor: "me", correlationId: "c-1" })
+        const raw = new BetterSqlite3(filename, { readonly: true })
+        const rows = raw
+          .prepare<[], { stream_id: string; metadata: string; recorded_at: number }>(
+            "select stream_id, metadata, recorded_at from events where stream_id in ('s', 'meta') and stream_version = 1"
+          )
+          .all()
+        raw.close()
+        const plain = rows.find((row) => row.stream_id === "s")
+        const withFields = rows.find((row) => row.stream_id === "meta")
+        assert.strictEqual(plain?.metadata, JSON.stringify({ recordedAt: plain?.recorded_at }))
+        assert.strictEqual(
+          withFields?.metadata,
+          JSON.stringify({ actor: "me", correlationId: "c-1", recordedAt: withFields?.recorded_at })
+        )
 
         const ctx = yield* ContextService.ContextService
         yield* ctx.appendMessages("conversation", [Message.user("hello")])
@@ -86,6 +121,7 @@ describe("append work", () => {
         assert.strictEqual(counters.appends, 1)
         assert.strictEqual(counters.rowsWritten, 1)
         assert.strictEqual(counters.queries, 0)
+        assert.strictEqual(counters.eventsEncodedBySchema, 0)
       }).pipe(Effect.provide(Layer.fresh(stack)))
     })
   )

@@ -13,7 +13,9 @@ export const work = {
   /** Messages whose tokens were summed to compute a partition total. */
   summed: 0,
   /** Pre-tokens the gpt counter handed to the tokenizer (not found in its memo). */
-  chunksTokenized: 0
+  chunksTokenized: 0,
+  /** Events encoded by the Schema pass (`EventCodec.encodeAllEither`), not by its fast path. */
+  schemaEncodes: 0
 }
 
 /** Zero every counter. */
@@ -23,4 +25,5 @@ export const resetWork = (): void => {
   work.materialized = 0
   work.summed = 0
   work.chunksTokenized = 0
+  work.schemaEncodes = 0
 }

@@ -104,17 +104,31 @@ export const make = (shared: StoreShared): EventLog.EventLog.Service => {
     })
   }
 
+  // The metadata column: the caller's metadata, redacted, with the time. Nearly every append passes none
+  // (`{}`): its text is written directly, the same bytes `JSON.stringify` gives (nothing to redact in it).
+  const metadataJson = (metadata: EventLog.EventMetadata, now: number): string =>
+    Object.keys(metadata).length === 0 && Object.getPrototypeOf(metadata) === Object.prototype
+      ? `{"recordedAt":${JSON.stringify(now)}}`
+      : JSON.stringify(Redaction.redactValue(redactor, { ...metadata, recordedAt: now }))
+
   // One effect around the plain steps (validate, redact, encode, then the backend's one transaction): the
   // append runs per event written, so it takes no effect per step.
   const append: EventLog.EventLog.Service["append"] = (stream, events, expected, metadata = {}) =>
     Effect.flatMap(Clock.currentTimeMillis, (now): ReturnType<EventLog.EventLog.Service["append"]> => {
-      const invalid = Validation.appendInputProblem(stream, events, metadata)
+      // The commonest events (a message) are encoded in plain code, which also tells they are valid: no
+      // validation walk and no Schema pass for them (ADR 0079). Any other goes the full way.
+      const known = events.map(EventCodec.encodeKnown)
+      const invalid = Validation.appendInputProblem(stream, events, metadata, known)
       if (invalid !== undefined) return Effect.fail(invalid)
       // Redact before encoding: the stored bytes, the hash chain and the index only see redacted text.
       // Each event is encoded once; those bytes are hashed and stored, and the recall projection reads
-      // them back later (nothing is decoded on this path).
+      // them back later (nothing is decoded on this path). An event a rule changed is encoded again.
       const redacted = events.map((event) => Redaction.redactValue(redactor, event))
-      const encoded = EventCodec.encodeAllEither(redacted)
+      for (let index = 0; index < redacted.length; index++) {
+        if (redacted[index] !== events[index]) known[index] = undefined
+        if (known[index] === undefined) counters.eventsEncodedBySchema++
+      }
+      const encoded = EventCodec.encodeAllEither(redacted, known)
       if (Either.isLeft(encoded)) return Effect.fail(encoded.left)
       const stored = encoded.right
       return backend
@@ -123,32 +137,35 @@ export const make = (shared: StoreShared): EventLog.EventLog.Service => {
           expected,
           ids: events.map((event) => event.id),
           stored,
-          metadata: JSON.stringify(Redaction.redactValue(redactor, { ...metadata, recordedAt: now })),
+          metadata: metadataJson(metadata, now),
           now,
           key: options.hmacKey,
           owner: scope
         })
         .pipe(
-          Effect.tap((result) => {
+          Effect.flatMap((result) => {
             if (result.written > 0) shared.appendedBytes.add(stream, stored)
-            return catchUpBehind(result.lastPosition)
-          }),
-          Effect.flatMap((result) =>
+            const caughtUp = catchUpBehind(result.lastPosition)
             // A caller that keeps a window (ContextService) folds what the log holds: when a rule redacted
             // something (rare), the events as stored, decoded from their bytes.
-            result.written === 0 || redacted.every((event, index) => event === events[index])
-              ? Effect.succeed(result)
-              : Effect.forEach(stored, (record) => EventCodec.decode(record, { stream })).pipe(
-                  Effect.mapError(
-                    (error) =>
-                      new EventLog.StoreError({
-                        operation: "append",
-                        detail: `a redacted event no longer decodes: ${error.message}`
-                      })
-                  ),
-                  Effect.map((decoded): EventLog.AppendResult => ({ ...result, stored: decoded }))
-                )
-          )
+            if (result.written === 0 || redacted.every((event, index) => event === events[index])) {
+              // The common case: no catch-up due, the result as it is (no effect of its own).
+              return caughtUp === Effect.void ? Effect.succeed(result) : Effect.as(caughtUp, result)
+            }
+            return Effect.zipRight(
+              caughtUp,
+              Effect.forEach(stored, (record) => EventCodec.decode(record, { stream })).pipe(
+                Effect.mapError(
+                  (error) =>
+                    new EventLog.StoreError({
+                      operation: "append",
+                      detail: `a redacted event no longer decodes: ${error.message}`
+                    })
+                ),
+                Effect.map((decoded): EventLog.AppendResult => ({ ...result, stored: decoded }))
+              )
+            )
+          })
         )
     })
 
