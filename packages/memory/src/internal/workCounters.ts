@@ -28,6 +28,8 @@ export interface Counters {
   lockWaits: number
   /** SQL texts kysely's SQLite connection prepared (a statement kept is not prepared again). */
   statementsPrepared: number
+  /** Statements opening a SQLite store ran to see whether migrations are pending (up to date: one per open). */
+  migrationReads: number
 }
 
 export const counters: Counters = {
@@ -44,7 +46,8 @@ export const counters: Counters = {
   rowsReadToIndex: 0,
   indexStatements: 0,
   lockWaits: 0,
-  statementsPrepared: 0
+  statementsPrepared: 0,
+  migrationReads: 0
 }
 
 /** Zero the counters. */
@@ -63,4 +66,5 @@ export const reset = (): void => {
   counters.indexStatements = 0
   counters.lockWaits = 0
   counters.statementsPrepared = 0
+  counters.migrationReads = 0
 }
