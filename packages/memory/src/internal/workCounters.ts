@@ -30,6 +30,8 @@ export interface Counters {
   statementsPrepared: number
   /** Statements opening a SQLite store ran to see whether migrations are pending (up to date: one per open). */
   migrationReads: number
+  /** Bytes an unkeyed snapshot's check hashed on load: its stored bytes when it has their digest, else its text (characters). */
+  snapshotBytesHashed: number
 }
 
 export const counters: Counters = {
@@ -47,7 +49,8 @@ export const counters: Counters = {
   indexStatements: 0,
   lockWaits: 0,
   statementsPrepared: 0,
-  migrationReads: 0
+  migrationReads: 0,
+  snapshotBytesHashed: 0
 }
 
 /** Zero the counters. */
@@ -67,4 +70,5 @@ export const reset = (): void => {
   counters.lockWaits = 0
   counters.statementsPrepared = 0
   counters.migrationReads = 0
+  counters.snapshotBytesHashed = 0
 }
