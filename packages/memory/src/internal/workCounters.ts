@@ -32,6 +32,10 @@ export interface Counters {
   migrationReads: number
   /** Bytes an unkeyed snapshot's check hashed on load: its stored bytes when it has their digest, else its text (characters). */
   snapshotBytesHashed: number
+  /** Pages of a stream read run as a `Stream` (`EventLog.read` consumed as a stream). */
+  streamPages: number
+  /** Pages of a stream read run as plain effects (a fold through `EventLog.withPages`, ADR 0087). */
+  effectPages: number
 }
 
 export const counters: Counters = {
@@ -50,7 +54,9 @@ export const counters: Counters = {
   lockWaits: 0,
   statementsPrepared: 0,
   migrationReads: 0,
-  snapshotBytesHashed: 0
+  snapshotBytesHashed: 0,
+  streamPages: 0,
+  effectPages: 0
 }
 
 /** Zero the counters. */
@@ -71,4 +77,6 @@ export const reset = (): void => {
   counters.statementsPrepared = 0
   counters.migrationReads = 0
   counters.snapshotBytesHashed = 0
+  counters.streamPages = 0
+  counters.effectPages = 0
 }
