@@ -142,10 +142,14 @@ export const make = (
    * The stored hash of the event a keyed snapshot ends at (what its seal covers and where the tail's
    * chain starts); undefined when it is missing.
    */
-  const anchorOf = (stream: string, at: number) =>
-    Stream.runHead(log.read(stream, { from: at, to: at })).pipe(
-      Effect.map((head) => Option.getOrUndefined(Option.map(head, (envelope) => envelope.hash)))
-    )
+  const anchorOf = (stream: string, at: number): Effect.Effect<string | undefined, WindowRepository.LoadError> => {
+    const read = log.read(stream, { from: at, to: at })
+    // One row: read as one effect when the store offers its pages (no Stream to run, ADR 0087).
+    const pages = EventLog.pagesOf(read)
+    return pages === undefined
+      ? Effect.map(Stream.runHead(read), (head) => Option.getOrUndefined(Option.map(head, (envelope) => envelope.hash)))
+      : Effect.map(pages(at, 1), (page) => page[0]?.hash)
+  }
 
   /**
    * The window a snapshot holds, and the hash of its last event when the seal was checked against it;

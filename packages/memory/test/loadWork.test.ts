@@ -84,6 +84,40 @@ describe("pages", () => {
   )
 })
 
+describe("a keyed load from a snapshot", () => {
+  it.effect("reads the event its seal is anchored at and the tail as plain effects, no Stream run", () =>
+    Effect.gen(function* () {
+      const filename = tempFile()
+      const keyed = (every: number) =>
+        SqliteEventLog.layer({ filename, durability: "normal", snapshotEvery: every, hmacKey: "load-work key" })
+      yield* Effect.gen(function* () {
+        const log = yield* EventLog.EventLog
+        const repository = yield* WindowRepository.WindowRepository
+        yield* log.append(
+          "s",
+          Array.from({ length: 300 }, (_, k) => event(k + 1)),
+          "no_stream"
+        )
+        yield* repository.committed("s", yield* repository.load("s"))
+        yield* log.append("s", [event(301), event(302)], 300)
+      }).pipe(Effect.provide(Layer.fresh(keyed(300))))
+      reset()
+      const window = yield* Effect.flatMap(WindowRepository.WindowRepository, (repository) =>
+        repository.load("s")
+      ).pipe(Effect.provide(Layer.fresh(keyed(100_000))))
+      const pages = {
+        effect: counters.effectPages,
+        stream: counters.streamPages,
+        verified: counters.rowsVerifiedByChain
+      }
+      console.log(`a keyed load from a snapshot at 300 of 302 events: pages ${JSON.stringify(pages)}`)
+      assert.strictEqual(window.history.length, 302)
+      // The anchor (one row) and the tail (two rows, checked from it).
+      assert.deepStrictEqual(pages, { effect: 2, stream: 0, verified: 2 })
+    })
+  )
+})
+
 describe("statements", () => {
   it.effect(
     "a query kysely runs again reuses its prepared statement: reading a stream ten times prepares nothing new",
