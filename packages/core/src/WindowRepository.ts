@@ -216,14 +216,8 @@ export const foldTail = (
   stream: StreamId,
   from: Window.Window = Window.empty
 ): Effect.Effect<Window.Window, StoreError | EventDecodeError> =>
-  Effect.map(
-    Stream.runFold(log.read(stream, { from: from.version + 1 }), [] as Array<WindowEvent>, (events, envelope) => {
-      events.push(envelope.event)
-      return events
-    }),
-    // One fold over the projection's state: no window is built per event.
-    (events) => (events.length === 0 ? from : Window.replay(events, from))
-  )
+  // `foldHeld` without the hash: pages as plain effects when the read offers them (ADR 0087).
+  Effect.map(foldHeld(log, stream, from), (held) => held.window)
 
 /**
  * Build a replaying repository over a log: loads check the hash chain of what they fold (with the log's
