@@ -11,7 +11,7 @@ import * as Stream from "effect/Stream"
 import type { EventDecodeError } from "./EventCodec.js"
 import * as EventHash from "./EventHash.js"
 import { callableLayer } from "./internal/callableLayer.js"
-import { type Envelope, EventLog, type StoreError, type StreamId, TamperDetected } from "./EventLog.js"
+import { type Envelope, EventLog, pagesOf, type StoreError, type StreamId, TamperDetected } from "./EventLog.js"
 import * as Window from "./Window.js"
 import type { WindowEvent } from "./WindowEvent.js"
 
@@ -80,6 +80,33 @@ export interface VerifiedFoldOptions {
   readonly version?: number | undefined
 }
 
+/** Envelopes a fold asks the log for at once (`readPage`), as the stores' own page size. */
+const foldPage = 500
+
+/**
+ * Run `f` over the pages of `stream` from `options.from`: page by page as plain effects when the log's
+ * read offers it (`EventLog.withPages`: no `Stream` to run), else through the stream. Stops at the first
+ * failure of `f`.
+ */
+const eachPage = <E>(
+  log: EventLog.Service,
+  stream: StreamId,
+  options: { readonly from: number; readonly verifiedByChain?: boolean },
+  f: (page: Iterable<Envelope>) => Effect.Effect<void, E>
+): Effect.Effect<void, E | StoreError | EventDecodeError> => {
+  const read = log.read(stream, options)
+  const pages = pagesOf(read)
+  if (pages === undefined) return Stream.runForEachChunk(read, f)
+  const next = (from: number): Effect.Effect<void, E | StoreError | EventDecodeError> =>
+    Effect.flatMap(pages(from, foldPage), (page) =>
+      Effect.flatMap(f(page), () => {
+        const last = page[page.length - 1]
+        return page.length < foldPage || last === undefined ? Effect.void : next(last.version + 1)
+      })
+    )
+  return next(options.from)
+}
+
 /**
  * Fold the events of `stream` after `from.version` into `from`, checking each link of the hash chain
  * on the way: from `anchor` (the stored hash of the event at `from.version`), or, when it is not given,
@@ -125,7 +152,7 @@ export const foldVerifiedHeld = (
       events.push(envelope.event)
       return undefined
     }
-    yield* Stream.runForEachChunk(log.read(stream, { from: start, verifiedByChain: true }), (page) => {
+    yield* eachPage(log, stream, { from: start, verifiedByChain: true }, (page) => {
       for (const envelope of page) {
         const broken = check(envelope)
         if (broken !== undefined) return Effect.fail(broken)
@@ -167,19 +194,21 @@ export const foldHeld = (
   from: Window.Window = Window.empty,
   hash: string | undefined = from.version === 0 ? EventHash.genesis : undefined
 ): Effect.Effect<Held, StoreError | EventDecodeError> =>
-  Effect.map(
-    Stream.runFold(
-      log.read(stream, { from: from.version + 1 }),
-      { events: [] as Array<WindowEvent>, hash },
-      (acc, envelope) => {
-        acc.events.push(envelope.event)
-        acc.hash = envelope.hash
-        return acc
-      }
-    ),
-    // One fold over the projection's state: no window is built per event.
-    ({ events, hash }) => ({ window: events.length === 0 ? from : Window.replay(events, from), hash })
-  )
+  Effect.suspend(() => {
+    const events: Array<WindowEvent> = []
+    let last = hash
+    return Effect.map(
+      eachPage(log, stream, { from: from.version + 1 }, (page) => {
+        for (const envelope of page) {
+          events.push(envelope.event)
+          last = envelope.hash
+        }
+        return Effect.void
+      }),
+      // One fold over the projection's state: no window is built per event.
+      () => ({ window: events.length === 0 ? from : Window.replay(events, from), hash: last })
+    )
+  })
 
 /** Fold the events of `stream` after `from.version` into `from`. @since 0.1.0 */
 export const foldTail = (
@@ -187,14 +216,8 @@ export const foldTail = (
   stream: StreamId,
   from: Window.Window = Window.empty
 ): Effect.Effect<Window.Window, StoreError | EventDecodeError> =>
-  Effect.map(
-    Stream.runFold(log.read(stream, { from: from.version + 1 }), [] as Array<WindowEvent>, (events, envelope) => {
-      events.push(envelope.event)
-      return events
-    }),
-    // One fold over the projection's state: no window is built per event.
-    (events) => (events.length === 0 ? from : Window.replay(events, from))
-  )
+  // `foldHeld` without the hash: pages as plain effects when the read offers them (ADR 0087).
+  Effect.map(foldHeld(log, stream, from), (held) => held.window)
 
 /**
  * Build a replaying repository over a log: loads check the hash chain of what they fold (with the log's

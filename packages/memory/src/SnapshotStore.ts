@@ -28,6 +28,20 @@ export interface Snapshot {
   readonly stateHash: string | undefined
   /** Epoch milliseconds. */
   readonly createdAt: number
+  /**
+   * The state as the store keeps it, and the SHA-256 (hex) of exactly those bytes, written by the same
+   * save as `stateHash` (SQLite: the deflated BLOB, about a tenth of the text; ADR 0086). A reader checking
+   * an unkeyed seal checks these bytes instead of hashing `state`: they are what `state` was decoded from.
+   * Absent when the store keeps no such digest (PostgreSQL, rows saved before it, a state stored as text).
+   * @since 0.2.0
+   */
+  readonly stored?: StoredState | undefined
+}
+
+/** A state's stored bytes and their SHA-256 (hex), as {@link Snapshot} `stored` carries them. @since 0.2.0 */
+export interface StoredState {
+  readonly bytes: Uint8Array
+  readonly sha256: string
 }
 
 /** Stores snapshots beside the log. @since 0.1.0 */
@@ -46,6 +60,8 @@ export declare namespace SnapshotStore {
      * Save (replace) the snapshot of a stream's projection, storing the seal of its state beside it. A
      * snapshot of the same projection version at an older stream version never replaces a newer one.
      */
-    readonly save: (snapshot: Omit<Snapshot, "createdAt" | "stateHash">) => Effect.Effect<void, EventLog.StoreError>
+    readonly save: (
+      snapshot: Omit<Snapshot, "createdAt" | "stateHash" | "stored">
+    ) => Effect.Effect<void, EventLog.StoreError>
   }
 }

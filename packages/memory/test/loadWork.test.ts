@@ -50,6 +50,74 @@ describe("load work", () => {
   )
 })
 
+describe("pages", () => {
+  it.effect(
+    "a load reads the tail's pages as plain effects, no Stream run; a read consumed as a stream, and one derived from it, still page as streams",
+    () =>
+      Effect.gen(function* () {
+        const log = yield* EventLog.EventLog
+        yield* log.append(
+          "s",
+          Array.from({ length: 1200 }, (_, k) => event(k + 1)),
+          "no_stream"
+        )
+        reset()
+        const window = yield* Effect.flatMap(WindowRepository.WindowRepository, (repository) => repository.load("s"))
+        const load = { effect: counters.effectPages, stream: counters.streamPages }
+        reset()
+        assert.strictEqual(yield* Stream.runCount(log.read("s")), 1200)
+        const streamed = { effect: counters.effectPages, stream: counters.streamPages }
+        reset()
+        // A wrapper's read (a stream derived from the store's) has no page reader: the fold runs it as a stream.
+        const wrapped = { ...log, read: (stream: string) => Stream.map(log.read(stream), (envelope) => envelope) }
+        const folded = yield* WindowRepository.foldVerifiedTail(wrapped, "s")
+        const derived = { effect: counters.effectPages, stream: counters.streamPages }
+        console.log(
+          `pages of a 1200-event stream: load ${JSON.stringify(load)}, read as a stream ${JSON.stringify(streamed)}, a wrapper's read folded ${JSON.stringify(derived)}`
+        )
+        assert.strictEqual(window.history.length, 1200)
+        assert.deepStrictEqual(folded, window)
+        assert.deepStrictEqual(load, { effect: 3, stream: 0 })
+        assert.deepStrictEqual(streamed, { effect: 0, stream: 3 })
+        assert.deepStrictEqual(derived, { effect: 0, stream: 3 })
+      }).pipe(Effect.provide(Layer.fresh(open(tempFile()))))
+  )
+})
+
+describe("a keyed load from a snapshot", () => {
+  it.effect("reads the event its seal is anchored at and the tail as plain effects, no Stream run", () =>
+    Effect.gen(function* () {
+      const filename = tempFile()
+      const keyed = (every: number) =>
+        SqliteEventLog.layer({ filename, durability: "normal", snapshotEvery: every, hmacKey: "load-work key" })
+      yield* Effect.gen(function* () {
+        const log = yield* EventLog.EventLog
+        const repository = yield* WindowRepository.WindowRepository
+        yield* log.append(
+          "s",
+          Array.from({ length: 300 }, (_, k) => event(k + 1)),
+          "no_stream"
+        )
+        yield* repository.committed("s", yield* repository.load("s"))
+        yield* log.append("s", [event(301), event(302)], 300)
+      }).pipe(Effect.provide(Layer.fresh(keyed(300))))
+      reset()
+      const window = yield* Effect.flatMap(WindowRepository.WindowRepository, (repository) =>
+        repository.load("s")
+      ).pipe(Effect.provide(Layer.fresh(keyed(100_000))))
+      const pages = {
+        effect: counters.effectPages,
+        stream: counters.streamPages,
+        verified: counters.rowsVerifiedByChain
+      }
+      console.log(`a keyed load from a snapshot at 300 of 302 events: pages ${JSON.stringify(pages)}`)
+      assert.strictEqual(window.history.length, 302)
+      // The anchor (one row) and the tail (two rows, checked from it).
+      assert.deepStrictEqual(pages, { effect: 2, stream: 0, verified: 2 })
+    })
+  )
+})
+
 describe("statements", () => {
   it.effect(
     "a query kysely runs again reuses its prepared statement: reading a stream ten times prepares nothing new",

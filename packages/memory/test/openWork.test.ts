@@ -5,7 +5,9 @@ import { EventLog, Message } from "@ctxlog/core"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import { SqliteEventLog } from "../src/index.js"
+import BetterSqlite3 from "better-sqlite3"
 import { work } from "../src/internal/drivers.js"
+import { counters, reset } from "../src/internal/workCounters.js"
 
 // Reopening a store does no work the first open did once for the process: the driver module is
 // imported once (an import per open was most of reopening a small conversation).
@@ -45,6 +47,40 @@ describe("opening a store again", () => {
       for (let index = 0; index < 3; index++) await openAndAppend(`again ${index}`)
       assert.strictEqual(work.imports - before, 0)
       assert.isAtMost(work.imports, 1)
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+})
+
+// Opening an up-to-date file checks its migrations with one read of `kysely_migration`, synchronously,
+// and writes nothing (ADR 0085): the check was two statements behind a promise and a retry schedule.
+describe("the migration check on open", () => {
+  it("reads one statement on an up-to-date file and writes nothing; a new file is migrated", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "ctxlog-open-migrations-"))
+    try {
+      const filename = join(dir, "log.db")
+      const open = () => Effect.runPromise(Effect.scoped(Effect.asVoid(SqliteEventLog.make({ filename }))))
+      reset()
+      await open()
+      const firstOpen = counters.migrationReads
+      const applied = () => {
+        const raw = new BetterSqlite3(filename, { readonly: true })
+        try {
+          return raw.prepare(`select count(*) as n from "kysely_migration"`).get()
+        } finally {
+          raw.close()
+        }
+      }
+      const migrated = applied()
+      reset()
+      for (let index = 0; index < 3; index++) await open()
+      console.log(
+        `migration reads: first open ${firstOpen}, three reopens ${counters.migrationReads}; migrations recorded ${JSON.stringify(migrated)}`
+      )
+      assert.isAtLeast(firstOpen, 1)
+      assert.strictEqual(counters.migrationReads, 3)
+      assert.deepStrictEqual(applied(), migrated)
     } finally {
       rmSync(dir, { recursive: true, force: true })
     }

@@ -396,6 +396,19 @@ const concurrentAppends = (dialect: Dialect): Migration => ({
   }
 })
 
+/**
+ * SQLite keeps, beside a snapshot's seal (over the JSON text), the SHA-256 of the bytes it stores (the
+ * deflated BLOB, about a tenth of the text): a load checks those bytes instead of hashing the text again
+ * (ADR 0086). NULL on rows saved before (they are checked by their seal, as before). PostgreSQL stores
+ * the text itself and is as it was.
+ */
+const snapshotStoredHash = (dialect: Dialect): Migration => ({
+  up: async (db: Kysely<unknown>) => {
+    if (dialect !== "sqlite") return
+    await sql`alter table snapshots add column stored_hash text`.execute(db)
+  }
+})
+
 /** The migrations of one dialect, by name. */
 export const migrations = (dialect: Dialect): Record<string, Migration> => ({
   "0001_events": events(dialect),
@@ -409,71 +422,11 @@ export const migrations = (dialect: Dialect): Record<string, Migration> => ({
   "0009_files": files(dialect),
   "0010_snapshot_blob": snapshotBlob(dialect),
   "0011_concurrent_appends": concurrentAppends(dialect),
-  "0012_recall_text_once": recallTextOnce(dialect)
+  "0012_recall_text_once": recallTextOnce(dialect),
+  "0013_snapshot_stored_hash": snapshotStoredHash(dialect)
 })
 
 /** Kysely's `MigrationProvider` over the in-code migrations. */
 export const provider = (dialect: Dialect): MigrationProvider => ({
   getMigrations: () => Promise.resolve(migrations(dialect))
 })
-
-/** What the SQLite runner needs of a connection (better-sqlite3's `Database`). */
-export interface SqliteConnection {
-  readonly exec: (source: string) => unknown
-  readonly prepare: (source: string) => { readonly all: () => ReadonlyArray<unknown> }
-  readonly inTransaction: boolean
-}
-
-/**
- * Apply the pending SQLite migrations all in ONE transaction (`BEGIN IMMEDIATE` … `COMMIT`): SQLite DDL
- * is transactional, so a process killed at any point of the first open leaves either the old schema or
- * the new one, never half of it (kysely's `Migrator` runs each migration on its own, without a
- * transaction on SQLite). The bookkeeping tables are kysely's, so files migrated before still open.
- * `BEGIN IMMEDIATE` also serialises processes opening a new file at once: the second one finds the
- * migrations applied. `db` must run its queries on `connection`.
- */
-export const migrateSqlite = async <DB>(connection: SqliteConnection, db: Kysely<DB>): Promise<void> => {
-  const all = migrations("sqlite")
-  // Reading first: a database already up to date is not written at all (a read-only open works, and
-  // opens do not queue behind each other's write lock).
-  const tables = connection.prepare(
-    `select "name" from sqlite_master where type = 'table' and name = 'kysely_migration'`
-  )
-  if (tables.all().length > 0) {
-    const done = new Set<string>()
-    for (const row of connection.prepare(`select "name" from "kysely_migration"`).all()) {
-      if (typeof row === "object" && row !== null && "name" in row && typeof row.name === "string") done.add(row.name)
-    }
-    if (Object.keys(all).every((name) => done.has(name)) && [...done].every((name) => name in all)) return
-  }
-  connection.exec("BEGIN IMMEDIATE")
-  try {
-    connection.exec(
-      `create table if not exists "kysely_migration" ("name" varchar(255) not null primary key, "timestamp" varchar(255) not null)`
-    )
-    connection.exec(
-      `create table if not exists "kysely_migration_lock" ("id" varchar(255) not null primary key, "is_locked" integer default 0 not null)`
-    )
-    connection.exec(`insert or ignore into "kysely_migration_lock" ("id", "is_locked") values ('migration_lock', 0)`)
-    const applied = new Set<string>()
-    for (const row of connection.prepare(`select "name" from "kysely_migration"`).all()) {
-      if (typeof row === "object" && row !== null && "name" in row && typeof row.name === "string")
-        applied.add(row.name)
-    }
-    const unknown = [...applied].filter((name) => !(name in all))
-    if (unknown.length > 0) {
-      throw new Error(`the database was migrated by a newer ctxlog (unknown migrations: ${unknown.join(", ")})`)
-    }
-    for (const [name, migration] of Object.entries(all).sort(([a], [b]) => a.localeCompare(b))) {
-      if (applied.has(name)) continue
-      await migration.up(db)
-      await sql`insert into "kysely_migration" ("name", "timestamp") values (${name}, ${new Date().toISOString()})`.execute(
-        db
-      )
-    }
-    connection.exec("COMMIT")
-  } catch (cause) {
-    if (connection.inTransaction) connection.exec("ROLLBACK")
-    throw cause
-  }
-}

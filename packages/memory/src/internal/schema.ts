@@ -33,6 +33,11 @@ export interface SnapshotsTable {
   readonly state: string | Uint8Array
   /** SHA-256 of `state` (hex); NULL on rows written before migration 0005. */
   readonly state_hash: ColumnType<string | null, string | null | undefined, string | null>
+  /**
+   * SQLite only (migration 0013): SHA-256 (hex) of the stored `state` bytes, written with the seal; NULL on
+   * rows saved before it. PostgreSQL has no such column.
+   */
+  readonly stored_hash: ColumnType<string | null, string | null | undefined, string | null>
   readonly created_at: number
 }
 

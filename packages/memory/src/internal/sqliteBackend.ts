@@ -2,7 +2,6 @@ import { EventHash, EventLog } from "@ctxlog/core"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Exit from "effect/Exit"
-import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
 import { Kysely, SqliteDialect } from "kysely"
 import type { DriverMissing } from "../Driver.js"
@@ -20,7 +19,7 @@ import {
 import { betterSqlite3, cachedStatements } from "./drivers.js"
 import { type Backend, describe, type EraseOutcome, type WriteTx } from "./backend.js"
 import { registerRecallText } from "./indexing.js"
-import { migrateSqlite } from "./migrations.js"
+import { ensureMigrated } from "./sqliteMigrate.js"
 import type { Database } from "./schema.js"
 import { counters } from "./workCounters.js"
 import { searchEach } from "./search.js"
@@ -102,18 +101,7 @@ export const make = (
       (database) => Effect.sync(() => database.open && database.close())
     )
     const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: cachedStatements(raw) }) })
-    // All pending migrations in one transaction (see migrateSqlite). Another process opening the same new
-    // file waits on BEGIN IMMEDIATE; switching the file to WAL can still collide (SQLITE_BUSY), and trying
-    // again is safe.
-    yield* Effect.tryPromise({
-      try: () => migrateSqlite(raw, db),
-      catch: storeError(`migrate ${options.filename}`)
-    }).pipe(
-      Effect.retry({
-        schedule: Schedule.intersect(Schedule.spaced("100 millis"), Schedule.recurs(4)),
-        while: (error) => error.detail.includes("SQLITE_BUSY")
-      })
-    )
+    yield* ensureMigrated(raw, db, options.filename)
 
     // The same SQL on every SQLite connection: compiled by kysely once per process, not once per open.
     sqliteStatements ??= appendStatements(db)

@@ -169,32 +169,52 @@ export const make = (shared: StoreShared): EventLog.EventLog.Service => {
         )
     })
 
-  const readVisible: EventLog.EventLog.Service["read"] = (stream, readOptions = {}) =>
+  /** The rows of one page of a visible stream, from `from`, at most `limit`, decoded. */
+  const page = (stream: string, readOptions: EventLog.ReadOptions, from: number, limit: number) =>
+    Effect.flatMap(
+      backend.query("read", (db) => {
+        let query = db
+          .selectFrom("events")
+          .select(eventColumns)
+          .where("stream_id", "=", stream)
+          .where("stream_version", ">=", from)
+        if (readOptions.to !== undefined) query = query.where("stream_version", "<=", readOptions.to)
+        return query.orderBy("stream_version").limit(limit).execute()
+      }),
+      (rows) => envelopesOf(rows, readOptions.verifiedByChain)
+    )
+
+  const readVisible = (stream: string, readOptions: EventLog.ReadOptions) =>
     Stream.paginateChunkEffect(Math.max(1, readOptions.from ?? 1), (from) =>
-      Effect.gen(function* () {
-        const rows = yield* backend.query("read", (db) => {
-          let query = db
-            .selectFrom("events")
-            .select(eventColumns)
-            .where("stream_id", "=", stream)
-            .where("stream_version", ">=", from)
-          if (readOptions.to !== undefined) query = query.where("stream_version", "<=", readOptions.to)
-          return query.orderBy("stream_version").limit(options.pageSize).execute()
-        })
-        const envelopes = yield* envelopesOf(rows, readOptions.verifiedByChain)
-        const last = rows[rows.length - 1]
+      Effect.map(page(stream, readOptions, from, options.pageSize), (envelopes) => {
+        counters.streamPages++
+        const last = envelopes[envelopes.length - 1]
         return [
           Chunk.unsafeFromArray(envelopes),
-          rows.length === options.pageSize && last !== undefined ? Option.some(last.stream_version + 1) : Option.none()
+          envelopes.length === options.pageSize && last !== undefined ? Option.some(last.version + 1) : Option.none()
         ] as const
       })
     )
 
-  // A scoped store reads another owner's stream as an empty one (checked once, before the first page).
-  const read: EventLog.EventLog.Service["read"] = (stream, readOptions) =>
-    scope === undefined
-      ? readVisible(stream, readOptions)
-      : Stream.unwrap(Effect.map(visible(stream), (seen) => (seen ? readVisible(stream, readOptions) : Stream.empty)))
+  // A scoped store reads another owner's stream as an empty one (checked once before the first page of
+  // the stream; by a fold reading pages, before each page). A fold reads the pages as plain effects, with
+  // no Stream to run (`EventLog.withPages`, ADR 0087).
+  const read: EventLog.EventLog.Service["read"] = (stream, readOptions = {}) =>
+    EventLog.withPages(
+      scope === undefined
+        ? readVisible(stream, readOptions)
+        : Stream.unwrap(
+            Effect.map(visible(stream), (seen) => (seen ? readVisible(stream, readOptions) : Stream.empty))
+          ),
+      (from, limit) => {
+        const paged = Effect.tap(page(stream, readOptions, Math.max(1, from), Math.max(1, limit)), () => {
+          counters.effectPages++
+        })
+        return scope === undefined
+          ? paged
+          : Effect.flatMap(visible(stream), (seen) => (seen ? paged : Effect.succeed([])))
+      }
+    )
 
   const readAll: EventLog.EventLog.Service["readAll"] = (readOptions = {}) =>
     Stream.paginateChunkEffect(

@@ -58,7 +58,11 @@ export const make = (shared: StoreShared): SnapshotStore.SnapshotStore.Service =
                 version: row.stream_version,
                 state: SnapshotState.decode(row.state),
                 stateHash: row.state_hash ?? undefined,
-                createdAt: row.created_at
+                createdAt: row.created_at,
+                // The digest of the bytes themselves, when this row has one (SQLite, saved since 0013).
+                ...(typeof row.state !== "string" && typeof row.stored_hash === "string"
+                  ? { stored: { bytes: row.state, sha256: row.stored_hash } }
+                  : {})
               })
         )
       )
@@ -69,6 +73,8 @@ export const make = (shared: StoreShared): SnapshotStore.SnapshotStore.Service =
       const stateHash = EventHash.seal({ ...snapshot, anchor }, options.hmacKey)
       const stored = SnapshotState.encode(backend.dialect, snapshot.state)
       const storedType = sql.raw(backend.dialect === "sqlite" ? "blob" : "text")
+      // SQLite: the digest of the stored bytes too, which a load checks instead of hashing the text (ADR 0086).
+      const storedHash = typeof stored === "string" ? undefined : SnapshotState.digest(stored)
       return backend.query("save snapshot", (db) =>
         db
           .insertInto("snapshots")
@@ -79,7 +85,8 @@ export const make = (shared: StoreShared): SnapshotStore.SnapshotStore.Service =
             "stream_version",
             "state",
             "state_hash",
-            "created_at"
+            "created_at",
+            ...(storedHash === undefined ? [] : ["stored_hash" as const])
           ])
           // Only while the stream holds that version: a window saved after its stream was erased (by
           // another process, between this process's append and its save) is not written back.
@@ -93,7 +100,8 @@ export const make = (shared: StoreShared): SnapshotStore.SnapshotStore.Service =
                 sql<number>`cast(${snapshot.version} as bigint)`.as("stream_version"),
                 sql<string | Uint8Array>`cast(${stored} as ${storedType})`.as("state"),
                 sql<string>`cast(${stateHash} as text)`.as("state_hash"),
-                sql<number>`cast(${now} as bigint)`.as("created_at")
+                sql<number>`cast(${now} as bigint)`.as("created_at"),
+                ...(storedHash === undefined ? [] : [sql<string>`cast(${storedHash} as text)`.as("stored_hash")])
               ])
               .where("streams.stream_id", "=", snapshot.stream)
               .where("streams.version", ">=", snapshot.version)
@@ -106,7 +114,8 @@ export const make = (shared: StoreShared): SnapshotStore.SnapshotStore.Service =
                 stream_version: snapshot.version,
                 state: eb.ref("excluded.state"),
                 state_hash: stateHash,
-                created_at: now
+                created_at: now,
+                ...(storedHash === undefined ? {} : { stored_hash: storedHash })
               }))
               // Another process may have saved a newer window of the same projection version: keep it. The
               // same version is replaced (same window; it may repair an edited or corrupted row).

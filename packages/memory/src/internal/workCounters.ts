@@ -30,6 +30,14 @@ export interface Counters {
   statementsPrepared: number
   /** Events an append encoded and validated with the Schema pass and the validation walk (not `EventCodec.encodeKnown`). */
   eventsEncodedBySchema: number
+  /** Statements opening a SQLite store ran to see whether migrations are pending (up to date: one per open). */
+  migrationReads: number
+  /** Bytes an unkeyed snapshot's check hashed on load: its stored bytes when it has their digest, else its text (characters). */
+  snapshotBytesHashed: number
+  /** Pages of a stream read run as a `Stream` (`EventLog.read` consumed as a stream). */
+  streamPages: number
+  /** Pages of a stream read run as plain effects (a fold through `EventLog.withPages`, ADR 0087). */
+  effectPages: number
 }
 
 export const counters: Counters = {
@@ -47,7 +55,11 @@ export const counters: Counters = {
   indexStatements: 0,
   lockWaits: 0,
   statementsPrepared: 0,
-  eventsEncodedBySchema: 0
+  eventsEncodedBySchema: 0,
+  migrationReads: 0,
+  snapshotBytesHashed: 0,
+  streamPages: 0,
+  effectPages: 0
 }
 
 /** Zero the counters. */
@@ -67,4 +79,8 @@ export const reset = (): void => {
   counters.lockWaits = 0
   counters.statementsPrepared = 0
   counters.eventsEncodedBySchema = 0
+  counters.migrationReads = 0
+  counters.snapshotBytesHashed = 0
+  counters.streamPages = 0
+  counters.effectPages = 0
 }
