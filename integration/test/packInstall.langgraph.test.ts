@@ -5,7 +5,8 @@
 // render rebuilt.
 //
 // It installs eight of the packages `test/support/packed.ts` packs once per run (building them) and runs
-// npm against the registry: minutes, not seconds. Like packInstall.test.ts it runs in CI (`CI=true`) or when `CTXLOG_PACK_INSTALL=1`; elsewhere it is skipped.
+// npm against the registry: minutes, not seconds. Like packInstall.test.ts it runs in CI (`CI=true`) or
+// when `CTXLOG_PACK_INSTALL=1`; elsewhere it is skipped.
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"

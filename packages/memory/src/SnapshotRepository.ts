@@ -7,9 +7,9 @@
  *   A snapshot is `JSON.stringify(window)` plus the SHA-256 of that text (computed by the store).
  * - Restoring one does not run a Schema decode: the text's hash is checked against the stored hash (or,
  *   when the store keeps one, the digest of the stored bytes the text was decoded from: SQLite's deflated
- *   BLOB, ADR 0086), the text is parsed, and the plain object is the window. The hash is what makes that safe: the text is
- *   exactly what this projection version wrote. A snapshot whose text does not match its hash was
- *   edited or corrupted: `load` fails with a `TamperDetected` naming the stream and version (or, with
+ *   BLOB, ADR 0086), the text is parsed, and the plain object is the window. The hash is what makes that
+ *   safe: the text is exactly what this projection version wrote. A snapshot whose text does not match
+ *   its hash was edited or corrupted: `load` fails with a `TamperDetected` naming the stream and version (or, with
  *   `onMismatch: "rebuild"`, logs a warning and rebuilds from the log).
  * - With an HMAC key (`hmacKey`), the stored hash is a keyed seal over the state and the hash of the
  *   event the snapshot ends at (`EventHash.seal`): a snapshot cannot be edited and re-sealed without the
