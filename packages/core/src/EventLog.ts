@@ -112,7 +112,7 @@ export interface ReadOptions {
 
 /**
  * One page of a stream read, as one effect: the envelopes from version `from`, at most `limit` (fewer at
- * the read's `to` or the stream's end), with the read's options. @since 0.5.0
+ * the read's `to` or the stream's end), with the read's options. @since 0.7.0
  */
 export type PageReader = (
   from: number,
@@ -126,14 +126,14 @@ const pagesKey: unique symbol = Symbol.for("@ctxlog/core/EventLog/pages")
  * without running a `Stream`, whose machinery costs ~0.15 ms a run even for one page (every load and
  * catch-up; ADR 0087). The reader goes with this stream object only: a stream derived from it (mapped,
  * filtered, edited by a wrapper) has none, and is read as a stream.
- * @since 0.5.0
+ * @since 0.7.0
  */
 export const withPages = <S extends Stream.Stream<Envelope, StoreError | EventDecodeError>>(
   stream: S,
   pages: PageReader
 ): S => Object.assign(stream, { [pagesKey]: pages })
 
-/** The page reader `withPages` put on this very stream object, if any. @since 0.5.0 */
+/** The page reader `withPages` put on this very stream object, if any. @since 0.7.0 */
 export const pagesOf = (stream: Stream.Stream<Envelope, StoreError | EventDecodeError>): PageReader | undefined => {
   const pages: unknown = Reflect.get(stream, pagesKey)
   return typeof pages === "function" ? (pages as PageReader) : undefined

@@ -33,12 +33,12 @@ export interface Snapshot {
    * save as `stateHash` (SQLite: the deflated BLOB, about a tenth of the text; ADR 0086). A reader checking
    * an unkeyed seal checks these bytes instead of hashing `state`: they are what `state` was decoded from.
    * Absent when the store keeps no such digest (PostgreSQL, rows saved before it, a state stored as text).
-   * @since 0.2.0
+   * @since 0.7.0
    */
   readonly stored?: StoredState | undefined
 }
 
-/** A state's stored bytes and their SHA-256 (hex), as {@link Snapshot} `stored` carries them. @since 0.2.0 */
+/** A state's stored bytes and their SHA-256 (hex), as {@link Snapshot} `stored` carries them. @since 0.7.0 */
 export interface StoredState {
   readonly bytes: Uint8Array
   readonly sha256: string
