@@ -124,8 +124,12 @@ export const make = (shared: StoreShared): EventLog.EventLog.Service => {
       // Each event is encoded once; those bytes are hashed and stored, and the recall projection reads
       // them back later (nothing is decoded on this path). An event a rule changed is encoded again.
       const redacted = events.map((event) => Redaction.redactValue(redactor, event))
+      let changed = false
       for (let index = 0; index < redacted.length; index++) {
-        if (redacted[index] !== events[index]) known[index] = undefined
+        if (redacted[index] !== events[index]) {
+          changed = true
+          known[index] = undefined
+        }
         if (known[index] === undefined) counters.eventsEncodedBySchema++
       }
       const encoded = EventCodec.encodeAllEither(redacted, known)
@@ -148,7 +152,7 @@ export const make = (shared: StoreShared): EventLog.EventLog.Service => {
             const caughtUp = catchUpBehind(result.lastPosition)
             // A caller that keeps a window (ContextService) folds what the log holds: when a rule redacted
             // something (rare), the events as stored, decoded from their bytes.
-            if (result.written === 0 || redacted.every((event, index) => event === events[index])) {
+            if (result.written === 0 || !changed) {
               // The common case: no catch-up due, the result as it is (no effect of its own).
               return caughtUp === Effect.void ? Effect.succeed(result) : Effect.as(caughtUp, result)
             }
