@@ -491,7 +491,9 @@ export const make = (options: Options = {}) =>
         kind: effective,
         parts: input.parts,
         tokens: label === undefined ? own : Window.wrappedTokens(counter, label, input, own),
-        ...(input.pinned === true ? { pinned: true } : {})
+        ...(input.pinned === true ? { pinned: true } : {}),
+        ...(input.name === undefined ? {} : { name: input.name }),
+        ...(input.providerOptions === undefined ? {} : { providerOptions: input.providerOptions })
       }
     }
     // The ids in input order (a message's own, else the next one): one effect for the usual one message.

@@ -191,6 +191,30 @@ const contentPartsWidened: ReadonlyArray<Upcaster> = contentPartsWidenedAt.map((
 }))
 
 /**
+ * The same event types, and the schema version in which a message could first carry a `name` and
+ * opaque `providerOptions` (on the message and on its parts; 0.8.0). Additive: each upcaster passes
+ * the data through; the bump makes an older release refuse such an event by its version rather than
+ * drop the provider data it does not know.
+ */
+const providerDataWidenedAt: ReadonlyArray<readonly [EventType, number]> = [
+  ["SystemPromptSet", 3],
+  ["KnowledgeSet", 3],
+  ["MessageAppended", 4],
+  ["MessagesInjected", 4],
+  ["Compacted", 3],
+  ["CompactionReverted", 3],
+  ["SeamProduced", 3],
+  ["SeamsRecompacted", 3],
+  ["BriefingProduced", 3]
+]
+
+const providerDataWidened: ReadonlyArray<Upcaster> = providerDataWidenedAt.map(([type, fromVersion]) => ({
+  type,
+  fromVersion,
+  up: (data) => data
+}))
+
+/**
  * PromptRendered v2 had no `serverContext`: a v2 render asked for no server-side context management.
  * A stray field an old writer left is dropped rather than trusted.
  */
@@ -254,7 +278,8 @@ export const upcasters: ReadonlyArray<Upcaster> = [
   usageReportedV1,
   promptRenderedV3,
   ...contentPartsWidened,
-  promptRenderedV4
+  promptRenderedV4,
+  ...providerDataWidened
 ]
 
 const decodeEvent = Schema.decodeUnknownEither(WindowEvent)

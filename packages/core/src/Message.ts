@@ -77,6 +77,19 @@ export type JsonValue =
   | { readonly [key: string]: JsonValue }
 
 /**
+ * Provider data kept opaque and given back in place, keyed by namespace: the AI SDK's
+ * `providerOptions` / `providerMetadata` (`openai: { itemId }`, `anthropic: { cacheControl }`,
+ * `google: { thoughtSignature }`, ...), an OpenAI Agents item's `providerData` and the item fields
+ * ctxlog does not model. ctxlog interprets none of it: it is stored with the message or part, counted
+ * as no tokens, and handed back by the adapter of the framework it came from. A builder for a
+ * provider API sends none of it (the adapters decide what their framework gets back).
+ * @since 0.8.0
+ */
+export const ProviderOptions = Schema.Record({ key: Schema.String, value: JsonValue })
+/** @since 0.8.0 */
+export type ProviderOptions = typeof ProviderOptions.Type
+
+/**
  * Where a piece of text comes from, as the provider gave it (Anthropic `char_location`,
  * `page_location`, `content_block_location`, `web_search_result_location`, ...; an OpenAI
  * `url_citation` annotation): its `type` and the provider's fields, kept as JSON and sent back as
@@ -94,7 +107,8 @@ export type Citation = typeof Citation.Type
 export const TextPart = Schema.Struct({
   type: Schema.Literal("text"),
   text: Schema.String,
-  citations: Schema.optional(Schema.Array(Citation))
+  citations: Schema.optional(Schema.Array(Citation)),
+  providerOptions: Schema.optional(ProviderOptions)
 })
 /** @since 0.1.0 */
 export type TextPart = typeof TextPart.Type
@@ -104,7 +118,8 @@ export const ToolCallPart = Schema.Struct({
   type: Schema.Literal("tool_call"),
   id: Schema.String.pipe(Schema.minLength(1)),
   name: Schema.String.pipe(Schema.minLength(1)),
-  input: JsonValue
+  input: JsonValue,
+  providerOptions: Schema.optional(ProviderOptions)
 })
 /** @since 0.1.0 */
 export type ToolCallPart = typeof ToolCallPart.Type
@@ -124,7 +139,8 @@ export const ReasoningPart = Schema.Struct({
   signature: Schema.optional(Schema.String),
   redactedData: Schema.optional(Schema.String),
   itemId: Schema.optional(Schema.String),
-  encryptedContent: Schema.optional(Schema.String)
+  encryptedContent: Schema.optional(Schema.String),
+  providerOptions: Schema.optional(ProviderOptions)
 })
 /** @since 0.3.0 */
 export type ReasoningPart = typeof ReasoningPart.Type
@@ -152,7 +168,8 @@ export const ImagePart = Schema.Struct({
   source: MediaSource,
   width: Schema.optional(Schema.Int.pipe(Schema.positive())),
   height: Schema.optional(Schema.Int.pipe(Schema.positive())),
-  detail: Schema.optional(Schema.Literal("auto", "low", "high"))
+  detail: Schema.optional(Schema.Literal("auto", "low", "high")),
+  providerOptions: Schema.optional(ProviderOptions)
 })
 /** @since 0.3.0 */
 export type ImagePart = typeof ImagePart.Type
@@ -162,7 +179,8 @@ export const DocumentPart = Schema.Struct({
   type: Schema.Literal("document"),
   source: MediaSource,
   title: Schema.optional(Schema.String),
-  pages: Schema.optional(Schema.Int.pipe(Schema.positive()))
+  pages: Schema.optional(Schema.Int.pipe(Schema.positive())),
+  providerOptions: Schema.optional(ProviderOptions)
 })
 /** @since 0.3.0 */
 export type DocumentPart = typeof DocumentPart.Type
@@ -184,7 +202,8 @@ export const ToolResultPart = Schema.Struct({
   toolCallId: Schema.String.pipe(Schema.minLength(1)),
   content: Schema.String,
   isError: Schema.Boolean,
-  parts: Schema.optional(Schema.Array(ToolResultContent))
+  parts: Schema.optional(Schema.Array(ToolResultContent)),
+  providerOptions: Schema.optional(ProviderOptions)
 })
 /** @since 0.1.0 */
 export type ToolResultPart = typeof ToolResultPart.Type
@@ -201,7 +220,8 @@ export const ServerToolCallPart = Schema.Struct({
   id: Schema.String.pipe(Schema.minLength(1)),
   name: Schema.String.pipe(Schema.minLength(1)),
   input: JsonValue,
-  provider: Schema.String.pipe(Schema.minLength(1))
+  provider: Schema.String.pipe(Schema.minLength(1)),
+  providerOptions: Schema.optional(ProviderOptions)
 })
 /** @since 0.4.0 */
 export type ServerToolCallPart = typeof ServerToolCallPart.Type
@@ -218,7 +238,8 @@ export const ServerToolResultPart = Schema.Struct({
   resultType: Schema.String.pipe(Schema.minLength(1)),
   content: JsonValue,
   isError: Schema.optional(Schema.Boolean),
-  provider: Schema.String.pipe(Schema.minLength(1))
+  provider: Schema.String.pipe(Schema.minLength(1)),
+  providerOptions: Schema.optional(ProviderOptions)
 })
 /** @since 0.4.0 */
 export type ServerToolResultPart = typeof ServerToolResultPart.Type
@@ -231,7 +252,8 @@ export type ServerToolResultPart = typeof ServerToolResultPart.Type
 export const ToolApprovalRequestPart = Schema.Struct({
   type: Schema.Literal("tool_approval_request"),
   approvalId: Schema.String.pipe(Schema.minLength(1)),
-  toolCallId: Schema.String.pipe(Schema.minLength(1))
+  toolCallId: Schema.String.pipe(Schema.minLength(1)),
+  providerOptions: Schema.optional(ProviderOptions)
 })
 /** @since 0.4.0 */
 export type ToolApprovalRequestPart = typeof ToolApprovalRequestPart.Type
@@ -246,7 +268,8 @@ export const ToolApprovalResponsePart = Schema.Struct({
   type: Schema.Literal("tool_approval_response"),
   approvalId: Schema.String.pipe(Schema.minLength(1)),
   approved: Schema.Boolean,
-  reason: Schema.optional(Schema.String)
+  reason: Schema.optional(Schema.String),
+  providerOptions: Schema.optional(ProviderOptions)
 })
 /** @since 0.4.0 */
 export type ToolApprovalResponsePart = typeof ToolApprovalResponsePart.Type
@@ -283,7 +306,11 @@ export const Message = Schema.Struct({
   parts: Schema.Array(Part),
   tokens: Schema.Int.pipe(Schema.nonNegative()),
   pinned: Schema.optional(Schema.Boolean),
-  origin: Schema.optional(Origin)
+  origin: Schema.optional(Origin),
+  /** The speaker's name (OpenAI `name`, LangChain `name`), kept and given back; never rendered as text (since 0.8.0). */
+  name: Schema.optional(Schema.String),
+  /** Message-level provider data (AI SDK `providerOptions`, an Agents item's own fields), opaque (since 0.8.0). */
+  providerOptions: Schema.optional(ProviderOptions)
 })
 /** @since 0.1.0 */
 export type Message = typeof Message.Type
@@ -299,6 +326,10 @@ export interface MessageInput {
   readonly pinned?: boolean
   /** Keep a caller-chosen id (for example one from an imported transcript). */
   readonly id?: string
+  /** The speaker's name, kept with the message (since 0.8.0). */
+  readonly name?: string
+  /** Message-level provider data, kept opaque (since 0.8.0). */
+  readonly providerOptions?: ProviderOptions
 }
 
 /** A text part. @since 0.1.0 */
@@ -376,7 +407,10 @@ export const toolResultParts = (
   isError = false
 ): ToolResultPart => {
   const only = parts[0]
-  return parts.length === 1 && only?.type === "text" && only.citations === undefined
+  return parts.length === 1 &&
+    only?.type === "text" &&
+    only.citations === undefined &&
+    only.providerOptions === undefined
     ? toolResult(toolCallId, only.text, isError)
     : { type: "tool_result", toolCallId, content: textOfContent(parts), isError, parts }
 }

@@ -61,7 +61,7 @@ describe("content parts in the log", () => {
       const stored = yield* EventCodec.encodeAll(events)
       assert.deepStrictEqual(
         stored.map((event) => event.schemaVersion),
-        [4, 4]
+        [5, 5]
       )
       const decoded = yield* Effect.forEach(stored, (event) => EventCodec.decode(event))
       assert.deepStrictEqual(decoded, events)

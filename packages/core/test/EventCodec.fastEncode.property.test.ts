@@ -23,23 +23,24 @@ const fullPath = (event: unknown): EventCodec.StoredEvent | undefined => {
 
 /** Whether the fast path knows the shape of this part. */
 const knownPart = (part: Message.Part): boolean =>
-  (part.type === "text" && part.citations === undefined) ||
-  part.type === "tool_call" ||
-  (part.type === "tool_result" && part.parts === undefined)
+  (part.type === "text" && part.citations === undefined && part.providerOptions === undefined) ||
+  (part.type === "tool_call" && part.providerOptions === undefined) ||
+  (part.type === "tool_result" && part.parts === undefined && part.providerOptions === undefined)
 
 /** Whether the fast path knows the shape of this (valid) event. */
 const knownShape = (event: WindowEvent.WindowEvent): boolean =>
-  event._tag === "MessageAppended" && event.message.parts.every(knownPart)
+  event._tag === "MessageAppended" &&
+  event.message.name === undefined &&
+  event.message.providerOptions === undefined &&
+  event.message.parts.every(knownPart)
 
 /** Events of every type, and as many messages whose parts are all of the shapes the fast path knows. */
 const events = fc.oneof(
   Arbitrary.make(WindowEvent.WindowEvent),
-  Arbitrary.make(WindowEvent.MessageAppended).map(
-    (event): WindowEvent.WindowEvent => ({
-      ...event,
-      message: { ...event.message, parts: event.message.parts.filter(knownPart) }
-    })
-  )
+  Arbitrary.make(WindowEvent.MessageAppended).map((event): WindowEvent.WindowEvent => {
+    const { name: _name, providerOptions: _providerOptions, ...message } = event.message
+    return { ...event, message: { ...message, parts: message.parts.filter(knownPart) } }
+  })
 )
 
 const badValues: ReadonlyArray<unknown> = [
