@@ -13,7 +13,7 @@
  */
 import { ContextService, type EventLog, type LanguageModel, Message, TokenCounter, Window } from "@ctxlog/core"
 import { RecallIndex } from "@ctxlog/memory"
-import { EnvSnapshot } from "@ctxlog/providers"
+import { CtxBuilder, EnvSnapshot } from "@ctxlog/providers"
 import { CompactionStatus, type Policy, Turn } from "@ctxlog/turn"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -272,7 +272,11 @@ export const turn = (config: Config, text: string): Effect.Effect<TurnReport, un
     for (let iteration = 0; iteration < maxIterations; iteration++) {
       const rendered = yield* withSpinner(ui, Turn.render(stream, policy, { iteration, turnReminder }))
       tiers.push(...rendered.tiers)
-      const response = yield* callModel(ui, provider, provider.send(rendered.built.request, { turnReminder }))
+      const request = rendered.built.request
+      // The agent's policy names a provider builder and no framework format: it sends the provider's body.
+      if (!CtxBuilder.isProviderRequest(request))
+        return yield* Effect.dieMessage("the agent's policy set a framework format")
+      const response = yield* callModel(ui, provider, provider.send(request, { turnReminder }))
       modelCalls++
       usage = response.usage
       answer = Message.textOf({ parts: response.parts })

@@ -95,7 +95,7 @@ export interface TurnStep {
 
 /** A rendered, recorded request: send `body` as it is (its hash is in the log). @since 0.4.0 */
 export interface TurnRender extends TurnStep {
-  readonly request: CtxBuilder.RenderedRequest
+  readonly request: CtxBuilder.AnyRequest
   readonly body: string
   /** The render's token counts: `stats.total` is the estimate to pass back as `complete`'s `estimatedInputTokens`. @since 0.4.0 */
   readonly stats: CtxBuilder.BuildStats
@@ -126,11 +126,7 @@ export interface Context {
   /** Summarize all but the newest history with the summarizer. */
   readonly compact: (stream: string, options?: CompactOptions) => Promise<CompactResult>
   /** The exact request the provider would receive for the stream's window now (a preview: nothing is recorded; a turn's `render` records). */
-  readonly render: (
-    stream: string,
-    provider: ProviderConfig,
-    options?: RenderOptions
-  ) => Promise<CtxBuilder.RenderedRequest>
+  readonly render: (stream: string, provider: ProviderConfig, options?: RenderOptions) => Promise<CtxBuilder.AnyRequest>
   /** Close the database (the context is unusable afterwards). */
   readonly close: () => Promise<void>
   /** The Effect runtime underneath, for mixing in Effect code. */

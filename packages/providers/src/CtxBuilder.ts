@@ -11,6 +11,7 @@ import type { Budget, CompressionPlan as Planner, LanguageModel, Message, Window
 import type * as Either from "effect/Either"
 import * as AnthropicCtx from "./AnthropicCtx.js"
 import * as DefaultCtx from "./DefaultCtx.js"
+import * as FrameworkFormat from "./FrameworkFormat.js"
 import type { InvalidRequest } from "./InvalidRequest.js"
 import * as OllamaCtx from "./OllamaCtx.js"
 import * as OpenAICtx from "./OpenAICtx.js"
@@ -122,10 +123,22 @@ export interface CommonConfig {
   readonly toolOutputShare?: number
   /** Default `max_tokens` when the render does not say; also the output reserve of the budget. */
   readonly maxOutputTokens?: number
+  /**
+   * Hand the render over in a framework's form (the AI SDK prompt, OpenAI Agents items, LangChain
+   * messages) instead of the provider's request body: see {@link FrameworkFormat}. Since 0.8.0.
+   */
+  readonly format?: FrameworkFormat.FrameworkFormat
 }
 
 /** Any request a builder renders. @since 0.1.0 */
 export type RenderedRequest = AnthropicRequest | ChatCompletionsRequest | ResponsesRequest
+
+/** A provider request, or a render in a framework's form (a config with `format`). @since 0.8.0 */
+export type AnyRequest = RenderedRequest | FrameworkFormat.FrameworkRequest
+
+/** Whether a render is a provider's request body (its config set no framework `format`). @since 0.8.0 */
+export const isProviderRequest = (request: AnyRequest): request is RenderedRequest =>
+  !("format" in request && FrameworkFormat.formats.some((format) => format === request.format))
 
 /** Which builder to use, with its settings. @since 0.1.0 */
 export type ProviderConfig =
@@ -135,7 +148,14 @@ export type ProviderConfig =
   | ({ readonly provider: "default" } & DefaultCtx.Config)
 
 /** Pick the builder for a provider. @since 0.1.0 */
-export const forProvider = (config: ProviderConfig): CtxBuilder<RenderedRequest> => {
+export function forProvider(config: ProviderConfig & { readonly format?: undefined }): CtxBuilder<RenderedRequest>
+export function forProvider(config: ProviderConfig): CtxBuilder<AnyRequest>
+export function forProvider(config: ProviderConfig): CtxBuilder<AnyRequest> {
+  const builder = providerBuilder(config)
+  return config.format === undefined ? builder : FrameworkFormat.wrap(builder, config.format)
+}
+
+const providerBuilder = (config: ProviderConfig): CtxBuilder<RenderedRequest> => {
   switch (config.provider) {
     case "anthropic":
       return AnthropicCtx.make(config)

@@ -23,6 +23,7 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import { type BuildOptions, type BuildStats, type Built, forProvider, type ProviderConfig } from "./CtxBuilder.js"
+import * as FrameworkFormat from "./FrameworkFormat.js"
 import * as requestBody from "./internal/requestBody.js"
 
 /**
@@ -60,7 +61,8 @@ const common = {
   contextWindow: opt(Schema.Number),
   compressionThreshold: opt(Schema.Number),
   toolOutputLimits: opt(Limits),
-  maxOutputTokens: opt(Schema.Number)
+  maxOutputTokens: opt(Schema.Number),
+  format: opt(Schema.Literal(...FrameworkFormat.formats))
 }
 
 /** The JSON shape of a {@link ProviderConfig}, as a render spec stores it. @since 0.2.0 */

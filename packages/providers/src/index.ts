@@ -8,6 +8,8 @@
 export * as AnthropicCtx from "./AnthropicCtx.js"
 /** The builder interface and `forProvider`. @since 0.1.0 */
 export * as CtxBuilder from "./CtxBuilder.js"
+/** Framework formats: a render in the AI SDK's, OpenAI Agents' or LangChain's own form. @since 0.8.0 */
+export * as FrameworkFormat from "./FrameworkFormat.js"
 /** The environment snapshot and its rendering as the turn reminder. @since 0.1.0 */
 export * as EnvSnapshot from "./EnvSnapshot.js"
 /** The generic OpenAI-compatible strategy. @since 0.1.0 */

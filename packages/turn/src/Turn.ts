@@ -140,7 +140,7 @@ export interface Step extends ContextService.Outcome {
 
 /** A rendered request, recorded. @since 0.4.0 */
 export interface Rendered extends Step {
-  readonly built: CtxBuilder.Built<CtxBuilder.RenderedRequest>
+  readonly built: CtxBuilder.Built<CtxBuilder.AnyRequest>
   /** The exact bytes to send (`RenderRecord.serialize`); `PromptRendered.sha256` is their hash. */
   readonly body: string
   readonly budget: Budget.Budget
@@ -705,7 +705,7 @@ export const preview = (
   config: CtxBuilder.ProviderConfig,
   options: CtxBuilder.BuildOptions = {}
 ): Effect.Effect<
-  CtxBuilder.Built<CtxBuilder.RenderedRequest>,
+  CtxBuilder.Built<CtxBuilder.AnyRequest>,
   RenderFailed | ContextService.LogError,
   ContextService.ContextService
 > =>
