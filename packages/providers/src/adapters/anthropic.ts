@@ -10,12 +10,27 @@
  *   `AdapterError` naming the part.
  * - A `tool_result` whose content is blocks becomes a tool result made of parts (text, images,
  *   documents) and goes back as the same blocks; text citations are kept both ways.
- * - Provider-executed tools (`server_tool_use` and the `*_tool_result` blocks that answer them) are
- *   `server_tool_call` / `server_tool_result` parts of provider `anthropic`; going out, server parts
- *   of another provider are an `AdapterError`. Tool approvals have no Anthropic form and are not sent.
- * - Refused coming in: `cache_control` and other request-side fields are not message content (cache
- *   hints are a render option: `BuildOptions.cacheHints`), so they are dropped; document `context` or
- *   `citations` settings, search results and container uploads are an `AdapterError`.
+ * - Provider-executed tools (`server_tool_use`, `mcp_tool_use` and the `*_tool_result` blocks that
+ *   answer them) are `server_tool_call` / `server_tool_result` parts of provider `anthropic`; going out,
+ *   server parts of another provider are an `AdapterError`. The AI SDK's form of them (a
+ *   provider-executed `tool-call` and its `tool-result` output, camelCase: `web_search`, `web_fetch`,
+ *   `code_execution` and its sub-tools, tool search, `advisor`, MCP) becomes Anthropic's blocks, as
+ *   `@ai-sdk/anthropic` makes them; a tool or output with no block is an `AdapterError` naming the part.
+ *   Tool approvals have no Anthropic form and are not sent.
+ * - Kept, never dropped (since 0.8.0): request fields that are not content — `cache_control` on any
+ *   block (a system block's on its message), a document's `context` and `citations` settings, a tool
+ *   use's `caller`, compaction blocks — are kept as `providerOptions.anthropic` in the AI SDK's names
+ *   (`cacheControl`, `context`, `citations`, `caller`, `type: "compaction"`), so what the AI SDK
+ *   hands over and what `fromAnthropic` reads are sent the same way. `toAnthropic` places a cache hint
+ *   on the block it sits on (a message's on its last block; one item of a tool result's content on
+ *   that item's block), refuses a fifth breakpoint and one on thinking, sends
+ *   `providerOptions.anthropic.citations` as text citations, and refuses by name an `anthropic`
+ *   option it does not send, a speaker's `name` (Anthropic has none; a tool message's may be its
+ *   tool's), and a block field `fromAnthropic` does not know. Search results and container uploads
+ *   are an `AdapterError`. Other providers' options are theirs and not sent.
+ * - `ToAnthropicOptions.sendReasoning` (default `true`) omits reasoning when `false`, as
+ *   `@ai-sdk/anthropic`'s option; reasoning without a signature is never sent (the API takes thinking
+ *   only with its signature).
  *
  * @since 0.1.0
  */
