@@ -206,6 +206,39 @@ describe("toAnthropic: the AI SDK's provider-executed results as Anthropic block
   })
 })
 
+describe("system messages keep or refuse too", () => {
+  it("toAnthropic: an image in a system message, or system text with citations, is refused; a part's hint marks the block", () => {
+    const image = toAnthropic([{ role: "system", parts: [Message.text("a"), Message.imageUrl("https://x/a.png")] }])
+    assert.include(refusal(image), "Anthropic message 0 parts[1]")
+    const cited = toAnthropic([
+      { role: "system", parts: [{ ...Message.text("a"), citations: [{ type: "char_location", cited_text: "a" }] }] }
+    ])
+    assert.include(refusal(cited), "Anthropic message 0 parts[0]")
+    const hinted = ok(toAnthropic([{ role: "system", parts: [{ ...Message.text("a"), providerOptions: hint() }] }]))
+    assert.deepStrictEqual(plain(hinted.system), [{ type: "text", text: "a", cache_control: ephemeral }])
+  })
+
+  it("fromAnthropic: citations on a system block are refused, not dropped", () => {
+    const system = [
+      {
+        type: "text" as const,
+        text: "a",
+        citations: [
+          {
+            type: "char_location" as const,
+            cited_text: "a",
+            document_index: 0,
+            document_title: null,
+            start_char_index: 0,
+            end_char_index: 1
+          }
+        ]
+      }
+    ]
+    assert.include(refusal(fromAnthropic([], system)), "system[0]")
+  })
+})
+
 describe("fromAnthropic keeps the request fields it used to drop", () => {
   it("cache_control on a block and on a system block, document context and citations: kept and given back", () => {
     const messages: Array<MessageParam> = [

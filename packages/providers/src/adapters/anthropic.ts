@@ -642,7 +642,27 @@ export const toAnthropic = (
     if (Either.isLeft(own)) return Either.left(own.left)
     const hint = cacheOf(own.right)
     if (message.role === "system") {
-      const placed: Placed = { block: cached({ type: "text", text: Message.textOf(message) }, hint), path: "parts" }
+      // One text block per system message: its parts must be plain text (a hint on one marks the block).
+      let partHint: Json | undefined
+      for (const [partIndex, part] of message.parts.entries()) {
+        const path = `parts[${partIndex}]`
+        if (part.type !== "text" || (part.citations !== undefined && part.citations.length > 0)) {
+          const what = part.type === "text" ? "text with citations" : `a ${part.type} part`
+          return Either.left(refuse(format, index, path, `a system block takes plain text, not ${what}`))
+        }
+        const options = anthropicOptions(index, path, "text", part.providerOptions)
+        if (Either.isLeft(options)) return Either.left(options.left)
+        if (options.right.citations !== undefined || options.right.type !== undefined) {
+          return Either.left(
+            refuse(format, index, `${path}.providerOptions.anthropic`, "a system block takes plain text")
+          )
+        }
+        partHint = cacheOf(options.right) ?? partHint
+      }
+      const placed: Placed = {
+        block: cached({ type: "text", text: Message.textOf(message) }, hint ?? partHint),
+        path: "parts"
+      }
       const error = count(index, [placed])
       if (error !== undefined) return Either.left(error)
       system.push(placed.block)
@@ -897,7 +917,8 @@ const assistantPart = (index: number, path: string, block: AnyBlock): Either.Eit
  * content are kept, not dropped (since 0.8.0): `cache_control` on any block (a system block's on its
  * message), a document's `context` and `citations` settings and a tool use's `caller`, as
  * `providerOptions.anthropic` in the AI SDK's names; `toAnthropic` gives them back in place. A field
- * or block it does not know is an `AdapterError` naming it.
+ * or block it does not know is an `AdapterError` naming it (one in a `system` block has index -1 and
+ * the path `system[i]`).
  * @since 0.1.0
  */
 export const fromAnthropic = (
@@ -907,9 +928,13 @@ export const fromAnthropic = (
   const systemInputs = convertAll(
     typeof system === "string" ? [{ type: "text" as const, text: system }] : (system ?? []),
     (block, blockIndex): Either.Either<ReadonlyArray<Message.MessageInput>, AdapterError> =>
-      Either.map(textPart(-1, `system[${blockIndex}]`, block), ({ providerOptions, ...part }) => [
-        { ...Message.system(part.text), ...(providerOptions === undefined ? {} : { providerOptions }) }
-      ])
+      Either.flatMap(textPart(-1, `system[${blockIndex}]`, block), ({ providerOptions, ...part }) =>
+        part.citations === undefined
+          ? Either.right([
+              { ...Message.system(part.text), ...(providerOptions === undefined ? {} : { providerOptions }) }
+            ])
+          : Either.left(refuse(format, -1, `system[${blockIndex}].citations`, "a system message keeps no citations"))
+      )
   )
   if (Either.isLeft(systemInputs)) return Either.left(systemInputs.left)
   return Either.map(
