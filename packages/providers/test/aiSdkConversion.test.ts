@@ -13,6 +13,7 @@ import { convertToModelMessages, type ModelMessage, tool, type UIMessage } from 
 import * as Either from "effect/Either"
 import { z } from "zod"
 import { cacheControlOf, fromModelMessages, toModelMessages } from "../src/adapters/aiSdk.js"
+import { assertCoverageRow } from "./support/coverage.js"
 
 type Options = Parameters<typeof convertToModelMessages>[1]
 type Json = unknown
@@ -1048,5 +1049,10 @@ describe("AI SDK convertToModelMessages scenarios through ctxlog's adapter", () 
   it("tally", () => {
     console.log(`convertToModelMessages scenarios: ${JSON.stringify(tally)} of ${cases.length}`)
     assert.strictEqual(tally.same + tally.refused + tally.differs, cases.length)
+    // The suite's row of test/conversionCoverage.md, from the verdicts above.
+    assertCoverageRow(
+      "aiSdkConversion",
+      cases.map(({ verdict }) => (verdict === "same" ? "same" : "refused" in verdict ? "refused" : "differs"))
+    )
   })
 })

@@ -11,6 +11,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { type ModelMessage, pruneMessages } from "ai"
 import * as Either from "effect/Either"
 import { fromModelMessages, toModelMessages } from "../src/adapters/aiSdk.js"
+import { assertCoverageRow } from "./support/coverage.js"
 
 const conversation: Array<ModelMessage> = [
   { role: "system", content: "You are a file assistant." },
@@ -87,4 +88,9 @@ describe("AI SDK pruneMessages scenarios on a conversation that went through ctx
       assert.deepStrictEqual(actual, expected)
     })
   }
+
+  it("tally (test/conversionCoverage.md)", () => {
+    // Every scenario, and the trip itself, comes back the same.
+    assertCoverageRow("aiSdkPruning", ["same", ...scenarios.map((): "same" => "same")])
+  })
 })

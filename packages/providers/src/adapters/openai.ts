@@ -4,10 +4,17 @@
  *
  * - A tool result's error flag has no field in this API: `toOpenAI` prefixes the content with
  *   `[tool error] ` (as the OpenAI renderer does) and `fromOpenAI` reads the prefix back.
- * - `developer` messages become system messages; user images (`image_url`, detail kept) and files
- *   (`file_data`, the filename as the title) both ways; audio and file ids are an `AdapterError`.
- * - Refused going out, with an `AdapterError` naming the part: provider-executed tool parts and tool
- *   results made of images or documents. Reasoning, citations and approvals have no form here.
+ * - `developer` messages become system messages (and go back as `developer`); user images
+ *   (`image_url`, detail kept) and files (`file_data`, the filename as the title) both ways; audio
+ *   input, file ids, a legacy `function_call` and custom tool calls are an `AdapterError` naming them.
+ * - Kept, never dropped (since 0.8.0): a message's `name` (the ctxlog message's `name`), and every field
+ *   the adapter does not model — an assistant's `refusal` and `audio`, `refusal` content parts (text
+ *   parts marked as such), `annotations`, anything else that is JSON — under the message's or part's
+ *   `providerOptions.openaiChat`, given back in place by `toOpenAI`.
+ * - Refused going out, with an `AdapterError` naming the part: a part its role's message has no place
+ *   for (an image from the assistant, a tool call from the user), provider-executed tool parts, tool
+ *   results made of images or documents, citations, and a tool message's `name` other than the called
+ *   tool's. Reasoning and approvals are not sent (Chat Completions has no form for them).
  *
  * @since 0.1.0
  */
@@ -15,11 +22,20 @@ import { Message } from "@ctxlog/core"
 import * as Either from "effect/Either"
 import type {
   ChatCompletionContentPart,
+  ChatCompletionContentPartRefusal,
   ChatCompletionContentPartText,
   ChatCompletionMessageParam,
   ChatCompletionMessageToolCall
 } from "openai/resources/chat/completions"
-import { AdapterError, type AnyMessage, convertAll, parseArguments, refuse, toolNames } from "../AdapterError.js"
+import {
+  AdapterError,
+  type AnyMessage,
+  convertAll,
+  isJson,
+  parseArguments,
+  refuse,
+  toolNames
+} from "../AdapterError.js"
 import { errorPrefix } from "../internal/chatRender.js"
 import { dataUrlOf } from "../internal/sections.js"
 
@@ -32,34 +48,81 @@ const format = "OpenAI"
 // optionals, compared whole by callers), coming in they build ctxlog message parts, where an undefined
 // key would make a live window differ from its replay (ADR 0060).
 
-const texts = (message: AnyMessage): ReadonlyArray<string> =>
-  message.parts.flatMap((part) => (part.type === "text" ? [part.text] : []))
+// Fields of a chat message or content part that the adapter does not model (a response message's
+// `refusal`, `audio`, `annotations`, the `developer` role, ...) are kept as JSON under this namespace of
+// the message's or part's `providerOptions` and given back in place by `toOpenAI`.
+const namespace = "openaiChat"
 
-const content = (parts: ReadonlyArray<string>): string | Array<ChatCompletionContentPartText> =>
-  parts.length === 1 && parts[0] !== undefined ? parts[0] : parts.map((text) => ({ type: "text", text }))
+type Extras = { readonly [key: string]: Message.JsonValue }
+
+/** The fields of `record` not in `known`, as JSON; an AdapterError names the first that is not JSON. */
+const extrasOf = (
+  index: number,
+  path: string,
+  record: object,
+  known: ReadonlySet<string>
+): Either.Either<Extras | undefined, AdapterError> => {
+  const extras: { [key: string]: Message.JsonValue } = {}
+  for (const [key, value] of Object.entries(record)) {
+    if (known.has(key) || value === undefined) continue
+    if (!isJson(value)) return Either.left(refuse(format, index, `${path}${key}`, "a field that is not JSON"))
+    extras[key] = value
+  }
+  return Either.right(Object.keys(extras).length === 0 ? undefined : extras)
+}
+
+const optionsOf = (extras: Extras | undefined): { readonly providerOptions?: Message.ProviderOptions } =>
+  extras === undefined ? {} : { providerOptions: { [namespace]: extras } }
+
+/** The kept fields of a ctxlog message or part, to spread back (an `openaiChat` object), or none. */
+const keptOf = (owner: { readonly providerOptions?: Message.ProviderOptions | undefined }): Extras => {
+  const kept = owner.providerOptions?.[namespace]
+  return typeof kept === "object" && kept !== null && !Array.isArray(kept) ? (kept as Extras) : {}
+}
+
+const withoutKeys = (record: Extras, ...keys: ReadonlyArray<string>): Extras =>
+  Object.fromEntries(Object.entries(record).filter(([key]) => !keys.includes(key)))
+
+const nameOf = (message: AnyMessage): { readonly name?: string } =>
+  message.name === undefined ? {} : { name: message.name }
+
+/** The part kinds each role's chat message carries (reasoning and approvals are not sent: no form here). */
+const carried: { readonly [R in Message.Role]: ReadonlySet<Message.Part["type"]> } = {
+  system: new Set(["text"]),
+  user: new Set(["text", "image", "document"]),
+  assistant: new Set(["text", "tool_call", "reasoning", "tool_approval_request"]),
+  tool: new Set(["tool_result", "tool_approval_response"])
+}
 
 /**
- * The parts Chat Completions cannot carry: provider-executed tool parts (they go back only to the
- * provider that ran them) and tool results made of more than text (a `tool` message takes text only).
+ * The parts Chat Completions cannot carry, named: a part its role's message has no place for (an image
+ * from the assistant, a tool call from the user), provider-executed tool parts (they go back only to
+ * the provider that ran them), citations, document URLs, tool results made of more than text, and a
+ * tool message's name other than the name of the tool it answers (its only form is the call's name).
  */
-const refused = (index: number, message: AnyMessage): AdapterError | undefined => {
+const refused = (index: number, message: AnyMessage, names: ReadonlyMap<string, string>): AdapterError | undefined => {
   for (const [partIndex, part] of message.parts.entries()) {
+    const path = `parts[${partIndex}]`
     if (part.type === "server_tool_call" || part.type === "server_tool_result") {
-      return refuse(
-        format,
-        index,
-        `parts[${partIndex}]`,
-        `a ${part.type} part ran by ${part.provider} goes back only to it`
-      )
+      return refuse(format, index, path, `a ${part.type} part ran by ${part.provider} goes back only to it`)
+    }
+    if (!carried[message.role].has(part.type)) {
+      return refuse(format, index, path, `a ${message.role} chat message has no form for a ${part.type} part`)
     }
     if (part.type === "document" && part.source.type === "url") {
-      return refuse(format, index, `parts[${partIndex}]`, "chat file parts take data, not a URL")
+      return refuse(format, index, path, "chat file parts take data, not a URL")
     }
     if (part.type === "text" && part.citations !== undefined) {
-      return refuse(format, index, `parts[${partIndex}]`, "chat messages keep no citations")
+      return refuse(format, index, path, "chat messages keep no citations")
     }
     if (part.type === "tool_result" && Message.toolResultContentOf(part).some((inner) => inner.type !== "text")) {
-      return refuse(format, index, `parts[${partIndex}]`, "a tool message takes text only, not images or documents")
+      return refuse(format, index, path, "a tool message takes text only, not images or documents")
+    }
+  }
+  if (message.role === "tool" && message.name !== undefined) {
+    const other = Message.toolResultsOf(message).find((result) => names.get(result.toolCallId) !== message.name)
+    if (other !== undefined) {
+      return refuse(format, index, "name", `a tool message has no name field (${message.name} is not the called tool)`)
     }
   }
   return undefined
@@ -72,69 +135,107 @@ const refused = (index: number, message: AnyMessage): AdapterError | undefined =
  */
 export const toOpenAI = (
   messages: ReadonlyArray<AnyMessage>
-): Either.Either<Array<ChatCompletionMessageParam>, AdapterError> =>
-  Either.map(
+): Either.Either<Array<ChatCompletionMessageParam>, AdapterError> => {
+  const names = toolNames(messages)
+  return Either.map(
     convertAll(messages, (message, index): Either.Either<ReadonlyArray<ChatCompletionMessageParam>, AdapterError> => {
-      const error = refused(index, message)
+      const error = refused(index, message, names)
       return error === undefined ? Either.right(convertOne(message)) : Either.left(error)
     }),
     (converted) => [...converted]
   )
+}
+
+type TextLike = ChatCompletionContentPartText | ChatCompletionContentPartRefusal
+
+/** A text part as a chat content part: a kept refusal part comes back as one, kept fields in place. */
+const textPartOut = (part: Message.TextPart): TextLike => {
+  const kept = keptOf(part)
+  return kept.type === "refusal"
+    ? ({ ...withoutKeys(kept, "type"), type: "refusal", refusal: part.text } as ChatCompletionContentPartRefusal)
+    : ({ ...kept, type: "text", text: part.text } as ChatCompletionContentPartText)
+}
+
+/** Text content: a string when it is one plain text part, else the parts in order. */
+const textContent = (message: AnyMessage): string | Array<TextLike> | null => {
+  const parts = message.parts.filter((part): part is Message.TextPart => part.type === "text")
+  const only = parts[0]
+  if (parts.length === 1 && only !== undefined && only.providerOptions?.[namespace] === undefined) return only.text
+  return parts.length === 0 ? null : parts.map(textPartOut)
+}
 
 const convertOne = (message: AnyMessage): Array<ChatCompletionMessageParam> => {
+  const kept = keptOf(message)
   switch (message.role) {
-    case "system":
-      return [{ role: "system", content: content(texts(message)) }]
+    case "system": {
+      const role = kept.role === "developer" ? "developer" : "system"
+      const content = textContent(message) ?? ""
+      return [{ ...withoutKeys(kept, "role"), role, content, ...nameOf(message) } as ChatCompletionMessageParam]
+    }
     case "user":
-      return [{ role: "user", content: userContent(message) }]
+      return [
+        { ...kept, role: "user", content: userContent(message), ...nameOf(message) } as ChatCompletionMessageParam
+      ]
     case "assistant": {
       const calls = Message.toolCallsOf(message).map(
-        (call): ChatCompletionMessageToolCall => ({
-          id: call.id,
-          type: "function",
-          function: { name: call.name, arguments: JSON.stringify(call.input) }
-        })
+        (call): ChatCompletionMessageToolCall =>
+          ({
+            ...keptOf(call),
+            id: call.id,
+            type: "function",
+            function: { name: call.name, arguments: JSON.stringify(call.input) }
+          }) as ChatCompletionMessageToolCall
       )
-      const text = texts(message)
       return [
         {
+          ...kept,
           role: "assistant",
-          content: text.length === 0 ? null : content(text),
-          ...(calls.length === 0 ? {} : { tool_calls: calls })
-        }
+          content: textContent(message),
+          ...(calls.length === 0 ? {} : { tool_calls: calls }),
+          ...nameOf(message)
+        } as ChatCompletionMessageParam
       ]
     }
     case "tool":
-      return Message.toolResultsOf(message).map((result) => ({
-        role: "tool",
-        tool_call_id: result.toolCallId,
-        content: result.isError ? `${errorPrefix}${result.content}` : result.content
-      }))
+      return Message.toolResultsOf(message).map(
+        (result) =>
+          ({
+            ...kept,
+            role: "tool",
+            tool_call_id: result.toolCallId,
+            content: result.isError ? `${errorPrefix}${result.content}` : result.content
+          }) as ChatCompletionMessageParam
+      )
   }
 }
 
 /** A user message's content: text, or text, image and file parts in order. */
 const userContent = (message: AnyMessage): string | Array<ChatCompletionContentPart> => {
-  if (Message.mediaOf(message).length === 0) return content(texts(message))
+  if (Message.mediaOf(message).length === 0) {
+    const content = textContent(message) ?? ""
+    return typeof content === "string" ? content : (content as Array<ChatCompletionContentPart>)
+  }
   return message.parts.flatMap((part): Array<ChatCompletionContentPart> => {
-    if (part.type === "text") return [{ type: "text", text: part.text }]
+    if (part.type === "text") return [textPartOut(part) as ChatCompletionContentPart]
     if (part.type === "image") {
       return [
         {
+          ...keptOf(part),
           type: "image_url",
           image_url: { url: dataUrlOf(part.source), ...(part.detail === undefined ? {} : { detail: part.detail }) }
-        }
+        } as ChatCompletionContentPart
       ]
     }
     if (part.type === "document") {
       return [
         {
+          ...keptOf(part),
           type: "file",
           file: {
             file_data: dataUrlOf(part.source),
             ...(part.title === undefined ? {} : { filename: part.title })
           }
-        }
+        } as ChatCompletionContentPart
       ]
     }
     return []
@@ -151,77 +252,143 @@ const sourceOfUrl = (url: string): Message.MediaSource => {
 interface ForeignPart {
   readonly type: string
   readonly text?: string
+  readonly refusal?: string
   readonly image_url?: { readonly url: string; readonly detail?: "auto" | "low" | "high" }
   readonly file?: { readonly file_data?: string; readonly filename?: string; readonly file_id?: string }
 }
 
-const textParts = (
+type ContentPart = Message.TextPart | Message.ImagePart | Message.DocumentPart
+
+const knownPart: { readonly [type: string]: ReadonlySet<string> } = {
+  text: new Set(["type", "text"]),
+  refusal: new Set(["type", "refusal"]),
+  image_url: new Set(["type", "image_url"]),
+  file: new Set(["type", "file"])
+}
+
+/** One content part; its fields beyond those modelled are kept. `media` says whether images and files are taken. */
+const contentPart = (
   index: number,
-  value: string | ReadonlyArray<ForeignPart> | null | undefined
-): Either.Either<ReadonlyArray<Message.TextPart | Message.ImagePart | Message.DocumentPart>, AdapterError> => {
-  if (value === null || value === undefined) return Either.right([])
-  if (typeof value === "string") return Either.right(value.length === 0 ? [] : [Message.text(value)])
-  return convertAll(
-    value,
-    (
-      part,
-      partIndex
-    ): Either.Either<ReadonlyArray<Message.TextPart | Message.ImagePart | Message.DocumentPart>, AdapterError> => {
-      if (part.type === "text" && typeof part.text === "string") return Either.right([Message.text(part.text)])
-      if (part.type === "refusal") return Either.right([])
-      if (part.type === "image_url" && part.image_url !== undefined) {
-        const detail = part.image_url.detail
-        return Either.right([
-          { type: "image", source: sourceOfUrl(part.image_url.url), ...(detail === undefined ? {} : { detail }) }
-        ])
+  path: string,
+  part: ForeignPart,
+  media: boolean
+): Either.Either<ContentPart, AdapterError> => {
+  const known = knownPart[part.type]
+  if (known === undefined) return Either.left(refuse(format, index, path, `unsupported content part ${part.type}`))
+  return Either.flatMap(
+    extrasOf(index, `${path}.`, part, known),
+    (extras): Either.Either<ContentPart, AdapterError> => {
+      if (part.type === "text" && typeof part.text === "string")
+        return Either.right({ ...Message.text(part.text), ...optionsOf(extras) })
+      if (part.type === "refusal" && typeof part.refusal === "string")
+        return Either.right({ ...Message.text(part.refusal), ...optionsOf({ ...extras, type: "refusal" }) })
+      if (!media) return Either.left(refuse(format, index, path, `this message takes text only, not ${part.type}`))
+      const image = part.image_url
+      if (part.type === "image_url" && image !== undefined) {
+        const unknown = Object.keys(image).find((key) => key !== "url" && key !== "detail")
+        if (unknown !== undefined) return Either.left(refuse(format, index, `${path}.image_url.${unknown}`, "not kept"))
+        const detail = image.detail
+        return Either.right({
+          type: "image",
+          source: sourceOfUrl(image.url),
+          ...(detail === undefined ? {} : { detail }),
+          ...optionsOf(extras)
+        })
       }
-      if (part.type === "file" && part.file?.file_data !== undefined) {
-        const title = part.file.filename
-        return Either.right([
-          { type: "document", source: sourceOfUrl(part.file.file_data), ...(title === undefined ? {} : { title }) }
-        ])
+      const file = part.file
+      if (part.type === "file" && file?.file_data !== undefined) {
+        const unknown = Object.keys(file).find((key) => key !== "file_data" && key !== "filename")
+        if (unknown !== undefined) return Either.left(refuse(format, index, `${path}.file.${unknown}`, "not kept"))
+        const title = file.filename
+        return Either.right({
+          type: "document",
+          source: sourceOfUrl(file.file_data),
+          ...(title === undefined ? {} : { title }),
+          ...optionsOf(extras)
+        })
       }
-      return Either.left(refuse(format, index, `content[${partIndex}]`, `unsupported content part ${part.type}`))
+      return Either.left(refuse(format, index, path, `unsupported content part ${part.type} (a file by file_id?)`))
     }
   )
 }
 
-const onlyText = (
-  parts: ReadonlyArray<Message.TextPart | Message.ImagePart | Message.DocumentPart>
-): ReadonlyArray<Message.TextPart> => parts.filter((part): part is Message.TextPart => part.type === "text")
+const contentParts = (
+  index: number,
+  value: string | ReadonlyArray<ForeignPart> | null | undefined,
+  media: boolean
+): Either.Either<ReadonlyArray<ContentPart>, AdapterError> => {
+  if (value === null || value === undefined) return Either.right([])
+  if (typeof value === "string") return Either.right(value.length === 0 ? [] : [Message.text(value)])
+  return convertAll(value, (part, partIndex) =>
+    Either.map(contentPart(index, `content[${partIndex}]`, part, media), (converted) => [converted])
+  )
+}
 
-/** OpenAI chat messages as ctxlog message inputs, ready for `ContextService.appendMessages`. @since 0.1.0 */
+const onlyText = (parts: ReadonlyArray<ContentPart>): ReadonlyArray<Message.TextPart> =>
+  parts.filter((part): part is Message.TextPart => part.type === "text")
+
+const knownMessage = new Set(["role", "content", "name", "tool_calls", "tool_call_id"])
+const knownCall = new Set(["id", "type", "function"])
+
+/**
+ * OpenAI chat messages as ctxlog message inputs, ready for `ContextService.appendMessages`. A message's
+ * `name` is kept; fields the adapter does not model (an assistant's `refusal` and `audio`, a response's
+ * `annotations`, the `developer` role) are kept under `providerOptions.openaiChat` and given back by
+ * {@link toOpenAI}; a legacy `function_call`, a custom tool call, audio input, a file by id, or media in
+ * a message that takes text only is an `AdapterError` naming the field.
+ * @since 0.1.0
+ */
 export const fromOpenAI = (
   messages: ReadonlyArray<ChatCompletionMessageParam>
 ): Either.Either<ReadonlyArray<Message.MessageInput>, AdapterError> =>
   convertAll(messages, (message, index): Either.Either<ReadonlyArray<Message.MessageInput>, AdapterError> => {
+    if (message.role === "function") {
+      return Either.left(refuse(format, index, "role", "legacy function messages are not supported"))
+    }
+    if ("function_call" in message && message.function_call !== undefined && message.function_call !== null) {
+      return Either.left(refuse(format, index, "function_call", "a legacy function call is not supported"))
+    }
+    const extras = extrasOf(index, "", message, knownMessage)
+    if (Either.isLeft(extras)) return Either.left(extras.left)
+    const kept = message.role === "developer" ? { ...extras.right, role: "developer" } : extras.right
+    const own = {
+      ...("name" in message && message.name !== undefined ? { name: message.name } : {}),
+      ...optionsOf(kept)
+    }
+    const content = message.content as string | ReadonlyArray<ForeignPart> | null | undefined
     switch (message.role) {
       case "system":
       case "developer":
-        return Either.map(textParts(index, message.content), (parts) => [{ role: "system", parts: onlyText(parts) }])
+        return Either.map(contentParts(index, content, false), (parts) => [
+          { role: "system", parts: onlyText(parts), ...own }
+        ])
       case "user":
-        return Either.map(textParts(index, message.content), (parts) => [{ role: "user", parts }])
+        return Either.map(contentParts(index, content, true), (parts) => [{ role: "user", parts, ...own }])
       case "assistant":
-        return Either.flatMap(Either.map(textParts(index, message.content), onlyText), (parts) =>
+        return Either.flatMap(Either.map(contentParts(index, content, false), onlyText), (parts) =>
           Either.map(
-            convertAll(message.tool_calls ?? [], (call) =>
-              call.type === "function"
-                ? Either.map(parseArguments(format, index, call.function.arguments), (input) => [
-                    Message.toolCall(call.id, call.function.name, input)
-                  ])
-                : Either.left(new AdapterError({ format, index, detail: `unsupported tool call type ${call.type}` }))
-            ),
-            (calls): ReadonlyArray<Message.MessageInput> => [{ role: "assistant", parts: [...parts, ...calls] }]
+            convertAll(message.tool_calls ?? [], (call, callIndex) => {
+              const path = `tool_calls[${callIndex}]`
+              if (call.type !== "function") {
+                return Either.left(refuse(format, index, path, `unsupported tool call type ${call.type}`))
+              }
+              return Either.flatMap(extrasOf(index, `${path}.`, call, knownCall), (callExtras) =>
+                Either.map(parseArguments(format, index, call.function.arguments), (input) => [
+                  { ...Message.toolCall(call.id, call.function.name, input), ...optionsOf(callExtras) }
+                ])
+              )
+            }),
+            (calls): ReadonlyArray<Message.MessageInput> => [{ role: "assistant", parts: [...parts, ...calls], ...own }]
           )
         )
       case "tool":
-        return Either.map(Either.map(textParts(index, message.content), onlyText), (parts) => {
+        return Either.map(Either.map(contentParts(index, content, false), onlyText), (parts) => {
           const text = parts.map((part) => part.text).join("\n")
           const isError = text.startsWith(errorPrefix)
-          return [Message.tool(message.tool_call_id, isError ? text.slice(errorPrefix.length) : text, isError)]
+          return [
+            { ...Message.tool(message.tool_call_id, isError ? text.slice(errorPrefix.length) : text, isError), ...own }
+          ]
         })
-      case "function":
-        return Either.left(new AdapterError({ format, index, detail: "legacy function messages are not supported" }))
     }
   })
 
