@@ -22,9 +22,12 @@ import type {
   SessionHistoryTransactionArgs,
   SessionHistoryTransactionAwareSession
 } from "@openai/agents"
+import * as Cause from "effect/Cause"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
+import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import { refused } from "./internal/recorder.js"
 
@@ -95,40 +98,66 @@ class Multiset {
   }
 }
 
+const invalidData = (detail?: string): CtxlogError =>
+  fail(
+    "InvalidTransaction",
+    `Session history transaction items contain invalid or unsupported data${detail === undefined ? "." : ` (${detail}).`}`
+  )
+
+/**
+ * The SDK's transaction arguments checked as its own `MemorySession` checks them (the same messages):
+ * the envelope read once (an accessor that throws is "invalid", its message not repeated), exactly the
+ * fields of the transaction's type, items that are JSON (what the log keeps; the SDK also takes binary
+ * data, which a ctxlog log does not) and can be cloned.
+ */
 const checkTransaction = (
   args: SessionHistoryTransactionArgs
 ): { readonly operationId: string; readonly canonical: string; readonly transaction: Transaction } => {
-  if (typeof args !== "object" || args === null)
+  let operationId: unknown
+  let transaction: unknown
+  try {
+    if (typeof args !== "object" || args === null) throw new Error("no arguments")
+    operationId = Reflect.get(args, "operationId")
+    transaction = Reflect.get(args, "transaction")
+  } catch {
     throw fail("InvalidTransaction", "Session history transaction arguments are invalid.")
-  const { operationId, transaction } = args
+  }
   if (typeof operationId !== "string" || operationId.trim().length === 0) {
     throw fail("InvalidTransaction", "Session history transaction operationId must be a non-empty string.")
   }
   if (typeof transaction !== "object" || transaction === null) {
     throw fail("InvalidTransaction", "Session history transaction must be an object.")
   }
+  try {
+    structuredClone(transaction)
+  } catch {
+    throw invalidData()
+  }
+  const record = transaction as { readonly [key: string]: unknown }
   const items = (value: unknown): ReadonlyArray<AgentItem> => {
     if (!Array.isArray(value)) throw fail("InvalidTransaction", "Session history transaction items are invalid.")
+    for (let index = 0; index < value.length; index++)
+      if (!(index in value)) throw invalidData(`items[${index}] is a hole`)
     const converted = fromAgentItems(value)
-    if (Either.isLeft(converted)) {
-      throw fail(
-        "InvalidTransaction",
-        `Session history transaction items contain invalid or unsupported data (${converted.left.message}).`
-      )
-    }
+    if (Either.isLeft(converted)) throw invalidData(converted.left.message)
     return converted.right.map((message) => storedAgentItem(message) as AgentItem)
   }
-  const kind = (transaction as { readonly type?: unknown }).type
-  if (kind === "append_items") {
-    const checked: Transaction = { type: "append_items", items: items((transaction as { items?: unknown }).items) }
+  const fields = (expected: ReadonlyArray<string>) =>
+    Object.keys(record).length === expected.length && expected.every((key) => Object.hasOwn(record, key))
+  if (record.type === "append_items") {
+    if (!fields(["type", "items"]))
+      throw fail("InvalidTransaction", "Session history append transaction fields are invalid.")
+    const checked: Transaction = { type: "append_items", items: items(record.items) }
     return { operationId, canonical: stableJson(checked), transaction: checked }
   }
-  if (kind === "replace_suffix") {
-    const raw = transaction as { expectedSuffix?: unknown; replacement?: unknown }
+  if (record.type === "replace_suffix") {
+    if (!fields(["type", "expectedSuffix", "replacement"])) {
+      throw fail("InvalidTransaction", "Session history suffix transaction fields are invalid.")
+    }
     const checked: Transaction = {
       type: "replace_suffix",
-      expectedSuffix: items(raw.expectedSuffix),
-      replacement: items(raw.replacement)
+      expectedSuffix: items(record.expectedSuffix),
+      replacement: items(record.replacement)
     }
     return { operationId, canonical: stableJson(checked), transaction: checked }
   }
@@ -142,6 +171,49 @@ type Transaction =
       readonly expectedSuffix: ReadonlyArray<AgentItem>
       readonly replacement: ReadonlyArray<AgentItem>
     }
+
+/** A message ctxlog keeps opaquely: its item on one empty text part (no tokens, nothing a builder sends). */
+const opaqueOf = (message: Message.MessageInput): Message.MessageInput => {
+  const first = message.parts[0]
+  return {
+    role: "assistant",
+    parts: [
+      {
+        ...Message.text(""),
+        ...(first?.providerOptions === undefined ? {} : { providerOptions: first.providerOptions })
+      }
+    ]
+  }
+}
+
+/**
+ * The messages as the window can take them: the SDK keeps items the window's tool pairing refuses (a
+ * second function call with a call id already used, a result whose call the window never had or that
+ * has a result already, as histories rewritten by the SDK's compaction hold); those are kept opaquely
+ * (the item whole, sent back as it is), so the session stores what it was given.
+ */
+const holdable = (
+  window: { readonly history: ReadonlyArray<Message.Message>; readonly completedToolIds: ReadonlyArray<string> },
+  messages: ReadonlyArray<Message.MessageInput>
+): ReadonlyArray<Message.MessageInput> => {
+  const called = new Set<string>(window.completedToolIds)
+  const answered = new Set<string>(window.completedToolIds)
+  for (const message of window.history) {
+    for (const call of Message.toolCallsOf(message)) called.add(call.id)
+    for (const result of Message.toolResultsOf(message)) answered.add(result.toolCallId)
+  }
+  return messages.map((message) => {
+    const calls = Message.toolCallsOf(message)
+    const results = Message.toolResultsOf(message)
+    if (calls.some((call) => called.has(call.id))) return opaqueOf(message)
+    if (results.some((result) => !called.has(result.toolCallId) || answered.has(result.toolCallId))) {
+      return opaqueOf(message)
+    }
+    for (const call of calls) called.add(call.id)
+    for (const result of results) answered.add(result.toolCallId)
+    return message
+  })
+}
 
 /**
  * An OpenAI Agents SDK `Session` backed by a ctxlog stream.
@@ -215,16 +287,13 @@ export class CtxlogSession
   /** Run an effect on the context's runtime; a typed failure becomes a `CtxlogError` with its tag. */
   private async run<A, E>(effect: Effect.Effect<A, E, Turn.Requirements | EventLog.EventLog>): Promise<A> {
     const context = await this.open()
-    try {
-      return await context.runtime.runPromise(effect as Effect.Effect<A, E, never>)
-    } catch (error) {
-      if (error instanceof CtxlogError) throw error
-      const cause = (error as { readonly cause?: unknown } | undefined)?.cause
-      const typed = typeof cause === "object" && cause !== null && "_tag" in cause ? cause : error
-      if (typed instanceof CtxlogError) throw typed
-      const tag = typeof typed === "object" && typed !== null && "_tag" in typed ? String(typed._tag) : "Defect"
-      throw new CtxlogError(tag, typed instanceof Error ? typed.message : String(typed), typed)
-    }
+    const exit = await context.runtime.runPromiseExit(effect as Effect.Effect<A, E, never>)
+    if (Exit.isSuccess(exit)) return exit.value
+    const failure = Cause.failureOption(exit.cause)
+    const typed: unknown = Option.isSome(failure) ? failure.value : Cause.squash(exit.cause)
+    if (typed instanceof CtxlogError) throw typed
+    const tag = typeof typed === "object" && typed !== null && "_tag" in typed ? String(typed._tag) : "Defect"
+    throw new CtxlogError(tag, typed instanceof Error ? typed.message : String(typed), typed)
   }
 
   /**
@@ -279,11 +348,12 @@ export class CtxlogSession
    * continue a turn (user, system, results on their own) with `Turn.prepare`; an answer's items with
    * the results after them with `Turn.complete` (ending the turn when nothing is left to answer).
    */
-  private ingest(messages: ReadonlyArray<Message.MessageInput>) {
+  private ingest(given: ReadonlyArray<Message.MessageInput>) {
     const stream = this.stream
     const policy = this.policy
     return Effect.gen(function* () {
       const service = yield* ContextService.ContextService
+      const messages = holdable(yield* service.load(stream), given)
       let index = 0
       while (index < messages.length) {
         const message = messages[index] as Message.MessageInput

@@ -531,6 +531,9 @@ const itemsOfMessage = (
 ): Either.Either<ReadonlyArray<AgentItem>, AdapterError> => {
   const stored = storedAgentItem(message)
   if (stored !== undefined) {
+    // Held opaquely (a kind ctxlog does not model, or an item the window's tool pairing could not take).
+    const bare = withoutRecord(message.parts)
+    if (bare.length === 1 && bare[0]?.type === "text" && bare[0].text.length === 0) return Either.right([stored])
     const expected = modeledPartsOf(0, stored)
     if (Either.isRight(expected) && stableJson(expected.right) === stableJson(withoutRecord(message.parts))) {
       return Either.right([stored])
