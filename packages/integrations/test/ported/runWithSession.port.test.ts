@@ -425,6 +425,113 @@ const compactionCases: ReadonlyArray<readonly [string, (underlying: Session) => 
     }
   ],
   [
+    "defaults to auto compaction and uses input without a response id",
+    async (underlyingSession) => {
+      const { calls, client } = compactClient([[]])
+      const session = new OpenAIResponsesCompactionSession({ client, underlyingSession })
+      await session.addItems([{ type: "message", role: "user", content: "hello" }])
+      await session.runCompaction({ force: true })
+      expect(calls).toHaveLength(1)
+      const request = calls[0]?.request as {
+        readonly previous_response_id?: string
+        readonly input: ReadonlyArray<unknown>
+      }
+      expect(request.previous_response_id).toBeUndefined()
+      expect(request.input).toHaveLength(1)
+      return [calls]
+    }
+  ],
+  [
+    "auto mode uses input when store is false",
+    async (underlyingSession) => {
+      const { calls, client } = compactClient([[]])
+      const session = new OpenAIResponsesCompactionSession({ client, underlyingSession, compactionMode: "auto" })
+      await session.addItems([{ type: "message", role: "user", content: "hello" }, assistant("world")])
+      await session.runCompaction({ responseId: "resp_auto", store: false, force: true })
+      expect(calls).toHaveLength(1)
+      const request = calls[0]?.request as {
+        readonly previous_response_id?: string
+        readonly input: ReadonlyArray<unknown>
+      }
+      expect(request.previous_response_id).toBeUndefined()
+      expect(request.input).toHaveLength(2)
+      return [calls]
+    }
+  ],
+  [
+    "auto mode remembers store settings when store is omitted",
+    async (underlyingSession) => {
+      const { calls, client } = compactClient([[assistant("compacted output")], [assistant("compacted output")]])
+      const session = new OpenAIResponsesCompactionSession({ client, underlyingSession, compactionMode: "auto" })
+      await session.addItems([{ type: "message", role: "user", content: "hello" }, assistant("world")])
+      await session.runCompaction({ responseId: "resp_auto", store: false, force: true })
+      await session.runCompaction({ force: true })
+      expect(calls).toHaveLength(2)
+      const [first, second] = calls.map(
+        (call) => call.request as { readonly previous_response_id?: string; readonly input: ReadonlyArray<unknown> }
+      )
+      expect(first?.previous_response_id).toBeUndefined()
+      expect(second?.previous_response_id).toBeUndefined()
+      expect(second?.input).toHaveLength(1)
+      return [calls]
+    }
+  ],
+  [
+    "allows custom compaction decisions using the stored history",
+    async (underlyingSession) => {
+      const { calls, client } = compactClient([[assistant("compacted output")], [assistant("compacted output")]])
+      const decisionHistoryLengths: Array<number> = []
+      const session = new OpenAIResponsesCompactionSession({
+        client,
+        underlyingSession,
+        shouldTriggerCompaction: async ({ compactionCandidateItems }) => {
+          decisionHistoryLengths.push(compactionCandidateItems.length)
+          const estimatedTokens = compactionCandidateItems.reduce(
+            (total, item) => total + JSON.stringify(item).length,
+            0
+          )
+          return estimatedTokens > 40
+        }
+      })
+      await session.addItems([assistant("This reply is intentionally long to trigger compaction.")])
+      await session.runCompaction({ responseId: "resp_2" })
+      expect(calls).toHaveLength(1)
+      expect((calls[0]?.request as { previous_response_id?: string }).previous_response_id).toBe("resp_2")
+      expect(decisionHistoryLengths).toEqual([1])
+      const storedItems = await session.getItems()
+      expect(storedItems).toEqual([assistant("compacted output")])
+      const compactionResult = await session.runCompaction({ responseId: "resp_2", force: true })
+      expect(compactionResult?.usage).toMatchObject({ inputTokens: 2, outputTokens: 3, totalTokens: 5 })
+      return [calls, decisionHistoryLengths, storedItems, compactionResult]
+    }
+  ],
+  [
+    "provides compaction candidates to the decision hook",
+    async (underlyingSession) => {
+      const { calls, client } = compactClient([])
+      const receivedCandidates: Array<Array<unknown>> = []
+      const session = new OpenAIResponsesCompactionSession({
+        client,
+        underlyingSession,
+        shouldTriggerCompaction: async ({ compactionCandidateItems }) => {
+          receivedCandidates.push(compactionCandidateItems)
+          return false
+        }
+      })
+      const userItem: AgentInputItem = {
+        type: "message",
+        role: "user",
+        content: [{ type: "input_text", text: "hello" }]
+      }
+      const assistantItem = assistant("world")
+      await session.addItems([userItem, assistantItem])
+      await session.runCompaction({ responseId: "resp_3" })
+      expect(receivedCandidates).toEqual([[assistantItem]])
+      expect(calls).toHaveLength(0)
+      return [receivedCandidates]
+    }
+  ],
+  [
     "replaces history after compaction and reuses the stored response id",
     async (underlyingSession) => {
       const { calls, client } = compactClient([[assistant("compacted output")], [assistant("second pass")]])
