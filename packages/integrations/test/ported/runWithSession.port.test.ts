@@ -342,6 +342,9 @@ const assistant = (text: string): AgentInputItem => ({
   content: [{ type: "output_text", text }]
 })
 
+const previousResponseId = (call: CompactCall | undefined): unknown =>
+  (call?.request as { readonly previous_response_id?: string } | undefined)?.previous_response_id
+
 /** Each case's recordings: what the hook saw, what `compact` was asked, what the session held. */
 type Observation = ReadonlyArray<unknown>
 
@@ -496,7 +499,7 @@ const compactionCases: ReadonlyArray<readonly [string, (underlying: Session) => 
       await session.addItems([assistant("This reply is intentionally long to trigger compaction.")])
       await session.runCompaction({ responseId: "resp_2" })
       expect(calls).toHaveLength(1)
-      expect((calls[0]?.request as { previous_response_id?: string }).previous_response_id).toBe("resp_2")
+      expect(previousResponseId(calls[0])).toBe("resp_2")
       expect(decisionHistoryLengths).toEqual([1])
       const storedItems = await session.getItems()
       expect(storedItems).toEqual([assistant("compacted output")])
@@ -541,13 +544,13 @@ const compactionCases: ReadonlyArray<readonly [string, (underlying: Session) => 
         assistant("first output")
       ])
       await session.runCompaction({ responseId: "resp_store", force: true })
-      expect((calls[0]?.request as { previous_response_id?: string }).previous_response_id).toBe("resp_store")
+      expect(previousResponseId(calls[0])).toBe("resp_store")
       const afterFirst = await session.getItems()
       expect(afterFirst).toEqual([assistant("compacted output")])
       await session.addItems([assistant("follow up")])
       await session.runCompaction({ force: true })
       expect(calls).toHaveLength(2)
-      expect((calls[1]?.request as { previous_response_id?: string }).previous_response_id).toBe("resp_store")
+      expect(previousResponseId(calls[1])).toBe("resp_store")
       const afterSecond = await session.getItems()
       expect(afterSecond).toEqual([assistant("second pass")])
       return [calls, afterFirst, afterSecond]
