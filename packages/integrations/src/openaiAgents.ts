@@ -75,12 +75,34 @@ const orThrow = <A>(either: Either.Either<A, { readonly _tag: string; readonly m
 const toSdk = (items: ReadonlyArray<AgentItem>): Array<AgentInputItem> =>
   items.map((item) => structuredClone(item) as unknown as AgentInputItem)
 
+/**
+ * An item as the SDK's runner stores it (its `stripTransientCallIds`): function calls and their results,
+ * and tool-search items with a call id, lose their `id`, at any depth (their `providerData` too). The
+ * filter puts a call's new items in the log in this form, so the items the runner stores next are the
+ * same items, and the store holds exactly what it was given.
+ */
+const persistable = (value: unknown): unknown => {
+  if (Array.isArray(value)) return value.map(persistable)
+  if (typeof value !== "object" || value === null || Object.getPrototypeOf(value) !== Object.prototype) return value
+  const record = value as { readonly [key: string]: unknown }
+  const strip =
+    record.type === "function_call" ||
+    record.type === "function_call_result" ||
+    ((record.type === "tool_search_call" || record.type === "tool_search_output") && typeof record.callId === "string")
+  return Object.fromEntries(
+    Object.entries(record).flatMap(([key, entry]) => (strip && key === "id" ? [] : [[key, persistable(entry)]]))
+  )
+}
+
 /** Which items are the same for the filter and the store: the item's JSON without its `id`. */
 const looseKey = (item: unknown): string => {
   if (typeof item !== "object" || item === null || Array.isArray(item)) return stableJson(item)
   const { id: _id, ...rest } = item as { readonly [key: string]: unknown }
   return stableJson(rest)
 }
+
+/** The key items are matched by: as the runner stores them, ids aside. */
+const keyOf = (item: unknown): string => looseKey(persistable(item))
 
 const isToolResult = (part: Message.Part): part is Message.ToolResultPart => part.type === "tool_result"
 
@@ -406,12 +428,13 @@ export class CtxlogSession
   async addItems(items: Array<AgentInputItem>): Promise<void> {
     if (items.length === 0) return
     const messages = orThrow(fromAgentItems(items))
+    const keys = items.map(keyOf)
     // What the filter already put in the log, and what was ctxlog's own in the last render, is not
     // stored again (the runner stores the input the model call got).
     const pending = [...this.pending]
     const artifacts = this.artifacts
-    const fresh = messages.filter((message) => {
-      const key = looseKey(storedAgentItem(message))
+    const fresh = messages.filter((_message, index) => {
+      const key = keys[index] ?? ""
       const at = pending.indexOf(key)
       if (at >= 0) {
         pending.splice(at, 1)
@@ -603,7 +626,7 @@ export class CtxlogSession
     const stream = this.stream
     const policy = this.policy
     const self = this
-    const inputMessages = orThrow(fromAgentItems(modelData.input))
+    const inputMessages = orThrow(fromAgentItems(modelData.input.map(persistable)))
     const instructions = modelData.instructions
     const { rendered, fresh } = await this.run(
       this.batch(
@@ -612,8 +635,8 @@ export class CtxlogSession
           const window = yield* service.load(stream)
           const store = yield* self.catchUp(window.version)
           const held = new Multiset()
-          for (const entry of store.entries) held.add(looseKey(entry.item))
-          const fresh = inputMessages.filter((message) => !held.take(looseKey(storedAgentItem(message))))
+          for (const entry of store.entries) held.add(keyOf(entry.item))
+          const fresh = inputMessages.filter((message) => !held.take(keyOf(storedAgentItem(message))))
           if (instructions !== undefined) {
             const current = window.system.map((message) => Message.textOf(message)).join("\n\n")
             if (current !== instructions) yield* service.setSystemPrompt(stream, instructions)
@@ -632,12 +655,12 @@ export class CtxlogSession
       readonly instructions?: string
       readonly input: ReadonlyArray<AgentItem>
     }
-    this.pending.push(...fresh.map((message) => looseKey(storedAgentItem(message))))
+    this.pending.push(...fresh.map((message) => keyOf(storedAgentItem(message))))
     const stored = new Multiset()
-    for (const message of inputMessages) stored.add(looseKey(storedAgentItem(message)))
+    for (const message of inputMessages) stored.add(keyOf(storedAgentItem(message)))
     this.artifacts = new Multiset()
     for (const item of request.input) {
-      const key = looseKey(item)
+      const key = keyOf(item)
       if (!stored.take(key)) this.artifacts.add(key)
     }
     return {

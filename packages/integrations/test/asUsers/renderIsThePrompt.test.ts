@@ -139,6 +139,16 @@ it("over 30 model calls (compaction, seams, pruning), the model receives exactly
     })
     expect(result.finalOutput).toContain("Turn summary")
   }
+  // The session stores each item once, as the runner stored it: per run the question, four rounds of
+  // reasoning, call and result, and the answer.
+  const perRun = [
+    "message",
+    ...Array.from({ length: callsPerTurn - 1 }, () => ["reasoning", "function_call", "function_call_result"]).flat(),
+    "message"
+  ]
+  expect((await session.getItems()).map((item) => item.type)).toEqual(
+    Array.from({ length: turns }, () => perRun).flat()
+  )
   await session.close()
 
   expect(model.calls).toHaveLength(turns * callsPerTurn)

@@ -139,18 +139,23 @@ it("runs after the first go through the real OpenAIResponsesModel: no item carri
     const result = await run(agent, question, { session, callModelInputFilter: session.callModelInputFilter })
     expect(result.finalOutput).toMatch(/^Done/)
   }
+  // The session holds each item once, as the runner stored it (function calls without their ids).
+  const stored = await session.getItems()
+  expect(stored.map((item) => item.type)).toEqual(
+    Array.from({ length: 3 }, () => ["message", "reasoning", "function_call", "function_call_result", "message"]).flat()
+  )
+  expect(stored.filter((item) => item.type === "function_call").every((item) => !("id" in item))).toBe(true)
   await session.close()
   expect(received.map((request) => request.status)).toEqual([200, 200, 200, 200, 200, 200])
-  // The last request carried the model's own items back with their ids (as the runner stored them:
-  // the function calls of earlier runs without theirs) and the user's without any.
+  // The last request carried the model's own items back with their ids (function calls without theirs,
+  // as the runner stores them) and the user's without any.
   const last = received[received.length - 1]?.input ?? []
   expect(last.filter((item) => item.id !== undefined).map((item) => item.id?.slice(0, 3))).toEqual([
     "rs_",
     "msg",
     "rs_",
     "msg",
-    "rs_",
-    "fc_"
+    "rs_"
   ])
   expect(last.filter((item) => item.role === "user").every((item) => item.id === undefined)).toBe(true)
 })
