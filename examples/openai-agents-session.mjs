@@ -1,6 +1,7 @@
-// The OpenAI Agents SDK session: two runs of an agent on a hand-written model, with a ctxlog stream
-// as the session. Prints what the model received on the second run, what the log holds, and whether
-// every recorded render rebuilds.
+// The OpenAI Agents SDK session: three runs of an agent on a hand-written model, with a ctxlog stream
+// as the session and its `callModelInputFilter` in the run options, so every model call gets the window
+// the turn module rendered. Prints what the model received on each call, what the log holds, and
+// whether every recorded render rebuilds.
 // Run: node examples/openai-agents-session.mjs   (after `pnpm build`; needs better-sqlite3 installed)
 import { mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -48,13 +49,15 @@ const model = {
 
 const session = new CtxlogSession({ sqlite: filename, sessionId: "s1" })
 const agent = new Agent({ name: "helper", instructions: "You are terse.", model })
-console.log("answer 1:", (await run(agent, "Why does the build fail?", { session })).finalOutput)
-console.log("answer 2:", (await run(agent, "How do I fix it?", { session })).finalOutput)
+// The one line that makes the window the prompt: the session's filter in the run options.
+const options = { session, callModelInputFilter: session.callModelInputFilter }
+console.log("answer 1:", (await run(agent, "Why does the build fail?", options)).finalOutput)
+console.log("answer 2:", (await run(agent, "How do I fix it?", options)).finalOutput)
 // The Agents SDK's compaction hook (the runner calls it after every turn; it compacts at the policy's
 // hard threshold): forced here, so the short session shows a compaction in its log.
 // It answers null: there is no Responses-side compaction to report; the Compacted event is in the log.
 await session.runCompaction({ force: true })
-console.log("answer 3:", (await run(agent, "Summarize what we did.", { session })).finalOutput)
+console.log("answer 3:", (await run(agent, "Summarize what we did.", options)).finalOutput)
 await session.close()
 
 const ctx = await createContext({ sqlite: filename, create: false })

@@ -261,7 +261,7 @@ export const agent = () =>
     for (const [example, expected] of [
       ["ai-sdk-middleware.mjs", "renders: 3, verified: 3"],
       ["ai-sdk-prepare-step.mjs", "renders: 2, verified: 2"],
-      ["openai-agents-session.mjs", "renders: 2, verified: 2\ncompactions: 1"]
+      ["openai-agents-session.mjs", "renders: 3, verified: 3\ncompactions: 1"]
     ]) {
       copyFileSync(join(root, "examples", example), join(consumer, example))
       const printed = run("node", [example], consumer)

@@ -396,47 +396,15 @@ export const fromOpenAI = (
 
 /**
  * An item of the OpenAI Agents SDK's history (`AgentInputItem` of `@openai/agents-core`, what a
- * `Session` stores), by the minimal structural shape this adapter reads and writes.
+ * `Session` stores): any JSON object. The adapter reads the keys of the kinds it models (messages,
+ * reasoning, function calls and results, hosted tool calls) and keeps every item whole, whatever
+ * its kind (see {@link fromAgentItems}).
  * @since 0.4.0
  */
-export type AgentItem =
-  | {
-      readonly type?: "message"
-      readonly role: "system" | "user" | "assistant"
-      readonly id?: string
-      readonly status?: string
-      readonly content: string | ReadonlyArray<AgentContent>
-    }
-  | {
-      readonly type: "function_call"
-      readonly callId: string
-      readonly name: string
-      readonly arguments: string
-      readonly id?: string
-      readonly status?: string
-    }
-  | {
-      readonly type: "function_call_result"
-      readonly callId: string
-      readonly name: string
-      readonly status: string
-      readonly output: string | { readonly type: "text"; readonly text: string } | ReadonlyArray<AgentContent>
-      readonly id?: string
-    }
-  | {
-      readonly type: "reasoning"
-      readonly id?: string
-      readonly content: ReadonlyArray<{ readonly type: "input_text"; readonly text: string }>
-      readonly providerData?: { readonly [key: string]: unknown }
-    }
-  | {
-      readonly type: "hosted_tool_call"
-      readonly name: string
-      readonly id?: string
-      readonly arguments?: string
-      readonly status?: string
-      readonly output?: string
-    }
+export interface AgentItem {
+  readonly type?: string
+  readonly [key: string]: unknown
+}
 
 /** A content entry of an Agents SDK message or tool output. @since 0.4.0 */
 export type AgentContent =
@@ -449,7 +417,96 @@ export type AgentContent =
     }
   | { readonly type: "refusal"; readonly refusal: string }
 
+/**
+ * The `providerOptions` namespace under which a message keeps the Agents item it came from (on its
+ * first part): `{ item }`, the item exactly as given. @since 0.8.0
+ */
+export const agentNamespace = "openaiAgents"
+
 const agentFormat = "OpenAI Agents"
+
+type Json = Message.JsonValue
+type JsonObject = { readonly [key: string]: Json }
+
+const isRecord = (value: unknown): value is { readonly [key: string]: unknown } =>
+  typeof value === "object" && value !== null && !Array.isArray(value)
+
+const maxItemDepth = 64
+
+/**
+ * The item as plain JSON (keys whose value is `undefined` left out, as JSON does), or why it is not:
+ * dates, maps, class instances, functions, BigInts, non-finite numbers, sparse arrays and cycles are
+ * refused with their path.
+ */
+const jsonOf = (value: unknown, path: string, depth: number, seen: Set<object>): Either.Either<Json, string> => {
+  switch (typeof value) {
+    case "string":
+    case "boolean":
+      return Either.right(value)
+    case "number":
+      return Number.isFinite(value) ? Either.right(value) : Either.left(`${path}: ${value} is not a JSON number`)
+    case "object": {
+      if (value === null) return Either.right(null)
+      if (depth > maxItemDepth) return Either.left(`${path}: nested deeper than ${maxItemDepth} levels`)
+      if (seen.has(value)) return Either.left(`${path}: circular reference`)
+      seen.add(value)
+      try {
+        if (Array.isArray(value)) {
+          const out: Array<Json> = []
+          for (let index = 0; index < value.length; index++) {
+            if (!(index in value)) return Either.left(`${path}[${index}]: a hole in a sparse array`)
+            const entry = jsonOf(value[index], `${path}[${index}]`, depth + 1, seen)
+            if (Either.isLeft(entry)) return entry
+            out.push(entry.right)
+          }
+          return Either.right(out)
+        }
+        const prototype: unknown = Object.getPrototypeOf(value)
+        if (prototype !== Object.prototype && prototype !== null) {
+          return Either.left(`${path}: a ${value.constructor?.name ?? "class"} instance is not JSON`)
+        }
+        const out: { [key: string]: Json } = {}
+        for (const key of Reflect.ownKeys(value)) {
+          if (typeof key !== "string") return Either.left(`${path}: a symbol key is not JSON`)
+          const descriptor = Object.getOwnPropertyDescriptor(value, key)
+          if (descriptor === undefined || !descriptor.enumerable || !("value" in descriptor)) {
+            return Either.left(`${path}.${key}: not a plain enumerable value`)
+          }
+          if (descriptor.value === undefined) continue
+          const entry = jsonOf(descriptor.value, `${path}.${key}`, depth + 1, seen)
+          if (Either.isLeft(entry)) return entry
+          out[key] = entry.right
+        }
+        return Either.right(out)
+      } finally {
+        seen.delete(value)
+      }
+    }
+    case "undefined":
+      return Either.left(`${path}: undefined is not JSON`)
+    default:
+      return Either.left(`${path}: a ${typeof value} is not JSON`)
+  }
+}
+
+/** An Agents item as plain JSON, or an AdapterError naming what in it is not JSON. @since 0.8.0 */
+export const agentItemJson = (index: number, item: unknown): Either.Either<JsonObject, AdapterError> => {
+  if (!isRecord(item)) {
+    return Either.left(new AdapterError({ format: agentFormat, index, detail: "an item is a JSON object" }))
+  }
+  return Either.flatMap(
+    Either.mapLeft(
+      jsonOf(item, "item", 0, new Set()),
+      (detail) => new AdapterError({ format: agentFormat, index, detail: `not JSON at ${detail}` })
+    ),
+    (json) =>
+      isRecord(json)
+        ? Either.right(json as JsonObject)
+        : Either.left(new AdapterError({ format: agentFormat, index, detail: "an item is a JSON object" }))
+  )
+}
+
+// Going out (ctxlog messages as items).
 
 const agentMedia = (part: Message.ImagePart | Message.DocumentPart): AgentContent =>
   part.type === "image"
@@ -467,14 +524,48 @@ const agentMedia = (part: Message.ImagePart | Message.DocumentPart): AgentConten
 const agentContent = (parts: ReadonlyArray<Message.ToolResultContent>, textType: "input_text" | "output_text") =>
   parts.map((part): AgentContent => (part.type === "text" ? { type: textType, text: part.text } : agentMedia(part)))
 
-const agentItemsOf = (
+/** A message's parts without the item record (what the record's own conversion is compared with). */
+const withoutRecord = (parts: ReadonlyArray<Message.Part>): ReadonlyArray<Message.Part> =>
+  parts.map((part) => {
+    const options = part.providerOptions
+    if (options === undefined || !(agentNamespace in options)) return part
+    const { [agentNamespace]: _record, ...rest } = options
+    const { providerOptions: _options, ...bare } = part
+    return (Object.keys(rest).length === 0 ? bare : { ...bare, providerOptions: rest }) as Message.Part
+  })
+
+/** JSON text with object keys sorted (and `undefined` left out): equal for equal JSON values. */
+export const stableJson = (value: unknown): string =>
+  JSON.stringify(value, (_key, inner: unknown) =>
+    isRecord(inner)
+      ? Object.fromEntries(
+          Object.keys(inner)
+            .sort()
+            .map((key) => [key, inner[key]])
+        )
+      : inner
+  ) ?? "null"
+
+/**
+ * The Agents item a message was made from ({@link fromAgentItems} keeps it on the first part, under
+ * `providerOptions.openaiAgents.item`), exactly as it was given; `undefined` for a message made
+ * otherwise (by ctxlog: a summary; by another writer).
+ * @since 0.8.0
+ */
+export const storedAgentItem = (message: { readonly parts: ReadonlyArray<Message.Part> }): AgentItem | undefined => {
+  const record = message.parts[0]?.providerOptions?.[agentNamespace]
+  if (!isRecord(record)) return undefined
+  const item = record.item
+  return isRecord(item) ? (item as AgentItem) : undefined
+}
+
+const nativeItemsOf = (
   index: number,
   message: AnyMessage,
   names: ReadonlyMap<string, string>
 ): Either.Either<ReadonlyArray<AgentItem>, AdapterError> => {
-  const id = message.id === undefined ? {} : { id: message.id }
   if (message.role === "system")
-    return Either.right([{ type: "message", role: "system", content: Message.textOf(message), ...id }])
+    return Either.right([{ type: "message", role: "system", content: Message.textOf(message) }])
   if (message.role === "user") {
     const media = Message.mediaOf(message).length > 0
     const parts = message.parts.filter(
@@ -482,12 +573,7 @@ const agentItemsOf = (
         part.type === "text" || part.type === "image" || part.type === "document"
     )
     return Either.right([
-      {
-        type: "message",
-        role: "user",
-        content: media ? agentContent(parts, "input_text") : Message.textOf(message),
-        ...id
-      }
+      { type: "message", role: "user", content: media ? agentContent(parts, "input_text") : Message.textOf(message) }
     ])
   }
   const items: Array<AgentItem> = []
@@ -497,21 +583,16 @@ const agentItemsOf = (
       case "text": {
         if (part.citations !== undefined)
           return Either.left(refuse(agentFormat, index, path, "Agents messages keep no citations"))
+        if (part.text.length === 0) break
         const last = items[items.length - 1]
-        if (
-          last !== undefined &&
-          last.type === "message" &&
-          last.role === "assistant" &&
-          typeof last.content !== "string"
-        ) {
+        if (last !== undefined && last.type === "message" && last.role === "assistant" && Array.isArray(last.content)) {
           items[items.length - 1] = { ...last, content: [...last.content, { type: "output_text", text: part.text }] }
         } else {
           items.push({
             type: "message",
             role: "assistant",
             status: "completed",
-            content: [{ type: "output_text", text: part.text }],
-            ...id
+            content: [{ type: "output_text", text: part.text }]
           })
         }
         break
@@ -532,7 +613,7 @@ const agentItemsOf = (
           type: "function_call",
           callId: part.id,
           name: part.name,
-          arguments: JSON.stringify(part.input),
+          arguments: typeof part.input === "string" ? part.input : JSON.stringify(part.input),
           status: "completed"
         })
         break
@@ -593,127 +674,231 @@ const agentItemsOf = (
   return Either.right(items)
 }
 
+/** The fields of an item that ctxlog models, by kind: what a changed message (a cut output) replaces. */
+const modeledFields: { readonly [type: string]: ReadonlyArray<string> } = {
+  message: ["content"],
+  function_call: ["arguments"],
+  function_call_result: ["output"],
+  reasoning: ["content"],
+  hosted_tool_call: ["arguments", "output"]
+}
+
+const kindOf = (item: AgentItem): string => item.type ?? "message"
+
 /**
- * ctxlog messages as OpenAI Agents SDK items (what a `Session`'s `getItems` returns): messages,
- * reasoning, function calls and results (an error result's text carries the `[tool error] ` prefix,
- * as in Chat Completions), hosted tool calls (`server_tool_call` of provider `openai` with its
- * `hosted_tool_call` result), message ids. Refused, naming the part: citations, Anthropic thinking,
- * approvals, server parts of other providers.
+ * One message as items: the item it was made from, exactly, while its parts are still what that item
+ * converts to; when ctxlog changed them (a tool output cut to fit, pruned) the item with its modeled
+ * fields taken from the parts (ids, `providerData`, `phase`, status and every other field kept); a
+ * message ctxlog made (or another writer) converted from its parts, with ids only where a part holds one.
+ */
+const itemsOfMessage = (
+  index: number,
+  message: AnyMessage,
+  names: ReadonlyMap<string, string>
+): Either.Either<ReadonlyArray<AgentItem>, AdapterError> => {
+  const stored = storedAgentItem(message)
+  if (stored !== undefined) {
+    // Held opaquely (a kind ctxlog does not model, or an item the window's tool pairing could not take).
+    const bare = withoutRecord(message.parts)
+    if (bare.length === 1 && bare[0]?.type === "text" && bare[0].text.length === 0) return Either.right([stored])
+    const expected = modeledPartsOf(0, stored)
+    if (Either.isRight(expected) && stableJson(expected.right) === stableJson(withoutRecord(message.parts))) {
+      return Either.right([stored])
+    }
+  }
+  return Either.map(nativeItemsOf(index, { ...message, parts: withoutRecord(message.parts) }, names), (items) => {
+    const only = items[0]
+    if (stored === undefined || items.length !== 1 || only === undefined || kindOf(only) !== kindOf(stored)) {
+      return items
+    }
+    const fields = modeledFields[kindOf(stored)] ?? []
+    const changed: { [key: string]: unknown } = { ...stored }
+    for (const field of fields) {
+      if (field in only) changed[field] = only[field]
+      else delete changed[field]
+    }
+    return [changed as AgentItem]
+  })
+}
+
+/**
+ * ctxlog messages as OpenAI Agents SDK items: each message made by {@link fromAgentItems} as the item
+ * it was made from (exactly, or with the fields ctxlog changed: a cut tool output), others converted:
+ * messages, reasoning, function calls and results (an error result's text carries the `[tool error] `
+ * prefix, as in Chat Completions), hosted tool calls (`server_tool_call` of provider `openai` with its
+ * `hosted_tool_call` result). No item gets an id it was not given (a reasoning part's `itemId` is one).
+ * Refused, naming the part: citations, Anthropic thinking, approvals, server parts of other providers.
  * @since 0.4.0
  */
 export const toAgentItems = (messages: ReadonlyArray<AnyMessage>): Either.Either<Array<AgentItem>, AdapterError> => {
   const names = toolNames(messages)
   return Either.map(
-    convertAll(messages, (message, index) => agentItemsOf(index, message, names)),
+    convertAll(messages, (message, index) => itemsOfMessage(index, message, names)),
     (items) => [...items]
   )
 }
 
-const agentPart = (
-  index: number,
-  path: string,
-  content: AgentContent
-): Either.Either<ReadonlyArray<Message.ToolResultContent>, AdapterError> => {
+// Coming in (items as ctxlog messages).
+
+const agentPart = (content: unknown): ReadonlyArray<Message.ToolResultContent> => {
+  if (!isRecord(content)) return []
   switch (content.type) {
     case "input_text":
     case "output_text":
-      return Either.right([Message.text(content.text)])
-    case "refusal":
-      return Either.right([])
-    case "input_image": {
-      if (typeof content.image !== "string") return Either.left(refuse(agentFormat, index, path, "an image by file id"))
+    case "text":
+      return typeof content.text === "string" ? [Message.text(content.text)] : []
+    case "input_image":
+    case "image": {
+      const image = content.image ?? content.imageUrl ?? content.image_url
+      if (typeof image !== "string") return []
       const detail = content.detail
-      const image: Message.ImagePart =
+      return [
         detail === "low" || detail === "high" || detail === "auto"
-          ? { type: "image", source: sourceOfUrl(content.image), detail }
-          : { type: "image", source: sourceOfUrl(content.image) }
-      return Either.right([image])
+          ? { type: "image", source: sourceOfUrl(image), detail }
+          : { type: "image", source: sourceOfUrl(image) }
+      ]
     }
-    case "input_file": {
+    case "input_file":
+    case "file": {
       const file = content.file
-      const title = content.filename === undefined ? {} : { title: content.filename }
-      if (typeof file === "string") return Either.right([{ type: "document", source: sourceOfUrl(file), ...title }])
-      if (file !== undefined && "url" in file)
-        return Either.right([{ type: "document", source: { type: "url", url: file.url }, ...title }])
-      return Either.left(refuse(agentFormat, index, path, "a file by file id"))
+      const title = typeof content.filename === "string" ? { title: content.filename } : {}
+      if (typeof file === "string") return [{ type: "document", source: sourceOfUrl(file), ...title }]
+      if (isRecord(file) && typeof file.url === "string")
+        return [{ type: "document", source: { type: "url", url: file.url }, ...title }]
+      return []
     }
+    default:
+      return []
   }
 }
 
-/** OpenAI Agents SDK items as ctxlog message inputs (the inverse of {@link toAgentItems}). @since 0.4.0 */
-export const fromAgentItems = (
-  items: ReadonlyArray<AgentItem>
-): Either.Either<ReadonlyArray<Message.MessageInput>, AdapterError> => {
-  const out: Array<Message.MessageInput> = []
-  // Assistant output (reasoning, text, calls) gathers into one assistant message until another role. It
-  // takes the id of its first assistant message item, wherever that item sits among the others (reasoning
-  // and function calls have item ids of their own, not message ids).
-  const assistant = (part: Message.Part, id?: string) => {
-    const last = out[out.length - 1]
-    if (last !== undefined && last.role === "assistant") {
-      out[out.length - 1] = {
-        ...last,
-        parts: [...last.parts, part],
-        ...(last.id === undefined && id !== undefined ? { id } : {})
-      }
-    } else out.push({ role: "assistant", parts: [part], ...(id === undefined ? {} : { id }) })
-  }
-  for (const [index, item] of items.entries()) {
-    if (item.type === undefined || item.type === "message") {
-      const contents =
-        typeof item.content === "string" ? [{ type: "input_text" as const, text: item.content }] : item.content
-      const converted = convertAll(contents, (content, contentIndex) =>
-        agentPart(index, `content[${contentIndex}]`, content)
-      )
-      if (Either.isLeft(converted)) return Either.left(converted.left)
-      const parts = item.role === "system" ? converted.right.filter((part) => part.type === "text") : converted.right
-      if (item.role === "assistant") {
-        for (const part of parts) assistant(part, item.id)
-      } else {
-        out.push({ role: item.role, parts, ...(item.id === undefined ? {} : { id: item.id }) })
-      }
-      continue
+const contentEntries = (content: unknown): ReadonlyArray<unknown> =>
+  typeof content === "string" ? [{ type: "input_text", text: content }] : Array.isArray(content) ? content : []
+
+/** A message for an item ctxlog does not model: no text, no tokens; the item itself rides on its part. */
+const opaque = (): ReadonlyArray<Message.Part> => [Message.text("")]
+
+/**
+ * The message an item stands for: its role and the parts ctxlog reads (texts, media, reasoning, a tool
+ * call or result). Kinds ctxlog does not model (`compaction`, computer and shell calls, kinds newer
+ * than this adapter) are assistant messages with one empty text part: they count no tokens and the
+ * provider builders send nothing for them; the item itself goes back whole.
+ */
+const modeledOf = (
+  index: number,
+  item: AgentItem
+): Either.Either<{ readonly role: Message.Role; readonly parts: ReadonlyArray<Message.Part> }, AdapterError> => {
+  const nonEmpty = (parts: ReadonlyArray<Message.Part>) => (parts.length === 0 ? opaque() : parts)
+  switch (kindOf(item)) {
+    case "message": {
+      const role = item.role
+      const parts = contentEntries(item.content).flatMap(agentPart)
+      if (role === "system" || role === "developer")
+        return Either.right({ role: "system", parts: nonEmpty(parts.filter((part) => part.type === "text")) })
+      if (role === "user" || role === "assistant") return Either.right({ role, parts: nonEmpty(parts) })
+      return Either.right({ role: "assistant", parts: opaque() })
     }
-    switch (item.type) {
-      case "reasoning": {
-        const encrypted = item.providerData?.encryptedContent
-        assistant(
-          Message.reasoning(item.content.map((content) => content.text).join("\n"), {
-            itemId: item.id,
+    case "reasoning": {
+      const texts = contentEntries(item.content).flatMap((entry) =>
+        isRecord(entry) && typeof entry.text === "string" ? [entry.text] : []
+      )
+      const providerData = isRecord(item.providerData) ? item.providerData : {}
+      const encrypted = providerData.encryptedContent ?? item.encrypted_content
+      return Either.right({
+        role: "assistant",
+        parts: [
+          Message.reasoning(texts.join("\n"), {
+            itemId: typeof item.id === "string" ? item.id : undefined,
             encryptedContent: typeof encrypted === "string" ? encrypted : undefined
           })
-        )
-        break
-      }
-      case "function_call": {
-        const input = parseArguments(agentFormat, index, item.arguments)
-        if (Either.isLeft(input)) return Either.left(input.left)
-        assistant(Message.toolCall(item.callId, item.name, input.right))
-        break
-      }
-      case "hosted_tool_call": {
-        const id = item.id ?? `${item.name}-${index}`
-        assistant(Message.serverToolCall("openai", id, item.name, item.arguments ?? ""))
-        if (item.output !== undefined)
-          assistant(Message.serverToolResult("openai", id, "hosted_tool_call", item.output))
-        break
-      }
-      case "function_call_result": {
-        const output = item.output
-        if (typeof output === "string" || !Array.isArray(output)) {
-          const text = typeof output === "string" ? output : (output as { readonly text: string }).text
-          const isError = text.startsWith(errorPrefix)
-          out.push(Message.tool(item.callId, isError ? text.slice(errorPrefix.length) : text, isError))
-          break
-        }
-        const converted = convertAll(output as ReadonlyArray<AgentContent>, (content, contentIndex) =>
-          agentPart(index, `output[${contentIndex}]`, content)
-        )
-        if (Either.isLeft(converted)) return Either.left(converted.left)
-        out.push({ role: "tool", parts: [Message.toolResultParts(item.callId, converted.right)] })
-        break
-      }
+        ]
+      })
     }
+    case "function_call": {
+      if (typeof item.callId !== "string" || typeof item.name !== "string") {
+        return Either.left(
+          new AdapterError({ format: agentFormat, index, detail: "a function_call without callId or name" })
+        )
+      }
+      const raw = typeof item.arguments === "string" ? item.arguments : ""
+      // Arguments that are not JSON (models emit them) are kept as their text.
+      const input = parseArguments(agentFormat, index, raw)
+      return Either.right({
+        role: "assistant",
+        parts: [Message.toolCall(item.callId, item.name, Either.isRight(input) ? input.right : raw)]
+      })
+    }
+    case "function_call_result": {
+      if (typeof item.callId !== "string") {
+        return Either.left(
+          new AdapterError({ format: agentFormat, index, detail: "a function_call_result without callId" })
+        )
+      }
+      const output = item.output
+      if (
+        typeof output === "string" ||
+        (isRecord(output) && output.type === "text" && typeof output.text === "string")
+      ) {
+        const text = typeof output === "string" ? output : (output.text as string)
+        const isError = text.startsWith(errorPrefix)
+        return Either.right({
+          role: "tool",
+          parts: [Message.toolResult(item.callId, isError ? text.slice(errorPrefix.length) : text, isError)]
+        })
+      }
+      const entries = Array.isArray(output) ? output.flatMap(agentPart) : isRecord(output) ? agentPart(output) : []
+      return Either.right({
+        role: "tool",
+        parts: [
+          entries.length > 0
+            ? Message.toolResultParts(item.callId, entries)
+            : Message.toolResult(item.callId, stableJson(output ?? null))
+        ]
+      })
+    }
+    case "hosted_tool_call": {
+      if (typeof item.name !== "string") return Either.right({ role: "assistant", parts: opaque() })
+      const id = typeof item.id === "string" ? item.id : `${item.name}-${index}`
+      const args = typeof item.arguments === "string" ? item.arguments : ""
+      const output = typeof item.output === "string" ? item.output : undefined
+      return Either.right({
+        role: "assistant",
+        parts: [
+          Message.serverToolCall("openai", id, item.name, args),
+          ...(output === undefined ? [] : [Message.serverToolResult("openai", id, "hosted_tool_call", output)])
+        ]
+      })
+    }
+    default:
+      return Either.right({ role: "assistant", parts: opaque() })
   }
-  return Either.right(out)
 }
+
+const modeledPartsOf = (index: number, item: AgentItem) =>
+  Either.map(modeledOf(index, item), (modeled) => modeled.parts)
+
+/**
+ * OpenAI Agents SDK items as ctxlog message inputs: one message per item, in order (never merged), each
+ * keeping its item whole on its first part (`providerOptions.openaiAgents.item`), so
+ * {@link storedAgentItem} and {@link toAgentItems} give back exactly what was given — ids where the
+ * item had one (no message id is made from ctxlog's), `providerData`, `phase`, output shapes, and
+ * kinds ctxlog does not model (the Responses `compaction` marker among them), kept opaquely. The
+ * message's parts are what ctxlog counts and renders: texts, media, reasoning, the call or result.
+ * Refused, naming where: an item that is not JSON (a date, a BigInt, a cycle, a class instance).
+ * @since 0.4.0
+ */
+export const fromAgentItems = (
+  items: ReadonlyArray<unknown>
+): Either.Either<ReadonlyArray<Message.MessageInput>, AdapterError> =>
+  convertAll(
+    items,
+    (raw, index): Either.Either<ReadonlyArray<Message.MessageInput>, AdapterError> =>
+      Either.flatMap(agentItemJson(index, raw), (item) =>
+        Either.map(modeledOf(index, item as AgentItem), ({ role, parts }): ReadonlyArray<Message.MessageInput> => {
+          const [first, ...rest] = parts
+          if (first === undefined) return []
+          const recorded = { ...first, providerOptions: { ...first.providerOptions, [agentNamespace]: { item } } }
+          return [{ role, parts: [recorded as Message.Part, ...rest] }]
+        })
+      )
+  )
