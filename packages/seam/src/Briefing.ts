@@ -14,12 +14,19 @@ import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import * as ArchivedContext from "./ArchivedContext.js"
 
-/** The briefing's token cap is not a positive integer. @since 0.1.0 */
+/**
+ * The briefing's token cap is not a positive integer, or (`minimum`, since issue 39) it cannot hold the
+ * briefing's wrapper and a summary: the least cap the seam host accepts.
+ * @since 0.1.0
+ */
 export class InvalidBriefingCap extends Schema.TaggedError<InvalidBriefingCap>()("InvalidBriefingCap", {
-  maxTokens: Schema.Number
+  maxTokens: Schema.Number,
+  minimum: Schema.optional(Schema.Number)
 }) {
   override get message(): string {
-    return `briefing maxTokens = ${this.maxTokens}: must be a positive integer`
+    return this.minimum === undefined
+      ? `briefing maxTokens = ${this.maxTokens}: must be a positive integer`
+      : `briefing maxTokens = ${this.maxTokens}: the briefing's wrapper alone takes ${this.minimum - 1} tokens; give at least ${this.minimum}`
   }
 }
 

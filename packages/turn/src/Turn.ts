@@ -46,7 +46,7 @@ import {
 } from "@ctxlog/core"
 import { ContextAssembly, FileStore, FullTextRecall } from "@ctxlog/memory"
 import { CtxBuilder, RenderRecord, Truncation } from "@ctxlog/providers"
-import { SeamConfig, SeamHost } from "@ctxlog/seam"
+import { type Briefing, SeamConfig, SeamHost } from "@ctxlog/seam"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -104,6 +104,7 @@ export type TurnError =
   | ContextAssembly.PrepareContextError
   | Compactor.CompactionError
   | SeamConfig.InvalidSeamConfig
+  | Briefing.InvalidBriefingCap
   | TaskGoalRefresh.ExtractionError
   | FileStore.InvalidFileRequest
   | EventLog.OwnerMismatch
