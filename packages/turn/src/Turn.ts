@@ -46,7 +46,7 @@ import {
 } from "@ctxlog/core"
 import { ContextAssembly, FileStore, FullTextRecall } from "@ctxlog/memory"
 import { CtxBuilder, RenderRecord, Truncation } from "@ctxlog/providers"
-import { type Briefing, SeamConfig, SeamHost } from "@ctxlog/seam"
+import { Briefing, SeamConfig, SeamHost } from "@ctxlog/seam"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -350,6 +350,11 @@ export interface RenderOptions {
   readonly serverContext?: WindowEvent.ServerContext | undefined
   /** The caller's cache breakpoints for this request, by window message (recorded in `PromptRendered` v5). */
   readonly cacheHints?: ReadonlyArray<WindowEvent.CacheHint> | undefined
+  /**
+   * The agent's state a cycle's briefing restates (mode, working set, todos, plan, sub-agents; the
+   * workspace defaults to the seam policy's): passed to the seam pipeline as its state text (issue 39).
+   */
+  readonly briefing?: Briefing.BriefingState | undefined
 }
 
 const seamConfigOf = (policy: Policy.Policy, budget: Budget.Budget) => {
@@ -420,8 +425,11 @@ export const render = (
           }
         }
         if (host !== undefined) {
+          const workspace = valid.seams?.workspace
+          const state = Briefing.stateText({ ...(workspace === undefined ? {} : { workspace }), ...options.briefing })
           const seams = yield* host.run(stream, {
-            ...(valid.seams?.workspace === undefined ? {} : { workspace: valid.seams.workspace })
+            ...(workspace === undefined ? {} : { workspace }),
+            ...(state.length === 0 ? {} : { stateText: state })
           })
           if (seams.action !== "none") tiers.push(`seam-${seams.action}`)
         }
