@@ -26,6 +26,7 @@
 import {
   CompactionStatus,
   DeferredSummaries,
+  type SummaryGuard,
   TaskGoalRefresh,
   TieredCompaction,
   ToolOutputPruning
@@ -330,7 +331,8 @@ export const prepare = (
         }
         const tiered = Policy.tieredOf(valid, budget)
         if (tiered !== undefined) {
-          const tier = tierOf(yield* TieredCompaction.maybeCompact(stream, tiered))
+          const result = yield* nextTierOnRefusal(TieredCompaction.maybeCompact(stream, tiered), "hard", tiers)
+          const tier = result === undefined ? undefined : tierOf(result)
           if (tier !== undefined) tiers.push(tier)
         }
       }),
@@ -368,6 +370,23 @@ const seamConfigOf = (policy: Policy.Policy, budget: Budget.Budget) => {
     advanceCycle: seams.advanceCycle
   })
 }
+
+/**
+ * A summary a guard refused (`SummaryGuard`): the tier recorded the refusal (`CompactionFailed`, reason
+ * `guard:…`) and wrote no summary; the turn notes it (`<tier>-refused:<reason>`) and goes on to its
+ * next tier instead of failing the step (issue 39). `undefined` when refused.
+ */
+const nextTierOnRefusal = <A, R>(
+  effect: Effect.Effect<A, TieredCompaction.Failure, R>,
+  tier: string,
+  tiers: Array<string>
+) =>
+  Effect.catchTag(effect, "SummaryRefused", (refused: SummaryGuard.SummaryRefused) =>
+    Effect.sync((): A | undefined => {
+      tiers.push(`${tier}-refused:${refused.reason}`)
+      return undefined
+    })
+  )
 
 /** Prompt tokens of a render: the window, the tool schemas and the reminder, as the budget counts them. */
 const promptTokens = (built: CtxBuilder.Built<unknown>): number => built.stats.total + built.stats.reminderTokens
@@ -451,10 +470,25 @@ export const render = (
             : ([
                 [
                   "fit-hard",
-                  TieredCompaction.compactContext(stream, tiered.maxSummaryTokens, {
-                    keepTokens: Math.floor(available * (tiered.targetRatio ?? 0.45)),
-                    tier: "hard"
-                  })
+                  Effect.flatMap(
+                    nextTierOnRefusal(
+                      TieredCompaction.compactContext(stream, tiered.maxSummaryTokens, {
+                        keepTokens: Math.floor(available * (tiered.targetRatio ?? 0.45)),
+                        tier: "hard",
+                        guard: tiered.guard
+                      }),
+                      "fit-hard",
+                      tiers
+                    ),
+                    (result): Effect.Effect<TieredCompaction.Result, ContextService.LogError> =>
+                      result !== undefined
+                        ? Effect.succeed(result)
+                        : Effect.map(ctx.load(stream), (window) => ({
+                            _tag: "NoChange",
+                            reason: "the summary was refused",
+                            window
+                          }))
+                  )
                 ]
               ] as const)),
           [
