@@ -4,7 +4,7 @@
  * ask (verbatim in the summary, or the ask stays in the kept tail), folds no pinned message, and keeps
  * every pinned identifier found in what it folds verbatim. A failing guard refuses the summary with a
  * typed {@link SummaryRefused}; the compaction records it (`CompactionFailed`, reason `guard:<reason>: …`)
- * and writes no summary, and the turn falls to its next tier (ADR 0091).
+ * and writes no summary, and the turn falls to its next tier (ADR 0092).
  *
  * @since 0.8.0
  */
@@ -55,7 +55,7 @@ export interface Context {
   readonly pinnedIdentifiers?: ReadonlyArray<string> | undefined
   /**
    * Refuse a summary that folds the user's latest ask without quoting it whole (default false: the
-   * compression plan does not keep the ask in the tail yet, so this guard is opt-in; see ADR 0091).
+   * compression plan does not keep the ask in the tail yet, so this guard is opt-in; see ADR 0092).
    */
   readonly keepUserAsk?: boolean | undefined
 }
