@@ -248,25 +248,32 @@ export const make = (options: Options): Effect.Effect<Provider, MissingEnv> =>
       contextWindow,
       maxOutputTokens: outputReserve,
       // Compaction decides on its own thresholds; the builder's flag is not used by the loop.
-      compressionThreshold: 0.85,
-      // A tool output may take a quarter of the budget (the builders' default share is a tenth): the agent
-      // relies on deferred summaries and pruning to shrink big outputs once the model has seen them.
-      toolOutputLimits: { defaultChars: toolOutputChars(contextWindow - outputReserve, Number.POSITIVE_INFINITY) }
+      compressionThreshold: 0.85
     }
     // A provider over a builder config and the call that sends what that builder renders. The turn
     // renders with `CtxBuilder.forProvider(config)`, so `send` receives that builder's request shape.
     const over = <R extends CtxBuilder.RenderedRequest>(
-      config: CtxBuilder.ProviderConfig,
+      base: CtxBuilder.ProviderConfig,
       send: (request: R, turnReminder: string | undefined) => ReturnType<Send>
-    ): Provider => ({
-      name,
-      model,
-      contextWindow: CtxBuilder.forProvider(config).ctxWindow,
-      outputReserve,
-      config,
-      retry,
-      send: (request, rendered) => send(request as R, rendered?.turnReminder)
-    })
+    ): Provider => {
+      // A tool output may take a quarter of the budget (the builders' default share is a tenth): the agent
+      // relies on deferred summaries and pruning to shrink big outputs once the model has seen them. The
+      // budget is the builder's, after its clamps (Ollama floors the window at 4K), not the raw option.
+      const clamped = CtxBuilder.forProvider(base).ctxWindow
+      const config: CtxBuilder.ProviderConfig = {
+        ...base,
+        toolOutputLimits: { defaultChars: toolOutputChars(clamped - outputReserve, Number.POSITIVE_INFINITY) }
+      }
+      return {
+        name,
+        model,
+        contextWindow: clamped,
+        outputReserve,
+        config,
+        retry,
+        send: (request, rendered) => send(request as R, rendered?.turnReminder)
+      }
+    }
     switch (name) {
       case "offline": {
         const offline = yield* OfflineModel.make(uniqueCallIds(options.script ?? OfflineModel.echoScript), model)

@@ -41,6 +41,7 @@ import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import * as CompactionStatus from "./CompactionStatus.js"
 import * as DeferredSummaries from "./DeferredSummaries.js"
+import type * as SummaryGuard from "./SummaryGuard.js"
 import { runCounted } from "./internal/metadata.js"
 import { summarize } from "./internal/summarize.js"
 import * as TemplateCompactor from "./TemplateCompactor.js"
@@ -77,7 +78,7 @@ export class InvalidConfig extends Schema.TaggedError<InvalidConfig>()("InvalidC
 }
 
 /** Everything a compaction can fail with. @since 0.1.0 */
-export type Failure = ContextService.LogError | Compactor.CompactionError | InvalidConfig
+export type Failure = ContextService.LogError | Compactor.CompactionError | InvalidConfig | SummaryGuard.SummaryRefused
 
 /** Optional hooks of `compactContext`, called in this order: archive → summarize → probe → finalize → persist. @since 0.1.0 */
 export interface Hooks {
@@ -134,7 +135,12 @@ export interface Config {
    * caller that never completes a turn gets one model compaction per stream (the result says so).
    */
   readonly advanceTurn?: boolean | undefined
+  /** Settings of the guards every summary passes before it is written (`SummaryGuard`; issue 39). */
+  readonly guard?: Guard | undefined
 }
+
+/** Settings of the summary guards: pinned identifiers, and whether the user's latest ask must survive. @since 0.8.0 */
+export type Guard = Pick<SummaryGuard.Context, "pinnedIdentifiers" | "keepUserAsk">
 
 /** The services compaction needs. @since 0.1.0 */
 export type Requirements = ContextService.ContextService | Compactor.Compactor | TokenCounter.TokenCounter
@@ -147,6 +153,8 @@ export interface CompactContextOptions {
   readonly tier?: WindowEvent.CompactionTier
   readonly hooks?: Hooks
   readonly compactorTimeout?: Duration.DurationInput
+  /** Settings of the summary guards (`SummaryGuard`). */
+  readonly guard?: Guard | undefined
 }
 
 const settings = (config: Config) => ({
@@ -383,7 +391,8 @@ export const maybeCompact = (stream: EventLog.StreamId, config: Config): Effect.
           cooldownTurns: template ? 0 : s.cooldown,
           timeout: s.timeout,
           compactor: template ? fallbackCompactor(s.maxSummaryTokens) : compactor,
-          hooks: {}
+          hooks: {},
+          guard: config.guard
         })
       ),
       op
@@ -432,7 +441,8 @@ export const compactContext = (
       cooldownTurns: 0,
       timeout: options.compactorTimeout ?? Duration.seconds(120),
       compactor,
-      hooks: options.hooks ?? {}
+      hooks: options.hooks ?? {},
+      guard: options.guard
     })
   }).pipe(Effect.withSpan("TieredCompaction.compactContext", { attributes: { stream } }))
 
@@ -498,7 +508,8 @@ export const maybeProactiveCompress = (
       cooldownTurns: 0,
       timeout: s.timeout,
       compactor,
-      hooks: {}
+      hooks: {},
+      guard: config.guard
     })
   }).pipe(
     (run) => withStatus("maybeProactiveCompress", stream, run),

@@ -61,7 +61,9 @@ export const decide = (
       removedIds: compacted.summary === null ? [] : [compacted.summary.id],
       restored,
       carryOver: before.carryOver,
-      watermark: before.watermark
+      watermark: before.watermark,
+      // The seams it rolled in get their entries back (the summary carried their level; issue 39).
+      seams: before.seams.filter((seam) => removed.has(seam.messageId))
     }
   ])
 }

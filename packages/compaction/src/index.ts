@@ -25,6 +25,8 @@ export * as CompressionPlan from "./CompressionPlan.js"
 export * as DeferredSummaries from "./DeferredSummaries.js"
 /** Summaries by a language model. @since 0.1.0 */
 export * as LlmCompactor from "./LlmCompactor.js"
+/** Guards a summary passes before it is written (issue 39). @since 0.8.0 */
+export * as SummaryGuard from "./SummaryGuard.js"
 /** Deterministic summaries, no model. @since 0.1.0 */
 export * as TemplateCompactor from "./TemplateCompactor.js"
 /** Task goal and subgoals, refreshed in the background. @since 0.1.0 */

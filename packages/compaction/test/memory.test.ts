@@ -419,3 +419,57 @@ describe("CompactingMemory above DemotingPolicyMemory (issue 25 item 3: how they
     }).pipe(Effect.provide(innerMemory.pipe(Layer.provideMerge(testLayer))))
   )
 })
+
+describe("issue 39: the memories keep tool pairs whole", () => {
+  const slidingOf = (n: number) => Either.getOrThrowWith(SlidingWindowMemory.lastMessages(n), () => new Error("bad"))
+
+  it.effect("defect 3: DemotingPolicyMemory keeps an unseen tool result with its call and never demotes them", () =>
+    Effect.gen(function* () {
+      const base = yield* ConversationMemory.ConversationMemory
+      const handed: Array<string> = []
+      const demoting = yield* DemotingPolicyMemory.make(base, slidingOf(1), {
+        name: "collect",
+        demote: (_id, messages) => Effect.sync(() => handed.push(...messages.map((m) => m.id)))
+      })
+      // The turn stopped on the result and the user spoke again: the model has not seen the result.
+      const [question, call, result, more] = yield* base.append("d3", [
+        Message.user("read a.ts"),
+        Message.assistant("", [Message.toolCall("c1", "read", { path: "a.ts" })]),
+        Message.tool("c1", filler(200)),
+        Message.user("also, hurry")
+      ])
+      const served = yield* demoting.load("d3")
+      assert.deepStrictEqual(
+        served.map((message) => message.id),
+        [call?.id, result?.id, more?.id]
+      )
+      assert.deepStrictEqual(handed, [question?.id])
+      assert.deepStrictEqual(ToolPairs.problems(served), [])
+    }).pipe(Effect.provide(innerMemory.pipe(Layer.provideMerge(testLayer))))
+  )
+
+  it.effect(
+    "defect 4: CompactingMemory never folds a call waiting for its result, so its result is served with it",
+    () =>
+      Effect.gen(function* () {
+        const base = yield* ConversationMemory.ConversationMemory
+        const compactor = yield* Compactor.Compactor
+        const memory = yield* CompactingMemory.make(base, slidingOf(1), compactor, { maxSummaryTokens: 200 })
+        yield* memory.append("d4", [
+          Message.user(`read a.ts ${filler(200)}`),
+          Message.assistant("", [Message.toolCall("c1", "read", { path: "a.ts" })]),
+          Message.user("and meanwhile, hurry")
+        ])
+        const first = yield* memory.load("d4")
+        assert.isTrue(
+          first.some((message) => ToolPairs.pendingCalls([message]).includes("c1")),
+          "the pending call is served, not summarized"
+        )
+        yield* memory.append("d4", [Message.tool("c1", filler(200))])
+        const second = yield* memory.load("d4")
+        // No orphan result: what the providers' request validator (and so the OpenAI builder) refuses.
+        assert.deepStrictEqual(ToolPairs.problems(second), [])
+        assert.deepStrictEqual(ToolPairs.pendingCalls(second), [])
+      }).pipe(Effect.provide(innerMemory.pipe(Layer.provideMerge(testLayer))))
+  )
+})

@@ -1,6 +1,7 @@
 import { ContextService, Message, ToolPairs } from "@ctxlog/core"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import { TieredCompaction, UndoCompaction } from "../src/index.js"
 import { testLayer, toolTurn } from "./harness.js"
 
@@ -49,6 +50,35 @@ describe("undoCompaction", () => {
       const notCompaction = yield* Effect.flip(UndoCompaction.undoCompaction("x", out.events[0]?.id ?? ""))
       assert.strictEqual(notCompaction._tag, "CompactionNotFound")
       assert.strictEqual((yield* ctx.load("x")).version, 1)
+    }).pipe(Effect.provide(testLayer))
+  )
+
+  it.effect("issue 39 defect 1: undoing a compaction that rolled a seam in gives the seam its entry back", () =>
+    Effect.gen(function* () {
+      const ctx = yield* ContextService.ContextService
+      const start = yield* ctx.appendMessages("s", [...toolTurn("one", "ls", 300), ...toolTurn("two", "cat", 300)])
+      const [seam] = yield* ctx.prepare(
+        [{ role: "assistant", parts: [Message.text('<archived_context level="2">\nearlier\n</archived_context>')] }],
+        "seam"
+      )
+      if (seam === undefined) return assert.fail("no seam message")
+      const folded = start.window.history.slice(0, 4).map((message) => message.id)
+      const seamed = yield* ctx.run("s", () =>
+        Either.right([{ _tag: "SeamProduced", level: 2, message: seam, replacedIds: folded } as const])
+      )
+      assert.deepStrictEqual(seamed.window.seams, [{ messageId: seam.id, level: 2 }])
+      const compacted = yield* TieredCompaction.compactContext("s", 50, { keepTokens: 0 })
+      if (compacted._tag !== "Compacted") return assert.fail("expected a compaction")
+      assert.isFalse(
+        compacted.window.history.some((message) => message.id === seam.id),
+        "the seam was rolled in"
+      )
+      const undone = yield* UndoCompaction.undoCompaction("s", compacted.events[0]?.id ?? "")
+      assert.deepStrictEqual(
+        undone.window.history.map((message) => message.id),
+        seamed.window.history.map((message) => message.id)
+      )
+      assert.deepStrictEqual(undone.window.seams, seamed.window.seams)
     }).pipe(Effect.provide(testLayer))
   )
 })

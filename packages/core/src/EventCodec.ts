@@ -256,6 +256,20 @@ const promptRenderedV4: Upcaster = {
   }
 }
 
+/**
+ * CompactionReverted v4 had no `seams`: an undo of v4 gave the restored messages no seam entry. A stray
+ * field an old writer left is dropped rather than trusted.
+ */
+const compactionRevertedV4: Upcaster = {
+  type: "CompactionReverted",
+  fromVersion: 4,
+  up: (data) => {
+    if (!isRecord(data)) return data
+    const { seams: _seams, ...v4 } = data
+    return v4
+  }
+}
+
 /** UsageReported v1 had no `contextEdits`: the provider edited nothing (a stray field is dropped). */
 const usageReportedV1: Upcaster = {
   type: "UsageReported",
@@ -279,7 +293,8 @@ export const upcasters: ReadonlyArray<Upcaster> = [
   promptRenderedV3,
   ...contentPartsWidened,
   promptRenderedV4,
-  ...providerDataWidened
+  ...providerDataWidened,
+  compactionRevertedV4
 ]
 
 const decodeEvent = Schema.decodeUnknownEither(WindowEvent)

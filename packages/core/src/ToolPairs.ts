@@ -90,12 +90,13 @@ export const pendingCalls = (messages: ReadonlyArray<Message>): ReadonlyArray<st
 /**
  * For a plain message list (no window, so no record of renders): the ids of the tool results after the
  * last assistant message, which the model has not answered yet, and of the messages making the calls
- * they answer. What `Window.unseenToolPairs` is for a window; a removal path working on a list (a
- * conversation memory policy) keeps these. O(messages).
+ * they answer, and (since issue 39) of the messages making a call with no result in the list yet. What
+ * `Window.unseenToolPairs` is for a window; a removal path working on a list (a conversation memory
+ * policy) keeps these. O(messages).
  * @since 0.3.0
  */
 export const unseenPairs = (messages: ReadonlyArray<Message>): ReadonlySet<string> => {
-  const calls = new Set<string>()
+  const calls = new Set(pendingCalls(messages))
   const ids = new Set<string>()
   for (let index = messages.length - 1; index >= 0; index--) {
     const message = messages[index]

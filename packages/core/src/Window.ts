@@ -166,13 +166,19 @@ export const unseenToolCallIds = (window: Window): ReadonlySet<string> => {
 
 /**
  * The messages no removal path may drop: every unseen tool result ({@link unseenToolResults}) and the
- * history message that makes each call it answers (a result without its call could not be sent). A path
- * that cannot fit them may truncate a result's content (head and tail), never drop it. O(those messages).
+ * history message that makes each call it answers (a result without its call could not be sent), and
+ * since issue 39 every message making a call still waiting for its result ({@link pendingToolCalls}: its
+ * result could never be appended). A path that cannot fit them may truncate a result's content (head
+ * and tail), never drop it. O(those messages).
  * @since 0.3.0
  */
 export const unseenToolPairs = (window: Window): ReadonlySet<string> => {
   const state = evolveInternal.stateOf(window)
   const ids = new Set<string>()
+  for (const callId of state.open) {
+    const maker = HashMap.get(state.calls, callId)
+    if (maker._tag === "Some") ids.add(maker.value)
+  }
   for (const id of unseenToolResults(window)) {
     ids.add(id)
     const message = state.history.get(id)
@@ -184,6 +190,13 @@ export const unseenToolPairs = (window: Window): ReadonlySet<string> => {
   }
   return ids
 }
+
+/**
+ * Tool call ids made in history that have no result yet, oldest first: the calls waiting for their
+ * results. O(those calls).
+ * @since 0.8.0
+ */
+export const pendingToolCalls = (window: Window): ReadonlyArray<string> => evolveInternal.stateOf(window).open
 
 /** The highest seam level present, if any. @since 0.1.0 */
 export const highestSeamLevel = (window: Window): number | undefined =>

@@ -9,7 +9,7 @@
  */
 import * as Schema from "effect/Schema"
 import { InjectedKind, JsonValue, Message } from "./Message.js"
-import { Calibration, Signal, Tokens } from "./Window.js"
+import { Calibration, SeamRef, Signal, Tokens } from "./Window.js"
 
 /** An event id. @since 0.1.0 */
 export const EventId = Schema.String.pipe(Schema.minLength(1))
@@ -306,14 +306,21 @@ export const CompactionFailed = Schema.TaggedStruct("CompactionFailed", {
   tier: CompactionTier,
   reason: Schema.String
 })
-/** A compaction was undone: its summary left, the messages it removed came back. @since 0.1.0 */
+/**
+ * A compaction was undone: its summary left, the messages it removed came back. Since v5 `seams` holds
+ * the seam entries the restored messages had before the compaction (a compaction that rolled a seam in
+ * carried its level on the summary; the undo gives it back to the seam). Absent in older events: the
+ * restored messages get no seam entry.
+ * @since 0.1.0
+ */
 export const CompactionReverted = Schema.TaggedStruct("CompactionReverted", {
   ...base,
   compactionEventId: Schema.String,
   removedIds: Schema.Array(Schema.String),
   restored: Schema.Array(Message),
   carryOver: Schema.NullOr(Schema.String),
-  watermark: Schema.NullOr(Schema.Int)
+  watermark: Schema.NullOr(Schema.Int),
+  seams: Schema.optional(Schema.Array(SeamRef))
 })
 
 /** A range of history was folded into a seam message at a level. @since 0.1.0 */
@@ -543,7 +550,7 @@ export const schemaVersions: { readonly [T in EventType]: number } = {
   DeferredSummariesFlushed: 1,
   Compacted: 4,
   CompactionFailed: 1,
-  CompactionReverted: 4,
+  CompactionReverted: 5,
   SeamProduced: 4,
   SeamsRecompacted: 4,
   BriefingProduced: 4,

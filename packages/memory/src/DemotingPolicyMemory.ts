@@ -21,7 +21,7 @@
  *
  * @since 0.1.0
  */
-import { ContextService, ConversationMemory, Message, type WindowEvent } from "@ctxlog/core"
+import { ContextService, ConversationMemory, Message, ToolPairs, type WindowEvent } from "@ctxlog/core"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -111,7 +111,9 @@ export const make = (
           const all = yield* inner.load(conversationId)
           const mark = yield* watermark(conversationId)
           const rest = all.slice(mark)
-          const kept = policy.select(rest)
+          // As every other removal path: no policy demotes a tool result the model has not seen, its
+          // call, or a call still waiting for its result (issue 39); they stay whole.
+          const kept = ToolPairs.withKept(rest, policy.select(rest), ToolPairs.unseenPairs(rest))
           const first = kept[0]
           const cut = first === undefined ? rest.length : rest.findIndex((message) => message.id === first.id)
           if (cut > 0) {

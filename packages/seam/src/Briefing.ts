@@ -14,12 +14,19 @@ import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import * as ArchivedContext from "./ArchivedContext.js"
 
-/** The briefing's token cap is not a positive integer. @since 0.1.0 */
+/**
+ * The briefing's token cap is not a positive integer, or (`minimum`, since issue 39) it cannot hold the
+ * briefing's wrapper and a summary: the least cap the seam host accepts.
+ * @since 0.1.0
+ */
 export class InvalidBriefingCap extends Schema.TaggedError<InvalidBriefingCap>()("InvalidBriefingCap", {
-  maxTokens: Schema.Number
+  maxTokens: Schema.Number,
+  minimum: Schema.optional(Schema.Number)
 }) {
   override get message(): string {
-    return `briefing maxTokens = ${this.maxTokens}: must be a positive integer`
+    return this.minimum === undefined
+      ? `briefing maxTokens = ${this.maxTokens}: must be a positive integer`
+      : `briefing maxTokens = ${this.maxTokens}: the briefing's wrapper alone takes ${this.minimum - 1} tokens; give at least ${this.minimum}`
   }
 }
 
@@ -59,11 +66,13 @@ export interface BriefingState {
   readonly workingSet?: ReadonlyArray<string>
   readonly todos?: ReadonlyArray<string>
   readonly plan?: string | ReadonlyArray<string>
+  /** The sub-agents at work and what each is doing (since issue 39). */
+  readonly subAgents?: ReadonlyArray<string>
 }
 
 const list = (items: ReadonlyArray<string>): string => items.map((item) => `- ${item}`).join("\n")
 
-/** Render agent state as the briefing's state text (empty fields are left out). @since 0.1.0 */
+/** Render agent state as the briefing's state text (empty fields are left out), in the order of {@link BriefingState}. @since 0.1.0 */
 export const stateText = (state: BriefingState): string => {
   const sections: Array<string> = []
   if (state.mode !== undefined && state.mode.length > 0) sections.push(`Mode: ${state.mode}`)
@@ -76,6 +85,8 @@ export const stateText = (state: BriefingState): string => {
     const plan = typeof state.plan === "string" ? state.plan : list(state.plan)
     if (plan.length > 0) sections.push(`Plan:\n${plan}`)
   }
+  if (state.subAgents !== undefined && state.subAgents.length > 0)
+    sections.push(`Sub-agents:\n${list(state.subAgents)}`)
   return sections.join("\n")
 }
 

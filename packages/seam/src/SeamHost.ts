@@ -14,6 +14,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Option from "effect/Option"
 import type * as ArchivedContext from "./ArchivedContext.js"
+import type { InvalidBriefingCap } from "./Briefing.js"
 import * as internal from "./internal/seamHost.js"
 import type { InvalidSeamConfig, SeamConfig, SeamConfigInput, SeamLevel } from "./SeamConfig.js"
 import type { SeamRangeChanged, SeamRangeError } from "./SeamError.js"
@@ -131,10 +132,16 @@ export declare namespace SeamHost {
   }
 }
 
-/** Build a host from a configuration, over a `Compactor` (the summarizer) and the `ContextService`. @since 0.1.0 */
+/**
+ * Build a host from a configuration, over a `Compactor` (the summarizer) and the `ContextService`. With a
+ * `BriefingCompactor` in context, a cap too small for the briefing's wrapper fails with
+ * `InvalidBriefingCap` (issue 39).
+ * @since 0.1.0
+ */
 export const make: (
   config: SeamConfig
-) => Effect.Effect<SeamHost.Service, never, Compactor.Compactor | ContextService.ContextService> = internal.make
+) => Effect.Effect<SeamHost.Service, InvalidBriefingCap, Compactor.Compactor | ContextService.ContextService> =
+  internal.make
 
 /**
  * A host over whatever `Compactor` the application provides (the compaction package's template or
@@ -143,7 +150,7 @@ export const make: (
  */
 export const layerCompactor = (
   config: SeamConfigInput
-): Layer.Layer<SeamHost, InvalidSeamConfig, Compactor.Compactor | ContextService.ContextService> =>
+): Layer.Layer<SeamHost, InvalidSeamConfig | InvalidBriefingCap, Compactor.Compactor | ContextService.ContextService> =>
   Layer.effect(SeamHost, Effect.flatMap(internal.resolveConfig(config), internal.make))
 
 /**
@@ -154,7 +161,7 @@ export const layerCompactor = (
 export const layer = (
   config: SeamConfigInput,
   options: TemplateCompactor.Options = {}
-): Layer.Layer<SeamHost, InvalidSeamConfig, ContextService.ContextService> =>
+): Layer.Layer<SeamHost, InvalidSeamConfig | InvalidBriefingCap, ContextService.ContextService> =>
   layerCompactor(config).pipe(Layer.provide(TemplateCompactor.layer(options)))
 
 /**
@@ -165,8 +172,11 @@ export const layer = (
 export const layerLlm = (
   config: SeamConfigInput,
   options: LlmCompactor.Options = {}
-): Layer.Layer<SeamHost, InvalidSeamConfig, ContextService.ContextService | LanguageModel.LanguageModel> =>
-  layerCompactor(config).pipe(Layer.provide(LlmCompactor.layer(options)))
+): Layer.Layer<
+  SeamHost,
+  InvalidSeamConfig | InvalidBriefingCap,
+  ContextService.ContextService | LanguageModel.LanguageModel
+> => layerCompactor(config).pipe(Layer.provide(LlmCompactor.layer(options)))
 
 /** Run the seam pipeline on a stream with the host in context. @since 0.1.0 */
 export const runSeamPipeline = (

@@ -3,9 +3,11 @@
 import { Compactor, Message } from "@ctxlog/core"
 import { TemplateCompactor } from "@ctxlog/compaction"
 import { assert, describe, it } from "@effect/vitest"
+import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import { ArchivedContext, Briefing, SeamHost } from "../src/index.js"
 import { type CompactorCalls, coreLayer, prepared, recordingCompactor } from "./support.js"
 
@@ -158,6 +160,28 @@ describe("briefings", () => {
       const exit = yield* Effect.exit(Layer.build(Briefing.layer(failing, 0)).pipe(Effect.scoped))
       assert.isTrue(Exit.isFailure(exit))
       assert.include(String(exit), "InvalidBriefingCap")
+    })
+  )
+
+  it.effect("issue 39 defect 6: a cap smaller than the briefing's wrapper is a typed error naming the least cap", () =>
+    Effect.gen(function* () {
+      const calls: CompactorCalls = []
+      const exit = yield* Effect.exit(
+        Layer.build(
+          SeamHost.layerCompactor({ thresholds: low }).pipe(
+            Layer.provide(recordingCompactor()),
+            Layer.provide(Briefing.layer(verbose(calls), 5)),
+            Layer.provide(coreLayer)
+          )
+        ).pipe(Effect.scoped)
+      )
+      if (Exit.isSuccess(exit)) return assert.fail("a 5-token cap cannot hold the briefing's wrapper")
+      const error = Cause.failureOption(exit.cause)
+      if (Option.isNone(error) || error.value._tag !== "InvalidBriefingCap") return assert.fail(String(exit))
+      assert.strictEqual(error.value.maxTokens, 5)
+      assert.isAbove(error.value.minimum ?? 0, 5)
+      assert.include(error.value.message, "wrapper")
+      assert.strictEqual(calls.length, 0)
     })
   )
 })

@@ -64,7 +64,11 @@ export const CompactionSettings = Schema.Struct({
   midIteration: opt(Schema.Boolean),
   /** Proactive compression against the input tokens the provider reported, not the local count (default true). */
   proactiveFromUsage: opt(Schema.Boolean),
-  prune: opt(PruneSettings)
+  prune: opt(PruneSettings),
+  /** Identifiers (paths, ids) a summary must keep verbatim when what it folds holds them (`SummaryGuard`; issue 39). */
+  pinnedIdentifiers: opt(Schema.Array(Schema.String)),
+  /** Refuse a summary that folds the user's latest ask without quoting it whole (`SummaryGuard`; default false). */
+  keepUserAsk: opt(Schema.Boolean)
 })
 
 /** Seams: leveled archived context (`@ctxlog/seam`), thresholds as shares of the budget. @since 0.4.0 */
@@ -261,6 +265,9 @@ export const tieredOf = (policy: Policy, budget: Budget.Budget): TieredCompactio
     cooldownTurns: c.cooldownTurns,
     maxSummaryTokens: c.maxSummaryTokens,
     calibrate: c.calibrate,
-    prune
+    prune,
+    ...(c.pinnedIdentifiers === undefined && c.keepUserAsk === undefined
+      ? {}
+      : { guard: { pinnedIdentifiers: c.pinnedIdentifiers, keepUserAsk: c.keepUserAsk } })
   }
 }

@@ -26,6 +26,7 @@
 import {
   CompactionStatus,
   DeferredSummaries,
+  type SummaryGuard,
   TaskGoalRefresh,
   TieredCompaction,
   ToolOutputPruning
@@ -46,7 +47,7 @@ import {
 } from "@ctxlog/core"
 import { ContextAssembly, FileStore, FullTextRecall } from "@ctxlog/memory"
 import { CtxBuilder, RenderRecord, Truncation } from "@ctxlog/providers"
-import { SeamConfig, SeamHost } from "@ctxlog/seam"
+import { Briefing, SeamConfig, SeamHost } from "@ctxlog/seam"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -104,6 +105,7 @@ export type TurnError =
   | ContextAssembly.PrepareContextError
   | Compactor.CompactionError
   | SeamConfig.InvalidSeamConfig
+  | Briefing.InvalidBriefingCap
   | TaskGoalRefresh.ExtractionError
   | FileStore.InvalidFileRequest
   | EventLog.OwnerMismatch
@@ -329,7 +331,8 @@ export const prepare = (
         }
         const tiered = Policy.tieredOf(valid, budget)
         if (tiered !== undefined) {
-          const tier = tierOf(yield* TieredCompaction.maybeCompact(stream, tiered))
+          const result = yield* nextTierOnRefusal(TieredCompaction.maybeCompact(stream, tiered), "hard", tiers)
+          const tier = result === undefined ? undefined : tierOf(result)
           if (tier !== undefined) tiers.push(tier)
         }
       }),
@@ -349,6 +352,11 @@ export interface RenderOptions {
   readonly serverContext?: WindowEvent.ServerContext | undefined
   /** The caller's cache breakpoints for this request, by window message (recorded in `PromptRendered` v5). */
   readonly cacheHints?: ReadonlyArray<WindowEvent.CacheHint> | undefined
+  /**
+   * The agent's state a cycle's briefing restates (mode, working set, todos, plan, sub-agents; the
+   * workspace defaults to the seam policy's): passed to the seam pipeline as its state text (issue 39).
+   */
+  readonly briefing?: Briefing.BriefingState | undefined
 }
 
 const seamConfigOf = (policy: Policy.Policy, budget: Budget.Budget) => {
@@ -362,6 +370,23 @@ const seamConfigOf = (policy: Policy.Policy, budget: Budget.Budget) => {
     advanceCycle: seams.advanceCycle
   })
 }
+
+/**
+ * A summary a guard refused (`SummaryGuard`): the tier recorded the refusal (`CompactionFailed`, reason
+ * `guard:…`) and wrote no summary; the turn notes it (`<tier>-refused:<reason>`) and goes on to its
+ * next tier instead of failing the step (issue 39). `undefined` when refused.
+ */
+const nextTierOnRefusal = <A, R>(
+  effect: Effect.Effect<A, TieredCompaction.Failure, R>,
+  tier: string,
+  tiers: Array<string>
+) =>
+  Effect.catchTag(effect, "SummaryRefused", (refused: SummaryGuard.SummaryRefused) =>
+    Effect.sync((): A | undefined => {
+      tiers.push(`${tier}-refused:${refused.reason}`)
+      return undefined
+    })
+  )
 
 /** Prompt tokens of a render: the window, the tool schemas and the reminder, as the budget counts them. */
 const promptTokens = (built: CtxBuilder.Built<unknown>): number => built.stats.total + built.stats.reminderTokens
@@ -419,8 +444,11 @@ export const render = (
           }
         }
         if (host !== undefined) {
+          const workspace = valid.seams?.workspace
+          const state = Briefing.stateText({ ...(workspace === undefined ? {} : { workspace }), ...options.briefing })
           const seams = yield* host.run(stream, {
-            ...(valid.seams?.workspace === undefined ? {} : { workspace: valid.seams.workspace })
+            ...(workspace === undefined ? {} : { workspace }),
+            ...(state.length === 0 ? {} : { stateText: state })
           })
           if (seams.action !== "none") tiers.push(`seam-${seams.action}`)
         }
@@ -442,10 +470,25 @@ export const render = (
             : ([
                 [
                   "fit-hard",
-                  TieredCompaction.compactContext(stream, tiered.maxSummaryTokens, {
-                    keepTokens: Math.floor(available * (tiered.targetRatio ?? 0.45)),
-                    tier: "hard"
-                  })
+                  Effect.flatMap(
+                    nextTierOnRefusal(
+                      TieredCompaction.compactContext(stream, tiered.maxSummaryTokens, {
+                        keepTokens: Math.floor(available * (tiered.targetRatio ?? 0.45)),
+                        tier: "hard",
+                        guard: tiered.guard
+                      }),
+                      "fit-hard",
+                      tiers
+                    ),
+                    (result): Effect.Effect<TieredCompaction.Result, ContextService.LogError> =>
+                      result !== undefined
+                        ? Effect.succeed(result)
+                        : Effect.map(ctx.load(stream), (window) => ({
+                            _tag: "NoChange",
+                            reason: "the summary was refused",
+                            window
+                          }))
+                  )
                 ]
               ] as const)),
           [

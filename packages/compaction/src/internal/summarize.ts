@@ -13,6 +13,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import type { Failure, Hooks, Summarized } from "../TieredCompaction.js"
+import * as SummaryGuard from "../SummaryGuard.js"
 import { by } from "./metadata.js"
 
 /** The ids a compaction would remove are no longer all in the window. */
@@ -44,6 +45,8 @@ export interface Summarization {
   readonly timeout: Duration.DurationInput
   readonly compactor: Compactor.Compactor.Service
   readonly hooks: Hooks
+  /** The guards' settings (pinned identifiers, the user's ask). */
+  readonly guard?: Pick<SummaryGuard.Context, "pinnedIdentifiers" | "keepUserAsk"> | undefined
 }
 
 /** Summarize a plan and append the result; a failure appends `CompactionFailed` and fails. */
@@ -76,25 +79,25 @@ export const summarize = (
             })
         })
       )
-      if (output.summary.trim().length === 0) {
-        return yield* new Compactor.CompactionError({
-          compactor: job.compactor.name,
-          reason: "empty",
-          detail: "the compactor returned an empty summary"
-        })
-      }
+      // The guards, before anything is written (issue 39): a refusal is recorded below like any failure.
+      const removed = new Set(plan.removeIds)
+      yield* SummaryGuard.check(output.summary, {
+        folded: window.history.filter((message) => removed.has(message.id)),
+        kept: window.history.filter((message) => !removed.has(message.id)),
+        pinnedIdentifiers: job.guard?.pinnedIdentifiers,
+        keepUserAsk: job.guard?.keepUserAsk
+      })
       if (hooks.probe !== undefined) yield* hooks.probe(output.summary, plan)
       const finalized = hooks.finalize === undefined ? output.summary : yield* hooks.finalize(output.summary)
       return capSummary(finalized, job.maxSummaryTokens, counter)
     })
     const produced = yield* Effect.either(produce)
     if (Either.isLeft(produced)) {
+      const failure = produced.left
+      const reason = failure._tag === "SummaryRefused" ? `guard:${failure.reason}: ${failure.detail}` : failure.message
       yield* ctx.run(
         stream,
-        () =>
-          Either.right<ReadonlyArray<WindowEvent.Draft>>([
-            { _tag: "CompactionFailed", tier: job.tier, reason: produced.left.message }
-          ]),
+        () => Either.right<ReadonlyArray<WindowEvent.Draft>>([{ _tag: "CompactionFailed", tier: job.tier, reason }]),
         by(`TieredCompaction.${job.tier}`)
       )
       return yield* Effect.fail(produced.left)

@@ -96,6 +96,11 @@ export interface State {
    * that record no renders). Small (one step's results), so its upkeep is O(the change).
    */
   readonly unseen: ReadonlyArray<string>
+  /**
+   * Tool call ids made in history that have no result yet (a call waiting for its result). No removal
+   * path may drop the message making one: its result could never be appended. Small, O(the change).
+   */
+  readonly open: ReadonlyArray<string>
 }
 
 const zeroTokens: Tokens = { system: 0, knowledge: 0, taskState: 0, signals: 0, history: 0, total: 0 }
@@ -129,7 +134,8 @@ const emptyState: State = {
   carryOver: null,
   watermark: null,
   calibration: { estimatedInputTokens: 0, reportedInputTokens: 0, observations: 0 },
-  unseen: []
+  unseen: [],
+  open: []
 }
 
 const states = new WeakMap<Window, State>()
@@ -221,7 +227,7 @@ const mapsTo = (map: HashMap.HashMap<string, string>, key: string, value: string
 }
 
 /** The indexes `indexHistory` keeps. */
-type Indexes = Pick<State, "calls" | "results" | "kinds" | "unseen">
+type Indexes = Pick<State, "calls" | "results" | "kinds" | "unseen" | "open">
 
 /** Keep the tool-call, tool-result and kind indexes in step with messages entering and leaving history. */
 const indexHistory = (state: State, added: ReadonlyArray<Message>, removed: ReadonlyArray<Message>): State =>
@@ -270,7 +276,31 @@ const indexesAfter = (state: State, added: ReadonlyArray<Message>, removed: Read
   }
   const gone = removed.length === 0 || state.unseen.length === 0 ? undefined : new Set(removed.map((m) => m.id))
   const unseen = gone === undefined ? state.unseen : state.unseen.filter((id) => !gone.has(id))
-  return { calls, results, kinds, unseen }
+  return { calls, results, kinds, unseen, open: openAfter(state.open, added, removed) }
+}
+
+/**
+ * The calls waiting for a result after `removed` left history and `added` joined it (in that order): a
+ * call leaves with its message, a result closes its call. O(the messages changed + the open calls).
+ */
+const openAfter = (
+  open: ReadonlyArray<string>,
+  added: ReadonlyArray<Message>,
+  removed: ReadonlyArray<Message>
+): ReadonlyArray<string> => {
+  let next = open
+  const close = (ids: ReadonlyArray<string>) => {
+    if (ids.length === 0 || next.length === 0) return
+    const closed = new Set(ids)
+    if (next.some((id) => closed.has(id))) next = next.filter((id) => !closed.has(id))
+  }
+  for (const message of removed) close(toolCallsOf(message).map((call) => call.id))
+  for (const message of added) {
+    close(toolResultsOf(message).map((result) => result.toolCallId))
+    const made = toolCallsOf(message)
+    if (made.length > 0) next = [...next, ...made.map((call) => call.id)]
+  }
+  return next
 }
 
 const withTokens = (state: State): State => withTokensAt(state, state.version)
@@ -314,12 +344,29 @@ const stampOrigin =
 
 const isStable = (message: Message): boolean => message.kind === "chat"
 
+/**
+ * The one place history changes (but for appends, which remove nothing): the indexes follow, and so does
+ * the seam list, which never names a message history no longer holds (issue 39, defects 1 and 2).
+ */
 const setHistory = (
   state: State,
   history: Seq<Message>,
   added: ReadonlyArray<Message>,
   removed: ReadonlyArray<Message>
-) => indexHistory({ ...state, history }, added, removed)
+) => indexHistory({ ...state, history, seams: seamsIn(state.seams, history, removed) }, added, removed)
+
+/** The seam entries whose message is still in `history` after `removed` left it. */
+const seamsIn = (
+  seams: ReadonlyArray<SeamRef>,
+  history: Seq<Message>,
+  removed: ReadonlyArray<Message>
+): ReadonlyArray<SeamRef> => {
+  if (seams.length === 0 || removed.length === 0) return seams
+  const gone = new Set(removed.map((message) => message.id))
+  return seams.some((seam) => gone.has(seam.messageId) && !history.has(seam.messageId))
+    ? seams.filter((seam) => !gone.has(seam.messageId) || history.has(seam.messageId))
+    : seams
+}
 
 /** Replace the history messages with `ids` by `replacement`, where the first of them stood. */
 const replaceInHistory = (state: State, ids: ReadonlyArray<string>, replacement: ReadonlyArray<Message>): State => {
@@ -477,6 +524,7 @@ const step = (state: State, event: WindowEvent, version: number): State => {
         deferredSummaries: [],
         seams: [],
         unseen: [],
+        open: [],
         // What compaction carried forward belongs to the cleared conversation: the next summary starts
         // afresh, and no cooldown or per-turn guard of the old history holds the new one back (issue 20).
         carryOver: null,
@@ -581,12 +629,20 @@ const step = (state: State, event: WindowEvent, version: number): State => {
     }
     case "CompactionFailed":
       return state
-    case "CompactionReverted":
+    case "CompactionReverted": {
+      const next = replaceInHistory(state, event.removedIds, event.restored.map(origin))
+      // The seams the undo brings back get their entries again (v5; the summary's entry left with it).
+      const known = new Set(next.seams.map((seam) => seam.messageId))
+      const restored = (event.seams ?? []).filter(
+        (seam) => !known.has(seam.messageId) && next.history.has(seam.messageId)
+      )
       return {
-        ...replaceInHistory(state, event.removedIds, event.restored.map(origin)),
+        ...next,
+        seams: restored.length === 0 ? next.seams : [...next.seams, ...restored],
         carryOver: event.carryOver,
         watermark: event.watermark
       }
+    }
     case "SeamProduced":
     case "SeamsRecompacted": {
       const replaced = new Set(event.replacedIds)
@@ -681,7 +737,8 @@ const appendRun = (state: State, events: ReadonlyArray<EventOf<"MessageAppended"
     carryOver: state.carryOver,
     watermark: state.watermark,
     calibration: state.calibration,
-    unseen
+    unseen,
+    open: indexes.open
   }
 }
 

@@ -302,13 +302,22 @@ const step = (window: Window, event: WindowEvent, version: number): Window => {
     }
     case "CompactionFailed":
       return window
-    case "CompactionReverted":
+    case "CompactionReverted": {
+      const history = replaceRange(window.history, new Set(event.removedIds), event.restored.map(origin))
+      const present = new Set(history.map((message) => message.id))
+      const known = new Set(window.seams.map((seam) => seam.messageId))
       return {
         ...window,
-        history: replaceRange(window.history, new Set(event.removedIds), event.restored.map(origin)),
+        history,
+        // Issue 39: the seams the undo brings back get their entries again.
+        seams: [
+          ...window.seams,
+          ...(event.seams ?? []).filter((seam) => present.has(seam.messageId) && !known.has(seam.messageId))
+        ],
         carryOver: event.carryOver,
         watermark: event.watermark
       }
+    }
     case "SeamProduced":
     case "SeamsRecompacted": {
       const replaced = new Set(event.replacedIds)
@@ -361,7 +370,18 @@ const absurd = (value: never): never => {
 
 export const evolve = (window: Window, event: WindowEvent): Window => {
   const version = window.version + 1
-  return withTokens({ ...step(window, event, version), version })
+  return withTokens(seamsInHistory(window, { ...step(window, event, version), version }))
+}
+
+/**
+ * Issue 39: the seam list never names a message that left history (a trim, a removal, an undo used to
+ * leave one behind). An entry whose message the event did not touch stays.
+ */
+const seamsInHistory = (before: Window, after: Window): Window => {
+  const present = new Set(after.history.map((message) => message.id))
+  const had = new Set(before.history.map((message) => message.id))
+  const seams = after.seams.filter((seam) => present.has(seam.messageId) || !had.has(seam.messageId))
+  return seams.length === after.seams.length ? after : { ...after, seams }
 }
 
 /**
@@ -376,9 +396,11 @@ export const referenceTrimPlan = (window: Window, budget: number): ReadonlyArray
   const unseenCalls = new Set(
     window.history.slice(lastAssistant + 1).flatMap((message) => toolResultsOf(message).map((r) => r.toolCallId))
   )
+  // Issue 39: a call still waiting for its result stays too (its result could never be appended).
+  const pending = new Set(ToolPairs.pendingCalls(window.history))
   const touchesUnseen = (message: Message) =>
     toolResultsOf(message).some((r) => unseenCalls.has(r.toolCallId)) ||
-    toolCallsOf(message).some((c) => unseenCalls.has(c.id))
+    toolCallsOf(message).some((c) => unseenCalls.has(c.id) || pending.has(c.id))
   let total = window.tokens.total
   const removed: Array<string> = []
   for (const group of groups.slice(0, -1)) {

@@ -210,6 +210,17 @@ export const make = (config: SeamConfig.SeamConfig) =>
       })
 
     const briefer = yield* Effect.serviceOption(Briefing.BriefingCompactor)
+    // A cap must hold the briefing's wrapper and some summary: a smaller one would cut every summary to
+    // nothing (an empty briefing, the state text lost). Refused here, before any cycle runs (issue 39).
+    if (Option.isSome(briefer)) {
+      const wrapper = yield* prepareOne({ role: "user", parts: [Message.text(Briefing.renderSummary(""))] }, "briefing")
+      if (briefer.value.maxTokens <= wrapper.tokens) {
+        return yield* new Briefing.InvalidBriefingCap({
+          maxTokens: briefer.value.maxTokens,
+          minimum: wrapper.tokens + 1
+        })
+      }
+    }
 
     // Through the briefing compactor when one is given (falling back to the deterministic briefing when
     // it fails, so a cycle still advances); the deterministic briefing otherwise.
