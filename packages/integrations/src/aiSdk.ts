@@ -21,15 +21,12 @@ import {
   cacheControlOf,
   fromLanguageModelPrompt,
   fromModelMessages,
-  type LanguageModelPrompt,
-  toLanguageModelPrompt,
-  toModelMessages,
-  withCacheControl
+  type LanguageModelPrompt
 } from "@ctxlog/providers/ai-sdk"
-import type { ModelMessage } from "ai"
+import type { ModelMessage, SystemModelMessage } from "ai"
 import * as Either from "effect/Either"
 import type { CtxlogOptions } from "./CtxlogOptions.js"
-import { hintIndexes, type PromptHint, type PromptMessage, Recorder, refused } from "./internal/recorder.js"
+import { type PromptHint, type PromptJson, type PromptMessage, Recorder, refused } from "./internal/recorder.js"
 
 /** @since 0.1.0 */
 export { builderOf, type CtxlogOptions, defaultPolicy } from "./CtxlogOptions.js"
@@ -147,27 +144,24 @@ type AssistantPart = { readonly type: string; readonly [key: string]: unknown }
 export const answerOf = (content: ReadonlyArray<MiddlewarePart>): ReadonlyArray<Message.Part> => {
   const parts: Array<AssistantPart> = []
   for (const part of content) {
+    // The part's provider metadata is what the AI SDK hands back as its `providerOptions` next step.
+    const metadata = field(part, "providerMetadata")
+    const options = metadata === undefined || metadata === null ? {} : { providerOptions: metadata }
     switch (part.type) {
       case "text":
-        parts.push({ type: "text", text: stringField(part, "text") ?? "" })
+        parts.push({ type: "text", text: stringField(part, "text") ?? "", ...options })
         break
-      case "reasoning": {
-        const metadata = field(part, "providerMetadata")
-        parts.push({
-          type: "reasoning",
-          text: stringField(part, "text") ?? "",
-          // An AI SDK prompt part: the SDK's optionals are exact.
-          ...(metadata === undefined ? {} : { providerOptions: metadata })
-        })
+      case "reasoning":
+        parts.push({ type: "reasoning", text: stringField(part, "text") ?? "", ...options })
         break
-      }
       case "tool-call":
         parts.push({
           type: "tool-call",
           toolCallId: stringField(part, "toolCallId") ?? "",
           toolName: stringField(part, "toolName") ?? "",
           input: parseInput(stringField(part, "input") ?? ""),
-          ...(field(part, "providerExecuted") === true ? { providerExecuted: true } : {})
+          ...(field(part, "providerExecuted") === true ? { providerExecuted: true } : {}),
+          ...options
         })
         break
       case "tool-result":
@@ -175,7 +169,8 @@ export const answerOf = (content: ReadonlyArray<MiddlewarePart>): ReadonlyArray<
           type: "tool-result",
           toolCallId: stringField(part, "toolCallId") ?? "",
           toolName: stringField(part, "toolName") ?? "",
-          output: { type: "json", value: field(part, "result") ?? null }
+          output: { type: "json", value: field(part, "result") ?? null },
+          ...options
         })
         break
       default:
@@ -185,6 +180,28 @@ export const answerOf = (content: ReadonlyArray<MiddlewarePart>): ReadonlyArray<
   if (parts.length === 0) return []
   const prompt = [{ role: "assistant", content: parts }] as unknown as LanguageModelPrompt
   return orThrow(fromLanguageModelPrompt(prompt)).flatMap((message) => message.parts)
+}
+
+/**
+ * An `ai-sdk` render's prompt (JSON) as the model's prompt: a file part's `data` that is an `http(s)`
+ * URL becomes a `URL` (the provider interface takes URLs as `URL`s; base64 text never holds `://`).
+ */
+const revive = (prompt: ReadonlyArray<PromptJson>): ReadonlyArray<PromptJson> =>
+  prompt.map((message) =>
+    Array.isArray(message.content) && message.content.some(isUrlFile)
+      ? {
+          ...message,
+          content: message.content.map((part) =>
+            isUrlFile(part) ? ({ ...part, data: new URL(part.data) } as unknown as Message.JsonValue) : part
+          )
+        }
+      : message
+  )
+
+const isUrlFile = (part: Message.JsonValue): part is { readonly type: "file"; readonly data: string } => {
+  if (typeof part !== "object" || part === null || Array.isArray(part)) return false
+  const record = part as { readonly [key: string]: Message.JsonValue }
+  return record.type === "file" && typeof record.data === "string" && /^https?:\/\//.test(record.data)
 }
 
 /** The caller's prompt, message by message, as ctxlog messages. */
@@ -328,10 +345,9 @@ export const ctxlogMiddleware = (options: CtxlogOptions): CtxlogMiddleware => {
       const policy = recorder.policyFor(model, renderOf(params))
       const converted = promptMessages(params.prompt)
       const rendered = await recorder.ingestAndRender(converted, policy, hintsOf(params.prompt, converted))
-      // The caller's breakpoints go on the messages they fell on, for the AI SDK's provider to send.
-      const prompt = withCacheControl(orThrow(toLanguageModelPrompt(rendered.messages)), hintIndexes(rendered))
-      // The rendered prompt takes the caller's prompt's place; the rest of the options are the caller's own.
-      const next = { ...params, prompt } as typeof params
+      // The render is the prompt (the `ai-sdk` format, recorded): it takes the caller's prompt's place,
+      // with the caller's breakpoints on the messages they fell on; the other options are the caller's own.
+      const next = { ...params, prompt: revive(rendered.prompt) } as unknown as typeof params
       policies.set(next, policy)
       lastPolicy = policy
       return next
@@ -383,7 +399,7 @@ export interface CtxlogSteps {
     readonly messages: Array<ModelMessage>
     readonly model: unknown
     readonly stepNumber: number
-  }) => Promise<{ messages: Array<ModelMessage> }>
+  }) => Promise<{ messages: Array<ModelMessage>; system?: Array<SystemModelMessage> }>
   /** `onStepFinish`: the step's answer, tool results and usage go in (`Turn.complete`). */
   readonly onStepFinish: (step: StepOutcome) => Promise<void>
   readonly close: () => Promise<void>
@@ -435,8 +451,13 @@ export const ctxlogPrepareStep = (options: CtxlogOptions): CtxlogSteps => {
         return { role: message.role, messages: converted.right }
       })
       const rendered = await recorder.ingestAndRender(prompt, policy, hintsOf(messages, prompt))
-      const window = rendered.messages.filter((message) => message.role !== "system")
-      return { messages: withCacheControl(orThrow(toModelMessages(window)), hintIndexes(rendered, window)) }
+      // The render is the step's prompt: its leading system messages take the place of `system`
+      // (when it has any), the rest are the step's messages.
+      const lead = rendered.prompt.findIndex((message) => message.role !== "system")
+      const split = lead === -1 ? rendered.prompt.length : lead
+      const system = revive(rendered.prompt.slice(0, split)) as unknown as Array<SystemModelMessage>
+      const rest = revive(rendered.prompt.slice(split)) as unknown as Array<ModelMessage>
+      return system.length === 0 ? { messages: rest } : { system, messages: rest }
     },
     onStepFinish: async (step) => {
       policy = policy ?? recorder.policyFor(step.model)

@@ -72,10 +72,37 @@ export const cacheHintsIn = (
   return found
 }
 
-/** A render's window messages, in render order, and the caller's cache hints it placed. */
+/** A render: the prompt it recorded (the `ai-sdk` format's), its window messages, the caller's cache hints it placed. */
 export interface RenderedWindow {
+  readonly prompt: ReadonlyArray<PromptJson>
   readonly messages: ReadonlyArray<Message.Message>
   readonly cacheHints: ReadonlyArray<WindowEvent.CacheHint>
+}
+
+/** One message of an `ai-sdk` render's prompt, as JSON. */
+export interface PromptJson {
+  readonly role: string
+  readonly content: Message.JsonValue
+  readonly providerOptions?: { readonly [namespace: string]: Message.JsonValue }
+}
+
+/** The prompt of an `ai-sdk` render, or the error naming what the render was instead. */
+const promptOf = (request: unknown): ReadonlyArray<PromptJson> => {
+  if (
+    typeof request === "object" &&
+    request !== null &&
+    "format" in request &&
+    request.format === "ai-sdk" &&
+    "prompt" in request &&
+    Array.isArray(request.prompt)
+  ) {
+    return request.prompt as ReadonlyArray<PromptJson>
+  }
+  throw new CtxlogError(
+    "InvalidRequest",
+    'the render is not an ai-sdk prompt (the builder config of the policy needs format: "ai-sdk")',
+    request
+  )
 }
 
 /** The index of each hinted message in `messages`, with its TTL. */
@@ -114,8 +141,16 @@ export class Recorder {
     return this.context
   }
 
-  policyFor(model: { readonly provider: string; readonly modelId: string }, extra: Partial<TurnPolicy["render"]> = {}) {
-    const base: TurnPolicy = this.options.policy ?? defaultPolicy(model, this.options.contextWindow)
+  /**
+   * The policy of a call: the caller's (else the default for the model) with the call's render options,
+   * its builder config in the `ai-sdk` format, so the render is the prompt the model receives.
+   */
+  policyFor(
+    model: { readonly provider: string; readonly modelId: string },
+    extra: Partial<TurnPolicy["render"]> = {}
+  ): TurnPolicy {
+    const given: TurnPolicy = this.options.policy ?? defaultPolicy(model, this.options.contextWindow)
+    const base: TurnPolicy = { ...given, builder: { ...given.builder, format: "ai-sdk" } }
     const render = { ...base.render, ...extra }
     return Object.keys(render).length === 0 ? base : { ...base, render }
   }
@@ -189,6 +224,7 @@ export class Recorder {
     this.lastEstimate = rendered.stats.total
     const placed = new Set(Window.messages(rendered.window).map((message) => message.id))
     return {
+      prompt: promptOf(rendered.request),
       messages: Window.messages(rendered.window),
       cacheHints: cacheHints.filter((hint) => placed.has(hint.messageId))
     }
