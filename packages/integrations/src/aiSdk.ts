@@ -304,25 +304,36 @@ export const ctxlogMiddleware = (options: CtxlogOptions): CtxlogMiddleware => {
     policies.get(params) ?? lastPolicy ?? recorder.policyFor(model)
 
   const collect = (policy: TurnPolicy) => {
-    type Entry = { type: "text" | "reasoning"; id: string; text: string } | MiddlewarePart
-    const entries: Array<Entry> = []
+    type Open = { type: "text" | "reasoning"; id: string; text: string; providerMetadata?: unknown }
+    const entries: Array<Open | MiddlewarePart> = []
     let usage: MiddlewareUsage | undefined
-    const open = (type: "text" | "reasoning", id: string): { text: string } => {
+    const open = (type: "text" | "reasoning", id: string): Open => {
       const found = entries.find(
-        (entry): entry is { type: "text" | "reasoning"; id: string; text: string } =>
-          entry.type === type && "id" in entry && entry.id === id && "text" in entry
+        (entry): entry is Open => entry.type === type && "id" in entry && entry.id === id && "text" in entry
       )
       if (found !== undefined) return found
-      const created = { type, id, text: "" }
+      const created: Open = { type, id, text: "" }
       entries.push(created)
       return created
+    }
+    // A part's provider metadata is the latest its start, deltas and end gave (as the AI SDK keeps it).
+    const note = (entry: Open, part: MiddlewarePart) => {
+      const metadata = field(part, "providerMetadata")
+      if (metadata !== undefined && metadata !== null) entry.providerMetadata = metadata
     }
     return new TransformStream<MiddlewarePart, MiddlewarePart>({
       transform(part, controller) {
         const id = stringField(part, "id") ?? ""
-        if (part.type === "text-delta") open("text", id).text += stringField(part, "delta") ?? ""
-        else if (part.type === "reasoning-delta") open("reasoning", id).text += stringField(part, "delta") ?? ""
-        else if (part.type === "tool-call" || part.type === "tool-result") entries.push(part)
+        const kind = part.type.startsWith("text-")
+          ? "text"
+          : part.type.startsWith("reasoning-")
+            ? "reasoning"
+            : undefined
+        if (kind !== undefined && /-(start|delta|end)$/.test(part.type)) {
+          const entry = open(kind, id)
+          if (part.type.endsWith("-delta")) entry.text += stringField(part, "delta") ?? ""
+          note(entry, part)
+        } else if (part.type === "tool-call" || part.type === "tool-result") entries.push(part)
         else if (part.type === "finish") usage = field(part, "usage") as MiddlewareUsage | undefined
         controller.enqueue(part)
       },
@@ -376,6 +387,11 @@ export interface StepPart {
   readonly output?: unknown
   readonly error?: unknown
   readonly providerExecuted?: boolean | undefined
+  /** The provider metadata of the part (handed back as `providerOptions` next step). @since 0.8.0 */
+  readonly providerMetadata?: unknown
+  /** A `tool-approval-request` part's id and the call it asks about. @since 0.8.0 */
+  readonly approvalId?: string | undefined
+  readonly toolCall?: { readonly toolCallId: string } | undefined
 }
 
 /** A finished step (`StepResult` of `ai`), by the fields read here. @since 0.1.0 */
@@ -464,21 +480,25 @@ export const ctxlogPrepareStep = (options: CtxlogOptions): CtxlogSteps => {
       const answer = answerOf(
         step.content.flatMap((part): Array<MiddlewarePart & { readonly [key: string]: unknown }> => {
           const id = { toolCallId: part.toolCallId ?? "", toolName: part.toolName ?? "" }
+          const metadata = part.providerMetadata === undefined ? {} : { providerMetadata: part.providerMetadata }
           switch (part.type) {
             case "text":
             case "reasoning":
-              return [{ type: part.type, text: part.text ?? "" }]
+              return [{ type: part.type, text: part.text ?? "", ...metadata }]
             case "tool-call":
               return [
                 {
                   type: "tool-call",
                   ...id,
                   input: JSON.stringify(part.input ?? {}),
-                  ...(part.providerExecuted === true ? { providerExecuted: true } : {})
+                  ...(part.providerExecuted === true ? { providerExecuted: true } : {}),
+                  ...metadata
                 }
               ]
             case "tool-result":
-              return part.providerExecuted === true ? [{ type: "tool-result", ...id, result: jsonOf(part.output) }] : []
+              return part.providerExecuted === true
+                ? [{ type: "tool-result", ...id, result: jsonOf(part.output), ...metadata }]
+                : []
             default:
               return []
           }
@@ -491,7 +511,15 @@ export const ctxlogPrepareStep = (options: CtxlogOptions): CtxlogSteps => {
         if (part.type === "tool-error") return [Message.toolResult(part.toolCallId ?? "", String(part.error), true)]
         return []
       })
-      await recorder.answered(answer, usageOf(step.usage), policy, results)
+      // A call waiting for the user's approval: its request is kept with the answer (the call stays
+      // pending in the log, shown, until its result comes with the next step).
+      const approvals = step.content.flatMap(
+        (part): ReadonlyArray<Message.Part> =>
+          part.type === "tool-approval-request" && part.approvalId !== undefined && part.toolCall !== undefined
+            ? [Message.toolApprovalRequest(part.approvalId, part.toolCall.toolCallId)]
+            : []
+      )
+      await recorder.answered([...answer, ...approvals], usageOf(step.usage), policy, results)
     }
   }
 }

@@ -180,8 +180,14 @@ export class Recorder {
           )
         }
       } else {
+        // Every answer went in when it was given, except one whose tool calls waited for their results
+        // (the process stopped in between, say for the user's approval): that one goes in now with them.
         const lastAssistant = conversation.map((message) => message.role).lastIndexOf("assistant")
-        this.known = lastAssistant + 1
+        const answer = conversation[lastAssistant]?.messages.at(-1)
+        const held =
+          answer === undefined ||
+          Window.messages(window).some((message) => message.role === "assistant" && keyOf(message) === keyOf(answer))
+        this.known = held ? lastAssistant + 1 : lastAssistant
       }
     }
     // A prompt shorter than what the log holds is not the whole conversation (ai 7's
@@ -251,7 +257,8 @@ export class Recorder {
       results,
       usage,
       estimatedInputTokens: this.lastEstimate,
-      endTurn: calls.length === 0 || results === undefined || results.length === 0
+      // Calls still without results (waiting for an approval, or for the caller) keep the turn open.
+      endTurn: calls.length === 0 || results === undefined
     })
     // The caller's next prompt holds the answer (and one tool message when there were results).
     if (this.known !== undefined) this.known += results !== undefined && results.length > 0 ? 2 : 1
