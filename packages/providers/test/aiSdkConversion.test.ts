@@ -10,8 +10,9 @@
  *
  * Counts (issue 35): before, 34 same, 10 refused (other providers' options, "provider option … is not
  * kept"), 16 differing by a rule (images, `json` outputs, reasoning metadata, a cache hint, split tool
- * messages); now that the adapter keeps every provider option opaque and notes how a tool output and
- * a file part came, 52 same, none refused, 8 differing (the cache hint, a render option; the split).
+ * messages); now that the adapter keeps every provider option opaque and notes how a tool output, a
+ * file part and a split tool message came, 59 same, none refused, 1 differing (the Anthropic cache hint,
+ * a render option).
  */
 import { assert, describe, it } from "@effect/vitest"
 import { convertToModelMessages, type ModelMessage, tool, type UIMessage } from "ai"
@@ -55,23 +56,6 @@ const cacheHintRule: Differs = {
     "an Anthropic `cacheControl` is a render option (`BuildOptions.cacheHints`, read by `cacheControlOf`), " +
     "not message content: the message comes back without it",
   expected: (sdk) => sdk.map((message) => without(message, "providerOptions"))
-}
-
-const splitRule: Differs = {
-  rule:
-    "ctxlog holds one tool result per tool message (as `Message.tool` makes them): a tool message with several " +
-    "results comes back as one tool message per result, its approval responses first in a tool message of their own",
-  expected: (sdk) =>
-    sdk.flatMap((message) => {
-      if (message.role !== "tool" || !Array.isArray(message.content)) return [message]
-      const content = message.content as Array<Record<string, Json>>
-      const approvals = content.filter((part) => part.type !== "tool-result")
-      const results = content.filter((part) => part.type === "tool-result")
-      return [
-        ...(approvals.length === 0 ? [] : [{ role: "tool", content: approvals }]),
-        ...results.map((part) => ({ role: "tool", content: [part] }))
-      ]
-    })
 }
 
 const user = (text: string) => ({ role: "user", parts: [{ type: "text", text }] })
@@ -472,7 +456,7 @@ const cases: ReadonlyArray<Case> = [
         ]
       }
     ],
-    verdict: splitRule
+    verdict: "same"
   },
   {
     name: "should handle conversation with mix of tool invocations and text",
@@ -494,7 +478,7 @@ const cases: ReadonlyArray<Case> = [
         ]
       }
     ],
-    verdict: splitRule
+    verdict: "same"
   },
   // describe('multiple messages')
   {
@@ -525,7 +509,7 @@ const cases: ReadonlyArray<Case> = [
       },
       user("Thanks!")
     ],
-    verdict: splitRule
+    verdict: "same"
   },
   // describe('when ignoring incomplete tool calls')
   {
@@ -725,7 +709,7 @@ const cases: ReadonlyArray<Case> = [
             role: "assistant"
           }
         ],
-        verdict: splitRule
+        verdict: "same"
       }
     ]
   ),
@@ -758,7 +742,7 @@ const cases: ReadonlyArray<Case> = [
         role: "assistant"
       }
     ],
-    verdict: splitRule
+    verdict: "same"
   },
   {
     name: "should convert tool error result with approval and follow up text (static tool)",
@@ -778,7 +762,7 @@ const cases: ReadonlyArray<Case> = [
         role: "assistant"
       }
     ],
-    verdict: splitRule
+    verdict: "same"
   },
   // describe('data part conversion') — `convertDataPart` runs inside the AI SDK; ctxlog sees its result.
   ...(["user", "assistant"] as const).flatMap(

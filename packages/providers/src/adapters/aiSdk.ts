@@ -247,7 +247,39 @@ const refused = (index: number, message: AnyMessage): AdapterError | undefined =
  */
 export const toModelMessages = (
   messages: ReadonlyArray<AnyMessage>
-): Either.Either<Array<ModelMessage>, AdapterError> => {
+): Either.Either<Array<ModelMessage>, AdapterError> =>
+  Either.map(eachToModelMessage(messages), (out) => joinTools(messages, out))
+
+/**
+ * The tool messages ctxlog split out of one AI SDK tool message (noted `joined` on all but the first)
+ * joined back into one, so the messages come back as they came.
+ */
+const joinTools = <M extends { readonly role: string; readonly content: unknown }>(
+  messages: ReadonlyArray<AnyMessage>,
+  out: ReadonlyArray<M>
+): Array<M> => {
+  const joined: Array<M> = []
+  out.forEach((message, index) => {
+    const previous = joined.at(-1)
+    const source = messages[index]
+    if (
+      previous !== undefined &&
+      previous.role === "tool" &&
+      message.role === "tool" &&
+      ownNotes(source?.providerOptions).joined === true &&
+      Array.isArray(previous.content) &&
+      Array.isArray(message.content)
+    ) {
+      joined[joined.length - 1] = { ...previous, content: [...previous.content, ...message.content] }
+    } else {
+      joined.push(message)
+    }
+  })
+  return joined
+}
+
+/** One AI SDK message per ctxlog message, in order (the `ai-sdk` format maps them back by index). */
+const eachToModelMessage = (messages: ReadonlyArray<AnyMessage>): Either.Either<Array<ModelMessage>, AdapterError> => {
   const names = toolNames(messages)
   const name = (id: string) => names.get(id) ?? "unknown"
   for (const [index, message] of messages.entries()) {
@@ -725,10 +757,13 @@ const convertIn = (
         // One ctxlog tool message per result (as `Message.tool` makes them); approvals travel together.
         const results = parts.filter((part) => part.type === "tool_result")
         const approvals = parts.filter((part) => part.type !== "tool_result")
-        return [
-          ...(approvals.length === 0 ? [] : [{ role: "tool" as const, parts: approvals, ...kept }]),
-          ...results.map((part) => ({ role: "tool" as const, parts: [part], ...kept }))
+        // All but the first are noted `joined` (ctxlog's own note): they go back as one tool message.
+        const joined = { providerOptions: { ...messageOptions.right, [own]: { joined: true } } }
+        const split: Array<Message.MessageInput> = [
+          ...(approvals.length === 0 ? [] : [{ role: "tool" as const, parts: approvals }]),
+          ...results.map((part) => ({ role: "tool" as const, parts: [part] }))
         ]
+        return split.map((input, at) => ({ ...input, ...(at === 0 ? kept : joined) }))
       }
     )
   })
@@ -753,7 +788,16 @@ export type LanguageModelPrompt = ReadonlyArray<
 export const toLanguageModelPrompt = (
   messages: ReadonlyArray<AnyMessage>
 ): Either.Either<LanguageModelPrompt, AdapterError> =>
-  Either.map(toModelMessages(messages), (out) =>
+  Either.map(eachToLanguageModelMessage(messages), (out) => joinTools(messages, out))
+
+/**
+ * One language-model prompt message per ctxlog message, in order (what the `ai-sdk` format reads).
+ * @since 0.8.0
+ */
+export const eachToLanguageModelMessage = (
+  messages: ReadonlyArray<AnyMessage>
+): Either.Either<LanguageModelPrompt, AdapterError> =>
+  Either.map(eachToModelMessage(messages), (out) =>
     out.map((message) => {
       if (message.role === "system" || typeof message.content === "string") {
         return message.role === "system"

@@ -30,7 +30,7 @@
  */
 import { type Message, Window } from "@ctxlog/core"
 import * as Either from "effect/Either"
-import { toLanguageModelPrompt } from "../adapters/aiSdk.js"
+import { eachToLanguageModelMessage } from "../adapters/aiSdk.js"
 import type { Format, FrameworkRequest } from "../FrameworkFormat.js"
 import { InvalidRequest } from "../InvalidRequest.js"
 import { fromWindow, type Piece, wrapContext } from "../internal/sections.js"
@@ -62,7 +62,7 @@ export const render: Format = ({ window, options, provider }) => {
   const failed = (detail: string) => Either.left(new InvalidRequest({ provider, detail: `ai-sdk format: ${detail}` }))
   // Every window message in its AI SDK form, by id (one prompt message per message; names of tools
   // come from the whole window). JSON: a URL is its text.
-  const converted = toLanguageModelPrompt(all)
+  const converted = eachToLanguageModelMessage(all)
   if (Either.isLeft(converted)) return failed(converted.left.message)
   const json = JSON.parse(JSON.stringify(converted.right)) as ReadonlyArray<PromptMessage>
   const byId = new Map(all.map((message, index) => [message.id, json[index]]))
