@@ -105,20 +105,6 @@ const promptOf = (request: unknown): ReadonlyArray<PromptJson> => {
   )
 }
 
-/** The index of each hinted message in `messages`, with its TTL. */
-export const hintIndexes = (
-  rendered: RenderedWindow,
-  messages: ReadonlyArray<Message.Message> = rendered.messages
-): ReadonlyMap<number, { readonly ttl?: "5m" | "1h" }> => {
-  const byId = new Map(rendered.cacheHints.map((hint) => [hint.messageId, hint]))
-  const indexes = new Map<number, { readonly ttl?: "5m" | "1h" }>()
-  messages.forEach((message, index) => {
-    const hint = byId.get(message.id)
-    if (hint !== undefined) indexes.set(index, hint.ttl === undefined ? {} : { ttl: hint.ttl })
-  })
-  return indexes
-}
-
 /** The recorder of one stream. */
 export class Recorder {
   private context: Promise<Context> | undefined
