@@ -91,7 +91,7 @@ describe("the ai-sdk framework format (issue 35)", () => {
       ]
     })
     assert.deepStrictEqual(
-      (request.prompt[5]?.content as ReadonlyArray<{ toolCallId: string }>).map((part) => part.toolCallId),
+      ((request.prompt[5]?.content ?? []) as ReadonlyArray<{ toolCallId: string }>).map((part) => part.toolCallId),
       ["c1", "c2"]
     )
   })
