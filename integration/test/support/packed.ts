@@ -1,7 +1,8 @@
 /**
  * vitest globalSetup: packs our packages once for every packed-tarball test file (packInstall.test.ts,
- * packInstall.langgraph.test.ts, packInstall.openaiAgents.test.ts). Each file used to pack its own set, so core, compaction and providers were
- * packed (and so built) twice per run. Where the tests do not run (`gated` is false) nothing is packed. A
+ * packInstall.langgraph.test.ts, packInstall.openaiAgents.test.ts, packInstall.aiSdk.test.ts). Each file used to
+ * pack its own set, so core, compaction and providers were packed (and so built) twice per run. Where the tests
+ * do not run (`gated` is false) nothing is packed. A
  * failed pack does not fail the other integration tests: the tests that need the tarballs fail with its
  * message (`tarballs`).
  */

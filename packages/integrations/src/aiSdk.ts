@@ -21,15 +21,12 @@ import {
   cacheControlOf,
   fromLanguageModelPrompt,
   fromModelMessages,
-  type LanguageModelPrompt,
-  toLanguageModelPrompt,
-  toModelMessages,
-  withCacheControl
+  type LanguageModelPrompt
 } from "@ctxlog/providers/ai-sdk"
-import type { ModelMessage } from "ai"
+import type { ModelMessage, SystemModelMessage } from "ai"
 import * as Either from "effect/Either"
 import type { CtxlogOptions } from "./CtxlogOptions.js"
-import { hintIndexes, type PromptHint, type PromptMessage, Recorder, refused } from "./internal/recorder.js"
+import { type PromptHint, type PromptJson, type PromptMessage, Recorder, refused } from "./internal/recorder.js"
 
 /** @since 0.1.0 */
 export { builderOf, type CtxlogOptions, defaultPolicy } from "./CtxlogOptions.js"
@@ -147,27 +144,24 @@ type AssistantPart = { readonly type: string; readonly [key: string]: unknown }
 export const answerOf = (content: ReadonlyArray<MiddlewarePart>): ReadonlyArray<Message.Part> => {
   const parts: Array<AssistantPart> = []
   for (const part of content) {
+    // The part's provider metadata is what the AI SDK hands back as its `providerOptions` next step.
+    const metadata = field(part, "providerMetadata")
+    const options = metadata === undefined || metadata === null ? {} : { providerOptions: metadata }
     switch (part.type) {
       case "text":
-        parts.push({ type: "text", text: stringField(part, "text") ?? "" })
+        parts.push({ type: "text", text: stringField(part, "text") ?? "", ...options })
         break
-      case "reasoning": {
-        const metadata = field(part, "providerMetadata")
-        parts.push({
-          type: "reasoning",
-          text: stringField(part, "text") ?? "",
-          // An AI SDK prompt part: the SDK's optionals are exact.
-          ...(metadata === undefined ? {} : { providerOptions: metadata })
-        })
+      case "reasoning":
+        parts.push({ type: "reasoning", text: stringField(part, "text") ?? "", ...options })
         break
-      }
       case "tool-call":
         parts.push({
           type: "tool-call",
           toolCallId: stringField(part, "toolCallId") ?? "",
           toolName: stringField(part, "toolName") ?? "",
           input: parseInput(stringField(part, "input") ?? ""),
-          ...(field(part, "providerExecuted") === true ? { providerExecuted: true } : {})
+          ...(field(part, "providerExecuted") === true ? { providerExecuted: true } : {}),
+          ...options
         })
         break
       case "tool-result":
@@ -175,7 +169,8 @@ export const answerOf = (content: ReadonlyArray<MiddlewarePart>): ReadonlyArray<
           type: "tool-result",
           toolCallId: stringField(part, "toolCallId") ?? "",
           toolName: stringField(part, "toolName") ?? "",
-          output: { type: "json", value: field(part, "result") ?? null }
+          output: { type: "json", value: field(part, "result") ?? null },
+          ...options
         })
         break
       default:
@@ -185,6 +180,28 @@ export const answerOf = (content: ReadonlyArray<MiddlewarePart>): ReadonlyArray<
   if (parts.length === 0) return []
   const prompt = [{ role: "assistant", content: parts }] as unknown as LanguageModelPrompt
   return orThrow(fromLanguageModelPrompt(prompt)).flatMap((message) => message.parts)
+}
+
+/**
+ * An `ai-sdk` render's prompt (JSON) as the model's prompt: a file part's `data` that is an `http(s)`
+ * URL becomes a `URL` (the provider interface takes URLs as `URL`s; base64 text never holds `://`).
+ */
+const revive = (prompt: ReadonlyArray<PromptJson>): ReadonlyArray<PromptJson> =>
+  prompt.map((message) =>
+    Array.isArray(message.content) && message.content.some(isUrlFile)
+      ? {
+          ...message,
+          content: message.content.map((part) =>
+            isUrlFile(part) ? ({ ...part, data: new URL(part.data) } as unknown as Message.JsonValue) : part
+          )
+        }
+      : message
+  )
+
+const isUrlFile = (part: Message.JsonValue): part is { readonly type: "file"; readonly data: string } => {
+  if (typeof part !== "object" || part === null || Array.isArray(part)) return false
+  const record = part as { readonly [key: string]: Message.JsonValue }
+  return record.type === "file" && typeof record.data === "string" && /^https?:\/\//.test(record.data)
 }
 
 /** The caller's prompt, message by message, as ctxlog messages. */
@@ -287,25 +304,36 @@ export const ctxlogMiddleware = (options: CtxlogOptions): CtxlogMiddleware => {
     policies.get(params) ?? lastPolicy ?? recorder.policyFor(model)
 
   const collect = (policy: TurnPolicy) => {
-    type Entry = { type: "text" | "reasoning"; id: string; text: string } | MiddlewarePart
-    const entries: Array<Entry> = []
+    type Open = { type: "text" | "reasoning"; id: string; text: string; providerMetadata?: unknown }
+    const entries: Array<Open | MiddlewarePart> = []
     let usage: MiddlewareUsage | undefined
-    const open = (type: "text" | "reasoning", id: string): { text: string } => {
+    const open = (type: "text" | "reasoning", id: string): Open => {
       const found = entries.find(
-        (entry): entry is { type: "text" | "reasoning"; id: string; text: string } =>
-          entry.type === type && "id" in entry && entry.id === id && "text" in entry
+        (entry): entry is Open => entry.type === type && "id" in entry && entry.id === id && "text" in entry
       )
       if (found !== undefined) return found
-      const created = { type, id, text: "" }
+      const created: Open = { type, id, text: "" }
       entries.push(created)
       return created
+    }
+    // A part's provider metadata is the latest its start, deltas and end gave (as the AI SDK keeps it).
+    const note = (entry: Open, part: MiddlewarePart) => {
+      const metadata = field(part, "providerMetadata")
+      if (metadata !== undefined && metadata !== null) entry.providerMetadata = metadata
     }
     return new TransformStream<MiddlewarePart, MiddlewarePart>({
       transform(part, controller) {
         const id = stringField(part, "id") ?? ""
-        if (part.type === "text-delta") open("text", id).text += stringField(part, "delta") ?? ""
-        else if (part.type === "reasoning-delta") open("reasoning", id).text += stringField(part, "delta") ?? ""
-        else if (part.type === "tool-call" || part.type === "tool-result") entries.push(part)
+        const kind = part.type.startsWith("text-")
+          ? "text"
+          : part.type.startsWith("reasoning-")
+            ? "reasoning"
+            : undefined
+        if (kind !== undefined && /-(start|delta|end)$/.test(part.type)) {
+          const entry = open(kind, id)
+          if (part.type.endsWith("-delta")) entry.text += stringField(part, "delta") ?? ""
+          note(entry, part)
+        } else if (part.type === "tool-call" || part.type === "tool-result") entries.push(part)
         else if (part.type === "finish") usage = field(part, "usage") as MiddlewareUsage | undefined
         controller.enqueue(part)
       },
@@ -328,10 +356,9 @@ export const ctxlogMiddleware = (options: CtxlogOptions): CtxlogMiddleware => {
       const policy = recorder.policyFor(model, renderOf(params))
       const converted = promptMessages(params.prompt)
       const rendered = await recorder.ingestAndRender(converted, policy, hintsOf(params.prompt, converted))
-      // The caller's breakpoints go on the messages they fell on, for the AI SDK's provider to send.
-      const prompt = withCacheControl(orThrow(toLanguageModelPrompt(rendered.messages)), hintIndexes(rendered))
-      // The rendered prompt takes the caller's prompt's place; the rest of the options are the caller's own.
-      const next = { ...params, prompt } as typeof params
+      // The render is the prompt (the `ai-sdk` format, recorded): it takes the caller's prompt's place,
+      // with the caller's breakpoints on the messages they fell on; the other options are the caller's own.
+      const next = { ...params, prompt: revive(rendered.prompt) } as unknown as typeof params
       policies.set(next, policy)
       lastPolicy = policy
       return next
@@ -360,6 +387,11 @@ export interface StepPart {
   readonly output?: unknown
   readonly error?: unknown
   readonly providerExecuted?: boolean | undefined
+  /** The provider metadata of the part (handed back as `providerOptions` next step). @since 0.8.0 */
+  readonly providerMetadata?: unknown
+  /** A `tool-approval-request` part's id and the call it asks about. @since 0.8.0 */
+  readonly approvalId?: string | undefined
+  readonly toolCall?: { readonly toolCallId: string } | undefined
 }
 
 /** A finished step (`StepResult` of `ai`), by the fields read here. @since 0.1.0 */
@@ -383,7 +415,7 @@ export interface CtxlogSteps {
     readonly messages: Array<ModelMessage>
     readonly model: unknown
     readonly stepNumber: number
-  }) => Promise<{ messages: Array<ModelMessage> }>
+  }) => Promise<{ messages: Array<ModelMessage>; system?: Array<SystemModelMessage> }>
   /** `onStepFinish`: the step's answer, tool results and usage go in (`Turn.complete`). */
   readonly onStepFinish: (step: StepOutcome) => Promise<void>
   readonly close: () => Promise<void>
@@ -435,29 +467,38 @@ export const ctxlogPrepareStep = (options: CtxlogOptions): CtxlogSteps => {
         return { role: message.role, messages: converted.right }
       })
       const rendered = await recorder.ingestAndRender(prompt, policy, hintsOf(messages, prompt))
-      const window = rendered.messages.filter((message) => message.role !== "system")
-      return { messages: withCacheControl(orThrow(toModelMessages(window)), hintIndexes(rendered, window)) }
+      // The render is the step's prompt: its leading system messages take the place of `system`
+      // (when it has any), the rest are the step's messages.
+      const lead = rendered.prompt.findIndex((message) => message.role !== "system")
+      const split = lead === -1 ? rendered.prompt.length : lead
+      const system = revive(rendered.prompt.slice(0, split)) as unknown as Array<SystemModelMessage>
+      const rest = revive(rendered.prompt.slice(split)) as unknown as Array<ModelMessage>
+      return system.length === 0 ? { messages: rest } : { system, messages: rest }
     },
     onStepFinish: async (step) => {
       policy = policy ?? recorder.policyFor(step.model)
       const answer = answerOf(
         step.content.flatMap((part): Array<MiddlewarePart & { readonly [key: string]: unknown }> => {
           const id = { toolCallId: part.toolCallId ?? "", toolName: part.toolName ?? "" }
+          const metadata = part.providerMetadata === undefined ? {} : { providerMetadata: part.providerMetadata }
           switch (part.type) {
             case "text":
             case "reasoning":
-              return [{ type: part.type, text: part.text ?? "" }]
+              return [{ type: part.type, text: part.text ?? "", ...metadata }]
             case "tool-call":
               return [
                 {
                   type: "tool-call",
                   ...id,
                   input: JSON.stringify(part.input ?? {}),
-                  ...(part.providerExecuted === true ? { providerExecuted: true } : {})
+                  ...(part.providerExecuted === true ? { providerExecuted: true } : {}),
+                  ...metadata
                 }
               ]
             case "tool-result":
-              return part.providerExecuted === true ? [{ type: "tool-result", ...id, result: jsonOf(part.output) }] : []
+              return part.providerExecuted === true
+                ? [{ type: "tool-result", ...id, result: jsonOf(part.output), ...metadata }]
+                : []
             default:
               return []
           }
@@ -470,7 +511,15 @@ export const ctxlogPrepareStep = (options: CtxlogOptions): CtxlogSteps => {
         if (part.type === "tool-error") return [Message.toolResult(part.toolCallId ?? "", String(part.error), true)]
         return []
       })
-      await recorder.answered(answer, usageOf(step.usage), policy, results)
+      // A call waiting for the user's approval: its request is kept with the answer (the call stays
+      // pending in the log, shown, until its result comes with the next step).
+      const approvals = step.content.flatMap(
+        (part): ReadonlyArray<Message.Part> =>
+          part.type === "tool-approval-request" && part.approvalId !== undefined && part.toolCall !== undefined
+            ? [Message.toolApprovalRequest(part.approvalId, part.toolCall.toolCallId)]
+            : []
+      )
+      await recorder.answered([...answer, ...approvals], usageOf(step.usage), policy, results)
     }
   }
 }

@@ -283,17 +283,48 @@ describe("ctxlogMiddleware across processes and on bad input", () => {
     const failed = generateText({
       model: wrapLanguageModel({ model, middleware }),
       messages: [
+        { role: "user", content: "hi" },
+        { role: "assistant", content: [{ type: "tool-call", toolCallId: "c1", toolName: "fetch", input: {} }] },
         {
-          role: "user",
-          content: [{ type: "text", text: "hi", providerOptions: { acme: { secret: true } } }]
+          role: "tool",
+          content: [
+            {
+              type: "tool-result",
+              toolCallId: "c1",
+              toolName: "fetch",
+              // A provider's file reference: ctxlog holds no such tool output item.
+              output: { type: "content", value: [{ type: "file-id", fileId: "file_1" }] }
+            }
+          ]
         }
       ]
     })
-    await expect(failed).rejects.toMatchObject({ _tag: "AdapterError", message: expect.stringContaining("prompt[0]") })
+    await expect(failed).rejects.toMatchObject({ _tag: "AdapterError", message: expect.stringContaining("prompt[2]") })
     await middleware.close()
     expect(prompts).toEqual([])
     // Refused before the log was opened: not even the database file was created.
     expect(existsSync(filename)).toBe(false)
+  })
+
+  it("keeps a provider option of any namespace and hands it back to the model in place (issue 35)", async () => {
+    const filename = tempDb()
+    const middleware = ctxlogMiddleware({ sqlite: filename, stream: "b2" })
+    const { model, prompts } = scripted([text("hello")])
+    await generateText({
+      model: wrapLanguageModel({ model, middleware }),
+      messages: [{ role: "user", content: [{ type: "text", text: "hi", providerOptions: { acme: { secret: true } } }] }]
+    })
+    await middleware.close()
+    expect(prompts[0]).toEqual([
+      { role: "user", content: [{ type: "text", text: "hi", providerOptions: { acme: { secret: true } } }] }
+    ])
+    const log = await readBack(filename, "b2")
+    expect(log.window.history[0]?.parts[0]).toEqual({
+      type: "text",
+      text: "hi",
+      providerOptions: { acme: { secret: true } }
+    })
+    expect(log.verification).toMatchObject({ renders: 1, verified: 1, failures: [] })
   })
 })
 

@@ -1,7 +1,7 @@
 // Caller cache hints through the AI SDK integrations (issue 23): a caller's
 // `providerOptions.anthropic.cacheControl` on a message or a part becomes a recorded render option
-// (`PromptRendered` v5 `render.cacheHints`, by window message), the Anthropic render places it, the
-// model receives it on the same messages, and `ctxlog render` rebuilds the request with it.
+// (`PromptRendered` v5 `render.cacheHints`, by window message), the `ai-sdk` format places it on the
+// messages it names, the model receives that prompt, and `ctxlog render` rebuilds it with them.
 import type { LanguageModelV3CallOptions, LanguageModelV3GenerateResult } from "@ai-sdk/provider"
 import { Window, type WindowEvent } from "@ctxlog/core"
 import { RenderRecord } from "@ctxlog/providers"
@@ -44,33 +44,28 @@ const rebuiltRenders = (log: ReadBack) => {
     const before = Window.replay(log.events.slice(0, index).map((entry) => entry.event))
     const rebuilt = RenderRecord.rebuild(before, stored.event, stored.version, blobs)
     if (Either.isLeft(rebuilt)) throw new Error(rebuilt.left.message)
-    return [{ event: stored.event, before, request: rebuilt.right.request as AnthropicShape }]
+    return [{ event: stored.event, before, request: rebuilt.right.request as AiSdkShape }]
   })
 }
 
-interface AnthropicShape {
-  readonly system?: ReadonlyArray<{ readonly text: string; readonly cache_control?: unknown }>
-  readonly messages: ReadonlyArray<{
+/** A recorded render of the integrations: the AI SDK prompt (the `ai-sdk` format). */
+interface AiSdkShape {
+  readonly format: "ai-sdk"
+  readonly prompt: ReadonlyArray<{
     readonly role: string
-    readonly content: ReadonlyArray<{ readonly type: string; readonly text?: string; readonly cache_control?: unknown }>
+    readonly content: string | ReadonlyArray<{ readonly type: string; readonly text?: string }>
+    readonly providerOptions?: { readonly anthropic?: { readonly cacheControl?: unknown } }
   }>
 }
 
-/** Where a request carries `cache_control`, by place and the text of the block. */
-const markersOf = (request: AnthropicShape) => [
-  ...(request.system ?? []).flatMap((block, index) =>
-    block.cache_control === undefined
-      ? []
-      : [{ at: `system[${index}]`, text: block.text, control: block.cache_control }]
-  ),
-  ...request.messages.flatMap((message, index) =>
-    message.content.flatMap((block, inner) =>
-      block.cache_control === undefined
-        ? []
-        : [{ at: `messages[${index}].content[${inner}]`, text: block.text, control: block.cache_control }]
-    )
-  )
-]
+/** Where a recorded prompt carries a cache breakpoint, by message and its text. */
+const markersOf = (request: AiSdkShape) =>
+  request.prompt.flatMap((message, index) => {
+    const control = message.providerOptions?.anthropic?.cacheControl
+    const text =
+      typeof message.content === "string" ? message.content : message.content.map((part) => part.text ?? "").join("")
+    return control === undefined ? [] : [{ at: `prompt[${index}]`, text, control }]
+  })
 
 const idOf = (event: WindowEvent.EventOf<"PromptRendered">, window: Window.Window, text: string) =>
   Window.messages(window).find((message) => message.parts.some((part) => part.type === "text" && part.text === text))
@@ -118,17 +113,20 @@ describe("caller cache hints (AI SDK)", () => {
       { messageId: idOf(one.event, one.before, "Why does the build fail?"), ttl: "1h" }
     ])
     expect(markersOf(one.request)).toEqual([
-      { at: "system[0]", text: "You are a build engineer.", control: { type: "ephemeral" } },
-      { at: "messages[0].content[0]", text: "Why does the build fail?", control: { type: "ephemeral", ttl: "1h" } }
+      { at: "prompt[0]", text: "You are a build engineer.", control: { type: "ephemeral" } },
+      { at: "prompt[1]", text: "Why does the build fail?", control: { type: "ephemeral", ttl: "1h" } }
     ])
+    // The recorded render is the prompt the model received.
+    expect(one.request.prompt).toEqual(JSON.parse(JSON.stringify(prompts[0])))
     expect(two.event.render?.cacheHints).toEqual([
       { messageId: idOf(two.event, two.before, "You are a build engineer.") },
       { messageId: idOf(two.event, two.before, "Fix it.") }
     ])
     expect(markersOf(two.request)).toEqual([
-      { at: "system[0]", text: "You are a build engineer.", control: { type: "ephemeral" } },
-      { at: "messages[2].content[0]", text: "Fix it.", control: { type: "ephemeral" } }
+      { at: "prompt[0]", text: "You are a build engineer.", control: { type: "ephemeral" } },
+      { at: "prompt[3]", text: "Fix it.", control: { type: "ephemeral" } }
     ])
+    expect(two.request.prompt).toEqual(JSON.parse(JSON.stringify(prompts[1])))
     console.log("hinted renders:", JSON.stringify(log.verification), JSON.stringify(markersOf(two.request)))
   })
 
@@ -155,7 +153,7 @@ describe("caller cache hints (AI SDK)", () => {
     const [render] = rebuiltRenders(log)
     expect(render?.event.render?.cacheHints).toEqual([{ messageId: log.window.history[0]?.id, ttl: "1h" }])
     expect(render === undefined ? [] : markersOf(render.request)).toEqual([
-      { at: "messages[0].content[0]", text: "Do the tests pass?", control: { type: "ephemeral", ttl: "1h" } }
+      { at: "prompt[0]", text: "Do the tests pass?", control: { type: "ephemeral", ttl: "1h" } }
     ])
   })
 })

@@ -94,3 +94,176 @@ describe("AI SDK pruneMessages scenarios on a conversation that went through ctx
     assertCoverageRow("aiSdkPruning", ["same", ...scenarios.map((): "same" => "same")])
   })
 })
+
+/*
+ * Issue 35: the AI SDK's own `pruneMessages` cases, ported. Source: vercel/ai
+ * `packages/ai/src/generate-text/prune-messages.test.ts` at f66ac323267e3be1ad7a183dff5e9e145a427cb2 (the
+ * file as of release-v6.0, b8e4215ea7ddf4cca6551bdadfada8f1bbadd8cf; Apache-2.0, © Vercel, Inc.): its
+ * fixtures and options, test names kept. Each case runs the AI SDK's own `pruneMessages` (ai 6,
+ * installed) and requires, both ways, that ctxlog expresses it: pruning the conversation after a trip
+ * through ctxlog gives what pruning it before gives, and the pruned conversation itself (reasoning or tool
+ * calls gone, approvals left over, empty messages) survives the trip. Before this port the file held the
+ * approval scenarios above only. All 9 pass; with ctxlog's old tool-message split (one result per message,
+ * given back so) the two `before-last-2-messages` cases counted messages differently and failed.
+ */
+const fixture1: Array<ModelMessage> = [
+  { role: "user", content: [{ type: "text", text: "Weather in Tokyo and Busan?" }] },
+  {
+    role: "assistant",
+    content: [
+      { type: "reasoning", text: "I need to get the weather in Tokyo and Busan." },
+      { type: "tool-call", toolCallId: "call-1", toolName: "get-weather-tool-1", input: '{"city": "Tokyo"}' },
+      { type: "tool-call", toolCallId: "call-2", toolName: "get-weather-tool-2", input: '{"city": "Busan"}' },
+      { type: "tool-approval-request", toolCallId: "call-2", approvalId: "approval-1" }
+    ]
+  },
+  {
+    role: "tool",
+    content: [
+      { type: "tool-approval-response", approvalId: "approval-1", approved: true },
+      {
+        type: "tool-result",
+        toolCallId: "call-1",
+        toolName: "get-weather-tool-1",
+        output: { type: "text", value: "sunny" }
+      },
+      {
+        type: "tool-result",
+        toolCallId: "call-2",
+        toolName: "get-weather-tool-2",
+        output: { type: "error-text", value: "Error: Fetching weather data failed" }
+      }
+    ]
+  },
+  {
+    role: "assistant",
+    content: [
+      { type: "reasoning", text: "I have got the weather in Tokyo and Busan." },
+      { type: "text", text: "The weather in Tokyo is sunny. I could not get the weather in Busan." }
+    ]
+  }
+]
+
+const fixture2: Array<ModelMessage> = [
+  { role: "user", content: [{ type: "text", text: "Weather in Tokyo and Busan?" }] },
+  {
+    role: "assistant",
+    content: [
+      { type: "reasoning", text: "I need to get the weather in Tokyo and Busan." },
+      { type: "tool-call", toolCallId: "call-1", toolName: "get-weather-tool-1", input: '{"city": "Tokyo"}' },
+      { type: "tool-call", toolCallId: "call-2", toolName: "get-weather-tool-2", input: '{"city": "Busan"}' },
+      { type: "tool-approval-request", toolCallId: "call-1", approvalId: "approval-1" }
+    ]
+  }
+]
+
+const ask = (id: string, question: string, options: ReadonlyArray<string>): ModelMessage => ({
+  role: "assistant",
+  content: [{ type: "tool-call", toolCallId: id, toolName: "AskUserQuestion", input: { question, options } }]
+})
+const answer = (id: string, value: string): ModelMessage => ({
+  role: "tool",
+  content: [{ type: "tool-result", toolCallId: id, toolName: "AskUserQuestion", output: { type: "text", value } }]
+})
+const multiTurn: Array<ModelMessage> = [
+  { role: "user", content: [{ type: "text", text: "ask me a question" }] },
+  {
+    role: "assistant",
+    content: [
+      { type: "text", text: "What can i help you with" },
+      ...((ask("toolu_01P9s4havAQSjDmS4eWT1N2V", "What would you like help with today?", [
+        "Tool 1 Option 1",
+        "Tool 1 Option 2",
+        "Tool 1 Option 3"
+      ]).content as Array<never>) ?? [])
+    ]
+  },
+  answer("toolu_01P9s4havAQSjDmS4eWT1N2V", "Something else"),
+  ask("toolu_01TMAuwWKLmBoQtx7K88dxsQ", "Ok what else?", ["Tool 2 Option 1", "Tool 2 Option 2", "Tool 2 Option 3"]),
+  answer("toolu_01TMAuwWKLmBoQtx7K88dxsQ", "Other - I'll describe it"),
+  { role: "assistant", content: [{ type: "text", text: "What would you like to discuss or work on?" }] },
+  { role: "user", content: [{ type: "text", text: "never mind. lets end this conversation" }] },
+  { role: "assistant", content: [{ type: "text", text: "ok, have a nice day" }] },
+  { role: "user", content: [{ type: "text", text: "thank you" }] }
+]
+
+const unresolved: Array<ModelMessage> = [
+  { role: "user", content: [{ type: "text", text: "Weather in Tokyo and Busan?" }] },
+  {
+    role: "assistant",
+    content: [{ type: "tool-call", toolCallId: "call-1", toolName: "get-weather-tool-1", input: { city: "Tokyo" } }]
+  },
+  {
+    role: "tool",
+    content: [
+      { type: "tool-approval-response", approvalId: "unknown-approval", approved: true },
+      {
+        type: "tool-result",
+        toolCallId: "call-1",
+        toolName: "get-weather-tool-1",
+        output: { type: "text", value: "sunny" }
+      }
+    ]
+  }
+]
+
+type PruneOptions = Omit<Parameters<typeof pruneMessages>[0], "messages">
+const ported: ReadonlyArray<readonly [string, Array<ModelMessage>, PruneOptions]> = [
+  ["reasoning all: should prune all reasoning parts", fixture1, { reasoning: "all" }],
+  [
+    "reasoning before-trailing-message: should prune the trailing message",
+    fixture1,
+    { reasoning: "before-last-message" }
+  ],
+  ["toolCalls all: should prune all tool calls, results, errors, and approvals", fixture1, { toolCalls: "all" }],
+  [
+    "toolCalls before-last-message: should prune tool calls before last message",
+    fixture2,
+    { toolCalls: "before-last-message" }
+  ],
+  [
+    "toolCalls before-last-message: should prune tool calls and results from multi-turn conversation when last message has no tool calls",
+    multiTurn,
+    { toolCalls: "before-last-message" }
+  ],
+  [
+    "toolCalls before-last-2-messages: should prune all tool calls, results, errors, and approvals",
+    fixture1,
+    { toolCalls: "before-last-2-messages" }
+  ],
+  [
+    "toolCalls two tool settings: should prune all tool calls, results, errors, and approvals",
+    fixture1,
+    {
+      toolCalls: [
+        { type: "all", tools: ["get-weather-tool-1"] },
+        { type: "before-last-2-messages", tools: ["get-weather-tool-2"] }
+      ]
+    }
+  ],
+  [
+    "selective tool pruning with approvals (regression): should prune the approval response together with its request and tool-call",
+    fixture1,
+    { toolCalls: [{ type: "all", tools: ["get-weather-tool-2"] }] }
+  ],
+  [
+    "selective tool pruning with approvals (regression): should drop unresolved approval responses during selective pruning",
+    unresolved,
+    { toolCalls: [{ type: "all", tools: ["get-weather-tool-2"] }] }
+  ]
+]
+
+const plainJson = (value: unknown): unknown => JSON.parse(JSON.stringify(value))
+
+describe("the AI SDK's pruneMessages cases, through ctxlog (ported, issue 35)", () => {
+  for (const [name, messages, options] of ported) {
+    it(name, () => {
+      const pruned = pruneMessages({ messages, ...options })
+      // Pruning after the trip gives what pruning before gives.
+      const afterTrip = pruneMessages({ messages: throughCtxlog(messages), ...options })
+      assert.deepStrictEqual(plainJson(afterTrip), plainJson(pruned))
+      // The pruned conversation itself is expressible: it comes back as it went.
+      assert.deepStrictEqual(plainJson(throughCtxlog(pruned)), plainJson(pruned))
+    })
+  }
+})

@@ -72,24 +72,37 @@ export const cacheHintsIn = (
   return found
 }
 
-/** A render's window messages, in render order, and the caller's cache hints it placed. */
+/** A render: the prompt it recorded (the `ai-sdk` format's), its window messages, the caller's cache hints it placed. */
 export interface RenderedWindow {
+  readonly prompt: ReadonlyArray<PromptJson>
   readonly messages: ReadonlyArray<Message.Message>
   readonly cacheHints: ReadonlyArray<WindowEvent.CacheHint>
 }
 
-/** The index of each hinted message in `messages`, with its TTL. */
-export const hintIndexes = (
-  rendered: RenderedWindow,
-  messages: ReadonlyArray<Message.Message> = rendered.messages
-): ReadonlyMap<number, { readonly ttl?: "5m" | "1h" }> => {
-  const byId = new Map(rendered.cacheHints.map((hint) => [hint.messageId, hint]))
-  const indexes = new Map<number, { readonly ttl?: "5m" | "1h" }>()
-  messages.forEach((message, index) => {
-    const hint = byId.get(message.id)
-    if (hint !== undefined) indexes.set(index, hint.ttl === undefined ? {} : { ttl: hint.ttl })
-  })
-  return indexes
+/** One message of an `ai-sdk` render's prompt, as JSON. */
+export interface PromptJson {
+  readonly role: string
+  readonly content: Message.JsonValue
+  readonly providerOptions?: { readonly [namespace: string]: Message.JsonValue }
+}
+
+/** The prompt of an `ai-sdk` render, or the error naming what the render was instead. */
+const promptOf = (request: unknown): ReadonlyArray<PromptJson> => {
+  if (
+    typeof request === "object" &&
+    request !== null &&
+    "format" in request &&
+    request.format === "ai-sdk" &&
+    "prompt" in request &&
+    Array.isArray(request.prompt)
+  ) {
+    return request.prompt as ReadonlyArray<PromptJson>
+  }
+  throw new CtxlogError(
+    "InvalidRequest",
+    'the render is not an ai-sdk prompt (the builder config of the policy needs format: "ai-sdk")',
+    request
+  )
 }
 
 /** The recorder of one stream. */
@@ -114,8 +127,16 @@ export class Recorder {
     return this.context
   }
 
-  policyFor(model: { readonly provider: string; readonly modelId: string }, extra: Partial<TurnPolicy["render"]> = {}) {
-    const base: TurnPolicy = this.options.policy ?? defaultPolicy(model, this.options.contextWindow)
+  /**
+   * The policy of a call: the caller's (else the default for the model) with the call's render options,
+   * its builder config in the `ai-sdk` format, so the render is the prompt the model receives.
+   */
+  policyFor(
+    model: { readonly provider: string; readonly modelId: string },
+    extra: Partial<TurnPolicy["render"]> = {}
+  ): TurnPolicy {
+    const given: TurnPolicy = this.options.policy ?? defaultPolicy(model, this.options.contextWindow)
+    const base: TurnPolicy = { ...given, builder: { ...given.builder, format: "ai-sdk" } }
     const render = { ...base.render, ...extra }
     return Object.keys(render).length === 0 ? base : { ...base, render }
   }
@@ -145,8 +166,14 @@ export class Recorder {
           )
         }
       } else {
+        // Every answer went in when it was given, except one whose tool calls waited for their results
+        // (the process stopped in between, say for the user's approval): that one goes in now with them.
         const lastAssistant = conversation.map((message) => message.role).lastIndexOf("assistant")
-        this.known = lastAssistant + 1
+        const answer = conversation[lastAssistant]?.messages.at(-1)
+        const held =
+          answer === undefined ||
+          Window.messages(window).some((message) => message.role === "assistant" && keyOf(message) === keyOf(answer))
+        this.known = held ? lastAssistant + 1 : lastAssistant
       }
     }
     // A prompt shorter than what the log holds is not the whole conversation (ai 7's
@@ -189,6 +216,7 @@ export class Recorder {
     this.lastEstimate = rendered.stats.total
     const placed = new Set(Window.messages(rendered.window).map((message) => message.id))
     return {
+      prompt: promptOf(rendered.request),
       messages: Window.messages(rendered.window),
       cacheHints: cacheHints.filter((hint) => placed.has(hint.messageId))
     }
@@ -215,7 +243,8 @@ export class Recorder {
       results,
       usage,
       estimatedInputTokens: this.lastEstimate,
-      endTurn: calls.length === 0 || results === undefined || results.length === 0
+      // Calls still without results (waiting for an approval, or for the caller) keep the turn open.
+      endTurn: calls.length === 0 || results === undefined
     })
     // The caller's next prompt holds the answer (and one tool message when there were results).
     if (this.known !== undefined) this.known += results !== undefined && results.length > 0 ? 2 : 1

@@ -7,17 +7,25 @@
  * - Reasoning parts both ways, with the provider data a later request needs (Anthropic `signature` /
  *   `redactedData`, OpenAI `itemId` / `reasoningEncryptedContent` in `providerOptions`).
  * - Tool results: `text` / `error-text`; `content` outputs (text, images, files) become a tool result
- *   made of parts and go back as `content`. Rules by which ctxlog differs: `json` / `error-json`
- *   outputs are kept as their JSON text (and come back as `text`); `execution-denied` becomes an error
- *   result whose text is the reason.
+ *   made of parts and go back as `content`. `json` / `error-json` outputs are kept as their JSON text
+ *   and `execution-denied` as an error result whose text is the reason; the output's type is kept
+ *   (under the `ctxlog` namespace of the part's stored options, never sent) so each comes back as it
+ *   came.
  * - Provider-executed tool calls (`providerExecuted: true`) and the tool results in an assistant
  *   message are `server_tool_call` / `server_tool_result` parts (never client tool calls) of the
  *   provider named by `options.provider` (default `ai-sdk`); they go back as they came.
  * - Tool approvals: `tool-approval-request` and `tool-approval-response` parts both ways.
- * - `providerOptions` other than reasoning data are not message content: Anthropic `cacheControl`
- *   hints are a render option (`BuildOptions.cacheHints`, read with {@link cacheControlOf}) and are
- *   not part of the messages; any other is an `AdapterError` naming the part. Citations on ctxlog text
- *   have no AI SDK form and are not sent.
+ * - `providerOptions` (and the `providerMetadata` an answer carried, which the AI SDK hands back as
+ *   `providerOptions`) are kept: every namespace ctxlog does not interpret (`openai.itemId` on text and
+ *   tool calls, `google.thoughtSignature`, `anthropic.citations`, any other provider's) is stored opaque
+ *   on the message or part it was on (core's `providerOptions`) and given back there, on messages,
+ *   parts, tool outputs and the items of a `content` output. Interpreted: reasoning data (Anthropic
+ *   `signature` / `redactedData`, OpenAI `itemId` / `reasoningEncryptedContent`, kept in ctxlog's
+ *   reasoning fields for the provider builders, given back in the same place) and Anthropic
+ *   `cacheControl`, a render option (`BuildOptions.cacheHints`, read with {@link cacheControlOf}
+ *   wherever the AI SDK puts it), not message content. A value that is not JSON is an
+ *   `AdapterError` naming the part. Citations on ctxlog text (from another adapter) have no AI SDK
+ *   form and are refused.
  *
  * @since 0.1.0
  */
@@ -64,51 +72,122 @@ const base64Of = (bytes: Uint8Array): string => {
   return btoa(binary)
 }
 
-const reasoningOptions = (part: Message.ReasoningPart): ProviderOptions | undefined => {
-  if (part.signature !== undefined) return { anthropic: { signature: part.signature } }
-  if (part.redactedData !== undefined) return { anthropic: { redactedData: part.redactedData } }
-  if (part.itemId !== undefined) {
-    return {
-      openai: {
-        itemId: part.itemId,
-        ...(part.encryptedContent === undefined ? {} : { reasoningEncryptedContent: part.encryptedContent })
-      }
-    }
+/** A JSON record (ctxlog's providerOptions, a namespace's values). */
+type JsonRecord = { readonly [key: string]: Message.JsonValue }
+const isRecord = (value: unknown): value is JsonRecord =>
+  typeof value === "object" && value !== null && !Array.isArray(value)
+
+/** The namespace ctxlog keeps its own notes in (a tool output's type and options); never sent. */
+const own = "ctxlog"
+
+/** Namespaces merged: `extra`'s keys over `base`'s, namespace by namespace. */
+const mergeOptions = (
+  base: Message.ProviderOptions | undefined,
+  extra: Message.ProviderOptions | undefined
+): Message.ProviderOptions | undefined => {
+  if (extra === undefined) return base
+  if (base === undefined) return extra
+  const merged: { [namespace: string]: Message.JsonValue } = { ...base }
+  for (const [namespace, values] of Object.entries(extra)) {
+    const before = merged[namespace]
+    merged[namespace] = isRecord(before) && isRecord(values) ? { ...before, ...values } : values
   }
-  return undefined
+  return merged
+}
+
+/** Stored options as the AI SDK's (`ctxlog`'s own notes left out), or undefined when none remain. */
+const optionsOut = (options: Message.ProviderOptions | undefined): ProviderOptions | undefined => {
+  if (options === undefined) return undefined
+  const out = Object.fromEntries(Object.entries(options).filter(([namespace]) => namespace !== own))
+  return Object.keys(out).length === 0 ? undefined : (out as ProviderOptions)
+}
+
+/** `{ providerOptions }` when there are any (the AI SDK's optionals are exact). */
+const withOptions = (options: Message.ProviderOptions | undefined): { providerOptions?: ProviderOptions } => {
+  const out = optionsOut(options)
+  return out === undefined ? {} : { providerOptions: out }
+}
+
+const ownNotes = (options: Message.ProviderOptions | undefined): JsonRecord => {
+  const notes = options?.[own]
+  return isRecord(notes) ? notes : {}
+}
+
+const reasoningOptions = (part: Message.ReasoningPart): ProviderOptions | undefined => {
+  const anthropic = {
+    ...(part.signature === undefined ? {} : { signature: part.signature }),
+    ...(part.redactedData === undefined ? {} : { redactedData: part.redactedData })
+  }
+  const openai = {
+    ...(part.itemId === undefined ? {} : { itemId: part.itemId }),
+    ...(part.encryptedContent === undefined ? {} : { reasoningEncryptedContent: part.encryptedContent })
+  }
+  const interpreted = {
+    ...(Object.keys(anthropic).length === 0 ? {} : { anthropic }),
+    ...(Object.keys(openai).length === 0 ? {} : { openai })
+  }
+  return optionsOut(mergeOptions(part.providerOptions, Object.keys(interpreted).length === 0 ? undefined : interpreted))
 }
 
 const mediaOut = (part: Message.ImagePart | Message.DocumentPart): ImagePart | FilePart => {
   const source = part.source
+  const options = withOptions(part.providerOptions)
+  const notes = ownNotes(part.providerOptions)
+  const notedType = typeof notes.mediaType === "string" ? notes.mediaType : undefined
+  if (notes.part === "file" || (part.type === "image" && notedType !== undefined)) {
+    // A `file` part (an image given as a file, an image URL with its media type) comes back as it came.
+    const mediaType = notedType ?? (part.type === "image" ? "image/*" : "application/octet-stream")
+    const data =
+      source.type === "url"
+        ? new URL(source.url)
+        : notes.dataUrl === true
+          ? `data:${source.mediaType};base64,${source.data}`
+          : source.data
+    return {
+      type: "file",
+      data,
+      mediaType,
+      ...(typeof notes.filename === "string" ? { filename: notes.filename } : {}),
+      ...options
+    }
+  }
   if (part.type === "image") {
     return source.type === "url"
-      ? { type: "image", image: new URL(source.url) }
-      : { type: "image", image: source.data, mediaType: source.mediaType }
+      ? { type: "image", image: new URL(source.url), ...options }
+      : { type: "image", image: source.data, mediaType: source.mediaType, ...options }
   }
   return {
     type: "file",
     data: source.type === "url" ? new URL(source.url) : source.data,
-    mediaType: source.type === "url" ? "application/octet-stream" : source.mediaType,
-    ...(part.title === undefined ? {} : { filename: part.title })
+    mediaType: source.type === "url" ? (notedType ?? "application/octet-stream") : source.mediaType,
+    ...(part.title === undefined ? {} : { filename: part.title }),
+    ...options
   }
 }
 
 const contentItemOut = (part: Message.ToolResultContent): ContentItem => {
-  if (part.type === "text") return { type: "text", text: part.text }
+  const options = withOptions(part.providerOptions)
+  if (part.type === "text") return { type: "text", text: part.text, ...options }
   const source = part.source
-  if (part.type === "image") {
-    return source.type === "url"
-      ? { type: "image-url", url: source.url }
-      : { type: "image-data", data: source.data, mediaType: source.mediaType }
+  const notes = ownNotes(part.providerOptions)
+  if (source.type === "url") {
+    // An item given as `file-url` (with its media type) or `image-url` comes back as it came.
+    const asFile = notes.item === "file-url" || (notes.item === undefined && part.type === "document")
+    const mediaType = typeof notes.mediaType === "string" ? { mediaType: notes.mediaType } : {}
+    return asFile
+      ? { type: "file-url", url: source.url, ...mediaType, ...options }
+      : { type: "image-url", url: source.url, ...options }
   }
-  return source.type === "url"
-    ? { type: "file-url", url: source.url }
-    : {
-        type: "file-data",
-        data: source.data,
-        mediaType: source.mediaType,
-        ...(part.title === undefined ? {} : { filename: part.title })
-      }
+  if (part.type === "image" && notes.item !== "file-data") {
+    return { type: "image-data", data: source.data, mediaType: source.mediaType, ...options }
+  }
+  return {
+    type: "file-data",
+    data: source.data,
+    mediaType: source.mediaType,
+    ...(part.type === "document" && part.title !== undefined ? { filename: part.title } : {}),
+    ...options
+  }
 }
 
 /** A server result's output: as the AI SDK gave it, else its JSON (an Anthropic block's content). */
@@ -122,11 +201,33 @@ const serverOutput = (part: Message.ServerToolResultPart): ToolResultPart["outpu
     : { type: "json", value: jsonOut(content) }
 }
 
+const parsed = (text: string): JSONValue => {
+  try {
+    return JSON.parse(text) as JSONValue
+  } catch {
+    return text
+  }
+}
+
+/** A tool result's output: of the type it came as (kept in the part's own notes), with its options. */
 const outputOf = (part: Message.ToolResultPart): ToolResultPart["output"] => {
+  const notes = ownNotes(part.providerOptions)
+  const options = isRecord(notes.output) ? { providerOptions: notes.output as ProviderOptions } : {}
+  switch (notes.outputType) {
+    case "json":
+    case "error-json":
+      return { type: notes.outputType, value: parsed(part.content), ...options }
+    case "execution-denied":
+      return notes.reason === false
+        ? { type: "execution-denied", ...options }
+        : { type: "execution-denied", reason: part.content, ...options }
+    default:
+      break
+  }
   const content = Message.toolResultContentOf(part)
   const only = content[0]
-  if (content.length === 1 && only?.type === "text") {
-    return { type: part.isError ? "error-text" : "text", value: only.text }
+  if (content.length === 1 && only?.type === "text" && notes.outputType !== "content") {
+    return { type: part.isError ? "error-text" : "text", value: only.text, ...options }
   }
   return { type: "content", value: content.map(contentItemOut) }
 }
@@ -146,7 +247,39 @@ const refused = (index: number, message: AnyMessage): AdapterError | undefined =
  */
 export const toModelMessages = (
   messages: ReadonlyArray<AnyMessage>
-): Either.Either<Array<ModelMessage>, AdapterError> => {
+): Either.Either<Array<ModelMessage>, AdapterError> =>
+  Either.map(eachToModelMessage(messages), (out) => joinTools(messages, out))
+
+/**
+ * The tool messages ctxlog split out of one AI SDK tool message (noted `joined` on all but the first)
+ * joined back into one, so the messages come back as they came.
+ */
+const joinTools = <M extends { readonly role: string; readonly content: unknown }>(
+  messages: ReadonlyArray<AnyMessage>,
+  out: ReadonlyArray<M>
+): Array<M> => {
+  const joined: Array<M> = []
+  out.forEach((message, index) => {
+    const previous = joined.at(-1)
+    const source = messages[index]
+    if (
+      previous !== undefined &&
+      previous.role === "tool" &&
+      message.role === "tool" &&
+      ownNotes(source?.providerOptions).joined === true &&
+      Array.isArray(previous.content) &&
+      Array.isArray(message.content)
+    ) {
+      joined[joined.length - 1] = { ...previous, content: [...previous.content, ...message.content] }
+    } else {
+      joined.push(message)
+    }
+  })
+  return joined
+}
+
+/** One AI SDK message per ctxlog message, in order (the `ai-sdk` format maps them back by index). */
+const eachToModelMessage = (messages: ReadonlyArray<AnyMessage>): Either.Either<Array<ModelMessage>, AdapterError> => {
   const names = toolNames(messages)
   const name = (id: string) => names.get(id) ?? "unknown"
   for (const [index, message] of messages.entries()) {
@@ -158,18 +291,19 @@ export const toModelMessages = (
     messages.map((message): ModelMessage => {
       switch (message.role) {
         case "system":
-          return { role: "system", content: Message.textOf(message) }
+          return { role: "system", content: Message.textOf(message), ...withOptions(message.providerOptions) }
         case "user":
           return {
             role: "user",
             content: message.parts.flatMap(
               (part): Exclude<UserContent, string> =>
                 part.type === "text"
-                  ? [{ type: "text", text: part.text }]
+                  ? [{ type: "text", text: part.text, ...withOptions(part.providerOptions) }]
                   : part.type === "image" || part.type === "document"
                     ? [mediaOut(part)]
                     : []
-            )
+            ),
+            ...withOptions(message.providerOptions)
           }
         case "assistant":
           return {
@@ -177,7 +311,7 @@ export const toModelMessages = (
             content: message.parts.flatMap((part): Exclude<AssistantContent, string> => {
               switch (part.type) {
                 case "text":
-                  return [{ type: "text", text: part.text }]
+                  return [{ type: "text", text: part.text, ...withOptions(part.providerOptions) }]
                 case "reasoning": {
                   const providerOptions = reasoningOptions(part)
                   return [
@@ -189,7 +323,15 @@ export const toModelMessages = (
                   ]
                 }
                 case "tool_call":
-                  return [{ type: "tool-call", toolCallId: part.id, toolName: part.name, input: part.input }]
+                  return [
+                    {
+                      type: "tool-call",
+                      toolCallId: part.id,
+                      toolName: part.name,
+                      input: part.input,
+                      ...withOptions(part.providerOptions)
+                    }
+                  ]
                 case "server_tool_call":
                   return [
                     {
@@ -197,7 +339,8 @@ export const toModelMessages = (
                       toolCallId: part.id,
                       toolName: part.name,
                       input: part.input,
-                      providerExecuted: true
+                      providerExecuted: true,
+                      ...withOptions(part.providerOptions)
                     }
                   ]
                 case "server_tool_result":
@@ -209,12 +352,24 @@ export const toModelMessages = (
                       output: serverOutput(part),
                       // The provider's own block type (an Anthropic `web_search_tool_result`) comes back with it.
                       ...(part.resultType === "tool-result"
-                        ? {}
-                        : { providerOptions: { ctxlog: { resultType: part.resultType } } })
+                        ? withOptions(part.providerOptions)
+                        : {
+                            providerOptions: {
+                              ...optionsOut(part.providerOptions),
+                              ctxlog: { resultType: part.resultType }
+                            }
+                          })
                     }
                   ]
                 case "tool_approval_request":
-                  return [{ type: "tool-approval-request", approvalId: part.approvalId, toolCallId: part.toolCallId }]
+                  return [
+                    {
+                      type: "tool-approval-request",
+                      approvalId: part.approvalId,
+                      toolCallId: part.toolCallId,
+                      ...withOptions(part.providerOptions)
+                    }
+                  ]
                 case "image":
                 case "document": {
                   const media = mediaOut(part)
@@ -224,14 +379,16 @@ export const toModelMessages = (
                       : {
                           type: "file",
                           data: media.image,
-                          mediaType: media.mediaType ?? "image/*"
+                          mediaType: media.mediaType ?? "image/*",
+                          ...withOptions(part.providerOptions)
                         }
                   ]
                 }
                 default:
                   return []
               }
-            })
+            }),
+            ...withOptions(message.providerOptions)
           }
         case "tool":
           return {
@@ -243,7 +400,8 @@ export const toModelMessages = (
                     type: "tool-result",
                     toolCallId: part.toolCallId,
                     toolName: name(part.toolCallId),
-                    output: outputOf(part)
+                    output: outputOf(part),
+                    ...withOptions(part.providerOptions)
                   }
                 ]
               }
@@ -253,29 +411,55 @@ export const toModelMessages = (
                     type: "tool-approval-response",
                     approvalId: part.approvalId,
                     approved: part.approved,
-                    ...(part.reason === undefined ? {} : { reason: part.reason })
+                    ...(part.reason === undefined ? {} : { reason: part.reason }),
+                    ...withOptions(part.providerOptions)
                   }
                 ]
               }
               return []
-            })
+            }),
+            ...withOptions(message.providerOptions)
           }
       }
     })
   )
 }
 
-/** Provider options ctxlog keeps nowhere: anything but Anthropic cache hints is refused. */
-const foreignOptions = (options: ProviderOptions | undefined): string | undefined => {
-  if (options === undefined) return undefined
-  for (const [provider, values] of Object.entries(options)) {
-    for (const key of Object.keys(values)) {
-      const kept =
-        (provider === "anthropic" && key === "cacheControl") || (provider === "ctxlog" && key === "resultType")
-      if (!kept) return `${provider}.${key}`
+/**
+ * The provider options ctxlog stores for a message or part: all of them but Anthropic's cache hint (a
+ * render option, read by {@link cacheControlOf}), as JSON; `undefined` fields are left out. A value
+ * that is not JSON (a function, a BigInt, a cycle) is refused with its path.
+ */
+const keptOptions = (options: unknown): Either.Either<Message.ProviderOptions | undefined, string> => {
+  if (options === undefined || options === null) return Either.right(undefined)
+  if (!isRecord(options)) return Either.left("providerOptions is not an object")
+  const kept: { [namespace: string]: Message.JsonValue } = {}
+  for (const [namespace, values] of Object.entries(options as Record<string, unknown>)) {
+    if (values === undefined) continue
+    let value: unknown = values
+    if (namespace === "anthropic" && isRecord(values)) {
+      const { cacheControl: _hint, cache_control: _snake, ...rest } = values as Record<string, unknown>
+      if (Object.keys(rest).length === 0) continue
+      value = rest
     }
+    const json = jsonValueOf(value)
+    if (json === undefined) return Either.left(`provider option ${namespace} is not JSON`)
+    kept[namespace] = json
   }
-  return undefined
+  return Either.right(Object.keys(kept).length === 0 ? undefined : kept)
+}
+
+/** A value as JSON (`undefined` fields left out), or undefined when it is not JSON. */
+const jsonValueOf = (value: unknown): Message.JsonValue | undefined => {
+  let text: string | undefined
+  try {
+    text = JSON.stringify(value)
+  } catch {
+    return undefined
+  }
+  if (text === undefined) return undefined
+  const back: unknown = JSON.parse(text)
+  return isJson(back) ? back : undefined
 }
 
 const stringOption = (options: ProviderOptions | undefined, provider: string, key: string): string | undefined => {
@@ -283,13 +467,35 @@ const stringOption = (options: ProviderOptions | undefined, provider: string, ke
   return typeof value === "string" ? value : undefined
 }
 
-const reasoningIn = (part: ReasoningPart): Message.ReasoningPart => {
+/** Interpreted reasoning data (strings only) lifted out of `options`; the rest stays opaque. */
+const reasoningIn = (part: ReasoningPart, kept: Message.ProviderOptions | undefined): Message.ReasoningPart => {
   const options = part.providerOptions
   const signature = stringOption(options, "anthropic", "signature")
   const redactedData = stringOption(options, "anthropic", "redactedData")
   const itemId = stringOption(options, "openai", "itemId")
   const encryptedContent = stringOption(options, "openai", "reasoningEncryptedContent")
-  return Message.reasoning(part.text, { signature, redactedData, itemId, encryptedContent })
+  const lifted: Record<string, ReadonlyArray<string>> = {
+    anthropic: [
+      ...(signature === undefined ? [] : ["signature"]),
+      ...(redactedData === undefined ? [] : ["redactedData"])
+    ],
+    openai: [
+      ...(itemId === undefined ? [] : ["itemId"]),
+      ...(encryptedContent === undefined ? [] : ["reasoningEncryptedContent"])
+    ]
+  }
+  const rest: { [namespace: string]: Message.JsonValue } = {}
+  for (const [namespace, values] of Object.entries(kept ?? {})) {
+    const keys = lifted[namespace] ?? []
+    if (keys.length === 0 || !isRecord(values)) {
+      rest[namespace] = values
+      continue
+    }
+    const remaining = Object.fromEntries(Object.entries(values).filter(([key]) => !keys.includes(key)))
+    if (Object.keys(remaining).length > 0) rest[namespace] = remaining
+  }
+  const part_ = Message.reasoning(part.text, { signature, redactedData, itemId, encryptedContent })
+  return Object.keys(rest).length === 0 ? part_ : { ...part_, providerOptions: rest }
 }
 
 type Data = ImagePart["image"]
@@ -312,19 +518,41 @@ const sourceOf = (data: Data, mediaType: string | undefined): Either.Either<Mess
   return Either.right({ type: "base64", mediaType, data: base64Of(bytes) })
 }
 
+/** `part` with `options` (stored options, possibly with ctxlog's own notes) when there are any. */
+const withKept = <P extends object>(
+  part: P,
+  options: Message.ProviderOptions | undefined
+): P & { readonly providerOptions?: Message.ProviderOptions } =>
+  options === undefined || Object.keys(options).length === 0 ? part : { ...part, providerOptions: options }
+
 const mediaIn = (
   index: number,
   path: string,
-  part: ImagePart | FilePart
+  part: ImagePart | FilePart,
+  kept: Message.ProviderOptions | undefined,
+  promptForm: boolean
 ): Either.Either<Message.ImagePart | Message.DocumentPart, AdapterError> => {
   const data = part.type === "image" ? part.image : part.data
   return Either.mapBoth(sourceOf(data, part.mediaType), {
     onLeft: (detail) => refuse(format, index, path, detail),
     onRight: (source): Message.ImagePart | Message.DocumentPart => {
       const isImage = part.type === "image" || part.mediaType.startsWith("image/")
-      if (isImage) return { type: "image", source }
       const title = part.type === "file" ? part.filename : undefined
-      return { type: "document", source, ...(title === undefined ? {} : { title }) }
+      // How a `file` part came, noted where the default form would differ: an image given as a file
+      // (a provider prompt's files are the norm: not noted), a URL's media type, a data URL.
+      const asFile = part.type === "file" && isImage && !promptForm
+      const defaultType = isImage ? "image/*" : "application/octet-stream"
+      const urlType = source.type === "url" && part.mediaType !== undefined && part.mediaType !== defaultType
+      const dataUrl = typeof data === "string" && data.startsWith("data:") && !promptForm
+      const notes: { [key: string]: Message.JsonValue } = {
+        ...(asFile ? { part: "file" } : {}),
+        ...(asFile || urlType ? { mediaType: part.mediaType } : {}),
+        ...(asFile && title !== undefined ? { filename: title } : {}),
+        ...(dataUrl ? { dataUrl: true } : {})
+      }
+      const note = Object.keys(notes).length === 0 ? kept : mergeOptions(kept, { [own]: notes })
+      if (isImage) return withKept({ type: "image", source }, note)
+      return withKept({ type: "document", source, ...(title === undefined ? {} : { title }) }, note)
     }
   })
 }
@@ -334,52 +562,96 @@ const contentItemIn = (
   path: string,
   item: ContentItem
 ): Either.Either<Message.ToolResultContent, AdapterError> => {
+  const options = keptOptions("providerOptions" in item ? item.providerOptions : undefined)
+  if (Either.isLeft(options)) return Either.left(refuse(format, index, path, options.left))
+  const kept = options.right
   switch (item.type) {
     case "text":
-      return Either.right(Message.text(item.text))
+      return Either.right(withKept(Message.text(item.text), kept))
     case "media":
     case "image-data":
     case "file-data": {
       const source: Message.MediaSource = { type: "base64", mediaType: item.mediaType, data: item.data }
-      if (item.mediaType.startsWith("image/")) return Either.right({ type: "image", source })
+      if (item.mediaType.startsWith("image/")) {
+        // An image given as `file-data` comes back as `file-data` (a note of ctxlog's own, never sent).
+        const note = item.type === "file-data" ? mergeOptions(kept, { [own]: { item: "file-data" } }) : kept
+        return Either.right(withKept({ type: "image", source }, note))
+      }
       const title = item.type === "file-data" ? item.filename : undefined
-      return Either.right({ type: "document", source, ...(title === undefined ? {} : { title }) })
+      return Either.right(withKept({ type: "document", source, ...(title === undefined ? {} : { title }) }, kept))
     }
     case "image-url":
-      return Either.right(Message.imageUrl(item.url))
-    case "file-url":
+      return Either.right(withKept(Message.imageUrl(item.url), kept))
+    case "file-url": {
+      const note = mergeOptions(kept, {
+        [own]: { item: "file-url", ...(item.mediaType === undefined ? {} : { mediaType: item.mediaType }) }
+      })
       return Either.right(
-        item.mediaType?.startsWith("image/") === true ? Message.imageUrl(item.url) : Message.documentUrl(item.url)
+        withKept(
+          item.mediaType?.startsWith("image/") === true ? Message.imageUrl(item.url) : Message.documentUrl(item.url),
+          note
+        )
       )
+    }
     default:
       return Either.left(refuse(format, index, path, `unsupported tool output item ${item.type}`))
   }
 }
 
+/**
+ * A tool result: its text or parts, and in its stored options (besides the part's own) ctxlog's notes
+ * of the output's type, its options (where a cache hint is read by {@link cacheControlOf}) and of
+ * a denial without a reason, so it goes back as it came.
+ */
 const resultIn = (
   index: number,
   path: string,
-  part: ToolResultPart
+  part: ToolResultPart,
+  kept: Message.ProviderOptions | undefined
 ): Either.Either<Message.ToolResultPart, AdapterError> => {
   const output = part.output
+  const outputOptions = keptOptions("providerOptions" in output ? output.providerOptions : undefined)
+  if (Either.isLeft(outputOptions)) return Either.left(refuse(format, index, `${path}.output`, outputOptions.left))
+  const notes = (type: string | undefined, extra: JsonRecord = {}) => {
+    const note: { [key: string]: Message.JsonValue } = {
+      ...(type === undefined ? {} : { outputType: type }),
+      ...(outputOptions.right === undefined ? {} : { output: outputOptions.right }),
+      ...extra
+    }
+    return Object.keys(note).length === 0 ? kept : mergeOptions(kept, { [own]: note })
+  }
   switch (output.type) {
     case "text":
     case "error-text":
-      return Either.right(Message.toolResult(part.toolCallId, output.value, output.type === "error-text"))
+      return Either.right(
+        withKept(Message.toolResult(part.toolCallId, output.value, output.type === "error-text"), notes(undefined))
+      )
     case "json":
     case "error-json":
       // Checked before stringifying: a cycle, a BigInt or a deep nest is a typed error, not a throw.
       return Either.map(jsonInput(format, index, output.value), (value) =>
-        Message.toolResult(part.toolCallId, JSON.stringify(value), output.type === "error-json")
+        withKept(
+          Message.toolResult(part.toolCallId, JSON.stringify(value), output.type === "error-json"),
+          notes(output.type)
+        )
       )
     case "execution-denied":
-      return Either.right(Message.toolResult(part.toolCallId, output.reason ?? "execution denied", true))
+      return Either.right(
+        withKept(
+          Message.toolResult(part.toolCallId, output.reason ?? "execution denied", true),
+          notes("execution-denied", output.reason === undefined ? { reason: false } : {})
+        )
+      )
     case "content":
       return Either.map(
         convertAll(output.value, (item, itemIndex) =>
           Either.map(contentItemIn(index, `${path}.output.value[${itemIndex}]`, item), (inner) => [inner])
         ),
-        (parts) => Message.toolResultParts(part.toolCallId, parts)
+        (parts) => {
+          const result = Message.toolResultParts(part.toolCallId, parts)
+          // One text item is held as plain text: it goes back as `content` all the same.
+          return withKept(result, notes(result.parts === undefined ? "content" : undefined))
+        }
       )
     default:
       return Either.left(refuse(format, index, path, "unsupported tool output"))
@@ -393,24 +665,25 @@ const partIn = (
   path: string,
   role: ModelMessage["role"],
   part: AnyPart,
-  provider: string
+  provider: string,
+  promptForm: boolean
 ): Either.Either<Message.Part, AdapterError> => {
-  const foreign =
-    "providerOptions" in part && part.type !== "reasoning" ? foreignOptions(part.providerOptions) : undefined
-  if (foreign !== undefined) return Either.left(refuse(format, index, path, `provider option ${foreign} is not kept`))
+  const options = keptOptions("providerOptions" in part ? part.providerOptions : undefined)
+  if (Either.isLeft(options)) return Either.left(refuse(format, index, path, options.left))
+  const kept = options.right
   switch (part.type) {
     case "text":
-      return Either.right(Message.text(part.text))
+      return Either.right(withKept(Message.text(part.text), kept))
     case "reasoning":
-      return Either.right(reasoningIn(part))
+      return Either.right(reasoningIn(part, kept))
     case "image":
     case "file":
-      return mediaIn(index, path, part)
+      return mediaIn(index, path, part, kept, promptForm)
     case "tool-call":
       return Either.map(jsonInput(format, index, part.input), (input) =>
         part.providerExecuted === true
-          ? Message.serverToolCall(provider, part.toolCallId, part.toolName, input)
-          : Message.toolCall(part.toolCallId, part.toolName, input)
+          ? withKept(Message.serverToolCall(provider, part.toolCallId, part.toolName, input), kept)
+          : withKept(Message.toolCall(part.toolCallId, part.toolName, input), kept)
       )
     case "tool-result": {
       if (role === "assistant") {
@@ -418,24 +691,28 @@ const partIn = (
         // Its whole output is kept (`{ type, value }`), so it goes back exactly as it came; a result a
         // provider gave as its own block (ctxlog's `resultType`) keeps that block's content.
         const output: unknown = part.output
-        const resultType = stringOption(part.providerOptions, "ctxlog", "resultType")
+        const resultType = stringOption(part.providerOptions, own, "resultType")
+        const rest = kept === undefined ? undefined : optionsOut(kept)
         return isJson(output)
           ? Either.right(
-              Message.serverToolResult(
-                provider,
-                part.toolCallId,
-                stringOption(part.providerOptions, "ctxlog", "resultType") ?? "tool-result",
-                resultType === undefined ? output : "value" in part.output ? jsonOf(part.output.value) : output
+              withKept(
+                Message.serverToolResult(
+                  provider,
+                  part.toolCallId,
+                  resultType ?? "tool-result",
+                  resultType === undefined ? output : "value" in part.output ? jsonOf(part.output.value) : output
+                ),
+                rest as Message.ProviderOptions | undefined
               )
             )
           : Either.left(refuse(format, index, path, "a provider-executed tool result is not JSON"))
       }
-      return resultIn(index, path, part)
+      return resultIn(index, path, part, kept)
     }
     case "tool-approval-request":
-      return Either.right(Message.toolApprovalRequest(part.approvalId, part.toolCallId))
+      return Either.right(withKept(Message.toolApprovalRequest(part.approvalId, part.toolCallId), kept))
     case "tool-approval-response":
-      return Either.right(Message.toolApprovalResponse(part.approvalId, part.approved, part.reason))
+      return Either.right(withKept(Message.toolApprovalResponse(part.approvalId, part.approved, part.reason), kept))
     default:
       return Either.left(refuse(format, index, path, `unsupported ${role} part`))
   }
@@ -445,6 +722,13 @@ const partIn = (
 export const fromModelMessages = (
   messages: ReadonlyArray<ModelMessage>,
   options: FromOptions = {}
+): Either.Either<ReadonlyArray<Message.MessageInput>, AdapterError> => convertIn(messages, options, false)
+
+/** Messages in; `promptForm`: a provider prompt, whose media are all files (an image's file form is not noted). */
+const convertIn = (
+  messages: ReadonlyArray<ModelMessage>,
+  options: FromOptions,
+  promptForm: boolean
 ): Either.Either<ReadonlyArray<Message.MessageInput>, AdapterError> => {
   const provider = options.provider ?? "ai-sdk"
   return convertAll(messages, (message, index): Either.Either<ReadonlyArray<Message.MessageInput>, AdapterError> => {
@@ -452,28 +736,34 @@ export const fromModelMessages = (
     if (role !== "system" && role !== "user" && role !== "assistant" && role !== "tool") {
       return Either.left(refuse(format, index, "role", `unsupported role ${role}`))
     }
-    // Message-level options follow the rule of part-level ones: only Anthropic cache hints (a render option).
-    const foreign = foreignOptions(message.providerOptions)
-    if (foreign !== undefined) {
-      return Either.left(refuse(format, index, "providerOptions", `provider option ${foreign} is not kept`))
+    // Message-level options are kept on the message (an Anthropic cache hint aside: a render option).
+    const messageOptions = keptOptions(message.providerOptions)
+    if (Either.isLeft(messageOptions)) {
+      return Either.left(refuse(format, index, "providerOptions", messageOptions.left))
     }
+    const kept = messageOptions.right === undefined ? {} : { providerOptions: messageOptions.right }
     if (typeof message.content === "string") {
-      return Either.right([{ role: message.role, parts: [Message.text(message.content)] }])
+      return Either.right([{ role: message.role, parts: [Message.text(message.content)], ...kept }])
     }
     const blocks: ReadonlyArray<AnyPart> = message.content
     return Either.map(
       convertAll(blocks, (part, partIndex) =>
-        Either.map(partIn(index, `content[${partIndex}]`, message.role, part, provider), (converted) => [converted])
+        Either.map(partIn(index, `content[${partIndex}]`, message.role, part, provider, promptForm), (converted) => [
+          converted
+        ])
       ),
       (parts): ReadonlyArray<Message.MessageInput> => {
-        if (message.role !== "tool") return [{ role: message.role, parts }]
+        if (message.role !== "tool") return [{ role: message.role, parts, ...kept }]
         // One ctxlog tool message per result (as `Message.tool` makes them); approvals travel together.
         const results = parts.filter((part) => part.type === "tool_result")
         const approvals = parts.filter((part) => part.type !== "tool_result")
-        return [
+        // All but the first are noted `joined` (ctxlog's own note): they go back as one tool message.
+        const joined = { providerOptions: { ...messageOptions.right, [own]: { joined: true } } }
+        const split: Array<Message.MessageInput> = [
           ...(approvals.length === 0 ? [] : [{ role: "tool" as const, parts: approvals }]),
           ...results.map((part) => ({ role: "tool" as const, parts: [part] }))
         ]
+        return split.map((input, at) => ({ ...input, ...(at === 0 ? kept : joined) }))
       }
     )
   })
@@ -498,23 +788,38 @@ export type LanguageModelPrompt = ReadonlyArray<
 export const toLanguageModelPrompt = (
   messages: ReadonlyArray<AnyMessage>
 ): Either.Either<LanguageModelPrompt, AdapterError> =>
-  Either.map(toModelMessages(messages), (out) =>
+  Either.map(eachToLanguageModelMessage(messages), (out) => joinTools(messages, out))
+
+/**
+ * One language-model prompt message per ctxlog message, in order (what the `ai-sdk` format reads).
+ * @since 0.8.0
+ */
+export const eachToLanguageModelMessage = (
+  messages: ReadonlyArray<AnyMessage>
+): Either.Either<LanguageModelPrompt, AdapterError> =>
+  Either.map(eachToModelMessage(messages), (out) =>
     out.map((message) => {
       if (message.role === "system" || typeof message.content === "string") {
         return message.role === "system"
           ? { role: "system" as const, content: message.content }
           : { role: message.role, content: [{ type: "text", text: message.content }] }
       }
-      const content: ReadonlyArray<{ readonly type: string }> = message.content.map((part) =>
-        part.type === "image"
-          ? {
-              type: "file",
-              data: part.image,
-              mediaType: part.mediaType ?? "image/*",
-              ...(part.providerOptions === undefined ? {} : { providerOptions: part.providerOptions })
-            }
-          : part
-      )
+      const content: ReadonlyArray<{ readonly type: string }> = message.content.map((part) => {
+        if (part.type === "image") {
+          return {
+            type: "file",
+            data: part.image,
+            mediaType: part.mediaType ?? "image/*",
+            ...(part.providerOptions === undefined ? {} : { providerOptions: part.providerOptions })
+          }
+        }
+        // The provider interface takes base64 or bytes or a URL: a data URL goes as its base64.
+        if (part.type === "file" && typeof part.data === "string") {
+          const base64 = /^data:[^;,]+;base64,(.*)$/s.exec(part.data)?.[1]
+          return base64 === undefined ? part : { ...part, data: base64 }
+        }
+        return part
+      })
       return { role: message.role, content }
     })
   )
@@ -530,7 +835,7 @@ export const fromLanguageModelPrompt = (
   options: FromOptions = {}
 ): Either.Either<ReadonlyArray<Message.MessageInput>, AdapterError> =>
   // The provider prompt is a subset of ModelMessage's shape (every part kind it has, ModelMessage has).
-  fromModelMessages(prompt as unknown as ReadonlyArray<ModelMessage>, options)
+  convertIn(prompt as unknown as ReadonlyArray<ModelMessage>, options, true)
 
 /** An Anthropic cache breakpoint as the AI SDK carries it (`providerOptions.anthropic.cacheControl`). @since 0.4.0 */
 export interface CacheControlHint {
@@ -554,7 +859,8 @@ const cacheControlIn = (options: unknown): CacheControlHint | undefined => {
 
 /**
  * The cache breakpoint a caller set on an AI SDK message (`ModelMessage` or a provider-prompt message):
- * on the message (`providerOptions.anthropic.cacheControl`, or `cache_control`) or on any of its parts.
+ * on the message (`providerOptions.anthropic.cacheControl`, or `cache_control`), on any of its parts, on
+ * a tool result's output or on an item of a `content` output.
  * ctxlog places a breakpoint at the end of a message (`WindowEvent.CacheHint`): a hint on a part
  * before the message's last is a hint on the message (the cached prefix runs to the message's end).
  * The last hint of the message decides its TTL. Undefined when there is none.
@@ -568,6 +874,16 @@ export const cacheControlOf = (message: {
   if (typeof message.content !== "string") {
     for (const part of message.content) {
       if ("providerOptions" in part) found = cacheControlIn(part.providerOptions) ?? found
+      // A tool result's output, and each item of a `content` output, may carry one too.
+      const output: unknown = "output" in part ? part.output : undefined
+      if (typeof output !== "object" || output === null) continue
+      if ("providerOptions" in output) found = cacheControlIn(output.providerOptions) ?? found
+      const items: unknown = "value" in output && "type" in output && output.type === "content" ? output.value : []
+      for (const item of Array.isArray(items) ? items : []) {
+        if (typeof item === "object" && item !== null && "providerOptions" in item) {
+          found = cacheControlIn(item.providerOptions) ?? found
+        }
+      }
     }
   }
   return found
