@@ -266,4 +266,12 @@ describe("the AI SDK's pruneMessages cases, through ctxlog (ported, issue 35)", 
       assert.deepStrictEqual(plainJson(throughCtxlog(pruned)), plainJson(pruned))
     })
   }
+
+  it("tally (test/conversionCoverage.md)", () => {
+    // Every ported case passes both ways above: each is the same.
+    assertCoverageRow(
+      "aiSdkPruneMessages",
+      ported.map((): "same" => "same")
+    )
+  })
 })
