@@ -20,6 +20,7 @@ import { Message } from "@ctxlog/core"
 import { AIMessage, type BaseMessage, HumanMessage, SystemMessage, ToolMessage } from "@langchain/core/messages"
 import * as Either from "effect/Either"
 import { AdapterError, type AnyMessage, convertAll, jsonInput, refuse } from "../AdapterError.js"
+import type { LangChainMessageJson } from "../formats/langchain.js"
 
 /** @since 0.1.0 */
 export { AdapterError }
@@ -259,3 +260,33 @@ export const fromLangChain = (
         }
       )
   )
+
+/** The `langchain` framework format's JSON (see `FrameworkFormat`). @since 0.8.0 */
+export type { LangChainMessageJson, LangChainRequest, LangChainToolCall } from "../formats/langchain.js"
+
+/**
+ * The messages of a render in the `langchain` format (`{ format: "langchain", messages }`, what
+ * `ctxlog render` rebuilds) as LangChain messages: each JSON message becomes the class its `type`
+ * names, with exactly its fields. What a pre-model hook hands the model.
+ * @since 0.8.0
+ */
+export const fromLangChainFormat = (messages: ReadonlyArray<LangChainMessageJson>): Array<BaseMessage> =>
+  messages.map((message): BaseMessage => {
+    switch (message.type) {
+      case "system":
+        return new SystemMessage({ id: message.id, content: message.content })
+      case "human":
+        return new HumanMessage({
+          id: message.id,
+          content: typeof message.content === "string" ? message.content : message.content.map((part) => ({ ...part }))
+        })
+      case "ai":
+        return new AIMessage({
+          id: message.id,
+          content: message.content,
+          tool_calls: message.tool_calls.map((call) => ({ ...call, args: { ...call.args } }))
+        })
+      default:
+        return new ToolMessage({ id: message.id, content: message.content, tool_call_id: message.tool_call_id })
+    }
+  })
