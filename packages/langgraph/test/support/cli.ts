@@ -14,8 +14,11 @@ const tsx = pathToFileURL(
 ).href
 const bin = join(inspectorDir, "src", "bin.ts")
 
+/** The node arguments that run TypeScript sources of the workspace (tsx, the `@ctxlog/source` condition). */
+export const sourceArgs = ["--conditions=@ctxlog/source", "--import", tsx]
+
 /** The node arguments that run the CLI from its sources. */
-export const nodeArgs = ["--conditions=@ctxlog/source", "--import", tsx, bin]
+export const nodeArgs = [...sourceArgs, bin]
 
 /** Run `ctxlog <args>` and parse what it printed (pass `--json`). */
 export const ctxlog = (args: ReadonlyArray<string>): Promise<unknown> =>
