@@ -506,7 +506,16 @@ describe("getBufferString", () => {
     refused([new HumanMessage({ content: [{ type: "input_audio", data: "abc", format: "wav" }] })], "input_audio")
     refused([new HumanMessage({ content: [{ type: "video", source: { type: "base64", data: "abc" } }] })], "video")
     refused([new HumanMessage({ content: [{ type: "text-plain", text: "hello world" }] })], "text-plain")
-    // The file block of the original case names its data by `source`; the standard block's `data` form:
+    // The original case's file block names its data by `source` (refused, as the image above); the
+    // standard block's `data` form of the same file goes through:
+    refused(
+      [
+        new HumanMessage({
+          content: [{ type: "file", source: { type: "base64", data: "abc" }, mimeType: "application/pdf" }]
+        })
+      ],
+      "file"
+    )
     const fileMsg = new HumanMessage({ content: [{ type: "file", data: "abc", mimeType: "application/pdf" }] })
     expect(getBufferString(given([fileMsg]))).toBe("Human: [file]")
     const reasoningMsg = new AIMessage({
