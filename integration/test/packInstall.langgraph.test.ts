@@ -4,6 +4,10 @@
 // there: a ReAct agent with `CtxlogSaver` and `ctxlogPreModelHook`, resumed in a second process, every
 // render rebuilt.
 //
+// Then LangGraph's own checkpoint-sqlite and MemorySaver tests (packages/langgraph/test/ported/, provenance
+// in the file) run there under `node --test` against the installed CtxlogSaver, on SQLite and on
+// PostgreSQL (the memory package's test server): every case must pass.
+//
 // It installs eight of the packages `test/support/packed.ts` packs once per run (building them) and runs
 // npm against the registry: minutes, not seconds. Like packInstall.test.ts it runs in CI (`CI=true`) or
 // when `CTXLOG_PACK_INSTALL=1`; elsewhere it is skipped.
@@ -49,7 +53,8 @@ describe.runIf(gated)("packed tarballs install beside LangGraph, without peer co
         ...sqlite.args,
         "@langchain/langgraph@^1.7.0",
         "@langchain/core@^1.1.48",
-        "@langchain/langgraph-checkpoint@^1.2.2"
+        "@langchain/langgraph-checkpoint@^1.2.2",
+        "pg@^8.16.3"
       ],
       dir
     )
@@ -71,5 +76,23 @@ describe.runIf(gated)("packed tarballs install beside LangGraph, without peer co
     )
     assert.match(out, /the model's stream demo\/model: 4 renders, 4 rebuilt to their recorded hash, 0 failures/)
     assert.match(out, /pnpm ctxlog render demo\/model --db /)
+
+    // LangGraph's own saver tests, on the installed tarballs.
+    const ported = join(root, "packages", "langgraph", "test", "ported", "checkpoints.port.mjs")
+    copyFileSync(ported, join(dir, "checkpoints.port.mjs"))
+    for (const backend of ["sqlite", "postgres"]) {
+      const tap = await exec("node", ["--test", "--test-reporter=tap", "checkpoints.port.mjs"], dir, {
+        CTXLOG_PORT_BACKEND: backend,
+        CTXLOG_PORT_PG_URL: inject("pgUrl")
+      })
+      console.log(
+        `ported LangGraph saver tests on ${backend}:`,
+        /^# pass \d+$/m.exec(tap)?.[0],
+        /^# fail \d+$/m.exec(tap)?.[0]
+      )
+      assert.match(tap, /^# tests 10$/m)
+      assert.match(tap, /^# pass 10$/m)
+      assert.match(tap, /^# fail 0$/m)
+    }
   }, 900_000)
 })

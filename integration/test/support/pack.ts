@@ -26,10 +26,15 @@ const cleanEnv = (): NodeJS.ProcessEnv => ({
   FORCE_COLOR: "0"
 })
 
-/** Run a command in `cwd`; its stdout, or an error holding its output. */
-export const exec = async (cmd: string, args: ReadonlyArray<string>, cwd: string): Promise<string> => {
+/** Run a command in `cwd` (with `env` added to the clean environment); its stdout, or an error holding its output. */
+export const exec = async (
+  cmd: string,
+  args: ReadonlyArray<string>,
+  cwd: string,
+  env: Readonly<Record<string, string>> = {}
+): Promise<string> => {
   try {
-    const { stdout } = await run(cmd, [...args], { cwd, maxBuffer: 64 * 1024 * 1024, env: cleanEnv() })
+    const { stdout } = await run(cmd, [...args], { cwd, maxBuffer: 64 * 1024 * 1024, env: { ...cleanEnv(), ...env } })
     return stdout
   } catch (error) {
     const failure = error as { readonly stdout?: string; readonly stderr?: string; readonly message: string }

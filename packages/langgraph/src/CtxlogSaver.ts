@@ -220,6 +220,29 @@ const sameValue = (a: unknown, b: unknown): boolean => {
 const isMessageList = (value: ReadonlyArray<unknown>): boolean => value.every(isBaseMessage)
 
 /**
+ * The version a channel value is written under when the checkpoint gives the channel no version (a
+ * value LangGraph's versions do not address, so no other checkpoint can carry it): LangGraph's
+ * versions are never the empty string. Such a value is read back by its own checkpoint only.
+ */
+const unversioned = ""
+
+/**
+ * The channels a `put` writes, with the version each is written under: those in `newVersions` (what
+ * LangGraph says changed; a value it gives no version is a channel's default, which LangGraph restores
+ * from the graph's own channel spec), or, when a caller gives no `newVersions`, every value it passed.
+ */
+const toWrite = (
+  checkpoint: Checkpoint,
+  newVersions: ChannelVersions | undefined
+): ReadonlyArray<readonly [string, WindowEvent.ChannelVersion]> =>
+  newVersions === undefined
+    ? Object.keys(checkpoint.channel_values).map((channel) => [
+        channel,
+        checkpoint.channel_versions[channel] ?? unversioned
+      ])
+    : Object.entries(newVersions)
+
+/**
  * A LangGraph checkpointer on the ctxlog event log (SQLite, PostgreSQL or in memory).
  * @since 0.5.0
  */
@@ -477,6 +500,12 @@ export class CtxlogSaver extends BaseCheckpointSaver {
       const found = await this.valueAt(operation, state, channel, version, saved.checkpointId, true)
       if (found !== undefined && found.value !== undefined) values[channel] = found.value
     }
+    // A value no channel version addresses belongs to its own checkpoint only.
+    for (const written of saved.values) {
+      if (written.version === unversioned && "value" in written) {
+        values[written.channel] = await this.load(operation, written.value, written.channel)
+      }
+    }
     checkpoint.channel_values = values
     if (checkpoint.v < 4 && saved.parentCheckpointId !== null) {
       // Checkpoints before format 4 kept pending sends as the parent's TASKS writes (as MemorySaver migrates).
@@ -601,7 +630,7 @@ export class CtxlogSaver extends BaseCheckpointSaver {
     config: RunnableConfig,
     checkpoint: Checkpoint,
     metadata: CheckpointMetadata,
-    newVersions: ChannelVersions
+    newVersions?: ChannelVersions
   ): Promise<RunnableConfig> {
     const target = targetOf("put", config, false)
     if (!isRecord(checkpoint) || typeof checkpoint.id !== "string" || checkpoint.id === "") {
@@ -618,7 +647,9 @@ export class CtxlogSaver extends BaseCheckpointSaver {
         })
       )
     }
-    if (!isRecord(newVersions)) {
+    // LangGraph's loop always passes `newVersions`; a caller that does not (LangGraph's own saver tests
+    // call `put(config, checkpoint, metadata)`) has not said what changed: every value is written.
+    if (newVersions !== undefined && !isRecord(newVersions)) {
       throw reject(new InvalidCheckpointConfig({ operation: "put", field: "newVersions", detail: "must be an object" }))
     }
     const stream = streamOf(target.threadId, target.namespace)
@@ -631,7 +662,7 @@ export class CtxlogSaver extends BaseCheckpointSaver {
     target: Target,
     checkpoint: Checkpoint,
     metadata: CheckpointMetadata,
-    newVersions: ChannelVersions
+    newVersions: ChannelVersions | undefined
   ): Promise<void> {
     for (let attempt = 0; ; attempt += 1) {
       const state = await this.sync("put", stream)
@@ -648,11 +679,11 @@ export class CtxlogSaver extends BaseCheckpointSaver {
             readonly appended: ReadonlyArray<unknown>
           }
         | undefined
-      for (const [channel, version] of Object.entries(newVersions)) {
+      for (const [channel, version] of toWrite(checkpoint, newVersions)) {
         if (!Object.hasOwn(checkpoint.channel_values, channel)) continue
         const value: unknown = Reflect.get(checkpoint.channel_values, channel)
         if (value === undefined) continue
-        const baseVersion = parentVersions?.[channel]
+        const baseVersion = version === unversioned ? undefined : parentVersions?.[channel]
         const base =
           Array.isArray(value) && baseVersion !== undefined && baseVersion !== version
             ? await this.valueAt("put", state, channel, baseVersion, target.checkpointId ?? null, false)
@@ -687,7 +718,7 @@ export class CtxlogSaver extends BaseCheckpointSaver {
       const writer =
         !Array.isArray(messages) || !isMessageList(messages)
           ? undefined
-          : Object.hasOwn(newVersions, this.messagesChannel)
+          : newVersions === undefined || Object.hasOwn(newVersions, this.messagesChannel)
             ? checkpoint.id
             : messagesVersion === undefined
               ? undefined
@@ -713,6 +744,7 @@ export class CtxlogSaver extends BaseCheckpointSaver {
         window === undefined &&
         !fork &&
         target.checkpointId !== undefined &&
+        newVersions !== undefined &&
         Object.hasOwn(newVersions, this.messagesChannel) &&
         !(Array.isArray(messages) && isMessageList(messages))
       ) {

@@ -14,7 +14,7 @@
  */
 import { type Context, type ContextOptions, CtxlogError, createContext, type TurnPolicy } from "@ctxlog/client"
 import { ContextService, type LanguageModel, Message, Window } from "@ctxlog/core"
-import { fromLangChain, toLangChain } from "@ctxlog/providers/langchain"
+import { fromLangChain, fromLangChainFormat, type LangChainRequest } from "@ctxlog/providers/langchain"
 import {
   AIMessage,
   type BaseMessage,
@@ -136,6 +136,14 @@ const toolSpecOf = (tool: StructuredToolInterface) => {
 
 /** The policy of the hook: the given one, or the default, with the tools' schemas added to its render. */
 const policyOf = (options: PreModelHookOptions): TurnPolicy => {
+  const given = options.policy?.builder.format
+  if (given !== undefined && given !== "langchain") {
+    throw new CtxlogError(
+      "InvalidInput",
+      `ctxlogPreModelHook: policy.builder.format is "${given}"; the hook hands the model LangChain messages (format "langchain", or leave it out)`,
+      undefined
+    )
+  }
   const base: TurnPolicy = options.policy ?? {
     builder: {
       provider: "default",
@@ -146,8 +154,16 @@ const policyOf = (options: PreModelHookOptions): TurnPolicy => {
     compaction: {}
   }
   const tools = (options.tools ?? []).map(toolSpecOf)
-  return tools.length === 0 ? base : { ...base, render: { ...base.render, tools } }
+  // The render is the prompt: the builder's render in LangChain's form is what the hook returns.
+  const formatted: TurnPolicy = { ...base, builder: { ...base.builder, format: "langchain" } }
+  return tools.length === 0 ? formatted : { ...formatted, render: { ...formatted.render, tools } }
 }
+
+const isLangChainRequest = (request: unknown): request is LangChainRequest =>
+  typeof request === "object" &&
+  request !== null &&
+  Reflect.get(request, "format") === "langchain" &&
+  Array.isArray(Reflect.get(request, "messages"))
 
 const converted = (messages: ReadonlyArray<BaseMessage>, at: number): ReadonlyArray<Message.MessageInput> => {
   const result = fromLangChain(messages)
@@ -160,6 +176,10 @@ const converted = (messages: ReadonlyArray<BaseMessage>, at: number): ReadonlyAr
   }
   return result.right
 }
+
+/** The result a tool call gets when the thread went on without one. */
+const notRun =
+  "not run: the thread went on without this tool call's result (an interrupt that was not resumed, or a step that skipped the tool)"
 
 /** What the hook knows of one thread in this process: how many of its messages the stream holds. */
 interface ThreadState {
@@ -309,9 +329,19 @@ export const ctxlogPreModelHook = (options: PreModelHookOptions): CtxlogPreModel
         while (end < messages.length && ToolMessage.isInstance(messages[end])) end++
         const [answer, ...tools] = converted(messages.slice(at, end), at)
         const parts = answer?.parts ?? []
-        const results = tools.flatMap((input) =>
+        const given = tools.flatMap((input) =>
           input.parts.filter((part): part is Message.ToolResultPart => part.type === "tool_result")
         )
+        // A call the thread has no result for (the run stopped at an interrupt() and went on without
+        // resuming it, or a Command skipped the tool) is kept, answered as not run: the model is about
+        // to be called, and a call without its result is a request no provider takes.
+        const answered = new Set(given.map((result) => result.toolCallId))
+        const results = [
+          ...given,
+          ...Message.toolCallsOf({ parts: answer?.parts ?? [] })
+            .filter((call) => !answered.has(call.id))
+            .map((call) => Message.toolResult(call.id, notRun, true))
+        ]
         await turn.complete({
           answer: parts,
           results: results.length === 0 ? undefined : results,
@@ -335,9 +365,10 @@ export const ctxlogPreModelHook = (options: PreModelHookOptions): CtxlogPreModel
 
     const rendered = await turn.render({ iteration: thread.iteration })
     thread.lastEstimate = rendered.stats.total
-    const out = toLangChain(Window.messages(rendered.window))
-    if (Either.isLeft(out)) throw new CtxlogError(out.left._tag, out.left.message, out.left)
-    return { llmInputMessages: out.right }
+    if (!isLangChainRequest(rendered.request)) {
+      throw new CtxlogError("Defect", "ctxlogPreModelHook: the render is not in the langchain format", undefined)
+    }
+    return { llmInputMessages: fromLangChainFormat(rendered.request.messages) }
   }
 
   const postModelHook = async (

@@ -4,37 +4,15 @@
  * SQLite file) show the thread's messages, and time travel (resuming from a past checkpoint found with
  * `getStateHistory`) works and shows as a fork.
  */
-import { type ChildProcess, execFile, spawn } from "node:child_process"
+import { type ChildProcess, spawn } from "node:child_process"
 import { mkdtempSync, rmSync } from "node:fs"
-import { createRequire } from "node:module"
 import { tmpdir } from "node:os"
-import { dirname, join } from "node:path"
-import { pathToFileURL } from "node:url"
+import { join } from "node:path"
 import { HumanMessage } from "@langchain/core/messages"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { CtxlogSaver } from "../src/index.js"
+import { ctxlog, nodeArgs } from "./support/cli.js"
 import { agentGraph, checkpointsOf, eventsOf } from "./support/graphs.js"
-
-const require = createRequire(import.meta.url)
-const inspectorDir = dirname(require.resolve("@ctxlog/inspector/package.json"))
-const tsx = pathToFileURL(
-  join(dirname(createRequire(join(inspectorDir, "package.json")).resolve("tsx/package.json")), "dist/esm/index.mjs")
-).href
-const bin = join(inspectorDir, "src", "bin.ts")
-const nodeArgs = ["--conditions=@ctxlog/source", "--import", tsx, bin]
-
-const ctxlog = (args: ReadonlyArray<string>): Promise<unknown> =>
-  new Promise((resolve, reject) => {
-    execFile(
-      process.execPath,
-      [...nodeArgs, ...args],
-      { maxBuffer: 64 * 1024 * 1024, env: { ...process.env, NO_COLOR: "1" } },
-      (error, stdout, stderr) => {
-        if (error !== null) reject(new Error(`ctxlog ${args.join(" ")} failed: ${stderr}`))
-        else resolve(JSON.parse(stdout))
-      }
-    )
-  })
 
 const record = (value: unknown): Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value) ? Object.fromEntries(Object.entries(value)) : {}

@@ -1,6 +1,7 @@
 /**
  * A LangChain message of a `messages` channel as a ctxlog window message: converted by
- * `@ctxlog/providers/langchain` (ids, text blocks, reasoning and tool calls kept), its tokens counted
+ * `@ctxlog/providers/langchain` (ids, names, text blocks, reasoning and tool calls kept, the fields ctxlog
+ * does not model under `providerOptions.langchain`), its tokens counted
  * once here. A message the adapter refuses (a block LangChain-to-ctxlog cannot carry) still enters the
  * window, as text naming what it holds, so the window's conversation has no holes; the exact message is
  * in the checkpoint's own value.
@@ -38,7 +39,16 @@ export const toWindowMessage = (
       ? converted.right[0]
       : undefined
   if (input !== undefined) {
-    return { id, role: input.role, kind: "chat", parts: input.parts, tokens: counter.countMessage(input) }
+    return {
+      id,
+      role: input.role,
+      kind: "chat",
+      parts: input.parts,
+      // An event: an undefined key would make the live window differ from its replay.
+      ...(input.name === undefined ? {} : { name: input.name }),
+      ...(input.providerOptions === undefined ? {} : { providerOptions: input.providerOptions }),
+      tokens: counter.countMessage(input)
+    }
   }
   const role = isBaseMessage(value) ? roleOf(value) : "user"
   const detail =

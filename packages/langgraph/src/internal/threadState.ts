@@ -1,8 +1,10 @@
 /**
  * What the saver knows of one thread namespace (one stream), folded from its events: the checkpoints by
- * id, the channel values by `(channel, version)`, the pending writes by checkpoint, and the ids of the
- * messages the ctxlog window holds. Folding is O(the event); a process folds a stream once and then only
- * the events appended since (by this process or another one).
+ * id, the channel values each checkpoint sees (addressed by the checkpoint that wrote them, never by
+ * version alone: two branches of a forked thread reuse version numbers), the pending writes by
+ * checkpoint, and the ids of the messages the ctxlog window holds. Folding is O(the event plus the
+ * thread's channel count); a process folds a stream once and then only the events appended since (by
+ * this process or another one).
  */
 import type { WindowEvent } from "@ctxlog/core"
 
@@ -43,6 +45,12 @@ export interface ThreadState {
    * reader's ancestor chain.
    */
   readonly values: Map<string, Array<Written>>
+  /**
+   * For each checkpoint, the nearest write of each channel on its own ancestor chain (itself first):
+   * the addresses its channel values are read by. Its parent's map with its own writes laid over (a
+   * copy of one entry per channel, no values): a branch never sees a value the other branch wrote.
+   */
+  readonly scopes: Map<string, ReadonlyMap<string, Written>>
   readonly writes: Map<string, Map<string, StoredWrite>>
   /** The checkpoint saved last (the head the window mirrors). */
   head: string | undefined
@@ -60,6 +68,7 @@ export const empty = (): ThreadState => ({
   checkpoints: new Map(),
   sorted: undefined,
   values: new Map(),
+  scopes: new Map(),
   writes: new Map(),
   head: undefined,
   windowWriter: undefined,
@@ -93,12 +102,17 @@ export const fold = (state: ThreadState, event: WindowEvent.WindowEvent, ours: b
     case "CheckpointSaved": {
       state.checkpoints.set(event.checkpointId, event)
       state.sorted = undefined
+      const inherited = event.parentCheckpointId === null ? undefined : state.scopes.get(event.parentCheckpointId)
+      const scope = new Map<string, Written>(inherited)
       for (const written of event.values) {
         const key = valueKey(written.channel, written.version)
         const writers = (state.values.get(key) ?? []).filter((entry) => entry.writer !== event.checkpointId)
-        writers.push({ writer: event.checkpointId, written })
+        const entry = { writer: event.checkpointId, written }
+        writers.push(entry)
         state.values.set(key, writers)
+        scope.set(written.channel, entry)
       }
+      state.scopes.set(event.checkpointId, scope)
       state.head = event.checkpointId
       if (event.windowOf !== undefined) state.windowWriter = event.windowOf
       return
@@ -124,6 +138,7 @@ export const fold = (state: ThreadState, event: WindowEvent.WindowEvent, ours: b
       state.checkpoints.clear()
       state.sorted = undefined
       state.values.clear()
+      state.scopes.clear()
       state.writes.clear()
       state.live.clear()
       state.head = undefined
@@ -150,10 +165,16 @@ export const fold = (state: ThreadState, event: WindowEvent.WindowEvent, ours: b
   }
 }
 
+const sameVersion = (a: WindowEvent.ChannelVersion, b: WindowEvent.ChannelVersion): boolean =>
+  typeof a === typeof b && a === b
+
 /**
- * The write of `(channel, version)` that checkpoint `at` sees: the only one, or the one on `at`'s
- * ancestor chain (walked from `at` until a writer: as far back as the channel last changed), or else
- * the newest (as a saver that stores values by version alone would answer).
+ * The write of `(channel, version)` that checkpoint `at` sees: the nearest write of the channel on
+ * `at`'s own ancestor chain (its scope), when it is of that version. A version the chain wrote no value
+ * for (a channel LangGraph cleared, which bumps its version and stores no value) is no value, whatever
+ * another branch wrote at the same version number. Only a checkpoint whose chain never wrote the channel
+ * at all (saved without a parent by a caller that did not pass the value again) falls back to the
+ * version's writer in the thread, as a saver storing values by version would answer.
  */
 export const resolve = (
   state: ThreadState,
@@ -161,16 +182,23 @@ export const resolve = (
   version: WindowEvent.ChannelVersion,
   at: string | null
 ): Written | undefined => {
+  const scope = at === null ? undefined : state.scopes.get(at)
+  const nearest = scope?.get(channel)
+  if (nearest !== undefined) {
+    if (sameVersion(nearest.written.version, version)) return nearest
+    // Versions only grow along a chain; an older write of this version further up is still the chain's.
+    const seen = new Set<string>()
+    for (let current = at; current !== null && !seen.has(current); ) {
+      seen.add(current)
+      const found = state.scopes.get(current)?.get(channel)
+      if (found === undefined) return undefined
+      if (sameVersion(found.written.version, version)) return found
+      current = state.checkpoints.get(found.writer)?.parentCheckpointId ?? null
+    }
+    return undefined
+  }
   const writers = state.values.get(valueKey(channel, version))
   if (writers === undefined || writers.length === 0) return undefined
-  if (writers.length === 1) return writers[0]
-  const seen = new Set<string>()
-  for (let current = at; current !== null && !seen.has(current); ) {
-    seen.add(current)
-    const found = writers.find((entry) => entry.writer === current)
-    if (found !== undefined) return found
-    current = state.checkpoints.get(current)?.parentCheckpointId ?? null
-  }
   return writers[writers.length - 1]
 }
 

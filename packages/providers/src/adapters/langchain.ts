@@ -10,16 +10,34 @@
  *   text, reasoning (`reasoning`, or Anthropic's `thinking` with its signature and `redacted_thinking`),
  *   images and files (standard v1 blocks, a document's title as `metadata.title`); a tool result made
  *   of parts goes as blocks.
- * - Refused (an `AdapterError` naming the part or block): other message types (chat, function,
- *   remove), other content blocks, and going out provider-executed tool parts, approvals, citations
- *   and encrypted reasoning, which LangChain messages cannot carry.
+ * - A message's `name` is the ctxlog message's `name`, both ways.
+ * - What LangChain messages hold that ctxlog does not model is kept opaque under
+ *   `providerOptions.langchain` and given back in place: a message's `additional_kwargs`,
+ *   `response_metadata`, `usage_metadata`, `invalid_tool_calls`, a tool message's `artifact` and
+ *   `metadata`, the class of a `ChatMessage` (its `role`) and of an `AIMessageChunk` (its
+ *   `tool_call_chunks`), content given as blocks where one string would do, and each content
+ *   block's keys beyond those read (`id`, `cache_control`, ...) on its part. A value in them that is
+ *   not JSON is refused by name; a key whose value is `undefined` is no value.
+ * - Refused (an `AdapterError` naming the part or block): other message types (function, remove,
+ *   a chat role that is not user/assistant/system), other content blocks, and going out
+ *   provider-executed tool parts, approvals, citations and encrypted reasoning, which LangChain
+ *   messages cannot carry.
  *
  * @since 0.1.0
  */
-import { Message } from "@ctxlog/core"
-import { AIMessage, type BaseMessage, HumanMessage, SystemMessage, ToolMessage } from "@langchain/core/messages"
+import { Message, Validation } from "@ctxlog/core"
+import {
+  AIMessage,
+  AIMessageChunk,
+  type BaseMessage,
+  ChatMessage,
+  HumanMessage,
+  SystemMessage,
+  ToolMessage
+} from "@langchain/core/messages"
 import * as Either from "effect/Either"
 import { AdapterError, type AnyMessage, convertAll, jsonInput, refuse } from "../AdapterError.js"
+import type { LangChainMessageJson } from "../formats/langchain.js"
 
 /** @since 0.1.0 */
 export { AdapterError }
@@ -41,8 +59,32 @@ const args = (input: Message.JsonValue): Record<string, Message.JsonValue> =>
 
 type Block = Record<string, unknown> & { readonly type: string }
 
-/** A ctxlog part as a LangChain content block (standard v1 blocks; Anthropic's thinking blocks). */
+/** The namespace of `providerOptions` the LangChain fields ctxlog does not model are kept under. @since 0.8.0 */
+export const namespace = "langchain"
+
+type JsonObject = { readonly [key: string]: Message.JsonValue }
+
+/** The LangChain fields kept with a part or message (`providerOptions.langchain`). */
+const keptOf = (holder: { readonly providerOptions?: Message.ProviderOptions | undefined }): JsonObject => {
+  const kept = holder.providerOptions?.[namespace]
+  return kept !== undefined && isObject(kept) ? kept : {}
+}
+
+/** `providerOptions` holding `kept` under the LangChain namespace (besides any other namespace), or nothing. */
+const withKept = (
+  providerOptions: Message.ProviderOptions | undefined,
+  kept: JsonObject
+): { readonly providerOptions?: Message.ProviderOptions } =>
+  Object.keys(kept).length === 0 ? {} : { providerOptions: { ...providerOptions, [namespace]: kept } }
+
+/** A ctxlog part as a LangChain content block, with the block's keys kept from LangChain given back. */
 const blockOf = (part: Message.Part): ReadonlyArray<Block> => {
+  const extra = keptOf(part).block
+  return baseBlockOf(part).map((block) => (extra !== undefined && isObject(extra) ? { ...extra, ...block } : block))
+}
+
+/** A ctxlog part as a LangChain content block (standard v1 blocks; Anthropic's thinking blocks). */
+const baseBlockOf = (part: Message.Part): ReadonlyArray<Block> => {
   switch (part.type) {
     case "text":
       return [{ type: "text", text: part.text }]
@@ -63,16 +105,31 @@ const blockOf = (part: Message.Part): ReadonlyArray<Block> => {
   }
 }
 
-/** A message's content: a string when it is one text part (or none), else its blocks in order. */
-const contentOf = (parts: ReadonlyArray<Message.Part>): string | Array<Block> => {
+/**
+ * A message's content: a string when it is one text part (or none) that came as a string, else its
+ * blocks in order.
+ */
+const contentOf = (parts: ReadonlyArray<Message.Part>, asBlocks = false): string | Array<Block> => {
   const shown = parts.filter((part) => part.type !== "tool_call" && part.type !== "tool_result")
   const only = shown[0]
-  if (shown.length === 0) return ""
-  if (shown.length === 1 && only?.type === "text") return only.text
+  if (!asBlocks && shown.length === 0) return ""
+  if (!asBlocks && shown.length === 1 && only?.type === "text" && keptOf(only).block === undefined) return only.text
   return shown.flatMap(blockOf)
 }
 
 const idOf = (message: AnyMessage): { readonly id?: string } => (message.id === undefined ? {} : { id: message.id })
+const nameOf = (message: AnyMessage): { readonly name?: string } =>
+  message.name === undefined ? {} : { name: message.name }
+
+/** The message-level LangChain fields kept under `providerOptions.langchain`, given back as fields. */
+const fieldsOf = (kept: JsonObject, keys: ReadonlyArray<string>): Record<string, Message.JsonValue> => {
+  const out: Record<string, Message.JsonValue> = {}
+  for (const key of keys) {
+    const value = kept[key]
+    if (value !== undefined) out[key] = value
+  }
+  return out
+}
 
 /**
  * The parts LangChain messages cannot carry: provider-executed tool parts, approvals, citations and
@@ -112,32 +169,53 @@ export const toLangChain = (messages: ReadonlyArray<AnyMessage>): Either.Either<
   )
 
 const convertOne = (message: AnyMessage): Array<BaseMessage> => {
+  const kept = keptOf(message)
+  const asBlocks = kept.content === "blocks"
+  const common = {
+    content: contentOf(message.parts, asBlocks),
+    ...nameOf(message),
+    ...fieldsOf(kept, ["additional_kwargs", "response_metadata"])
+  }
   switch (message.role) {
     case "system":
-      return [new SystemMessage({ content: contentOf(message.parts), ...idOf(message) })]
+      return [kept.class === "chat" ? chatMessage(common, kept) : new SystemMessage({ ...common, ...idOf(message) })]
     case "user":
-      return [new HumanMessage({ content: contentOf(message.parts), ...idOf(message) })]
-    case "assistant":
-      return [
-        new AIMessage({
-          content: contentOf(message.parts),
-          ...idOf(message),
-          tool_calls: Message.toolCallsOf(message).map((call) => ({
-            type: "tool_call" as const,
-            id: call.id,
-            name: call.name,
-            args: args(call.input)
-          }))
-        })
-      ]
+      return [kept.class === "chat" ? chatMessage(common, kept) : new HumanMessage({ ...common, ...idOf(message) })]
+    case "assistant": {
+      if (kept.class === "chat") return [chatMessage({ ...common, ...idOf(message) }, kept)]
+      // In the order of LangChain's `ToolCall` (name, args, id, type); a call LangChain gave without
+      // its `type` comes back without it.
+      const calls = Message.toolCallsOf(message).map((call) => ({
+        name: call.name,
+        args: args(call.input),
+        id: call.id,
+        ...(keptOf(call).untyped === true ? {} : { type: "tool_call" as const })
+      }))
+      const fields = {
+        ...common,
+        ...idOf(message),
+        ...(calls.length === 0 ? {} : { tool_calls: calls }),
+        ...fieldsOf(kept, ["usage_metadata", "invalid_tool_calls", "tool_call_chunks"])
+      }
+      // The fields come from LangChain's own message (kept as JSON): its constructor takes them back.
+      const init = fields as ConstructorParameters<typeof AIMessage>[0] & object
+      return [kept.class === "ai_chunk" ? new AIMessageChunk(init) : new AIMessage(init)]
+    }
     case "tool": {
       const results = Message.toolResultsOf(message)
       return results.map(
         (result) =>
           new ToolMessage({
-            content: contentOf(Message.toolResultContentOf(result)),
+            ...common,
+            content: contentOf(Message.toolResultContentOf(result), asBlocks),
             tool_call_id: result.toolCallId,
-            status: result.isError ? "error" : "success",
+            // The status LangChain gave, else the error flag's.
+            ...(kept.status === "success" || kept.status === "error"
+              ? { status: kept.status }
+              : result.isError
+                ? { status: "error" as const }
+                : {}),
+            ...fieldsOf(kept, ["artifact", "metadata"]),
             // One LangChain message per result: the id goes with the first (the message's own).
             ...(results.length === 1 ? idOf(message) : {})
           })
@@ -146,13 +224,69 @@ const convertOne = (message: AnyMessage): Array<BaseMessage> => {
   }
 }
 
+const chatMessage = (
+  common: { readonly content: string | Array<Block>; readonly id?: string },
+  kept: JsonObject
+): BaseMessage => new ChatMessage({ ...common, role: typeof kept.role === "string" ? kept.role : "user" })
+
 const str = (block: Record<string, unknown>, key: string): string | undefined => {
   const value = block[key]
   return typeof value === "string" ? value : undefined
 }
 
+/** The keys of each content block the adapter reads (the rest are kept on the part). */
+const readKeys: Record<string, ReadonlyArray<string>> = {
+  text: ["type", "text"],
+  reasoning: ["type", "reasoning", "id"],
+  thinking: ["type", "thinking", "signature"],
+  redacted_thinking: ["type", "data"],
+  image: ["type", "url", "data", "mimeType", "mime_type"],
+  file: ["type", "url", "data", "mimeType", "mime_type", "metadata"]
+}
+
+/** A value as JSON, keys holding `undefined` left out (no value); else where and why it is not JSON. */
+const jsonOf = (value: unknown): Either.Either<Message.JsonValue, string> => {
+  const defined = (item: unknown): unknown => {
+    if (Array.isArray(item)) return item.map(defined)
+    if (typeof item === "object" && item !== null && Object.getPrototypeOf(item) === Object.prototype) {
+      return Object.fromEntries(
+        Object.entries(item).flatMap(([key, inner]) => (inner === undefined ? [] : [[key, defined(inner)]]))
+      )
+    }
+    return item
+  }
+  const cleaned = defined(value)
+  const problem = Validation.valueProblem(cleaned, "value")
+  return problem === undefined
+    ? Either.right(cleaned as Message.JsonValue)
+    : Either.left(`${problem.path}: ${problem.detail}`)
+}
+
+/** The block's keys beyond those read, as the part's `providerOptions.langchain.block`. */
+const withExtras = (
+  index: number,
+  path: string,
+  block: Block,
+  parts: ReadonlyArray<Message.Part>
+): Either.Either<ReadonlyArray<Message.Part>, AdapterError> => {
+  const read = readKeys[block.type] ?? ["type"]
+  const extras = Object.fromEntries(
+    Object.entries(block).filter(([key, value]) => !read.includes(key) && value !== undefined)
+  )
+  if (Object.keys(extras).length === 0) return Either.right(parts)
+  const json = jsonOf(extras)
+  if (Either.isLeft(json)) {
+    return Either.left(refuse(format, index, path, `a ${block.type} block's field is not JSON at ${json.left}`))
+  }
+  return Either.right(parts.map((part) => ({ ...part, providerOptions: { [namespace]: { block: json.right } } })))
+}
+
 /** A LangChain content block as a ctxlog part. */
-const partOf = (
+const partOf = (index: number, path: string, block: Block): Either.Either<ReadonlyArray<Message.Part>, AdapterError> =>
+  Either.flatMap(basePartOf(index, path, block), (parts) => withExtras(index, path, block, parts))
+
+/** A LangChain content block as a ctxlog part, the keys it reads. */
+const basePartOf = (
   index: number,
   path: string,
   block: Block
@@ -212,20 +346,103 @@ const partsOf = (index: number, message: BaseMessage): Either.Either<ReadonlyArr
 
 const idIn = (message: BaseMessage): { readonly id?: string } =>
   typeof message.id === "string" && message.id.length > 0 ? { id: message.id } : {}
+const nameIn = (message: BaseMessage): { readonly name?: string } =>
+  typeof message.name === "string" ? { name: message.name } : {}
 
-/** LangChain messages as ctxlog message inputs, ids, text blocks and reasoning kept. @since 0.1.0 */
+const isEmpty = (value: unknown): boolean =>
+  value === undefined ||
+  (Array.isArray(value) && value.length === 0) ||
+  (typeof value === "object" && value !== null && !Array.isArray(value) && Object.keys(value).length === 0)
+
+/** The ctxlog role of a `ChatMessage` role, when it has one. */
+const chatRoles: Record<string, "user" | "assistant" | "system"> = {
+  human: "user",
+  user: "user",
+  ai: "assistant",
+  assistant: "assistant",
+  system: "system"
+}
+
+/**
+ * The fields of a LangChain message ctxlog does not model, as JSON to keep under
+ * `providerOptions.langchain`; or an error naming the field that is not JSON.
+ */
+const keptIn = (index: number, message: BaseMessage): Either.Either<JsonObject, AdapterError> => {
+  const fields: Record<string, unknown> = {
+    additional_kwargs: message.additional_kwargs,
+    response_metadata: message.response_metadata
+  }
+  if (AIMessage.isInstance(message) || AIMessageChunk.isInstance(message)) {
+    fields.usage_metadata = message.usage_metadata
+    fields.invalid_tool_calls = message.invalid_tool_calls
+  }
+  if (AIMessageChunk.isInstance(message)) {
+    fields.class = "ai_chunk"
+    fields.tool_call_chunks = message.tool_call_chunks
+  }
+  if (ToolMessage.isInstance(message)) {
+    fields.artifact = message.artifact
+    fields.metadata = message.metadata
+    fields.status = message.status
+  }
+  if (ChatMessage.isInstance(message)) {
+    fields.class = "chat"
+    fields.role = message.role
+  }
+  // Content given as blocks where the parts would come back as one string (one text block, or none).
+  if (Array.isArray(message.content)) {
+    const blocks: ReadonlyArray<unknown> = message.content
+    const only = blocks[0]
+    if (
+      blocks.length === 0 ||
+      (blocks.length === 1 && typeof only === "object" && only !== null && Reflect.get(only, "type") === "text")
+    ) {
+      fields.content = "blocks"
+    }
+  }
+  const kept: Record<string, Message.JsonValue> = {}
+  for (const [key, value] of Object.entries(fields)) {
+    if (isEmpty(value)) continue
+    const json = jsonOf(value)
+    if (Either.isLeft(json)) return Either.left(refuse(format, index, key, `not JSON at ${json.left}`))
+    kept[key] = json.right
+  }
+  return Either.right(kept)
+}
+
+const roleIn = (message: BaseMessage): Message.Role | undefined => {
+  if (ChatMessage.isInstance(message)) return chatRoles[message.role]
+  if (SystemMessage.isInstance(message)) return "system"
+  if (HumanMessage.isInstance(message)) return "user"
+  if (ToolMessage.isInstance(message)) return "tool"
+  if (AIMessage.isInstance(message) || AIMessageChunk.isInstance(message)) return "assistant"
+  return undefined
+}
+
+/**
+ * LangChain messages as ctxlog message inputs: ids, names, text blocks, reasoning and tool calls
+ * kept, and what ctxlog does not model kept opaque under `providerOptions.langchain` (given back by
+ * `toLangChain`). A message or field it cannot carry is refused, named.
+ * @since 0.1.0
+ */
 export const fromLangChain = (
   messages: ReadonlyArray<BaseMessage>
 ): Either.Either<ReadonlyArray<Message.MessageInput>, AdapterError> =>
-  convertAll(
-    messages,
-    (message, index): Either.Either<ReadonlyArray<Message.MessageInput>, AdapterError> =>
+  convertAll(messages, (message, index): Either.Either<ReadonlyArray<Message.MessageInput>, AdapterError> => {
+    const role = roleIn(message)
+    if (role === undefined) {
+      const detail = ChatMessage.isInstance(message)
+        ? `unsupported chat role ${message.role} (a ChatMessage goes as user, assistant or system)`
+        : `unsupported message type ${message.type}`
+      return Either.left(new AdapterError({ format, index, detail }))
+    }
+    return Either.flatMap(keptIn(index, message), (kept) =>
       Either.flatMap(
         partsOf(index, message),
         (parts): Either.Either<ReadonlyArray<Message.MessageInput>, AdapterError> => {
-          if (SystemMessage.isInstance(message)) return Either.right([{ role: "system", parts, ...idIn(message) }])
-          if (HumanMessage.isInstance(message)) return Either.right([{ role: "user", parts, ...idIn(message) }])
-          if (ToolMessage.isInstance(message)) {
+          const common = { ...idIn(message), ...nameIn(message), ...withKept(undefined, kept) }
+          if (role === "system" || role === "user") return Either.right([{ role, parts, ...common }])
+          if (role === "tool" && ToolMessage.isInstance(message)) {
             const content = parts.filter(
               (part): part is Message.ToolResultContent =>
                 part.type === "text" || part.type === "image" || part.type === "document"
@@ -239,23 +456,57 @@ export const fromLangChain = (
               content.length === 0
                 ? Message.toolResult(message.tool_call_id, "", message.status === "error")
                 : Message.toolResultParts(message.tool_call_id, content, message.status === "error")
-            return Either.right([{ role: "tool", parts: [result], ...idIn(message) }])
+            return Either.right([{ role: "tool", parts: [result], ...common }])
           }
-          if (AIMessage.isInstance(message)) {
-            return Either.map(
-              convertAll(message.tool_calls ?? [], (call) =>
-                call.id === undefined
-                  ? Either.left(new AdapterError({ format, index, detail: `tool call ${call.name} has no id` }))
-                  : Either.map(jsonInput(format, index, call.args), (input) => [
-                      Message.toolCall(call.id ?? "", call.name, input)
-                    ])
-              ),
-              (calls): ReadonlyArray<Message.MessageInput> => [
-                { role: "assistant", parts: [...parts, ...calls], ...idIn(message) }
-              ]
-            )
-          }
-          return Either.left(new AdapterError({ format, index, detail: `unsupported message type ${message.type}` }))
+          const calls = AIMessage.isInstance(message) || AIMessageChunk.isInstance(message) ? message.tool_calls : []
+          return Either.map(
+            convertAll(calls ?? [], (call) =>
+              call.id === undefined
+                ? Either.left(new AdapterError({ format, index, detail: `tool call ${call.name} has no id` }))
+                : Either.map(jsonInput(format, index, call.args), (input) => [
+                    call.type === undefined
+                      ? {
+                          ...Message.toolCall(call.id ?? "", call.name, input),
+                          providerOptions: { [namespace]: { untyped: true } }
+                        }
+                      : Message.toolCall(call.id ?? "", call.name, input)
+                  ])
+            ),
+            (toolCalls): ReadonlyArray<Message.MessageInput> => [
+              { role: "assistant", parts: [...parts, ...toolCalls], ...common }
+            ]
+          )
         }
       )
-  )
+    )
+  })
+
+/** The `langchain` framework format's JSON (see `FrameworkFormat`). @since 0.8.0 */
+export type { LangChainMessageJson, LangChainRequest, LangChainToolCall } from "../formats/langchain.js"
+
+/**
+ * The messages of a render in the `langchain` format (`{ format: "langchain", messages }`, what
+ * `ctxlog render` rebuilds) as LangChain messages: each JSON message becomes the class its `type`
+ * names, with exactly its fields. What a pre-model hook hands the model.
+ * @since 0.8.0
+ */
+export const fromLangChainFormat = (messages: ReadonlyArray<LangChainMessageJson>): Array<BaseMessage> =>
+  messages.map((message): BaseMessage => {
+    switch (message.type) {
+      case "system":
+        return new SystemMessage({ id: message.id, content: message.content })
+      case "human":
+        return new HumanMessage({
+          id: message.id,
+          content: typeof message.content === "string" ? message.content : message.content.map((part) => ({ ...part }))
+        })
+      case "ai":
+        return new AIMessage({
+          id: message.id,
+          content: message.content,
+          tool_calls: message.tool_calls.map((call) => ({ ...call, args: { ...call.args } }))
+        })
+      default:
+        return new ToolMessage({ id: message.id, content: message.content, tool_call_id: message.tool_call_id })
+    }
+  })
