@@ -18,7 +18,7 @@ import { CompactionStatus, type Policy, Turn } from "@ctxlog/turn"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Capture from "./EnvSnapshot.js"
-import { callModel } from "./ModelCall.js"
+import { callModel, type Partial } from "./ModelCall.js"
 import * as Provider from "./Provider.js"
 import type * as Stack from "./Stack.js"
 import type * as Tools from "./Tools.js"
@@ -247,6 +247,16 @@ const withSpinner = <A, E, R>(ui: Ui, effect: Effect.Effect<A, E, R>) => {
   return effect.pipe(Effect.provideService(CompactionStatus.CompactionStatus, { report }), Effect.ensuring(end))
 }
 
+/**
+ * The answer a Ctrl-C cut short, as the log keeps it: the text streamed so far and a marker, so the
+ * next turn (and a person reading the log) knows it was stopped.
+ * @since 0.3.0
+ */
+export const interruptedAnswer = (text: string): string =>
+  text.trim().length === 0
+    ? "[interrupted by the user before any answer]"
+    : `${text.trimEnd()}\n\n[interrupted by the user]`
+
 /** Run one user turn. @since 0.1.0 */
 export const turn = (config: Config, text: string): Effect.Effect<TurnReport, unknown, Stack.Services> =>
   Effect.gen(function* () {
@@ -272,7 +282,28 @@ export const turn = (config: Config, text: string): Effect.Effect<TurnReport, un
     for (let iteration = 0; iteration < maxIterations; iteration++) {
       const rendered = yield* withSpinner(ui, Turn.render(stream, policy, { iteration, turnReminder }))
       tiers.push(...rendered.tiers)
-      const response = yield* callModel(ui, provider, provider.send(rendered.built.request, { turnReminder }))
+      // Ctrl-C during the call: the answer streamed so far is kept, marked, and ends the turn.
+      const partial: Partial = { seen: undefined }
+      const response = yield* callModel(
+        ui,
+        provider,
+        provider.send(rendered.built.request, { turnReminder }),
+        partial
+      ).pipe(
+        Effect.onInterrupt(() =>
+          Turn.complete(
+            stream,
+            {
+              answer: [Message.text(interruptedAnswer(partial.seen?.text ?? ""))],
+              results: [],
+              estimatedInputTokens: rendered.built.stats.total,
+              endTurn: true,
+              turnReminder
+            },
+            policy
+          ).pipe(Effect.ignore)
+        )
+      )
       modelCalls++
       usage = response.usage
       answer = Message.textOf({ parts: response.parts })

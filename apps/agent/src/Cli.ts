@@ -6,7 +6,6 @@
  */
 import { existsSync } from "node:fs"
 import * as path from "node:path"
-import * as readline from "node:readline"
 import { Command, Options } from "@effect/cli"
 import { ContextService } from "@ctxlog/core"
 import * as Effect from "effect/Effect"
@@ -17,6 +16,7 @@ import { FileStore, RecallIndex } from "@ctxlog/memory"
 import * as Agent from "./Agent.js"
 import * as Demo from "./Demo.js"
 import * as Invocation from "./Invocation.js"
+import * as Prompt from "./Prompt.js"
 import * as Provider from "./Provider.js"
 import * as Sessions from "./Sessions.js"
 import { newSessionId, readNotes } from "./Sessions.js"
@@ -78,22 +78,32 @@ const reportFailure = <A, E, R>(effect: Effect.Effect<A, E, R>, hint: () => stri
     )
   )
 
-/** Lines from stdin, one at a time, with a prompt on a TTY; `undefined` at end of input. */
-const lineReader = (ui: Ui.Ui) => {
-  const rl = readline.createInterface({ input: process.stdin, terminal: process.stdin.isTTY === true })
-  // A Ctrl-C typed while readline owns the terminal becomes the process's SIGINT: the runtime
-  // interrupts the running turn and the program ends with a consistent log.
-  rl.on("SIGINT", () => process.kill(process.pid, "SIGINT"))
-  const iterator = rl[Symbol.asyncIterator]()
-  return {
-    next: Effect.promise(async () => {
-      if (process.stdin.isTTY === true) process.stdout.write(ui.accent("you› "))
-      const next = await iterator.next()
-      return next.done === true ? undefined : next.value
-    }),
-    close: Effect.sync(() => rl.close())
-  }
-}
+/**
+ * What `/help` prints at the prompt (and `run --help` repeats): the slash commands, multi-line input
+ * and Ctrl-C, in lines under 80 columns.
+ * @since 0.3.0
+ */
+export const slashHelp = `Commands at the prompt (handled here, never sent to the model):
+  /help              this list
+  /exit, /quit       end the session (Ctrl-D on an empty line too)
+  /reload FLAGS      another provider, model or window from the next turn on,
+                     recorded in the log; FLAGS: --provider NAME --model NAME
+                     --context-window N --max-output-tokens N --base-url URL
+  /call TOOL {json}  offline model: call a tool, e.g. /call list_dir {"path":"."}
+Input:
+  Enter sends the message; a paste is one message, however many lines it has.
+  End a line with \\ to continue it, or put lines between two ${Prompt.blockFence} lines.
+  A message over 16 KB is kept whole in the log's file store: the model sees
+  its start and reads the rest with its read_output tool.
+Ctrl-C stops an answer (what came is kept in the log) and ends the session
+with the command that resumes it; at the prompt it clears the line, or on an
+empty line ends the session.`
+
+/** The line printed under the session header on a terminal. */
+const promptHelp = "type a message and press Enter · /help for commands · /exit or Ctrl-D to end"
+
+/** The slash command a line starts with (`/help`, `/reload`, …), or undefined for a message (`/usr/bin …` is one). */
+const slashCommand = (text: string): string | undefined => /^(\/[a-z]+)(?:\s|$)/.exec(text)?.[1]
 
 /** Resuming from a database file that does not exist: say so, and create nothing. */
 const mustHoldSessions = (storage: Stack.Storage, stream: string) =>
@@ -256,7 +266,8 @@ const run = Command.make(
             knowledge: [Workspace.note(dir), ...readNotes(dir)],
             goal: oneShot
           })
-          hint = `resume with: ${Invocation.resume(stream, storage)}`
+          const hintFor = (flags: Provider.Options) => `resume with: ${Invocation.resume(stream, storage, flags)}`
+          hint = hintFor(current)
           ui.line(
             ui.dim(
               `${resuming ? "resumed" : "session"} ${ui.bold(stream)} · ${chosen.name}/${chosen.model} · window ${chosen.contextWindow} (reserve ${chosen.outputReserve}, budget ${budget}) · ${window.version} events · workspace ${dir} · ${Stack.describeStorage(storage)}`
@@ -268,15 +279,21 @@ const run = Command.make(
             ui.line(ui.dim(hint))
             return
           }
-          const reader = lineReader(ui)
+          if (process.stdin.isTTY === true) ui.line(ui.dim(promptHelp))
+          const reader = Prompt.make(ui)
           yield* Effect.gen(function* () {
             for (;;) {
               const line = yield* reader.next
               if (line === undefined) break
               const text = line.trim()
               if (text.length === 0) continue
-              if (text === "/exit" || text === "/quit") break
-              if (text === "/reload" || text.startsWith("/reload ")) {
+              const command = slashCommand(text)
+              if (command === "/exit" || command === "/quit") break
+              if (command === "/help") {
+                ui.line(slashHelp)
+                continue
+              }
+              if (command === "/reload") {
                 // Another provider, model or window from the next turn on; a bad line changes nothing.
                 const reloaded = yield* Effect.either(
                   Effect.gen(function* () {
@@ -286,6 +303,7 @@ const run = Command.make(
                     const budget = yield* Agent.reload(nextConfig)
                     config = nextConfig
                     current = next
+                    hint = hintFor(current)
                     ui.line(
                       ui.dim(
                         `reloaded · ${provider.name}/${provider.model} · window ${provider.contextWindow} (reserve ${provider.outputReserve}, budget ${budget})`
@@ -299,6 +317,10 @@ const run = Command.make(
                 }
                 continue
               }
+              if (command !== undefined && command !== "/call") {
+                ui.line(ui.warn(`${command} is not a command here (/help lists them); nothing was sent`))
+                continue
+              }
               yield* Agent.turn(config, text)
             }
           }).pipe(Effect.ensuring(reader.close))
@@ -307,7 +329,7 @@ const run = Command.make(
           Effect.onInterrupt(() =>
             Effect.sync(() =>
               process.stderr.write(
-                `\ninterrupted: the log is consistent; ${hint ?? `resume with: ${Invocation.resume(stream, storage)}`}\n`
+                `\ninterrupted: the log is consistent; ${hint ?? `resume with: ${Invocation.resume(stream, storage, providerOptions)}`}\n`
               )
             )
           )

@@ -42,6 +42,36 @@ export const storageArgs = (storage: Stack.Storage): ReadonlyArray<string> =>
     ? ["--db", storage.filename === ":memory:" ? storage.filename : path.resolve(storage.filename)]
     : ["--pg", storage.url.replace(/\/\/([^:@/]+):[^@/]*@/, "//$1:***@")]
 
-/** The command that resumes a session. @since 0.2.0 */
-export const resume = (stream: string, storage: Stack.Storage): string =>
-  commandLine(["run", "--session", stream, ...storageArgs(storage)])
+/** The provider flags of a session, as `run` takes them. @since 0.3.0 */
+export interface ProviderFlags {
+  readonly provider: string
+  readonly model?: string | undefined
+  readonly baseUrl?: string | undefined
+  readonly contextWindow?: number | undefined
+  readonly maxOutputTokens?: number | undefined
+}
+
+/**
+ * `--provider … --model … --base-url … --context-window … --max-output-tokens …`: the flags given (or
+ * set by `/reload`), so a resumed session talks to the same model with the same window. The default
+ * provider (`offline`) is left out.
+ * @since 0.3.0
+ */
+export const providerArgs = (flags: ProviderFlags | undefined): ReadonlyArray<string> =>
+  flags === undefined
+    ? []
+    : [
+        ...(flags.provider === "offline" ? [] : ["--provider", flags.provider]),
+        ...(flags.model === undefined ? [] : ["--model", flags.model]),
+        ...(flags.baseUrl === undefined ? [] : ["--base-url", flags.baseUrl]),
+        ...(flags.contextWindow === undefined ? [] : ["--context-window", String(flags.contextWindow)]),
+        ...(flags.maxOutputTokens === undefined ? [] : ["--max-output-tokens", String(flags.maxOutputTokens)])
+      ]
+
+/**
+ * The command that resumes a session: its storage and, when given, the provider flags it runs with
+ * (without them a session resumes on the offline model).
+ * @since 0.2.0
+ */
+export const resume = (stream: string, storage: Stack.Storage, flags?: ProviderFlags): string =>
+  commandLine(["run", "--session", stream, ...storageArgs(storage), ...providerArgs(flags)])

@@ -274,6 +274,19 @@ export const retryBrokenStream = (
 export const callModel = (
   ui: Ui,
   provider: Provider.Provider,
-  send: Stream.Stream<LanguageModel.ModelChunk, LanguageModel.ProviderError>
+  send: Stream.Stream<LanguageModel.ModelChunk, LanguageModel.ProviderError>,
+  partial?: Partial
 ): Effect.Effect<LanguageModel.ModelResponse, ModelCallFailed> =>
-  retryBrokenStream(ui, provider, (seen) => attempt(ui, provider, send, seen))
+  retryBrokenStream(ui, provider, (seen) => {
+    if (partial !== undefined) partial.seen = seen
+    return attempt(ui, provider, send, seen)
+  })
+
+/**
+ * What the current attempt of a call has streamed so far: the answer an interruption (Ctrl-C) keeps
+ * (see `Agent.turn`).
+ * @since 0.3.0
+ */
+export interface Partial {
+  seen: Seen | undefined
+}

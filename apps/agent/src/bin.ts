@@ -9,8 +9,10 @@
 import { stripVTControlCharacters } from "node:util"
 import { HelpDoc, ValidationError } from "@effect/cli"
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
+import * as Cause from "effect/Cause"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import { cli } from "./Cli.js"
 import { commandLine } from "./Invocation.js"
 
@@ -31,6 +33,15 @@ const parseError = (error: ValidationError.ValidationError): string => {
 const withoutParseErrorEcho = <A, E, R>(self: Effect.Effect<A, E, R>) =>
   Effect.flatMap(Effect.console, (console) => Console.withConsole(self, { ...console, error: () => Effect.void }))
 
+/**
+ * The exit code: 130 after Ctrl-C (an interrupted run, as a shell reports SIGINT), 1 after a failure
+ * nothing caught, otherwise what the command set (`process.exitCode`, 1 for a reported mistake).
+ */
+const teardown = (exit: Exit.Exit<unknown, unknown>, onExit: (code: number) => void): void => {
+  if (Exit.isFailure(exit)) onExit(Cause.isInterruptedOnly(exit.cause) ? 130 : 1)
+  else onExit(typeof process.exitCode === "number" ? process.exitCode : 0)
+}
+
 withoutParseErrorEcho(cli(process.argv)).pipe(
   Effect.catchIf(ValidationError.isValidationError, (error) =>
     Effect.sync(() => {
@@ -39,5 +50,5 @@ withoutParseErrorEcho(cli(process.argv)).pipe(
     })
   ),
   Effect.provide(NodeContext.layer),
-  NodeRuntime.runMain({ disableErrorReporting: false })
+  NodeRuntime.runMain({ disableErrorReporting: false, teardown })
 )
