@@ -211,7 +211,8 @@ export const parseReload = (line: string, current: Provider.Options): Either.Eit
   return Either.right({ ...base, ...given })
 }
 
-const run = Command.make(
+/** `run`: chat, a one-shot `--task`, or a resumed `--session`. @since 0.3.0 */
+export const run = Command.make(
   "run",
   { task, session, provider, model, baseUrl, contextWindow, maxOutput, workspace, db, pg, quiet },
   (options) => {
@@ -236,6 +237,8 @@ const run = Command.make(
             tools: Tools.make({ workspace: process.cwd(), readOutput: Agent.noReader })
           })
         )
+        // A server that is not running fails here, before the log is opened: no empty session.
+        yield* Provider.reachable(chosen)
         const storage = Stack.storageOf({ db: value(options.db), pg: value(options.pg) })
         const resumeId = value(options.session)
         const given = value(options.workspace)
@@ -299,6 +302,7 @@ const run = Command.make(
                   Effect.gen(function* () {
                     const next = yield* parseReload(text, current)
                     const provider = yield* Provider.make(next)
+                    yield* Provider.reachable(provider)
                     const nextConfig: Agent.Config = { ...config, provider }
                     const budget = yield* Agent.reload(nextConfig)
                     config = nextConfig
@@ -341,7 +345,8 @@ const run = Command.make(
   }
 ).pipe(Command.withDescription("Chat with the agent in a workspace (one line per turn), or run one --task"))
 
-const sessions = Command.make("sessions", { db, pg }, (options) =>
+/** `sessions`: the agent's sessions in a log. @since 0.3.0 */
+export const sessions = Command.make("sessions", { db, pg }, (options) =>
   reportFailure(
     Effect.gen(function* () {
       const storage = Stack.storageOf({ db: value(options.db), pg: value(options.pg) })
@@ -360,7 +365,8 @@ const runDir = Options.directory("run-dir", { exists: "either" }).pipe(
 const demoStorage = (storage: Stack.Storage): Stack.Storage =>
   storage._tag === "sqlite" ? { ...storage, durability: "normal" } : storage
 
-const demo = Command.make("demo", { db, pg, runDir, quiet }, (options) => {
+/** `demo`: the scripted offline run. @since 0.3.0 */
+export const demo = Command.make("demo", { db, pg, runDir, quiet }, (options) => {
   const stream = newSessionId("demo")
   // Without --db, every run writes a fresh log of its own, so it shows the numbers the README describes
   // (a shared log would let cross-session recall bring earlier runs into this one).

@@ -1,7 +1,7 @@
 /**
  * How to run this agent again, as a command that runs as printed: from the sources in the repository
- * it is `cd <repo> && pnpm --filter @ctxlog/agent start …` (the `ctxlog-agent` binary is not on the
- * PATH there), from a build it is the binary the process was started as. Paths in it are absolute.
+ * it is `cd <repo> && pnpm --filter @ctxlog/agent --silent start …` (the `ctxlog-agent` binary is not on the
+ * PATH there; `--silent`: no pnpm lines around the agent's own, e.g. after an error), from a build it is the binary the process was started as. Paths in it are absolute.
  *
  * @since 0.2.0
  */
@@ -31,7 +31,7 @@ export const rootScript = (script: string, args: ReadonlyArray<string>): string 
 export const commandLine = (args: ReadonlyArray<string>, argv1: string | undefined = process.argv[1]): string => {
   const rest = args.map(quote).join(" ")
   const repository = sourceRepository()
-  if (repository !== undefined) return `cd ${quote(repository)} && pnpm --filter @ctxlog/agent start ${rest}`
+  if (repository !== undefined) return `cd ${quote(repository)} && pnpm --filter @ctxlog/agent --silent start ${rest}`
   if (argv1 === undefined || path.basename(argv1) === "ctxlog-agent") return `ctxlog-agent ${rest}`
   return `node ${quote(path.resolve(argv1))} ${rest}`
 }

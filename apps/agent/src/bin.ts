@@ -13,7 +13,9 @@ import * as Cause from "effect/Cause"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as Either from "effect/Either"
 import { cli } from "./Cli.js"
+import * as Help from "./Help.js"
 import { commandLine } from "./Invocation.js"
 
 const subcommands = new Set(["run", "demo", "sessions"])
@@ -42,13 +44,25 @@ const teardown = (exit: Exit.Exit<unknown, unknown>, onExit: (code: number) => v
   else onExit(typeof process.exitCode === "number" ? process.exitCode : 0)
 }
 
-withoutParseErrorEcho(cli(process.argv)).pipe(
-  Effect.catchIf(ValidationError.isValidationError, (error) =>
-    Effect.sync(() => {
-      process.stderr.write(parseError(error))
-      process.exitCode = 1
-    })
-  ),
-  Effect.provide(NodeContext.layer),
-  NodeRuntime.runMain({ disableErrorReporting: false, teardown })
-)
+// Help pages and the mistakes a person makes most (an unknown flag, a value not among a choice's) are
+// answered from the commands' own table (Help.ts), before the parser.
+const checked = Help.check(process.argv.slice(2))
+if (Either.isLeft(checked)) {
+  process.stderr.write(`ctxlog-agent: ${checked.left.message}\n`)
+  process.exitCode = 1
+} else if (checked.right._tag === "help") {
+  process.stdout.write(`${checked.right.text}\n`)
+} else main()
+
+function main() {
+  withoutParseErrorEcho(cli(process.argv)).pipe(
+    Effect.catchIf(ValidationError.isValidationError, (error) =>
+      Effect.sync(() => {
+        process.stderr.write(parseError(error))
+        process.exitCode = 1
+      })
+    ),
+    Effect.provide(NodeContext.layer),
+    NodeRuntime.runMain({ disableErrorReporting: false, teardown })
+  )
+}
