@@ -66,10 +66,21 @@ const oneLine = (text: string): string => text.replace(/\s*\n\s*/g, " ").trim()
  * Print a failure once, as one sentence on stderr, then the resume hint when a session was open, and
  * set a failing exit code (no stack trace for expected errors).
  */
-const reportFailure = <A, E, R>(effect: Effect.Effect<A, E, R>, hint: () => string | undefined = () => undefined) =>
+const reportFailure = <A, E, R>(
+  effect: Effect.Effect<A, E, R>,
+  hint: () => string | undefined = () => undefined,
+  storage?: Stack.Storage
+) =>
   effect.pipe(
     Effect.catchAll((error) =>
       Effect.sync(() => {
+        const damage = damageOf(error, storage)
+        if (damage !== undefined) {
+          // As the inspector reports a damaged log: what is wrong, what to do, exit code 3; no resume hint.
+          process.stderr.write(`ctxlog-agent: ${damage}\n`)
+          process.exitCode = damagedExit
+          return
+        }
         const message = error instanceof Error ? error.message : String(error)
         const next = hint()
         process.stderr.write(`ctxlog-agent: ${oneLine(message)}\n${next === undefined ? "" : `${next}\n`}`)
@@ -77,6 +88,26 @@ const reportFailure = <A, E, R>(effect: Effect.Effect<A, E, R>, hint: () => stri
       })
     )
   )
+
+/** The exit code of a run that found the log damaged: the inspector's (`ctxlog`'s) code for it. @since 0.3.0 */
+export const damagedExit = 3
+
+/**
+ * A damaged log (an event that does not match its hash chain, or does not decode), said as the
+ * inspector says it: the stream and version, that nothing was written, and the `ctxlog verify` command
+ * that lists every problem. Anything else: `undefined`.
+ */
+const damageOf = (error: unknown, storage: Stack.Storage | undefined): string | undefined => {
+  const tagged = error as { readonly _tag?: unknown; readonly stream?: unknown; readonly message?: unknown }
+  if (tagged?._tag !== "TamperDetected" && tagged?._tag !== "EventDecodeError") return undefined
+  const stream = typeof tagged.stream === "string" ? tagged.stream : undefined
+  const verify = Invocation.rootScript("ctxlog", [
+    "verify",
+    ...(stream === undefined ? [] : [stream]),
+    ...(storage === undefined ? [] : Invocation.storageArgs(storage))
+  ])
+  return `the log is damaged: ${oneLine(String(tagged.message))}; nothing was written. See every problem with: ${verify}; then restore the database from a backup (or a verified export)`
+}
 
 /**
  * What `/help` prints at the prompt (and `run --help` repeats): the slash commands, multi-line input
@@ -104,6 +135,23 @@ const promptHelp = "type a message and press Enter · /help for commands · /exi
 
 /** The slash command a line starts with (`/help`, `/reload`, …), or undefined for a message (`/usr/bin …` is one). */
 const slashCommand = (text: string): string | undefined => /^(\/[a-z]+)(?:\s|$)/.exec(text)?.[1]
+
+/** A SQLite log that is not there: said, and nothing created (no file, no folder). @since 0.3.0 */
+export class NoLog extends Schema.TaggedError<NoLog>()("NoLog", { filename: Schema.String, start: Schema.String }) {
+  override get message(): string {
+    return `no log at ${this.filename} (no such file; nothing was created). A session writes one when it starts: ${this.start}`
+  }
+}
+
+const mustExist = (storage: Stack.Storage) =>
+  storage._tag === "sqlite" && storage.filename !== ":memory:" && !existsSync(storage.filename)
+    ? Effect.fail(
+        new NoLog({
+          filename: path.resolve(storage.filename),
+          start: Invocation.commandLine(["run", "--workspace", "DIR", ...Invocation.storageArgs(storage)])
+        })
+      )
+    : Effect.void
 
 /** Resuming from a database file that does not exist: say so, and create nothing. */
 const mustHoldSessions = (storage: Stack.Storage, stream: string) =>
@@ -340,21 +388,26 @@ export const run = Command.make(
         )
         yield* program.pipe(Effect.provide(Stack.layer(storage, budget)))
       }),
-      () => hint
+      () => hint,
+      Stack.storageOf({ db: value(options.db), pg: value(options.pg) })
     )
   }
 ).pipe(Command.withDescription("Chat with the agent in a workspace (one line per turn), or run one --task"))
 
 /** `sessions`: the agent's sessions in a log. @since 0.3.0 */
-export const sessions = Command.make("sessions", { db, pg }, (options) =>
-  reportFailure(
+export const sessions = Command.make("sessions", { db, pg }, (options) => {
+  const storage = Stack.storageOf({ db: value(options.db), pg: value(options.pg) })
+  return reportFailure(
     Effect.gen(function* () {
-      const storage = Stack.storageOf({ db: value(options.db), pg: value(options.pg) })
+      // A listing reads: a log that is not there is a mistake, and nothing is created for it.
+      yield* mustExist(storage)
       const rows = yield* Sessions.list.pipe(Effect.provide(Stack.layer(storage, 10_000)))
       process.stdout.write(`${Sessions.format(rows)}\n`)
-    })
+    }),
+    () => undefined,
+    storage
   )
-).pipe(Command.withDescription("List the agent's sessions: tokens, turns, compactions, last activity"))
+}).pipe(Command.withDescription("List the agent's sessions: tokens, turns, compactions, last activity"))
 
 const runDir = Options.directory("run-dir", { exists: "either" }).pipe(
   Options.withDescription("where the sample workspace is copied (default: a new temp directory)"),

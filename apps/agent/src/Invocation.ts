@@ -75,3 +75,27 @@ export const providerArgs = (flags: ProviderFlags | undefined): ReadonlyArray<st
  */
 export const resume = (stream: string, storage: Stack.Storage, flags?: ProviderFlags): string =>
   commandLine(["run", "--session", stream, ...storageArgs(storage), ...providerArgs(flags)])
+
+/**
+ * The directory the person typed the command in, when pnpm started this process as a package script
+ * (`start` or `demo`: pnpm runs it in `apps/agent` and says where it was invoked in `INIT_CWD`); else
+ * `undefined`. A process started by another script (a test run under `pnpm test`) is left alone.
+ * @since 0.3.0
+ */
+export const invocationDirectory = (env: NodeJS.ProcessEnv = process.env): string | undefined =>
+  env.npm_package_name === "@ctxlog/agent" &&
+  (env.npm_lifecycle_event === "start" || env.npm_lifecycle_event === "demo") &&
+  env.INIT_CWD !== undefined &&
+  env.INIT_CWD.length > 0
+    ? env.INIT_CWD
+    : undefined
+
+/**
+ * Work from {@link invocationDirectory}: the default log (`.ctxlog/ctxlog.db`), relative paths and the
+ * default workspace are then the person's, as for the inspector's `pnpm ctxlog` (one default log).
+ * @since 0.3.0
+ */
+export const toInvocationDirectory = (): void => {
+  const dir = invocationDirectory()
+  if (dir !== undefined && dir !== process.cwd()) process.chdir(dir)
+}

@@ -16,6 +16,7 @@ import * as Exit from "effect/Exit"
 import * as Either from "effect/Either"
 import { cli } from "./Cli.js"
 import * as Help from "./Help.js"
+import * as Invocation from "./Invocation.js"
 import { commandLine } from "./Invocation.js"
 
 const subcommands = new Set(["run", "demo", "sessions"])
@@ -43,6 +44,11 @@ const teardown = (exit: Exit.Exit<unknown, unknown>, onExit: (code: number) => v
   if (Exit.isFailure(exit)) onExit(Cause.isInterruptedOnly(exit.cause) ? 130 : 1)
   else onExit(typeof process.exitCode === "number" ? process.exitCode : 0)
 }
+
+// Started by pnpm as a script (`pnpm --filter @ctxlog/agent start …`, `pnpm demo`), the process runs in
+// apps/agent; the person typed the command in INIT_CWD. Paths (the default log .ctxlog/ctxlog.db, a
+// relative --db or --workspace) are theirs: the same place `pnpm ctxlog` (the inspector) looks.
+Invocation.toInvocationDirectory()
 
 // Help pages and the mistakes a person makes most (an unknown flag, a value not among a choice's) are
 // answered from the commands' own table (Help.ts), before the parser.
