@@ -131,7 +131,7 @@ with the command that resumes it; at the prompt it clears the line, or on an
 empty line ends the session.`
 
 /** The line printed under the session header on a terminal. */
-const promptHelp = "type a message and press Enter · /help for commands · /exit or Ctrl-D to end"
+const promptHelp = "type a message, Enter sends · /help for commands · /exit or Ctrl-D ends"
 
 /** The slash command a line starts with (`/help`, `/reload`, …), or undefined for a message (`/usr/bin …` is one). */
 const slashCommand = (text: string): string | undefined => /^(\/[a-z]+)(?:\s|$)/.exec(text)?.[1]
@@ -321,7 +321,9 @@ export const run = Command.make(
           hint = hintFor(current)
           ui.line(
             ui.dim(
-              `${resuming ? "resumed" : "session"} ${ui.bold(stream)} · ${chosen.name}/${chosen.model} · window ${chosen.contextWindow} (reserve ${chosen.outputReserve}, budget ${budget}) · ${window.version} events · workspace ${dir} · ${Stack.describeStorage(storage)}`
+              ui.fit(
+                `${resuming ? "resumed" : "session"} ${stream} · ${chosen.name}/${chosen.model} · window ${chosen.contextWindow} (reserve ${chosen.outputReserve}, budget ${budget}) · ${window.version} events · workspace ${dir} · ${Stack.describeStorage(storage)}`
+              )
             )
           )
           if (oneShot !== undefined) {
@@ -358,7 +360,9 @@ export const run = Command.make(
                     hint = hintFor(current)
                     ui.line(
                       ui.dim(
-                        `reloaded · ${provider.name}/${provider.model} · window ${provider.contextWindow} (reserve ${provider.outputReserve}, budget ${budget})`
+                        ui.fit(
+                          `reloaded · ${provider.name}/${provider.model} · window ${provider.contextWindow} (reserve ${provider.outputReserve}, budget ${budget})`
+                        )
                       )
                     )
                   })
@@ -402,7 +406,7 @@ export const sessions = Command.make("sessions", { db, pg }, (options) => {
       // A listing reads: a log that is not there is a mistake, and nothing is created for it.
       yield* mustExist(storage)
       const rows = yield* Sessions.list.pipe(Effect.provide(Stack.layer(storage, 10_000)))
-      process.stdout.write(`${Sessions.format(rows)}\n`)
+      process.stdout.write(`${Sessions.format(rows, Sessions.listingWidth())}\n`)
     }),
     () => undefined,
     storage

@@ -49,6 +49,21 @@ const shell = (command: string, input: string, env: NodeJS.ProcessEnv): Promise<
     child.stdin?.end(input)
   })
 
+/** Rows the terminal wrapped inside a word: a full row ending in a letter or digit, the next starting with one. */
+const midWordWraps = (rows: ReadonlyArray<string>, width: number): ReadonlyArray<string> => {
+  const found: Array<string> = []
+  let command = false
+  for (const [index, row] of rows.entries()) {
+    if (/^(resume with:|interrupted:)/.test(row)) command = true
+    else if ([...row].length < width) command = false
+    const next = rows[index + 1] ?? ""
+    if (!command && [...row].length === width && /[\p{L}\p{N}]$/u.test(row) && /^[\p{L}\p{N}]/u.test(next)) {
+      found.push(`${row}⏎${next}`)
+    }
+  }
+  return found
+}
+
 const pasted = Array.from(
   { length: 50 },
   (_, index) => `2026-03-01T10:00:${String(index).padStart(2, "0")} ERROR order ${1000 + index} failed`
@@ -91,6 +106,9 @@ describe.each([80, 160])("ctxlog-agent run in a %i-column terminal", (width) => 
         assert.match(screen, /^you› where are the failing orders\?$/m)
         assert.match(screen, /^you› these failed: 2026-03-01T10:00:00 ERROR order 1000 failed$/m)
         assert.include(screen, "[exit 0]")
+        // The agent's own lines (header, status lines, help) break between words, never inside one; a
+        // command to copy (the resume hint) is printed whole.
+        assert.deepStrictEqual(midWordWraps(term.rows(), width), [])
 
         const { envelopes, window } = yield* readStream(db, stream)
         const users = window.history.filter((message) => message.role === "user").map((m) => Message.textOf(m))

@@ -27,7 +27,7 @@ export interface Terminal {
   readonly paste: (text: string) => void
   /** The whole scrollback and screen, wrapped lines joined, escape codes left out. */
   readonly screen: () => string
-  /** The visible screen only, one string per row as the terminal shows it (wrapped, not joined). */
+  /** The scrollback and screen, one string per row as the terminal shows it (wrapped lines not joined). */
   readonly rows: () => ReadonlyArray<string>
   /** Resolve when the scrollback matches `pattern` `times` times; reject with the screen after `ms`. */
   readonly waitFor: (pattern: RegExp, times?: number, ms?: number) => Promise<string>
@@ -80,7 +80,7 @@ export const open = (options: {
       tmux("paste-buffer", "-p", "-d", "-b", "p", "-t", "t")
     },
     screen,
-    rows: () => tmux("capture-pane", "-p", "-t", "t").split("\n"),
+    rows: () => tmux("capture-pane", "-p", "-S", "-", "-t", "t").split("\n"),
     waitFor: (pattern, times = 1, ms = 60_000) =>
       new Promise((resolve, reject) => {
         const deadline = Date.now() + ms
