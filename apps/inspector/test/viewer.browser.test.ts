@@ -637,6 +637,28 @@ describe("ctxlog serve in a browser", () => {
     await page.close()
   })
 
+  it("a short message id in msg=, as ctxlog window prints it, opens that message", async () => {
+    const at = 60
+    const target = (await windowAt(at)).history.at(-1)
+    assert.isDefined(target)
+    if (target === undefined) return
+    // `ctxlog window` prints the end of each id after "…".
+    const printed = await ctxlogInProcess(["window", "--db", db, "--at", String(at), stream])
+    const short = `…${target.id.slice(-12)}`
+    assert.include(printed.stdout, short)
+    const page = await open(`/?stream=${stream}&v=${at}&msg=${encodeURIComponent(short)}`)
+    const pane = page.locator(`[data-testid="message-pane"][data-id="${target.id}"]`)
+    await pane.locator('[data-testid="message-tokens"]').waitFor()
+    assert.strictEqual(await page.locator('[data-testid="message-error"]').count(), 0)
+    assert.strictEqual(new URL(page.url()).searchParams.get("msg"), target.id)
+    assert.strictEqual(
+      await pane.locator('[data-testid="message-tokens"]').getAttribute("data-tokens"),
+      String(target.tokens)
+    )
+    await page.screenshot({ path: join(artifacts, "viewer-short-message-id.png") })
+    await page.close()
+  })
+
   it("the page caused no Content-Security-Policy violation and no error", () => {
     assert.deepStrictEqual(violations, [])
   })

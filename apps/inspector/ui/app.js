@@ -558,6 +558,15 @@ function App() {
     [stream, selected, place.msg]
   )
 
+  // A short id in the URL (as `ctxlog window` prints it: `…9fd9c77296f2`) becomes the whole id the
+  // server found for it, so the pane and the window's highlight agree.
+  useEffect(() => {
+    const found = message.data
+    if (found === null || place.msg === null || found.id === place.msg) return
+    const ref = place.msg.replace(/^…/, "")
+    if (ref.length > 0 && (found.id.startsWith(ref) || found.id.endsWith(ref))) navigate({ msg: found.id }, true)
+  }, [message.data])
+
   const all = events.data ?? []
   const types = useMemo(() => [...new Set(all.map((e) => e.type))].sort(), [all])
   const snippets = useMemo(
