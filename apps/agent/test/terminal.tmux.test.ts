@@ -157,7 +157,8 @@ describe.each([80, 160])("ctxlog-agent run in a %i-column terminal", (width) => 
         yield* Effect.addFinalizer(() => Effect.sync(() => term.close()))
         const header = yield* Effect.promise(() => term.waitFor(/you› $/m))
         const stream = /session (agent-[0-9-]+-[0-9a-f]+)/.exec(header)?.[1] ?? ""
-        assert.include(header, "openai/gpt-test · window 128000")
+        // At 80 columns the header breaks at its separators: read it with the breaks as spaces.
+        assert.include(header.replace(/\s+/g, " "), "openai/gpt-test · window 128000")
         term.type("why do orders fail?")
         term.press("Enter")
         yield* Effect.promise(() => term.waitFor(/The failing orders all come from/))
