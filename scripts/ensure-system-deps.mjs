@@ -1,6 +1,7 @@
 // Makes sure the system programs the test suite needs are present: PostgreSQL's initdb/pg_ctl (the
 // memory, compaction, agent and inspector tests start a real server) and Chromium (the inspector's
-// browser test drives /usr/bin/chromium with playwright-core; no browser download works here). Installs
+// browser test drives /usr/bin/chromium with playwright-core; no browser download works here) and tmux
+// (the agent's terminal test types into the interactive agent in a tmux pane). Installs
 // what is missing with one `apt-get update` and one `apt-get install -y` when running as root on a
 // Debian-like machine; otherwise says exactly what is missing. PostgreSQL is not needed when
 // CTXLOG_TEST_PG_URL points at a running server.
@@ -29,6 +30,9 @@ if (process.env.CTXLOG_TEST_PG_URL) {
 }
 if (existsSync(chromium)) console.log(`system deps: Chromium found (${chromium})`)
 else missing.push("chromium")
+const hasTmux = () => spawnSync("sh", ["-c", "command -v tmux"]).status === 0
+if (hasTmux()) console.log("system deps: tmux found")
+else missing.push("tmux")
 
 if (missing.length > 0) {
   if (process.getuid?.() === 0 && spawnSync("sh", ["-c", "command -v apt-get"]).status === 0) {
@@ -38,6 +42,10 @@ if (missing.length > 0) {
     execFileSync("apt-get", ["install", "-y", "--no-install-recommends", ...missing], { stdio: "inherit", env })
     if (missing.includes("postgresql") && pgBin() === undefined) {
       console.error("system deps: apt-get installed postgresql but initdb is still missing")
+      process.exit(1)
+    }
+    if (missing.includes("tmux") && !hasTmux()) {
+      console.error("system deps: apt-get installed tmux but it is still not on the PATH")
       process.exit(1)
     }
     if (missing.includes("chromium") && !existsSync(chromium)) {

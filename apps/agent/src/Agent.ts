@@ -12,13 +12,13 @@
  * @since 0.1.0
  */
 import { ContextService, type EventLog, type LanguageModel, Message, TokenCounter, Window } from "@ctxlog/core"
-import { RecallIndex } from "@ctxlog/memory"
+import { FileStore, RecallIndex } from "@ctxlog/memory"
 import { CtxBuilder, EnvSnapshot } from "@ctxlog/providers"
 import { CompactionStatus, type Policy, Turn } from "@ctxlog/turn"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Capture from "./EnvSnapshot.js"
-import { callModel } from "./ModelCall.js"
+import { callModel, type Partial } from "./ModelCall.js"
 import * as Provider from "./Provider.js"
 import type * as Stack from "./Stack.js"
 import type * as Tools from "./Tools.js"
@@ -247,6 +247,59 @@ const withSpinner = <A, E, R>(ui: Ui, effect: Effect.Effect<A, E, R>) => {
   return effect.pipe(Effect.provideService(CompactionStatus.CompactionStatus, { report }), Effect.ensuring(end))
 }
 
+/**
+ * The answer a Ctrl-C cut short, as the log keeps it: the text streamed so far and a marker, so the
+ * next turn (and a person reading the log) knows it was stopped.
+ * @since 0.3.0
+ */
+export const interruptedAnswer = (text: string): string =>
+  text.trim().length === 0
+    ? "[interrupted by the user before any answer]"
+    : `${text.trimEnd()}\n\n[interrupted by the user]`
+
+/** The first line of a user message kept in the file store (the preview with its handle follows). @since 0.3.0 */
+export const storedInputLead = "[the user's message is long: it is stored whole, and its start follows]"
+
+/**
+ * A user message over the file store's threshold (16 KB, as for tool outputs) is stored whole in the
+ * log's file store, the same way a large tool output is (`FileStore.put`, `FileStore.preview`): the
+ * message the log and the window hold is its first lines with the handle, which the model's
+ * `read_output` tool reads whole or by lines. The person is told in one line. Smaller messages, and
+ * sessions whose tools have no `read_output`, are unchanged (the turn cuts an oversized message).
+ * @since 0.3.0
+ */
+export const storeLargeInput = (
+  config: Pick<Config, "stream" | "ui">,
+  policy: Policy.Policy,
+  text: string
+): Effect.Effect<string, unknown, TokenCounter.TokenCounter> =>
+  Effect.gen(function* () {
+    const settings = policy.fileStore
+    const bytes = Buffer.byteLength(text, "utf8")
+    if (settings === undefined || settings === null || bytes <= settings.thresholdBytes) return text
+    const files = yield* Effect.serviceOption(FileStore.FileStore)
+    if (files._tag === "None") return text
+    const counter = yield* TokenCounter.TokenCounter
+    const info = yield* files.value.put(config.stream, text)
+    const stored: FileStore.StoredOutput = {
+      sha256: info.sha256,
+      bytes: info.bytes,
+      lines: info.lines,
+      tokens: counter.count(text)
+    }
+    const preview = FileStore.preview(text, stored, settings.previewChars ?? fileStore.previewChars)
+    const shown = /\[showing (\d+) of/.exec(preview)?.[1] ?? "0"
+    config.ui.line(
+      config.ui.dim(
+        `  ↳ ${kiloBytes(bytes)} (${info.lines} lines) kept whole in the log's file store as ${FileStore.shortId(info.sha256)}; the model sees the first ${shown} lines and reads the rest with read_output`
+      )
+    )
+    return `${storedInputLead}\n${preview}`
+  })
+
+const kiloBytes = (bytes: number): string =>
+  bytes >= 1024 * 1024 ? `${(bytes / 1024 / 1024).toFixed(1)} MB` : `${Math.round(bytes / 1024)} KB`
+
 /** Run one user turn. @since 0.1.0 */
 export const turn = (config: Config, text: string): Effect.Effect<TurnReport, unknown, Stack.Services> =>
   Effect.gen(function* () {
@@ -258,9 +311,10 @@ export const turn = (config: Config, text: string): Effect.Effect<TurnReport, un
     const tiers: Array<string> = []
     // The environment at the start of the turn, as this turn's reminder (every render records it).
     const turnReminder = yield* environmentReminder(config, before)
+    const input = yield* storeLargeInput(config, policy, text)
     const prepared = yield* withSpinner(
       ui,
-      Turn.prepare(stream, { messages: [Message.user(text)], turnReminder }, policy)
+      Turn.prepare(stream, { messages: [Message.user(input)], turnReminder }, policy)
     )
     tiers.push(...prepared.tiers)
 
@@ -276,7 +330,23 @@ export const turn = (config: Config, text: string): Effect.Effect<TurnReport, un
       // The agent's policy names a provider builder and no framework format: it sends the provider's body.
       if (!CtxBuilder.isProviderRequest(request))
         return yield* Effect.dieMessage("the agent's policy set a framework format")
-      const response = yield* callModel(ui, provider, provider.send(request, { turnReminder }))
+      // Ctrl-C during the call: the answer streamed so far is kept, marked, and ends the turn.
+      const partial: Partial = { seen: undefined }
+      const response = yield* callModel(ui, provider, provider.send(request, { turnReminder }), partial).pipe(
+        Effect.onInterrupt(() =>
+          Turn.complete(
+            stream,
+            {
+              answer: [Message.text(interruptedAnswer(partial.seen?.text ?? ""))],
+              results: [],
+              estimatedInputTokens: rendered.built.stats.total,
+              endTurn: true,
+              turnReminder
+            },
+            policy
+          ).pipe(Effect.ignore)
+        )
+      )
       modelCalls++
       usage = response.usage
       answer = Message.textOf({ parts: response.parts })

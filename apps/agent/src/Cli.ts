@@ -6,7 +6,6 @@
  */
 import { existsSync } from "node:fs"
 import * as path from "node:path"
-import * as readline from "node:readline"
 import { Command, Options } from "@effect/cli"
 import { ContextService } from "@ctxlog/core"
 import * as Effect from "effect/Effect"
@@ -17,6 +16,7 @@ import { FileStore, RecallIndex } from "@ctxlog/memory"
 import * as Agent from "./Agent.js"
 import * as Demo from "./Demo.js"
 import * as Invocation from "./Invocation.js"
+import * as Prompt from "./Prompt.js"
 import * as Provider from "./Provider.js"
 import * as Sessions from "./Sessions.js"
 import { newSessionId, readNotes } from "./Sessions.js"
@@ -66,10 +66,21 @@ const oneLine = (text: string): string => text.replace(/\s*\n\s*/g, " ").trim()
  * Print a failure once, as one sentence on stderr, then the resume hint when a session was open, and
  * set a failing exit code (no stack trace for expected errors).
  */
-const reportFailure = <A, E, R>(effect: Effect.Effect<A, E, R>, hint: () => string | undefined = () => undefined) =>
+const reportFailure = <A, E, R>(
+  effect: Effect.Effect<A, E, R>,
+  hint: () => string | undefined = () => undefined,
+  storage?: Stack.Storage
+) =>
   effect.pipe(
     Effect.catchAll((error) =>
       Effect.sync(() => {
+        const damage = damageOf(error, storage)
+        if (damage !== undefined) {
+          // As the inspector reports a damaged log: what is wrong, what to do, exit code 3; no resume hint.
+          process.stderr.write(`ctxlog-agent: ${damage}\n`)
+          process.exitCode = damagedExit
+          return
+        }
         const message = error instanceof Error ? error.message : String(error)
         const next = hint()
         process.stderr.write(`ctxlog-agent: ${oneLine(message)}\n${next === undefined ? "" : `${next}\n`}`)
@@ -78,22 +89,69 @@ const reportFailure = <A, E, R>(effect: Effect.Effect<A, E, R>, hint: () => stri
     )
   )
 
-/** Lines from stdin, one at a time, with a prompt on a TTY; `undefined` at end of input. */
-const lineReader = (ui: Ui.Ui) => {
-  const rl = readline.createInterface({ input: process.stdin, terminal: process.stdin.isTTY === true })
-  // A Ctrl-C typed while readline owns the terminal becomes the process's SIGINT: the runtime
-  // interrupts the running turn and the program ends with a consistent log.
-  rl.on("SIGINT", () => process.kill(process.pid, "SIGINT"))
-  const iterator = rl[Symbol.asyncIterator]()
-  return {
-    next: Effect.promise(async () => {
-      if (process.stdin.isTTY === true) process.stdout.write(ui.accent("you› "))
-      const next = await iterator.next()
-      return next.done === true ? undefined : next.value
-    }),
-    close: Effect.sync(() => rl.close())
+/** The exit code of a run that found the log damaged: the inspector's (`ctxlog`'s) code for it. @since 0.3.0 */
+export const damagedExit = 3
+
+/**
+ * A damaged log (an event that does not match its hash chain, or does not decode), said as the
+ * inspector says it: the stream and version, that nothing was written, and the `ctxlog verify` command
+ * that lists every problem. Anything else: `undefined`.
+ */
+const damageOf = (error: unknown, storage: Stack.Storage | undefined): string | undefined => {
+  const tagged = error as { readonly _tag?: unknown; readonly stream?: unknown; readonly message?: unknown }
+  if (tagged?._tag !== "TamperDetected" && tagged?._tag !== "EventDecodeError") return undefined
+  const stream = typeof tagged.stream === "string" ? tagged.stream : undefined
+  const verify = Invocation.rootScript("ctxlog", [
+    "verify",
+    ...(stream === undefined ? [] : [stream]),
+    ...(storage === undefined ? [] : Invocation.storageArgs(storage))
+  ])
+  return `the log is damaged: ${oneLine(String(tagged.message))}; nothing was written. See every problem with: ${verify}; then restore the database from a backup (or a verified export)`
+}
+
+/**
+ * What `/help` prints at the prompt (and `run --help` repeats): the slash commands, multi-line input
+ * and Ctrl-C, in lines under 80 columns.
+ * @since 0.3.0
+ */
+export const slashHelp = `Commands at the prompt (handled here, never sent to the model):
+  /help              this list
+  /exit, /quit       end the session (Ctrl-D on an empty line too)
+  /reload FLAGS      another provider, model or window from the next turn on,
+                     recorded in the log; FLAGS: --provider NAME --model NAME
+                     --context-window N --max-output-tokens N --base-url URL
+  /call TOOL {json}  offline model: call a tool, e.g. /call list_dir {"path":"."}
+Input:
+  Enter sends the message; a paste is one message, however many lines it has.
+  End a line with \\ to continue it, or put lines between two ${Prompt.blockFence} lines.
+  A message over 16 KB is kept whole in the log's file store: the model sees
+  its start and reads the rest with its read_output tool.
+Ctrl-C stops an answer (what came is kept in the log) and ends the session
+with the command that resumes it; at the prompt it clears the line, or on an
+empty line ends the session.`
+
+/** The line printed under the session header on a terminal. */
+const promptHelp = "type a message, Enter sends · /help for commands · /exit or Ctrl-D ends"
+
+/** The slash command a line starts with (`/help`, `/reload`, …), or undefined for a message (`/usr/bin …` is one). */
+const slashCommand = (text: string): string | undefined => /^(\/[a-z]+)(?:\s|$)/.exec(text)?.[1]
+
+/** A SQLite log that is not there: said, and nothing created (no file, no folder). @since 0.3.0 */
+export class NoLog extends Schema.TaggedError<NoLog>()("NoLog", { filename: Schema.String, start: Schema.String }) {
+  override get message(): string {
+    return `no log at ${this.filename} (no such file; nothing was created). A session writes one when it starts: ${this.start}`
   }
 }
+
+const mustExist = (storage: Stack.Storage) =>
+  storage._tag === "sqlite" && storage.filename !== ":memory:" && !existsSync(storage.filename)
+    ? Effect.fail(
+        new NoLog({
+          filename: path.resolve(storage.filename),
+          start: Invocation.commandLine(["run", "--workspace", "DIR", ...Invocation.storageArgs(storage)])
+        })
+      )
+    : Effect.void
 
 /** Resuming from a database file that does not exist: say so, and create nothing. */
 const mustHoldSessions = (storage: Stack.Storage, stream: string) =>
@@ -201,7 +259,8 @@ export const parseReload = (line: string, current: Provider.Options): Either.Eit
   return Either.right({ ...base, ...given })
 }
 
-const run = Command.make(
+/** `run`: chat, a one-shot `--task`, or a resumed `--session`. @since 0.3.0 */
+export const run = Command.make(
   "run",
   { task, session, provider, model, baseUrl, contextWindow, maxOutput, workspace, db, pg, quiet },
   (options) => {
@@ -226,6 +285,8 @@ const run = Command.make(
             tools: Tools.make({ workspace: process.cwd(), readOutput: Agent.noReader })
           })
         )
+        // A server that is not running fails here, before the log is opened: no empty session.
+        yield* Provider.reachable(chosen)
         const storage = Stack.storageOf({ db: value(options.db), pg: value(options.pg) })
         const resumeId = value(options.session)
         const given = value(options.workspace)
@@ -256,10 +317,13 @@ const run = Command.make(
             knowledge: [Workspace.note(dir), ...readNotes(dir)],
             goal: oneShot
           })
-          hint = `resume with: ${Invocation.resume(stream, storage)}`
+          const hintFor = (flags: Provider.Options) => `resume with: ${Invocation.resume(stream, storage, flags)}`
+          hint = hintFor(current)
           ui.line(
             ui.dim(
-              `${resuming ? "resumed" : "session"} ${ui.bold(stream)} · ${chosen.name}/${chosen.model} · window ${chosen.contextWindow} (reserve ${chosen.outputReserve}, budget ${budget}) · ${window.version} events · workspace ${dir} · ${Stack.describeStorage(storage)}`
+              ui.fit(
+                `${resuming ? "resumed" : "session"} ${stream} · ${chosen.name}/${chosen.model} · window ${chosen.contextWindow} (reserve ${chosen.outputReserve}, budget ${budget}) · ${window.version} events · workspace ${dir} · ${Stack.describeStorage(storage)}`
+              )
             )
           )
           if (oneShot !== undefined) {
@@ -268,27 +332,37 @@ const run = Command.make(
             ui.line(ui.dim(hint))
             return
           }
-          const reader = lineReader(ui)
+          if (process.stdin.isTTY === true) ui.line(ui.dim(promptHelp))
+          const reader = Prompt.make(ui)
           yield* Effect.gen(function* () {
             for (;;) {
               const line = yield* reader.next
               if (line === undefined) break
               const text = line.trim()
               if (text.length === 0) continue
-              if (text === "/exit" || text === "/quit") break
-              if (text === "/reload" || text.startsWith("/reload ")) {
+              const command = slashCommand(text)
+              if (command === "/exit" || command === "/quit") break
+              if (command === "/help") {
+                ui.line(slashHelp)
+                continue
+              }
+              if (command === "/reload") {
                 // Another provider, model or window from the next turn on; a bad line changes nothing.
                 const reloaded = yield* Effect.either(
                   Effect.gen(function* () {
                     const next = yield* parseReload(text, current)
                     const provider = yield* Provider.make(next)
+                    yield* Provider.reachable(provider)
                     const nextConfig: Agent.Config = { ...config, provider }
                     const budget = yield* Agent.reload(nextConfig)
                     config = nextConfig
                     current = next
+                    hint = hintFor(current)
                     ui.line(
                       ui.dim(
-                        `reloaded · ${provider.name}/${provider.model} · window ${provider.contextWindow} (reserve ${provider.outputReserve}, budget ${budget})`
+                        ui.fit(
+                          `reloaded · ${provider.name}/${provider.model} · window ${provider.contextWindow} (reserve ${provider.outputReserve}, budget ${budget})`
+                        )
                       )
                     )
                   })
@@ -299,6 +373,10 @@ const run = Command.make(
                 }
                 continue
               }
+              if (command !== undefined && command !== "/call") {
+                ui.line(ui.warn(`${command} is not a command here (/help lists them); nothing was sent`))
+                continue
+              }
               yield* Agent.turn(config, text)
             }
           }).pipe(Effect.ensuring(reader.close))
@@ -307,27 +385,33 @@ const run = Command.make(
           Effect.onInterrupt(() =>
             Effect.sync(() =>
               process.stderr.write(
-                `\ninterrupted: the log is consistent; ${hint ?? `resume with: ${Invocation.resume(stream, storage)}`}\n`
+                `\ninterrupted: the log is consistent; ${hint ?? `resume with: ${Invocation.resume(stream, storage, providerOptions)}`}\n`
               )
             )
           )
         )
         yield* program.pipe(Effect.provide(Stack.layer(storage, budget)))
       }),
-      () => hint
+      () => hint,
+      Stack.storageOf({ db: value(options.db), pg: value(options.pg) })
     )
   }
 ).pipe(Command.withDescription("Chat with the agent in a workspace (one line per turn), or run one --task"))
 
-const sessions = Command.make("sessions", { db, pg }, (options) =>
-  reportFailure(
+/** `sessions`: the agent's sessions in a log. @since 0.3.0 */
+export const sessions = Command.make("sessions", { db, pg }, (options) => {
+  const storage = Stack.storageOf({ db: value(options.db), pg: value(options.pg) })
+  return reportFailure(
     Effect.gen(function* () {
-      const storage = Stack.storageOf({ db: value(options.db), pg: value(options.pg) })
+      // A listing reads: a log that is not there is a mistake, and nothing is created for it.
+      yield* mustExist(storage)
       const rows = yield* Sessions.list.pipe(Effect.provide(Stack.layer(storage, 10_000)))
-      process.stdout.write(`${Sessions.format(rows)}\n`)
-    })
+      process.stdout.write(`${Sessions.format(rows, Sessions.listingWidth())}\n`)
+    }),
+    () => undefined,
+    storage
   )
-).pipe(Command.withDescription("List the agent's sessions: tokens, turns, compactions, last activity"))
+}).pipe(Command.withDescription("List the agent's sessions: tokens, turns, compactions, last activity"))
 
 const runDir = Options.directory("run-dir", { exists: "either" }).pipe(
   Options.withDescription("where the sample workspace is copied (default: a new temp directory)"),
@@ -338,7 +422,8 @@ const runDir = Options.directory("run-dir", { exists: "either" }).pipe(
 const demoStorage = (storage: Stack.Storage): Stack.Storage =>
   storage._tag === "sqlite" ? { ...storage, durability: "normal" } : storage
 
-const demo = Command.make("demo", { db, pg, runDir, quiet }, (options) => {
+/** `demo`: the scripted offline run. @since 0.3.0 */
+export const demo = Command.make("demo", { db, pg, runDir, quiet }, (options) => {
   const stream = newSessionId("demo")
   // Without --db, every run writes a fresh log of its own, so it shows the numbers the README describes
   // (a shared log would let cross-session recall bring earlier runs into this one).

@@ -21,12 +21,11 @@ import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 import * as Agent from "./Agent.js"
 import * as Invocation from "./Invocation.js"
-import { newSessionId, readNotes } from "./Sessions.js"
+import { compactionTypes, newSessionId, readNotes } from "./Sessions.js"
 import * as Provider from "./Provider.js"
-import { table } from "./Sessions.js"
 import * as Stack from "./Stack.js"
 import * as Tools from "./Tools.js"
-import { fold, type Ui } from "./Ui.js"
+import { fold, tableWrappingLast, type Ui } from "./Ui.js"
 import * as Workspace from "./Workspace.js"
 
 /** The demo model's context window: small, so a few large tool outputs fill it. @since 0.1.0 */
@@ -340,6 +339,8 @@ export const summarize = (envelopes: ReadonlyArray<EventLog.Envelope>) => {
     hard: tier("hard"),
     proactive: tier("proactive"),
     trimmed: count((e) => e.event._tag === "HistoryTrimmed"),
+    media: count((e) => e.event._tag === "MediaPruned"),
+    compactions: count((e) => compactionTypes.has(e.event._tag)),
     seams: count((e) => e.event._tag === "SeamProduced" || e.event._tag === "SeamsRecompacted"),
     recalled: count((e) => e.event._tag === "MessagesInjected")
   }
@@ -368,7 +369,9 @@ export const run = (options: Options): Effect.Effect<Outcome, unknown> =>
     ui.line(ui.bold("ctxlog-agent demo"))
     ui.line(
       ui.dim(
-        `sample project copied to ${workspace}\nsession ${stream} · window ${contextWindow} tokens = budget ${budget} + output reserve ${outputReserve} + tool schemas and reminder · log ${where}`
+        ui.fit(
+          `sample project copied to ${workspace}\nsession ${stream} · window ${contextWindow} tokens = budget ${budget} + output reserve ${outputReserve} + tool schemas and reminder · log ${where}`
+        )
       )
     )
     const plan = planFor(workspace)
@@ -417,39 +420,47 @@ export const run = (options: Options): Effect.Effect<Outcome, unknown> =>
     ui.line()
     ui.line(ui.bold("What happened to the window"))
     ui.line(
-      table([
-        ["", "count", "what it is"],
-        ["user turns", String(turns.length), "scripted user lines, each a full agent turn"],
-        ["model calls", String(s.renders), "each one a PromptRendered event (hash of the exact request)"],
-        ["events", String(s.events), "everything that changed the window, in one append-only stream"],
-        ["recall injections", String(s.recalled), "messages recalled for the query, from this and earlier sessions"],
+      tableWrappingLast(
         [
-          "deferred summaries",
-          `${s.deferred} / ${s.applied}`,
-          "tool-pair summaries recorded / batches applied under pressure"
+          ["", "count", "what it is"],
+          ["user turns", String(turns.length), "scripted user lines, each a full agent turn"],
+          ["model calls", String(s.renders), "each one a PromptRendered event (hash of the exact request)"],
+          ["events", String(s.events), "everything that changed the window, in one append-only stream"],
+          ["recall injections", String(s.recalled), "messages recalled for the query, from this and earlier sessions"],
+          [
+            "deferred summaries",
+            `${s.deferred} / ${s.applied}`,
+            "tool-pair summaries recorded / batches applied under pressure"
+          ],
+          ["pruned outputs", String(s.pruned), "old tool outputs replaced by a one-line stub"],
+          ["soft tier, turn start", String(s.softAtTurnStart), "prune + apply summaries when the window passes 70%"],
+          [
+            "soft tier, mid-iteration",
+            String(s.softMidIteration),
+            "the same between tool calls of one turn (no model call)"
+          ],
+          ["hard compactions", String(s.hard), "old history summarized when the soft tier was not enough (85%)"],
+          ["proactive", String(s.proactive), "summarized ahead of need at the end of a turn (66%)"],
+          ...(s.cooldown === 0
+            ? []
+            : [["cooldown compactions", String(s.cooldown), "template summaries while cooling down"]]),
+          ["trims", String(s.trimmed), "mid-iteration last resort: oldest history dropped (still in the log)"],
+          [
+            "compactions in all",
+            String(s.compactions),
+            `events that shrank the window: ${s.pruned} pruned + ${s.applied} summary batches + ${s.cooldown + s.hard + s.proactive} summaries + ${s.trimmed} trims${s.media === 0 ? "" : ` + ${s.media} media pruned`} (what sessions and ctxlog streams count)`
+          ],
+          ["seams", String(s.seams), "older history folded into leveled <archived_context>"],
+          [
+            "largest render",
+            `${s.largestRender} + ${outputReserve}`,
+            `window tokens + output reserve, against a ${contextWindow}-token window`
+          ],
+          ["hash chain", chain.ok ? "verified" : "BROKEN", "every event chained to the one before it"],
+          ["tests", testsPass ? "pass" : "FAIL", `node --test in ${workspace}`]
         ],
-        ["pruned outputs", String(s.pruned), "old tool outputs replaced by a one-line stub"],
-        ["soft tier, turn start", String(s.softAtTurnStart), "prune + apply summaries when the window passes 70%"],
-        [
-          "soft tier, mid-iteration",
-          String(s.softMidIteration),
-          "the same between tool calls of one turn (no model call)"
-        ],
-        ["hard compactions", String(s.hard), "old history summarized when the soft tier was not enough (85%)"],
-        ["proactive", String(s.proactive), "summarized ahead of need at the end of a turn (66%)"],
-        ...(s.cooldown === 0
-          ? []
-          : [["cooldown compactions", String(s.cooldown), "template summaries while cooling down"]]),
-        ["trims", String(s.trimmed), "mid-iteration last resort: oldest history dropped (still in the log)"],
-        ["seams", String(s.seams), "older history folded into leveled <archived_context>"],
-        [
-          "largest render",
-          `${s.largestRender} + ${outputReserve}`,
-          `window tokens + output reserve, against a ${contextWindow}-token window`
-        ],
-        ["hash chain", chain.ok ? "verified" : "BROKEN", "every event chained to the one before it"],
-        ["tests", testsPass ? "pass" : "FAIL", `node --test in ${workspace}`]
-      ])
+        ui.columns
+      )
     )
     ui.line()
     ui.line(ui.bold("Look at the run with the inspector"))

@@ -1,7 +1,7 @@
 /**
  * How to run this agent again, as a command that runs as printed: from the sources in the repository
- * it is `cd <repo> && pnpm --filter @ctxlog/agent start …` (the `ctxlog-agent` binary is not on the
- * PATH there), from a build it is the binary the process was started as. Paths in it are absolute.
+ * it is `cd <repo> && pnpm --filter @ctxlog/agent --silent start …` (the `ctxlog-agent` binary is not on the
+ * PATH there; `--silent`: no pnpm lines around the agent's own, e.g. after an error), from a build it is the binary the process was started as. Paths in it are absolute.
  *
  * @since 0.2.0
  */
@@ -31,7 +31,7 @@ export const rootScript = (script: string, args: ReadonlyArray<string>): string 
 export const commandLine = (args: ReadonlyArray<string>, argv1: string | undefined = process.argv[1]): string => {
   const rest = args.map(quote).join(" ")
   const repository = sourceRepository()
-  if (repository !== undefined) return `cd ${quote(repository)} && pnpm --filter @ctxlog/agent start ${rest}`
+  if (repository !== undefined) return `cd ${quote(repository)} && pnpm --filter @ctxlog/agent --silent start ${rest}`
   if (argv1 === undefined || path.basename(argv1) === "ctxlog-agent") return `ctxlog-agent ${rest}`
   return `node ${quote(path.resolve(argv1))} ${rest}`
 }
@@ -42,6 +42,60 @@ export const storageArgs = (storage: Stack.Storage): ReadonlyArray<string> =>
     ? ["--db", storage.filename === ":memory:" ? storage.filename : path.resolve(storage.filename)]
     : ["--pg", storage.url.replace(/\/\/([^:@/]+):[^@/]*@/, "//$1:***@")]
 
-/** The command that resumes a session. @since 0.2.0 */
-export const resume = (stream: string, storage: Stack.Storage): string =>
-  commandLine(["run", "--session", stream, ...storageArgs(storage)])
+/** The provider flags of a session, as `run` takes them. @since 0.3.0 */
+export interface ProviderFlags {
+  readonly provider: string
+  readonly model?: string | undefined
+  readonly baseUrl?: string | undefined
+  readonly contextWindow?: number | undefined
+  readonly maxOutputTokens?: number | undefined
+}
+
+/**
+ * `--provider … --model … --base-url … --context-window … --max-output-tokens …`: the flags given (or
+ * set by `/reload`), so a resumed session talks to the same model with the same window. The default
+ * provider (`offline`) is left out.
+ * @since 0.3.0
+ */
+export const providerArgs = (flags: ProviderFlags | undefined): ReadonlyArray<string> =>
+  flags === undefined
+    ? []
+    : [
+        ...(flags.provider === "offline" ? [] : ["--provider", flags.provider]),
+        ...(flags.model === undefined ? [] : ["--model", flags.model]),
+        ...(flags.baseUrl === undefined ? [] : ["--base-url", flags.baseUrl]),
+        ...(flags.contextWindow === undefined ? [] : ["--context-window", String(flags.contextWindow)]),
+        ...(flags.maxOutputTokens === undefined ? [] : ["--max-output-tokens", String(flags.maxOutputTokens)])
+      ]
+
+/**
+ * The command that resumes a session: its storage and, when given, the provider flags it runs with
+ * (without them a session resumes on the offline model).
+ * @since 0.2.0
+ */
+export const resume = (stream: string, storage: Stack.Storage, flags?: ProviderFlags): string =>
+  commandLine(["run", "--session", stream, ...storageArgs(storage), ...providerArgs(flags)])
+
+/**
+ * The directory the person typed the command in, when pnpm started this process as a package script
+ * (`start` or `demo`: pnpm runs it in `apps/agent` and says where it was invoked in `INIT_CWD`); else
+ * `undefined`. A process started by another script (a test run under `pnpm test`) is left alone.
+ * @since 0.3.0
+ */
+export const invocationDirectory = (env: NodeJS.ProcessEnv = process.env): string | undefined =>
+  env.npm_package_name === "@ctxlog/agent" &&
+  (env.npm_lifecycle_event === "start" || env.npm_lifecycle_event === "demo") &&
+  env.INIT_CWD !== undefined &&
+  env.INIT_CWD.length > 0
+    ? env.INIT_CWD
+    : undefined
+
+/**
+ * Work from {@link invocationDirectory}: the default log (`.ctxlog/ctxlog.db`), relative paths and the
+ * default workspace are then the person's, as for the inspector's `pnpm ctxlog` (one default log).
+ * @since 0.3.0
+ */
+export const toInvocationDirectory = (): void => {
+  const dir = invocationDirectory()
+  if (dir !== undefined && dir !== process.cwd()) process.chdir(dir)
+}

@@ -47,7 +47,7 @@ export class ModelCallFailed extends Schema.TaggedError<ModelCallFailed>()("Mode
     if (error.retryAfterMs !== undefined && error.retryAfterMs > this.maxWaitMs) {
       // The client's own note on the wait (it did not retry) is said once, in the agent's words, below.
       const said = what.replace(/; the API asked to wait [\s\S]*$/, "")
-      return `${said}. The API asked to wait ${seconds(error.retryAfterMs)} before the next request, longer than the ${seconds(this.maxWaitMs)} the agent waits, so it gives up; run the same command again after that.`
+      return `${said}. The API asked to wait ${seconds(error.retryAfterMs)} before the next request, longer than the ${seconds(this.maxWaitMs)} the agent waits, so it gives up; after that, resume the session with the command below.`
     }
     const tries = this.attempts === 1 ? "" : ` after ${this.attempts} attempts`
     return `${what}. Giving up${tries}; ${adviceFor(error)}.`
@@ -67,9 +67,9 @@ const adviceFor = (error: LanguageModel.ProviderError): string => {
       return "the provider refused the request; check --model, --base-url and --max-output-tokens"
     case "rate_limited":
     case "overloaded":
-      return "wait a little and run the same command again"
+      return "the log is consistent: wait a little, then resume the session with the command below"
     default:
-      return "run the same command again; the log is consistent"
+      return "the log is consistent: resume the session with the command below"
   }
 }
 
@@ -274,6 +274,19 @@ export const retryBrokenStream = (
 export const callModel = (
   ui: Ui,
   provider: Provider.Provider,
-  send: Stream.Stream<LanguageModel.ModelChunk, LanguageModel.ProviderError>
+  send: Stream.Stream<LanguageModel.ModelChunk, LanguageModel.ProviderError>,
+  partial?: Partial
 ): Effect.Effect<LanguageModel.ModelResponse, ModelCallFailed> =>
-  retryBrokenStream(ui, provider, (seen) => attempt(ui, provider, send, seen))
+  retryBrokenStream(ui, provider, (seen) => {
+    if (partial !== undefined) partial.seen = seen
+    return attempt(ui, provider, send, seen)
+  })
+
+/**
+ * What the current attempt of a call has streamed so far: the answer an interruption (Ctrl-C) keeps
+ * (see `Agent.turn`).
+ * @since 0.3.0
+ */
+export interface Partial {
+  seen: Seen | undefined
+}

@@ -7,6 +7,7 @@
  * @since 0.1.0
  */
 import { randomUUID } from "node:crypto"
+import * as net from "node:net"
 import { LanguageModel, Message, Transcript } from "@ctxlog/core"
 import {
   AnthropicCtx,
@@ -89,6 +90,68 @@ export const checkWindow = (
         })
       )
 
+/** The provider's API cannot be reached: nothing was sent or written. @since 0.3.0 */
+export class Unreachable extends Schema.TaggedError<Unreachable>()("Unreachable", {
+  provider: Schema.String,
+  url: Schema.String,
+  given: Schema.Boolean,
+  reason: Schema.String
+}) {
+  override get message(): string {
+    const next = this.given
+      ? "start the server there, or give the right --base-url"
+      : "check the network connection (or give --base-url)"
+    return `cannot reach ${this.provider} at ${this.url} (${this.reason}); nothing was sent or written: ${next}`
+  }
+}
+
+const reasons: Record<string, string> = {
+  ECONNREFUSED: "connection refused",
+  ENOTFOUND: "no such host",
+  EAI_AGAIN: "the host name does not resolve",
+  EHOSTUNREACH: "host unreachable",
+  ENETUNREACH: "network unreachable",
+  ECONNRESET: "connection reset"
+}
+
+/**
+ * Before a session is opened: open (and close) a TCP connection to the provider's API, so a server that
+ * is not running fails at once, in one sentence, and leaves no empty session behind. The offline model
+ * needs none. Up to `timeoutMs` (default 5 s) for a host that does not answer.
+ * @since 0.3.0
+ */
+export const reachable = (provider: Provider, timeoutMs = 5000): Effect.Effect<void, Unreachable> => {
+  const endpoint = provider.endpoint
+  if (endpoint === undefined) return Effect.void
+  const fail = (reason: string) =>
+    new Unreachable({ provider: provider.name, url: endpoint.url, given: endpoint.given, reason })
+  let url: URL
+  try {
+    url = new URL(endpoint.url)
+  } catch {
+    return Effect.fail(fail("not a URL"))
+  }
+  const port = url.port === "" ? (url.protocol === "https:" ? 443 : 80) : Number(url.port)
+  const host = url.hostname.replace(/^\[(.*)\]$/, "$1")
+  return Effect.async<void, Unreachable>((resume) => {
+    const socket = net.connect({ host, port })
+    socket.setTimeout(timeoutMs)
+    socket.once("connect", () => {
+      socket.destroy()
+      resume(Effect.void)
+    })
+    socket.once("timeout", () => {
+      socket.destroy()
+      resume(Effect.fail(fail(`no answer in ${Math.round(timeoutMs / 1000)} s`)))
+    })
+    socket.once("error", (error: NodeJS.ErrnoException) => {
+      socket.destroy()
+      resume(Effect.fail(fail(reasons[error.code ?? ""] ?? error.code ?? error.message)))
+    })
+    return Effect.sync(() => socket.destroy())
+  })
+}
+
 /** One provider, as the turn loop sees it. @since 0.1.0 */
 export interface Provider {
   /** Recorded as `provider` in `PromptRendered` and `UsageReported`. */
@@ -98,6 +161,8 @@ export interface Provider {
   readonly contextWindow: number
   /** Tokens kept free for the answer (`max_tokens` of every request). */
   readonly outputReserve: number
+  /** The API root requests go to (undefined for the offline model), and whether `--base-url` gave it. */
+  readonly endpoint?: { readonly url: string; readonly given: boolean } | undefined
   /** The builder that renders every request (the turn policy's `builder`): rebuildable from the log. */
   readonly config: CtxBuilder.ProviderConfig
   /** Send a request rendered by that builder. */
@@ -254,7 +319,8 @@ export const make = (options: Options): Effect.Effect<Provider, MissingEnv> =>
     // renders with `CtxBuilder.forProvider(config)`, so `send` receives that builder's request shape.
     const over = <R extends CtxBuilder.RenderedRequest>(
       base: CtxBuilder.ProviderConfig,
-      send: (request: R, turnReminder: string | undefined) => ReturnType<Send>
+      send: (request: R, turnReminder: string | undefined) => ReturnType<Send>,
+      url?: string
     ): Provider => {
       // A tool output may take a quarter of the budget (the builders' default share is a tenth): the agent
       // relies on deferred summaries and pruning to shrink big outputs once the model has seen them. The
@@ -269,6 +335,7 @@ export const make = (options: Options): Effect.Effect<Provider, MissingEnv> =>
         model,
         contextWindow: clamped,
         outputReserve,
+        endpoint: url === undefined ? undefined : { url, given: options.baseUrl !== undefined },
         config,
         retry,
         send: (request, rendered) => send(request as R, rendered?.turnReminder)
@@ -303,8 +370,10 @@ export const make = (options: Options): Effect.Effect<Provider, MissingEnv> =>
           baseUrl: options.baseUrl,
           retry
         })
-        return over({ provider: "anthropic", ...common }, (request: AnthropicCtx.AnthropicRequest) =>
-          client.streamRequest(request)
+        return over(
+          { provider: "anthropic", ...common },
+          (request: AnthropicCtx.AnthropicRequest) => client.streamRequest(request),
+          options.baseUrl ?? "https://api.anthropic.com"
         )
       }
       case "openai-responses": {
@@ -318,8 +387,10 @@ export const make = (options: Options): Effect.Effect<Provider, MissingEnv> =>
           apiKey,
           retry
         })
-        return over({ provider: "openai", api: "responses", ...common }, (request: OpenAICtx.ResponsesRequest) =>
-          client.streamRequest(request)
+        return over(
+          { provider: "openai", api: "responses", ...common },
+          (request: OpenAICtx.ResponsesRequest) => client.streamRequest(request),
+          options.baseUrl ?? "https://api.openai.com/v1"
         )
       }
       case "openai":
@@ -339,7 +410,8 @@ export const make = (options: Options): Effect.Effect<Provider, MissingEnv> =>
         // Ollama's builder floors the window at 4K (`contextWindow` is the builder's, after clamps).
         return over(
           name === "openai" ? { provider: "openai", ...common } : { provider: "ollama", ...common },
-          (request: OpenAICtx.ChatCompletionsRequest) => client.streamRequest(request)
+          (request: OpenAICtx.ChatCompletionsRequest) => client.streamRequest(request),
+          baseUrl
         )
       }
     }

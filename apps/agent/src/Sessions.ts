@@ -14,6 +14,7 @@ import * as Stream from "effect/Stream"
 import { noteFiles, owner } from "./Agent.js"
 import { commandLine } from "./Invocation.js"
 import type * as Stack from "./Stack.js"
+import * as Ui from "./Ui.js"
 import { kilo } from "./Ui.js"
 
 /** One session row. @since 0.1.0 */
@@ -22,12 +23,31 @@ export interface SessionInfo {
   readonly events: number
   readonly tokens: number
   readonly turns: number
-  /** `Compacted` events of any tier. */
+  /** Events that shrank the window ({@link compactionTypes}), as the inspector counts them. */
   readonly compactions: number
   readonly seams: number
   readonly lastActivity: number
   readonly window: Window.Window
 }
+
+/**
+ * What "a compaction" is, in every count the agent prints (`sessions`, the demo's table) and the
+ * inspector's (`ctxlog streams`, the viewer: its `Queries.compactionTypes`, which a test compares):
+ * an event that shrank the window — a summary of any tier (`Compacted`: soft, hard, proactive), old
+ * tool outputs or media pruned, deferred tool-pair summaries applied, history trimmed.
+ * @since 0.3.0
+ */
+export const compactionTypes: ReadonlySet<string> = new Set([
+  "Compacted",
+  "ToolOutputPruned",
+  "MediaPruned",
+  "DeferredSummariesApplied",
+  "HistoryTrimmed"
+])
+
+/** The line under the sessions table that says what its compactions are. @since 0.3.0 */
+export const compactionNote =
+  "compactions: events that shrank the window (summaries of any tier, pruned outputs, applied tool-pair summaries, trims), as ctxlog streams counts them"
 
 /** Every session of the agent, most recently active first. @since 0.1.0 */
 export const list: Effect.Effect<ReadonlyArray<SessionInfo>, unknown, Stack.Services> = Effect.gen(function* () {
@@ -39,7 +59,7 @@ export const list: Effect.Effect<ReadonlyArray<SessionInfo>, unknown, Stack.Serv
     Effect.gen(function* () {
       const window = yield* ctx.load(info.stream)
       const counts = yield* Stream.runFold(log.read(info.stream), { compactions: 0, seams: 0 }, (acc, envelope) => ({
-        compactions: acc.compactions + (envelope.type === "Compacted" ? 1 : 0),
+        compactions: acc.compactions + (compactionTypes.has(envelope.type) ? 1 : 0),
         seams: acc.seams + (envelope.type === "SeamProduced" || envelope.type === "SeamsRecompacted" ? 1 : 0)
       }))
       return {
@@ -56,35 +76,37 @@ export const list: Effect.Effect<ReadonlyArray<SessionInfo>, unknown, Stack.Serv
   )
 })
 
-/** A plain-text table: columns padded, the first row a header. @since 0.1.0 */
-export const table = (rows: ReadonlyArray<ReadonlyArray<string>>): string => {
-  const widths = rows[0]?.map((_, column) => Math.max(...rows.map((row) => (row[column] ?? "").length))) ?? []
-  return rows
-    .map((row) =>
-      row
-        .map((cell, column) => cell.padEnd(widths[column] ?? 0))
-        .join("  ")
-        .trimEnd()
-    )
-    .join("\n")
-}
+/** A plain-text table: columns padded, the first row a header (see `Ui.table`). @since 0.1.0 */
+export const table = (rows: ReadonlyArray<ReadonlyArray<string>>): string => Ui.table(rows)
 
-/** The sessions as a table. @since 0.1.0 */
-export const format = (sessions: ReadonlyArray<SessionInfo>): string =>
+/** The width listings fit: the terminal's, or 80 columns when the output is not a terminal. @since 0.3.0 */
+export const listingWidth = (out: NodeJS.WriteStream = process.stdout): number =>
+  out.isTTY === true && typeof out.columns === "number" && out.columns > 0 ? out.columns : 80
+
+/**
+ * The sessions as a table within `width` columns: stacked (each id whole on its own line) when one
+ * line per session would be wider.
+ * @since 0.1.0
+ */
+export const format = (sessions: ReadonlyArray<SessionInfo>, width = 80): string =>
   sessions.length === 0
     ? `no sessions yet: start one with: ${commandLine(["run", "--workspace", "DIR"])}`
-    : table([
-        ["session", "tokens", "turns", "compactions", "seams", "events", "last activity"],
-        ...sessions.map((session) => [
-          session.stream,
-          kilo(session.tokens),
-          String(session.turns),
-          String(session.compactions),
-          String(session.seams),
-          String(session.events),
-          new Date(session.lastActivity).toISOString().replace("T", " ").slice(0, 19)
-        ])
-      ])
+    : Ui.table(
+        [
+          ["session", "tokens", "turns", "compactions", "seams", "events", "last activity"],
+          ...sessions.map((session) => [
+            session.stream,
+            kilo(session.tokens),
+            String(session.turns),
+            String(session.compactions),
+            String(session.seams),
+            String(session.events),
+            new Date(session.lastActivity).toISOString().replace("T", " ").slice(0, 19)
+          ])
+        ],
+        width,
+        0
+      ) + `\n${Ui.wrapWords(compactionNote, width, "")}`
 
 /** A new session id: sortable by time, unique across processes. @since 0.1.0 */
 export const newSessionId = (prefix = "agent"): string =>

@@ -22,6 +22,13 @@ export interface Status {
 /** The agent's view of the terminal. @since 0.1.0 */
 export interface Ui {
   readonly color: boolean
+  /** The terminal's width in columns; `undefined` off a terminal (nothing is wrapped there). */
+  readonly columns: number | undefined
+  /**
+   * A line of words (uncoloured) broken between words to fit the terminal, later lines indented by
+   * `indent`; off a terminal, the text as it is (one line, for grep and logs).
+   */
+  readonly fit: (text: string, indent?: string) => string
   /** Write streamed text as it arrives (no newline added). */
   readonly stream: (text: string) => void
   readonly line: (text?: string) => void
@@ -71,6 +78,89 @@ export const fold = (text: string, head = 3): string => {
   ].join("\n")
 }
 
+/**
+ * Break `text` between words so no line is wider than `width` (continuation lines start with
+ * `indent`); a word wider than the line stays whole on a line of its own. Breaks at ` │ ` and ` · `
+ * separators first. Width counts code points.
+ * @since 0.3.0
+ */
+export const wrapWords = (text: string, width: number, indent = "  "): string => {
+  const length = (s: string) => [...s].length
+  const lines: Array<string> = []
+  for (const source of text.split("\n")) {
+    if (length(source) <= width) {
+      lines.push(source)
+      continue
+    }
+    // Pieces: a separator stays at the start of the piece after it.
+    const pieces = source.split(/(?= [│·] )/)
+    const words =
+      pieces.length > 1 && pieces.every((piece) => length(piece) + indent.length <= width)
+        ? pieces
+        : source.split(/(?= )/)
+    let line = ""
+    for (const word of words) {
+      if (line.length > 0 && length(line) + length(word) > width) {
+        lines.push(line.trimEnd())
+        line = `${indent}${word.trimStart()}`
+      } else line += word
+    }
+    if (line.length > 0) lines.push(line.trimEnd())
+  }
+  return lines.join("\n")
+}
+
+/**
+ * Rows as a table of padded columns (two spaces apart, the first row a header). When that is wider
+ * than `width` and column `key` is given, the table is stacked: each row's key cell on a line of its
+ * own, whole, and its other cells on the next line, indented and aligned, so an id is never cut.
+ * @since 0.3.0
+ */
+export const table = (
+  rows: ReadonlyArray<ReadonlyArray<string>>,
+  width = Number.POSITIVE_INFINITY,
+  key?: number
+): string => {
+  const length = (s: string) => [...s].length
+  const line = (cells: ReadonlyArray<string>, widths: ReadonlyArray<number>) =>
+    cells
+      .map((cell, column) => cell + " ".repeat(Math.max(0, (widths[column] ?? 0) - length(cell))))
+      .join("  ")
+      .trimEnd()
+  const widthsOf = (all: ReadonlyArray<ReadonlyArray<string>>) =>
+    all[0]?.map((_, column) => Math.max(...all.map((row) => length(row[column] ?? "")))) ?? []
+  const flat = rows.map((row) => line(row, widthsOf(rows)))
+  if (key === undefined || flat.every((row) => length(row) <= width)) return flat.join("\n")
+  const rest = rows.map((row) => row.filter((_, column) => column !== key))
+  const widths = widthsOf(rest)
+  return rows.flatMap((row, index) => [row[key] ?? "", `    ${line(rest[index] ?? [], widths)}`]).join("\n")
+}
+
+/**
+ * A table whose last column is prose: when a row is wider than `width`, its last cell is broken
+ * between words onto continuation rows (the other cells empty there), so nothing wraps mid-word.
+ * @since 0.3.0
+ */
+export const tableWrappingLast = (rows: ReadonlyArray<ReadonlyArray<string>>, width?: number): string => {
+  const flat = table(rows)
+  if (width === undefined || flat.split("\n").every((line) => [...line].length <= width)) return flat
+  const last = (rows[0]?.length ?? 1) - 1
+  // Where the last column starts: the widest cell of each other column, two spaces after each.
+  const lead = Array.from({ length: last }, (_, column) =>
+    Math.max(...rows.map((row) => [...(row[column] ?? "")].length))
+  ).reduce((sum, width) => sum + width + 2, 0)
+  const room = Math.max(20, width - lead)
+  return table(
+    rows.flatMap((row) => {
+      const lines = wrapWords(row[last] ?? "", room, "").split("\n")
+      return lines.map((text, index) => [
+        ...(index === 0 ? row.slice(0, last) : row.slice(0, last).map(() => "")),
+        text
+      ])
+    })
+  )
+}
+
 /** The status line's text (uncoloured). @since 0.1.0 */
 export const statusText = (status: Status): string => {
   const t = status.tokens
@@ -94,8 +184,12 @@ export const make = (options: Options = {}): Ui => {
     if (options.quiet !== true) out.write(text)
   }
   const dim = paint("2")
+  const columns = tty && typeof out.columns === "number" && out.columns > 0 ? out.columns : undefined
+  const fit = (text: string, indent = "  ") => (columns === undefined ? text : wrapWords(text, columns, indent))
   return {
     color,
+    columns,
+    fit,
     stream: write,
     line: (text = "") => write(`${text}\n`),
     dim,
@@ -115,6 +209,6 @@ export const make = (options: Options = {}): Ui => {
         write("\r\x1b[K")
       }
     },
-    status: (status) => write(`${dim(statusText(status))}\n`)
+    status: (status) => write(`${dim(fit(statusText(status)))}\n`)
   }
 }

@@ -390,16 +390,22 @@ describe("providers over HTTP", () => {
         child.stderr.on("data", (data: Buffer) => {
           stderr += data.toString()
         })
-        const exited = new Promise<void>((resolve) => child.on("exit", () => resolve()))
+        const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)))
         child.kill("SIGINT")
-        yield* Effect.promise(() => exited)
+        assert.strictEqual(yield* Effect.promise(() => exited), 130)
         // The hint runs as printed: the exact command, with this database.
         assert.match(stderr, /interrupted: the log is consistent; resume with: /)
-        assert.include(stderr, ` run --session ${stream} --db ${db}`)
+        assert.include(
+          stderr,
+          ` run --session ${stream} --db ${db} --provider openai --model gpt-test --base-url ${server.url}/v1`
+        )
         const before = yield* readStream(db, stream)
-        // The render was recorded; the unfinished answer was not.
-        assert.strictEqual(before.envelopes.at(-1)?.type, "PromptRendered")
-        assert.strictEqual(before.window.history.at(-1)?.role, "user")
+        // The render was recorded, and so was the unfinished answer, marked, closing the turn.
+        assert.strictEqual(before.envelopes.at(-1)?.type, "TurnCompleted")
+        assert.strictEqual(
+          Message.textOf(before.window.history.at(-1) ?? { parts: [] }),
+          "Thinking very slow\n\n[interrupted by the user]"
+        )
 
         const resumed = yield* Effect.promise(() =>
           runCli(["run", "--session", stream, "--db", db, "--workspace", ws, "--task", "again, offline"])

@@ -93,8 +93,11 @@ describe("sessions", () => {
 
         const listed = yield* Effect.promise(() => runCli(["sessions", "--db", db]))
         assert.strictEqual(listed.code, 0, listed.stderr)
-        const row = listed.stdout.split("\n").find((line) => line.startsWith(stream))
-        assert.isDefined(row)
+        // Piped (80 columns) the listing is stacked: the id whole on its line, its numbers on the next.
+        const lines = listed.stdout.split("\n")
+        const at = lines.indexOf(stream)
+        assert.isAbove(at, -1, listed.stdout)
+        const row = `${stream} ${lines[at + 1] ?? ""}`
         assert.match(row ?? "", new RegExp(`^${stream}\\s+\\S+\\s+5\\s+0\\s+0\\s+${envelopes.length}\\s`))
       }),
     180_000

@@ -47,6 +47,11 @@ if (stale()) {
   }
 }
 if (!buildOnly) {
+  // `pnpm ctxlog` runs this in the repository root; the person typed it in INIT_CWD. Work there, so the
+  // default log (.ctxlog/ctxlog.db) and relative paths are theirs: the place the agent writes its log
+  // when started the same way (`pnpm --filter @ctxlog/agent --silent start`, `pnpm demo`).
+  const invoked = process.env.npm_lifecycle_event === "ctxlog" ? process.env.INIT_CWD : undefined
+  if (invoked !== undefined && invoked.length > 0 && existsSync(invoked)) process.chdir(invoked)
   // dist/bin.js reads process.argv from index 2: the arguments after this script are the CLI's.
   await import(pathToFileURL(bin).href)
 }

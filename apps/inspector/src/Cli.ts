@@ -200,6 +200,10 @@ const wrap = (line: string, indent = "    ") => {
   return out.join("\n")
 }
 
+/** `lead  rest` on one line when it fits {@link columns}, else `rest` on the next line, indented: `lead` (an id) is never cut. */
+const keepWhole = (lead: string, rest: string) =>
+  [...lead].length + 2 + [...rest].length <= columns() ? `${lead}  ${rest}` : `${lead}\n      ${rest}`
+
 /** The end of an id, enough to tell messages apart and to pass to `ctxlog message`. */
 const shortId = (id: string) => (id.length <= 13 ? id : `…${id.slice(-12)}`)
 
@@ -207,8 +211,26 @@ const pad = (value: string | number, width: number) => String(value).padEnd(widt
 const padStart = (value: string | number, width: number) => String(value).padStart(width)
 const time = (ms: number) => (ms > 0 ? new Date(ms).toISOString().slice(0, 16).replace("T", " ") : "-")
 
-/** A table; when it is wider than {@link columns}, column `flex` (text) is narrowed and its cells cut. */
-const table = (header: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string | number>>, flex?: number) => {
+/**
+ * A table; when it is wider than {@link columns}, column `flex` (text) is narrowed and its cells cut, or
+ * with `key` (an id) the table is stacked: each key on a line of its own, whole, the other cells on the
+ * next line, indented and aligned. Ids are never cut: every other command needs them whole.
+ */
+const table = (
+  header: ReadonlyArray<string>,
+  rows: ReadonlyArray<ReadonlyArray<string | number>>,
+  flex?: number,
+  key?: number
+): string => {
+  if (key !== undefined) {
+    const whole = table(header, rows)
+    if (whole.split("\n").every((line) => [...line].length <= columns())) return whole
+    const others = <A>(row: ReadonlyArray<A>) => row.filter((_, index) => index !== key)
+    return table(others(header), rows.map(others))
+      .split("\n")
+      .flatMap((line, index) => [String((index === 0 ? header : rows[index - 1])?.[key] ?? ""), `    ${line}`])
+      .join("\n")
+  }
   const natural = header.map((name, index) =>
     Math.max(name.length, ...rows.map((row) => [...String(row[index] ?? "")].length))
   )
@@ -260,29 +282,35 @@ const streamsCommand = Command.make("streams", { ...reading, owner }, (options) 
         else if (summary.left._tag === "TamperDetected") damage.push({ stream: info.stream, error: summary.left })
         else return yield* summary.left
       }
-      yield* out(options, summaries, () =>
-        summaries.length === 0 && damage.length === 0
-          ? "no streams"
-          : [
-              ...(summaries.length === 0
-                ? []
-                : [
-                    table(
-                      ["STREAM", "EVENTS", "TOKENS", "TURNS", "RENDERS", "COMPACT", "SEAMS", "LAST ACTIVITY"],
-                      summaries.map((s) => [
-                        s.stream,
-                        s.events,
-                        s.tokens,
-                        s.turns,
-                        s.renders,
-                        s.compactions,
-                        s.seams,
-                        time(s.lastActivity)
-                      ])
-                    )
-                  ]),
-              ...damage.map((d) => `DAMAGED ${d.stream} at version ${d.error.version}`)
-            ].join("\n")
+      yield* out(
+        options,
+        summaries,
+        () =>
+          summaries.length === 0 && damage.length === 0
+            ? "no streams"
+            : [
+                ...(summaries.length === 0
+                  ? []
+                  : [
+                      table(
+                        ["STREAM", "EVENTS", "TOKENS", "TURNS", "RENDERS", "COMPACT", "SEAMS", "LAST ACTIVITY"],
+                        summaries.map((s) => [
+                          s.stream,
+                          s.events,
+                          s.tokens,
+                          s.turns,
+                          s.renders,
+                          s.compactions,
+                          s.seams,
+                          time(s.lastActivity)
+                        ]),
+                        undefined,
+                        0
+                      )
+                    ]),
+                ...damage.map((d) => `DAMAGED ${d.stream} at version ${d.error.version}`)
+              ].join("\n"),
+        false
       )
       const first = damage[0]
       if (first !== undefined) return yield* first.error
@@ -496,7 +524,15 @@ const renderCommand = Command.make(
     ...reading,
     stream,
     at,
-    turn: Options.integer("turn").pipe(Options.optional, Options.withDescription("the last render of turn K (1-based)"))
+    turn: Options.integer("turn").pipe(
+      Options.optional,
+      Options.withDescription("the last render of turn K (1-based)")
+    ),
+    body: Options.boolean("body").pipe(
+      Options.withDescription(
+        "print the request body alone, byte for byte (no header, no newline added): pipe it to jq or curl --data-binary @-"
+      )
+    )
   },
   (options) =>
     Effect.scoped(
@@ -506,6 +542,19 @@ const renderCommand = Command.make(
           ...Option.match(options.at, { onNone: () => ({}), onSome: (value) => ({ at: value }) }),
           ...Option.match(options.turn, { onNone: () => ({}), onSome: (value) => ({ turn: value }) })
         })
+        if (options.body) {
+          // Only a body that verifies is printed: what a pipe receives is exactly what was sent.
+          if (!check.verified || check.body === null) {
+            return yield* new CommandFailed({
+              detail: `render at version ${check.version} ${check.verified ? "has no request body to print" : `does not verify (${check.problem ?? "unknown"}): no body printed`}`
+            })
+          }
+          const body = check.body
+          yield* Effect.async<void>((resume) => {
+            process.stdout.write(body, () => resume(Effect.void))
+          })
+          return
+        }
         yield* out(
           options,
           check,
@@ -695,7 +744,7 @@ const verifyCommand = Command.make(
             [
               ...checks.map(
                 (check) =>
-                  `${check.problems.length === 0 ? "ok  " : "FAIL"}  ${clip(check.stream, 24)}  ${check.events} events  head ${headText(check.head)}  snapshot ${check.snapshot ?? "-"}${options.renders ? `\n      renders ${check.rendersVerified} verified, ${check.rendersNotRebuildable} not rebuildable` : ""}`
+                  `${keepWhole(`${check.problems.length === 0 ? "ok  " : "FAIL"}  ${check.stream}`, `${check.events} events  head ${headText(check.head)}  snapshot ${check.snapshot ?? "-"}`)}${options.renders ? `\n      renders ${check.rendersVerified} verified, ${check.rendersNotRebuildable} not rebuildable` : ""}`
               ),
               ...checks.flatMap((check) =>
                 check.problems.map((problem) =>

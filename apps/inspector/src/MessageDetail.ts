@@ -57,11 +57,25 @@ export interface MessageDetail {
 /** The message is not in the window at that version. @since 0.4.0 */
 export class MessageNotFound extends Schema.TaggedError<MessageNotFound>()("MessageNotFound", {
   id: Schema.String,
-  version: Schema.Number
+  version: Schema.Number,
+  /** How many messages of the window the id (a prefix or suffix) matches: 0, or more than one. */
+  matches: Schema.optionalWith(Schema.Number, { default: () => 0 })
 }) {
   override get message(): string {
-    return `message "${this.id}" is not in the window at version ${this.version}`
+    return this.matches > 1
+      ? `"${this.id}" matches ${this.matches} messages in the window at version ${this.version}: give more of the id`
+      : `message "${this.id}" is not in the window at version ${this.version}`
   }
+}
+
+/**
+ * Whether `ref` names the message `id` as people copy ids: the whole id, or a prefix or a suffix of
+ * it (`ctxlog window` prints the end of an id after `…`; the `…` is dropped).
+ * @since 0.4.0
+ */
+export const refersTo = (id: string, ref: string): boolean => {
+  const bare = ref.replace(/^…/, "")
+  return bare.length > 0 && (id === bare || id.startsWith(bare) || id.endsWith(bare))
 }
 
 const partitionNames: ReadonlyArray<Window.MessagePartition> = ["system", "knowledge", "history"]
@@ -117,14 +131,18 @@ export const detail = (
   let found: { readonly message: Message.Message; readonly partition: Window.MessagePartition } | undefined
   const calls = new Map<string, { readonly message: Message.Message; readonly name: string }>()
   const results = new Map<string, Message.Message>()
+  const partial: Array<{ readonly message: Message.Message; readonly partition: Window.MessagePartition }> = []
   for (const partition of partitionNames) {
     for (const message of window[partition]) {
       if (message.id === id) found = { message, partition }
+      else if (refersTo(message.id, id)) partial.push({ message, partition })
       for (const call of Message.toolCallsOf(message)) calls.set(call.id, { message, name: call.name })
       for (const result of Message.toolResultsOf(message)) results.set(result.toolCallId, message)
     }
   }
-  if (found === undefined) return new MessageNotFound({ id, version: window.version })
+  // The whole id first; else a short one (a unique prefix or suffix, as `ctxlog window` prints it).
+  if (found === undefined && partial.length === 1) found = partial[0]
+  if (found === undefined) return new MessageNotFound({ id, version: window.version, matches: partial.length })
   const { message, partition } = found
   const side = (other: Message.Message | undefined): PairSide | null =>
     other === undefined ? null : { messageId: other.id, preview: preview(other) }
@@ -141,10 +159,10 @@ export const detail = (
       result: side(message)
     })
   }
-  const row = blame.messages.find((candidate) => candidate.id === id)
+  const row = blame.messages.find((candidate) => candidate.id === message.id)
   return {
     version: window.version,
-    id,
+    id: message.id,
     partition,
     role: message.role,
     kind: message.kind,

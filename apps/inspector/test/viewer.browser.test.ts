@@ -590,6 +590,75 @@ describe("ctxlog serve in a browser", () => {
     await page.close()
   })
 
+  it("an unknown stream in the URL is said plainly in place of the panes, not loading forever", async () => {
+    const page = await open("/?stream=no-such-stream&v=3")
+    const said = page.locator('[data-testid="stream-error"]')
+    await said.waitFor()
+    assert.include(await said.innerText(), 'no stream "no-such-stream"')
+    assert.include(await said.innerText(), "Pick one of the streams on the left.")
+    assert.strictEqual(await page.locator("text=loading…").count(), 0)
+    // The streams are still there to pick from, and picking one shows it.
+    await page.screenshot({ path: join(artifacts, "viewer-unknown-stream.png") })
+    await page.locator(`[data-testid="stream-item"][data-stream="${stream}"]`).click()
+    await page.locator('[data-testid="window"]').waitFor()
+    assert.strictEqual(await said.count(), 0)
+    await page.close()
+  })
+
+  it("the stream list is newest first, and the newest stream opens by default", async () => {
+    // "tools" was written first of all; a new message makes it the newest.
+    const before = list(await cli(["streams"])).map(record)
+    const events = Number(before.find((entry) => entry.stream === tools)?.events)
+    await appendEvents(
+      db,
+      tools,
+      [{ _tag: "MessageAppended", id: "t-newest", message: message("u3", "user", [Message.text("newest")], 1) }],
+      events
+    )
+    const listed = list(await cli(["streams"])).map(record)
+    const newestFirst = [...listed]
+      .sort(
+        (a, b) => Number(b.lastActivity) - Number(a.lastActivity) || String(a.stream).localeCompare(String(b.stream))
+      )
+      .map((entry) => String(entry.stream))
+    assert.isAtLeast(newestFirst.length, 2)
+    assert.strictEqual(newestFirst[0], tools)
+    const page = await open("/")
+    await page.locator('[data-testid="stream-item"].active').waitFor()
+    const order = await page
+      .locator('[data-testid="stream-item"]')
+      .evaluateAll((items) => items.map((item) => item.getAttribute("data-stream") ?? ""))
+    assert.deepStrictEqual(order, newestFirst)
+    assert.strictEqual(
+      await page.locator('[data-testid="stream-item"].active').getAttribute("data-stream"),
+      newestFirst[0]
+    )
+    await page.screenshot({ path: join(artifacts, "viewer-streams-newest-first.png") })
+    await page.close()
+  })
+
+  it("a short message id in msg=, as ctxlog window prints it, opens that message", async () => {
+    const at = 60
+    const target = (await windowAt(at)).history.at(-1)
+    assert.isDefined(target)
+    if (target === undefined) return
+    // `ctxlog window` prints the end of each id after "…".
+    const printed = await ctxlogInProcess(["window", "--db", db, "--at", String(at), stream])
+    const short = `…${target.id.slice(-12)}`
+    assert.include(printed.stdout, short)
+    const page = await open(`/?stream=${stream}&v=${at}&msg=${encodeURIComponent(short)}`)
+    const pane = page.locator(`[data-testid="message-pane"][data-id="${target.id}"]`)
+    await pane.locator('[data-testid="message-tokens"]').waitFor()
+    assert.strictEqual(await page.locator('[data-testid="message-error"]').count(), 0)
+    assert.strictEqual(new URL(page.url()).searchParams.get("msg"), target.id)
+    assert.strictEqual(
+      await pane.locator('[data-testid="message-tokens"]').getAttribute("data-tokens"),
+      String(target.tokens)
+    )
+    await page.screenshot({ path: join(artifacts, "viewer-short-message-id.png") })
+    await page.close()
+  })
+
   it("the page caused no Content-Security-Policy violation and no error", () => {
     assert.deepStrictEqual(violations, [])
   })

@@ -486,6 +486,8 @@ function App() {
   const [place, navigate] = usePlace()
   const [streams, setStreams] = useState([])
   const [head, setHead] = useState(null)
+  // The stream of the URL is not in the log (or its head cannot be read): said in place of the panes.
+  const [headError, setHeadError] = useState(null)
   const [follow, setFollow] = useState(false)
   const [error, setError] = useState(null)
   const [query, setQuery] = useState(place.q)
@@ -494,7 +496,9 @@ function App() {
 
   useEffect(() => {
     get("/api/streams")
-      .then((list) => {
+      .then((all) => {
+        // Newest first: the stream last written to is the one most likely wanted.
+        const list = [...all].sort((a, b) => b.lastActivity - a.lastActivity || a.stream.localeCompare(b.stream))
         setStreams(list)
         if (readLocation().stream === null && list.length > 0) navigate({ stream: list[0].stream }, true)
       })
@@ -505,13 +509,20 @@ function App() {
   useEffect(() => {
     if (stream === null) return
     setHead(null)
+    setHeadError(null)
     let live = true
+    let timer
     const poll = () =>
       api(stream, "head")
         .then((h) => live && setHead(h.version))
-        .catch((e) => live && setError(e.message))
+        .catch((e) => {
+          if (!live) return
+          // No head, nothing to load: stop asking, and say so where the panes would be.
+          clearInterval(timer)
+          setHeadError(e.message)
+        })
     poll()
-    const timer = setInterval(poll, 1000)
+    timer = setInterval(poll, 1000)
     return () => {
       live = false
       clearInterval(timer)
@@ -546,6 +557,15 @@ function App() {
         : api(stream, "message", { at: selected, id: place.msg }),
     [stream, selected, place.msg]
   )
+
+  // A short id in the URL (as `ctxlog window` prints it: `…9fd9c77296f2`) becomes the whole id the
+  // server found for it, so the pane and the window's highlight agree.
+  useEffect(() => {
+    const found = message.data
+    if (found === null || place.msg === null || found.id === place.msg) return
+    const ref = place.msg.replace(/^…/, "")
+    if (ref.length > 0 && (found.id.startsWith(ref) || found.id.endsWith(ref))) navigate({ msg: found.id }, true)
+  }, [message.data])
 
   const all = events.data ?? []
   const types = useMemo(() => [...new Set(all.map((e) => e.type))].sort(), [all])
@@ -598,8 +618,19 @@ function App() {
     <div class="body">
       <${StreamList} streams=${streams} selected=${stream} onSelect=${(s) => navigate({ stream: s, v: null, msg: null, q: "", type: "" })} />
       <main>
-        <${Chart} series=${series.data} selected=${selected ?? 0} onSelect=${select} />
-        <div class=${`columns ${place.msg === null ? "" : "with-message"}`}>
+        ${
+          headError === null
+            ? null
+            : html`<section class="stream-error del" data-testid="stream-error" role="alert">
+                <strong>${headError}</strong>
+                <p>${streams.length === 0 ? "This log holds no streams." : "Pick one of the streams on the left."}</p>
+              </section>`
+        }
+        ${headError !== null ? null : html`<${Chart} series=${series.data} selected=${selected ?? 0} onSelect=${select} />`}
+        ${
+          headError !== null
+            ? null
+            : html`<div class=${`columns ${place.msg === null ? "" : "with-message"}`}>
           <${Timeline} rows=${rows} selected=${selected} onSelect=${select} snippets=${snippets} />
           <div class="detail" data-testid="detail">
             <nav class="tabs" aria-label="view">
@@ -620,7 +651,8 @@ function App() {
               ? null
               : html`<${MessagePane} id=${place.msg} state=${message} onOpen=${(msg) => navigate({ msg })} onClose=${() => navigate({ msg: null })} />`
           }
-        </div>
+        </div>`
+        }
       </main>
     </div>
   </div>`

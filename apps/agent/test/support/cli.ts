@@ -17,7 +17,7 @@ export const agentDir = join(dirname(fileURLToPath(import.meta.url)), "..", ".."
 /** tsx's loader by absolute URL: a child started in a directory outside the repository finds it too. */
 const tsx = pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href
 
-const argv = (args: ReadonlyArray<string>) => [
+export const argv = (args: ReadonlyArray<string>) => [
   "--conditions=@ctxlog/source",
   "--import",
   tsx,
@@ -26,7 +26,7 @@ const argv = (args: ReadonlyArray<string>) => [
 ]
 
 /** The environment of a child: no colours, no keys unless given. */
-const childEnv = (env: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv => {
+export const childEnv = (env: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv => {
   const base = { ...process.env }
   for (const key of ["ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OLLAMA_HOST"]) delete base[key]
   return { ...base, NO_COLOR: "1", ...env }
