@@ -10,8 +10,7 @@ import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSy
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, assert, beforeAll, describe, inject, it } from "vitest"
-import { sqliteInstall } from "../../scripts/sqlite-binding.mjs"
-import { exec, gated, root, tarballsOf } from "./support/pack.js"
+import { exec, gated, installConsumer, root, tarballsOf } from "./support/pack.js"
 
 // @ctxlog/integrations and every package of ours it depends on.
 const packages = ["core", "compaction", "providers", "memory", "seam", "turn", "client", "integrations"]
@@ -50,28 +49,7 @@ describe.runIf(gated)("the AI SDK's wrapLanguageModel tests with ctxlogMiddlewar
     it(`ai@${major}: the ported suite passes, 18 of 18`, async () => {
       const dir = join(work, `ai${major}`)
       mkdirSync(dir)
-      writeFileSync(join(dir, "package.json"), JSON.stringify({ name: "consumer", private: true, type: "module" }))
-      const sqlite = sqliteInstall("^12.9.0")
-      // No --legacy-peer-deps, no --force: a peer conflict fails the install with ERESOLVE.
-      await exec(
-        "npm",
-        [
-          "install",
-          "--prefer-offline",
-          "--no-audit",
-          "--no-fund",
-          "--loglevel=error",
-          ...tarballs,
-          "effect@^3.22.4",
-          ...sqlite.args,
-          `ai@^${major}`,
-          "zod@^4",
-          "vitest@^3.2.7"
-        ],
-        dir
-      )
-      const reused = sqlite.after(dir)
-      if (reused !== undefined) console.log(reused)
+      await installConsumer(dir, tarballs, [`ai@^${major}`, "zod@^4", "vitest@^3.2.7"])
       const installed = JSON.parse(readFileSync(join(dir, "node_modules", "ai", "package.json"), "utf8")).version
       assert.strictEqual(String(installed).split(".")[0], String(major))
       copyFileSync(

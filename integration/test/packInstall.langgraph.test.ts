@@ -11,12 +11,11 @@
 // It installs eight of the packages `test/support/packed.ts` packs once per run (building them) and runs
 // npm against the registry: minutes, not seconds. Like packInstall.test.ts it runs in CI (`CI=true`) or
 // when `CTXLOG_PACK_INSTALL=1`; elsewhere it is skipped.
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, assert, beforeAll, describe, inject, it } from "vitest"
-import { sqliteInstall } from "../../scripts/sqlite-binding.mjs"
-import { exec, gated, root, tarballsOf } from "./support/pack.js"
+import { exec, gated, installConsumer, root, tarballsOf } from "./support/pack.js"
 
 // @ctxlog/langgraph and every package of ours it depends on.
 const packages = ["core", "compaction", "providers", "memory", "seam", "turn", "client", "langgraph"]
@@ -37,29 +36,12 @@ describe.runIf(gated)("packed tarballs install beside LangGraph, without peer co
   it("@langchain/langgraph@1 and @langchain/core@1: installs, and examples/langgraph-agent.mjs runs", async () => {
     const dir = join(work, "consumer")
     mkdirSync(dir)
-    writeFileSync(join(dir, "package.json"), JSON.stringify({ name: "consumer", private: true, type: "module" }))
-    // better-sqlite3: the workspace's compiled binding when there is one, so npm does not compile it again.
-    const sqlite = sqliteInstall("^12.9.0")
-    await exec(
-      "npm",
-      [
-        "install",
-        "--prefer-offline",
-        "--no-audit",
-        "--no-fund",
-        "--loglevel=error",
-        ...tarballs,
-        "effect@^3.22.4",
-        ...sqlite.args,
-        "@langchain/langgraph@^1.7.0",
-        "@langchain/core@^1.1.48",
-        "@langchain/langgraph-checkpoint@^1.2.2",
-        "pg@^8.16.3"
-      ],
-      dir
-    )
-    const reused = sqlite.after(dir)
-    if (reused !== undefined) console.log(reused)
+    await installConsumer(dir, tarballs, [
+      "@langchain/langgraph@^1.7.0",
+      "@langchain/core@^1.1.48",
+      "@langchain/langgraph-checkpoint@^1.2.2",
+      "pg@^8.16.3"
+    ])
     const installed = (name: string): string =>
       JSON.parse(readFileSync(join(dir, "node_modules", name, "package.json"), "utf8")).version
     assert.strictEqual(installed("@langchain/langgraph").split(".")[0], "1")

@@ -14,8 +14,7 @@ import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, assert, beforeAll, describe, inject, it } from "vitest"
-import { sqliteInstall } from "../../scripts/sqlite-binding.mjs"
-import { exec, gated, root, tarballsOf } from "./support/pack.js"
+import { exec, gated, installConsumer, root, tarballsOf } from "./support/pack.js"
 
 // @ctxlog/integrations and every package of ours it depends on.
 const packages = ["core", "compaction", "providers", "memory", "seam", "turn", "client", "integrations"]
@@ -38,27 +37,7 @@ describe.runIf(gated)("the Agents SDK's session tests run against the packed Ctx
   it("@openai/agents@0.20: installs beside our tarballs, and the ported and as-users suites pass", async () => {
     const dir = join(work, "consumer")
     mkdirSync(join(dir, "test"), { recursive: true })
-    writeFileSync(join(dir, "package.json"), JSON.stringify({ name: "consumer", private: true, type: "module" }))
-    const sqlite = sqliteInstall("^12.9.0")
-    await exec(
-      "npm",
-      [
-        "install",
-        "--prefer-offline",
-        "--no-audit",
-        "--no-fund",
-        "--loglevel=error",
-        ...tarballs,
-        "effect@^3.22.4",
-        ...sqlite.args,
-        "@openai/agents@^0.20.0",
-        "zod@^4",
-        "vitest@^3.2.7"
-      ],
-      dir
-    )
-    const reused = sqlite.after(dir)
-    if (reused !== undefined) console.log(reused)
+    await installConsumer(dir, tarballs, ["@openai/agents@^0.20.0", "zod@^4", "vitest@^3.2.7"])
     const installed = (name: string): string =>
       JSON.parse(readFileSync(join(dir, "node_modules", name, "package.json"), "utf8")).version
     assert.strictEqual(installed("@openai/agents").split(".").slice(0, 2).join("."), "0.20")

@@ -2,10 +2,12 @@
 // our packages into a folder. Packing (and so building) and npm against the registry take minutes, so
 // these tests run in CI (`CI=true`) or when `CTXLOG_PACK_INSTALL=1`; elsewhere they are skipped.
 import { execFile } from "node:child_process"
-import { dirname, resolve } from "node:path"
+import { mkdirSync, writeFileSync } from "node:fs"
+import { dirname, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import { promisify } from "node:util"
 import { packPackages } from "../../../scripts/pack-packages.mjs"
+import { sqliteInstall } from "../../../scripts/sqlite-binding.mjs"
 import type { Packed } from "./packed.js"
 
 const run = promisify(execFile)
@@ -60,4 +62,36 @@ export const tarballsOf = (packed: Packed, names: ReadonlyArray<string>): Readon
     if (tarball === undefined) throw new Error(`${name} is not in packed.ts's packedNames`)
     return tarball
   })
+}
+
+/**
+ * A user's project in `dir`: a bare ESM package.json, then one `npm install` of our `tarballs` beside
+ * effect, better-sqlite3 (the workspace's compiled binding when there is one, so npm does not compile it
+ * again) and `deps`. No --legacy-peer-deps, no --force: a peer conflict fails the install with ERESOLVE.
+ */
+export const installConsumer = async (
+  dir: string,
+  tarballs: ReadonlyArray<string>,
+  deps: ReadonlyArray<string>
+): Promise<void> => {
+  mkdirSync(dir, { recursive: true })
+  writeFileSync(join(dir, "package.json"), JSON.stringify({ name: "consumer", private: true, type: "module" }))
+  const sqlite = sqliteInstall("^12.9.0")
+  await exec(
+    "npm",
+    [
+      "install",
+      "--prefer-offline",
+      "--no-audit",
+      "--no-fund",
+      "--loglevel=error",
+      ...tarballs,
+      "effect@^3.22.4",
+      ...sqlite.args,
+      ...deps
+    ],
+    dir
+  )
+  const reused = sqlite.after(dir)
+  if (reused !== undefined) console.log(reused)
 }
