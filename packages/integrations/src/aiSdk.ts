@@ -468,7 +468,7 @@ export const ctxlogPrepareStep = (options: CtxlogOptions): CtxlogSteps => {
       })
       const rendered = await recorder.ingestAndRender(prompt, policy, hintsOf(messages, prompt))
       // The render is the step's prompt: its leading system messages take the place of `system`
-      // (when it has any), the rest are the step's messages.
+      // (when it has some), the rest are the step's messages.
       const lead = rendered.prompt.findIndex((message) => message.role !== "system")
       const split = lead === -1 ? rendered.prompt.length : lead
       const system = revive(rendered.prompt.slice(0, split)) as unknown as Array<SystemModelMessage>

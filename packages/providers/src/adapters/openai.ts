@@ -396,7 +396,7 @@ export const fromOpenAI = (
 
 /**
  * An item of the OpenAI Agents SDK's history (`AgentInputItem` of `@openai/agents-core`, what a
- * `Session` stores): any JSON object. The adapter reads the keys of the kinds it models (messages,
+ * `Session` stores), a JSON object of whatever kind. The adapter reads the keys of the kinds it models (messages,
  * reasoning, function calls and results, hosted tool calls) and keeps every item whole, whatever
  * its kind (see {@link fromAgentItems}).
  * @since 0.4.0
