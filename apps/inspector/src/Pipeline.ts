@@ -380,7 +380,8 @@ export const inputOf = (entries: ReadonlyArray<Queries.Entry>): Input => {
             inputTokens: event.inputTokens,
             outputTokens: event.outputTokens,
             cacheReadTokens: event.cacheReadTokens,
-            cacheWriteTokens: event.cacheWriteTokens
+            cacheWriteTokens: event.cacheWriteTokens,
+            ...(event.cacheWrite1hTokens === undefined ? {} : { cacheWrite1hTokens: event.cacheWrite1hTokens })
           }
           call.estimatedInputTokens = event.estimatedInputTokens
         }

@@ -281,6 +281,17 @@ const usageReportedV1: Upcaster = {
   }
 }
 
+/** UsageReported v2 had no `cacheWrite1hTokens`: the TTL split was not recorded (a stray field is dropped). */
+const usageReportedV2: Upcaster = {
+  type: "UsageReported",
+  fromVersion: 2,
+  up: (data) => {
+    if (!isRecord(data)) return data
+    const { cacheWrite1hTokens: _cacheWrite1hTokens, ...v2 } = data
+    return v2
+  }
+}
+
 /** The built-in upcasters, oldest first. @since 0.1.0 */
 export const upcasters: ReadonlyArray<Upcaster> = [
   messageAppendedV1,
@@ -294,7 +305,8 @@ export const upcasters: ReadonlyArray<Upcaster> = [
   ...contentPartsWidened,
   promptRenderedV4,
   ...providerDataWidened,
-  compactionRevertedV4
+  compactionRevertedV4,
+  usageReportedV2
 ]
 
 const decodeEvent = Schema.decodeUnknownEither(WindowEvent)

@@ -39,6 +39,8 @@ export interface Usage {
   readonly outputTokens: number
   readonly cacheReadTokens: number
   readonly cacheWriteTokens: number
+  /** The part of `cacheWriteTokens` written with a 1-hour TTL, when the provider says (Anthropic). */
+  readonly cacheWrite1hTokens?: number | undefined
 }
 
 /** Why the model stopped. @since 0.1.0 */

@@ -226,6 +226,12 @@ export const UsageReported = Schema.TaggedStruct("UsageReported", {
   outputTokens: Schema.Int,
   cacheReadTokens: Schema.Int,
   cacheWriteTokens: Schema.Int,
+  /**
+   * Since v3: the part of `cacheWriteTokens` written with a 1-hour TTL (Anthropic's
+   * `cache_creation.ephemeral_1h_input_tokens`); the rest was written with the 5-minute TTL. Absent: the
+   * provider did not split it (all 5-minute, or no TTL at all).
+   */
+  cacheWrite1hTokens: Schema.optional(Schema.Int.pipe(Schema.nonNegative())),
   /** Since v2: what the provider cleared or compacted on its side; `inputTokens` is after it. */
   contextEdits: Schema.optional(
     Schema.Struct({ clearedInputTokens: Schema.Int, clearedToolUses: Schema.Int, compactions: Schema.Int })
@@ -541,7 +547,7 @@ export const schemaVersions: { readonly [T in EventType]: number } = {
   CalibrationCarried: 1,
   TurnCompleted: 1,
   PromptRendered: 5,
-  UsageReported: 2,
+  UsageReported: 3,
   ToolOutputPruned: 1,
   MediaPruned: 1,
   ToolPairsQueued: 1,

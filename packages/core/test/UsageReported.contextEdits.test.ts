@@ -35,15 +35,28 @@ describe("UsageReported context edits", () => {
     assert.strictEqual(window.calibration.observations, 1)
   })
 
-  it.effect("v2 round-trips; a v1 report carrying contextEdits is stripped to v1", () =>
+  it.effect("v3 round-trips; a v1 report carrying contextEdits is stripped to v1", () =>
     Effect.gen(function* () {
       const event = usage("u3", { contextEdits: { clearedInputTokens: 300, clearedToolUses: 4, compactions: 0 } })
       const [stored] = yield* EventCodec.encodeAll([event])
-      assert.strictEqual(stored?.schemaVersion, 2)
+      assert.strictEqual(stored?.schemaVersion, 3)
       if (stored === undefined) return
       assert.deepStrictEqual(yield* EventCodec.decode(stored), event)
       const v1 = yield* EventCodec.decode({ ...stored, schemaVersion: 1 })
       assert.strictEqual(v1._tag === "UsageReported" ? v1.contextEdits : "other", undefined)
+    })
+  )
+
+  it.effect("v3 keeps the 1-hour cache-write split; a v2 report carrying one is stripped to v2", () =>
+    Effect.gen(function* () {
+      const event = usage("u4", { cacheWriteTokens: 900, cacheWrite1hTokens: 600 })
+      const [stored] = yield* EventCodec.encodeAll([event])
+      if (stored === undefined) return assert.fail("nothing encoded")
+      const decoded = yield* EventCodec.decode(stored)
+      assert.strictEqual(decoded._tag === "UsageReported" ? decoded.cacheWrite1hTokens : "other", 600)
+      const v2 = yield* EventCodec.decode({ ...stored, schemaVersion: 2 })
+      assert.strictEqual(v2._tag === "UsageReported" ? v2.cacheWrite1hTokens : "other", undefined)
+      assert.strictEqual(v2._tag === "UsageReported" ? v2.cacheWriteTokens : "other", 900)
     })
   )
 })

@@ -360,6 +360,7 @@ export const recordUsage = (
           cacheReadTokens: usage.cacheReadTokens,
           cacheWriteTokens: usage.cacheWriteTokens,
           // An event: absent stays absent (ADR 0060).
+          ...(usage.cacheWrite1hTokens === undefined ? {} : { cacheWrite1hTokens: usage.cacheWrite1hTokens }),
           ...(target.contextEdits === undefined ? {} : { contextEdits: target.contextEdits })
         }
       ])
