@@ -318,6 +318,18 @@ export class CtxlogSession
     throw new CtxlogError(tag, typed instanceof Error ? typed.message : String(typed), typed)
   }
 
+  /** The service, the stream's window and the store caught up with it: where every history operation starts. */
+  private current() {
+    const stream = this.stream
+    const self = this
+    return Effect.gen(function* () {
+      const service = yield* ContextService.ContextService
+      const window = yield* service.load(stream)
+      const store = yield* self.catchUp(window.version)
+      return { service, window, store }
+    })
+  }
+
   /**
    * The store caught up with the stream's events through `version` (default: the newest). A message
    * appended is its item (or, for a message ctxlog or another writer made, its items converted); a
@@ -453,9 +465,7 @@ export class CtxlogSession
     return this.run(
       this.batch(
         Effect.gen(function* () {
-          const service = yield* ContextService.ContextService
-          const window = yield* service.load(stream)
-          const store = yield* self.catchUp(window.version)
+          const { service, store } = yield* self.current()
           const last = store.entries[store.entries.length - 1]
           if (last === undefined) return undefined
           // A message another writer made may stand for several items: the others go back in.
@@ -493,9 +503,7 @@ export class CtxlogSession
     await this.run(
       this.batch(
         Effect.gen(function* () {
-          const service = yield* ContextService.ContextService
-          const window = yield* service.load(stream)
-          const store = yield* self.catchUp(window.version)
+          const { service, store } = yield* self.current()
           const known = store.operations.get(operationId)
           if (known !== undefined) {
             if (known === canonical) return
@@ -547,9 +555,7 @@ export class CtxlogSession
     await this.run(
       this.batch(
         Effect.gen(function* () {
-          const service = yield* ContextService.ContextService
-          const window = yield* service.load(stream)
-          const store = yield* self.catchUp(window.version)
+          const { service, store } = yield* self.current()
           const before = store.entries.map((entry) => entry.item)
           let after: ReadonlyArray<AgentItem> = before
           for (const mutation of args.mutations) {
@@ -631,9 +637,7 @@ export class CtxlogSession
     const { rendered, fresh } = await this.run(
       this.batch(
         Effect.gen(function* () {
-          const service = yield* ContextService.ContextService
-          const window = yield* service.load(stream)
-          const store = yield* self.catchUp(window.version)
+          const { service, window, store } = yield* self.current()
           const held = new Multiset()
           for (const entry of store.entries) held.add(keyOf(entry.item))
           const fresh = inputMessages.filter((message) => !held.take(keyOf(storedAgentItem(message))))
