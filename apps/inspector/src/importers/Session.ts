@@ -60,7 +60,7 @@ export type Step =
   | { readonly _tag: "TurnEnd"; readonly at: number; readonly line: number }
 
 /** How a session's calls are rendered: the builder the tool's requests had. @since 0.9.0 */
-export type Wire = "anthropic" | "openai-responses"
+export type Wire = "anthropic" | "openai-responses" | "openai-chat"
 
 /** A session read from a file: one stream. @since 0.9.0 */
 export interface Session {
@@ -107,7 +107,9 @@ const clockAt = (millis: number): Clock.Clock => ({
 export const configOf = (session: Pick<Session, "wire" | "contextWindow">, model: string): CtxBuilder.ProviderConfig =>
   session.wire === "anthropic"
     ? { provider: "anthropic", model, contextWindow: session.contextWindow }
-    : { provider: "openai", api: "responses", model, contextWindow: session.contextWindow }
+    : session.wire === "openai-responses"
+      ? { provider: "openai", api: "responses", model, contextWindow: session.contextWindow }
+      : { provider: "openai", model, contextWindow: session.contextWindow }
 
 /** The metadata every event of an imported session carries: who wrote it, and a sidechain's parent. @since 0.9.0 */
 export const metadataOf = (session: Session): EventLog.EventMetadata => ({
