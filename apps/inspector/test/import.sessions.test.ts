@@ -354,6 +354,28 @@ describe("sidechains", () => {
   )
 })
 
+describe("a subagent's own file (subagents/agent-<id>.jsonl)", () => {
+  it.effect("is a stream of its own under the session's, linked to the session's stream", () =>
+    Effect.gen(function* () {
+      // Newer Claude Code writes a subagent's lines to their own file, each marked isSidechain with its
+      // agentId: derived here from full-session-four's first prompt and the answers that follow it.
+      const [prompt] = prompts
+      const sessionId = String(prompt?.sessionId)
+      const path = conversation.slice(conversation.indexOf(prompt ?? {}), conversation.indexOf(prompts[1] ?? {}))
+      const lines = path.map((line) => ({ ...line, isSidechain: true, agentId: "a7f3" }))
+      const file = join(temp.dir, "agent-a7f3.jsonl")
+      const { recorded } = yield* recordAll(file, jsonl(lines))
+      assert.strictEqual(recorded.length, 1)
+      const [agent] = recorded
+      assert.strictEqual(agent?.session.stream, `${sessionId}/agent-a7f3`)
+      assert.deepStrictEqual(agent?.session.parent, { stream: sessionId })
+      assert.strictEqual(agent?.recorded.metadata[0]?.correlationId, sessionId)
+      assert.isAbove(agent?.recorded.calls ?? 0, 0)
+      assert.deepStrictEqual(verify(agent?.recorded.events ?? []).failures, [])
+    })
+  )
+})
+
 describe("a resumed session's branches", () => {
   it.effect("are linearized along the branch the tool continued", () =>
     Effect.gen(function* () {
