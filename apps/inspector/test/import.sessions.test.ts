@@ -200,11 +200,15 @@ describe("ctxlog import on the fixture folder", () => {
     const lines = readFileSync(join(root, "claude-code", "full-session-two.jsonl"), "utf8").split("\n")
     lines[6] = lines[6]?.slice(0, 40) ?? ""
     writeFileSync(join(dir, "b-bad.jsonl"), lines.join("\n"))
-    const result = await ctxlogInProcess(["import", "--db", db, "--json", dir])
+    const missing = join(temp.dir, "no-such-session.jsonl")
+    const result = await ctxlogInProcess(["import", "--db", db, "--json", dir, missing])
     assert.strictEqual(result.code, 1)
     const report = JSON.parse(result.stdout) as Json
     assert.deepStrictEqual(report.unknown, { "brand-new-line-type": 1 })
-    const [failed] = Array.isArray(report.failed) ? report.failed : []
+    const failures = Array.isArray(report.failed) ? report.failed : []
+    assert.strictEqual(failures.length, 2)
+    assert.isTrue(failures.some((failure: unknown) => field(failure, "file") === missing))
+    const failed = failures.find((failure: unknown) => String(field(failure, "file")).includes("b-bad"))
     assert.strictEqual(field(failed, "line"), 7)
     assert.include(String(field(failed, "file")), "b-bad.jsonl")
     assert.include(String(field(failed, "detail")), "not JSON")
