@@ -594,8 +594,8 @@ describe("ctxlog serve in a browser", () => {
     const page = await open("/?stream=no-such-stream&v=3")
     const said = page.locator('[data-testid="stream-error"]')
     await said.waitFor()
-    assert.include(await said.innerText(), 'no stream "no-such-stream"')
-    assert.include(await said.innerText(), "Pick one of the streams on the left.")
+    assert.include(await said.textContent(), 'no stream "no-such-stream"')
+    assert.include(await said.textContent(), "Pick one of the streams on the left.")
     assert.strictEqual(await page.locator("text=loading…").count(), 0)
     // The streams are still there to pick from, and picking one shows it.
     await page.screenshot({ path: join(artifacts, "viewer-unknown-stream.png") })
