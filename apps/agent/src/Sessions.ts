@@ -91,7 +91,7 @@ export const listingWidth = (out: NodeJS.WriteStream = process.stdout): number =
 export const format = (sessions: ReadonlyArray<SessionInfo>, width = 80): string =>
   sessions.length === 0
     ? `no sessions yet: start one with: ${commandLine(["run", "--workspace", "DIR"])}`
-    : Ui.table(
+    : `${Ui.table(
         [
           ["session", "tokens", "turns", "compactions", "seams", "events", "last activity"],
           ...sessions.map((session) => [
@@ -106,7 +106,7 @@ export const format = (sessions: ReadonlyArray<SessionInfo>, width = 80): string
         ],
         width,
         0
-      ) + `\n${Ui.wrapWords(compactionNote, width, "")}`
+      )}\n${Ui.wrapWords(compactionNote, width, "")}`
 
 /** A new session id: sortable by time, unique across processes. @since 0.1.0 */
 export const newSessionId = (prefix = "agent"): string =>

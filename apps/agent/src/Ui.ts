@@ -185,11 +185,12 @@ export const make = (options: Options = {}): Ui => {
   }
   const dim = paint("2")
   const columns = tty && typeof out.columns === "number" && out.columns > 0 ? out.columns : undefined
-  const fit = (text: string, indent = "  ") => (columns === undefined ? text : wrapWords(text, columns, indent))
+  const wrapToTerminal = (text: string, indent = "  ") =>
+    columns === undefined ? text : wrapWords(text, columns, indent)
   return {
     color,
     columns,
-    fit,
+    fit: wrapToTerminal,
     stream: write,
     line: (text = "") => write(`${text}\n`),
     dim,
@@ -209,6 +210,6 @@ export const make = (options: Options = {}): Ui => {
         write("\r\x1b[K")
       }
     },
-    status: (status) => write(`${dim(fit(statusText(status)))}\n`)
+    status: (status) => write(`${dim(wrapToTerminal(statusText(status)))}\n`)
   }
 }

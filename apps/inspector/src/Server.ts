@@ -8,7 +8,8 @@
  * - `/api/streams/:s/window?at=N` — partitions, usage and blame at N
  * - `/api/streams/:s/message?at=N&id=M` — one message whole at N: parts, tokens, blame, tool pair
  * - `/api/streams/:s/diff?from=N&to=M` — the diff of two versions
- * - `/api/streams/:s/series` — tokens per partition over versions, the budget, compaction and seam marks
+ * - `/api/streams/:s/series` — tokens per partition over versions, the budget, the compaction budget and
+ *   thresholds of the last recorded turn policy, compaction and seam marks
  * - `/api/streams/:s/search?q=text` — the events whose content holds the text
  * - `/api/streams/:s/render?at=N` — the render at or before N, rebuilt and verified
  * - `/api/streams/:s/head` — the current version (the viewer polls it to tail a running stream)
@@ -25,7 +26,9 @@ import { existsSync, readFileSync } from "node:fs"
 import { createServer, type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from "node:http"
 import { type AddressInfo, isIP } from "node:net"
 import { hostname } from "node:os"
+import { Policy } from "@ctxlog/turn"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as ContentSearch from "./ContentSearch.js"
@@ -153,7 +156,26 @@ const api = (source: Source, path: ReadonlyArray<string>, query: URLSearchParams
         // the last `HistoryTrimmed` trimmed to; null when the log records neither.
         const trimmed = entries.findLast((entry) => entry.event._tag === "HistoryTrimmed")?.event
         const trimBudget = trimmed?._tag === "HistoryTrimmed" ? trimmed.budget : null
+        // The compaction budget and thresholds: those of the last recorded turn policy (what the turn's
+        // compaction compares the window against), or why there are none.
+        const policyEntry = entries.findLast((entry) => entry.event._tag === "TurnPolicySet")
+        const policyEvent = policyEntry?.event
+        const policy = policyEvent?._tag === "TurnPolicySet" ? Policy.validate(policyEvent.policy) : undefined
+        const lines =
+          policy !== undefined && Either.isRight(policy) ? Policy.compactionThresholds(policy.right) : undefined
+        const compaction =
+          lines === undefined || policyEntry === undefined
+            ? {
+                none:
+                  policy === undefined
+                    ? "no turn policy recorded"
+                    : Either.isLeft(policy)
+                      ? `the recorded turn policy does not decode (${policy.left.message})`
+                      : "compaction is off in the recorded turn policy"
+              }
+            : { ...lines, version: policyEntry.version }
         return {
+          compaction,
           budget: context.budget ?? trimBudget,
           budgetSource: context.budget !== null ? "render spec" : trimBudget !== null ? "last HistoryTrimmed" : null,
           head,

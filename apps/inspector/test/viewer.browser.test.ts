@@ -10,9 +10,11 @@ import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { EventLog, Message, type WindowEvent } from "@ctxlog/core"
+import { Policy } from "@ctxlog/turn"
 import { SqliteEventLog } from "@ctxlog/memory"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Scope from "effect/Scope"
 import { type BrowserContext, chromium, type Page } from "playwright-core"
@@ -86,6 +88,28 @@ const toolEvents: ReadonlyArray<WindowEvent.WindowEvent> = [
   { _tag: "MessageAppended", id: "t-7", message: message("x1", "user", [Message.text(xss)], 9) }
 ]
 
+/** A stream with a recorded turn policy: its compaction budget and thresholds go on the chart. */
+const policed = "policed"
+// The policy's numbers, by hand: 8000-token window less 1000 reserved for the answer = 7000 prompt
+// tokens; hard 80% 5600, soft 60% 4200, proactive 50% 3500, target 40% 2800.
+const policyOfPoliced = Either.getOrThrow(
+  Policy.validate({
+    builder: { provider: "openai", model: "gpt-4.1", contextWindow: 8000, maxOutputTokens: 1000 },
+    compaction: { softThreshold: 0.6, hardThreshold: 0.8, proactiveThreshold: 0.5, targetRatio: 0.4 }
+  })
+)
+const policedEvents: ReadonlyArray<WindowEvent.WindowEvent> = [
+  { _tag: "TurnPolicySet", id: "p-1", policy: Policy.toJson(policyOfPoliced) },
+  { _tag: "SystemPromptSet", id: "p-2", messages: [message("p-sys", "system", [Message.text("be brief")], 400)] },
+  ...[1, 2, 3, 4, 5].map(
+    (n): WindowEvent.WindowEvent => ({
+      _tag: "MessageAppended",
+      id: `p-${n + 2}`,
+      message: message(`p-u${n}`, n % 2 === 1 ? "user" : "assistant", [Message.text(`message ${n}`)], 900)
+    })
+  )
+]
+
 const appendEvents = (
   filename: string,
   name: string,
@@ -120,6 +144,7 @@ beforeAll(async () => {
   ])
   assert.strictEqual(imported.code, 0, imported.stderr)
   await appendEvents(db, tools, toolEvents, 0)
+  await appendEvents(db, policed, policedEvents, 0)
   scope = Effect.runSync(Scope.make())
   const running = await Effect.runPromise(
     Effect.flatMap(Source.sqlite(db), (source) => Server.start(source, { port: 0, host: "127.0.0.1" })).pipe(
@@ -260,7 +285,6 @@ describe("ctxlog serve in a browser", () => {
     assert.strictEqual(Number(await diff.getAttribute("data-added")), list(expectedDiff.added).length)
     // The rendered request rebuilds and verifies in the viewer too.
     await page.locator('[data-testid="tab-render"]').click()
-    await page.locator('[data-testid="render"] button').click()
     const status = page.locator('[data-testid="render-status"]')
     await status.waitFor()
     assert.include(await status.textContent(), "verified sha256")
@@ -433,8 +457,8 @@ describe("ctxlog serve in a browser", () => {
     // The budget line: the recorded render spec's window (6000), inside the plot, labelled.
     const budget = page.locator('[data-testid="chart-budget"]')
     assert.strictEqual(await budget.getAttribute("data-value"), "6000")
-    assert.include(await budget.textContent(), "budget 6000")
-    assert.include(await page.locator(".legend").textContent(), "budget (render spec)")
+    assert.include(await budget.textContent(), "window 6000")
+    assert.include(await page.locator(".legend").textContent(), "context window (render spec)")
     const svg = await page.locator('[data-testid="chart"]').boundingBox()
     const line = await budget.locator("line").boundingBox()
     assert.isTrue(svg !== null && line !== null && line.y > svg.y && line.y < svg.y + svg.height)
@@ -594,8 +618,8 @@ describe("ctxlog serve in a browser", () => {
     const page = await open("/?stream=no-such-stream&v=3")
     const said = page.locator('[data-testid="stream-error"]')
     await said.waitFor()
-    assert.include(await said.innerText(), 'no stream "no-such-stream"')
-    assert.include(await said.innerText(), "Pick one of the streams on the left.")
+    assert.include(await said.textContent(), 'no stream "no-such-stream"')
+    assert.include(await said.textContent(), "Pick one of the streams on the left.")
     assert.strictEqual(await page.locator("text=loading…").count(), 0)
     // The streams are still there to pick from, and picking one shows it.
     await page.screenshot({ path: join(artifacts, "viewer-unknown-stream.png") })
@@ -656,6 +680,154 @@ describe("ctxlog serve in a browser", () => {
       String(target.tokens)
     )
     await page.screenshot({ path: join(artifacts, "viewer-short-message-id.png") })
+    await page.close()
+  })
+
+  it("the chart's version label names one version: the selected one, with its window's tokens", async () => {
+    // v50 is not a render: the last render at or before it is an earlier version (the label used to
+    // say "v50 · N tokens at v48", two versions in one label).
+    const renders = list(await cli(["events", stream]))
+      .map(record)
+      .filter((line) => line.type === "PromptRendered")
+    const at = 50
+    const lastRender = renders.filter((line) => Number(line.version) <= at).at(-1)
+    assert.isDefined(lastRender)
+    assert.notStrictEqual(Number(lastRender?.version), at)
+    const page = await open(`/?stream=${stream}&v=${at}`)
+    const windowPane = page.locator(`[data-testid="window"][data-version="${at}"]`)
+    await windowPane.waitFor()
+    const total = (await windowAt(at)).tokens.total
+    const chart = page.locator(`[data-testid="chart"][data-window-total="${total}"]`)
+    await chart.waitFor()
+    const label = (await page.locator('[data-testid="chart-selected"] text').textContent()) ?? ""
+    assert.strictEqual(label, `v${at} · ${total} tokens in the window`)
+    assert.deepStrictEqual(label.match(/\bv\d+/g), [`v${at}`])
+    // The same number the window pane shows for that version.
+    assert.strictEqual(Number(await windowPane.getAttribute("data-total")), total)
+    await page.screenshot({ path: join(artifacts, "viewer-version-label.png") })
+    await page.close()
+  })
+
+  it("a view=render deep link opens the render rebuilt and verified, with no click; a version without a render says so", async () => {
+    const at = 50
+    const expected = record(await cli(["render", "--at", String(at), stream]))
+    const page = await open(`/?stream=${stream}&v=${at}&view=render`)
+    const status = page.locator('[data-testid="render-status"]')
+    await status.waitFor()
+    assert.strictEqual(await status.getAttribute("data-verified"), "true")
+    assert.strictEqual(Number(await status.getAttribute("data-at")), expected.version)
+    assert.include(await status.textContent(), `verified sha256 ${String(expected.sha256)}`)
+    assert.isAbove(((await page.locator('[data-testid="render"] pre').textContent()) ?? "").length, 10)
+    assert.strictEqual(await page.locator('[data-testid="tab-render"]').getAttribute("aria-pressed"), "true")
+    await page.screenshot({ path: join(artifacts, "viewer-render-deep-link.png") })
+    // Another version (the arrow keys of the header) rebuilds again, at that version.
+    await page.locator('[data-testid="prev"]').click()
+    await page.locator(`[data-testid="render"][data-version="${at - 1}"] [data-testid="render-status"]`).waitFor()
+    // A stream with no render: said in the pane, not an empty pane.
+    await page.goto(new URL(`/?stream=${tools}&v=7&view=render`, url).href)
+    const error = page.locator('[data-testid="render-error"]')
+    await error.waitFor()
+    assert.match((await error.textContent()) ?? "", /render/i)
+    await page.close()
+  })
+
+  it("with the message pane open the window pane keeps its room (1280 and 1024 wide)", async () => {
+    const at = 60
+    const target = (await windowAt(at)).history.at(-1)
+    assert.isDefined(target)
+    const page = await open(`/?stream=${stream}&v=${at}&msg=${encodeURIComponent(target?.id ?? "")}`)
+    const widths = async () => {
+      await page.locator('[data-testid="message-pane"] [data-testid="message-tokens"]').waitFor()
+      const box = async (selector: string) => (await page.locator(selector).boundingBox()) ?? undefined
+      return {
+        window: await box('[data-testid="detail"]'),
+        message: await box('[data-testid="message-pane"]'),
+        timeline: await page.locator('[data-testid="timeline"]').isVisible()
+      }
+    }
+    const wide = await widths()
+    assert.isAtLeast(wide.window?.width ?? 0, 420)
+    assert.isAtLeast(wide.window?.width ?? 0, wide.message?.width ?? Number.POSITIVE_INFINITY)
+    assert.isAtLeast(wide.message?.width ?? 0, 280)
+    assert.isTrue(wide.timeline)
+    assert.isAtMost((wide.message?.x ?? 0) + (wide.message?.width ?? 0), 1280)
+    // The window rows keep their previews readable: the preview is at least 150 px wide.
+    const preview = await page.locator('[data-testid="window"] .message .preview').first().boundingBox()
+    assert.isAtLeast(preview?.width ?? 0, 150)
+    await page.screenshot({ path: join(artifacts, "viewer-window-pane-1280.png") })
+    await page.setViewportSize({ width: 1024, height: 768 })
+    const narrow = await widths()
+    assert.isAtLeast(narrow.window?.width ?? 0, 420)
+    assert.isAtLeast(narrow.message?.width ?? 0, 280)
+    assert.isAtMost((narrow.message?.x ?? 0) + (narrow.message?.width ?? 0), 1024)
+    await page.screenshot({ path: join(artifacts, "viewer-window-pane-1024.png") })
+    await page.close()
+  })
+
+  it("the chart shows the compaction budget and its thresholds from the recorded turn policy", async () => {
+    const page = await open(`/?stream=${policed}`)
+    const group = page.locator('[data-testid="chart-compaction"]')
+    await group.waitFor()
+    assert.strictEqual(await group.getAttribute("data-budget"), "7000")
+    assert.strictEqual(await group.getAttribute("data-version"), "1")
+    const lines = await page.locator('[data-testid="compaction-line"]').evaluateAll((nodes) =>
+      nodes.map((node) => ({
+        kind: node.getAttribute("data-kind"),
+        tokens: Number(node.getAttribute("data-tokens")),
+        y: Number(node.getAttribute("data-y")),
+        text: node.querySelector("text")?.textContent ?? ""
+      }))
+    )
+    assert.deepStrictEqual(
+      lines.map((line) => [line.kind, line.tokens, line.text]),
+      [
+        ["budget", 7000, "compaction budget 7000"],
+        ["hard", 5600, "hard 80% · 5600"],
+        ["soft", 4200, "soft 60% · 4200"],
+        ["proactive", 3500, "proactive 50% · 3500"],
+        ["target", 2800, "target 40% · 2800"]
+      ]
+    )
+    // Higher token counts sit higher (smaller y), and every line is inside the plot.
+    for (let i = 1; i < lines.length; i++) assert.isAbove(lines[i]?.y ?? 0, lines[i - 1]?.y ?? 0)
+    assert.include(
+      (await page.locator('[data-testid="compaction-legend"]').textContent()) ?? "",
+      "compaction budget and thresholds (turn policy at v1)"
+    )
+    // No label is clipped by the SVG, and no two labels overlap.
+    const svg = await page.locator('[data-testid="chart"]').boundingBox()
+    const boxes = await page.locator('[data-testid="compaction-line"] text').evaluateAll((nodes) =>
+      nodes.map((node) => {
+        const box = node.getBoundingClientRect()
+        return { text: node.textContent, left: box.left, right: box.right, top: box.top, bottom: box.bottom }
+      })
+    )
+    for (const box of boxes) {
+      assert.isTrue(
+        svg !== null &&
+          box.left >= svg.x &&
+          box.right <= svg.x + svg.width &&
+          box.top >= svg.y &&
+          box.bottom <= svg.y + svg.height,
+        `"${box.text}" is clipped`
+      )
+    }
+    for (let i = 1; i < boxes.length; i++) assert.isAtLeast(boxes[i]?.top ?? 0, (boxes[i - 1]?.bottom ?? 0) - 1)
+    // Nor do they run into the selected version's label, above the plot.
+    const selectedLabel = await page.locator('[data-testid="chart-selected"] text').boundingBox()
+    for (const box of boxes) {
+      assert.isAtLeast(
+        box.top,
+        (selectedLabel?.y ?? 0) + (selectedLabel?.height ?? 0) - 1,
+        `"${box.text}" overlaps the label`
+      )
+    }
+    await page.screenshot({ path: join(artifacts, "viewer-compaction-thresholds.png") })
+    // A stream without a turn policy (the hand-written "tools") says why the chart has no thresholds.
+    await page.goto(new URL(`/?stream=${tools}`, url).href)
+    const none = page.locator('[data-testid="compaction-legend"]', { hasText: "no turn policy recorded" })
+    await none.waitFor()
+    assert.strictEqual(await page.locator('[data-testid="chart-compaction"]').count(), 0)
     await page.close()
   })
 

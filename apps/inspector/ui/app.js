@@ -211,7 +211,50 @@ const layers = [
   ["history", (t) => t.history]
 ]
 
-function Chart({ series, selected, onSelect }) {
+// The compaction budget and thresholds of the recorded turn policy: lines across the plot, each
+// labelled at its right end (labels pushed apart when lines sit close), drawn from `series.compaction`.
+const compactionLines = [
+  ["budget", "compaction budget", "#8e44ad"],
+  ["hard", "hard", "#c0392b"],
+  ["soft", "soft", "#e67e22"],
+  ["proactive", "proactive", "#7f8c8d"],
+  ["target", "target", "#27ae60"]
+]
+
+function CompactionLines({ compaction, Y, left, right }) {
+  if (compaction === undefined || compaction === null || compaction.none !== undefined) return null
+  const lines = compactionLines.map(([key, name, color]) => {
+    const tokens = key === "budget" ? compaction.budget : compaction[key].tokens
+    const share = key === "budget" ? null : compaction[key].share
+    return {
+      key,
+      color,
+      tokens,
+      y: Y(tokens),
+      text: `${name} ${share === null ? "" : `${Math.round(share * 100)}% · `}${tokens}`
+    }
+  })
+  // Labels sit above their line; a label closer than a line of text to the one above it moves down.
+  const labels = [...lines].sort((a, b) => a.y - b.y)
+  let floor = -Infinity
+  for (const label of labels) {
+    label.labelY = Math.max(label.y - 3, floor + 13)
+    floor = label.labelY
+  }
+  return html`<g data-testid="chart-compaction" data-budget=${compaction.budget} data-version=${compaction.version}>
+    ${lines.map(
+      (
+        line
+      ) => html`<g data-testid="compaction-line" data-kind=${line.key} data-tokens=${line.tokens} data-y=${line.y.toFixed(1)}>
+        <line x1=${left} x2=${right} y1=${line.y} y2=${line.y} stroke=${line.color}
+          stroke-width=${line.key === "budget" ? 2 : 1.2} stroke-dasharray=${line.key === "budget" ? "" : "3 3"} />
+        <text x=${right - 4} y=${line.labelY} text-anchor="end" class="compaction-label" fill=${line.color}>${line.text}</text>
+      </g>`
+    )}
+  </g>`
+}
+
+function Chart({ series, selected, windowTotal, onSelect }) {
   const box = useRef(null)
   const [width, setWidth] = useState(800)
   useEffect(() => {
@@ -222,7 +265,12 @@ function Chart({ series, selected, onSelect }) {
   }, [])
   const legend = html`<div class="legend">
     ${layers.map(([name]) => html`<span><i style=${{ background: partitionColors[name] }}></i>${name}</span>`)}
-    <span><i class="dash"></i>budget${series?.budgetSource ? ` (${series.budgetSource})` : ""}</span>
+    <span><i class="dash"></i>context window${series?.budgetSource ? ` (${series.budgetSource})` : ""}</span>
+    ${
+      series?.compaction === undefined || series.compaction.none !== undefined
+        ? html`<span data-testid="compaction-legend">compaction thresholds: ${series?.compaction?.none ?? "…"}</span>`
+        : html`<span data-testid="compaction-legend"><i class="compaction"></i>compaction budget and thresholds (turn policy at v${series.compaction.version})</span>`
+    }
     <span class="m-compaction">◆ compaction</span><span class="m-seam">▲ seam</span>
     <span><i class="sel"></i>selected</span>
   </div>`
@@ -238,8 +286,11 @@ function Chart({ series, selected, onSelect }) {
   const x0 = Math.min(...versions)
   const x1 = Math.max(x0 + 1, ...versions)
   const maxTotal = Math.max(...points.map((p) => layers.reduce((t, [, pick]) => t + pick(p.tokens), 0)))
-  const yTicks = ticks(0, Math.max(series.budget ?? 0, maxTotal, 10) * 1.12, 4)
-  const y1 = yTicks.at(-1)
+  const compactionBudget = series.compaction?.budget ?? 0
+  const yMax = Math.max(series.budget ?? 0, compactionBudget, maxTotal, 10)
+  const yTicks = ticks(0, yMax * 1.12, 4)
+  // The top of the scale: the last tick, or above it when a line would sit over the plot's top.
+  const y1 = Math.max(yTicks.at(-1), yMax * 1.08)
   const plotW = width - m.left - m.right
   const plotH = height - m.top - m.bottom
   const X = (v) => m.left + ((v - x0) / (x1 - x0)) * plotW
@@ -256,7 +307,8 @@ function Chart({ series, selected, onSelect }) {
   const xTicks = ticks(x0, x1, Math.max(2, Math.floor(plotW / 90))).filter((t) => Number.isInteger(t))
   const last = points.filter((p) => p.version <= selected).at(-1)
   const selX = X(Math.min(Math.max(selected, x0), x1))
-  const selLabel = `v${selected}${last === undefined ? "" : ` · ${last.tokens.total} tokens at v${last.version}`}`
+  // One version in the label: the selected one, with its window's tokens (the window pane's number).
+  const selLabel = `v${selected}${windowTotal === null ? "" : ` · ${windowTotal} tokens in the window`}`
   // The label sits right of the line, or left of it when it would run past the plot.
   const selRight = selX + 6 + selLabel.length * 6.5 < width - m.right
   const pick = (event) => {
@@ -272,6 +324,7 @@ function Chart({ series, selected, onSelect }) {
       data-points=${points.length}
       data-budget=${series.budget ?? ""}
       data-total-at-selected=${last?.tokens.total ?? ""}
+      data-window-total=${windowTotal ?? ""}
       width=${width}
       height=${height}
       viewBox=${`0 0 ${width} ${height}`}
@@ -313,9 +366,10 @@ function Chart({ series, selected, onSelect }) {
           ? null
           : html`<g data-testid="chart-budget" data-value=${series.budget} data-y=${Y(series.budget).toFixed(1)}>
               <line x1=${m.left} x2=${width - m.right} y1=${Y(series.budget)} y2=${Y(series.budget)} class="budget" />
-              <text x=${m.left + 6} y=${Y(series.budget) + 13} text-anchor="start" class="budget-label">budget ${series.budget}</text>
+              <text x=${m.left + 6} y=${Y(series.budget) + 13} text-anchor="start" class="budget-label">window ${series.budget}</text>
             </g>`
       }
+      <${CompactionLines} compaction=${series.compaction} Y=${Y} left=${m.left} right=${width - m.right} />
       <g data-testid="chart-selected" data-version=${selected} data-x=${selX.toFixed(1)}>
         <line x1=${selX} x2=${selX} y1=${4} y2=${m.top + plotH} class="selected" />
         <text x=${selRight ? selX + 6 : selX - 6} y=${13} text-anchor=${selRight ? "start" : "end"} class="selected-label">${selLabel}</text>
@@ -460,19 +514,27 @@ function DiffView({ state }) {
 
 function RenderView({ stream, version }) {
   const [state, setState] = useState(null)
-  useEffect(() => setState(null), [stream, version])
-  const load = () =>
+  // Opened (a tab click or a `view=render` deep link) or moved to another version: rebuild and verify
+  // at once; a late answer for another version is dropped. The button does it again.
+  const [round, setRound] = useState(0)
+  useEffect(() => {
+    let live = true
+    setState(null)
     api(stream, "render", { at: version })
-      .then(setState)
-      .catch((error) => setState({ error: error.message }))
-  return html`<section class="render" data-testid="render">
-    <h3>Rendered request at or before v${version} <button type="button" onClick=${load}>rebuild and verify</button></h3>
+      .then((data) => live && setState(data))
+      .catch((error) => live && setState({ error: error.message }))
+    return () => {
+      live = false
+    }
+  }, [stream, version, round])
+  return html`<section class="render" data-testid="render" data-version=${version}>
+    <h3>Rendered request at or before v${version} <button type="button" data-testid="render-again" onClick=${() => setRound((n) => n + 1)}>rebuild and verify again</button></h3>
     ${
       state === null
-        ? null
+        ? html`<div data-testid="render-loading">rebuilding…</div>`
         : state.error !== undefined
-          ? html`<div class="del">${state.error}</div>`
-          : html`<div data-testid="render-status" class=${state.verified ? "add" : "del"}>
+          ? html`<div class="del" data-testid="render-error">${state.error}</div>`
+          : html`<div data-testid="render-status" data-verified=${state.verified ? "true" : "false"} data-at=${state.version} class=${state.verified ? "add" : "del"}>
                 v${state.version} ${state.provider}/${state.model}: ${state.verified ? `verified sha256 ${state.sha256}` : `MISMATCH ${state.problem}`}
               </div>
               ${state.body === null ? null : html`<pre>${JSON.stringify(JSON.parse(state.body), null, 2)}</pre>`}`
@@ -626,7 +688,12 @@ function App() {
                 <p>${streams.length === 0 ? "This log holds no streams." : "Pick one of the streams on the left."}</p>
               </section>`
         }
-        ${headError !== null ? null : html`<${Chart} series=${series.data} selected=${selected ?? 0} onSelect=${select} />`}
+        ${
+          headError !== null
+            ? null
+            : html`<${Chart} series=${series.data} selected=${selected ?? 0} onSelect=${select}
+                windowTotal=${windowData.data !== null && windowData.data.window.version === selected ? windowData.data.window.tokens.total : null} />`
+        }
         ${
           headError !== null
             ? null

@@ -207,6 +207,32 @@ export const turnsSinceLastHardCompaction = (window: Window.Window): number => w
 export const usedTokens = (window: Window.Window, calibrate = true): number =>
   calibrate ? Math.ceil(window.tokens.total * Window.calibrationRatio(window)) : window.tokens.total
 
+/**
+ * The token lines of a config (what `pressure`, the soft and hard tiers and proactive compression
+ * compare the window against): the prompt budget, and each threshold as its share and its tokens.
+ * @since 0.9.0
+ */
+export interface Thresholds {
+  readonly budget: number
+  readonly soft: { readonly share: number; readonly tokens: number }
+  readonly hard: { readonly share: number; readonly tokens: number }
+  readonly proactive: { readonly share: number; readonly tokens: number }
+  readonly target: { readonly share: number; readonly tokens: number }
+}
+
+/** The prompt budget and thresholds of a config, defaults applied (see {@link Thresholds}). @since 0.9.0 */
+export const thresholds = (config: Config): Thresholds => {
+  const s = settings(config)
+  const line = (share: number) => ({ share, tokens: Math.floor(s.budget * share) })
+  return {
+    budget: s.budget,
+    soft: line(s.soft),
+    hard: line(s.hard),
+    proactive: line(s.proactive),
+    target: line(s.target)
+  }
+}
+
 /** The pressure on a window under a config. @since 0.1.0 */
 export const pressure = (window: Window.Window, config: Config): Pressure => {
   const s = settings(config)

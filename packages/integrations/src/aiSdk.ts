@@ -179,7 +179,7 @@ export const answerOf = (content: ReadonlyArray<MiddlewarePart>): ReadonlyArray<
   }
   if (parts.length === 0) return []
   const prompt = [{ role: "assistant", content: parts }] as unknown as LanguageModelPrompt
-  return orThrow(fromLanguageModelPrompt(prompt)).flatMap((message) => message.parts)
+  return orThrow(fromLanguageModelPrompt(prompt, { cacheHints: "apart" })).flatMap((message) => message.parts)
 }
 
 /**
@@ -207,7 +207,8 @@ const isUrlFile = (part: Message.JsonValue): part is { readonly type: "file"; re
 /** The caller's prompt, message by message, as ctxlog messages. */
 const promptMessages = (prompt: ReadonlyArray<MiddlewarePromptMessage>): ReadonlyArray<PromptMessage> =>
   prompt.map((message, index) => {
-    const converted = fromLanguageModelPrompt([message] as unknown as LanguageModelPrompt)
+    // Hints apart: they are this call's (read by `hintsOf`), never stored on history.
+    const converted = fromLanguageModelPrompt([message] as unknown as LanguageModelPrompt, { cacheHints: "apart" })
     if (Either.isLeft(converted)) {
       throw refused({ _tag: converted.left._tag, message: `prompt[${index}]: ${converted.left.message}` })
     }

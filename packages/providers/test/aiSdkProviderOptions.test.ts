@@ -16,6 +16,7 @@ import {
   toLanguageModelPrompt,
   toModelMessages
 } from "../src/adapters/aiSdk.js"
+import { toAnthropic } from "../src/adapters/anthropic.js"
 
 const roundTrip = (messages: ReadonlyArray<ModelMessage>) =>
   Either.getOrThrow(Either.flatMap(fromModelMessages(messages), toModelMessages))
@@ -300,5 +301,74 @@ describe("AI SDK provider options survive ctxlog (issue 35)", () => {
     // Not stored with the message: the breakpoint is placed per render (`BuildOptions.cacheHints`).
     const [stored] = Either.getOrThrow(fromModelMessages([onOutput]))
     assert.strictEqual(JSON.stringify(stored).includes("cacheControl"), false)
+  })
+
+  it("a provider prompt's cache hints stay where they sit (for toAnthropic), or apart for history; never lost", () => {
+    const ephemeral = { type: "ephemeral", ttl: "1h" } as const
+    const hint = { anthropic: { cacheControl: ephemeral } }
+    const prompt = [
+      { role: "system", content: "s", providerOptions: hint },
+      { role: "user", content: [{ type: "text", text: "u", providerOptions: hint }] },
+      {
+        role: "assistant",
+        content: [
+          { type: "tool-call", toolCallId: "a", toolName: "t", input: {} },
+          { type: "tool-call", toolCallId: "b", toolName: "t", input: {} }
+        ]
+      },
+      {
+        role: "tool",
+        content: [
+          { type: "tool-result", toolCallId: "a", toolName: "t", output: { type: "text", value: "1" } },
+          {
+            type: "tool-result",
+            toolCallId: "b",
+            toolName: "t",
+            output: { type: "text", value: "2", providerOptions: hint }
+          }
+        ],
+        providerOptions: hint
+      }
+    ] as unknown as LanguageModelPrompt
+    const kept = Either.getOrThrow(fromLanguageModelPrompt(prompt))
+    const hintOf = (options: unknown) =>
+      (options as { anthropic?: { cacheControl?: unknown } } | undefined)?.anthropic?.cacheControl
+    assert.deepStrictEqual(hintOf(kept[0]?.providerOptions), ephemeral)
+    assert.deepStrictEqual(hintOf(kept[1]?.parts[0]?.providerOptions), ephemeral)
+    // The tool message is split per result: its message-level hint goes on the last piece only, and the
+    // output's hint on that result (one breakpoint, where the AI SDK's Anthropic provider puts it).
+    assert.strictEqual(kept.length, 5)
+    assert.isUndefined(hintOf(kept[3]?.providerOptions))
+    assert.deepStrictEqual(hintOf(kept[4]?.providerOptions), ephemeral)
+    assert.deepStrictEqual(hintOf(kept[4]?.parts[0]?.providerOptions), ephemeral)
+    // toAnthropic places them: the system block, the user text, the last tool_result (3 breakpoints).
+    const sent = Either.getOrThrow(toAnthropic(kept))
+    assert.strictEqual(JSON.stringify(sent).split('"cache_control"').length - 1, 3)
+    assert.deepStrictEqual(sent.system[0], { type: "text", text: "s", cache_control: ephemeral })
+    assert.deepStrictEqual(
+      ((sent.messages[2]?.content ?? []) as ReadonlyArray<{ cache_control?: unknown }>).map(
+        (block) => block.cache_control
+      ),
+      [undefined, ephemeral]
+    )
+    // Apart (the middleware, prepareStep): nothing on the messages; cacheControlOf reads each one.
+    const apart = Either.getOrThrow(fromLanguageModelPrompt(prompt, { cacheHints: "apart" }))
+    assert.strictEqual(JSON.stringify(apart).includes("cacheControl"), false)
+    assert.deepStrictEqual(
+      prompt.map((message) => cacheControlOf(message as never)),
+      [{ ttl: "1h" }, { ttl: "1h" }, undefined, { ttl: "1h" }]
+    )
+    // Five hints kept: toAnthropic refuses the fifth by name, never sends it nor drops it.
+    const five = Either.getOrThrow(
+      fromLanguageModelPrompt(
+        ["a", "b", "c", "d", "e"].map((text) => ({
+          role: "user",
+          content: [{ type: "text", text, providerOptions: hint }]
+        })) as unknown as LanguageModelPrompt
+      )
+    )
+    const refused = toAnthropic(five)
+    assert.isTrue(Either.isLeft(refused))
+    if (Either.isLeft(refused)) assert.include(refused.left.message, "a cache breakpoint beyond the API's 4")
   })
 })

@@ -11,8 +11,12 @@
  * in 84ce6d65ef0ab2c556d5a5a3b5651b5cf3d73303). The installed `@langchain/core` is 1.4.0; its package
  * ships no tests and the repository snapshot available holds none newer, so the functions under test
  * are 1.4.0's and the cases 1.2.5's. LangChain is MIT-licensed (Copyright (c) LangChain, Inc.).
+ *
+ * Verdicts (`test/conversionCoverage.md`, row `langchainMessageUtils`): each case that passes records
+ * its own — `refused` when the adapter refused some of its input by name (`refused` below), `same`
+ * otherwise — and the last test checks the row against them (every case recorded, so every case passed).
  */
-import { describe, expect, it } from "@effect/vitest"
+import { afterEach, describe, expect, it } from "@effect/vitest"
 import {
   AIMessage,
   AIMessageChunk,
@@ -31,6 +35,17 @@ import {
 } from "@langchain/core/messages"
 import * as Either from "effect/Either"
 import { fromLangChain, toLangChain } from "../src/adapters/langchain.js"
+import { assertCoverageRow, type Outcome } from "./support/coverage.js"
+
+/** The verdict of each case that passed, by name; `refusedHere`: the running case saw a refusal. */
+const verdicts = new Map<string, Outcome>()
+let refusedHere = false
+afterEach(({ task }) => {
+  if (task.name !== "tally" && (task.result?.errors?.length ?? 0) === 0) {
+    verdicts.set(`${task.suite?.name ?? ""} > ${task.name}`, refusedHere ? "refused" : "same")
+  }
+  refusedHere = false
+})
 
 /** The messages through the adapter and back, or why the adapter refused them. */
 const through = (messages: ReadonlyArray<BaseMessage>): Either.Either<Array<BaseMessage>, string> => {
@@ -62,6 +77,7 @@ const refused = (messages: ReadonlyArray<BaseMessage>, naming: string) => {
   const out = through(messages)
   expect(Either.isLeft(out)).toBe(true)
   if (Either.isLeft(out)) expect(out.left).toContain(naming)
+  refusedHere = true
 }
 
 describe("filterMessage", () => {
@@ -537,5 +553,16 @@ describe("chat message conversions", () => {
     const storedMessages = mapChatMessagesToStoredMessages(given(originalMessages))
     const convertedBackMessages = mapStoredMessagesToChatMessages(storedMessages)
     expect(convertedBackMessages).toEqual(originalMessages)
+  })
+})
+
+describe("conversion coverage", () => {
+  it("tally", () => {
+    // Every ported case ran before this one and passed (21; the three "returns a runnable" cases
+    // convert no messages and are not ported).
+    expect(verdicts.size).toBe(21)
+    const tally = assertCoverageRow("langchainMessageUtils", [...verdicts.values()])
+    console.log(`LangChain message_utils: ${JSON.stringify(tally)}`)
+    expect(tally.lost).toBe(0)
   })
 })

@@ -243,6 +243,16 @@ export const buildOptions = (policy: Policy, turnReminder?: string): CtxBuilder.
 export const budgetOf = (policy: Policy, turnReminder: string | undefined): Budget.Budget =>
   CtxBuilder.forProvider(policy.builder).budget(buildOptions(policy, turnReminder))
 
+/**
+ * The compaction budget and thresholds a policy's turns run with, in tokens (`TieredCompaction.thresholds`
+ * of {@link tieredOf} at {@link budgetOf}, the policy's own reminder); undefined when compaction is off.
+ * @since 0.9.0
+ */
+export const compactionThresholds = (policy: Policy): TieredCompaction.Thresholds | undefined => {
+  const config = tieredOf(policy, budgetOf(policy, undefined))
+  return config === undefined ? undefined : TieredCompaction.thresholds(config)
+}
+
 /** The tiered-compaction config of a policy at a budget. @since 0.4.0 */
 export const tieredOf = (policy: Policy, budget: Budget.Budget): TieredCompaction.Config | undefined => {
   const c = policy.compaction

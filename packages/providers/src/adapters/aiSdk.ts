@@ -22,8 +22,10 @@
  *   parts, tool outputs and the items of a `content` output. Interpreted: reasoning data (Anthropic
  *   `signature` / `redactedData`, OpenAI `itemId` / `reasoningEncryptedContent`, kept in ctxlog's
  *   reasoning fields for the provider builders, given back in the same place) and Anthropic
- *   `cacheControl`, a render option (`BuildOptions.cacheHints`, read with {@link cacheControlOf}
- *   wherever the AI SDK puts it), not message content. A value that is not JSON is an
+ *   `cacheControl`: a provider prompt's (`fromLanguageModelPrompt`) stays where it sits so
+ *   `toAnthropic` places it; for history (`fromModelMessages`, or `cacheHints: "apart"`) it is a render
+ *   option (`BuildOptions.cacheHints`, read with {@link cacheControlOf} wherever the AI SDK puts it),
+ *   not message content (see `FromOptions.cacheHints`). A value that is not JSON is an
  *   `AdapterError` naming the part. Citations on ctxlog text (from another adapter) have no AI SDK
  *   form and are refused.
  *
@@ -53,10 +55,32 @@ const format = "AI SDK"
 // optionals, compared whole by callers), coming in they build ctxlog message parts, where an undefined
 // key would make a live window differ from its replay (ADR 0060).
 
-/** Options of {@link fromModelMessages}. @since 0.4.0 */
+/** Options of {@link fromModelMessages} and {@link fromLanguageModelPrompt}. @since 0.4.0 */
 export interface FromOptions {
   /** The provider that ran provider-executed tools (`anthropic`, `openai`, ...). Default `ai-sdk`. */
   readonly provider?: string
+  /**
+   * Where Anthropic cache hints (`providerOptions.anthropic.cacheControl`) go (since 0.9.0):
+   *
+   * - `"keep"`: on the converted message or part they sit on, so `toAnthropic` places them (a hint on
+   *   a tool result's `output` on that tool result; a message-level hint on a tool message split into
+   *   one ctxlog message per result on the last of them, the AI SDK's last block). For a prompt
+   *   converted to be sent at once, never for history: stored, hints pile up past the API's 4
+   *   breakpoints (`toAnthropic` refuses a fifth by name).
+   * - `"apart"`: left off the converted messages; read them with {@link cacheControlOf} and pass them
+   *   as a render option (`BuildOptions.cacheHints`), as the middleware and `prepareStep` do.
+   *
+   * Default: `"keep"` for {@link fromLanguageModelPrompt} (a provider prompt is one call's request),
+   * `"apart"` for {@link fromModelMessages} (model messages are the conversation one stores).
+   */
+  readonly cacheHints?: "keep" | "apart"
+}
+
+/** How a conversion reads its input: a provider prompt's form, and whether cache hints stay. */
+interface Mode {
+  /** A provider prompt, whose media are all files (an image's file form is not noted). */
+  readonly promptForm: boolean
+  readonly keepHints: boolean
 }
 
 type ProviderOptions = NonNullable<TextPart["providerOptions"]>
@@ -427,17 +451,21 @@ const eachToModelMessage = (messages: ReadonlyArray<AnyMessage>): Either.Either<
 
 /**
  * The provider options ctxlog stores for a message or part: all of them but Anthropic's cache hint (a
- * render option, read by {@link cacheControlOf}), as JSON; `undefined` fields are left out. A value
+ * render option, read by {@link cacheControlOf}; kept with `keepHints`), as JSON; `undefined` fields
+ * are left out. A value
  * that is not JSON (a function, a BigInt, a cycle) is refused with its path.
  */
-const keptOptions = (options: unknown): Either.Either<Message.ProviderOptions | undefined, string> => {
+const keptOptions = (
+  options: unknown,
+  keepHints = false
+): Either.Either<Message.ProviderOptions | undefined, string> => {
   if (options === undefined || options === null) return Either.right(undefined)
   if (!isRecord(options)) return Either.left("providerOptions is not an object")
   const kept: { [namespace: string]: Message.JsonValue } = {}
   for (const [namespace, values] of Object.entries(options as Record<string, unknown>)) {
     if (values === undefined) continue
     let value: unknown = values
-    if (namespace === "anthropic" && isRecord(values)) {
+    if (namespace === "anthropic" && isRecord(values) && !keepHints) {
       const { cacheControl: _hint, cache_control: _snake, ...rest } = values as Record<string, unknown>
       if (Object.keys(rest).length === 0) continue
       value = rest
@@ -560,9 +588,10 @@ const mediaIn = (
 const contentItemIn = (
   index: number,
   path: string,
-  item: ContentItem
+  item: ContentItem,
+  keepHints: boolean
 ): Either.Either<Message.ToolResultContent, AdapterError> => {
-  const options = keptOptions("providerOptions" in item ? item.providerOptions : undefined)
+  const options = keptOptions("providerOptions" in item ? item.providerOptions : undefined, keepHints)
   if (Either.isLeft(options)) return Either.left(refuse(format, index, path, options.left))
   const kept = options.right
   switch (item.type) {
@@ -607,11 +636,16 @@ const resultIn = (
   index: number,
   path: string,
   part: ToolResultPart,
-  kept: Message.ProviderOptions | undefined
+  partKept: Message.ProviderOptions | undefined,
+  keepHints: boolean
 ): Either.Either<Message.ToolResultPart, AdapterError> => {
   const output = part.output
   const outputOptions = keptOptions("providerOptions" in output ? output.providerOptions : undefined)
   if (Either.isLeft(outputOptions)) return Either.left(refuse(format, index, `${path}.output`, outputOptions.left))
+  // Kept hints: one on the output marks the tool result (Anthropic's `tool_result` block), unless the
+  // part has its own.
+  const outputHint = keepHints && "providerOptions" in output ? hintValueOf(output.providerOptions) : undefined
+  const kept = outputHint === undefined ? partKept : withHint(partKept, outputHint)
   const notes = (type: string | undefined, extra: JsonRecord = {}) => {
     const note: { [key: string]: Message.JsonValue } = {
       ...(type === undefined ? {} : { outputType: type }),
@@ -645,7 +679,7 @@ const resultIn = (
     case "content":
       return Either.map(
         convertAll(output.value, (item, itemIndex) =>
-          Either.map(contentItemIn(index, `${path}.output.value[${itemIndex}]`, item), (inner) => [inner])
+          Either.map(contentItemIn(index, `${path}.output.value[${itemIndex}]`, item, keepHints), (inner) => [inner])
         ),
         (parts) => {
           const result = Message.toolResultParts(part.toolCallId, parts)
@@ -666,9 +700,9 @@ const partIn = (
   role: ModelMessage["role"],
   part: AnyPart,
   provider: string,
-  promptForm: boolean
+  mode: Mode
 ): Either.Either<Message.Part, AdapterError> => {
-  const options = keptOptions("providerOptions" in part ? part.providerOptions : undefined)
+  const options = keptOptions("providerOptions" in part ? part.providerOptions : undefined, mode.keepHints)
   if (Either.isLeft(options)) return Either.left(refuse(format, index, path, options.left))
   const kept = options.right
   switch (part.type) {
@@ -678,7 +712,7 @@ const partIn = (
       return Either.right(reasoningIn(part, kept))
     case "image":
     case "file":
-      return mediaIn(index, path, part, kept, promptForm)
+      return mediaIn(index, path, part, kept, mode.promptForm)
     case "tool-call":
       return Either.map(jsonInput(format, index, part.input), (input) =>
         part.providerExecuted === true
@@ -707,7 +741,7 @@ const partIn = (
             )
           : Either.left(refuse(format, index, path, "a provider-executed tool result is not JSON"))
       }
-      return resultIn(index, path, part, kept)
+      return resultIn(index, path, part, kept, mode.keepHints)
     }
     case "tool-approval-request":
       return Either.right(withKept(Message.toolApprovalRequest(part.approvalId, part.toolCallId), kept))
@@ -722,13 +756,14 @@ const partIn = (
 export const fromModelMessages = (
   messages: ReadonlyArray<ModelMessage>,
   options: FromOptions = {}
-): Either.Either<ReadonlyArray<Message.MessageInput>, AdapterError> => convertIn(messages, options, false)
+): Either.Either<ReadonlyArray<Message.MessageInput>, AdapterError> =>
+  convertIn(messages, options, { promptForm: false, keepHints: options.cacheHints === "keep" })
 
-/** Messages in; `promptForm`: a provider prompt, whose media are all files (an image's file form is not noted). */
+/** Messages in, read as `mode` says. */
 const convertIn = (
   messages: ReadonlyArray<ModelMessage>,
   options: FromOptions,
-  promptForm: boolean
+  mode: Mode
 ): Either.Either<ReadonlyArray<Message.MessageInput>, AdapterError> => {
   const provider = options.provider ?? "ai-sdk"
   return convertAll(messages, (message, index): Either.Either<ReadonlyArray<Message.MessageInput>, AdapterError> => {
@@ -736,19 +771,25 @@ const convertIn = (
     if (role !== "system" && role !== "user" && role !== "assistant" && role !== "tool") {
       return Either.left(refuse(format, index, "role", `unsupported role ${role}`))
     }
-    // Message-level options are kept on the message (an Anthropic cache hint aside: a render option).
+    // Message-level options are kept on the message (an Anthropic cache hint aside: a render option,
+    // or, kept, on the message — on the last piece of a tool message split per result).
     const messageOptions = keptOptions(message.providerOptions)
     if (Either.isLeft(messageOptions)) {
       return Either.left(refuse(format, index, "providerOptions", messageOptions.left))
     }
-    const kept = messageOptions.right === undefined ? {} : { providerOptions: messageOptions.right }
+    const messageHint = mode.keepHints ? hintValueOf(message.providerOptions) : undefined
+    const hinted = (stored: Message.ProviderOptions | undefined) => {
+      const withIt = messageHint === undefined ? stored : withHint(stored, messageHint)
+      return withIt === undefined ? {} : { providerOptions: withIt }
+    }
+    const kept = hinted(messageOptions.right)
     if (typeof message.content === "string") {
       return Either.right([{ role: message.role, parts: [Message.text(message.content)], ...kept }])
     }
     const blocks: ReadonlyArray<AnyPart> = message.content
     return Either.map(
       convertAll(blocks, (part, partIndex) =>
-        Either.map(partIn(index, `content[${partIndex}]`, message.role, part, provider, promptForm), (converted) => [
+        Either.map(partIn(index, `content[${partIndex}]`, message.role, part, provider, mode), (converted) => [
           converted
         ])
       ),
@@ -758,12 +799,18 @@ const convertIn = (
         const results = parts.filter((part) => part.type === "tool_result")
         const approvals = parts.filter((part) => part.type !== "tool_result")
         // All but the first are noted `joined` (ctxlog's own note): they go back as one tool message.
-        const joined = { providerOptions: { ...messageOptions.right, [own]: { joined: true } } }
+        const joined: Message.ProviderOptions = { ...messageOptions.right, [own]: { joined: true } }
         const split: Array<Message.MessageInput> = [
           ...(approvals.length === 0 ? [] : [{ role: "tool" as const, parts: approvals }]),
           ...results.map((part) => ({ role: "tool" as const, parts: [part] }))
         ]
-        return split.map((input, at) => ({ ...input, ...(at === 0 ? kept : joined) }))
+        // A kept message-level hint goes on the last piece only (one breakpoint, where the AI SDK puts it).
+        const last = split.length - 1
+        const optionsAt = (at: number) => {
+          const stored = at === 0 ? messageOptions.right : joined
+          return at === last ? hinted(stored) : stored === undefined ? {} : { providerOptions: stored }
+        }
+        return split.map((input, at) => ({ ...input, ...optionsAt(at) }))
       }
     )
   })
@@ -835,11 +882,28 @@ export const fromLanguageModelPrompt = (
   options: FromOptions = {}
 ): Either.Either<ReadonlyArray<Message.MessageInput>, AdapterError> =>
   // The provider prompt is a subset of ModelMessage's shape (every part kind it has, ModelMessage has).
-  convertIn(prompt as unknown as ReadonlyArray<ModelMessage>, options, true)
+  convertIn(prompt as unknown as ReadonlyArray<ModelMessage>, options, {
+    promptForm: true,
+    keepHints: options.cacheHints !== "apart"
+  })
 
 /** An Anthropic cache breakpoint as the AI SDK carries it (`providerOptions.anthropic.cacheControl`). @since 0.4.0 */
 export interface CacheControlHint {
   readonly ttl?: "5m" | "1h"
+}
+
+/** The raw Anthropic cache hint in AI SDK provider options (`anthropic.cacheControl` or `cache_control`), as JSON. */
+const hintValueOf = (options: unknown): Message.JsonValue | undefined => {
+  if (!isRecord(options) || !isRecord(options.anthropic)) return undefined
+  const control = options.anthropic.cacheControl ?? options.anthropic.cache_control
+  return control === undefined || control === null ? undefined : jsonValueOf(control)
+}
+
+/** Stored options with an Anthropic cache hint set (as `anthropic.cacheControl`), unless they have one. */
+const withHint = (options: Message.ProviderOptions | undefined, hint: Message.JsonValue): Message.ProviderOptions => {
+  const anthropic = isRecord(options?.anthropic) ? options.anthropic : {}
+  if (anthropic.cacheControl !== undefined || anthropic.cache_control !== undefined) return options ?? {}
+  return { ...options, anthropic: { ...anthropic, cacheControl: hint } }
 }
 
 const cacheControlIn = (options: unknown): CacheControlHint | undefined => {
