@@ -14,7 +14,7 @@
 import { ContextService, type EventLog, type LanguageModel, Message, TokenCounter, Window } from "@ctxlog/core"
 import { FileStore, RecallIndex } from "@ctxlog/memory"
 import { CtxBuilder, EnvSnapshot } from "@ctxlog/providers"
-import { CompactionStatus, type Policy, Turn } from "@ctxlog/turn"
+import { CompactionStatus, ModelCallTrace, type Policy, Turn } from "@ctxlog/turn"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Capture from "./EnvSnapshot.js"
@@ -332,7 +332,9 @@ export const turn = (config: Config, text: string): Effect.Effect<TurnReport, un
         return yield* Effect.dieMessage("the agent's policy set a framework format")
       // Ctrl-C during the call: the answer streamed so far is kept, marked, and ends the turn.
       const partial: Partial = { seen: undefined }
+      // The call's span (when tracing is on) carries the stream, the render's provenance and parameters.
       const response = yield* callModel(ui, provider, provider.send(request, { turnReminder }), partial).pipe(
+        ModelCallTrace.traced(stream, rendered),
         Effect.onInterrupt(() =>
           Turn.complete(
             stream,

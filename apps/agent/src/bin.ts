@@ -7,6 +7,7 @@
  * @since 0.1.0
  */
 import { stripVTControlCharacters } from "node:util"
+import * as Otel from "@ctxlog/providers/otel"
 import { HelpDoc, ValidationError } from "@effect/cli"
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
 import * as Cause from "effect/Cause"
@@ -69,6 +70,9 @@ function main() {
       })
     ),
     Effect.provide(NodeContext.layer),
+    // The one switch: OTEL_EXPORTER_OTLP_ENDPOINT (and the standard OpenTelemetry environment) exports
+    // the agent's spans over OTLP/HTTP, flushed when the command ends; without it nothing is traced.
+    Effect.provide(Otel.layerFromEnv({ serviceName: "ctxlog-agent" })),
     NodeRuntime.runMain({ disableErrorReporting: false, teardown })
   )
 }

@@ -5,6 +5,7 @@
  *
  * @since 0.1.0
  */
+import * as Otel from "@ctxlog/providers/otel"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
@@ -21,6 +22,8 @@ const plain = (values: ReadonlyArray<unknown>) =>
 const program = Console.consoleWith((base) =>
   Effect.suspend(() => run(process.argv)).pipe(
     Effect.provide(NodeContext.layer),
+    // The one switch: OTEL_EXPORTER_OTLP_ENDPOINT (and the standard OpenTelemetry environment) exports spans.
+    Effect.provide(Otel.layerFromEnv({ serviceName: "ctxlog" })),
     colour
       ? (effect) => effect
       : Effect.withConsole({

@@ -680,7 +680,22 @@ export const make = (options: Options = {}) =>
     const service: ContextService.Service = {
       load: (stream) =>
         Tracing.span(load(stream), "ctxlog.context.load", { "ctxlog.stream": stream }, Tracing.windowAttributes),
-      run: (stream, decideFn, metadata) => traced("run", stream, run(stream, decideFn, metadata)),
+      // A compaction is a span of its own (Tracing.compactionSpans): `run` is where every one is written.
+      run: (stream, decideFn, metadata) =>
+        traced(
+          "run",
+          stream,
+          Effect.flatMap(Tracing.operationStart, (start) => {
+            let before: Window.Window | undefined
+            const watched: typeof decideFn = (window) => {
+              before = window
+              return decideFn(window)
+            }
+            return Effect.tap(run(stream, start === undefined ? decideFn : watched, metadata), (outcome) =>
+              Tracing.compactionSpans(stream, start, before, outcome)
+            )
+          })
+        ),
       batch: (stream, effect, metadata) =>
         Tracing.span(batch(stream, effect, metadata), "ctxlog.context.batch", { "ctxlog.stream": stream }, (done) =>
           Tracing.outcomeAttributes(done)

@@ -78,6 +78,8 @@ export interface CutToolCall {
 export interface ModelResponse {
   readonly provider: string
   readonly model: string
+  /** The provider's id of the response (`msg_…`, `chatcmpl-…`, `resp_…`), when it gave one (since 0.8.0). */
+  readonly id?: string | undefined
   /** The assistant message: text and tool calls. */
   readonly parts: ReadonlyArray<Part>
   readonly stopReason: StopReason

@@ -6,16 +6,23 @@
  * single events, so the cost per operation is one span whatever it writes.
  *
  * Attributes: `ctxlog.stream`, `ctxlog.version`, `ctxlog.events`, `ctxlog.tokens.<partition>`,
- * `ctxlog.compaction.tier`, and for model calls the `gen_ai.*` usage attributes plus
- * `ctxlog.usage.cache_read_tokens` / `ctxlog.usage.cache_write_tokens`.
+ * `ctxlog.compaction.tier`, and the `gen_ai.*` usage attributes. A model call is a GenAI inference span
+ * (`chat {model}`, kind client) whose attributes {@link GenAi} builds, with the conversation id and
+ * the render's provenance the caller set with {@link withCall}; a compaction is a span of its own
+ * (`compact {stream}`) with `gen_ai.conversation.compacted` and its receipt.
  *
  * @since 0.2.0
  */
+import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
+import * as GenAi from "./GenAi.js"
 import type { ModelChunk, ModelResponse, Usage } from "./LanguageModel.js"
+import type * as Message from "./Message.js"
 import type { Window } from "./Window.js"
 import type { WindowEvent } from "./WindowEvent.js"
 
@@ -27,8 +34,8 @@ export class TracingEnabled extends Context.Reference<TracingEnabled>()("@ctxlog
 /** Turns ctxlog's spans on (export them with an OpenTelemetry tracer layer). @since 0.2.0 */
 export const layer: Layer.Layer<never> = Layer.succeed(TracingEnabled, true)
 
-/** Span attributes. @since 0.2.0 */
-export type Attributes = Readonly<Record<string, string | number | boolean>>
+/** Span attributes (since 0.8.0 arrays too, as the GenAI conventions use them). @since 0.2.0 */
+export type Attributes = GenAi.Attributes
 
 /** Tokens per partition of a window, as span attributes. @since 0.2.0 */
 export const windowAttributes = (window: Window): Attributes => ({
@@ -50,7 +57,7 @@ export const outcomeAttributes = (outcome: {
   readonly window: Window
   readonly events: ReadonlyArray<WindowEvent>
 }): Attributes => {
-  const attributes: Record<string, string | number | boolean> = {
+  const attributes: Record<string, GenAi.AttributeValue> = {
     ...windowAttributes(outcome.window),
     "ctxlog.events": outcome.events.length
   }
@@ -63,13 +70,8 @@ export const outcomeAttributes = (outcome: {
   return attributes
 }
 
-/** Reported usage, as span attributes (OpenTelemetry GenAI names where they exist). @since 0.2.0 */
-export const usageAttributes = (usage: Usage): Attributes => ({
-  "gen_ai.usage.input_tokens": usage.inputTokens,
-  "gen_ai.usage.output_tokens": usage.outputTokens,
-  "ctxlog.usage.cache_read_tokens": usage.cacheReadTokens,
-  "ctxlog.usage.cache_write_tokens": usage.cacheWriteTokens
-})
+/** Reported usage, as span attributes (the OpenTelemetry GenAI names, {@link GenAi.usageAttributes}). @since 0.2.0 */
+export const usageAttributes = (usage: Usage): Attributes => GenAi.usageAttributes(usage)
 
 /**
  * Run `self` in a span when tracing is on; `after` adds attributes from its result.
@@ -91,43 +93,176 @@ export const span = <A, E, R>(
       : self
   )
 
-const modelAttributes = (provider: string, model: string): Attributes => ({
-  "gen_ai.system": provider,
-  "gen_ai.request.model": model
+/**
+ * What the caller of a model call knows and the provider does not: the conversation (the stream), the
+ * render's provenance, the request's parameters and, for opt-in content capture, the messages sent.
+ * Set with {@link withCall} around the call; the provider's span reads it.
+ * @since 0.8.0
+ */
+export interface Call {
+  readonly conversationId?: string | undefined
+  readonly provenance?: GenAi.Provenance | undefined
+  readonly parameters?: Partial<GenAi.ChatRequest> | undefined
+  readonly input?: ReadonlyArray<Message.Message> | undefined
+  readonly system?: ReadonlyArray<string> | undefined
+}
+
+/** The model call in progress, as its caller described it. Empty by default. @since 0.8.0 */
+export class CurrentCall extends Context.Reference<CurrentCall>()("@ctxlog/core/Tracing/CurrentCall", {
+  defaultValue: (): Call => ({})
+}) {}
+
+/** Describe the model call `self` makes (conversation, provenance, parameters, input). @since 0.8.0 */
+export const withCall =
+  (call: Call) =>
+  <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+    Effect.provideService(self, CurrentCall, call)
+
+/**
+ * The attributes of a chat span when it starts: the request (operation, provider, model, parameters,
+ * conversation), the provenance, and with content capture on the input messages. One function every
+ * path calls (the providers here, the framework integrations through `@ctxlog/client`).
+ * @since 0.8.0
+ */
+export const chatStartAttributes = (provider: string, model: string, call: Call, capture: boolean): Attributes => {
+  const request = GenAi.requestAttributes({
+    ...call.parameters,
+    provider,
+    model,
+    conversationId: call.conversationId ?? call.parameters?.conversationId
+  })
+  const provenance = call.provenance === undefined ? {} : GenAi.provenanceAttributes(call.provenance)
+  const content: Record<string, GenAi.AttributeValue> = {}
+  if (capture && call.input !== undefined) content["gen_ai.input.messages"] = GenAi.inputMessages(call.input)
+  if (capture && call.system !== undefined && call.system.length > 0)
+    content["gen_ai.system_instructions"] = GenAi.systemInstructions(call.system)
+  return { ...request, ...provenance, ...content }
+}
+
+/** The attributes of a chat span when its answer is complete (and, with capture on, the output messages). @since 0.8.0 */
+export const chatEndAttributes = (response: ModelResponse, capture: boolean): Attributes => ({
+  ...GenAi.responseAttributes({
+    id: response.id,
+    model: response.model,
+    finishReasons: [response.stopReason],
+    usage: response.usage
+  }),
+  ...(capture ? { "gen_ai.output.messages": GenAi.outputMessages(response.parts, response.stopReason) } : {})
 })
 
-const responseAttributes = (response: ModelResponse): Attributes => ({
-  "gen_ai.response.model": response.model,
-  "ctxlog.stop_reason": response.stopReason,
-  ...usageAttributes(response.usage)
-})
+const chatOptions = (provider: string, model: string, endpoint: string | undefined) =>
+  Effect.map(Effect.all([CurrentCall, GenAi.CaptureContent]), ([call, capture]) => {
+    const described =
+      endpoint === undefined ? call : { ...call, parameters: { ...GenAi.serverOf(endpoint), ...call.parameters } }
+    return {
+      capture,
+      name: GenAi.spanName(GenAi.chatOperation, model),
+      options: { kind: "client" as const, attributes: chatStartAttributes(provider, model, described, capture) }
+    }
+  })
 
-/** A model call that answers at once, in a span when tracing is on. @since 0.2.0 */
+const annotateError = <E>(error: E) => Effect.annotateCurrentSpan("error.type", GenAi.errorType(error))
+
+/** A model call that answers at once, in a GenAI chat span when tracing is on. @since 0.2.0 */
 export const modelCall = <E, R>(
   self: Effect.Effect<ModelResponse, E, R>,
   provider: string,
-  model: string
+  model: string,
+  endpoint?: string
 ): Effect.Effect<ModelResponse, E, R> =>
-  span(self, "ctxlog.model.call", modelAttributes(provider, model), responseAttributes)
+  Effect.flatMap(TracingEnabled, (on) =>
+    on
+      ? Effect.flatMap(chatOptions(provider, model, endpoint), ({ capture, name, options }) =>
+          Effect.withSpan(
+            self.pipe(
+              Effect.tap((response) => Effect.annotateCurrentSpan(chatEndAttributes(response, capture))),
+              Effect.tapError(annotateError)
+            ),
+            name,
+            options
+          )
+        )
+      : self
+  )
 
 /**
- * A model call's stream in a span when tracing is on: the span lasts until the stream ends, and the
- * final response sets the response model, stop reason and usage attributes.
+ * A model call's stream in a GenAI chat span when tracing is on: the span lasts until the stream
+ * ends, and the final response sets the response attributes (id, model, finish reasons, usage).
+ * `endpoint` (the base URL) gives `server.address` and `server.port`.
  * @since 0.2.0
  */
 export const modelStream =
-  (provider: string, model: string) =>
+  (provider: string, model: string, endpoint?: string) =>
   <E, R>(self: Stream.Stream<ModelChunk, E, R>): Stream.Stream<ModelChunk, E, R> =>
     Stream.unwrap(
-      Effect.map(TracingEnabled, (on) =>
+      Effect.flatMap(TracingEnabled, (on) =>
         on
-          ? Stream.withSpan(
-              Stream.tap(self, (chunk) =>
-                chunk._tag === "Done" ? Effect.annotateCurrentSpan(responseAttributes(chunk.response)) : Effect.void
-              ),
-              "ctxlog.model.call",
-              { attributes: modelAttributes(provider, model) }
+          ? Effect.map(chatOptions(provider, model, endpoint), ({ capture, name, options }) =>
+              Stream.withSpan(
+                self.pipe(
+                  Stream.tap((chunk) =>
+                    chunk._tag === "Done"
+                      ? Effect.annotateCurrentSpan(chatEndAttributes(chunk.response, capture))
+                      : Effect.void
+                  ),
+                  Stream.tapError(annotateError)
+                ),
+                name,
+                { ...options, attributes: { ...options.attributes, "gen_ai.request.stream": true } }
+              )
             )
-          : self
+          : Effect.succeed(self)
       )
     )
+
+/**
+ * The start of an operation, for {@link compactionSpans}: the clock and the current span, read only
+ * when tracing is on.
+ * @since 0.8.0
+ */
+export const operationStart: Effect.Effect<bigint | undefined> = Effect.flatMap(TracingEnabled, (on) =>
+  on ? Clock.currentTimeNanos : Effect.succeed(undefined)
+)
+
+/**
+ * One span per compaction an operation wrote (`Compacted`, `SeamProduced`, `SeamsRecompacted`), a child of the operation's span covering it
+ * (`startTime` from {@link operationStart}): `compact {stream}`, with `gen_ai.conversation.compacted`
+ * and the receipt (tokens before and after, what was replaced). Nothing when tracing is off.
+ * @since 0.8.0
+ */
+export const compactionSpans = (
+  stream: string,
+  startTime: bigint | undefined,
+  before: Window | undefined,
+  outcome: { readonly window: Window; readonly events: ReadonlyArray<WindowEvent> }
+): Effect.Effect<void> =>
+  Effect.gen(function* () {
+    if (startTime === undefined) return
+    const compactions = outcome.events.flatMap((event) => {
+      const compaction = GenAi.compactionOf(event)
+      return compaction === undefined ? [] : [compaction]
+    })
+    if (compactions.length === 0) return
+    const tracer = yield* Effect.tracer
+    const parent = yield* Effect.option(Effect.currentSpan)
+    const context = yield* Effect.context<never>()
+    const end = yield* Clock.currentTimeNanos
+    const after = outcome.window.tokens.total
+    const tokensBefore = before?.tokens.total ?? after
+    for (const event of compactions) {
+      const span = tracer.span(
+        GenAi.spanName(GenAi.compactOperation, stream),
+        Option.map(parent, (span) => span),
+        context,
+        [],
+        startTime,
+        "internal"
+      )
+      for (const [key, value] of Object.entries(
+        GenAi.compactionAttributes(event, stream, { before: tokensBefore, after })
+      )) {
+        span.attribute(key, value)
+      }
+      span.end(end, Exit.void)
+    }
+  })

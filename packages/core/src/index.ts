@@ -40,6 +40,8 @@ export * as ToolPairs from "./ToolPairs.js"
 export * as Transcript from "./Transcript.js"
 /** Spans for window operations and model calls (off by default). @since 0.2.0 */
 export * as Tracing from "./Tracing.js"
+/** OpenTelemetry GenAI conventions: span attributes, content capture, context provenance. @since 0.8.0 */
+export * as GenAi from "./GenAi.js"
 /** Input rules at the append boundary (stream ids, JSON values, text). @since 0.1.0 */
 export * as Validation from "./Validation.js"
 /** The window projection. @since 0.1.0 */

@@ -118,7 +118,7 @@ export const make = (config: ClientConfig): Client => {
       Effect.map(http.post(withBetas(request), serialize(request)), (opened) =>
         anthropicDecode.chunks(opened, request.model, request.max_tokens)
       )
-    ).pipe(Tracing.modelStream("anthropic", request.model))
+    ).pipe(Tracing.modelStream("anthropic", request.model, config.baseUrl ?? "https://api.anthropic.com"))
   return clientMembers("anthropic", config.model, toRequest, streamRequest, settings)
 }
 

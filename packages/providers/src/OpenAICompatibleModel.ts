@@ -101,7 +101,7 @@ export const make = (config: ClientConfig): Client => {
       Effect.map(http.post(settings, serialize(request)), (opened) =>
         openaiDecode.chunks(provider, opened, request.model, request.max_completion_tokens ?? request.max_tokens)
       )
-    ).pipe(Tracing.modelStream(provider, request.model))
+    ).pipe(Tracing.modelStream(provider, request.model, config.baseUrl))
   return clientMembers(provider, config.model, toRequest, streamRequest, settings)
 }
 

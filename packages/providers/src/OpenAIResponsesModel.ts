@@ -127,7 +127,7 @@ export const make = (config: ClientConfig): Client => {
       Effect.map(http.post(settings, serialize(request)), (opened) =>
         responsesDecode.chunks(provider, opened, request.model, observed, request.max_output_tokens)
       )
-    ).pipe(Tracing.modelStream(provider, request.model))
+    ).pipe(Tracing.modelStream(provider, request.model, config.baseUrl ?? "https://api.openai.com/v1"))
   const streamRequest = (request: ResponsesRequest) => streamObserved(request, { responseId: undefined })
   return {
     ...clientMembers(provider, config.model, toRequest, streamRequest, settings),

@@ -9,6 +9,8 @@
 export * as Policy from "./Policy.js"
 /** The steps of a turn: `prepare`, `render`, `complete`. @since 0.4.0 */
 export * as Turn from "./Turn.js"
+/** The span of a turn's model call: conversation, provenance, parameters (OpenTelemetry GenAI). @since 0.8.0 */
+export * as ModelCallTrace from "./ModelCallTrace.js"
 /** Progress reports of the compaction tiers a turn runs (provide a `CompactionStatus` to show them). @since 0.4.0 */
 export { CompactionStatus } from "@ctxlog/compaction"
 /** The deterministic summarizer (no model call) the sample agent, the what-if and the Promise API default to. @since 0.4.0 */

@@ -113,7 +113,6 @@ describe("Tracing", () => {
           "ctxlog.context.appendMessages",
           "ctxlog.context.load",
           "ctxlog.context.run",
-          "ctxlog.model.call",
           "ctxlog.context.appendMessages",
           "ctxlog.context.run",
           "ctxlog.context.appendMessages"
@@ -130,23 +129,31 @@ describe("Tracing", () => {
       }
       assert.isAbove(Number(load?.attributes["ctxlog.tokens.history"]), 0)
 
-      const model = direct.find((span) => span.name === "ctxlog.model.call")
+      // The model call is a GenAI inference span (`chat {model}`), a direct child of the turn.
+      assert.deepStrictEqual(
+        direct.filter((span) => span.name.startsWith("chat ")).map((span) => span.name),
+        ["chat claude-sonnet-4-5"]
+      )
+      const model = direct.find((span) => span.name === "chat claude-sonnet-4-5")
       assert.deepInclude(model?.attributes, {
-        "gen_ai.system": "anthropic",
+        "gen_ai.operation.name": "chat",
+        "gen_ai.provider.name": "anthropic",
         "gen_ai.request.model": "claude-sonnet-4-5",
+        "gen_ai.response.id": "msg_1",
         "gen_ai.response.model": "claude-sonnet-4-5-20250929",
         "gen_ai.usage.input_tokens": 1540,
         "gen_ai.usage.output_tokens": 9,
-        "ctxlog.usage.cache_read_tokens": 1200,
-        "ctxlog.usage.cache_write_tokens": 300
+        "gen_ai.usage.cache_read.input_tokens": 1200,
+        "gen_ai.usage.cache_creation.input_tokens": 300
       })
+      assert.deepStrictEqual(model?.attributes["gen_ai.response.finish_reasons"], ["stop"])
 
       const usage = direct.filter((span) => span.name === "ctxlog.context.run")[1]
       assert.deepInclude(usage?.attributes, {
         "ctxlog.stream": stream,
         "ctxlog.events": 1,
-        "ctxlog.usage.cache_read_tokens": 1200,
-        "ctxlog.usage.cache_write_tokens": 300
+        "gen_ai.usage.cache_read.input_tokens": 1200,
+        "gen_ai.usage.cache_creation.input_tokens": 300
       })
 
       // The compaction writes through ContextService.run: its span carries the tier.
@@ -155,6 +162,15 @@ describe("Tracing", () => {
       )
       assert.strictEqual(compaction?.attributes["ctxlog.compaction.tier"], "manual")
       assert.include(tree, "TieredCompaction.compactContext\n    ctxlog.context.load")
+      // ... and the compaction is a span of its own under it, with its receipt.
+      const compact = spans.find((span) => span.name === `compact ${stream}`)
+      assert.strictEqual(compact?.parentSpanContext?.spanId, compaction?.spanContext().spanId)
+      assert.deepInclude(compact?.attributes, {
+        "gen_ai.operation.name": "compact",
+        "gen_ai.conversation.compacted": true,
+        "gen_ai.conversation.id": stream,
+        "ctxlog.compaction.tier": "manual"
+      })
     })
   )
 

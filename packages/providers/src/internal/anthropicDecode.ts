@@ -60,7 +60,13 @@ const setContextEdits = (state: ResponseState, management: ContextManagement): v
 const Event = Schema.Struct({
   type: Schema.String,
   index: Schema.optional(Schema.Number),
-  message: Schema.optional(Schema.Struct({ model: Schema.optional(Schema.String), usage: Schema.optional(Usage) })),
+  message: Schema.optional(
+    Schema.Struct({
+      id: Schema.optional(Schema.String),
+      model: Schema.optional(Schema.String),
+      usage: Schema.optional(Usage)
+    })
+  ),
   content_block: Schema.optional(Block),
   delta: Schema.optional(
     Schema.Struct({
@@ -79,6 +85,7 @@ const Event = Schema.Struct({
 type Event = typeof Event.Type
 
 const Full = Schema.Struct({
+  id: Schema.optional(Schema.String),
   model: Schema.optional(Schema.String),
   content: Schema.Array(Block),
   stop_reason: Schema.optional(Schema.NullOr(Schema.String)),
@@ -131,6 +138,7 @@ const step = (
   switch (event.type) {
     case "message_start":
       if (event.message?.model !== undefined) state.model = event.message.model
+      if (event.message?.id !== undefined) state.responseId = event.message.id
       if (event.message?.usage !== undefined) mergeUsage(state, event.message.usage)
       return Either.right([])
     case "content_block_start": {
@@ -214,6 +222,7 @@ export const chunks = (
           (full) => {
             const out: Array<LanguageModel.ModelChunk> = []
             if (full.model !== undefined) state.model = full.model
+            if (full.id !== undefined) state.responseId = full.id
             full.content.forEach((block, index) => {
               if (block.type === "text" && block.text !== undefined) {
                 state.text(block.text)

@@ -47,6 +47,7 @@ const ErrorBody = Schema.Struct({
 })
 
 const Chunk = Schema.Struct({
+  id: Schema.optional(Schema.String),
   model: Schema.optional(Schema.String),
   choices: Schema.optional(
     Schema.Array(
@@ -103,6 +104,7 @@ const apply = (
     return Either.left(classify(provider, 500, JSON.stringify({ error: chunk.error }), undefined))
   }
   if (chunk.model !== undefined) state.model = chunk.model
+  if (chunk.id !== undefined && chunk.id.length > 0) state.responseId = chunk.id
   setUsage(state, chunk.usage)
   const out: Array<LanguageModel.ModelChunk> = []
   for (const choice of chunk.choices ?? []) {

@@ -42,6 +42,8 @@ export class ResponseState {
   stopReason: LanguageModel.StopReason = "other"
   usage: LanguageModel.Usage = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 }
   model: string
+  /** The provider's id of the response, when it gave one. */
+  responseId: string | undefined = undefined
   finished = false
   /** What the provider edited on its side, when it said so. */
   contextEdits: LanguageModel.ContextEdits | undefined = undefined
@@ -189,6 +191,7 @@ export class ResponseState {
     return Either.right({
       provider: this.provider,
       model: this.model,
+      ...(this.responseId === undefined ? {} : { id: this.responseId }),
       parts,
       stopReason: this.stopReason,
       usage: this.usage,

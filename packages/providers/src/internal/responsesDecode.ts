@@ -108,7 +108,10 @@ const finish = (
   calls: boolean
 ): Either.Either<ReadonlyArray<LanguageModel.ModelChunk>, LanguageModel.ProviderError> => {
   if (body.model !== undefined) state.model = body.model
-  if (body.id !== undefined) observed.responseId = body.id
+  if (body.id !== undefined) {
+    observed.responseId = body.id
+    state.responseId = body.id
+  }
   setUsage(state, body.usage)
   const reason = body.incomplete_details?.reason
   state.stopReason =
@@ -235,7 +238,10 @@ export const chunks = (
         case "response.created":
         case "response.in_progress":
           if (event.response?.model !== undefined) state.model = event.response.model
-          if (event.response?.id !== undefined) observed.responseId = event.response.id
+          if (event.response?.id !== undefined) {
+            observed.responseId = event.response.id
+            state.responseId = event.response.id
+          }
           return Either.right([])
         case "response.output_item.added": {
           addReasoning(state, key, event.item, false)
