@@ -21,7 +21,6 @@ import { execFile } from "node:child_process"
 import { closeSync, existsSync, fsyncSync, openSync, readFileSync, writeSync } from "node:fs"
 import { EventLog } from "@ctxlog/core"
 import * as Effect from "effect/Effect"
-import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
 import { betterSqlite3 } from "./internal/drivers.js"
 import { counters } from "./internal/workCounters.js"
@@ -277,7 +276,8 @@ export const make = (options: Options): Effect.Effect<Anchorer, EventLog.StoreEr
     })
     const logged = Effect.catchAll(flush, (error) => Effect.logWarning(`heads not anchored: ${error.message}`))
     yield* Effect.addFinalizer(() => logged)
-    if (everyMs > 0) yield* Effect.forkScoped(Effect.repeat(logged, Schedule.spaced(everyMs)))
+    // The first write one period after the open, then every period.
+    if (everyMs > 0) yield* Effect.forkScoped(Effect.forever(Effect.zipRight(Effect.sleep(everyMs), logged)))
     return {
       note: (stream, version, hash) => {
         const held = pending.get(stream)
