@@ -8,7 +8,7 @@
  */
 import { readFileSync } from "node:fs"
 import { type EventCodec, type EventLog, WindowEvent } from "@ctxlog/core"
-import { Erasure, LogReader, PostgresEventLog, SqliteEventLog } from "@ctxlog/memory"
+import { Anchor, Erasure, LogReader, PostgresEventLog, Signing, SqliteEventLog } from "@ctxlog/memory"
 import { RenderRecord } from "@ctxlog/providers"
 import type { Policy } from "@ctxlog/turn"
 import { Args, Command, Options } from "@effect/cli"
@@ -73,8 +73,20 @@ const headsFile = Options.text("heads-file").pipe(
   Options.optional,
   Options.withDescription("a file of heads kept elsewhere, one <stream>@<version>:<hash> a line")
 )
+const keyringFile = Options.text("keyring").pipe(
+  Options.optional,
+  Options.withDescription(
+    "a keyring file of writers' public keys (JSON, Signing.formatKeyring): every batch must be signed by a key it holds, not revoked"
+  )
+)
+const anchorsFile = Options.text("anchors").pipe(
+  Options.optional,
+  Options.withDescription(
+    "heads an anchor kept outside the database (its JSON-lines file or SQLite database): each must still be in the log"
+  )
+)
 /** What every reading command takes: where, how to print, and how to verify. */
-const reading = { ...common, unverified, keyEnv, expectHead, headsFile }
+const reading = { ...common, unverified, keyEnv, expectHead, headsFile, keyring: keyringFile, anchors: anchorsFile }
 const stream = Args.text({ name: "stream" }).pipe(Args.withDescription("the stream (conversation) id"))
 const at = Options.integer("at").pipe(Options.optional, Options.withDescription("stream version (default: the head)"))
 
@@ -89,6 +101,8 @@ interface ReadingOptions extends CommonOptions {
   readonly keyEnv: Option.Option<string>
   readonly expectHead: ReadonlyArray<string>
   readonly headsFile: Option.Option<string>
+  readonly keyring: Option.Option<string>
+  readonly anchors: Option.Option<string>
 }
 
 /** The HMAC key named by `--key-env`, if given; an unset or empty variable is an error naming it. */
@@ -139,15 +153,43 @@ const expectedHeads = (
     return heads
   })
 
+/** The keyring named by `--keyring`, read and checked (a bad entry is an error naming it). */
+const keyringFrom = (file: Option.Option<string>) =>
+  Option.match(file, {
+    onNone: () => Effect.succeed(undefined),
+    onSome: (path) =>
+      Effect.flatMap(readText(path), (text) =>
+        Effect.try({
+          try: () => Signing.parseKeyring(text, `--keyring ${path}`),
+          catch: (cause) => new CommandFailed({ detail: cause instanceof Error ? cause.message : String(cause) })
+        })
+      )
+  })
+
+/** The heads kept by an anchor, named by `--anchors`, by stream. */
+const anchorsFrom = (file: Option.Option<string>) =>
+  Option.match(file, {
+    onNone: () => Effect.succeed(undefined),
+    onSome: (path) =>
+      Anchor.read(path).pipe(
+        Effect.map(Anchor.byStream),
+        Effect.mapError((error) => new CommandFailed({ detail: `--anchors: ${error.message}` }))
+      )
+  })
+
 const readOptions = (options: ReadingOptions) =>
   Effect.gen(function* () {
     const key = yield* keyFrom(options.keyEnv)
     const heads = yield* expectedHeads(options)
+    const keyring = yield* keyringFrom(options.keyring)
+    const anchors = yield* anchorsFrom(options.anchors)
     return {
       integrity: options.unverified ? ("unverified" as const) : ("verified" as const),
       // `LogReader.Options.hmacKey` (memory) is exact, `?: ChainKey`.
       ...(key === undefined ? {} : { hmacKey: key }),
-      expectedHeads: heads
+      expectedHeads: heads,
+      ...(keyring === undefined ? {} : { keyring }),
+      ...(anchors === undefined ? {} : { anchors })
     }
   })
 
@@ -713,9 +755,34 @@ const verifyCommand = Command.make(
             yield* Inspect.verifyStream(source, name, {
               renders: options.renders,
               key: read.hmacKey,
-              expectedHead
+              expectedHead,
+              keyring: read.keyring,
+              anchors: read.anchors?.get(name)
             })
           )
+        }
+        for (const [stream, kept] of read.anchors ?? new Map<string, ReadonlyArray<Anchor.AnchoredHead>>()) {
+          const last = kept.reduce((a, b) => (b.version > a.version ? b : a))
+          if (!names.includes(stream) && Option.isNone(options.stream)) {
+            checks.push({
+              stream,
+              events: 0,
+              head: null,
+              keyed: false,
+              snapshot: null,
+              rendersVerified: 0,
+              rendersNotRebuildable: 0,
+              batches: [],
+              problems: [
+                {
+                  stream,
+                  version: 1,
+                  check: "anchor",
+                  detail: `anchored at version ${last.version} (${new Date(last.anchoredAt).toISOString()}), but the log has no such stream (erased, deleted or rolled back)`
+                }
+              ]
+            })
+          }
         }
         for (const stream of read.expectedHeads.keys()) {
           if (!names.includes(stream) && Option.isNone(options.stream)) {
@@ -727,6 +794,7 @@ const verifyCommand = Command.make(
               snapshot: null,
               rendersVerified: 0,
               rendersNotRebuildable: 0,
+              batches: [],
               problems: [
                 {
                   stream,
@@ -746,7 +814,12 @@ const verifyCommand = Command.make(
             [
               ...checks.map(
                 (check) =>
-                  `${keepWhole(`${check.problems.length === 0 ? "ok  " : "FAIL"}  ${check.stream}`, `${check.events} events  head ${headText(check.head)}  snapshot ${check.snapshot ?? "-"}`)}${options.renders ? `\n      renders ${check.rendersVerified} verified, ${check.rendersNotRebuildable} not rebuildable` : ""}`
+                  `${keepWhole(`${check.problems.length === 0 ? "ok  " : "FAIL"}  ${check.stream}`, `${check.events} events  head ${headText(check.head)}  snapshot ${check.snapshot ?? "-"}`)}${options.renders ? `\n      renders ${check.rendersVerified} verified, ${check.rendersNotRebuildable} not rebuildable` : ""}${check.batches
+                    .map(
+                      (batch) =>
+                        `\n      batch ${batch.firstVersion}-${batch.lastVersion}  ${batch.writer}  key ${batch.keyId}  ${batch.status}`
+                    )
+                    .join("")}`
               ),
               ...checks.flatMap((check) =>
                 check.problems.map((problem) =>
@@ -777,7 +850,12 @@ const headsCommand = Command.make(
         const heads: Array<{ stream: string; version: number; hash: string }> = []
         for (const name of names) {
           const expectedHead = read.expectedHeads.get(name)
-          const checked = yield* source.verify(name, { key: read.hmacKey, expectedHead })
+          const checked = yield* source.verify(name, {
+            key: read.hmacKey,
+            expectedHead,
+            keyring: read.keyring,
+            anchors: read.anchors?.get(name)
+          })
           const problem = checked.integrity.problems[0]
           // A head is only worth keeping when the log verifies up to it.
           if (problem !== undefined) return yield* damaged(problem, "heads")
@@ -1135,7 +1213,8 @@ export const command = Command.make("ctxlog").pipe(
 
 /** Every option name a command takes (for "did you mean" on a mistyped one). @since 0.2.0 */
 export const optionNames: ReadonlyArray<string> = [
-  ...["db", "pg", "json", "unverified", "key-env", "expect-head", "heads-file", "owner", "from", "to", "type"],
+  ...["db", "pg", "json", "unverified", "key-env", "expect-head", "heads-file", "keyring", "anchors", "owner"],
+  ...["from", "to", "type"],
   ...["at", "budget", "full", "turn", "renders", "force", "format", "stream", "provider", "model", "actor"],
   ...["reason", "config", "port", "host", "help", "version", "wizard", "completions", "log-level"]
 ]

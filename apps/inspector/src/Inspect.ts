@@ -222,6 +222,8 @@ export interface StreamCheck {
   readonly snapshot: number | null
   readonly rendersVerified: number
   readonly rendersNotRebuildable: number
+  /** The stream's signed batches: versions, writer, key id and what the keyring said (`unchecked` without one). */
+  readonly batches: NonNullable<LogReader.Integrity["batches"]>
   readonly problems: ReadonlyArray<Problem>
 }
 
@@ -239,12 +241,16 @@ export const verifyStream = (
     readonly renders: boolean
     readonly key?: EventHash.ChainKey | undefined
     readonly expectedHead?: LogReader.Head | undefined
+    readonly keyring?: LogReader.VerifyOptions["keyring"]
+    readonly anchors?: LogReader.VerifyOptions["anchors"]
   }
 ): Effect.Effect<StreamCheck, ReadFailure> =>
   Effect.gen(function* () {
     const checked = yield* source.verify(stream, {
       key: options.key,
-      expectedHead: options.expectedHead
+      expectedHead: options.expectedHead,
+      keyring: options.keyring,
+      anchors: options.anchors
     })
     const raws = checked.events
     const snapshot = checked.snapshot
@@ -313,6 +319,7 @@ export const verifyStream = (
       snapshot: snapshot?.version ?? null,
       rendersVerified: verified,
       rendersNotRebuildable: notRebuildable,
+      batches: checked.integrity.batches ?? [],
       problems
     }
   })

@@ -24,8 +24,10 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
+import type * as Anchor from "./Anchor.js"
 import type { DriverMissing } from "./Driver.js"
 import * as internal from "./internal/logReader.js"
+import type * as Signing from "./Signing.js"
 import { DatabaseNotFound } from "./SqliteEventLog.js"
 
 /** A stored event as read, before decoding: `data` is the exact text the chain hashed. @since 0.2.0 */
@@ -73,7 +75,15 @@ export interface Head {
 }
 
 /** Which check found a problem. @since 0.2.0 */
-export type Check = "versions" | "hash-chain" | "stream-row" | "expected-head" | "snapshot" | "stored-output"
+export type Check =
+  | "versions"
+  | "hash-chain"
+  | "stream-row"
+  | "expected-head"
+  | "snapshot"
+  | "stored-output"
+  | "signature"
+  | "anchor"
 
 /** A problem found in a stream. @since 0.2.0 */
 export interface Problem {
@@ -95,6 +105,14 @@ export interface Integrity {
   readonly snapshot: number | undefined
   /** Sorted by version; empty when the stream is intact. */
   readonly problems: ReadonlyArray<Problem>
+  /**
+   * The stream's signed batches, each with its writer and what the keyring said of it (checked only when
+   * a keyring is given; unchecked batches report status "unchecked"). Empty for an unsigned stream.
+   * @since 0.8.0
+   */
+  readonly batches?: ReadonlyArray<
+    Signing.BatchReport | (Omit<Signing.BatchReport, "status"> & { readonly status: "unchecked" })
+  >
 }
 
 /** Options of a check. @since 0.2.0 */
@@ -103,6 +121,16 @@ export interface VerifyOptions {
   readonly key?: EventHash.ChainKey | undefined
   /** A head kept outside the database: the event at its version must still have its hash. */
   readonly expectedHead?: Head | undefined
+  /**
+   * Public keys of the writers (`Signing.parseKeyring`): every batch must be signed by a key it holds,
+   * not revoked, and every event must be in a signed batch. @since 0.8.0
+   */
+  readonly keyring?: Signing.Keyring | undefined
+  /**
+   * Heads of this stream an anchor kept outside the database (`Anchor.read`): each must still be in the
+   * chain; a head past the end is a truncation or a rollback, another hash a recomputed chain. @since 0.8.0
+   */
+  readonly anchors?: ReadonlyArray<Anchor.AnchoredHead> | undefined
 }
 
 /** The report of `verify`, with what it read (so a caller can go on checking without a second read). @since 0.2.0 */
@@ -126,6 +154,10 @@ export interface Options {
   readonly hmacKey?: EventHash.ChainKey
   /** Heads kept outside the database, by stream: verified reads fail when one is no longer in the chain. */
   readonly expectedHeads?: ReadonlyMap<string, Head>
+  /** Writers' public keys: verified reads check every stream's signed batches with them. @since 0.8.0 */
+  readonly keyring?: Signing.Keyring
+  /** Heads an anchor kept, by stream (`Anchor.byStream`): verified reads check them. @since 0.8.0 */
+  readonly anchors?: ReadonlyMap<string, ReadonlyArray<Anchor.AnchoredHead>>
 }
 
 /** Options of a SQLite reader. @since 0.2.0 */

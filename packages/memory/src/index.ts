@@ -4,6 +4,8 @@
  * @since 0.1.0
  */
 
+/** Heads written to a sink outside the database on a schedule, and read back to verify against. @since 0.8.0 */
+export * as Anchor from "./Anchor.js"
 /** One-line layers: `ContextService` over SQLite, PostgreSQL or memory. @since 0.1.0 */
 export * as Ctxlog from "./Ctxlog.js"
 /** Database drivers loaded on first use, and the error when one is missing. @since 0.1.0 */
@@ -24,6 +26,8 @@ export * as PostgresEventLog from "./PostgresEventLog.js"
 export * as RecallIndex from "./RecallIndex.js"
 /** Secret redaction before write. @since 0.1.0 */
 export * as Redaction from "./Redaction.js"
+/** Per-writer Ed25519 signatures of append batches, keyrings of public keys. @since 0.8.0 */
+export * as Signing from "./Signing.js"
 /** The snapshot-backed window repository. @since 0.1.0 */
 export * as SnapshotRepository from "./SnapshotRepository.js"
 /** Snapshot storage. @since 0.1.0 */

@@ -1,5 +1,6 @@
 import { type EventCodec, EventHash, EventLog } from "@ctxlog/core"
 import * as Effect from "effect/Effect"
+import * as Signing from "../Signing.js"
 import type { NewEvent } from "./statements.js"
 import { counters } from "./workCounters.js"
 
@@ -27,6 +28,8 @@ export interface AppendRequest {
    * refused with `OwnerMismatch`.
    */
   readonly owner?: string | undefined
+  /** The writer's key: the batch is signed (one signature) and its row written in the same transaction. */
+  readonly signer?: Signing.Signer | undefined
 }
 
 /** Where already-stored ids of a batch live. */
@@ -132,6 +135,50 @@ export const rowsOf = (
   return {
     rows,
     head: EventHash.formatHead({ stream: request.stream, version: current + rows.length, hash }, request.key)
+  }
+}
+
+/** The `batch_signatures` row of a batch. */
+export interface BatchSignatureRow {
+  readonly stream_id: string
+  readonly first_version: number
+  readonly last_version: number
+  readonly writer: string
+  readonly key_id: string
+  readonly signature: string
+}
+
+/**
+ * The signature row of the rows `rowsOf` built after the stored head `previous`, when the request has a
+ * signer: one Ed25519 signature over the batch's hashes and the previous hash, the only per-batch work
+ * signing adds (no per-event hashing beyond the chain's).
+ */
+export const signatureOf = (
+  request: AppendRequest,
+  rows: ReadonlyArray<NewEvent>,
+  previous: string
+): BatchSignatureRow | undefined => {
+  const signer = request.signer
+  const first = rows[0]
+  const last = rows[rows.length - 1]
+  if (signer === undefined || first === undefined || last === undefined) return undefined
+  counters.batchesSigned++
+  const batch = {
+    stream: request.stream,
+    firstVersion: first.stream_version,
+    lastVersion: last.stream_version,
+    writer: signer.writer,
+    keyId: signer.keyId,
+    previous: EventHash.parseHead(previous).hash,
+    hashes: rows.map((row) => row.hash)
+  }
+  return {
+    stream_id: request.stream,
+    first_version: batch.firstVersion,
+    last_version: batch.lastVersion,
+    writer: signer.writer,
+    key_id: signer.keyId,
+    signature: signer.sign(Signing.payload(batch))
   }
 }
 

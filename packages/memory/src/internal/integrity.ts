@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto"
 import { EventHash } from "@ctxlog/core"
 import type * as LogReader from "../LogReader.js"
+import * as Signing from "../Signing.js"
 import { projection } from "../SnapshotRepository.js"
 
 /** Where a problem was found, and what to do about it. */
@@ -95,7 +96,8 @@ export const check = (
   row: LogReader.StreamRow | undefined,
   snapshot: LogReader.StoredSnapshot | undefined,
   options: LogReader.VerifyOptions,
-  files: ReadonlyArray<StoredFile> = []
+  files: ReadonlyArray<StoredFile> = [],
+  batches: ReadonlyArray<Signing.StoredBatch> = []
 ): LogReader.Integrity => {
   const key = options.key
   const problems: Array<LogReader.Problem> = [...checkFiles(stream, events, files)]
@@ -206,6 +208,19 @@ export const check = (
       )
     }
   }
+  problems.push(...checkAnchors(stream, events, options.anchors ?? []))
+  let reports: LogReader.Integrity["batches"] = batches.map((batch) => ({
+    firstVersion: batch.firstVersion,
+    lastVersion: batch.lastVersion,
+    writer: batch.writer,
+    keyId: batch.keyId,
+    status: "unchecked" as const
+  }))
+  if (options.keyring !== undefined) {
+    const signed = Signing.checkBatches(stream, events, batches, options.keyring, EventHash.genesis)
+    reports = signed.batches
+    for (const found of signed.problems) problems.push(problem(stream, found.version, "signature", found.detail))
+  }
   if (snapshot !== undefined) {
     const anchor = snapshot.version === 0 ? EventHash.genesis : events[snapshot.version - 1]?.hash
     const sealed = sealProblem(snapshot, anchor, key)
@@ -228,6 +243,63 @@ export const check = (
     head: chainOk && last !== undefined ? { version: lastVersion, hash: last.hash } : undefined,
     keyed: head?.keyId !== undefined,
     snapshot: snapshot?.version,
-    problems
+    problems,
+    batches: reports
   }
+}
+
+const at = (ms: number) => new Date(ms).toISOString()
+
+/**
+ * The heads an anchor kept for a stream against its stored events: the first kept head the log no longer
+ * holds (another hash at its version: the chain was recomputed after an edit; past the end: a truncation
+ * or a rollback of the database). One problem at most of each kind.
+ */
+export const checkAnchors = (
+  stream: string,
+  events: ReadonlyArray<LogReader.StoredEvent>,
+  anchors: ReadonlyArray<{ readonly version: number; readonly hash: string; readonly anchoredAt: number }>
+): ReadonlyArray<LogReader.Problem> => {
+  const found: Array<LogReader.Problem> = []
+  const lastVersion = events.at(-1)?.version ?? 0
+  const byVersion = new Map(events.map((event) => [event.version, event.hash]))
+  const sorted = [...anchors].sort((a, b) => a.version - b.version)
+  const changed = sorted.find((head) => {
+    const held = byVersion.get(head.version)
+    return held !== undefined && held !== head.hash
+  })
+  if (changed !== undefined) {
+    found.push(
+      problem(
+        stream,
+        changed.version,
+        "anchor",
+        `anchored ${changed.hash.slice(0, 16)}… at version ${changed.version} (${at(changed.anchoredAt)}), the log has ${byVersion.get(changed.version)?.slice(0, 16)}…: an event at or before it was changed and the chain recomputed`
+      )
+    )
+  }
+  const beyond = sorted.at(-1)
+  if (beyond !== undefined && beyond.version > lastVersion) {
+    found.push(
+      problem(
+        stream,
+        lastVersion + 1,
+        "anchor",
+        `anchored at version ${beyond.version} (${at(beyond.anchoredAt)}), but the stream ends at version ${lastVersion}: a truncation or a rollback`
+      )
+    )
+  } else {
+    const missing = sorted.find((head) => head.version >= 1 && !byVersion.has(head.version))
+    if (missing !== undefined) {
+      found.push(
+        problem(
+          stream,
+          missing.version,
+          "anchor",
+          `anchored version ${missing.version} is missing from the log (an event was deleted)`
+        )
+      )
+    }
+  }
+  return found
 }

@@ -2,10 +2,12 @@ import { type EventHash, EventLog, WindowRepository } from "@ctxlog/core"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
+import * as Anchor from "../Anchor.js"
 import { Erasure } from "../Erasure.js"
 import { FileStore } from "../FileStore.js"
 import * as Redaction from "../Redaction.js"
 import { RecallIndex } from "../RecallIndex.js"
+import type * as Signing from "../Signing.js"
 import * as SnapshotRepository from "../SnapshotRepository.js"
 import { SnapshotStore } from "../SnapshotStore.js"
 import type { Backend } from "./backend.js"
@@ -45,6 +47,18 @@ export interface CommonOptions {
    * administrator's view), and streams get an owner only through `RecallIndex.setOwner`.
    */
   readonly owner?: string | undefined
+  /**
+   * Sign every append's batch with this writer's Ed25519 key (`Signing.signer(writer, privateKey)`): one
+   * signature per batch, stored in the append's transaction; `LogReader.verify` with a keyring of public
+   * keys names the writer of each batch and rejects an unknown or revoked key (issue 43).
+   */
+  readonly signer?: Signing.Signer | undefined
+  /**
+   * Write the heads this store appends to a sink outside the database, every N appends and every T ms
+   * (`Anchor.Options`); `LogReader.verify` with the kept heads (`anchors`) catches a recomputed chain, a
+   * truncation or a rollback (issue 43).
+   */
+  readonly anchor?: Anchor.Options | undefined
 }
 
 /** Everything a durable layer provides. */
@@ -70,6 +84,7 @@ export const build = <E>(
     }
     const opened = yield* backend
     const scope = yield* Effect.scope
+    const anchorer = options.anchor === undefined ? undefined : yield* Anchor.make(options.anchor)
     const store = Store.make(opened, {
       scope,
       redactor: options.redaction ?? Redaction.defaults,
@@ -77,7 +92,9 @@ export const build = <E>(
       chunkChars: options.chunkChars ?? 1500,
       recallBatch: Math.max(1, options.recallBatch ?? 500),
       hmacKey: options.hmacKey,
-      owner: options.owner
+      owner: options.owner,
+      signer: options.signer,
+      anchorer
     })
     const repository = SnapshotRepository.make(store.log, store.snapshots, {
       appendedBytes: store.appendedBytes,

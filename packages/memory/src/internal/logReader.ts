@@ -27,6 +27,8 @@ interface Shape {
   /** The file store's table (migration 0009). */
   readonly hasFiles: boolean
   readonly hasOwners: boolean
+  /** Signed batches (migration 0014). */
+  readonly hasSignatures: boolean
 }
 
 /** What one verified stream is known to hold: its row as checked and the hash of every event. */
@@ -113,10 +115,26 @@ const make = (target: string, read: Reader, shape: Shape, options: LogReader.Opt
             .orderBy("sha256")
             .execute()
         : []
-      return { row, events, snapshot, files }
+      const batches = shape.hasSignatures
+        ? (
+            await db
+              .selectFrom("batch_signatures")
+              .select(["first_version", "last_version", "writer", "key_id", "signature"])
+              .where("stream_id", "=", stream)
+              .orderBy("first_version")
+              .execute()
+          ).map((batch) => ({
+            firstVersion: Number(batch.first_version),
+            lastVersion: Number(batch.last_version),
+            writer: batch.writer,
+            keyId: batch.key_id,
+            signature: batch.signature
+          }))
+        : []
+      return { row, events, snapshot, files, batches }
     }).pipe(
-      Effect.map(({ row, events, snapshot, files }) => ({
-        integrity: check(stream, events, row, snapshot, verifyOptions, files),
+      Effect.map(({ row, events, snapshot, files, batches }) => ({
+        integrity: check(stream, events, row, snapshot, verifyOptions, files, batches),
         events,
         row,
         snapshot,
@@ -141,9 +159,12 @@ const make = (target: string, read: Reader, shape: Shape, options: LogReader.Opt
         return held
       }
       const expectedHead = options.expectedHeads?.get(stream)
+      const anchors = options.anchors?.get(stream)
       const result = yield* verify(stream, {
         key,
-        expectedHead
+        expectedHead,
+        ...(options.keyring === undefined ? {} : { keyring: options.keyring }),
+        ...(anchors === undefined ? {} : { anchors })
       })
       const first = result.integrity.problems[0]
       if (first !== undefined) return yield* Effect.fail(tamper(first))
@@ -267,7 +288,8 @@ const inspect = (target: string, db: Kysely<Database>): Effect.Effect<Shape, Eve
       // `state_hash` came with migration 0005: older files have none.
       hasStateHash: snapshots?.columns.some((column) => column.name === "state_hash") ?? false,
       hasOwners: names.has("stream_owners"),
-      hasFiles: names.has("files")
+      hasFiles: names.has("files"),
+      hasSignatures: names.has("batch_signatures")
     }
   })
 

@@ -409,6 +409,29 @@ const snapshotStoredHash = (dialect: Dialect): Migration => ({
   }
 })
 
+/**
+ * Signed batches (issue 43, ADR 0104): one row per batch a signing writer appended, in the append's
+ * transaction: the versions it covers, the writer, the key id and the Ed25519 signature over the
+ * batch's event hashes and the hash before them (`Signing.payload`). A new table: logs written before it
+ * have none and read as before; an unsigned store never writes one.
+ */
+const batchSignatures = (dialect: Dialect): Migration => ({
+  up: async (db: Kysely<unknown>) => {
+    const int = bigint(dialect)
+    await db.schema
+      .createTable("batch_signatures")
+      .addColumn("stream_id", "text", (c) => c.notNull())
+      .addColumn("first_version", int, (c) => c.notNull())
+      .addColumn("last_version", int, (c) => c.notNull())
+      .addColumn("writer", "text", (c) => c.notNull())
+      .addColumn("key_id", "text", (c) => c.notNull())
+      .addColumn("signature", "text", (c) => c.notNull())
+      .addPrimaryKeyConstraint("batch_signatures_pk", ["stream_id", "first_version"])
+      .modifyEnd(dialect === "sqlite" ? sql`strict` : sql``)
+      .execute()
+  }
+})
+
 /** The migrations of one dialect, by name. */
 export const migrations = (dialect: Dialect): Record<string, Migration> => ({
   "0001_events": events(dialect),
@@ -423,7 +446,8 @@ export const migrations = (dialect: Dialect): Record<string, Migration> => ({
   "0010_snapshot_blob": snapshotBlob(dialect),
   "0011_concurrent_appends": concurrentAppends(dialect),
   "0012_recall_text_once": recallTextOnce(dialect),
-  "0013_snapshot_stored_hash": snapshotStoredHash(dialect)
+  "0013_snapshot_stored_hash": snapshotStoredHash(dialect),
+  "0014_batch_signatures": batchSignatures(dialect)
 })
 
 /** Kysely's `MigrationProvider` over the in-code migrations. */

@@ -14,6 +14,7 @@ import {
   type Located,
   ownerRefusal,
   rowsOf,
+  signatureOf,
   settle
 } from "./appendPlan.js"
 import { pg as loadPg } from "./drivers.js"
@@ -48,6 +49,20 @@ const maxAttempts = 100
 export const appendCall = `select last_position, version, head_hash, owner, located
   from ctxlog_append($1::text, $2::bigint, $3::text, $4::text, $5::text[], $6::text[], $7::int[], $8::text[], $9::text[],
                      $10::jsonb, $11::bigint, $12::text)`
+
+/**
+ * A signed append (issue 43): the same call, and the batch's signature row inserted in the same statement
+ * (so the same transaction) when the call wrote the batch; a refused call writes neither. One round trip.
+ */
+export const signedAppendCall = `with appended as materialized (
+    select last_position, version, head_hash, owner, located
+    from ctxlog_append($1::text, $2::bigint, $3::text, $4::text, $5::text[], $6::text[], $7::int[], $8::text[], $9::text[],
+                       $10::jsonb, $11::bigint, $12::text)),
+  signed as (
+    insert into batch_signatures (stream_id, first_version, last_version, writer, key_id, signature)
+    select $1::text, $13::bigint, $14::bigint, $15::text, $16::text, $17::text
+    from appended where appended.last_position is not null)
+  select last_position, version, head_hash, owner, located from appended`
 
 const storeError = (operation: string) => (cause: unknown) =>
   new EventLog.StoreError({ operation, detail: describe(cause) })
@@ -203,21 +218,31 @@ export const make = (
     const write = (request: AppendRequest, head: Head) =>
       Effect.gen(function* () {
         const { rows, head: next } = rowsOf(request, head.current, head.previous)
+        const signature = signatureOf(request, rows, head.previous)
+        const signed =
+          signature === undefined
+            ? []
+            : [signature.first_version, signature.last_version, signature.writer, signature.key_id, signature.signature]
         const outcome = yield* Effect.either(
-          roundTrip("append", appendCall, [
-            request.stream,
-            head.current,
-            head.previous,
-            request.owner ?? null,
-            rows.map((row) => row.event_id),
-            rows.map((row) => row.type),
-            rows.map((row) => row.schema_version),
-            rows.map((row) => row.data),
-            rows.map((row) => row.hash),
-            request.metadata,
-            request.now,
-            next
-          ])
+          roundTrip(
+            signature === undefined ? "append" : "append_signed",
+            signature === undefined ? appendCall : signedAppendCall,
+            [
+              request.stream,
+              head.current,
+              head.previous,
+              request.owner ?? null,
+              rows.map((row) => row.event_id),
+              rows.map((row) => row.type),
+              rows.map((row) => row.schema_version),
+              rows.map((row) => row.data),
+              rows.map((row) => row.hash),
+              request.metadata,
+              request.now,
+              next,
+              ...signed
+            ]
+          )
         )
         if (outcome._tag === "Left") {
           // An id another writer stored while this call ran (the unique index waited for it), or two
@@ -364,6 +389,7 @@ export const make = (
           yield* q("delete from streams where stream_id = $1")
           yield* q("delete from stream_owners where stream_id = $1")
           yield* q("delete from files where stream_id = $1")
+          yield* q("delete from batch_signatures where stream_id = $1")
           yield* q("delete from erasure_pending where stream_id = $1")
           yield* q(
             `insert into erasures (stream_id, owner, events, last_version, head_hash, erased_at, actor, reason)

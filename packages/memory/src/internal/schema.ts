@@ -118,6 +118,16 @@ export interface FilesTable {
   readonly created_at: number
 }
 
+/** One signed batch (migration 0014): see `Signing`. */
+export interface BatchSignaturesTable {
+  readonly stream_id: string
+  readonly first_version: number
+  readonly last_version: number
+  readonly writer: string
+  readonly key_id: string
+  readonly signature: string
+}
+
 export interface Database {
   readonly streams: StreamsTable
   readonly events: EventsTable
@@ -130,6 +140,7 @@ export interface Database {
   readonly erasures: ErasuresTable
   readonly erasure_pending: ErasurePendingTable
   readonly files: FilesTable
+  readonly batch_signatures: BatchSignaturesTable
 }
 
 export type Dialect = "sqlite" | "postgres"

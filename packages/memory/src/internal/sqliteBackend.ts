@@ -14,6 +14,7 @@ import {
   type Located,
   ownerRefusal,
   rowsOf,
+  signatureOf,
   settle
 } from "./appendPlan.js"
 import { betterSqlite3, cachedStatements } from "./drivers.js"
@@ -137,6 +138,11 @@ export const make = (
           `insert into events (event_id, stream_id, stream_version, type, schema_version, data, metadata, recorded_at, hash)
          values (?, ?, ?, ?, ?, ?, ?, ?, ?)`
         ),
+      insertSignature: () =>
+        raw.prepare<[string, number, number, string, string, string]>(
+          `insert into batch_signatures (stream_id, first_version, last_version, writer, key_id, signature)
+         values (?, ?, ?, ?, ?, ?)`
+        ),
       // Every id of the batch in one statement.
       locate: () =>
         raw.prepare<[string], { event_id: string; stream_id: string; stream_version: number }>(
@@ -220,6 +226,7 @@ export const make = (
       deleteStream: () => raw.prepare<[string]>("delete from streams where stream_id = ?"),
       deleteOwner: () => raw.prepare<[string]>("delete from stream_owners where stream_id = ?"),
       deleteFiles: () => raw.prepare<[string]>("delete from files where stream_id = ?"),
+      deleteSignatures: () => raw.prepare<[string]>("delete from batch_signatures where stream_id = ?"),
       clearPending: () => raw.prepare<[string]>("delete from erasure_pending where stream_id = ?"),
       audit: () =>
         raw.prepare<[string, string | null, number, number, string, number, string, string]>(
@@ -286,6 +293,18 @@ export const make = (
           row.hash
         )
         lastPosition = Number(info.lastInsertRowid)
+      }
+      const signature = signatureOf(request, rows, head?.head_hash ?? EventHash.genesis)
+      if (signature !== undefined) {
+        counters.appendStatements++
+        hot.insertSignature.run(
+          signature.stream_id,
+          signature.first_version,
+          signature.last_version,
+          signature.writer,
+          signature.key_id,
+          signature.signature
+        )
       }
       // Counted once every insert succeeded (a stored id rolls them all back).
       counters.rowsWritten += rows.length
@@ -405,6 +424,7 @@ export const make = (
           erasing.deleteStream.run(stream)
           erasing.deleteOwner.run(stream)
           erasing.deleteFiles.run(stream)
+          erasing.deleteSignatures.run(stream)
           erasing.clearPending.run(stream)
           erasing.audit.run(
             stream,

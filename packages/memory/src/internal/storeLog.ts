@@ -68,7 +68,7 @@ const envelopesOf = (
 /** The event log of a durable store: append (validated, redacted, encoded once, chained), reads, listings. */
 export const make = (shared: StoreShared): EventLog.EventLog.Service => {
   const { backend, options, owner: scope, visible, projection } = shared
-  const { redactor } = options
+  const { redactor, anchorer } = options
   let catchingUp = false
 
   // The recall index catches up after commit: before each query, and once a whole batch waits, in a
@@ -144,12 +144,19 @@ export const make = (shared: StoreShared): EventLog.EventLog.Service => {
           metadata: metadataJson(metadata, now),
           now,
           key: options.hmacKey,
-          owner: scope
+          owner: scope,
+          signer: options.signer
         })
         .pipe(
           Effect.flatMap((result) => {
             if (result.written > 0) shared.appendedBytes.add(stream, stored)
-            const caughtUp = catchUpBehind(result.lastPosition)
+            const anchored =
+              anchorer === undefined || result.written === 0 || result.lastHash === undefined
+                ? Effect.void
+                : anchorer.note(stream, result.nextExpectedVersion, result.lastHash)
+            const behind = catchUpBehind(result.lastPosition)
+            const caughtUp =
+              anchored === Effect.void ? behind : behind === Effect.void ? anchored : Effect.zipRight(anchored, behind)
             // A caller that keeps a window (ContextService) folds what the log holds: when a rule redacted
             // something (rare), the events as stored, decoded from their bytes.
             if (result.written === 0 || !changed) {

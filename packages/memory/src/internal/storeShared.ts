@@ -1,7 +1,9 @@
 import type { EventCodec, EventHash, EventLog } from "@ctxlog/core"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
+import type * as Anchor from "../Anchor.js"
 import type * as Redaction from "../Redaction.js"
+import type * as Signing from "../Signing.js"
 import type { Backend } from "./backend.js"
 import * as RecallProjection from "./recallProjection.js"
 
@@ -23,6 +25,10 @@ export interface StoreOptions {
    * streams; listings, reads, snapshots and recall see only this owner's streams. Undefined: every stream.
    */
   readonly owner?: string | undefined
+  /** The writer's key every append's batch is signed with (absent: unsigned). */
+  readonly signer?: Signing.Signer | undefined
+  /** Where appended heads are anchored outside the database (absent: nowhere). */
+  readonly anchorer?: Anchor.Anchorer | undefined
 }
 
 /** Event-data bytes this process appended per stream (the snapshot policy's size trigger), bounded. */

@@ -6,6 +6,11 @@ export interface Counters {
   appendStatements: number
   /** Event rows written by appends. */
   rowsWritten: number
+  /** Batches an append signed (`Signing`): one Ed25519 signature each. */
+  batchesSigned: number
+  /** Heads written to an anchor sink (`Anchor`), and the sink writes that carried them. */
+  headsAnchored: number
+  anchorWrites: number
   /** Characters of event data hashed into the chain by appends. */
   charsHashed: number
   /** Queries run through kysely (reads, snapshots, recall), on either backend. */
@@ -44,6 +49,9 @@ export const counters: Counters = {
   appends: 0,
   appendStatements: 0,
   rowsWritten: 0,
+  batchesSigned: 0,
+  headsAnchored: 0,
+  anchorWrites: 0,
   charsHashed: 0,
   queries: 0,
   rowsDecoded: 0,
@@ -68,6 +76,9 @@ export const reset = (): void => {
   counters.appendStatements = 0
   counters.rowsWritten = 0
   counters.charsHashed = 0
+  counters.batchesSigned = 0
+  counters.headsAnchored = 0
+  counters.anchorWrites = 0
   counters.queries = 0
   counters.rowsDecoded = 0
   counters.rowsVerifiedByChain = 0
