@@ -25,6 +25,7 @@ import { damagedExit } from "./Report.js"
 import * as Server from "./Server.js"
 import * as MessageView from "./MessageView.js"
 import * as Source from "./Source.js"
+import * as SweepCli from "./SweepCli.js"
 import { didYouMean, summarize } from "./Suggest.js"
 import * as Transfer from "./Transfer.js"
 
@@ -943,11 +944,50 @@ const eraseCommand = Command.make(
 
 const decodeSettings = Schema.decodeUnknownEither(Schema.parseJson(Pipeline.Settings))
 
+/** The sweep's options (`SweepCli`): `--db` and `--pg` repeated replace the one of every other command. */
+const sweepOptions = {
+  db: Options.text("db").pipe(
+    Options.repeated,
+    Options.withDescription(`SQLite database file, repeatable for a sweep (default ${Source.defaultDb})`)
+  ),
+  pg: Options.text("pg").pipe(Options.repeated, Options.withDescription("PostgreSQL connection URL, repeatable")),
+  all: Options.boolean("all").pipe(Options.withDescription("sweep every stream of the logs")),
+  match: Options.text("match").pipe(
+    Options.repeated,
+    Options.withDescription("sweep the streams whose id matches (* for any characters), repeatable")
+  ),
+  import: Options.text("import").pipe(
+    Options.optional,
+    Options.withDescription("sweep a folder of OpenAI-chat transcripts (*.json), imported in memory, nothing written")
+  ),
+  importBudget: Options.integer("import-budget").pipe(
+    Options.optional,
+    Options.withDescription("--import: the token budget the transcripts are recorded at (tiered compaction)")
+  ),
+  policy: Options.text("policy").pipe(
+    Options.repeated,
+    Options.withDescription("a candidate policy (JSON, as --config), repeatable; the recording is the baseline")
+  ),
+  markdown: Options.boolean("markdown").pipe(Options.withDescription("print the sweep as markdown (a PR comment)")),
+  lost: Options.boolean("lost").pipe(
+    Options.withDescription("list every item a policy lost, with stream, call and event")
+  ),
+  failOn: Options.text("fail-on").pipe(
+    Options.repeated,
+    Options.withDescription("exit non-zero when a policy meets it: 'cost>+2%', 'lost>0', 'overflow>0', 'failed>0'")
+  ),
+  workers: Options.integer("workers").pipe(
+    Options.optional,
+    Options.withDescription("worker threads (default: the machine's available parallelism)")
+  )
+}
+
 const whatifCommand = Command.make(
   "whatif",
   {
     ...reading,
-    stream,
+    ...sweepOptions,
+    stream: stream.pipe(Args.optional),
     config: Options.text("config").pipe(
       Options.optional,
       Options.withDescription(
@@ -955,8 +995,22 @@ const whatifCommand = Command.make(
       )
     )
   },
-  (options) =>
-    Effect.scoped(
+  (given) => {
+    // A sweep (many streams or policies, a gate) is SweepCli's; one stream and one policy print the table below.
+    const sweepOf = { ...given, hmacKey: undefined, importDir: given.import }
+    if (SweepCli.isSweep(sweepOf) || Option.isNone(given.stream)) {
+      return Effect.flatMap(keyFrom(given.keyEnv), (hmacKey) => SweepCli.run({ ...sweepOf, hmacKey })).pipe(
+        Effect.asVoid,
+        Effect.mapError((error) => new CommandFailed({ detail: error.message }))
+      )
+    }
+    const options = {
+      ...given,
+      stream: given.stream.value,
+      db: given.db[0] ?? Source.defaultDb,
+      pg: Option.fromNullable(given.pg[0])
+    }
+    return Effect.scoped(
       Effect.gen(function* () {
         const source = yield* open(options)
         yield* Inspect.head(source, options.stream)
@@ -1054,9 +1108,10 @@ const whatifCommand = Command.make(
         )
       })
     )
+  }
 ).pipe(
   Command.withDescription(
-    "replay the conversation through the turn module under its recorded policy or another; per model call, both runs side by side"
+    "replay the conversation through the turn module under its recorded policy or another; per model call, both runs side by side; with --all, --match, --import or --policy, a sweep of many streams under several policies, with a gate (--fail-on)"
   )
 )
 
@@ -1105,7 +1160,8 @@ export const command = Command.make("ctxlog").pipe(
 export const optionNames: ReadonlyArray<string> = [
   ...["db", "pg", "json", "unverified", "key-env", "expect-head", "heads-file", "owner", "from", "to", "type"],
   ...["at", "budget", "full", "turn", "renders", "force", "format", "stream", "provider", "model", "actor"],
-  ...["reason", "config", "port", "host", "help", "version", "wizard", "completions", "log-level"]
+  ...["reason", "config", "port", "host", "help", "version", "wizard", "completions", "log-level"],
+  ...["all", "match", "import", "import-budget", "policy", "markdown", "lost", "fail-on", "workers"]
 ]
 
 /** Run the CLI on `argv` (as `process.argv`). @since 0.1.0 */
