@@ -196,6 +196,11 @@ export const run = (options: Options): Effect.Effect<SweepReport.Verdict, SweepF
           ? SweepReport.markdown(verdict, { lost: options.lost })
           : SweepReport.text(verdict, { lost: options.lost })
     )
+    if (verdict.failures.length > 0) {
+      return yield* new SweepFailed({
+        detail: `${verdict.failures.length} of ${jobs.length} streams could not be read: ${verdict.failures.map((failure) => `${failure.stream} (${failure.error})`).join("; ")}`
+      })
+    }
     const failing = verdict.gate.filter((result) => result.failed)
     if (failing.length > 0) {
       return yield* new SweepFailed({
