@@ -9,7 +9,7 @@
 import { readFileSync } from "node:fs"
 import { type EventCodec, type EventLog, WindowEvent } from "@ctxlog/core"
 import { Erasure, LogReader, PostgresEventLog, SqliteEventLog } from "@ctxlog/memory"
-import { RenderRecord } from "@ctxlog/providers"
+import { CacheModel, RenderRecord } from "@ctxlog/providers"
 import type { Policy } from "@ctxlog/turn"
 import { Args, Command, Options } from "@effect/cli"
 import * as Console from "effect/Console"
@@ -1060,6 +1060,71 @@ const whatifCommand = Command.make(
   )
 )
 
+// cache ------------------------------------------------------------------------------------------
+
+const cacheCommand = Command.make("cache", { ...reading, stream }, (options) =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      const source = yield* open(options)
+      yield* Inspect.head(source, options.stream)
+      const entries = yield* Inspect.entries(source, options.stream)
+      const report = CacheModel.predict(entries)
+      const figures = CacheModel.accuracy(report)
+      const start = report.calls[0]?.at ?? 0
+      const usd = (value: number) => value.toFixed(4)
+      const split = (value: CacheModel.Split | null) =>
+        value === null ? "-" : `${value.cacheRead}/${value.cacheWrite}/${value.uncached}`
+      const percent = (value: number | null) =>
+        value === null ? "-" : `${value >= 0 ? "+" : ""}${(value * 100).toFixed(0)}%`
+      yield* out(options, { ...report, accuracy: figures }, () =>
+        [
+          table(
+            ["V", "+S", "PROMPT", "PREDICTED R/W/U", "RECORDED R/W/U", "READ ERR", "CLASS", "COST $", "CAUSE"],
+            report.calls.map((call) => [
+              call.version,
+              Math.round((call.at - start) / 1000),
+              call.predicted.promptTokens,
+              split(call.predicted),
+              split(call.recorded),
+              percent(call.readError),
+              `${call.predicted.class}${call.recorded === null ? "" : `/${call.recorded.class}`}`,
+              `${usd(call.predicted.cost)}${call.recorded === null ? "" : `/${usd(call.recorded.cost)}`}`,
+              call.cause === null
+                ? ""
+                : `${call.cause.kind}${call.cause.divergedAt === null ? "" : ` at ${call.cause.divergedAt}`}${
+                    call.cause.events.length === 0
+                      ? ""
+                      : ` (${call.cause.events.map((e) => `v${e.version} ${e.type}`).join(", ")})`
+                  }`
+            ]),
+            8
+          ),
+          "",
+          report.causes.length === 0
+            ? "no call missed the cache"
+            : table(
+                ["CAUSE", "CALLS", "LOST $"],
+                report.causes.map((cause) => [cause.kind, cause.calls, usd(cause.lost)])
+              ),
+          "",
+          `predicted input cost $${usd(report.totals.predicted.cost)} (read ${report.totals.predicted.cacheRead}, written ${report.totals.predicted.cacheWrite}, uncached ${report.totals.predicted.uncached} tokens)`,
+          report.totals.recorded === null
+            ? "no usage recorded"
+            : `recorded input cost $${usd(report.totals.recorded.cost)} (read ${report.totals.recorded.cacheRead}, written ${report.totals.recorded.cacheWrite}, uncached ${report.totals.recorded.uncached} tokens); ${figures.recorded} calls: cache read within ±10% on ${(figures.readWithin10 * 100).toFixed(0)}%, class agrees on ${(figures.classAgrees * 100).toFixed(0)}%`,
+          ...(report.unknownPrefix === null
+            ? []
+            : [`unknown prefix: ${report.unknownPrefix.tokens} tokens, ${report.unknownPrefix.note}`]),
+          `prices and rules: table ${report.table} (R/W/U: cache read / cache write / uncached input tokens)`
+        ].join("\n")
+      )
+    })
+  )
+).pipe(
+  Command.withDescription(
+    "predict each model call's prompt-cache reads and writes from the renders and their times, beside the recorded usage, and name what broke the cache"
+  )
+)
+
 // serve ------------------------------------------------------------------------------------------
 
 const serveCommand = Command.make(
@@ -1097,6 +1162,7 @@ export const command = Command.make("ctxlog").pipe(
     headsCommand,
     messageCommand,
     whatifCommand,
+    cacheCommand,
     serveCommand
   ])
 )

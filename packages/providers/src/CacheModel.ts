@@ -73,6 +73,7 @@ export type CauseKind =
   | "reset"
   | "lookback"
   | "new-content"
+  | "no-cache"
   | "edit"
 
 /** Why one call did not read more from the cache. @since 0.5.0 */
@@ -380,7 +381,8 @@ const explain = (
   between: ReadonlyArray<TimedEvent>,
   read: number,
   minimum: number,
-  lostRate: number
+  lostRate: number,
+  noCache: boolean
 ): Cause | null => {
   const none = { sharedTokens: 0, divergedAt: null, message: null, events: [], lost: 0 }
   if (previous === undefined) {
@@ -408,6 +410,15 @@ const explain = (
       events: [],
       kind: "ttl-expiry",
       detail: `${Math.round((current.at - previous.at) / 1000)}s since the previous call: its cache entries (TTL ${Math.round(previous.ttlMs / 60_000)} min) expired`
+    }
+  }
+  if (!noCache && (current.blocks.at(-1)?.end ?? 0) < minimum) {
+    return {
+      ...base,
+      message: null,
+      events: [],
+      kind: "below-minimum",
+      detail: `the prompt is below the model's minimum cacheable length (${minimum} tokens)`
     }
   }
   // The first window message that differs, and the events between the renders that touched it.
@@ -447,8 +458,10 @@ const explain = (
   if (previous.toolsSha256 !== current.toolsSha256 && (section === "tools" || section === "")) {
     return { ...base, message: null, events: [], kind: "tool-change", detail: "the tool definitions changed" }
   }
-  const responsible = touching.length > 0 ? touching : changed ? candidates : []
-  if (responsible.length > 0) {
+  // Events that touched the differing message first; else every prompt-changing event between the
+  // renders (signals, task state and knowledge are no history message, and still move the prefix).
+  const responsible = touching.length > 0 ? touching : shared < current.blocks.length ? candidates : []
+  if (responsible.length > 0 && shared < previous.blocks.length) {
     // The kind with the most events names the cause; every responsible event is listed.
     const counts = new Map<CauseKind, number>()
     for (const entry of responsible) {
@@ -458,15 +471,24 @@ const explain = (
     const kind = [...counts].sort((a, b) => b[1] - a[1])[0]?.[0] ?? "edit"
     return {
       ...base,
-      message,
+      message: changed ? message : null,
       events: responsible.map((entry) => ({ version: entry.version, type: entry.event._tag })),
       kind,
       detail: `${[...counts.keys()].join(", ")} between v${previous.version} and v${current.version} changed ${
-        message === null ? divergedAt : `message ${message.index} (${message.id})`
+        changed && message !== null ? `message ${message.index} (${message.id})` : divergedAt
       }`
     }
   }
-  if (changed && section !== "") {
+  if (shared < previous.blocks.length && previous.turnReminder !== undefined && !changed) {
+    return {
+      ...base,
+      message: null,
+      events: [],
+      kind: "turn-reminder",
+      detail: `the turn reminder sat inside the previous prefix (${divergedAt}) and moved or changed`
+    }
+  }
+  if (shared < previous.blocks.length && changed) {
     return {
       ...base,
       message,
@@ -475,16 +497,7 @@ const explain = (
       detail: `${divergedAt} differs from the previous render with no event between them that explains it (an edit in place)`
     }
   }
-  if (shared < previous.blocks.length && previous.turnReminder !== current.turnReminder) {
-    return {
-      ...base,
-      message: null,
-      events: [],
-      kind: "turn-reminder",
-      detail: `the turn reminder changed and sits inside the previous prefix (${divergedAt})`
-    }
-  }
-  if ((current.blocks.at(-1)?.end ?? 0) < minimum || (sharedTokens > 0 && sharedTokens < minimum)) {
+  if (!noCache && sharedTokens > 0 && sharedTokens < minimum) {
     return {
       ...base,
       message: null,
@@ -512,14 +525,16 @@ const explain = (
       detail: `${divergedAt} differs from the previous render with no event between them that explains it`
     }
   }
-  return {
-    ...base,
-    lost: 0,
-    message: null,
-    events: [],
-    kind: "new-content",
-    detail: "the prefix held; the new part is large"
-  }
+  return noCache
+    ? { ...base, lost: 0, message: null, events: [], kind: "no-cache", detail: "the provider keeps no prompt cache" }
+    : {
+        ...base,
+        lost: 0,
+        message: null,
+        events: [],
+        kind: "new-content",
+        detail: "the prefix held; the new part is large"
+      }
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -684,7 +699,16 @@ export const predict = (events: ReadonlyArray<TimedEvent>, options: Options = {}
       const broke = predicted.class !== "hit" || (previous !== undefined && read < Math.min(previous.cachedEnd, total))
       const cause = !broke
         ? null
-        : explain(previous, lastAny, rendered, sinceLast, read, priced.minCacheableTokens, Math.max(0, lostRate))
+        : explain(
+            previous,
+            lastAny,
+            rendered,
+            sinceLast,
+            read,
+            priced.minCacheableTokens,
+            Math.max(0, lostRate),
+            priced.rules.kind === "none"
+          )
       calls.push({
         version: entry.version,
         at,
