@@ -9,7 +9,7 @@
 import { readFileSync } from "node:fs"
 import { type EventCodec, type EventLog, WindowEvent } from "@ctxlog/core"
 import { Erasure, LogReader, PostgresEventLog, SqliteEventLog } from "@ctxlog/memory"
-import { RenderRecord } from "@ctxlog/providers"
+import { CacheModel, RenderRecord } from "@ctxlog/providers"
 import type { Policy } from "@ctxlog/turn"
 import { Args, Command, Options } from "@effect/cli"
 import * as Console from "effect/Console"
@@ -18,6 +18,8 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import * as Import from "./importers/Import.js"
+import * as Session from "./importers/Session.js"
 import * as Inspect from "./Inspect.js"
 import * as Pipeline from "./Pipeline.js"
 import * as Queries from "./Queries.js"
@@ -823,17 +825,26 @@ const importCommand = Command.make(
   "import",
   {
     ...common,
-    file: Args.text({ name: "file" }),
-    format: Options.choice("format", ["ctxlog", "openai-chat"]).pipe(Options.withDefault("ctxlog" as const)),
+    paths: Args.text({ name: "path" }).pipe(
+      Args.atLeast(1),
+      Args.withDescription("files or folders (a folder: every .jsonl / .json file under it)")
+    ),
+    format: Options.choice("format", ["auto", ...Session.formats]).pipe(
+      Options.withDefault("auto" as const),
+      Options.withDescription("the input format (default: detected from the content)")
+    ),
     as: Options.text("stream").pipe(
       Options.optional,
-      Options.withDescription("the stream to write (default: from the file)")
+      Options.withDescription("the stream to write (default: from the file); only when the run has one session")
     ),
     provider: Options.choice("provider", ["anthropic", "openai", "ollama", "default"]).pipe(
       Options.withDefault("openai" as const),
-      Options.withDescription("openai-chat: the builder each turn is rendered with")
+      Options.withDescription("openai-chat, ai-sdk: the builder each call is rendered with")
     ),
-    model: Options.text("model").pipe(Options.withDefault("gpt-4.1")),
+    model: Options.text("model").pipe(
+      Options.withDefault("gpt-4.1"),
+      Options.withDescription("openai-chat, ai-sdk, openai-responses: the model (the session formats record their own)")
+    ),
     budget: Options.integer("budget").pipe(
       Options.optional,
       Options.withDescription("openai-chat: run tiered compaction at this token budget")
@@ -844,63 +855,84 @@ const importCommand = Command.make(
     Effect.gen(function* () {
       // Read first: a missing key fails before anything is parsed or written.
       const key = yield* keyFrom(options.keyEnv)
-      const text = yield* readText(options.file)
-      let streamName: string
-      let events: ReadonlyArray<WindowEvent.WindowEvent>
-      let metadata: ReadonlyArray<EventLog.EventMetadata> = []
-      if (options.format === "ctxlog") {
-        const parsed = yield* Transfer.parseJsonl(options.file, text)
-        streamName = Option.getOrElse(options.as, () => parsed.stream)
-        events = parsed.events
-        metadata = parsed.metadata
-      } else {
-        let json: unknown
-        try {
-          // A leading byte order mark (editors on Windows write one) is not part of the JSON.
-          json = JSON.parse(text.replace(/^\uFEFF/, ""))
-        } catch (cause) {
-          return yield* new Transfer.ImportError({
-            file: options.file,
-            line: 0,
-            detail: `not JSON (${cause instanceof Error ? cause.message : String(cause)})`
-          })
-        }
-        const messages = yield* Pipeline.fromOpenAIChat(json).pipe(
-          Effect.mapError((error) => new Transfer.ImportError({ file: options.file, line: 0, detail: error.message }))
-        )
-        streamName = Option.getOrElse(options.as, () => options.file.replace(/^.*[\\/]/, "").replace(/\.json$/i, ""))
-        const budget = Option.getOrUndefined(options.budget)
-        const policy = Pipeline.importPolicy(
-          {
-            provider: options.provider,
-            model: options.model,
-            // The builder config is recorded (`TurnPolicySet`) and its schema's optionals are exact.
-            ...(budget === undefined ? {} : { contextWindow: budget })
-          },
-          budget !== undefined
-        )
-        events = yield* Pipeline.run(streamName, Pipeline.turnsOf(messages), () => policy)
-      }
       const target: Transfer.Target = Option.match(options.pg, {
         onNone: () => ({ _tag: "sqlite", filename: options.db }),
         onSome: (url) => ({ _tag: "postgres", url })
       })
-      const result = yield* Transfer.write(target, streamName, events, {
-        metadata,
-        hmacKey: key
-      })
+      // Progress for large folders, on a terminal only (stderr: stdout stays the report).
+      const tty = process.stderr.isTTY === true
+      const progress = (done: number, total: number, file: string) => {
+        if (!tty || total < 2) return
+        process.stderr.write(`\r\x1b[2Kimport ${done}/${total} ${clip(file.replace(/^.*[\\/]/, ""), 50)}`)
+        if (done === total) process.stderr.write("\n")
+      }
+      const report = yield* Import.run(
+        options.paths,
+        target,
+        {
+          format: options.format,
+          stream: Option.getOrUndefined(options.as),
+          provider: options.provider,
+          model: options.model,
+          budget: Option.getOrUndefined(options.budget),
+          hmacKey: key
+        },
+        progress
+      )
+      const [only] = report.imported
+      // One file that failed: its own error, as before (the file and line, and nothing written).
+      const [failure] = report.failed
+      if (report.files === 1 && report.imported.length === 0 && failure !== undefined) {
+        return yield* new CommandFailed({
+          detail: failure.line > 0 || failure.stream === undefined ? messageOf(failure) : failure.detail
+        })
+      }
+      const unknown = Object.entries(report.unknown)
       yield* out(
         options,
-        { stream: streamName, events: result.written, version: result.nextExpectedVersion },
-        () => `imported ${result.written} events into stream "${streamName}" (version ${result.nextExpectedVersion})`,
+        {
+          ...(report.imported.length === 1 && only !== undefined
+            ? { stream: only.stream, events: only.events, version: only.version }
+            : {}),
+          files: report.files,
+          sessions: report.imported,
+          failed: report.failed,
+          unknown: report.unknown
+        },
+        () =>
+          [
+            ...report.imported.map(
+              (session) =>
+                `imported ${session.events} events into stream "${session.stream}" (version ${session.version})${
+                  session.calls === undefined ? "" : `: ${session.format}, ${session.calls} model calls`
+                }`
+            ),
+            ...(unknown.length === 0
+              ? []
+              : [`unknown line types (skipped): ${unknown.map(([type, n]) => `${type} ×${n}`).join(", ")}`]),
+            ...report.failed.map((failed) => `failed: ${messageOf(failed)}; nothing of it was written`)
+          ].join("\n"),
         false
       )
+      if (report.failed.length > 0) {
+        return yield* new CommandFailed({
+          detail: `${report.failed.length} of ${report.failed.length + report.imported.length} imports failed (listed above)`
+        })
+      }
     })
 ).pipe(
   Command.withDescription(
-    "import a ctxlog JSONL export or an OpenAI-chat transcript as a new stream (atomic; HMAC-keyed with --key-env)"
+    "import sessions (ctxlog JSONL exports, Claude Code sessions, Codex rollouts, OpenAI Responses / Agents items, AI SDK messages, OpenAI-chat transcripts) as new streams, one per session (atomic; HMAC-keyed with --key-env)"
   )
 )
+
+/** A failed import as one line: the file and line, or the stream, and what was wrong. */
+const messageOf = (failed: Import.Failed): string =>
+  failed.line > 0
+    ? `${failed.file}, line ${failed.line}: ${failed.detail}`
+    : failed.stream !== undefined
+      ? failed.detail
+      : `${failed.file}: ${failed.detail}`
 
 // erase ------------------------------------------------------------------------------------------
 
@@ -1115,6 +1147,71 @@ const whatifCommand = Command.make(
   )
 )
 
+// cache ------------------------------------------------------------------------------------------
+
+const cacheCommand = Command.make("cache", { ...reading, stream }, (options) =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      const source = yield* open(options)
+      yield* Inspect.head(source, options.stream)
+      const entries = yield* Inspect.entries(source, options.stream)
+      const report = CacheModel.predict(entries)
+      const figures = CacheModel.accuracy(report)
+      const start = report.calls[0]?.at ?? 0
+      const usd = (value: number) => value.toFixed(4)
+      const split = (value: CacheModel.Split | null) =>
+        value === null ? "-" : `${value.cacheRead}/${value.cacheWrite}/${value.uncached}`
+      const percent = (value: number | null) =>
+        value === null ? "-" : `${value >= 0 ? "+" : ""}${(value * 100).toFixed(0)}%`
+      yield* out(options, { ...report, accuracy: figures }, () =>
+        [
+          table(
+            ["V", "+S", "PROMPT", "PREDICTED R/W/U", "RECORDED R/W/U", "READ ERR", "CLASS", "COST $", "CAUSE"],
+            report.calls.map((call) => [
+              call.version,
+              Math.round((call.at - start) / 1000),
+              call.predicted.promptTokens,
+              split(call.predicted),
+              split(call.recorded),
+              percent(call.readError),
+              `${call.predicted.class}${call.recorded === null ? "" : `/${call.recorded.class}`}`,
+              `${usd(call.predicted.cost)}${call.recorded === null ? "" : `/${usd(call.recorded.cost)}`}`,
+              call.cause === null
+                ? ""
+                : `${call.cause.kind}${call.cause.divergedAt === null ? "" : ` at ${call.cause.divergedAt}`}${
+                    call.cause.events.length === 0
+                      ? ""
+                      : ` (${call.cause.events.map((e) => `v${e.version} ${e.type}`).join(", ")})`
+                  }`
+            ]),
+            8
+          ),
+          "",
+          report.causes.length === 0
+            ? "no call missed the cache"
+            : table(
+                ["CAUSE", "CALLS", "LOST $"],
+                report.causes.map((cause) => [cause.kind, cause.calls, usd(cause.lost)])
+              ),
+          "",
+          `predicted input cost $${usd(report.totals.predicted.cost)} (read ${report.totals.predicted.cacheRead}, written ${report.totals.predicted.cacheWrite}, uncached ${report.totals.predicted.uncached} tokens)`,
+          report.totals.recorded === null
+            ? "no usage recorded"
+            : `recorded input cost $${usd(report.totals.recorded.cost)} (read ${report.totals.recorded.cacheRead}, written ${report.totals.recorded.cacheWrite}, uncached ${report.totals.recorded.uncached} tokens); ${figures.recorded} calls: cache read within ±10% on ${(figures.readWithin10 * 100).toFixed(0)}%, class agrees on ${(figures.classAgrees * 100).toFixed(0)}%`,
+          ...(report.unknownPrefix === null
+            ? []
+            : [`unknown prefix: ${report.unknownPrefix.tokens} tokens, ${report.unknownPrefix.note}`]),
+          `prices and rules: table ${report.table} (R/W/U: cache read / cache write / uncached input tokens)`
+        ].join("\n")
+      )
+    })
+  )
+).pipe(
+  Command.withDescription(
+    "predict each model call's prompt-cache reads and writes from the renders and their times, beside the recorded usage, and name what broke the cache"
+  )
+)
+
 // serve ------------------------------------------------------------------------------------------
 
 const serveCommand = Command.make(
@@ -1152,6 +1249,7 @@ export const command = Command.make("ctxlog").pipe(
     headsCommand,
     messageCommand,
     whatifCommand,
+    cacheCommand,
     serveCommand
   ])
 )

@@ -19,6 +19,7 @@ import { mkdirSync } from "node:fs"
 import { dirname } from "node:path"
 import { EventCodec, EventLog, Validation, type WindowEvent, WindowRepository } from "@ctxlog/core"
 import { PostgresEventLog, Redaction, SqliteEventLog } from "@ctxlog/memory"
+import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
@@ -175,26 +176,50 @@ export interface WriteOptions {
   readonly hmacKey?: string | undefined
   /** Each event's metadata (default: none). */
   readonly metadata?: ReadonlyArray<EventLog.EventMetadata> | undefined
+  /**
+   * Each event's original time (epoch ms; an imported session's): the events of one time are one append,
+   * made under a clock stopped at that time, so `recordedAt` keeps it. Default: the writer's clock.
+   */
+  readonly recordedAt?: ReadonlyArray<number> | undefined
 }
 
+/** A clock stopped at one instant: an append under it records that time. */
+const clockAt = (millis: number): Clock.Clock => ({
+  [Clock.ClockTypeId]: Clock.ClockTypeId,
+  unsafeCurrentTimeMillis: () => millis,
+  currentTimeMillis: Effect.succeed(millis),
+  unsafeCurrentTimeNanos: () => BigInt(millis) * 1_000_000n,
+  currentTimeNanos: Effect.succeed(BigInt(millis) * 1_000_000n),
+  sleep: () => Effect.void
+})
+
 /**
- * Consecutive events with the same metadata, each run one append (the log stores one metadata per append):
- * a stream written by one append per turn comes back as one append per turn.
+ * Consecutive events with the same metadata (and original time, when given), each run one append (the
+ * log stores one metadata and one time per append): a stream written by one append per turn comes back
+ * as one append per turn.
  */
 const runsOf = (
   events: ReadonlyArray<WindowEvent.WindowEvent>,
-  metadata: ReadonlyArray<EventLog.EventMetadata>
+  metadata: ReadonlyArray<EventLog.EventMetadata>,
+  recordedAt: ReadonlyArray<number> | undefined
 ): ReadonlyArray<{
   readonly events: ReadonlyArray<WindowEvent.WindowEvent>
   readonly metadata: EventLog.EventMetadata
+  readonly at: number | undefined
 }> => {
-  const runs: Array<{ events: Array<WindowEvent.WindowEvent>; metadata: EventLog.EventMetadata; key: string }> = []
+  const runs: Array<{
+    events: Array<WindowEvent.WindowEvent>
+    metadata: EventLog.EventMetadata
+    at: number | undefined
+    key: string
+  }> = []
   events.forEach((event, index) => {
     const meta = metadata[index] ?? {}
-    const key = JSON.stringify(meta)
+    const at = recordedAt?.[index]
+    const key = `${JSON.stringify(meta)}@${String(at)}`
     const last = runs.at(-1)
     if (last !== undefined && last.key === key) last.events.push(event)
-    else runs.push({ events: [event], metadata: meta, key })
+    else runs.push({ events: [event], metadata: meta, at, key })
   })
   return runs
 }
@@ -243,18 +268,22 @@ export const write = (
       if (existing > 0) return yield* Effect.fail(fail(`the stream exists already (version ${existing})`))
       // Every run is checked before the first is written, so bad metadata writes nothing. The first append
       // expects no stream; the others the version the previous one left.
-      const runs = runsOf(events, options.metadata ?? [])
+      const runs = runsOf(events, options.metadata ?? [], options.recordedAt)
       for (const run of runs) yield* Validation.validateAppendInput(stream, run.events, run.metadata)
       let appended: EventLog.AppendResult = { stream, nextExpectedVersion: 0, written: 0, lastPosition: undefined }
       for (const [index, run] of runs.entries()) {
         const written = appended.written
-        const result = yield* log
-          .append(stream, run.events, index === 0 ? "no_stream" : appended.nextExpectedVersion, run.metadata)
-          .pipe(
-            Effect.mapError((error) =>
-              written === 0 ? error : new WriteError({ target: name, stream, detail: error.message, written })
-            )
+        const append = log.append(
+          stream,
+          run.events,
+          index === 0 ? "no_stream" : appended.nextExpectedVersion,
+          run.metadata
+        )
+        const result = yield* (run.at === undefined ? append : Effect.withClock(append, clockAt(run.at))).pipe(
+          Effect.mapError((error) =>
+            written === 0 ? error : new WriteError({ target: name, stream, detail: error.message, written })
           )
+        )
         appended = { ...result, written: written + result.written }
       }
       // The snapshot-backed repository saves a window snapshot at the head when told of the append (the
