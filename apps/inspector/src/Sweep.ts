@@ -22,7 +22,7 @@
  * @since 0.5.0
  */
 import { Message, Window, type WindowEvent } from "@ctxlog/core"
-import { RenderRecord } from "@ctxlog/providers"
+import { CacheModel, CacheTable, RenderRecord } from "@ctxlog/providers"
 import type { Policy } from "@ctxlog/turn"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -98,6 +98,24 @@ export const prefixPricer = (pricing?: Pipeline.Pricing): Pricer => ({
       }
     })
   }
+})
+
+/**
+ * The cache model of `@ctxlog/providers` (`CacheModel.predict`, the table `CacheTable.current`): per
+ * call, what the provider's prompt cache would read, write and leave uncached given the renders and
+ * their times, priced per provider and model. `pricing` overrides the input and read prices.
+ * @since 0.5.0
+ */
+export const cacheModelPricer = (pricing?: Pipeline.Pricing): Pricer => ({
+  name: `cache-model (prices as of ${CacheTable.current.version})`,
+  price: ({ entries }) =>
+    CacheModel.predict(entries, pricing === undefined ? {} : { pricing }).calls.map((call) => ({
+      promptTokens: call.predicted.promptTokens,
+      uncached: call.predicted.uncached,
+      cacheWrite: call.predicted.cacheWrite,
+      cacheRead: call.predicted.cacheRead,
+      dollars: call.predicted.cost
+    }))
 })
 
 // ---------------------------------------------------------------------------------------------------
@@ -449,16 +467,22 @@ const removers = (
   return found
 }
 
-/** Versions as a replay's entries (the events a run wrote, numbered from 1). */
-const entriesOf = (events: ReadonlyArray<WindowEvent.WindowEvent>): ReadonlyArray<Queries.Entry> =>
-  events.map((event, index) => ({
-    version: index + 1,
-    eventId: event.id,
-    type: event._tag,
-    schemaVersion: 0,
-    recordedAt: 0,
-    event
-  }))
+/**
+ * A replay's events as entries, numbered from 1, each at the recorded time of the model call it
+ * belongs to (the k-th render of the replay at the k-th recorded render's time): a cache model sees
+ * the recording's gaps between calls, not the replay's.
+ */
+const entriesOf = (
+  events: ReadonlyArray<WindowEvent.WindowEvent>,
+  callTimes: ReadonlyArray<number>
+): ReadonlyArray<Queries.Entry> => {
+  let call = 0
+  return events.map((event, index) => {
+    const at = callTimes[Math.min(call, callTimes.length - 1)] ?? 0
+    if (event._tag === "PromptRendered") call++
+    return { version: index + 1, eventId: event.id, type: event._tag, schemaVersion: 0, recordedAt: at, event }
+  })
+}
 
 /** The builder a stream records: its first policy, else the config of its last rebuildable render. */
 const recordedFallback = (entries: ReadonlyArray<Queries.Entry>, input: Pipeline.Input): Policy.Policy | undefined => {
@@ -476,6 +500,9 @@ const recordedFallback = (entries: ReadonlyArray<Queries.Entry>, input: Pipeline
 /** How a sweep prices: a pricer per candidate's pricing override (none: list prices). @since 0.5.0 */
 export type PricerFor = (pricing: Pipeline.Pricing | undefined) => Pricer
 
+/** The pricer sweeps use: the cache model. @since 0.5.0 */
+export const defaultPricer: PricerFor = cacheModelPricer
+
 /**
  * One stream under each candidate: the recording traced once, each candidate replayed and traced,
  * priced with `pricerFor`, and its losses against the recording listed.
@@ -486,7 +513,7 @@ export const sweepStream = (
   source: string,
   entries: ReadonlyArray<Queries.Entry>,
   candidates: ReadonlyArray<Candidate>,
-  pricerFor: PricerFor = prefixPricer
+  pricerFor: PricerFor = defaultPricer
 ): Effect.Effect<StreamResult> =>
   Effect.gen(function* () {
     const recordedTrace = trace(entries)
@@ -498,6 +525,8 @@ export const sweepStream = (
       error: null
     }
     const needed = neededOf(recordedTrace)
+    const at = new Map(entries.map((entry) => [entry.version, entry.recordedAt]))
+    const callTimes = recordedTrace.calls.map((call) => at.get(call.version) ?? 0)
     const input = Pipeline.inputOf(entries)
     const fallback = recordedFallback(entries, input)
     const runs: Array<Run> = []
@@ -527,7 +556,7 @@ export const sweepStream = (
         })
         continue
       }
-      const whatifEntries = entriesOf(replayed.right)
+      const whatifEntries = entriesOf(replayed.right, callTimes)
       const whatif = trace(whatifEntries)
       const priced = pricerFor(pricing).price({ entries: whatifEntries, calls: whatif.calls })
       const lost = lostItems(stream, recordedTrace, needed, whatif, whatifEntries)

@@ -15,7 +15,7 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Pipeline from "./Pipeline.js"
 import * as Source from "./Source.js"
-import type * as Sweep from "./Sweep.js"
+import * as Sweep from "./Sweep.js"
 import * as SweepPool from "./SweepPool.js"
 import * as SweepReport from "./SweepReport.js"
 
@@ -186,7 +186,7 @@ export const run = (options: Options): Effect.Effect<SweepReport.Verdict, SweepF
         : undefined
     })
     const verdict = SweepReport.verdictOf(outcomes, candidates, conditions, {
-      pricer: "prefix-share",
+      pricer: Sweep.defaultPricer(undefined).name,
       workers
     })
     yield* Console.log(
