@@ -130,6 +130,6 @@ describe("ctxlog-agent demo", () => {
           assert.isAtMost(Math.abs((replayed?.totals.dollars ?? 0) - recorded), recorded * 0.01)
         }
       }),
-    240_000
+    480_000
   )
 })
