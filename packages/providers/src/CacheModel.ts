@@ -133,9 +133,9 @@ export interface Report {
 /** Options of {@link predict}. @since 0.5.0 */
 export interface Options {
   /** `auto` (default): estimated from the first call's recorded usage; a number: that many tokens. */
-  readonly unknownPrefix?: "auto" | number
+  readonly unknownPrefix?: "auto" | number | UnknownPrefix
   /** Overrides the table's input and read prices for every model. */
-  readonly pricing?: { readonly input: number; readonly cacheRead: number }
+  readonly pricing?: { readonly input: number; readonly cacheRead: number } | undefined
   readonly table?: CacheTable.Table
 }
 
@@ -575,10 +575,10 @@ export const predict = (events: ReadonlyArray<TimedEvent>, options: Options = {}
   let window = Window.empty
   const blobs = new Map<string, string>()
   let unknownPrefix: UnknownPrefix | null = null
-  let prefixDecided = typeof options.unknownPrefix === "number"
-  if (typeof options.unknownPrefix === "number" && options.unknownPrefix > 0) {
-    unknownPrefix = { tokens: options.unknownPrefix, warmTokens: 0, note: "given" }
-  }
+  const given = options.unknownPrefix
+  let prefixDecided = given !== undefined && given !== "auto"
+  if (typeof given === "number" && given > 0) unknownPrefix = { tokens: given, warmTokens: 0, note: "given" }
+  if (typeof given === "object") unknownPrefix = given
   let sinceLast: Array<TimedEvent> = []
   let pending: { readonly index: number; readonly priced: CacheTable.Resolved } | undefined
 
