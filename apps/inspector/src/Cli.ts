@@ -1078,9 +1078,18 @@ const whatifCommand = Command.make(
         })
         const replayedPolicy = policyOf(firstPolicy)
         const equal = firstPolicy !== undefined && Object.keys(overrides).length === 0
-        const recordedPricing = pricingOverride ?? Pipeline.defaultPricing(fallback?.builder.provider ?? "default")
-        const pricing = pricingOverride ?? Pipeline.defaultPricing(replayedPolicy.builder.provider)
-        const baseline = Pipeline.callStats(all, recordedPricing)
+        // Both runs are priced by the cache model at the recorded calls' times; the replay carries the
+        // unknown prefix (system prompt, tools) the recording's first usage revealed.
+        const times = all.flatMap((entry) => (entry.event._tag === "PromptRendered" ? [entry.recordedAt] : []))
+        const unknownPrefix = CacheModel.predict(all).unknownPrefix
+        const baseline = Pipeline.callStats(all, { pricing: pricingOverride })
+        const usageCost = all.reduce(
+          (sum, entry) =>
+            entry.event._tag === "UsageReported"
+              ? sum + CacheModel.priceUsage(entry.event, { pricing: pricingOverride }).cost
+              : sum,
+          0
+        )
         const events = yield* Pipeline.run(options.stream, input, policyOf)
         const replayed = Pipeline.callStats(
           events.map(
@@ -1093,7 +1102,7 @@ const whatifCommand = Command.make(
               event
             })
           ),
-          pricing
+          { pricing: pricingOverride, times, unknownPrefix }
         )
         const count = Math.max(baseline.length, replayed.length)
         const calls = Array.from({ length: count }, (_, index) => ({
@@ -1107,9 +1116,17 @@ const whatifCommand = Command.make(
           tokensSent: stats.reduce((t, s) => t + s.tokensSent, 0),
           compactions: stats.reduce((t, s) => t + s.compactions, 0),
           dropped: stats.reduce((t, s) => t + s.dropped, 0),
+          cacheRead: stats.reduce((t, s) => t + s.cacheRead, 0),
+          cacheWrite: stats.reduce((t, s) => t + s.cacheWrite, 0),
+          compactorCost: Math.round(stats.reduce((t, s) => t + s.compactorCost, 0) * 1e6) / 1e6,
           cost: Math.round(stats.reduce((t, s) => t + s.cost, 0) * 1e6) / 1e6
         })
-        const totals = { recorded: total(baseline), whatif: total(replayed) }
+        const totals = {
+          recorded: total(baseline),
+          whatif: total(replayed),
+          // What the recorded usage cost, priced by the same table: the figure a faithful replay reproduces.
+          recordedUsageCost: usageCost === 0 ? null : Math.round(usageCost * 1e6) / 1e6
+        }
         const delta =
           totals.recorded.tokensSent === 0
             ? 0
@@ -1133,6 +1150,11 @@ const whatifCommand = Command.make(
             "",
             `recorded: ${totals.recorded.calls} model calls, ${totals.recorded.tokensSent} tokens sent, ${totals.recorded.compactions} compactions, $${totals.recorded.cost.toFixed(4)}`,
             `what-if:  ${totals.whatif.calls} model calls, ${totals.whatif.tokensSent} tokens sent, ${totals.whatif.compactions} compactions, $${totals.whatif.cost.toFixed(4)}`,
+            `input cost by the cache model (cache reads, writes and the compactor's calls included)${
+              totals.recordedUsageCost === null
+                ? ""
+                : `; the recorded usage cost $${totals.recordedUsageCost.toFixed(4)}`
+            }`,
             equal
               ? `the recorded policy, replayed: ${(delta * 100).toFixed(2)}% difference in tokens sent (a faithful replay is within 1%)`
               : `${delta <= 0 ? "" : "+"}${(delta * 100).toFixed(1)}% tokens sent under the what-if policy, over the same ${totals.recorded.calls} model calls`

@@ -200,11 +200,15 @@ describe("ctxlog import on the fixture folder", () => {
     const lines = readFileSync(join(root, "claude-code", "full-session-two.jsonl"), "utf8").split("\n")
     lines[6] = lines[6]?.slice(0, 40) ?? ""
     writeFileSync(join(dir, "b-bad.jsonl"), lines.join("\n"))
-    const result = await ctxlogInProcess(["import", "--db", db, "--json", dir])
+    const missing = join(temp.dir, "no-such-session.jsonl")
+    const result = await ctxlogInProcess(["import", "--db", db, "--json", dir, missing])
     assert.strictEqual(result.code, 1)
     const report = JSON.parse(result.stdout) as Json
     assert.deepStrictEqual(report.unknown, { "brand-new-line-type": 1 })
-    const [failed] = Array.isArray(report.failed) ? report.failed : []
+    const failures = Array.isArray(report.failed) ? report.failed : []
+    assert.strictEqual(failures.length, 2)
+    assert.isTrue(failures.some((failure: unknown) => field(failure, "file") === missing))
+    const failed = failures.find((failure: unknown) => String(field(failure, "file")).includes("b-bad"))
     assert.strictEqual(field(failed, "line"), 7)
     assert.include(String(field(failed, "file")), "b-bad.jsonl")
     assert.include(String(field(failed, "detail")), "not JSON")
@@ -350,6 +354,28 @@ describe("sidechains", () => {
         event._tag === "MessageAppended" ? [event.message.id] : []
       )
       assert.notInclude(mainIds, "side-1")
+    })
+  )
+})
+
+describe("a subagent's own file (subagents/agent-<id>.jsonl)", () => {
+  it.effect("is a stream of its own under the session's, linked to the session's stream", () =>
+    Effect.gen(function* () {
+      // Newer Claude Code writes a subagent's lines to their own file, each marked isSidechain with its
+      // agentId: derived here from full-session-four's first prompt and the answers that follow it.
+      const [prompt] = prompts
+      const sessionId = String(prompt?.sessionId)
+      const path = conversation.slice(conversation.indexOf(prompt ?? {}), conversation.indexOf(prompts[1] ?? {}))
+      const lines = path.map((line) => ({ ...line, isSidechain: true, agentId: "a7f3" }))
+      const file = join(temp.dir, "agent-a7f3.jsonl")
+      const { recorded } = yield* recordAll(file, jsonl(lines))
+      assert.strictEqual(recorded.length, 1)
+      const [agent] = recorded
+      assert.strictEqual(agent?.session.stream, `${sessionId}/agent-a7f3`)
+      assert.deepStrictEqual(agent?.session.parent, { stream: sessionId })
+      assert.strictEqual(agent?.recorded.metadata[0]?.correlationId, sessionId)
+      assert.isAbove(agent?.recorded.calls ?? 0, 0)
+      assert.deepStrictEqual(verify(agent?.recorded.events ?? []).failures, [])
     })
   )
 })

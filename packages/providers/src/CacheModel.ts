@@ -110,6 +110,11 @@ export interface Call {
 /** The unknown prefix of a stream whose renders lack the system prompt and tools. @since 0.5.0 */
 export interface UnknownPrefix {
   readonly tokens: number
+  /**
+   * The part of it the first call already read from the cache (the tool's own system prompt and tools,
+   * which its other sessions keep cached): taken as cached for the whole stream.
+   */
+  readonly warmTokens: number
   readonly note: string
 }
 
@@ -128,9 +133,9 @@ export interface Report {
 /** Options of {@link predict}. @since 0.5.0 */
 export interface Options {
   /** `auto` (default): estimated from the first call's recorded usage; a number: that many tokens. */
-  readonly unknownPrefix?: "auto" | number
+  readonly unknownPrefix?: "auto" | number | UnknownPrefix
   /** Overrides the table's input and read prices for every model. */
-  readonly pricing?: { readonly input: number; readonly cacheRead: number }
+  readonly pricing?: { readonly input: number; readonly cacheRead: number } | undefined
   readonly table?: CacheTable.Table
 }
 
@@ -225,18 +230,28 @@ const blockCounter = () => {
   }
 }
 
+const warmLabel = "unknown prefix (cached before the stream)"
+
 const chainBlocks = (
   raws: ReadonlyArray<RawBlock>,
   count: (text: string) => number,
-  head?: { readonly tokens: number; readonly ttl: "5m" | "1h" | undefined }
+  head?: { readonly tokens: number; readonly warm: number; readonly ttl: "5m" | "1h" | undefined }
 ): ReadonlyArray<Block> => {
   const blocks: Array<Block> = []
   let key = "cache-prefix"
   let end = 0
   if (head !== undefined && head.tokens > 0) {
-    key = EventHash.sha256(`${key}\u0000unknown-prefix`)
-    end = head.tokens
-    blocks.push({ label: "unknown prefix", key, end, ...(head.ttl === undefined ? {} : { ttl: head.ttl }) })
+    const ttl = head.ttl === undefined ? {} : { ttl: head.ttl }
+    if (head.warm > 0) {
+      key = EventHash.sha256(`${key}\u0000${warmLabel}`)
+      end = head.warm
+      blocks.push({ label: warmLabel, key, end, ...ttl })
+    }
+    if (head.tokens > head.warm) {
+      key = EventHash.sha256(`${key}\u0000unknown-prefix`)
+      end = head.tokens
+      blocks.push({ label: "unknown prefix", key, end, ...ttl })
+    }
   }
   for (const raw of raws) {
     key = EventHash.sha256(`${key}\u0000${raw.text}`)
@@ -560,10 +575,10 @@ export const predict = (events: ReadonlyArray<TimedEvent>, options: Options = {}
   let window = Window.empty
   const blobs = new Map<string, string>()
   let unknownPrefix: UnknownPrefix | null = null
-  let prefixDecided = typeof options.unknownPrefix === "number"
-  if (typeof options.unknownPrefix === "number" && options.unknownPrefix > 0) {
-    unknownPrefix = { tokens: options.unknownPrefix, note: "given" }
-  }
+  const given = options.unknownPrefix
+  let prefixDecided = given !== undefined && given !== "auto"
+  if (typeof given === "number" && given > 0) unknownPrefix = { tokens: given, warmTokens: 0, note: "given" }
+  if (typeof given === "object") unknownPrefix = given
   let sinceLast: Array<TimedEvent> = []
   let pending: { readonly index: number; readonly priced: CacheTable.Resolved } | undefined
 
@@ -609,9 +624,13 @@ export const predict = (events: ReadonlyArray<TimedEvent>, options: Options = {}
         if (usage?._tag === "UsageReported") {
           const gap = usage.inputTokens - counted
           if (gap > Math.max(256, 0.05 * usage.inputTokens)) {
+            const warm = Math.min(gap, usage.cacheReadTokens)
             unknownPrefix = {
               tokens: gap,
-              note: `estimated from the first call's recorded usage (${usage.inputTokens} input tokens, ${counted} counted in the render): the system prompt and tool definitions the log does not hold`
+              warmTokens: warm,
+              note: `estimated from the first call's recorded usage (${usage.inputTokens} input tokens, ${counted} counted in the render): the system prompt and tool definitions the log does not hold${
+                warm > 0 ? `; its first ${warm} tokens were already cached and are taken as kept warm` : ""
+              }`
             }
           }
         }
@@ -620,13 +639,20 @@ export const predict = (events: ReadonlyArray<TimedEvent>, options: Options = {}
       const head =
         unknownPrefix === null
           ? undefined
-          : { tokens: unknownPrefix.tokens, ttl: priced.rules.kind === "breakpoints" ? (firstTtl ?? "5m") : undefined }
+          : {
+              tokens: unknownPrefix.tokens,
+              warm: unknownPrefix.warmTokens,
+              ttl: priced.rules.kind === "breakpoints" ? (firstTtl ?? "5m") : undefined
+            }
       const blocks = chainBlocks(raws, counter, head)
       const total = blocks.at(-1)?.end ?? 0
       const at = entry.recordedAt
       const entries = live.get(scope) ?? new Map<string, Live>()
       live.set(scope, entries)
       for (const [key, value] of entries) if (value.expiresAt < at) entries.delete(key)
+      // The warm part of the unknown prefix is cached before the stream starts, and stays so.
+      const warmBlock = blocks[0]?.label === warmLabel ? blocks[0] : undefined
+      if (warmBlock !== undefined) entries.set(warmBlock.key, { expiresAt: Number.POSITIVE_INFINITY, ttlMs: 0 })
 
       let read = 0
       let write = 0
@@ -668,7 +694,7 @@ export const predict = (events: ReadonlyArray<TimedEvent>, options: Options = {}
         for (const block of blocks) {
           const hit = entries.get(block.key)
           if (hit === undefined) continue
-          hit.expiresAt = at + hit.ttlMs
+          hit.expiresAt = Math.max(hit.expiresAt, at + hit.ttlMs)
           matched = Math.max(matched, block.end)
         }
         read =
@@ -676,7 +702,10 @@ export const predict = (events: ReadonlyArray<TimedEvent>, options: Options = {}
             ? 0
             : rules.minTokens + Math.floor((matched - rules.minTokens) / rules.stepTokens) * rules.stepTokens
         if (total >= rules.minTokens) {
-          for (const block of blocks) entries.set(block.key, { expiresAt: at + rules.ttlMs, ttlMs: rules.ttlMs })
+          for (const block of blocks) {
+            const existing = entries.get(block.key)?.expiresAt ?? 0
+            entries.set(block.key, { expiresAt: Math.max(existing, at + rules.ttlMs), ttlMs: rules.ttlMs })
+          }
           cachedEnd = rules.minTokens + Math.floor((total - rules.minTokens) / rules.stepTokens) * rules.stepTokens
         }
         ttlMs = rules.ttlMs

@@ -231,23 +231,21 @@ export const run = (
   target: Transfer.Target,
   options: Options,
   progress: (done: number, total: number, file: string) => void = () => {}
-): Effect.Effect<Report, Transfer.ImportError> =>
+): Effect.Effect<Report> =>
   Effect.gen(function* () {
     const files: Array<string> = []
+    const failed: Array<Failed> = []
+    let unreadable = 0
     for (const path of paths) {
-      const listed = yield* Effect.try({
-        try: () => filesOf(path),
-        catch: (cause) =>
-          new Transfer.ImportError({
-            file: path,
-            line: 0,
-            detail: cause instanceof Error ? cause.message : String(cause)
-          })
-      })
-      files.push(...listed)
+      try {
+        files.push(...filesOf(path))
+      } catch (cause) {
+        // A path that cannot be read is a failure of its own; the other paths still import.
+        failed.push({ file: path, line: 0, detail: cause instanceof Error ? cause.message : String(cause) })
+        unreadable++
+      }
     }
     const imported: Array<Imported> = []
-    const failed: Array<Failed> = []
     const unknown: Record<string, number> = {}
     for (const [index, file] of files.entries()) {
       const sessions = yield* Effect.either(prepare(file, options, unknown))
@@ -284,5 +282,5 @@ export const run = (
       }
       progress(index + 1, files.length, file)
     }
-    return { files: files.length, imported, failed, unknown }
+    return { files: files.length + unreadable, imported, failed, unknown }
   })
