@@ -1003,6 +1003,32 @@ const inspectorScenario: Scenario = {
   }
 }
 
+/** Issue 38: a policy sweep's replay rate and its scaling with worker threads (apps/inspector/bench/sweep.ts). */
+const sweepScenario: Scenario = {
+  name: "sweep",
+  describe:
+    "`ctxlog whatif --all` with 2 policies over BENCH_SWEEP_STREAMS streams (the fixtures' transcripts, repeated): replayed model calls/s per worker, 1 worker vs 2 (apps/inspector/bench/sweep.ts, in a child process)",
+  run: async (run) => {
+    const streams = run.size("SWEEP_STREAMS", 20, 200)
+    const size = `${streams} streams x 2 policies`
+    const child = spawnSync(process.execPath, ["--conditions=@ctxlog/source", "--import", "tsx", "bench/sweep.ts"], {
+      cwd: inspectorDir,
+      env: { ...process.env, BENCH_STREAMS: String(streams) },
+      encoding: "utf8"
+    })
+    const rows: Array<Row> = []
+    for (const line of child.stdout.split("\n")) {
+      const timed = /^sweep .*, (\d+) workers: (.+)$/.exec(line.trim())
+      if (timed !== null) rows.push(noteRow("sweep", size, `${timed[1]} worker(s)`, timed[2] ?? ""))
+      else if (line.startsWith("scaling:")) rows.push(noteRow("sweep", size, "scaling", line.slice(9)))
+    }
+    if (child.status !== 0 || rows.length === 0) {
+      rows.push(noteRow("sweep", size, "failed", child.stderr.trim().split("\n").at(-1) ?? ""))
+    }
+    return rows
+  }
+}
+
 /** Every scenario, in run order. */
 export const scenarios: ReadonlyArray<Scenario> = [
   appendScenario(1),
@@ -1016,6 +1042,7 @@ export const scenarios: ReadonlyArray<Scenario> = [
   prefixScenario,
   rssScenario,
   inspectorScenario,
+  sweepScenario,
   storageScenario,
   reloadScenario,
   langgraphScenario

@@ -9,6 +9,7 @@ import { FileStore } from "@ctxlog/memory"
 import { afterAll, assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import { RenderRecord } from "@ctxlog/providers"
+import * as SweepPool from "../../inspector/src/SweepPool.js"
 import * as Demo from "../src/Demo.js"
 import { readStream, runCli, sessionOf } from "./support/cli.js"
 
@@ -111,7 +112,24 @@ describe("ctxlog-agent demo", () => {
         assert.match(output, /# fail 0/)
         assert.throws(() => execFileSync(process.execPath, ["--test"], { cwd: Demo.sampleDir, stdio: "pipe" }))
         assert.match(ran.stdout, /tests\s+pass/)
+
+        // Issue 38: the recorded policy replayed as a sweep candidate loses nothing, overflows no render
+        // and costs within 1% of the recorded run (the cache model's price of both).
+        const swept = yield* SweepPool.runJob({ _tag: "sqlite", file: db, stream, read: { integrity: "verified" } }, [
+          { name: "recorded", settings: {} }
+        ])
+        assert.isTrue(swept.ok, swept.ok ? "" : swept.error)
+        if (swept.ok) {
+          const [replayed] = swept.result.candidates
+          assert.isNull(replayed?.error ?? null)
+          assert.strictEqual(replayed?.totals.calls, renders.renders)
+          assert.deepStrictEqual(replayed?.lost, [])
+          assert.strictEqual(replayed?.totals.overflows, 0)
+          const recorded = swept.result.recorded.totals.dollars
+          assert.isAbove(recorded, 0)
+          assert.isAtMost(Math.abs((replayed?.totals.dollars ?? 0) - recorded), recorded * 0.01)
+        }
       }),
-    240_000
+    480_000
   )
 })

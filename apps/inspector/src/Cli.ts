@@ -9,7 +9,7 @@
 import { readFileSync } from "node:fs"
 import { type EventCodec, type EventLog, WindowEvent } from "@ctxlog/core"
 import { Anchor, Erasure, LogReader, PostgresEventLog, Signing, SqliteEventLog } from "@ctxlog/memory"
-import { RenderRecord } from "@ctxlog/providers"
+import { CacheModel, RenderRecord } from "@ctxlog/providers"
 import type { Policy } from "@ctxlog/turn"
 import { Args, Command, Options } from "@effect/cli"
 import * as Console from "effect/Console"
@@ -27,6 +27,7 @@ import { damagedExit } from "./Report.js"
 import * as Server from "./Server.js"
 import * as MessageView from "./MessageView.js"
 import * as Source from "./Source.js"
+import * as SweepCli from "./SweepCli.js"
 import { didYouMean, summarize } from "./Suggest.js"
 import * as Transfer from "./Transfer.js"
 
@@ -1053,11 +1054,50 @@ const eraseCommand = Command.make(
 
 const decodeSettings = Schema.decodeUnknownEither(Schema.parseJson(Pipeline.Settings))
 
+/** The sweep's options (`SweepCli`): `--db` and `--pg` repeated replace the one of every other command. */
+const sweepOptions = {
+  db: Options.text("db").pipe(
+    Options.repeated,
+    Options.withDescription(`SQLite database file, repeatable for a sweep (default ${Source.defaultDb})`)
+  ),
+  pg: Options.text("pg").pipe(Options.repeated, Options.withDescription("PostgreSQL connection URL, repeatable")),
+  all: Options.boolean("all").pipe(Options.withDescription("sweep every stream of the logs")),
+  match: Options.text("match").pipe(
+    Options.repeated,
+    Options.withDescription("sweep the streams whose id matches (* for any characters), repeatable")
+  ),
+  import: Options.text("import").pipe(
+    Options.optional,
+    Options.withDescription("sweep a folder of OpenAI-chat transcripts (*.json), imported in memory, nothing written")
+  ),
+  importBudget: Options.integer("import-budget").pipe(
+    Options.optional,
+    Options.withDescription("--import: the token budget the transcripts are recorded at (tiered compaction)")
+  ),
+  policy: Options.text("policy").pipe(
+    Options.repeated,
+    Options.withDescription("a candidate policy (JSON, as --config), repeatable; the recording is the baseline")
+  ),
+  markdown: Options.boolean("markdown").pipe(Options.withDescription("print the sweep as markdown (a PR comment)")),
+  lost: Options.boolean("lost").pipe(
+    Options.withDescription("list every item a policy lost, with stream, call and event")
+  ),
+  failOn: Options.text("fail-on").pipe(
+    Options.repeated,
+    Options.withDescription("exit non-zero when a policy meets it: 'cost>+2%', 'lost>0', 'overflow>0', 'failed>0'")
+  ),
+  workers: Options.integer("workers").pipe(
+    Options.optional,
+    Options.withDescription("worker threads (default: the machine's available parallelism)")
+  )
+}
+
 const whatifCommand = Command.make(
   "whatif",
   {
     ...reading,
-    stream,
+    ...sweepOptions,
+    stream: stream.pipe(Args.optional),
     config: Options.text("config").pipe(
       Options.optional,
       Options.withDescription(
@@ -1065,8 +1105,22 @@ const whatifCommand = Command.make(
       )
     )
   },
-  (options) =>
-    Effect.scoped(
+  (given) => {
+    // A sweep (many streams or policies, a gate) is SweepCli's; one stream and one policy print the table below.
+    const sweepOf = { ...given, hmacKey: undefined, importDir: given.import }
+    if (SweepCli.isSweep(sweepOf) || Option.isNone(given.stream)) {
+      return Effect.flatMap(keyFrom(given.keyEnv), (hmacKey) => SweepCli.run({ ...sweepOf, hmacKey })).pipe(
+        Effect.asVoid,
+        Effect.mapError((error) => new CommandFailed({ detail: error.message }))
+      )
+    }
+    const options = {
+      ...given,
+      stream: given.stream.value,
+      db: given.db[0] ?? Source.defaultDb,
+      pg: Option.fromNullable(given.pg[0])
+    }
+    return Effect.scoped(
       Effect.gen(function* () {
         const source = yield* open(options)
         yield* Inspect.head(source, options.stream)
@@ -1102,9 +1156,18 @@ const whatifCommand = Command.make(
         })
         const replayedPolicy = policyOf(firstPolicy)
         const equal = firstPolicy !== undefined && Object.keys(overrides).length === 0
-        const recordedPricing = pricingOverride ?? Pipeline.defaultPricing(fallback?.builder.provider ?? "default")
-        const pricing = pricingOverride ?? Pipeline.defaultPricing(replayedPolicy.builder.provider)
-        const baseline = Pipeline.callStats(all, recordedPricing)
+        // Both runs are priced by the cache model at the recorded calls' times; the replay carries the
+        // unknown prefix (system prompt, tools) the recording's first usage revealed.
+        const times = all.flatMap((entry) => (entry.event._tag === "PromptRendered" ? [entry.recordedAt] : []))
+        const unknownPrefix = CacheModel.predict(all).unknownPrefix
+        const baseline = Pipeline.callStats(all, { pricing: pricingOverride })
+        const usageCost = all.reduce(
+          (sum, entry) =>
+            entry.event._tag === "UsageReported"
+              ? sum + CacheModel.priceUsage(entry.event, { pricing: pricingOverride }).cost
+              : sum,
+          0
+        )
         const events = yield* Pipeline.run(options.stream, input, policyOf)
         const replayed = Pipeline.callStats(
           events.map(
@@ -1117,7 +1180,7 @@ const whatifCommand = Command.make(
               event
             })
           ),
-          pricing
+          { pricing: pricingOverride, times, unknownPrefix }
         )
         const count = Math.max(baseline.length, replayed.length)
         const calls = Array.from({ length: count }, (_, index) => ({
@@ -1131,9 +1194,17 @@ const whatifCommand = Command.make(
           tokensSent: stats.reduce((t, s) => t + s.tokensSent, 0),
           compactions: stats.reduce((t, s) => t + s.compactions, 0),
           dropped: stats.reduce((t, s) => t + s.dropped, 0),
+          cacheRead: stats.reduce((t, s) => t + s.cacheRead, 0),
+          cacheWrite: stats.reduce((t, s) => t + s.cacheWrite, 0),
+          compactorCost: Math.round(stats.reduce((t, s) => t + s.compactorCost, 0) * 1e6) / 1e6,
           cost: Math.round(stats.reduce((t, s) => t + s.cost, 0) * 1e6) / 1e6
         })
-        const totals = { recorded: total(baseline), whatif: total(replayed) }
+        const totals = {
+          recorded: total(baseline),
+          whatif: total(replayed),
+          // What the recorded usage cost, priced by the same table: the figure a faithful replay reproduces.
+          recordedUsageCost: usageCost === 0 ? null : Math.round(usageCost * 1e6) / 1e6
+        }
         const delta =
           totals.recorded.tokensSent === 0
             ? 0
@@ -1157,6 +1228,11 @@ const whatifCommand = Command.make(
             "",
             `recorded: ${totals.recorded.calls} model calls, ${totals.recorded.tokensSent} tokens sent, ${totals.recorded.compactions} compactions, $${totals.recorded.cost.toFixed(4)}`,
             `what-if:  ${totals.whatif.calls} model calls, ${totals.whatif.tokensSent} tokens sent, ${totals.whatif.compactions} compactions, $${totals.whatif.cost.toFixed(4)}`,
+            `input cost by the cache model (cache reads, writes and the compactor's calls included)${
+              totals.recordedUsageCost === null
+                ? ""
+                : `; the recorded usage cost $${totals.recordedUsageCost.toFixed(4)}`
+            }`,
             equal
               ? `the recorded policy, replayed: ${(delta * 100).toFixed(2)}% difference in tokens sent (a faithful replay is within 1%)`
               : `${delta <= 0 ? "" : "+"}${(delta * 100).toFixed(1)}% tokens sent under the what-if policy, over the same ${totals.recorded.calls} model calls`
@@ -1164,9 +1240,75 @@ const whatifCommand = Command.make(
         )
       })
     )
+  }
 ).pipe(
   Command.withDescription(
-    "replay the conversation through the turn module under its recorded policy or another; per model call, both runs side by side"
+    "replay the conversation through the turn module under its recorded policy or another; per model call, both runs side by side; with --all, --match, --import or --policy, a sweep of many streams under several policies, with a gate (--fail-on)"
+  )
+)
+
+// cache ------------------------------------------------------------------------------------------
+
+const cacheCommand = Command.make("cache", { ...reading, stream }, (options) =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      const source = yield* open(options)
+      yield* Inspect.head(source, options.stream)
+      const entries = yield* Inspect.entries(source, options.stream)
+      const report = CacheModel.predict(entries)
+      const figures = CacheModel.accuracy(report)
+      const start = report.calls[0]?.at ?? 0
+      const usd = (value: number) => value.toFixed(4)
+      const split = (value: CacheModel.Split | null) =>
+        value === null ? "-" : `${value.cacheRead}/${value.cacheWrite}/${value.uncached}`
+      const percent = (value: number | null) =>
+        value === null ? "-" : `${value >= 0 ? "+" : ""}${(value * 100).toFixed(0)}%`
+      yield* out(options, { ...report, accuracy: figures }, () =>
+        [
+          table(
+            ["V", "+S", "PROMPT", "PREDICTED R/W/U", "RECORDED R/W/U", "READ ERR", "CLASS", "COST $", "CAUSE"],
+            report.calls.map((call) => [
+              call.version,
+              Math.round((call.at - start) / 1000),
+              call.predicted.promptTokens,
+              split(call.predicted),
+              split(call.recorded),
+              percent(call.readError),
+              `${call.predicted.class}${call.recorded === null ? "" : `/${call.recorded.class}`}`,
+              `${usd(call.predicted.cost)}${call.recorded === null ? "" : `/${usd(call.recorded.cost)}`}`,
+              call.cause === null
+                ? ""
+                : `${call.cause.kind}${call.cause.divergedAt === null ? "" : ` at ${call.cause.divergedAt}`}${
+                    call.cause.events.length === 0
+                      ? ""
+                      : ` (${call.cause.events.map((e) => `v${e.version} ${e.type}`).join(", ")})`
+                  }`
+            ]),
+            8
+          ),
+          "",
+          report.causes.length === 0
+            ? "no call missed the cache"
+            : table(
+                ["CAUSE", "CALLS", "LOST $"],
+                report.causes.map((cause) => [cause.kind, cause.calls, usd(cause.lost)])
+              ),
+          "",
+          `predicted input cost $${usd(report.totals.predicted.cost)} (read ${report.totals.predicted.cacheRead}, written ${report.totals.predicted.cacheWrite}, uncached ${report.totals.predicted.uncached} tokens)`,
+          report.totals.recorded === null
+            ? "no usage recorded"
+            : `recorded input cost $${usd(report.totals.recorded.cost)} (read ${report.totals.recorded.cacheRead}, written ${report.totals.recorded.cacheWrite}, uncached ${report.totals.recorded.uncached} tokens); ${figures.recorded} calls: cache read within ±10% on ${(figures.readWithin10 * 100).toFixed(0)}%, class agrees on ${(figures.classAgrees * 100).toFixed(0)}%`,
+          ...(report.unknownPrefix === null
+            ? []
+            : [`unknown prefix: ${report.unknownPrefix.tokens} tokens, ${report.unknownPrefix.note}`]),
+          `prices and rules: table ${report.table} (R/W/U: cache read / cache write / uncached input tokens)`
+        ].join("\n")
+      )
+    })
+  )
+).pipe(
+  Command.withDescription(
+    "predict each model call's prompt-cache reads and writes from the renders and their times, beside the recorded usage, and name what broke the cache"
   )
 )
 
@@ -1207,6 +1349,7 @@ export const command = Command.make("ctxlog").pipe(
     headsCommand,
     messageCommand,
     whatifCommand,
+    cacheCommand,
     serveCommand
   ])
 )
@@ -1216,7 +1359,8 @@ export const optionNames: ReadonlyArray<string> = [
   ...["db", "pg", "json", "unverified", "key-env", "expect-head", "heads-file", "keyring", "anchors", "owner"],
   ...["from", "to", "type"],
   ...["at", "budget", "full", "turn", "renders", "force", "format", "stream", "provider", "model", "actor"],
-  ...["reason", "config", "port", "host", "help", "version", "wizard", "completions", "log-level"]
+  ...["reason", "config", "port", "host", "help", "version", "wizard", "completions", "log-level"],
+  ...["all", "match", "import", "import-budget", "policy", "markdown", "lost", "fail-on", "workers"]
 ]
 
 /** Run the CLI on `argv` (as `process.argv`). @since 0.1.0 */

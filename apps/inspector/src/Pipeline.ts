@@ -21,7 +21,7 @@ import {
   Window,
   type WindowEvent
 } from "@ctxlog/core"
-import { RenderRecord } from "@ctxlog/providers"
+import { CacheModel, CacheTable, RenderRecord } from "@ctxlog/providers"
 import { Policy, TemplateCompactor, Turn } from "@ctxlog/turn"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
@@ -411,44 +411,84 @@ export interface CallStat {
   readonly dropped: number
   /** Share of the request bytes equal to the previous request's prefix (same provider and model). */
   readonly prefixReuse: number | null
-  /** Estimated input cost in USD: the reused share at the cache-read price, the rest at full price. */
+  /** Predicted prompt-cache reads and writes of the call (the cache model, `CacheModel`). */
+  readonly cacheRead: number
+  readonly cacheWrite: number
+  /**
+   * Input cost in USD as the cache model prices it (uncached, cache writes at their TTL's price, cache
+   * reads), plus the compactor's own model calls since the previous render.
+   */
   readonly cost: number
+  /** The part of `cost` spent by the compactor's own calls (each summary's input, uncached). */
+  readonly compactorCost: number
+}
+
+/** Options of {@link callStats}. @since 0.5.0 */
+export interface StatOptions {
+  /** Overrides the table's input and read prices. */
+  readonly pricing?: Pricing | undefined
+  /** The time of each call, by index (a replay has no times of its own: it takes the recording's). */
+  readonly times?: ReadonlyArray<number> | undefined
+  /** The unknown prefix the recording was estimated to carry (a replay holds no first usage of its own). */
+  readonly unknownPrefix?: CacheModel.UnknownPrefix | null | undefined
 }
 
 /**
  * Per-model-call stats of a stream's events: renders are rebuilt from the log to measure prefix reuse
- * (a render that cannot be rebuilt counts as not reused, and `prefixReuse` is null).
+ * (a render that cannot be rebuilt counts as not reused, and `prefixReuse` is null), and priced with
+ * the cache model from the renders and their times. A compaction that produced a summary is one model
+ * call of the compactor's: its input is the messages it summarized, sent uncached at the input price.
  * @since 0.4.0
  */
-export const callStats = (entries: ReadonlyArray<Queries.Entry>, pricing: Pricing): ReadonlyArray<CallStat> => {
+export const callStats = (
+  entries: ReadonlyArray<Queries.Entry>,
+  options: StatOptions = {}
+): ReadonlyArray<CallStat> => {
+  const renders = entries.filter((entry) => entry.event._tag === "PromptRendered")
+  const timed = entries.map((entry) => {
+    if (entry.event._tag !== "PromptRendered" || options.times === undefined) return entry
+    const index = renders.indexOf(entry)
+    return { ...entry, recordedAt: options.times[index] ?? options.times.at(-1) ?? entry.recordedAt }
+  })
+  const report = CacheModel.predict(timed, {
+    ...(options.pricing === undefined ? {} : { pricing: options.pricing }),
+    ...(options.unknownPrefix === undefined ? {} : { unknownPrefix: options.unknownPrefix ?? 0 })
+  })
   const stats: Array<CallStat> = []
   let window = Window.empty
   let turn = 1
   let call = 0
   let compactions = 0
+  let compactor = 0
   let lastIds = new Set<string>()
+  let lastTarget: { provider: string; model: string } | undefined
   const blobs = new Map<string, string>()
   const previous = new Map<string, string>()
   for (const entry of entries) {
     const event = entry.event
     if (Queries.compactionTypes.has(entry.type)) compactions++
+    if (event._tag === "Compacted" && event.summary !== null) {
+      // The summarizer's own model call read the messages it replaced (a replay's template compactor is priced alike).
+      const removed = event.removedIds.reduce((sum, id) => sum + (Window.findMessage(window, id)?.tokens ?? 0), 0)
+      const target = lastTarget ?? { provider: "default", model: "unknown" }
+      compactor += (removed * CacheTable.resolve(target.provider, target.model, options.pricing).input) / 1_000_000
+    }
     if (event._tag === "PromptRendered") {
+      lastTarget = { provider: event.provider, model: event.model }
       RenderRecord.collectBlobs([event], blobs)
       const rebuilt = RenderRecord.rebuild(window, event, entry.version, blobs)
       const key = `${event.provider}/${event.model}`
-      let share = 0
       let reuse: number | null = null
       if (Either.isRight(rebuilt)) {
         const before = previous.get(key)
-        share = before === undefined ? 0 : Queries.commonPrefix(before, rebuilt.right.body) / rebuilt.right.body.length
+        reuse = before === undefined ? 0 : Queries.commonPrefix(before, rebuilt.right.body) / rebuilt.right.body.length
         previous.set(key, rebuilt.right.body)
-        reuse = share
       }
       const ids = new Set(Window.messages(window).map((message) => message.id))
       let dropped = 0
       for (const id of lastIds) if (!ids.has(id)) dropped++
       lastIds = ids
-      const cached = Math.round(event.tokens.total * share)
+      const predicted = report.calls[stats.length]?.predicted
       call++
       stats.push({
         turn,
@@ -457,9 +497,13 @@ export const callStats = (entries: ReadonlyArray<Queries.Entry>, pricing: Pricin
         compactions,
         dropped,
         prefixReuse: reuse,
-        cost: ((event.tokens.total - cached) * pricing.input + cached * pricing.cacheRead) / 1_000_000
+        cacheRead: predicted?.cacheRead ?? 0,
+        cacheWrite: predicted?.cacheWrite ?? 0,
+        cost: (predicted?.cost ?? 0) + compactor,
+        compactorCost: compactor
       })
       compactions = 0
+      compactor = 0
     }
     window = Window.evolve(window, event)
     if (event._tag === "TurnCompleted") {

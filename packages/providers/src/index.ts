@@ -22,6 +22,10 @@ export * as OllamaCtx from "./OllamaCtx.js"
 export * as OpenAICtx from "./OpenAICtx.js"
 /** `PromptRendered` / `UsageReported` recording. @since 0.1.0 */
 export * as RenderRecord from "./RenderRecord.js"
+/** Prompt-cache rules and input prices per provider and model, dated, as data. @since 0.5.0 */
+export * as CacheTable from "./CacheTable.js"
+/** Predicted prompt-cache reads and writes per call, beside the recorded usage, and why a call missed. @since 0.5.0 */
+export * as CacheModel from "./CacheModel.js"
 /** Tool pairing and adjacency checks. @since 0.1.0 */
 export * as RequestValidator from "./RequestValidator.js"
 /** Prompt sizes, exact where the provider offers a count (`count_tokens`, o200k/cl100k). @since 0.2.0 */

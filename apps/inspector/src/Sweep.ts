@@ -1,0 +1,630 @@
+/**
+ * Policy sweeps (`ctxlog whatif --all --policy a.json --policy b.json`): every selected stream replayed
+ * under each candidate policy through the same pipeline `whatif` uses ({@link Pipeline.run}: stored
+ * events and stored token counts in, no model and no network), set beside the recorded run, call by
+ * call. Per policy and stream: model calls, input tokens split uncached / cache-write / cache-read,
+ * dollars (through a {@link Pricer}), compactions by tier, renders that overflowed the model's window,
+ * and what the policy lost against the recording:
+ *
+ * - `tool-result`: a tool result that reached a recorded render whole and no what-if render whole;
+ * - `user-message`: a user message whose text (verbatim, or quoted by a summary) reached a recorded
+ *   render of its turn and no what-if render of that turn before the turn's answer;
+ * - `identifier`: an identifier (path, URL, number, id, code name) a recorded answer uses that was in
+ *   the recorded render the model answered and is not in the what-if render of the same call.
+ *
+ * Each lost item names its stream, its call (`turn.call`) and the what-if event that removed it from
+ * the window (null when it never was in the what-if window in that form: cut on arrival, or left out by
+ * the render). Losses are measured against the recording, so the recorded policy replayed loses nothing.
+ *
+ * Streams run in parallel on worker threads ({@link sweep}); one stream's analysis is
+ * {@link sweepStream}, a pure function of its events.
+ *
+ * @since 0.5.0
+ */
+import { Message, Window, type WindowEvent } from "@ctxlog/core"
+import { CacheModel, CacheTable, RenderRecord } from "@ctxlog/providers"
+import type { Policy } from "@ctxlog/turn"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Pipeline from "./Pipeline.js"
+import * as Queries from "./Queries.js"
+
+// ---------------------------------------------------------------------------------------------------
+// Pricing
+
+/** One model call's input, split the way providers bill it, and its price. @since 0.5.0 */
+export interface PricedCall {
+  readonly promptTokens: number
+  readonly uncached: number
+  readonly cacheWrite: number
+  readonly cacheRead: number
+  /** USD. */
+  readonly dollars: number
+}
+
+/** One model call of a run as the sweep saw it: what the pricer reads besides the events. @since 0.5.0 */
+export interface RenderedCall {
+  readonly version: number
+  readonly provider: string
+  readonly model: string
+  readonly tokens: number
+  /** The rebuilt request body, or null when the render could not be rebuilt. */
+  readonly body: string | null
+}
+
+/**
+ * Prices every model call of a run (one {@link PricedCall} per `PromptRendered`, in order). The sweep
+ * calls nothing else for dollars, so a cache model plugs in here.
+ * @since 0.5.0
+ */
+export interface Pricer {
+  readonly name: string
+  readonly price: (run: {
+    readonly entries: ReadonlyArray<Queries.Entry>
+    readonly calls: ReadonlyArray<RenderedCall>
+  }) => ReadonlyArray<PricedCall>
+}
+
+/**
+ * The pricing `whatif` has used so far: the share of a request equal to the previous request's prefix
+ * (same provider and model) is read from the cache at the read price, the rest is uncached input; no
+ * cache writes. `pricing` overrides the per-provider list prices ({@link Pipeline.defaultPricing}).
+ * @since 0.5.0
+ */
+export const prefixPricer = (pricing?: Pipeline.Pricing): Pricer => ({
+  name: "prefix-share",
+  price: ({ calls }) => {
+    const previous = new Map<string, string>()
+    return calls.map((call) => {
+      const key = `${call.provider}/${call.model}`
+      let share = 0
+      if (call.body !== null) {
+        const before = previous.get(key)
+        share =
+          before === undefined || call.body.length === 0
+            ? 0
+            : Queries.commonPrefix(before, call.body) / call.body.length
+        previous.set(key, call.body)
+      }
+      const price = pricing ?? Pipeline.defaultPricing(call.provider)
+      const cacheRead = Math.round(call.tokens * share)
+      const uncached = call.tokens - cacheRead
+      return {
+        promptTokens: call.tokens,
+        uncached,
+        cacheWrite: 0,
+        cacheRead,
+        dollars: (uncached * price.input + cacheRead * price.cacheRead) / 1_000_000
+      }
+    })
+  }
+})
+
+/**
+ * The cache model of `@ctxlog/providers` (`CacheModel.predict`, the table `CacheTable.current`): per
+ * call, what the provider's prompt cache would read, write and leave uncached given the renders and
+ * their times, priced per provider and model. `pricing` overrides the input and read prices.
+ * @since 0.5.0
+ */
+export const cacheModelPricer = (pricing?: Pipeline.Pricing): Pricer => ({
+  name: `cache-model (prices as of ${CacheTable.current.version})`,
+  price: ({ entries }) =>
+    CacheModel.predict(entries, pricing === undefined ? {} : { pricing }).calls.map((call) => ({
+      promptTokens: call.predicted.promptTokens,
+      uncached: call.predicted.uncached,
+      cacheWrite: call.predicted.cacheWrite,
+      cacheRead: call.predicted.cacheRead,
+      dollars: call.predicted.cost
+    }))
+})
+
+// ---------------------------------------------------------------------------------------------------
+// Identifiers
+
+const identifierPatterns: ReadonlyArray<RegExp> = [
+  // URLs
+  /https?:\/\/[^\s"'<>`)\]}]+/g,
+  // paths: a/b, ./a, /a/b.c
+  /(?:\.{0,2}\/)?(?:[\w.-]+\/)+[\w.-]+/g,
+  // file names with an extension
+  /\b[\w-]+\.(?:py|ts|tsx|js|mjs|cjs|json|md|txt|go|rs|c|h|cc|cpp|java|rb|sh|ya?ml|toml|cfg|ini|html|css|sql|pl|cgi|php|lock|log|csv)\b/g,
+  // numbers of three digits or more, decimals
+  /\b\d+\.\d+\b|\b\d{3,}\b/g,
+  // hex ids
+  /\b(?=[0-9a-f]*\d)[0-9a-f]{7,}\b/g,
+  // code names: snake_case, camelCase, PascalCase with two humps, a::b
+  /\b[A-Za-z_]\w*_\w+\b|\b[a-z]+[A-Z]\w*\b|\b[A-Z][a-z0-9]+[A-Z]\w*\b|\b\w+::\w+\b/g
+]
+
+/** The identifiers in a text (paths, URLs, numbers, ids, code names), at least 3 characters each. @since 0.5.0 */
+export const identifiersOf = (text: string): ReadonlyArray<string> => {
+  const found = new Set<string>()
+  for (const pattern of identifierPatterns) {
+    for (const match of text.matchAll(pattern)) {
+      const value = match[0].replace(/[.,;:]+$/, "")
+      if (value.length >= 3) found.add(value)
+    }
+  }
+  return [...found]
+}
+
+const stringsOf = (value: Message.JsonValue, into: Array<string>): void => {
+  if (typeof value === "string") into.push(value)
+  else if (Array.isArray(value)) for (const item of value) stringsOf(item, into)
+  else if (value !== null && typeof value === "object") for (const item of Object.values(value)) stringsOf(item, into)
+}
+
+/** What an answer says: its text and the string values of its tool calls' inputs. */
+const answerText = (parts: ReadonlyArray<Message.Part>): string => {
+  const texts: Array<string> = []
+  for (const part of parts) {
+    if (part.type === "text") texts.push(part.text)
+    else if (part.type === "tool_call") stringsOf(part.input, texts)
+  }
+  return texts.join("\n")
+}
+
+/** A text as it appears inside a JSON request body. */
+const inBody = (text: string) => JSON.stringify(text).slice(1, -1)
+
+/** How much of a user message's text must reach a render (verbatim, or quoted by a summary). */
+const userProbeChars = 60
+
+// ---------------------------------------------------------------------------------------------------
+// One run
+
+/** Tiers and kinds of compaction, as counted. @since 0.5.0 */
+export type Compactions = Readonly<Record<string, number>>
+
+interface Trace {
+  readonly calls: ReadonlyArray<RenderedCall & { readonly turn: number; readonly call: number }>
+  readonly overflows: ReadonlyArray<number>
+  readonly compactions: Compactions
+  /** Tool results whose content reached a render whole: toolCallId → the call index it first did. */
+  readonly toolWhole: ReadonlyMap<string, number>
+  /** User messages (by turn and text) that reached a render of their turn: key → call index. */
+  readonly userReached: ReadonlyMap<string, number>
+  /** Every tool result and user message seen: key → probe text (for attribution). */
+  readonly probes: ReadonlyMap<string, string>
+  /** The answer after each call (the next assistant message), if any. */
+  readonly answers: ReadonlyArray<ReadonlyArray<Message.Part> | undefined>
+}
+
+const compactionKind = (event: WindowEvent.WindowEvent): string | undefined => {
+  switch (event._tag) {
+    case "Compacted":
+      return event.tier
+    case "ToolOutputPruned":
+      return "prune"
+    case "MediaPruned":
+      return "media"
+    case "DeferredSummariesApplied":
+      return "deferred"
+    case "HistoryTrimmed":
+      return "trim"
+    case "SeamProduced":
+      return "seam"
+    default:
+      return undefined
+  }
+}
+
+/** Fold a run's events once: rebuild each render, and record what reached it. */
+const trace = (entries: ReadonlyArray<Queries.Entry>): Trace => {
+  let window = Window.empty
+  const blobs = new Map<string, string>()
+  const calls: Array<RenderedCall & { turn: number; call: number }> = []
+  const overflows: Array<number> = []
+  const compactions: Record<string, number> = {}
+  const toolWhole = new Map<string, number>()
+  const userReached = new Map<string, number>()
+  const probes = new Map<string, string>()
+  const pendingTools = new Map<string, string>()
+  const pendingUsers = new Map<string, string>()
+  const answers: Array<ReadonlyArray<Message.Part> | undefined> = []
+  let turn = 1
+  let call = 0
+  for (const entry of entries) {
+    const event = entry.event
+    const kind = compactionKind(event)
+    if (kind !== undefined) compactions[kind] = (compactions[kind] ?? 0) + 1
+    switch (event._tag) {
+      case "PromptRendered": {
+        RenderRecord.collectBlobs([event], blobs)
+        const rebuilt = RenderRecord.rebuild(window, event, entry.version, blobs)
+        const body = Either.isRight(rebuilt) ? rebuilt.right.body : null
+        if (Either.isRight(rebuilt) && !RenderRecord.fits(rebuilt.right.stats)) overflows.push(calls.length)
+        call++
+        const index = calls.length
+        calls.push({
+          version: entry.version,
+          provider: event.provider,
+          model: event.model,
+          tokens: event.tokens.total,
+          body,
+          turn,
+          call
+        })
+        answers.push(undefined)
+        if (body !== null) {
+          for (const [id, probe] of pendingTools) {
+            if (body.includes(probe)) {
+              toolWhole.set(id, index)
+              pendingTools.delete(id)
+            }
+          }
+          for (const [key, probe] of pendingUsers) {
+            if (body.includes(probe)) {
+              userReached.set(key, index)
+              pendingUsers.delete(key)
+            }
+          }
+        }
+        break
+      }
+      case "MessageAppended": {
+        const message = event.message
+        if (message.kind !== "chat") break
+        if (message.role === "assistant" && calls.length > 0 && answers[calls.length - 1] === undefined) {
+          answers[calls.length - 1] = message.parts
+        } else if (message.role === "tool") {
+          for (const result of Message.toolResultsOf(message)) {
+            if (result.content.length === 0) continue
+            const probe = inBody(result.content)
+            probes.set(`tool:${result.toolCallId}`, probe)
+            pendingTools.set(result.toolCallId, probe)
+          }
+        } else if (message.role === "user") {
+          const text = Message.textOf(message).trim()
+          if (text.length > 0) {
+            const probe = inBody(text.slice(0, userProbeChars))
+            const key = `${turn}:${text.slice(0, userProbeChars)}`
+            probes.set(`user:${key}`, probe)
+            pendingUsers.set(key, probe)
+          }
+        }
+        break
+      }
+      case "TurnCompleted":
+        pendingUsers.clear()
+        turn++
+        call = 0
+        break
+      default:
+        break
+    }
+    window = Window.evolve(window, event)
+  }
+  return { calls, overflows, compactions, toolWhole, userReached, probes, answers }
+}
+
+/** Identifiers each recorded answer uses that its recorded render held. */
+const neededOf = (recorded: Trace): ReadonlyArray<ReadonlyArray<string>> =>
+  recorded.calls.map((call, index) => {
+    const answer = recorded.answers[index]
+    if (answer === undefined || call.body === null) return []
+    const body = call.body
+    return identifiersOf(answerText(answer)).filter((identifier) => body.includes(identifier))
+  })
+
+// ---------------------------------------------------------------------------------------------------
+// Results
+
+/** What a candidate lost, with where. @since 0.5.0 */
+export interface LostItem {
+  readonly kind: "tool-result" | "user-message" | "identifier"
+  readonly stream: string
+  /** `turn.call` of the call it went missing at, and that call's index (0-based) in the stream. */
+  readonly call: string
+  readonly callIndex: number
+  /** The identifier, the tool call id, or the head of the user's message. */
+  readonly item: string
+  /** The what-if event that took it out of the window (null: never in the what-if window in that form). */
+  readonly removedBy: { readonly version: number; readonly type: string } | null
+}
+
+/** Totals of one run (the recording, or a policy) over one stream or many. @since 0.5.0 */
+export interface Totals {
+  readonly streams: number
+  readonly calls: number
+  readonly promptTokens: number
+  readonly uncached: number
+  readonly cacheWrite: number
+  readonly cacheRead: number
+  readonly dollars: number
+  readonly compactions: Compactions
+  /** Renders whose prompt plus output reserve exceeded the model's window. */
+  readonly overflows: number
+  readonly lost: { readonly toolResults: number; readonly userMessages: number; readonly identifiers: number }
+  /** Streams the policy could not replay (an invalid policy, a render that cannot fit). */
+  readonly failed: number
+}
+
+/** One policy on one stream. @since 0.5.0 */
+export interface Run {
+  readonly policy: string
+  readonly totals: Totals
+  readonly lost: ReadonlyArray<LostItem>
+  /** Why the replay failed, when it did. */
+  readonly error: string | null
+}
+
+/** One stream: the recording and each candidate. @since 0.5.0 */
+export interface StreamResult {
+  readonly stream: string
+  readonly source: string
+  readonly recorded: Run
+  readonly candidates: ReadonlyArray<Run>
+}
+
+/** A candidate policy: its name (the file) and the fields that replace the recorded ones. @since 0.5.0 */
+export interface Candidate {
+  readonly name: string
+  readonly settings: Pipeline.Settings
+}
+
+const noLoss = { toolResults: 0, userMessages: 0, identifiers: 0 }
+
+const totalsOf = (
+  trace: Trace | undefined,
+  priced: ReadonlyArray<PricedCall>,
+  lost: ReadonlyArray<LostItem>,
+  failed: boolean
+): Totals => ({
+  streams: 1,
+  calls: trace?.calls.length ?? 0,
+  promptTokens: priced.reduce((sum, call) => sum + call.promptTokens, 0),
+  uncached: priced.reduce((sum, call) => sum + call.uncached, 0),
+  cacheWrite: priced.reduce((sum, call) => sum + call.cacheWrite, 0),
+  cacheRead: priced.reduce((sum, call) => sum + call.cacheRead, 0),
+  dollars: priced.reduce((sum, call) => sum + call.dollars, 0),
+  compactions: trace?.compactions ?? {},
+  overflows: trace?.overflows.length ?? 0,
+  lost: {
+    toolResults: lost.filter((item) => item.kind === "tool-result").length,
+    userMessages: lost.filter((item) => item.kind === "user-message").length,
+    identifiers: lost.filter((item) => item.kind === "identifier").length
+  },
+  failed: failed ? 1 : 0
+})
+
+/** The sum of totals (streams add up). @since 0.5.0 */
+export const addTotals = (a: Totals, b: Totals): Totals => {
+  const compactions: Record<string, number> = { ...a.compactions }
+  for (const [kind, count] of Object.entries(b.compactions)) compactions[kind] = (compactions[kind] ?? 0) + count
+  return {
+    streams: a.streams + b.streams,
+    calls: a.calls + b.calls,
+    promptTokens: a.promptTokens + b.promptTokens,
+    uncached: a.uncached + b.uncached,
+    cacheWrite: a.cacheWrite + b.cacheWrite,
+    cacheRead: a.cacheRead + b.cacheRead,
+    dollars: a.dollars + b.dollars,
+    compactions,
+    overflows: a.overflows + b.overflows,
+    lost: {
+      toolResults: a.lost.toolResults + b.lost.toolResults,
+      userMessages: a.lost.userMessages + b.lost.userMessages,
+      identifiers: a.lost.identifiers + b.lost.identifiers
+    },
+    failed: a.failed + b.failed
+  }
+}
+
+/** Totals of nothing. @since 0.5.0 */
+export const emptyTotals: Totals = {
+  streams: 0,
+  calls: 0,
+  promptTokens: 0,
+  uncached: 0,
+  cacheWrite: 0,
+  cacheRead: 0,
+  dollars: 0,
+  compactions: {},
+  overflows: 0,
+  lost: noLoss,
+  failed: 0
+}
+
+/**
+ * The what-if event that took `probe` out of the window before render `beforeVersion`: the last event
+ * after which fewer window messages held it. Null when no message held it.
+ */
+const removers = (
+  entries: ReadonlyArray<Queries.Entry>,
+  wanted: ReadonlyArray<{ readonly probe: string; readonly beforeVersion: number }>
+): ReadonlyArray<{ readonly version: number; readonly type: string } | null> => {
+  const found: Array<{ version: number; type: string } | null> = wanted.map(() => null)
+  if (wanted.length === 0) return found
+  const text = new WeakMap<Message.Message, string>()
+  const textOf = (message: Message.Message) => {
+    let value = text.get(message)
+    if (value === undefined) {
+      value = JSON.stringify(message.parts)
+      text.set(message, value)
+    }
+    return value
+  }
+  const holding = (window: Window.Window, probe: string) =>
+    Window.messages(window).reduce((count, message) => count + (textOf(message).includes(probe) ? 1 : 0), 0)
+  const last = Math.max(...wanted.map((item) => item.beforeVersion))
+  let window = Window.empty
+  for (const entry of entries) {
+    if (entry.version >= last) break
+    const event = entry.event
+    const next = Window.evolve(window, event)
+    const tag = event._tag
+    if (tag !== "MessageAppended" && tag !== "PromptRendered" && tag !== "UsageReported" && tag !== "TurnCompleted") {
+      for (const [index, item] of wanted.entries()) {
+        if (entry.version >= item.beforeVersion) continue
+        if (holding(next, item.probe) < holding(window, item.probe)) {
+          found[index] = { version: entry.version, type: tag }
+        }
+      }
+    }
+    window = next
+  }
+  return found
+}
+
+/**
+ * A replay's events as entries, numbered from 1, each at the recorded time of the model call it
+ * belongs to (the k-th render of the replay at the k-th recorded render's time): a cache model sees
+ * the recording's gaps between calls, not the replay's.
+ */
+const entriesOf = (
+  events: ReadonlyArray<WindowEvent.WindowEvent>,
+  callTimes: ReadonlyArray<number>
+): ReadonlyArray<Queries.Entry> => {
+  let call = 0
+  return events.map((event, index) => {
+    const at = callTimes[Math.min(call, callTimes.length - 1)] ?? 0
+    if (event._tag === "PromptRendered") call++
+    return { version: index + 1, eventId: event.id, type: event._tag, schemaVersion: 0, recordedAt: at, event }
+  })
+}
+
+/** The builder a stream records: its first policy, else the config of its last rebuildable render. */
+const recordedFallback = (entries: ReadonlyArray<Queries.Entry>, input: Pipeline.Input): Policy.Policy | undefined => {
+  const first = input.turns.find((turn) => turn.policy !== undefined)?.policy
+  if (first !== undefined) return first
+  const lastSpec = entries
+    .flatMap((entry) =>
+      entry.event._tag === "PromptRendered" && entry.event.render !== undefined ? [entry.event.render] : []
+    )
+    .at(-1)
+  const builder = lastSpec === undefined ? undefined : RenderRecord.decodeConfig(lastSpec)
+  return builder === undefined ? undefined : { builder }
+}
+
+/** How a sweep prices: a pricer per candidate's pricing override (none: list prices). @since 0.5.0 */
+export type PricerFor = (pricing: Pipeline.Pricing | undefined) => Pricer
+
+/** The pricer sweeps use: the cache model. @since 0.5.0 */
+export const defaultPricer: PricerFor = cacheModelPricer
+
+/**
+ * One stream under each candidate: the recording traced once, each candidate replayed and traced,
+ * priced with `pricerFor`, and its losses against the recording listed.
+ * @since 0.5.0
+ */
+export const sweepStream = (
+  stream: string,
+  source: string,
+  entries: ReadonlyArray<Queries.Entry>,
+  candidates: ReadonlyArray<Candidate>,
+  pricerFor: PricerFor = defaultPricer
+): Effect.Effect<StreamResult> =>
+  Effect.gen(function* () {
+    const recordedTrace = trace(entries)
+    const recordedPriced = pricerFor(undefined).price({ entries, calls: recordedTrace.calls })
+    const recorded: Run = {
+      policy: "recorded",
+      totals: totalsOf(recordedTrace, recordedPriced, [], false),
+      lost: [],
+      error: null
+    }
+    const needed = neededOf(recordedTrace)
+    const at = new Map(entries.map((entry) => [entry.version, entry.recordedAt]))
+    const callTimes = recordedTrace.calls.map((call) => at.get(call.version) ?? 0)
+    const input = Pipeline.inputOf(entries)
+    const fallback = recordedFallback(entries, input)
+    const runs: Array<Run> = []
+    for (const candidate of candidates) {
+      const { pricing, ...overrides } = candidate.settings
+      const builder = overrides.builder ?? fallback?.builder
+      if (builder === undefined) {
+        runs.push({
+          policy: candidate.name,
+          totals: totalsOf(undefined, [], [], true),
+          lost: [],
+          error: `${candidate.name}: no "builder" given and the stream records no policy or rebuildable render to take it from`
+        })
+        continue
+      }
+      const policyOf = (recordedPolicy: Policy.Policy | undefined): Policy.Policy => ({
+        ...(recordedPolicy ?? fallback ?? { builder }),
+        ...overrides
+      })
+      const replayed = yield* Effect.either(Pipeline.run(stream, input, policyOf))
+      if (Either.isLeft(replayed)) {
+        runs.push({
+          policy: candidate.name,
+          totals: totalsOf(undefined, [], [], true),
+          lost: [],
+          error: replayed.left.message
+        })
+        continue
+      }
+      const whatifEntries = entriesOf(replayed.right, callTimes)
+      const whatif = trace(whatifEntries)
+      const priced = pricerFor(pricing).price({ entries: whatifEntries, calls: whatif.calls })
+      const lost = lostItems(stream, recordedTrace, needed, whatif, whatifEntries)
+      runs.push({ policy: candidate.name, totals: totalsOf(whatif, priced, lost, false), lost, error: null })
+    }
+    return { stream, source, recorded, candidates: runs }
+  })
+
+/** What the candidate's run lost against the recording. */
+const lostItems = (
+  stream: string,
+  recorded: Trace,
+  needed: ReadonlyArray<ReadonlyArray<string>>,
+  whatif: Trace,
+  whatifEntries: ReadonlyArray<Queries.Entry>
+): ReadonlyArray<LostItem> => {
+  const found: Array<Omit<LostItem, "removedBy"> & { probe: string }> = []
+  const label = (index: number) => {
+    const call = recorded.calls[index] ?? whatif.calls[index]
+    return call === undefined ? "-" : `${call.turn}.${call.call}`
+  }
+  for (const [toolCallId, index] of recorded.toolWhole) {
+    if (whatif.toolWhole.has(toolCallId)) continue
+    found.push({
+      kind: "tool-result",
+      stream,
+      call: label(index),
+      callIndex: index,
+      item: toolCallId,
+      probe: recorded.probes.get(`tool:${toolCallId}`) ?? toolCallId
+    })
+  }
+  for (const [key, index] of recorded.userReached) {
+    if (whatif.userReached.has(key)) continue
+    // At the turn's answer: the last call of its turn.
+    const turn = recorded.calls[index]?.turn
+    let answer = index
+    while (recorded.calls[answer + 1] !== undefined && recorded.calls[answer + 1]?.turn === turn) answer++
+    found.push({
+      kind: "user-message",
+      stream,
+      call: label(answer),
+      callIndex: answer,
+      item: key.slice(key.indexOf(":") + 1),
+      probe: recorded.probes.get(`user:${key}`) ?? key
+    })
+  }
+  for (const [index, identifiers] of needed.entries()) {
+    const body = whatif.calls[index]?.body
+    if (body === undefined || body === null) continue
+    for (const identifier of identifiers) {
+      if (body.includes(identifier)) continue
+      found.push({
+        kind: "identifier",
+        stream,
+        call: label(index),
+        callIndex: index,
+        item: identifier,
+        probe: identifier
+      })
+    }
+  }
+  const by = removers(
+    whatifEntries,
+    found.map((item) => ({
+      probe: item.probe,
+      beforeVersion: whatif.calls[item.callIndex]?.version ?? Number.MAX_SAFE_INTEGER
+    }))
+  )
+  return found.map(({ probe: _probe, ...item }, index) => ({ ...item, removedBy: by[index] ?? null }))
+}
