@@ -27,7 +27,7 @@ import {
 } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
-import { packPackages } from "./pack-packages.mjs"
+import { packOnce } from "./pack-packages.mjs"
 import { sqliteInstall } from "./sqlite-binding.mjs"
 
 const root = resolve(import.meta.dirname, "..")
@@ -46,7 +46,7 @@ const check = (ok, what) => {
 
 try {
   const packages = []
-  for (const { manifest, tarball } of await packPackages(dirs, work)) {
+  for (const { manifest, tarball } of await packOnce(dirs, work)) {
     const entries = Object.entries(manifest.exports)
       .filter(([key, target]) => target !== null && key !== "./package.json")
       .map(([key]) => (key === "." ? manifest.name : `${manifest.name}/${key.slice(2)}`))

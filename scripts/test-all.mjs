@@ -7,8 +7,9 @@
 // Usage: node scripts/test-all.mjs            (the run)
 //        node scripts/test-all.mjs --replay LOG  (filter and count a recorded `turbo run test` log)
 import { spawn } from "node:child_process"
-import { readFileSync } from "node:fs"
-import { resolve } from "node:path"
+import { mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import { stripVTControlCharacters } from "node:util"
 import { summarize } from "./test-summary.mjs"
@@ -129,7 +130,14 @@ const main = async () => {
   await step("lint", "pnpm", ["exec", "biome", "check", "."])
   await step("cycles", "pnpm", ["cycles"])
   await step("contracts", "pnpm", ["contracts"])
+  await step("versions", "pnpm", ["versions"])
   await step("build", "pnpm", ["exec", "turbo", "run", "build", "--output-logs=errors-only"])
+  await step("docs", "pnpm", ["docs"])
+  // Packed once for the tests, the pack check and the publish dry run, as in .ci/run.
+  const packedDir = mkdtempSync(join(tmpdir(), "ctxlog-test-all-packed-"))
+  process.on("exit", () => rmSync(packedDir, { recursive: true, force: true }))
+  if ((await step("pack", "node", ["scripts/release-pack.mjs", packedDir])) === 0)
+    process.env.CTXLOG_PACKED_DIR = packedDir
   {
     const start = Date.now()
     console.log("… tests (every package, two at a time; a package prints one line when it passes)")
@@ -149,6 +157,7 @@ const main = async () => {
     console.log(`${status === 0 ? "✓" : "✗"} tests (${seconds(start)})`)
   }
   await step("pack check", "node", ["scripts/pack-check.mjs"])
+  await step("publish dry run", "node", ["scripts/publish-check.mjs"])
   await step("bare clone", "node", ["scripts/bare-clone-check.mjs"])
   const result = summarize(testLog, { prefix, status: failedSteps.length === 0 ? 0 : 1, failedSteps })
   for (const note of result.notes) console.log(note)

@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // `pnpm ctxlog …` from the repository root: runs the built CLI (apps/inspector/dist/bin.js) at once when it
-// is newer than every source it is built from, and otherwise says so and builds first (the root `prepare`
-// builds it at `pnpm install`, so the first call after an install starts without a build).
-// `--build-only` builds when needed and exits (what `prepare` runs).
+// is newer than every source it is built from, and otherwise says so and builds first (`pnpm install` builds
+// nothing: the first `pnpm ctxlog` after a fresh install, or `pnpm build`, does, and says so).
+// `--build-only` builds when needed and exits.
 import { spawnSync } from "node:child_process"
 import { existsSync, readdirSync, statSync } from "node:fs"
 import { dirname, join } from "node:path"
@@ -42,8 +42,7 @@ if (stale()) {
   )
   if (built.status !== 0) {
     process.stderr.write("ctxlog: the build failed (see above); run `pnpm build` for the whole log\n")
-    // At install (`prepare`) a failed build must not fail `pnpm install`: the next `pnpm ctxlog` tries again.
-    process.exit(buildOnly ? 0 : (built.status ?? 1))
+    process.exit(built.status ?? 1)
   }
 }
 if (!buildOnly) {

@@ -1364,4 +1364,9 @@ export const optionNames: ReadonlyArray<string> = [
 ]
 
 /** Run the CLI on `argv` (as `process.argv`). @since 0.1.0 */
-export const run = Command.run(command, { name: "ctxlog", version: "0.1.0" })
+/** The package's version (package.json sits one level above both src/ and dist/), shown by `--version`. */
+const version = (
+  JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { readonly version: string }
+).version
+
+export const run = Command.run(command, { name: "ctxlog", version })

@@ -6,7 +6,7 @@ import { mkdirSync, writeFileSync } from "node:fs"
 import { dirname, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import { promisify } from "node:util"
-import { packPackages } from "../../../scripts/pack-packages.mjs"
+import { packOnce } from "../../../scripts/pack-packages.mjs"
 import { sqliteInstall } from "../../../scripts/sqlite-binding.mjs"
 import type { Packed } from "./packed.js"
 
@@ -44,10 +44,13 @@ export const exec = async (
   }
 }
 
-/** Pack each of `packages/<name>` into `work` (scripts/pack-packages.mjs); the tarballs' paths, in order. */
+/**
+ * Pack each of `packages/<name>` into `work` (scripts/pack-packages.mjs), or take them from the folder CI packed
+ * once for the run (CTXLOG_PACKED_DIR, `pnpm release:pack`); the tarballs' paths, in order.
+ */
 export const packAll = async (names: ReadonlyArray<string>, work: string): Promise<ReadonlyArray<string>> =>
   (
-    await packPackages(
+    await packOnce(
       names.map((name) => `packages/${name}`),
       work
     )
