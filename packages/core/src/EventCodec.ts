@@ -308,6 +308,12 @@ const receiptAddedAt: ReadonlyArray<readonly [EventType, number]> = [
   ["CycleAdvanced", 1]
 ]
 
+/**
+ * CompactionFailed v1 knew no `seam` tier: a v1 event is a valid v2 one. The bump makes an older release
+ * refuse a seam's refusal by its version rather than by a tier it does not know.
+ */
+const compactionFailedV1: Upcaster = { type: "CompactionFailed", fromVersion: 1, up: (data) => data }
+
 const receiptAdded: ReadonlyArray<Upcaster> = receiptAddedAt.map(([type, fromVersion]) => ({
   type,
   fromVersion,
@@ -333,7 +339,8 @@ export const upcasters: ReadonlyArray<Upcaster> = [
   ...providerDataWidened,
   compactionRevertedV4,
   usageReportedV2,
-  ...receiptAdded
+  ...receiptAdded,
+  compactionFailedV1
 ]
 
 const decodeEvent = Schema.decodeUnknownEither(WindowEvent)

@@ -323,8 +323,12 @@ export const DeferredSummariesApplied = Schema.TaggedStruct("DeferredSummariesAp
 /** Both deferred queues were cleared. @since 0.1.0 */
 export const DeferredSummariesFlushed = Schema.TaggedStruct("DeferredSummariesFlushed", { ...base })
 
-/** How a compaction was triggered. @since 0.1.0 */
-export const CompactionTier = Schema.Literal("soft", "hard", "manual", "proactive", "memory")
+/**
+ * How a compaction was triggered. `seam` (since `Compacted` v5 and `CompactionFailed` v2): the seam
+ * pipeline, whose refused summaries are recorded as `CompactionFailed` like the tiers' (issue 39).
+ * @since 0.1.0
+ */
+export const CompactionTier = Schema.Literal("soft", "hard", "manual", "proactive", "memory", "seam")
 /** @since 0.1.0 */
 export type CompactionTier = typeof CompactionTier.Type
 
@@ -595,7 +599,7 @@ export const schemaVersions: { readonly [T in EventType]: number } = {
   DeferredSummariesApplied: 1,
   DeferredSummariesFlushed: 1,
   Compacted: 5,
-  CompactionFailed: 1,
+  CompactionFailed: 2,
   CompactionReverted: 5,
   SeamProduced: 5,
   SeamsRecompacted: 5,
