@@ -17,7 +17,15 @@
  *
  * @since 0.1.0
  */
-import { Compactor, ContextService, ConversationMemory, type Message, ToolPairs, type WindowEvent } from "@ctxlog/core"
+import {
+  Compactor,
+  ContextService,
+  ConversationMemory,
+  type Message,
+  Receipt,
+  ToolPairs,
+  type WindowEvent
+} from "@ctxlog/core"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -26,6 +34,7 @@ import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
 import { by } from "./internal/metadata.js"
+import * as SummaryGuard from "./SummaryGuard.js"
 
 /**
  * @deprecated Since 0.2.0: use core's `ConversationMemory.HistoryPolicy` (this was a second declaration of
@@ -42,6 +51,12 @@ export interface Options {
   readonly compactorTimeout?: Duration.DurationInput | undefined
   /** The stream holding a conversation's compaction events (default `<conversationId>/compaction`). */
   readonly streamOf?: ((conversationId: string) => string) | undefined
+  /**
+   * Settings of the guards every summary passes before it is written (`SummaryGuard`, issue 39); a
+   * `SummaryGuard.Policy` in context adds to them. A refused summary is recorded (`CompactionFailed`,
+   * `guard:<reason>: …`) and the load serves the history uncompacted.
+   */
+  readonly guard?: Pick<SummaryGuard.Context, "pinnedIdentifiers" | "keepUserAsk" | "guards"> | undefined
 }
 
 /** The token policy: when and how much to compact, by tokens. @since 0.1.0 */
@@ -190,7 +205,8 @@ export const make = (
       ? {
           maxSummaryTokens: policy.maxSummaryTokens ?? options.maxSummaryTokens,
           compactorTimeout: policy.compactorTimeout ?? options.compactorTimeout,
-          streamOf: policy.streamOf ?? options.streamOf
+          streamOf: policy.streamOf ?? options.streamOf,
+          guard: options.guard
         }
       : options
     if (isTokenPolicy(policy)) yield* validate(policy)
@@ -266,6 +282,29 @@ export const make = (
               ),
               Effect.mapError(memoryError(conversationId, "compact"))
             )
+          // The same guards as every other summarizing path, before anything is written (issue 39). A
+          // refusal is recorded and the history is served uncompacted: no bad summary, nothing lost.
+          const refused = yield* Effect.flip(
+            SummaryGuard.guard(output.summary, {
+              folded: summary === undefined ? compacted : [summary, ...compacted],
+              kept,
+              ...settings.guard
+            })
+          ).pipe(Effect.option)
+          if (refused._tag === "Some") {
+            const failure = refused.value
+            yield* ctx
+              .run(
+                stream,
+                () =>
+                  Either.right<ReadonlyArray<WindowEvent.Draft>>([
+                    { _tag: "CompactionFailed", tier: "memory", reason: `guard:${failure.reason}: ${failure.detail}` }
+                  ]),
+                by("CompactingMemory.compact")
+              )
+              .pipe(Effect.mapError(memoryError(conversationId, "compact")))
+            return summary === undefined ? rest : [summary, ...rest]
+          }
           const [message] = yield* ctx.prepare(
             [{ role: "user", parts: [{ type: "text", text: output.summary }] }],
             "summary"
@@ -286,7 +325,20 @@ export const make = (
                         removedIds: [...(summary === undefined ? [] : [summary.id]), ...compacted.map((m) => m.id)],
                         carryOver: output.summary,
                         throughVersion: watermark + cut,
-                        cooldownTurns: 0
+                        cooldownTurns: 0,
+                        // The folded messages live in the inner memory, not in this stream's window: the
+                        // receipt takes their tokens and origins from them.
+                        receipt: Receipt.draft({
+                          reason: `policy ${memoryPolicy.name}: ${cut} message(s) before the kept ones`,
+                          replacedTokens: (summary?.tokens ?? 0) + compacted.reduce((sum, m) => sum + m.tokens, 0),
+                          sources: [
+                            ...new Set(
+                              [...(summary === undefined ? [] : [summary]), ...compacted].flatMap((m) =>
+                                m.origin === undefined ? [] : [m.origin.eventId]
+                              )
+                            )
+                          ]
+                        })
                       }
                     ]),
               by("CompactingMemory.compact")

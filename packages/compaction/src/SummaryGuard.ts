@@ -9,11 +9,15 @@
  * @since 0.8.0
  */
 import { Message, ToolPairs } from "@ctxlog/core"
+import * as Context_ from "effect/Context"
+import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 
-/** Why a summary was refused. @since 0.8.0 */
-export const Reason = Schema.Literal("empty", "fallback", "pending_call", "user_ask", "pinned")
+/** Why a summary was refused (`policy`: a guard a policy added). @since 0.8.0 */
+export const Reason = Schema.Literal("empty", "fallback", "pending_call", "user_ask", "pinned", "policy")
 /** @since 0.8.0 */
 export type Reason = typeof Reason.Type
 
@@ -58,7 +62,55 @@ export interface Context {
    * compression plan does not keep the ask in the tail yet, so this guard is opt-in; see ADR 0092).
    */
   readonly keepUserAsk?: boolean | undefined
+  /** Guards a policy adds, run after the built-in ones, in order. */
+  readonly guards?: ReadonlyArray<Guard> | undefined
 }
+
+/**
+ * A guard a policy adds: it answers why it refuses the summary (and what the summary would lose), or
+ * nothing to let it pass. Pure. A refusal is recorded as `guard:policy: <name>: <detail>`.
+ * @since 0.9.0
+ */
+export interface Guard {
+  readonly name: string
+  readonly check: (
+    summary: string,
+    context: Context
+  ) => Option.Option<{ readonly detail: string; readonly dropped?: ReadonlyArray<string> | undefined }>
+}
+
+/**
+ * The guard settings in force for every summarizing path (the compaction tiers, the seam pipeline,
+ * `CompactingMemory`): each path reads this service, when provided, and adds its settings to its own
+ * (pinned identifiers joined, the user-ask guard on if either asks, policy guards after the path's own).
+ * A policy adds guards by providing {@link layer}.
+ * @since 0.9.0
+ */
+export class Policy extends Context_.Tag("@ctxlog/compaction/SummaryGuard/Policy")<
+  Policy,
+  Pick<Context, "pinnedIdentifiers" | "keepUserAsk" | "guards">
+>() {}
+
+/** Provide guard settings to every summarizing path. @since 0.9.0 */
+export const layer = (settings: Policy["Type"]): Layer.Layer<Policy> => Layer.succeed(Policy, settings)
+
+/**
+ * Check a summary on any path: the path's own context joined with the {@link Policy} in force. The one
+ * entry every summarizing path calls.
+ * @since 0.9.0
+ */
+export const guard = (summary: string, context: Context): Effect.Effect<void, SummaryRefused> =>
+  Effect.flatMap(Effect.serviceOption(Policy), (policy) => {
+    if (Option.isNone(policy)) return check(summary, context)
+    const extra = policy.value
+    const identifiers = [...(context.pinnedIdentifiers ?? []), ...(extra.pinnedIdentifiers ?? [])]
+    return check(summary, {
+      ...context,
+      pinnedIdentifiers: [...new Set(identifiers)],
+      keepUserAsk: context.keepUserAsk === true || extra.keepUserAsk === true,
+      guards: [...(context.guards ?? []), ...(extra.guards ?? [])]
+    })
+  })
 
 const normalized = (text: string): string =>
   text
@@ -108,6 +160,10 @@ export const check = (summary: string, context: Context): Either.Either<void, Su
     const source = context.folded.map((message) => JSON.stringify(message.parts)).join("\n")
     const lost = identifiers.filter((identifier) => source.includes(identifier) && !summary.includes(identifier))
     if (lost.length > 0) return refuse("pinned", `it drops pinned identifier(s) ${lost.join(", ")}`, lost)
+  }
+  for (const added of context.guards ?? []) {
+    const refusal = added.check(summary, context)
+    if (Option.isSome(refusal)) return refuse("policy", `${added.name}: ${refusal.value.detail}`, refusal.value.dropped)
   }
   return Either.right(undefined)
 }

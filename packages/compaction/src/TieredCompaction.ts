@@ -139,8 +139,12 @@ export interface Config {
   readonly guard?: Guard | undefined
 }
 
-/** Settings of the summary guards: pinned identifiers, and whether the user's latest ask must survive. @since 0.8.0 */
-export type Guard = Pick<SummaryGuard.Context, "pinnedIdentifiers" | "keepUserAsk">
+/**
+ * Settings of the summary guards: pinned identifiers, whether the user's latest ask must survive, and
+ * guards of the caller's own (`SummaryGuard.Guard`; `SummaryGuard.layer` adds them to every path).
+ * @since 0.8.0
+ */
+export type Guard = Pick<SummaryGuard.Context, "pinnedIdentifiers" | "keepUserAsk" | "guards">
 
 /** The services compaction needs. @since 0.1.0 */
 export type Requirements = ContextService.ContextService | Compactor.Compactor | TokenCounter.TokenCounter
@@ -418,7 +422,10 @@ export const maybeCompact = (stream: EventLog.StreamId, config: Config): Effect.
           timeout: s.timeout,
           compactor: template ? fallbackCompactor(s.maxSummaryTokens) : compactor,
           hooks: {},
-          guard: config.guard
+          guard: config.guard,
+          reason: template
+            ? `over the budget (${usedTokens(window, s.calibrate)} of ${s.budget} tokens) while ${cooling ? "cooling down" : "already compacted this turn"}`
+            : `${usedTokens(window, s.calibrate)} of ${s.budget} tokens used`
         })
       ),
       op
@@ -468,7 +475,8 @@ export const compactContext = (
       timeout: options.compactorTimeout ?? Duration.seconds(120),
       compactor,
       hooks: options.hooks ?? {},
-      guard: options.guard
+      guard: options.guard,
+      reason: `asked for (compactContext), keeping ${keep} tokens`
     })
   }).pipe(Effect.withSpan("TieredCompaction.compactContext", { attributes: { stream } }))
 
@@ -535,7 +543,8 @@ export const maybeProactiveCompress = (
       timeout: s.timeout,
       compactor,
       hooks: {},
-      guard: config.guard
+      guard: config.guard,
+      reason: `${Math.round(used * 100)}% of the budget used (proactive threshold ${Math.round(s.proactive * 100)}%)`
     })
   }).pipe(
     (run) => withStatus("maybeProactiveCompress", stream, run),

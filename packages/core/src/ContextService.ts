@@ -42,6 +42,7 @@ import type { InjectedKind, Message, MessageInput } from "./Message.js"
 import { type RecallError, RecallSource } from "./RecallSource.js"
 import { TokenCounter } from "./TokenCounter.js"
 import * as Window from "./Window.js"
+import * as Receipt from "./Receipt.js"
 import { type Draft, stamp, type WindowEvent } from "./WindowEvent.js"
 import * as EventLogModule from "./EventLog.js"
 import * as IdsModule from "./Ids.js"
@@ -378,14 +379,16 @@ export const make = (options: Options = {}) =>
       drafts: ReadonlyArray<Draft>,
       metadata: EventMetadata | undefined
     ): Effect.Effect<Outcome, LogError> =>
-      Effect.flatMap(stampAll(drafts), (events) =>
-        Effect.flatMap(log.append(stream, events, window.version, metadata), (appended) => {
+      Effect.flatMap(stampAll(drafts), (stamped) => {
+        // Every event that replaces or removes messages gets its receipt here, on the decided-on window.
+        const events = Receipt.attach(window, stamped)
+        return Effect.flatMap(log.append(stream, events, window.version, metadata), (appended) => {
           // Fold what the log holds (a store may have redacted a secret), so the cache equals a replay.
           const written = appended.stored ?? events
           const next = remember(stream, { window: Window.replay(written, window), hash: appended.lastHash })
           return Effect.as(repository.committed(stream, next), { window: next, events: written })
         })
-      )
+      })
 
     /** Decide on `window` and write what the decision returns (nothing for no events). */
     const decideAndWrite = <E>(
@@ -425,8 +428,9 @@ export const make = (options: Options = {}) =>
       Effect.gen(function* () {
         const drafts = yield* Either.match(decideFn(unit.window), { onLeft: Effect.fail, onRight: Effect.succeed })
         if (drafts.length === 0) return { window: unit.window, events: [] }
-        const events: Array<WindowEvent> = []
-        for (const draft of drafts) events.push(stamp(draft, yield* ids.next))
+        const stamped: Array<WindowEvent> = []
+        for (const draft of drafts) stamped.push(stamp(draft, yield* ids.next))
+        const events = Receipt.attach(unit.window, stamped)
         unit.window = Window.replay(events, unit.window)
         unit.events.push(...events)
         return { window: unit.window, events }

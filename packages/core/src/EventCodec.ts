@@ -292,6 +292,38 @@ const usageReportedV2: Upcaster = {
   }
 }
 
+/**
+ * The event types that replace or remove window messages, and their versions before they could carry a
+ * `receipt` (issue 39, ADR 0102). An older event gave no receipt: a stray field an old writer left is
+ * dropped rather than trusted.
+ */
+const receiptAddedAt: ReadonlyArray<readonly [EventType, number]> = [
+  ["MessagesRemoved", 1],
+  ["HistoryTrimmed", 1],
+  ["ToolOutputPruned", 1],
+  ["MediaPruned", 1],
+  ["Compacted", 4],
+  ["SeamProduced", 4],
+  ["SeamsRecompacted", 4],
+  ["CycleAdvanced", 1]
+]
+
+/**
+ * CompactionFailed v1 knew no `seam` tier: a v1 event is a valid v2 one. The bump makes an older release
+ * refuse a seam's refusal by its version rather than by a tier it does not know.
+ */
+const compactionFailedV1: Upcaster = { type: "CompactionFailed", fromVersion: 1, up: (data) => data }
+
+const receiptAdded: ReadonlyArray<Upcaster> = receiptAddedAt.map(([type, fromVersion]) => ({
+  type,
+  fromVersion,
+  up: (data) => {
+    if (!isRecord(data)) return data
+    const { receipt: _receipt, ...before } = data
+    return before
+  }
+}))
+
 /** The built-in upcasters, oldest first. @since 0.1.0 */
 export const upcasters: ReadonlyArray<Upcaster> = [
   messageAppendedV1,
@@ -306,7 +338,9 @@ export const upcasters: ReadonlyArray<Upcaster> = [
   promptRenderedV4,
   ...providerDataWidened,
   compactionRevertedV4,
-  usageReportedV2
+  usageReportedV2,
+  ...receiptAdded,
+  compactionFailedV1
 ]
 
 const decodeEvent = Schema.decodeUnknownEither(WindowEvent)

@@ -16,6 +16,38 @@ export const EventId = Schema.String.pipe(Schema.minLength(1))
 
 const base = { id: EventId }
 
+/**
+ * What an event that replaced or removed window messages gave up, checkably (issue 39, ADR 0102): the
+ * window's tokens before and after it, the tokens the replaced messages held, the events that had put
+ * them in the window (their origins: the lineage of a summary or seam), and why. The replaced ids are the
+ * event's own list (`removedIds`, `replacedIds`, `messageIds`, the pruned outputs' messages), never a
+ * range; `messageIds` is set only where that list does not name them (a memory's demotion, whose
+ * messages live outside the window). `ContextService` fills the receipt of every such draft that has
+ * none, on the window it decided on, so every path that writes through it gets one.
+ * @since 0.9.0
+ */
+export const Receipt = Schema.Struct({
+  /** The window's total tokens (every partition) before the event. */
+  tokensBefore: Schema.Int,
+  /** The window's total tokens after the event. */
+  tokensAfter: Schema.Int,
+  /** What the replaced or removed messages held (before the event). */
+  replacedTokens: Schema.Int,
+  /** Ids of the events that put the replaced messages in the window, first seen first, no repeats. */
+  sources: Schema.Array(Schema.String),
+  /** Why, as the deciding code put it (a threshold crossed, a budget, a manual call). */
+  reason: Schema.optional(Schema.String),
+  /** The replaced message ids, only when the event's own list does not name them. */
+  messageIds: Schema.optional(Schema.Array(Schema.String)),
+  /** Pinned identifiers present in what was replaced and absent from what replaced it. */
+  dropped: Schema.optional(Schema.Array(Schema.String))
+})
+/** @since 0.9.0 */
+export type Receipt = typeof Receipt.Type
+
+/** Since the receipts (issue 39): an optional receipt on every event that replaces or removes messages. */
+const receipted = { receipt: Schema.optional(Receipt) }
+
 /** The system partition was replaced. @since 0.1.0 */
 export const SystemPromptSet = Schema.TaggedStruct("SystemPromptSet", { ...base, messages: Schema.Array(Message) })
 /** The stable knowledge was replaced (injected context is kept). @since 0.1.0 */
@@ -52,7 +84,8 @@ export const MessagesInjected = Schema.TaggedStruct("MessagesInjected", {
 export const MessagesRemoved = Schema.TaggedStruct("MessagesRemoved", {
   ...base,
   messageIds: Schema.Array(Schema.String),
-  reason: Schema.String
+  reason: Schema.String,
+  ...receipted
 })
 /** A message was pinned or unpinned (pinned messages survive trimming and compaction). @since 0.1.0 */
 export const MessagePinned = Schema.TaggedStruct("MessagePinned", {
@@ -64,7 +97,8 @@ export const MessagePinned = Schema.TaggedStruct("MessagePinned", {
 export const HistoryTrimmed = Schema.TaggedStruct("HistoryTrimmed", {
   ...base,
   budget: Schema.Int,
-  removedIds: Schema.Array(Schema.String)
+  removedIds: Schema.Array(Schema.String),
+  ...receipted
 })
 /**
  * The conversation was cleared. `scope: "conversation"` (schema version 2): history, injected context,
@@ -248,7 +282,8 @@ export const PrunedOutput = Schema.Struct({
 /** Older tool outputs were replaced by short stubs (call/result structure kept). @since 0.1.0 */
 export const ToolOutputPruned = Schema.TaggedStruct("ToolOutputPruned", {
   ...base,
-  outputs: Schema.Array(PrunedOutput)
+  outputs: Schema.Array(PrunedOutput),
+  ...receipted
 })
 /**
  * One pruned image or document: the part at `partIndex` of history message `messageId` became the
@@ -264,7 +299,8 @@ export const PrunedMedia = Schema.Struct({
 /** Older images and documents were replaced by short text stubs (as tool outputs are pruned). @since 0.3.0 */
 export const MediaPruned = Schema.TaggedStruct("MediaPruned", {
   ...base,
-  parts: Schema.Array(PrunedMedia)
+  parts: Schema.Array(PrunedMedia),
+  ...receipted
 })
 /** Tool pairs were queued for a deferred summary. @since 0.1.0 */
 export const ToolPairsQueued = Schema.TaggedStruct("ToolPairsQueued", {
@@ -287,8 +323,12 @@ export const DeferredSummariesApplied = Schema.TaggedStruct("DeferredSummariesAp
 /** Both deferred queues were cleared. @since 0.1.0 */
 export const DeferredSummariesFlushed = Schema.TaggedStruct("DeferredSummariesFlushed", { ...base })
 
-/** How a compaction was triggered. @since 0.1.0 */
-export const CompactionTier = Schema.Literal("soft", "hard", "manual", "proactive", "memory")
+/**
+ * How a compaction was triggered. `seam` (since `Compacted` v5 and `CompactionFailed` v2): the seam
+ * pipeline, whose refused summaries are recorded as `CompactionFailed` like the tiers' (issue 39).
+ * @since 0.1.0
+ */
+export const CompactionTier = Schema.Literal("soft", "hard", "manual", "proactive", "memory", "seam")
 /** @since 0.1.0 */
 export type CompactionTier = typeof CompactionTier.Type
 
@@ -304,7 +344,8 @@ export const Compacted = Schema.TaggedStruct("Compacted", {
   removedIds: Schema.Array(Schema.String),
   carryOver: Schema.NullOr(Schema.String),
   throughVersion: Schema.Int,
-  cooldownTurns: Schema.Int
+  cooldownTurns: Schema.Int,
+  ...receipted
 })
 /** A compaction was attempted and failed; the window is unchanged. @since 0.1.0 */
 export const CompactionFailed = Schema.TaggedStruct("CompactionFailed", {
@@ -334,14 +375,16 @@ export const SeamProduced = Schema.TaggedStruct("SeamProduced", {
   ...base,
   level: Schema.Int,
   message: Message,
-  replacedIds: Schema.Array(Schema.String)
+  replacedIds: Schema.Array(Schema.String),
+  ...receipted
 })
 /** Earlier seams and recent messages were fused into one seam. @since 0.1.0 */
 export const SeamsRecompacted = Schema.TaggedStruct("SeamsRecompacted", {
   ...base,
   level: Schema.Int,
   message: Message,
-  replacedIds: Schema.Array(Schema.String)
+  replacedIds: Schema.Array(Schema.String),
+  ...receipted
 })
 /** A briefing was produced (it leads history). @since 0.1.0 */
 export const BriefingProduced = Schema.TaggedStruct("BriefingProduced", { ...base, message: Message })
@@ -349,7 +392,8 @@ export const BriefingProduced = Schema.TaggedStruct("BriefingProduced", { ...bas
 export const CycleAdvanced = Schema.TaggedStruct("CycleAdvanced", {
   ...base,
   cycle: Schema.Int,
-  removedIds: Schema.Array(Schema.String)
+  removedIds: Schema.Array(Schema.String),
+  ...receipted
 })
 /** Seam bookkeeping was reset at a cycle boundary. @since 0.1.0 */
 export const SeamsReset = Schema.TaggedStruct("SeamsReset", { ...base })
@@ -538,9 +582,9 @@ export const schemaVersions: { readonly [T in EventType]: number } = {
   SignalRaised: 1,
   MessageAppended: 5,
   MessagesInjected: 5,
-  MessagesRemoved: 1,
+  MessagesRemoved: 2,
   MessagePinned: 1,
-  HistoryTrimmed: 1,
+  HistoryTrimmed: 2,
   HistoryCleared: 2,
   ConversationReset: 1,
   ConversationContinued: 1,
@@ -548,19 +592,19 @@ export const schemaVersions: { readonly [T in EventType]: number } = {
   TurnCompleted: 1,
   PromptRendered: 5,
   UsageReported: 3,
-  ToolOutputPruned: 1,
-  MediaPruned: 1,
+  ToolOutputPruned: 2,
+  MediaPruned: 2,
   ToolPairsQueued: 1,
   ToolPairSummaryDeferred: 1,
   DeferredSummariesApplied: 1,
   DeferredSummariesFlushed: 1,
-  Compacted: 4,
-  CompactionFailed: 1,
+  Compacted: 5,
+  CompactionFailed: 2,
   CompactionReverted: 5,
-  SeamProduced: 4,
-  SeamsRecompacted: 4,
+  SeamProduced: 5,
+  SeamsRecompacted: 5,
   BriefingProduced: 4,
-  CycleAdvanced: 1,
+  CycleAdvanced: 2,
   SeamsReset: 1,
   FactsRecorded: 1,
   TurnPolicySet: 1,

@@ -16,6 +16,7 @@ import {
   EventLog,
   Ids,
   Message,
+  Receipt,
   RecallSource,
   TokenCounter,
   ToolPairs,
@@ -71,9 +72,22 @@ export const withoutId = (event: WindowEvent.WindowEvent): Omit<WindowEvent.Wind
   return rest
 }
 
-/** The events an outcome wrote equal `expected` (ids aside). */
+/** An event without its receipt (its figures are `Receipt.test.ts`'s subject, not a decision's). */
+const withoutReceipt = (event: Omit<WindowEvent.WindowEvent, "id">): unknown => {
+  if (!("receipt" in event) || event.receipt === undefined) return event
+  const { receipt: _receipt, ...rest } = event
+  return rest
+}
+
+/**
+ * The events an outcome wrote equal `expected` (ids aside; receipts aside, but every receipted event
+ * written through the service has one).
+ */
 export const thenEvents = (outcome: ContextService.Outcome, expected: ReadonlyArray<WindowEvent.Draft>): void => {
-  assert.deepStrictEqual<ReadonlyArray<unknown>>(outcome.events.map(withoutId), expected)
+  for (const event of outcome.events) {
+    if (Receipt.isReceipted(event)) assert.isDefined(event.receipt, `${event._tag} written without a receipt`)
+  }
+  assert.deepStrictEqual<ReadonlyArray<unknown>>(outcome.events.map(withoutId).map(withoutReceipt), expected)
 }
 
 /** The messages of a list, by id. */

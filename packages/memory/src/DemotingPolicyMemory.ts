@@ -21,7 +21,7 @@
  *
  * @since 0.1.0
  */
-import { ContextService, ConversationMemory, Message, ToolPairs, type WindowEvent } from "@ctxlog/core"
+import { ContextService, ConversationMemory, Message, Receipt, ToolPairs, type WindowEvent } from "@ctxlog/core"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -117,9 +117,8 @@ export const make = (
           const first = kept[0]
           const cut = first === undefined ? rest.length : rest.findIndex((message) => message.id === first.id)
           if (cut > 0) {
-            yield* hook
-              .demote(conversationId, rest.slice(0, cut))
-              .pipe(Effect.mapError(failure(conversationId, "demote")))
+            const demoted = rest.slice(0, cut)
+            yield* hook.demote(conversationId, demoted).pipe(Effect.mapError(failure(conversationId, "demote")))
             yield* ctx
               .run(
                 streamOf(conversationId),
@@ -135,7 +134,20 @@ export const make = (
                             removedIds: [],
                             carryOver: null,
                             throughVersion: mark + cut,
-                            cooldownTurns: 0
+                            cooldownTurns: 0,
+                            // The demoted messages live in the inner memory: the receipt names them.
+                            receipt: Receipt.draft({
+                              reason: `policy ${policy.name} demoted ${cut} message(s)`,
+                              messageIds: demoted.map((message) => message.id),
+                              replacedTokens: demoted.reduce((total, message) => total + message.tokens, 0),
+                              sources: [
+                                ...new Set(
+                                  demoted.flatMap((message) =>
+                                    message.origin === undefined ? [] : [message.origin.eventId]
+                                  )
+                                )
+                              ]
+                            })
                           }
                         ]
                   ),

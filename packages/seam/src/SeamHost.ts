@@ -7,7 +7,7 @@
  *
  * @since 0.1.0
  */
-import { LlmCompactor, TemplateCompactor } from "@ctxlog/compaction"
+import { LlmCompactor, type SummaryGuard, TemplateCompactor } from "@ctxlog/compaction"
 import type { Compactor, ContextService, EventCodec, EventLog, LanguageModel, Message } from "@ctxlog/core"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -50,7 +50,8 @@ export interface PipelineOutcome extends ContextService.Outcome {
   /** The level that was due, if any. */
   readonly level: Option.Option<SeamLevel>
   /** `none` when nothing was due or nothing could be folded. */
-  readonly action: "none" | "produced" | "recompacted"
+  /** `refused`: the summary failed a guard (`SummaryGuard`); the refusal is recorded, nothing else. */
+  readonly action: "none" | "produced" | "recompacted" | "refused"
   readonly cycleAdvanced: boolean
 }
 
@@ -96,7 +97,7 @@ export declare namespace SeamHost {
       end: number,
       workspace?: string,
       pinnedIndices?: ReadonlyArray<number>
-    ) => Effect.Effect<Seam, SeamRangeError | Compactor.CompactionError>
+    ) => Effect.Effect<Seam, SeamRangeError | Compactor.CompactionError | SummaryGuard.SummaryRefused>
     /**
      * Fuse `existingSeams` with `[start, end)` of `recent` into one seam at `level` (not below any
      * existing seam's level). Pinned messages in the range stay verbatim.
@@ -108,7 +109,7 @@ export declare namespace SeamHost {
       start: number,
       end: number,
       workspace?: string
-    ) => Effect.Effect<Seam, SeamRangeError | Compactor.CompactionError>
+    ) => Effect.Effect<Seam, SeamRangeError | Compactor.CompactionError | SummaryGuard.SummaryRefused>
     /**
      * A briefing message (role `user`, kind `briefing`) of the seams and optional state text: a summary by
      * the `BriefingCompactor` in context, within its token cap, when one is given (the deterministic

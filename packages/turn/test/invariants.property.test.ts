@@ -13,16 +13,31 @@
 //       their sum, and the live window equals a replay of the log from the empty window;
 //   (f) what the memories serve holds no result without its call, every call waiting for its result,
 //       and every unseen result with its call (ToolPairs.unseenPairs of the whole conversation);
-//   (g) a render the turn's fit made fits its context window.
+//   (g) a render the turn's fit made fits its context window;
+//   (h) receipts (ADR 0102): every event that replaced or removed messages carries one, and its figures
+//       are the replayed window's: total tokens before and after it, and the tokens the replaced
+//       messages held; the memories' compaction streams' events carry one too;
+//   (i) a summary refused by a guard (ADR 0103: a policy's guard on the tiers, the seam pipeline and the
+//       compacting memory) changes nothing but the recorded refusal.
 // Run count: CTXLOG_PROPERTY_RUNS (vitest.property.ts), CI-sized by default.
-import { CompactingMemory, TieredCompaction, ToolOutputPruning, UndoCompaction } from "@ctxlog/compaction"
-import { Compactor, ContextService, ConversationMemory, Decide, Message, ToolPairs, Window } from "@ctxlog/core"
+import { CompactingMemory, SummaryGuard, TieredCompaction, ToolOutputPruning, UndoCompaction } from "@ctxlog/compaction"
+import {
+  Compactor,
+  ContextService,
+  ConversationMemory,
+  Decide,
+  Message,
+  Receipt,
+  ToolPairs,
+  Window
+} from "@ctxlog/core"
 import { DemotingPolicyMemory, SlidingWindowMemory } from "@ctxlog/memory"
 import { RenderRecord } from "@ctxlog/providers"
 import { SeamConfig, SeamHost } from "@ctxlog/seam"
 import { describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Option from "effect/Option"
 import fc from "fast-check"
 import { assert } from "vitest"
 import { propertyRuns, yieldToEventLoop } from "../../../vitest.property.js"
@@ -48,6 +63,7 @@ type Op =
   | { readonly _tag: "memories" }
   | { readonly _tag: "render"; readonly iteration: number }
   | { readonly _tag: "completeTurn" }
+  | { readonly _tag: "refused"; readonly path: number }
 
 const size = fc.integer({ min: 5, max: 300 })
 const opArb: fc.Arbitrary<Op> = fc.oneof(
@@ -79,7 +95,8 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
   { weight: 1, arbitrary: fc.constant<Op>({ _tag: "reset" }) },
   { weight: 2, arbitrary: fc.constant<Op>({ _tag: "memories" }) },
   { weight: 3, arbitrary: fc.integer({ min: 0, max: 2 }).map((iteration): Op => ({ _tag: "render", iteration })) },
-  { weight: 1, arbitrary: fc.constant<Op>({ _tag: "completeTurn" }) }
+  { weight: 1, arbitrary: fc.constant<Op>({ _tag: "completeTurn" }) },
+  { weight: 2, arbitrary: fc.nat(3).map((path): Op => ({ _tag: "refused", path })) }
 )
 
 /** `tokens` tokens (about) of distinct words. */
@@ -160,6 +177,16 @@ const everyOperation: ReadonlyArray<Op> = [
   { _tag: "undo", pick: 0 },
   { _tag: "hard" },
   { _tag: "proactive" },
+  { _tag: "user", size: 300 },
+  { _tag: "refused", path: 0 },
+  { _tag: "refused", path: 1 },
+  { _tag: "user", size: 200 },
+  { _tag: "answer" },
+  { _tag: "user", size: 200 },
+  { _tag: "answer" },
+  { _tag: "user", size: 100 },
+  { _tag: "refused", path: 2 },
+  { _tag: "refused", path: 3 },
   { _tag: "seams" },
   { _tag: "completeTurn" },
   { _tag: "render", iteration: 1 },
@@ -167,6 +194,11 @@ const everyOperation: ReadonlyArray<Op> = [
   { _tag: "user", size: 20 },
   { _tag: "reset" }
 ]
+
+/** A policy's guard that refuses every summary: whatever path summarizes, nothing but the refusal is written. */
+const refuseAll = SummaryGuard.layer({
+  guards: [{ name: "refuse-all", check: () => Option.some({ detail: "refused by the property" }) }]
+})
 
 const sum = (messages: ReadonlyArray<Message.Message>) => messages.reduce((total, m) => total + m.tokens, 0)
 
@@ -326,6 +358,50 @@ describe("window invariants under every operation (issue 39, property)", () => {
               case "completeTurn":
                 yield* ctx.completeTurn(stream)
                 break
+              case "refused": {
+                // (i) every summarizing path under a guard that refuses: the window keeps its messages.
+                const before = yield* ctx.load(stream)
+                // What each path failed with ("ok" when it did not fail), under the refusing policy guard.
+                const outcomeOf = <A, E extends { readonly _tag: string }, R>(effect: Effect.Effect<A, E, R>) =>
+                  effect.pipe(
+                    Effect.provide(refuseAll),
+                    Effect.either,
+                    Effect.map((result) => (Either.isLeft(result) ? result.left._tag : "ok"))
+                  )
+                const attempt =
+                  op.path === 0
+                    ? outcomeOf(TieredCompaction.compactContext(stream, 200, { keepTokens: 0 }))
+                    : op.path === 1
+                      ? outcomeOf(
+                          TieredCompaction.maybeProactiveCompress(stream, { ...tiered, proactiveThreshold: 0.01 })
+                        )
+                      : op.path === 2
+                        ? outcomeOf(host.run(stream))
+                        : outcomeOf(compacting.load(base))
+                const refusals = (events: ReadonlyArray<{ readonly event: { readonly _tag: string } }>) =>
+                  events.filter(
+                    ({ event }) =>
+                      event._tag === "CompactionFailed" &&
+                      "reason" in event &&
+                      String(event.reason).startsWith("guard:policy: refuse-all")
+                  ).length
+                const recordedIn = op.path === 3 ? `${base}/compaction` : stream
+                const refusedBefore = refusals(yield* eventsOf(recordedIn))
+                const outcome = yield* attempt
+                if (outcome !== "ok" && outcome !== "SummaryRefused") {
+                  assert.fail(`${where}: refused path failed with ${outcome}`)
+                }
+                if (refusals(yield* eventsOf(recordedIn)) > refusedBefore) count(`refused:${op.path}`)
+                const after = yield* ctx.load(stream)
+                if (op.path !== 3 && op.path !== 1) {
+                  assert.deepStrictEqual(
+                    after.history.map((m) => m.id),
+                    before.history.map((m) => m.id),
+                    `${where}: a refused summary changed the window`
+                  )
+                }
+                break
+              }
             }
             count(op._tag)
 
@@ -376,8 +452,34 @@ describe("window invariants under every operation (issue 39, property)", () => {
                 window.tokens.history,
               `${where}: total tokens`
             )
-            const replayed = Window.replay((yield* eventsOf(stream)).map((envelope) => envelope.event))
+            const logged = (yield* eventsOf(stream)).map((envelope) => envelope.event)
+            const replayed = Window.replay(logged)
             assert.deepStrictEqual(projection(replayed), projection(window), `${where}: replay differs`)
+            // (h) receipts, taken on the replayed window before and after each event.
+            let folded = Window.empty
+            for (const event of logged) {
+              const next = Window.evolve(folded, event)
+              if (Receipt.isReceipted(event)) {
+                const receipt = event.receipt
+                if (receipt === undefined) return assert.fail(`${where}: ${event._tag} has no receipt`)
+                assert.strictEqual(receipt.tokensBefore, folded.tokens.total, `${where}: ${event._tag} tokensBefore`)
+                assert.strictEqual(receipt.tokensAfter, next.tokens.total, `${where}: ${event._tag} tokensAfter`)
+                assert.strictEqual(
+                  receipt.replacedTokens,
+                  Receipt.replacedIds(event).reduce(
+                    (total, id) => total + (Window.findMessage(folded, id)?.tokens ?? 0),
+                    0
+                  ),
+                  `${where}: ${event._tag} replacedTokens`
+                )
+              }
+              folded = next
+            }
+            for (const memoryStream of [`${base}/compaction`, `${base}/demotion`]) {
+              for (const { event } of yield* eventsOf(memoryStream)) {
+                if (Receipt.isReceipted(event)) assert.isDefined(event.receipt, `${where}: ${memoryStream} receipt`)
+              }
+            }
           }
         })
         await Effect.runPromise(program.pipe(Effect.provide(stack())))
@@ -406,7 +508,11 @@ describe("window invariants under every operation (issue 39, property)", () => {
       "reset",
       "memories",
       "render",
-      "completeTurn"
+      "completeTurn",
+      "refused",
+      "refused:0",
+      "refused:2",
+      "refused:3"
     ]) {
       assert.isAbove(exercised.get(name) ?? 0, 0, `operation ${name} never ran`)
     }

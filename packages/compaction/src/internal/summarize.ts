@@ -4,6 +4,7 @@ import {
   ContextService,
   type EventLog,
   Message,
+  Receipt,
   TokenCounter,
   Window,
   type WindowEvent
@@ -46,7 +47,9 @@ export interface Summarization {
   readonly compactor: Compactor.Compactor.Service
   readonly hooks: Hooks
   /** The guards' settings (pinned identifiers, the user's ask). */
-  readonly guard?: Pick<SummaryGuard.Context, "pinnedIdentifiers" | "keepUserAsk"> | undefined
+  readonly guard?: Pick<SummaryGuard.Context, "pinnedIdentifiers" | "keepUserAsk" | "guards"> | undefined
+  /** Why this compaction runs, for its receipt. */
+  readonly reason?: string | undefined
 }
 
 /** Summarize a plan and append the result; a failure appends `CompactionFailed` and fails. */
@@ -81,11 +84,12 @@ export const summarize = (
       )
       // The guards, before anything is written (issue 39): a refusal is recorded below like any failure.
       const removed = new Set(plan.removeIds)
-      yield* SummaryGuard.check(output.summary, {
+      yield* SummaryGuard.guard(output.summary, {
         folded: window.history.filter((message) => removed.has(message.id)),
         kept: window.history.filter((message) => !removed.has(message.id)),
         pinnedIdentifiers: job.guard?.pinnedIdentifiers,
-        keepUserAsk: job.guard?.keepUserAsk
+        keepUserAsk: job.guard?.keepUserAsk,
+        guards: job.guard?.guards
       })
       if (hooks.probe !== undefined) yield* hooks.probe(output.summary, plan)
       const finalized = hooks.finalize === undefined ? output.summary : yield* hooks.finalize(output.summary)
@@ -120,7 +124,8 @@ export const summarize = (
               removedIds: plan.removeIds,
               carryOver: summaryText,
               throughVersion: current.version,
-              cooldownTurns: job.cooldownTurns
+              cooldownTurns: job.cooldownTurns,
+              receipt: Receipt.draft({ reason: job.reason ?? `${job.tier} compaction` })
             }
           ])
         },

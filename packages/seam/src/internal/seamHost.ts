@@ -1,3 +1,4 @@
+import { SummaryGuard } from "@ctxlog/compaction"
 import { Compactor, ContextService, Message, Window, type WindowEvent } from "@ctxlog/core"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -80,20 +81,23 @@ export const make = (config: SeamConfig.SeamConfig) =>
         "seam"
       )
 
-    // The summarizer gets the workspace and states paths relative to it.
+    // The summarizer gets the workspace and states paths relative to it. Its summary passes the same
+    // guards as every summarizing path (`SummaryGuard.guard`, issue 39) before a seam is made of it: an
+    // empty or fallback summary, a folded pending call or pinned message, a lost pinned identifier.
     const summarize = (
       messages: ReadonlyArray<Message.Message>,
+      kept: ReadonlyArray<Message.Message>,
       level: SeamConfig.SeamLevel,
       workspace: string | undefined
     ) =>
-      Effect.map(
+      Effect.flatMap(
         compactor.compact({
           messages,
           previousSummary: null,
           maxSummaryTokens: SeamConfig.valueAt(config.summaryTokens, level),
           workspace
         }),
-        (output) => output.summary
+        (output) => Effect.as(SummaryGuard.guard(output.summary, { folded: messages, kept }), output.summary)
       )
 
     const produceSoftSeam: SeamHost.Service["produceSoftSeam"] = (
@@ -117,7 +121,13 @@ export const make = (config: SeamConfig.SeamConfig) =>
             detail: "nothing to fold once pinned messages and tool pairs are kept whole"
           })
         }
-        const summary = yield* summarize(fold, level, workspace)
+        const folded = new Set(fold.map((item) => item.id))
+        const summary = yield* summarize(
+          fold,
+          messages.filter((item) => !folded.has(item.id)),
+          level,
+          workspace
+        )
         const message = yield* seamMessage(level, summary, workspace)
         return {
           level,
@@ -143,7 +153,13 @@ export const make = (config: SeamConfig.SeamConfig) =>
         const split = splitPinned(recent, range.start, range.end, [])
         const fold = split.fold.filter((message) => !seamIds.has(message.id))
         if (existingSeams.length + fold.length === 0) return yield* fail("no seams and nothing to fold")
-        const summary = yield* summarize([...existingSeams, ...fold], level, workspace)
+        const folded = new Set(fold.map((item) => item.id))
+        const summary = yield* summarize(
+          [...existingSeams, ...fold],
+          recent.filter((item) => !folded.has(item.id) && !seamIds.has(item.id)),
+          level,
+          workspace
+        )
         const message = yield* seamMessage(level, summary, workspace)
         return {
           level,
@@ -320,9 +336,24 @@ export const make = (config: SeamConfig.SeamConfig) =>
             earlier.length > seams.length)
         const range = adjust(history, start, end)
         if (!escalate && splitPinned(history, range.start, range.end, []).fold.length === 0) return nothing(due)
-        const seam = escalate
-          ? yield* recompact(earlier, history, level, start, end, options.workspace)
-          : yield* produceSoftSeam(history, level, start, end, options.workspace)
+        const produced = yield* Effect.either(
+          escalate
+            ? recompact(earlier, history, level, start, end, options.workspace)
+            : produceSoftSeam(history, level, start, end, options.workspace)
+        )
+        if (Either.isLeft(produced)) {
+          const failure = produced.left
+          if (failure._tag !== "SummaryRefused") return yield* Effect.fail(failure)
+          // A refused summary makes no seam: the refusal is recorded, and the turn goes on to its next
+          // tier (compaction, the fit) with the window as it was.
+          const refused = yield* append(stream, () =>
+            Either.right<ReadonlyArray<WindowEvent.Draft>>([
+              { _tag: "CompactionFailed", tier: "seam", reason: `guard:${failure.reason}: ${failure.detail}` }
+            ])
+          )
+          return { ...refused, level: due, action: "refused", cycleAdvanced: false } satisfies PipelineOutcome
+        }
+        const seam = produced.right
         const draft: WindowEvent.Draft = seam.recompacted
           ? { _tag: "SeamsRecompacted", level, message: seam.message, replacedIds: seam.replacedIds }
           : { _tag: "SeamProduced", level, message: seam.message, replacedIds: seam.replacedIds }
