@@ -69,7 +69,7 @@ export interface Context {
 /**
  * A guard a policy adds: it answers why it refuses the summary (and what the summary would lose), or
  * nothing to let it pass. Pure. A refusal is recorded as `guard:policy: <name>: <detail>`.
- * @since 0.9.0
+ * @since 0.8.0
  */
 export interface Guard {
   readonly name: string
@@ -84,20 +84,20 @@ export interface Guard {
  * `CompactingMemory`): each path reads this service, when provided, and adds its settings to its own
  * (pinned identifiers joined, the user-ask guard on if either asks, policy guards after the path's own).
  * A policy adds guards by providing {@link layer}.
- * @since 0.9.0
+ * @since 0.8.0
  */
 export class Policy extends Context_.Tag("@ctxlog/compaction/SummaryGuard/Policy")<
   Policy,
   Pick<Context, "pinnedIdentifiers" | "keepUserAsk" | "guards">
 >() {}
 
-/** Provide guard settings to every summarizing path. @since 0.9.0 */
+/** Provide guard settings to every summarizing path. @since 0.8.0 */
 export const layer = (settings: Policy["Type"]): Layer.Layer<Policy> => Layer.succeed(Policy, settings)
 
 /**
  * Check a summary on any path: the path's own context joined with the {@link Policy} in force. The one
  * entry every summarizing path calls.
- * @since 0.9.0
+ * @since 0.8.0
  */
 export const guard = (summary: string, context: Context): Effect.Effect<void, SummaryRefused> =>
   Effect.flatMap(Effect.serviceOption(Policy), (policy) => {

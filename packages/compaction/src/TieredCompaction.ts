@@ -214,7 +214,7 @@ export const usedTokens = (window: Window.Window, calibrate = true): number =>
 /**
  * The token lines of a config (what `pressure`, the soft and hard tiers and proactive compression
  * compare the window against): the prompt budget, and each threshold as its share and its tokens.
- * @since 0.9.0
+ * @since 0.8.0
  */
 export interface Thresholds {
   readonly budget: number
@@ -224,7 +224,7 @@ export interface Thresholds {
   readonly target: { readonly share: number; readonly tokens: number }
 }
 
-/** The prompt budget and thresholds of a config, defaults applied (see {@link Thresholds}). @since 0.9.0 */
+/** The prompt budget and thresholds of a config, defaults applied (see {@link Thresholds}). @since 0.8.0 */
 export const thresholds = (config: Config): Thresholds => {
   const s = settings(config)
   const line = (share: number) => ({ share, tokens: Math.floor(s.budget * share) })

@@ -10,15 +10,15 @@
  * outside the window) puts a {@link draft} on its event; the service keeps what it says and fills in
  * the rest.
  *
- * @since 0.9.0
+ * @since 0.8.0
  */
 import * as Window from "./Window.js"
 import type { EventOf, Receipt as ReceiptShape, WindowEvent } from "./WindowEvent.js"
 
-/** @since 0.9.0 */
+/** @since 0.8.0 */
 export type Receipt = ReceiptShape
 
-/** The event types that carry a receipt. @since 0.9.0 */
+/** The event types that carry a receipt. @since 0.8.0 */
 export type ReceiptedType =
   | "MessagesRemoved"
   | "HistoryTrimmed"
@@ -29,7 +29,7 @@ export type ReceiptedType =
   | "SeamsRecompacted"
   | "CycleAdvanced"
 
-/** An event that carries a receipt. @since 0.9.0 */
+/** An event that carries a receipt. @since 0.8.0 */
 export type Receipted = EventOf<ReceiptedType>
 
 const receiptedTypes: ReadonlySet<string> = new Set<ReceiptedType>([
@@ -43,12 +43,12 @@ const receiptedTypes: ReadonlySet<string> = new Set<ReceiptedType>([
   "CycleAdvanced"
 ])
 
-/** Whether an event carries a receipt. @since 0.9.0 */
+/** Whether an event carries a receipt. @since 0.8.0 */
 export const isReceipted = (event: { readonly _tag: string }): event is Receipted => receiptedTypes.has(event._tag)
 
 /**
  * The message ids an event replaced or removed, as it names them (the receipt's `messageIds` when set).
- * @since 0.9.0
+ * @since 0.8.0
  */
 export const replacedIds = (event: Receipted): ReadonlyArray<string> => {
   if (event.receipt?.messageIds !== undefined) return event.receipt.messageIds
@@ -72,7 +72,7 @@ export const replacedIds = (event: Receipted): ReadonlyArray<string> => {
 /**
  * A producer's part of a receipt: what only it knows. The service fills the token figures and, where the
  * producer gave none, the replaced tokens and sources from the window.
- * @since 0.9.0
+ * @since 0.8.0
  */
 export const draft = (known: {
   readonly reason?: string | undefined
@@ -93,7 +93,7 @@ export const draft = (known: {
 /**
  * The receipt of `event` decided on `before`, with `after` the window it leads to. What the producer put
  * on the event is kept; the token figures always come from the windows.
- * @since 0.9.0
+ * @since 0.8.0
  */
 export const of = (before: Window.Window, event: Receipted, after: Window.Window): Receipt => {
   const given = event.receipt
@@ -123,7 +123,7 @@ export const of = (before: Window.Window, event: Receipted, after: Window.Window
  * Give every receipted event of `events` (in order, decided on `window`) its receipt. Answers `events`
  * itself when none carries one (the path of every appended message allocates nothing). Each event's
  * receipt is taken on the window the events before it lead to.
- * @since 0.9.0
+ * @since 0.8.0
  */
 export const attach = (window: Window.Window, events: ReadonlyArray<WindowEvent>): ReadonlyArray<WindowEvent> => {
   let last = -1

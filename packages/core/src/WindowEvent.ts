@@ -24,7 +24,7 @@ const base = { id: EventId }
  * range; `messageIds` is set only where that list does not name them (a memory's demotion, whose
  * messages live outside the window). `ContextService` fills the receipt of every such draft that has
  * none, on the window it decided on, so every path that writes through it gets one.
- * @since 0.9.0
+ * @since 0.8.0
  */
 export const Receipt = Schema.Struct({
   /** The window's total tokens (every partition) before the event. */
@@ -42,7 +42,7 @@ export const Receipt = Schema.Struct({
   /** Pinned identifiers present in what was replaced and absent from what replaced it. */
   dropped: Schema.optional(Schema.Array(Schema.String))
 })
-/** @since 0.9.0 */
+/** @since 0.8.0 */
 export type Receipt = typeof Receipt.Type
 
 /** Since the receipts (issue 39): an optional receipt on every event that replaces or removes messages. */

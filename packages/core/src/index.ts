@@ -30,7 +30,7 @@ export * as LanguageModel from "./LanguageModel.js"
 export * as MediaTokens from "./MediaTokens.js"
 /** Messages and parts. @since 0.1.0 */
 export * as Message from "./Message.js"
-/** What an event that replaced or removed messages gave up (issue 39). @since 0.9.0 */
+/** What an event that replaced or removed messages gave up (issue 39). @since 0.8.0 */
 export * as Receipt from "./Receipt.js"
 /** Recall source port. @since 0.1.0 */
 export * as RecallSource from "./RecallSource.js"

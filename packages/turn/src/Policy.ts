@@ -246,7 +246,7 @@ export const budgetOf = (policy: Policy, turnReminder: string | undefined): Budg
 /**
  * The compaction budget and thresholds a policy's turns run with, in tokens (`TieredCompaction.thresholds`
  * of {@link tieredOf} at {@link budgetOf}, the policy's own reminder); undefined when compaction is off.
- * @since 0.9.0
+ * @since 0.8.0
  */
 export const compactionThresholds = (policy: Policy): TieredCompaction.Thresholds | undefined => {
   const config = tieredOf(policy, budgetOf(policy, undefined))

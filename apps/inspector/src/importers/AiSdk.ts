@@ -7,7 +7,7 @@
  * `UsageReported`, rendered with `--provider` / `--model`. A malformed message fails the session
  * naming its index (`message N`).
  *
- * @since 0.9.0
+ * @since 0.8.0
  */
 import { createHash } from "node:crypto"
 import { Message } from "@ctxlog/core"
@@ -16,7 +16,7 @@ import * as Effect from "effect/Effect"
 import { ImportError } from "../Transfer.js"
 import { type FileRead, isRecord, type Step, type Wire } from "./Session.js"
 
-/** Whether a JSON document's items look like AI SDK messages. @since 0.9.0 */
+/** Whether a JSON document's items look like AI SDK messages. @since 0.8.0 */
 export const looksLike = (items: ReadonlyArray<unknown>): boolean =>
   items.some(
     (item) =>
@@ -94,7 +94,7 @@ const modelParts = (content: unknown, fail: Fail): Effect.Effect<ReadonlyArray<M
     return parts
   })
 
-/** Read an AI SDK message list: one session. @since 0.9.0 */
+/** Read an AI SDK message list: one session. @since 0.8.0 */
 export const read = (
   file: string,
   text: string,

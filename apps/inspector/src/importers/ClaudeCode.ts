@@ -16,7 +16,7 @@
  * - `model: "<synthetic>"` assistant lines (an API error, an interruption) are messages, not calls.
  * - Images are kept as references (`claude-code-image:sha256:<hex>`), not their bytes.
  *
- * @since 0.9.0
+ * @since 0.8.0
  */
 import { createHash } from "node:crypto"
 import { type LanguageModel, Message } from "@ctxlog/core"
@@ -46,7 +46,7 @@ interface Line {
   readonly sidechain: boolean
 }
 
-/** Whether a parsed JSONL text looks like a Claude Code session (for format detection). @since 0.9.0 */
+/** Whether a parsed JSONL text looks like a Claude Code session (for format detection). @since 0.8.0 */
 export const looksLike = (first: ReadonlyArray<Record<string, unknown>>): boolean =>
   first.some(
     (value) =>
@@ -60,7 +60,7 @@ const str = (value: unknown): string | undefined => (typeof value === "string" ?
 /** The stream id of a session file: its file name without `.jsonl`. */
 const baseName = (file: string) => file.replace(/^.*[\\/]/, "").replace(/\.jsonl$/i, "")
 
-/** The provider's recorded usage of a response, in ctxlog's terms (`inputTokens` is the whole prompt). @since 0.9.0 */
+/** The provider's recorded usage of a response, in ctxlog's terms (`inputTokens` is the whole prompt). @since 0.8.0 */
 export const usageOf = (usage: Record<string, unknown>): LanguageModel.Usage => {
   const fresh = count(usage.input_tokens)
   const read = count(usage.cache_read_input_tokens)
@@ -368,7 +368,7 @@ const windowOf = (steps: ReadonlyArray<Step>): number =>
 /**
  * Read a Claude Code session file: its main conversation and each sidechain, as sessions. A malformed
  * line fails the whole file (no session of it is written), naming the line.
- * @since 0.9.0
+ * @since 0.8.0
  */
 export const read = (file: string, text: string): Effect.Effect<FileRead, ImportError> =>
   Effect.gen(function* () {

@@ -16,7 +16,7 @@
  *   user_message, agent_reasoning, ...) and are not read. The older layout (a first line with
  *   `instructions`, then bare items) is read too.
  *
- * @since 0.9.0
+ * @since 0.8.0
  */
 import { createHash } from "node:crypto"
 import { type LanguageModel, Message } from "@ctxlog/core"
@@ -45,7 +45,7 @@ const outputTypes: ReadonlySet<string> = new Set([
 ])
 const known: ReadonlySet<string> = new Set(["session_meta", "response_item", "event_msg", "turn_context", "compacted"])
 
-/** Whether parsed lines look like a Codex rollout (for format detection). @since 0.9.0 */
+/** Whether parsed lines look like a Codex rollout (for format detection). @since 0.8.0 */
 export const looksLike = (first: ReadonlyArray<Record<string, unknown>>): boolean =>
   first.some(
     (value) =>
@@ -57,7 +57,7 @@ const baseName = (file: string) => file.replace(/^.*[\\/]/, "").replace(/\.jsonl
 
 const str = (value: unknown): string | undefined => (typeof value === "string" ? value : undefined)
 
-/** The usage of a `token_count` event's `last_token_usage`. @since 0.9.0 */
+/** The usage of a `token_count` event's `last_token_usage`. @since 0.8.0 */
 export const usageOf = (last: Record<string, unknown>): LanguageModel.Usage => ({
   inputTokens: count(last.input_tokens),
   outputTokens: count(last.output_tokens),
@@ -104,14 +104,14 @@ const contentParts = (
 const outputText = (output: unknown): string =>
   typeof output === "string" ? output : output === undefined || output === null ? "" : JSON.stringify(output)
 
-/** One parsed line (or, for a JSON document, one item: `line` 0 and `label` naming it). @since 0.9.0 */
+/** One parsed line (or, for a JSON document, one item: `line` 0 and `label` naming it). @since 0.8.0 */
 export interface Entry {
   readonly line: number
   readonly label?: string | undefined
   readonly value: unknown
 }
 
-/** What {@link readEntries} is told by the file around the items. @since 0.9.0 */
+/** What {@link readEntries} is told by the file around the items. @since 0.8.0 */
 export interface Defaults {
   readonly model: string
   /** The time of an item that carries none (epoch ms). */
@@ -120,7 +120,7 @@ export interface Defaults {
 
 /**
  * Read a Codex rollout: one session. A malformed line fails it, naming the line.
- * @since 0.9.0
+ * @since 0.8.0
  */
 export const read = (file: string, text: string): Effect.Effect<FileRead, ImportError> =>
   Effect.gen(function* () {
@@ -154,7 +154,7 @@ export const read = (file: string, text: string): Effect.Effect<FileRead, Import
 /**
  * Steps of Responses items, as Codex wraps them (`response_item` lines with `event_msg` token counts
  * and `turn_context` models) or bare (an OpenAI Responses / Agents SDK item list).
- * @since 0.9.0
+ * @since 0.8.0
  */
 export const readEntries = (
   file: string,

@@ -4,7 +4,7 @@
  * writes nothing while the others of the same run still import; what failed is reported with its
  * file and line. Line types a reader does not know are counted, never fatal.
  *
- * @since 0.9.0
+ * @since 0.8.0
  */
 import { readdirSync, readFileSync, statSync } from "node:fs"
 import { join } from "node:path"
@@ -44,7 +44,7 @@ const sample = (text: string): { readonly lines: ReadonlyArray<Record<string, un
  * The format of a file, from its content: a `ctxlog.events` export, a Claude Code session, a Codex
  * rollout, or a JSON document of OpenAI chat messages, Responses / Agents items or AI SDK messages.
  * Undecided: `ctxlog` (whose reader then names what is wrong).
- * @since 0.9.0
+ * @since 0.8.0
  */
 export const detect = (text: string): Format => {
   const { lines, json } = sample(text)
@@ -68,7 +68,7 @@ export const detect = (text: string): Format => {
   return "openai-chat"
 }
 
-/** Every file a path names: a file itself, or the `.jsonl` / `.json` files under a folder, sorted. @since 0.9.0 */
+/** Every file a path names: a file itself, or the `.jsonl` / `.json` files under a folder, sorted. @since 0.8.0 */
 export const filesOf = (path: string): ReadonlyArray<string> => {
   const stat = statSync(path)
   if (!stat.isDirectory()) return [path]
@@ -82,7 +82,7 @@ export const filesOf = (path: string): ReadonlyArray<string> => {
   return out
 }
 
-/** What the older single-stream formats need from the command line. @since 0.9.0 */
+/** What the older single-stream formats need from the command line. @since 0.8.0 */
 export interface Options {
   readonly format: Format | "auto"
   /** The stream to write (only when the run has one session). */
@@ -105,7 +105,7 @@ interface Ready {
   readonly calls?: number | undefined
 }
 
-/** A session written. @since 0.9.0 */
+/** A session written. @since 0.8.0 */
 export interface Imported {
   readonly file: string
   readonly format: Format
@@ -116,7 +116,7 @@ export interface Imported {
   readonly calls?: number | undefined
 }
 
-/** A file or session that was not written, and why. @since 0.9.0 */
+/** A file or session that was not written, and why. @since 0.8.0 */
 export interface Failed {
   readonly file: string
   readonly stream?: string | undefined
@@ -125,7 +125,7 @@ export interface Failed {
   readonly detail: string
 }
 
-/** What a run did. @since 0.9.0 */
+/** What a run did. @since 0.8.0 */
 export interface Report {
   readonly files: number
   readonly imported: ReadonlyArray<Imported>
@@ -141,7 +141,7 @@ const readText = (file: string) =>
       new Transfer.ImportError({ file, line: 0, detail: cause instanceof Error ? cause.message : String(cause) })
   })
 
-/** A session file's reader, by format. @since 0.9.0 */
+/** A session file's reader, by format. @since 0.8.0 */
 export const readSessions = (
   file: string,
   text: string,
@@ -224,7 +224,7 @@ const prepare = (
 /**
  * Import every file the paths name into `target`: each session its own stream, written atomically; a
  * failure is reported and the run goes on. `progress` is told after each file (the CLI draws it on a TTY).
- * @since 0.9.0
+ * @since 0.8.0
  */
 export const run = (
   paths: ReadonlyArray<string>,

@@ -7,7 +7,7 @@
  * are recorded at the time of the import, with no `UsageReported`; the model is `--model`.
  * A malformed item fails the session naming its index (`item N`).
  *
- * @since 0.9.0
+ * @since 0.8.0
  */
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
@@ -28,7 +28,7 @@ const itemTypes: ReadonlySet<string> = new Set([
   "local_shell_call"
 ])
 
-/** Whether a JSON document's items look like Responses / Agents items. @since 0.9.0 */
+/** Whether a JSON document's items look like Responses / Agents items. @since 0.8.0 */
 export const looksLike = (items: ReadonlyArray<unknown>): boolean =>
   items.some(
     (item) =>
@@ -57,7 +57,7 @@ const normalized = (item: unknown): unknown => {
   return out
 }
 
-/** Read a Responses / Agents item list: one session. @since 0.9.0 */
+/** Read a Responses / Agents item list: one session. @since 0.8.0 */
 export const read = (file: string, text: string, model: string): Effect.Effect<FileRead, ImportError> =>
   Effect.gen(function* () {
     let json: unknown

@@ -17,7 +17,7 @@
  * Nothing is decided here: no fit, no trim, no cut of a tool output. The import records what the tool
  * sent, not what a ctxlog policy would have sent.
  *
- * @since 0.9.0
+ * @since 0.8.0
  */
 import { ContextService, EventLog, type LanguageModel, type Message, type WindowEvent } from "@ctxlog/core"
 import { CtxBuilder, RenderRecord } from "@ctxlog/providers"
@@ -29,12 +29,12 @@ import * as Either from "effect/Either"
 import * as Stream from "effect/Stream"
 import { ImportError } from "../Transfer.js"
 
-/** The formats `ctxlog import` reads. @since 0.9.0 */
+/** The formats `ctxlog import` reads. @since 0.8.0 */
 export const formats = ["ctxlog", "openai-chat", "claude-code", "codex", "openai-responses", "ai-sdk"] as const
-/** @since 0.9.0 */
+/** @since 0.8.0 */
 export type Format = (typeof formats)[number]
 
-/** One thing that happened in a session, at `at` (epoch ms), read from `line` (1-based) of its file. @since 0.9.0 */
+/** One thing that happened in a session, at `at` (epoch ms), read from `line` (1-based) of its file. @since 0.8.0 */
 export type Step =
   | {
       readonly _tag: "Messages"
@@ -59,10 +59,10 @@ export type Step =
     }
   | { readonly _tag: "TurnEnd"; readonly at: number; readonly line: number }
 
-/** How a session's calls are rendered: the builder the tool's requests had. @since 0.9.0 */
+/** How a session's calls are rendered: the builder the tool's requests had. @since 0.8.0 */
 export type Wire = "anthropic" | "openai-responses" | "openai-chat"
 
-/** A session read from a file: one stream. @since 0.9.0 */
+/** A session read from a file: one stream. @since 0.8.0 */
 export interface Session {
   readonly file: string
   readonly format: Format
@@ -75,7 +75,7 @@ export interface Session {
   readonly steps: ReadonlyArray<Step>
 }
 
-/** A file read: its sessions, and the line types it did not know, counted. @since 0.9.0 */
+/** A file read: its sessions, and the line types it did not know, counted. @since 0.8.0 */
 export interface FileRead {
   readonly file: string
   readonly format: Format
@@ -83,7 +83,7 @@ export interface FileRead {
   readonly unknown: Readonly<Record<string, number>>
 }
 
-/** A session as events, ready for `Transfer.write`. @since 0.9.0 */
+/** A session as events, ready for `Transfer.write`. @since 0.8.0 */
 export interface Recorded {
   readonly stream: string
   readonly events: ReadonlyArray<WindowEvent.WindowEvent>
@@ -103,7 +103,7 @@ const clockAt = (millis: number): Clock.Clock => ({
   sleep: () => Effect.void
 })
 
-/** The builder config of a call: the tool's wire format, the call's model, the session's window. @since 0.9.0 */
+/** The builder config of a call: the tool's wire format, the call's model, the session's window. @since 0.8.0 */
 export const configOf = (session: Pick<Session, "wire" | "contextWindow">, model: string): CtxBuilder.ProviderConfig =>
   session.wire === "anthropic"
     ? { provider: "anthropic", model, contextWindow: session.contextWindow }
@@ -111,7 +111,7 @@ export const configOf = (session: Pick<Session, "wire" | "contextWindow">, model
       ? { provider: "openai", api: "responses", model, contextWindow: session.contextWindow }
       : { provider: "openai", model, contextWindow: session.contextWindow }
 
-/** The metadata every event of an imported session carries: who wrote it, and a sidechain's parent. @since 0.9.0 */
+/** The metadata every event of an imported session carries: who wrote it, and a sidechain's parent. @since 0.8.0 */
 export const metadataOf = (session: Session): EventLog.EventMetadata => ({
   actor: `import.${session.format}`,
   ...(session.parent === undefined
@@ -125,7 +125,7 @@ export const metadataOf = (session: Session): EventLog.EventMetadata => ({
 /**
  * Record a session's steps as events on a fresh in-memory log; a step that cannot be recorded (a render
  * the builder refuses: an orphaned tool result, say) fails naming its line, and nothing is returned.
- * @since 0.9.0
+ * @since 0.8.0
  */
 export const record = (session: Session): Effect.Effect<Recorded, ImportError> =>
   Effect.gen(function* () {
@@ -209,7 +209,7 @@ export const record = (session: Session): Effect.Effect<Recorded, ImportError> =
     }
   }).pipe(Effect.provide(ContextService.layerMemory()))
 
-/** A timestamp (ISO text or epoch ms) as epoch ms, or undefined when it is none. @since 0.9.0 */
+/** A timestamp (ISO text or epoch ms) as epoch ms, or undefined when it is none. @since 0.8.0 */
 export const millisOf = (value: unknown): number | undefined => {
   if (typeof value === "number" && Number.isFinite(value)) return value < 1e12 ? Math.round(value * 1000) : value
   if (typeof value !== "string" || value === "") return undefined
@@ -217,10 +217,10 @@ export const millisOf = (value: unknown): number | undefined => {
   return Number.isFinite(millis) ? millis : undefined
 }
 
-/** A JSON object (not an array), for the readers' checks. @since 0.9.0 */
+/** A JSON object (not an array), for the readers' checks. @since 0.8.0 */
 export const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value)
 
-/** A non-negative integer field, or 0. @since 0.9.0 */
+/** A non-negative integer field, or 0. @since 0.8.0 */
 export const count = (value: unknown): number =>
   typeof value === "number" && Number.isFinite(value) && value >= 0 ? Math.round(value) : 0
