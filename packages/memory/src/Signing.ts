@@ -118,7 +118,7 @@ export interface Batch {
   readonly lastVersion: number
   readonly writer: string
   readonly keyId: string
-  /** The stored hash before the batch's first event ({@link EventHash.genesis} at version 1). */
+  /** The stored hash before the batch's first event (`EventHash.genesis` from @ctxlog/core at version 1). */
   readonly previous: string
   /** The stored hashes of the batch's events, in order. */
   readonly hashes: ReadonlyArray<string>
