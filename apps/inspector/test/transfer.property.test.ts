@@ -265,7 +265,10 @@ describe("ctxlog import --format openai-chat on generated transcripts", () => {
                 assert.isAbove(eventCount(db), messages.length - 1)
               } else {
                 assert.strictEqual(imported.code, 1)
-                assert.match(imported.stderr, /ctxlog: pipeline failed .*(contains NUL|lone surrogate)/)
+                assert.match(
+                  imported.stderr,
+                  /ctxlog: [^\n]*\.jsonl: pipeline failed at turn \d+: .*(contains NUL|lone surrogate)/
+                )
                 assert.strictEqual(eventCount(db), 0)
               }
             }
