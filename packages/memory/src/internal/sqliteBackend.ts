@@ -15,6 +15,7 @@ import {
   ownerRefusal,
   rowsOf,
   signatureOf,
+  type BatchSignatureRow,
   settle
 } from "./appendPlan.js"
 import { betterSqlite3, cachedStatements } from "./drivers.js"
@@ -139,9 +140,9 @@ export const make = (
          values (?, ?, ?, ?, ?, ?, ?, ?, ?)`
         ),
       insertSignature: () =>
-        raw.prepare<[string, number, number, string, string, string]>(
+        raw.prepare<[BatchSignatureRow]>(
           `insert into batch_signatures (stream_id, first_version, last_version, writer, key_id, signature)
-         values (?, ?, ?, ?, ?, ?)`
+         values (@stream_id, @first_version, @last_version, @writer, @key_id, @signature)`
         ),
       // Every id of the batch in one statement.
       locate: () =>
@@ -297,14 +298,7 @@ export const make = (
       const signature = signatureOf(request, rows, head?.head_hash ?? EventHash.genesis)
       if (signature !== undefined) {
         counters.appendStatements++
-        hot.insertSignature.run(
-          signature.stream_id,
-          signature.first_version,
-          signature.last_version,
-          signature.writer,
-          signature.key_id,
-          signature.signature
-        )
+        hot.insertSignature.run(signature)
       }
       // Counted once every insert succeeded (a stored id rolls them all back).
       counters.rowsWritten += rows.length
