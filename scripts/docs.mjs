@@ -1,4 +1,4 @@
-// `pnpm docs`: the API reference of every published package, from the TSDoc in its sources (TypeDoc, options
+// `pnpm run docs`: the API reference of every published package, from the TSDoc in its sources (TypeDoc, options
 // in typedoc.json), into docs/api/ (ignored by git). The entry points are each package's public entries as
 // its exports map names them (the `@ctxlog/source` condition: the .ts file behind `@ctxlog/core`,
 // `@ctxlog/providers/ai-sdk` …), so what is documented is what a user can import. TypeDoc's warnings —
