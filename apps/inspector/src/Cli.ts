@@ -735,6 +735,19 @@ const damaged = (problem: Inspect.Problem, command: string) =>
 const headText = (head: LogReader.Head | null) =>
   head === null ? "broken" : `${head.version}:${head.hash.slice(0, 12)}…`
 
+/** A stream a kept head (an anchor, an expected head) names that the log does not hold: one problem, nothing read. */
+const missingStream = (stream: string, check: Inspect.Problem["check"], detail: string): Inspect.StreamCheck => ({
+  stream,
+  events: 0,
+  head: null,
+  keyed: false,
+  snapshot: null,
+  rendersVerified: 0,
+  rendersNotRebuildable: 0,
+  batches: [],
+  problems: [{ stream, version: 1, check, detail }]
+})
+
 const verifyCommand = Command.make(
   "verify",
   {
@@ -765,46 +778,24 @@ const verifyCommand = Command.make(
         for (const [stream, kept] of read.anchors ?? new Map<string, ReadonlyArray<Anchor.AnchoredHead>>()) {
           const last = kept.reduce((a, b) => (b.version > a.version ? b : a))
           if (!names.includes(stream) && Option.isNone(options.stream)) {
-            checks.push({
-              stream,
-              events: 0,
-              head: null,
-              keyed: false,
-              snapshot: null,
-              rendersVerified: 0,
-              rendersNotRebuildable: 0,
-              batches: [],
-              problems: [
-                {
-                  stream,
-                  version: 1,
-                  check: "anchor",
-                  detail: `anchored at version ${last.version} (${new Date(last.anchoredAt).toISOString()}), but the log has no such stream (erased, deleted or rolled back)`
-                }
-              ]
-            })
+            checks.push(
+              missingStream(
+                stream,
+                "anchor",
+                `anchored at version ${last.version} (${new Date(last.anchoredAt).toISOString()}), but the log has no such stream (erased, deleted or rolled back)`
+              )
+            )
           }
         }
         for (const stream of read.expectedHeads.keys()) {
           if (!names.includes(stream) && Option.isNone(options.stream)) {
-            checks.push({
-              stream,
-              events: 0,
-              head: null,
-              keyed: false,
-              snapshot: null,
-              rendersVerified: 0,
-              rendersNotRebuildable: 0,
-              batches: [],
-              problems: [
-                {
-                  stream,
-                  version: 1,
-                  check: "expected-head",
-                  detail: "a head is kept for this stream, but the log has no such stream (erased or deleted)"
-                }
-              ]
-            })
+            checks.push(
+              missingStream(
+                stream,
+                "expected-head",
+                "a head is kept for this stream, but the log has no such stream (erased or deleted)"
+              )
+            )
           }
         }
         const first = checks.flatMap((check) => check.problems)[0]
