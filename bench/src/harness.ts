@@ -13,9 +13,26 @@ export interface Subject {
 /** Sizes of one comparison. */
 export interface Plan {
   readonly warmup: number
+  /** Rounds run at least. */
   readonly rounds: number
   /** Operations per round (a round's figure is their mean). */
   readonly perRound: number
+  /**
+   * Rounds run at most (default: `rounds` × `BENCH_ROUNDS_FACTOR`, 3): past `rounds`, rounds go on while
+   * a ratio's spread is over `BENCH_TARGET_SPREAD` (±15%), so a quiet machine reports ratios to that spread.
+   */
+  readonly maxRounds?: number
+}
+
+/** The spread a ratio is measured to (p10–p90 over the median, as a share): `BENCH_TARGET_SPREAD`, 15 (%). */
+export const targetSpread = (): number => {
+  const raw = Number(process.env.BENCH_TARGET_SPREAD ?? "15")
+  return (Number.isFinite(raw) && raw > 0 ? raw : 15) / 100
+}
+
+const roundsFactor = (): number => {
+  const raw = Number(process.env.BENCH_ROUNDS_FACTOR ?? "3")
+  return Number.isFinite(raw) && raw >= 1 ? raw : 3
 }
 
 /** The figures of one subject. */
@@ -28,6 +45,11 @@ export interface Figures {
   readonly p90Us: number
   readonly rounds: number
   readonly opsPerRound: number
+  /**
+   * The spread of ctxlog's ratio to this subject, round by round (the first subject over this one in the
+   * same round; p10–p90 over the median, in %); undefined for the first subject.
+   */
+  readonly ratioSpreadPct?: number
 }
 
 const quantile = (sorted: ReadonlyArray<number>, q: number): number => {
@@ -53,7 +75,18 @@ export const compare = async (subjects: ReadonlyArray<Subject>, plan: Plan): Pro
   for (const s of state) {
     for (let k = 0; k < plan.warmup; k++) await s.subject.op(s.next++)
   }
-  for (let round = 0; round < plan.rounds; round++) {
+  const ratioSpread = (index: number): number => {
+    const first = state[0]?.samples ?? []
+    const other = state[index]?.samples ?? []
+    const ratios = first.map((a, round) => a / (other[round] ?? Number.NaN)).filter(Number.isFinite)
+    const stats = summarize(ratios)
+    return stats.median > 0 ? (stats.p90 - stats.p10) / stats.median : Number.POSITIVE_INFINITY
+  }
+  const maxRounds = Math.max(plan.rounds, plan.maxRounds ?? Math.round(plan.rounds * roundsFactor()))
+  const target = targetSpread()
+  let round = 0
+  for (; round < maxRounds; round++) {
+    if (round >= plan.rounds && state.every((_, index) => index === 0 || ratioSpread(index) <= target)) break
     const order = round % 2 === 1 ? [...state].reverse() : state
     for (const s of order) {
       const started = performance.now()
@@ -64,13 +97,15 @@ export const compare = async (subjects: ReadonlyArray<Subject>, plan: Plan): Pro
   const samples = state.map((s) => s.samples)
   return subjects.map((subject, index) => {
     const stats = summarize(samples[index] ?? [])
+    const spread = index === 0 ? undefined : ratioSpread(index)
     return {
       name: subject.name,
       medianUs: stats.median,
       p10Us: stats.p10,
       p90Us: stats.p90,
-      rounds: plan.rounds,
-      opsPerRound: plan.perRound
+      rounds: round,
+      opsPerRound: plan.perRound,
+      ...(spread === undefined || !Number.isFinite(spread) ? {} : { ratioSpreadPct: Math.round(spread * 100) })
     }
   })
 }
@@ -86,6 +121,10 @@ export interface Row {
   readonly spreadPct: number | null
   /** ctxlog's median over this row's median (> 1: the reference is faster); null on ctxlog's own row. */
   readonly ratioVsCtxlog: number | null
+  /** The spread of that ratio over the rounds (each round's ctxlog figure over this one's), in %. */
+  readonly ratioSpreadPct?: number | null
+  /** Rounds timed. */
+  readonly rounds?: number
   /** Anything else worth saying (a throughput, a share, why a figure is missing). */
   readonly note: string
   /** RSS of the process after the scenario, in MiB. */
@@ -111,6 +150,8 @@ export const rows = (
     medianUs: round(f.medianUs),
     spreadPct: f.medianUs > 0 ? Math.round(((f.p90Us - f.p10Us) / f.medianUs) * 100) : null,
     ratioVsCtxlog: index === 0 || ctxlog === undefined || f.medianUs <= 0 ? null : round(ctxlog.medianUs / f.medianUs),
+    ratioSpreadPct: f.ratioSpreadPct ?? null,
+    rounds: f.rounds,
     note: notes[f.name] ?? "",
     rssMiB: rssMiB()
   }))
@@ -140,13 +181,16 @@ const formatUs = (us: number | null): string => {
 
 /** The table as Markdown. */
 export const table = (all: ReadonlyArray<Row>): string => {
-  const header = "| scenario | size | subject | per | median | spread | ctxlog / this | RSS MiB | note |"
-  const rule = "|---|---|---|---|---:|---:|---:|---:|---|"
+  const header =
+    "| scenario | size | subject | per | median | spread | ctxlog / this | ratio spread | rounds | RSS MiB | note |"
+  const rule = "|---|---|---|---|---:|---:|---:|---:|---:|---:|---|"
   const lines = all.map(
     (r) =>
       `| ${r.scenario} | ${r.size} | ${r.subject} | ${r.unit} | ${formatUs(r.medianUs)} | ${
         r.spreadPct === null ? "" : `±${r.spreadPct}%`
-      } | ${r.ratioVsCtxlog === null ? "" : `${r.ratioVsCtxlog}x`} | ${r.rssMiB} | ${r.note} |`
+      } | ${r.ratioVsCtxlog === null ? "" : `${r.ratioVsCtxlog}x`} | ${
+        r.ratioSpreadPct == null ? "" : `±${r.ratioSpreadPct}%`
+      } | ${r.rounds ?? ""} | ${r.rssMiB} | ${r.note} |`
   )
   return [header, rule, ...lines].join("\n")
 }

@@ -10,14 +10,18 @@ import { table } from "./harness.js"
 import type { Server } from "./postgres.js"
 import { type Run, scenarios, startServer } from "./scenarios.js"
 import { targetTable } from "./targets.js"
+import { drift, report } from "./check.js"
 
 const args = process.argv.slice(2).filter((arg) => arg !== "--")
 const quick = args.includes("--quick") || process.env.BENCH_QUICK === "1"
+// --check: compare this run with the committed results/latest.json (left as it is; this run goes to
+// results/check.json) and exit 1 when a figure moved beyond its spread.
+const check = args.includes("--check")
 const named = args.filter((arg) => !arg.startsWith("--"))
 const unknown = named.filter((name) => !scenarios.some((scenario) => scenario.name === name))
 if (args.includes("--help") || unknown.length > 0) {
   if (unknown.length > 0) console.error(`unknown scenario(s): ${unknown.join(", ")}`)
-  console.log("usage: pnpm bench [--quick] [scenario ...]\n\nscenarios:")
+  console.log("usage: pnpm bench [--quick] [--check] [scenario ...]\n\nscenarios:")
   for (const scenario of scenarios) console.log(`  ${scenario.name.padEnd(16)} ${scenario.describe}`)
   process.exit(unknown.length > 0 ? 2 : 0)
 }
@@ -112,6 +116,14 @@ const machine = {
 }
 const out = join(dirname(fileURLToPath(import.meta.url)), "..", "results")
 mkdirSync(out, { recursive: true })
+const committed = ((): { readonly quick?: boolean; readonly rows: ReadonlyArray<Row> } | undefined => {
+  if (!check) return undefined
+  try {
+    return JSON.parse(readFileSync(join(out, "latest.json"), "utf8"))
+  } catch {
+    return undefined
+  }
+})()
 const result = {
   date: new Date().toISOString(),
   quick,
@@ -120,9 +132,23 @@ const result = {
   timings,
   rows: all
 }
-writeFileSync(join(out, "latest.json"), `${JSON.stringify(result, null, 2)}\n`)
+writeFileSync(join(out, check ? "check.json" : "latest.json"), `${JSON.stringify(result, null, 2)}\n`)
 console.log(
   `bench: ${selected.length} scenario(s) in ${result.seconds} s on ${machine.nproc} × ${machine.cpu} (load ${machine.loadavg.join(" ")})`
 )
 console.log(`bench: the targets\n\n${targetTable(all)}\n`)
-console.log(`bench: the table\n\n${table(all)}\n\nwritten to bench/results/latest.json`)
+console.log(`bench: the table\n\n${table(all)}\n\nwritten to bench/results/${check ? "check" : "latest"}.json`)
+if (check) {
+  if (committed === undefined) {
+    console.error("bench --check: no bench/results/latest.json to compare with")
+    process.exit(1)
+  }
+  if (committed.quick !== quick) {
+    console.log(
+      `bench --check: latest.json was a ${committed.quick ? "--quick" : "full"} run, this one is not: sizes differ`
+    )
+  }
+  const result = drift(committed.rows, all)
+  console.log(`\n${report(result, all)}`)
+  if (result.moved.length > 0) process.exitCode = 1
+}

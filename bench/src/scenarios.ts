@@ -32,6 +32,7 @@ import * as Stream from "effect/Stream"
 import { compare, noteRow, type Row, rows, type Subject } from "./harness.js"
 import { type Server, startServer } from "./postgres.js"
 import { langgraphScenario } from "./langgraph.js"
+import { langgraphDeltaScenario } from "./langgraphDelta.js"
 import { reloadScenario, storageScenario } from "./storage.js"
 import {
   messageEvent,
@@ -1045,7 +1046,8 @@ export const scenarios: ReadonlyArray<Scenario> = [
   sweepScenario,
   storageScenario,
   reloadScenario,
-  langgraphScenario
+  langgraphScenario,
+  langgraphDeltaScenario
 ]
 
 export { startServer }

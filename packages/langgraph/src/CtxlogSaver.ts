@@ -35,6 +35,9 @@ import {
   type CheckpointPendingWrite,
   type CheckpointTuple,
   compareWritesSortKeys,
+  type DeltaChannelHistory,
+  DeltaSnapshot,
+  isDeltaSnapshot,
   maxChannelVersion,
   type PendingWrite,
   type SerializerProtocol,
@@ -92,6 +95,8 @@ export interface SaverWork {
   readonly eventsRead: number
   /** Appends retried after another writer moved the stream (`ConcurrencyConflict`). */
   readonly retried: number
+  /** Stored values handed to `serde.loadsTyped` (reads; @since 0.8.0). */
+  readonly decoded: number
 }
 
 type Services = EventLog.EventLog | Ids.Ids | TokenCounter.TokenCounter
@@ -258,8 +263,11 @@ export class CtxlogSaver extends BaseCheckpointSaver {
   private readonly threads = new Map<string, thread.ThreadState>()
   private readonly queues = new Map<string, Promise<unknown>>()
   private readonly decodedItems = new WeakMap<WindowEvent.SerializedValue, { readonly value: unknown }>()
+  private readonly versionsOf = new WeakMap<WindowEvent.SerializedValue, ChannelVersions>()
+  /** Pending writes and `DeltaSnapshot` seeds decoded for `getDeltaChannelHistory`, once per process. */
+  private readonly decodedHistory = new WeakMap<WindowEvent.SerializedValue, { readonly value: unknown }>()
   private closed = false
-  private counted = { serialized: 0, events: 0, bytes: 0, compared: 0, eventsRead: 0, retried: 0 }
+  private counted = { serialized: 0, events: 0, bytes: 0, compared: 0, eventsRead: 0, retried: 0, decoded: 0 }
 
   constructor(options: CtxlogSaverOptions) {
     super(options.serde)
@@ -401,6 +409,7 @@ export class CtxlogSaver extends BaseCheckpointSaver {
 
   private async load(operation: string, value: WindowEvent.SerializedValue, channel?: string): Promise<unknown> {
     try {
+      this.counted.decoded += 1
       return await this.serde.loadsTyped(value.type, bytesOf(value))
     } catch (error) {
       throw reject(
@@ -836,16 +845,122 @@ export class CtxlogSaver extends BaseCheckpointSaver {
     return { removed: [...removed], appended: [...appended.values()] }
   }
 
+  /** A checkpoint's channel versions (read only; decoded once per process). */
   private async channelVersionsOf(state: thread.ThreadState, saved: CheckpointSaved): Promise<ChannelVersions> {
+    const known = this.versionsOf.get(saved.checkpoint)
+    if (known !== undefined) return known
     const skeleton = await this.load("put", saved.checkpoint)
     const versions = isRecord(skeleton) ? skeleton.channel_versions : undefined
-    if (!isRecord(versions)) return {}
     const out: ChannelVersions = {}
-    for (const [channel, version] of Object.entries(versions)) {
-      if (typeof version === "number" || typeof version === "string") out[channel] = version
+    if (isRecord(versions)) {
+      for (const [channel, version] of Object.entries(versions)) {
+        if (typeof version === "number" || typeof version === "string") out[channel] = version
+      }
     }
+    this.versionsOf.set(saved.checkpoint, out)
     void state
     return out
+  }
+
+  /**
+   * A stored value decoded once per process for `getDeltaChannelHistory` (a write's value, a snapshot).
+   * Handed out as a fresh list or `DeltaSnapshot` around the shared items: LangGraph's delta reducers
+   * build a new list and never change the items they were given.
+   */
+  private async decodedOnce(operation: string, stored: WindowEvent.SerializedValue, channel: string): Promise<unknown> {
+    let known = this.decodedHistory.get(stored)
+    if (known === undefined) {
+      known = { value: await this.load(operation, stored, channel) }
+      this.decodedHistory.set(stored, known)
+    }
+    const value = known.value
+    if (Array.isArray(value)) return value.slice()
+    if (isDeltaSnapshot(value) && Array.isArray(value.value)) return new DeltaSnapshot(value.value.slice())
+    return value
+  }
+
+  /**
+   * What a `DeltaChannel` needs to rebuild its value at a checkpoint, served from the folded log: the
+   * pending writes of each ancestor (the events `putWrites` appended) back to the nearest ancestor that
+   * stored the channel's value (its seed, a `DeltaSnapshot`). LangGraph's default walks `getTuple` per
+   * ancestor (a read, every channel value and every write decoded again, per step); here the chain is in
+   * memory, only the requested channels' writes are decoded, and each stored value is decoded once per
+   * process. The same answer as the default walk (LangGraph's contract: ancestors on the parent chain
+   * only, writes in `writesSortKey` order, the seed ancestor's own writes included).
+   * @since 0.8.0
+   */
+  override async getDeltaChannelHistory(options: {
+    config: RunnableConfig
+    channels: Array<string>
+  }): Promise<Record<string, DeltaChannelHistory>> {
+    const operation = "getDeltaChannelHistory"
+    const { config, channels } = options
+    if (channels.length === 0) return {}
+    if (configurableOf(operation, config)?.thread_id === undefined) {
+      return Object.fromEntries(channels.map((channel) => [channel, { writes: [] }]))
+    }
+    const target = targetOf(operation, config, false)
+    const stream = streamOf(target.threadId, target.namespace)
+    return this.exclusive(stream, async () => {
+      const state = await this.sync(operation, stream)
+      const id = target.checkpointId ?? thread.newestFirst(state)[0]
+      const collected = new Map<string, Array<CheckpointPendingWrite>>(channels.map((channel) => [channel, []]))
+      const seeds = new Map<string, unknown>()
+      const remaining = new Set(channels)
+      const seen = new Set<string>()
+      let cursor = id === undefined ? null : (state.checkpoints.get(id)?.parentCheckpointId ?? null)
+      while (cursor !== null && remaining.size > 0 && !seen.has(cursor)) {
+        seen.add(cursor)
+        const saved = state.checkpoints.get(cursor)
+        if (saved === undefined) break
+        const writes = this.orderedWrites(state, cursor)
+        for (let index = writes.length - 1; index >= 0; index -= 1) {
+          const write = writes[index]
+          if (write === undefined || !remaining.has(write.channel)) continue
+          const value = await this.decodedOnce(operation, write.value, write.channel)
+          collected.get(write.channel)?.push([write.taskId, write.channel, value])
+        }
+        const versions = await this.channelVersionsOf(state, saved)
+        for (const channel of [...remaining]) {
+          const seed = await this.seedAt(operation, state, saved, channel, versions[channel])
+          if (seed === undefined) continue
+          seeds.set(channel, seed.value)
+          remaining.delete(channel)
+        }
+        cursor = saved.parentCheckpointId
+      }
+      const out: Record<string, DeltaChannelHistory> = {}
+      for (const channel of channels) {
+        const entry: DeltaChannelHistory = { writes: (collected.get(channel) ?? []).reverse() }
+        if (seeds.has(channel)) entry.seed = seeds.get(channel)
+        out[channel] = entry
+      }
+      return out
+    })
+  }
+
+  /** The value checkpoint `saved` holds for `channel` (as `getTuple` would give it), if it holds one. */
+  private async seedAt(
+    operation: string,
+    state: thread.ThreadState,
+    saved: CheckpointSaved,
+    channel: string,
+    version: WindowEvent.ChannelVersion | undefined
+  ): Promise<{ readonly value: unknown } | undefined> {
+    for (const written of saved.values) {
+      if (written.channel === channel && written.version === unversioned && "value" in written) {
+        return { value: await this.decodedOnce(operation, written.value, channel) }
+      }
+    }
+    if (version === undefined) return undefined
+    const found = thread.resolve(state, channel, version, saved.checkpointId)
+    if (found === undefined) return undefined
+    if ("value" in found.written) {
+      const value = await this.decodedOnce(operation, found.written.value, channel)
+      return value === undefined ? undefined : { value }
+    }
+    const rebuilt = await this.valueAt(operation, state, channel, version, saved.checkpointId, true)
+    return rebuilt === undefined || rebuilt.value === undefined ? undefined : { value: rebuilt.value }
   }
 
   /** Save a task's pending writes against a checkpoint. @since 0.5.0 */
