@@ -95,7 +95,10 @@ export interface SaverWork {
   readonly eventsRead: number
   /** Appends retried after another writer moved the stream (`ConcurrencyConflict`). */
   readonly retried: number
-  /** Stored values handed to `serde.loadsTyped` (reads; @since 0.8.0). */
+  /**
+   * Stored values handed to `serde.loadsTyped` (reads).
+   * @since 0.8.0
+   */
   readonly decoded: number
 }
 
