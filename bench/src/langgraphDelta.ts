@@ -20,6 +20,7 @@ import BetterSqlite3 from "better-sqlite3"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import { compare, type Row, rows, summarize } from "./harness.js"
 import type { Scenario } from "./scenarios.js"
+import type { Verdict } from "./targets.js"
 import { prose, tempDir } from "./stores.js"
 
 const writtenBytes = (): number => {
@@ -290,4 +291,70 @@ export const langgraphDeltaScenario: Scenario = {
     }
     return out
   }
+}
+
+const deltaRow = (all: ReadonlyArray<Row>, size: number, subject: string) =>
+  all.find(
+    (row) => row.scenario === "langgraph-delta turn" && row.size === `${size} messages` && row.subject === subject
+  )
+const deltaKib = (row: Row | undefined): number | undefined => {
+  const match = row?.note.match(/([0-9.]+) KiB written per turn/)
+  return match?.[1] === undefined ? undefined : Number(match[1])
+}
+
+/** Issue 42's acceptance lines on the `langgraph-delta` rows, at 1k and 10k messages. */
+export const langgraphDeltaVerdicts = (all: ReadonlyArray<Row>): ReadonlyArray<Verdict> => {
+  const out: Array<Verdict> = []
+  const lines = [
+    ["ctxlog ContextService.appendMessages", "time", 50, "≥ 50x less time than LangGraph with DeltaChannel"],
+    ["ctxlog ContextService.appendMessages", "bytes", 1, "≤ the bytes of LangGraph with DeltaChannel"],
+    ["ctxlog CtxlogSaver, DeltaChannel", "time", 10, "≥ 10x faster than LangGraph's saver with DeltaChannel"],
+    ["ctxlog CtxlogSaver, DeltaChannel", "bytes", 1, "≤ the bytes of LangGraph's saver with DeltaChannel"],
+    ["ctxlog CtxlogSaver, plain messages", "bytes", 1.2, "≤ 1.2x the bytes of LangGraph's DeltaChannel saver"]
+  ] as const
+  for (const size of [1000, 10000]) {
+    const peer = deltaRow(all, size, "LangGraph SqliteSaver, DeltaChannel")
+    for (const [subject, figure, bound, goal] of lines) {
+      const target = `LangGraph peers at ${size / 1000}k messages: ${subject.replace("ctxlog ", "")}, ${figure}`
+      const ours = deltaRow(all, size, subject)
+      if (figure === "time") {
+        const a = ours?.medianUs
+        const b = peer?.medianUs
+        out.push(
+          a == null || b == null || a <= 0
+            ? {
+                target,
+                goal,
+                measured: "no figure in this run (scenario `langgraph-delta` not run at this size)",
+                met: "not run"
+              }
+            : {
+                target,
+                goal,
+                measured: `${ms(a)} vs ${ms(b)}: ${(b / a).toFixed(1)}x less`,
+                met: b / a >= bound ? "yes" : "no"
+              }
+        )
+      } else {
+        const a = deltaKib(ours)
+        const b = deltaKib(peer)
+        out.push(
+          a === undefined || b === undefined || b <= 0
+            ? {
+                target,
+                goal,
+                measured: "no figure in this run (scenario `langgraph-delta` not run at this size)",
+                met: "not run"
+              }
+            : {
+                target,
+                goal,
+                measured: `${a.toFixed(1)} vs ${b.toFixed(1)} KiB: ${(a / b).toFixed(2)}x`,
+                met: a / b <= bound ? "yes" : "no"
+              }
+        )
+      }
+    }
+  }
+  return out
 }

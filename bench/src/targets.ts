@@ -2,6 +2,7 @@
 // reference of the same run. A target whose scenario did not run says so.
 import type { Row } from "./harness.js"
 import { langgraphVerdicts } from "./langgraph.js"
+import { langgraphDeltaVerdicts } from "./langgraphDelta.js"
 
 export interface Verdict {
   readonly target: string
@@ -215,7 +216,7 @@ export const targetTable = (all: ReadonlyArray<Row>): string =>
   [
     "| target | goal | this run | met? |",
     "|---|---|---|---|",
-    ...[...verdicts(all), ...langgraphVerdicts(all)].map(
+    ...[...verdicts(all), ...langgraphVerdicts(all), ...langgraphDeltaVerdicts(all)].map(
       (v) => `| ${v.target} | ${v.goal} | ${v.measured} | ${v.met} |`
     )
   ].join("\n")
