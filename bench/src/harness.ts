@@ -30,6 +30,9 @@ export const targetSpread = (): number => {
   return (Number.isFinite(raw) && raw > 0 ? raw : 15) / 100
 }
 
+/** The most rounds a comparison planned at `rounds` runs (for scenarios that make their data up front). */
+export const roundsAtMost = (rounds: number): number => Math.max(rounds, Math.round(rounds * roundsFactor()))
+
 const roundsFactor = (): number => {
   const raw = Number(process.env.BENCH_ROUNDS_FACTOR ?? "3")
   return Number.isFinite(raw) && raw >= 1 ? raw : 3
@@ -82,7 +85,7 @@ export const compare = async (subjects: ReadonlyArray<Subject>, plan: Plan): Pro
     const stats = summarize(ratios)
     return stats.median > 0 ? (stats.p90 - stats.p10) / stats.median : Number.POSITIVE_INFINITY
   }
-  const maxRounds = Math.max(plan.rounds, plan.maxRounds ?? Math.round(plan.rounds * roundsFactor()))
+  const maxRounds = Math.max(plan.rounds, plan.maxRounds ?? roundsAtMost(plan.rounds))
   const target = targetSpread()
   let round = 0
   for (; round < maxRounds; round++) {

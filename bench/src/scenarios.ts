@@ -29,7 +29,7 @@ import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Stream from "effect/Stream"
-import { compare, noteRow, type Row, rows, type Subject } from "./harness.js"
+import { compare, noteRow, type Row, roundsAtMost, rows, type Subject } from "./harness.js"
 import { type Server, startServer } from "./postgres.js"
 import { langgraphScenario } from "./langgraph.js"
 import { langgraphDeltaScenario } from "./langgraphDelta.js"
@@ -125,7 +125,7 @@ const appendScenario = (batch: number): Scenario => ({
     const perRound = batch === 1 ? run.size("APPEND_OPS", 40, 200) : run.size("BATCH_OPS", 4, 20)
     const rounds = run.size("ROUNDS", 5, 10)
     const warmup = batch === 1 ? 20 : 2
-    const total = (warmup + rounds * perRound) * batch
+    const total = (warmup + roundsAtMost(rounds) * perRound) * batch
     const events = Array.from({ length: total }, (_, i) => messageEvent(i))
     const slice = (i: number) => events.slice(i * batch, (i + 1) * batch)
     const dir = tempDir("append")
@@ -144,13 +144,35 @@ const appendScenario = (batch: number): Scenario => ({
       subjects.push({ name: "Emmett emmett-sqlite", op: (i) => em.append("s", slice(i), BigInt(i * batch)) })
     }
     const figures = await compare(subjects, { warmup, rounds, perRound })
-    const perEvent = figures.map((f) => ({
-      ...f,
-      medianUs: f.medianUs / batch,
-      p10Us: f.p10Us / batch,
-      p90Us: f.p90Us / batch
-    }))
-    const out = [...rows(batch === 1 ? "append (single)" : "append (batched)", `${batch}/call`, "event", perEvent)]
+    const perEvent = (all: typeof figures) =>
+      all.map((f) => ({
+        ...f,
+        medianUs: f.medianUs / batch,
+        p10Us: f.p10Us / batch,
+        p90Us: f.p90Us / batch
+      }))
+    const label = batch === 1 ? "append (single)" : "append (batched)"
+    const out = [...rows(label, `${batch}/call`, "event", perEvent(figures))]
+    // Issue 42: the same append with the recall index off (the event log alone, `SqliteEventLog.layer`)
+    // against raw better-sqlite3, its own comparison so the ratio is ctxlog-without-recall over raw.
+    const bare = ManagedRuntime.make(
+      SqliteEventLog.layer({ filename: join(dir, "ctxlog-bare.db"), durability: "normal" })
+    )
+    const bareLog = await bare.runPromise(EventLog.EventLog)
+    const rawBare = rawSqlite(join(dir, "raw-bare.db"))
+    const bareFigures = await compare(
+      [
+        {
+          name: "ctxlog SqliteEventLog.append, recall off",
+          op: (i) => bare.runPromise(bareLog.append("s", slice(i), i * batch))
+        },
+        { name: "raw better-sqlite3", op: (i) => rawBare.append("s", slice(i)) }
+      ],
+      { warmup, rounds, perRound }
+    )
+    out.push(...rows(`${label}, recall off`, `${batch}/call`, "event", perEvent(bareFigures)))
+    rawBare.close()
+    await bare.dispose()
     if (typeof em === "string") out.push(noteRow(out[0]?.scenario ?? "", `${batch}/call`, "Emmett emmett-sqlite", em))
     raw.close()
     rawIndexed.close()
@@ -168,7 +190,7 @@ const appendMessagesScenario: Scenario = {
     const perRound = run.size("MESSAGES_OPS", 40, 200)
     const rounds = run.size("ROUNDS", 5, 10)
     const warmup = 20
-    const total = warmup + rounds * perRound
+    const total = warmup + roundsAtMost(rounds) * perRound
     const inputs = Array.from({ length: total }, (_, i) => messageInput(i))
     const events = Array.from({ length: total }, (_, i) => messageEvent(i))
     const dir = tempDir("messages")
@@ -202,7 +224,9 @@ const postgresScenario: Scenario = {
       const perRound = batch === 1 ? run.size("PG_OPS", 10, 50) : run.size("PG_BATCH_OPS", 2, 5)
       const rounds = run.size("ROUNDS", 5, 10)
       const warmup = batch === 1 ? 5 : 1
-      const events = Array.from({ length: (warmup + rounds * perRound) * batch }, (_, i) => messageEvent(i))
+      const events = Array.from({ length: (warmup + roundsAtMost(rounds) * perRound) * batch }, (_, i) =>
+        messageEvent(i)
+      )
       const slice = (i: number) => events.slice(i * batch, (i + 1) * batch)
       const runtime = postgresRuntime(await server.database(`bench_ctxlog_${batch}`))
       const log = await runtime.runPromise(EventLog.EventLog)
