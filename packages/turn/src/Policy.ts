@@ -268,6 +268,8 @@ export const tieredOf = (policy: Policy, budget: Budget.Budget): TieredCompactio
         }
   return {
     budget,
+    // The tiers weigh what the builder sends: the window's count less the reasoning it drops (issue 37).
+    unsentTokens: CtxBuilder.forProvider(policy.builder).unsentTokens,
     softThreshold: c.softThreshold,
     hardThreshold: c.hardThreshold,
     proactiveThreshold: c.proactiveThreshold,
