@@ -143,6 +143,13 @@ export interface Config {
    * sent (issue 37). Default none. Since 0.8.0.
    */
   readonly unsentTokens?: ((window: Window.Window) => number) | undefined
+  /**
+   * Cache-aware: at Soft pressure the window still fits, and leaving it whole keeps the provider's cached
+   * prefix, where pruning rewrites an old message and breaks it: the Soft tier then waits for Hard
+   * pressure (and prunes to the Soft threshold in one step), and proactive compression runs only from
+   * the Hard threshold. Default false. Since 0.8.0.
+   */
+  readonly preferCachedPrefix?: boolean | undefined
 }
 
 /**
@@ -400,6 +407,14 @@ export const maybeCompact = (stream: EventLog.StreamId, config: Config): Effect.
         : yield* ctx.load(stream)
     const initial = pressure(before, config)
     if (initial === "None") return { _tag: "NoChange", reason: "no pressure", window: before } as const
+    if (initial === "Soft" && config.preferCachedPrefix === true) {
+      return yield* fitted(
+        stream,
+        config,
+        { _tag: "NoChange", reason: "keeping the cached prefix", window: before },
+        op
+      )
+    }
     yield* tierStarted(op, stream, "soft")
     // Prune only to just under the Soft threshold, so the pruning strategy picks which outputs go.
     const soft = yield* softStep(stream, config, s.soft - 1 / Math.max(1, s.budget))
@@ -546,6 +561,10 @@ export const maybeProactiveCompress = (
       return { _tag: "NoChange", reason: "provider-side compaction is on", window } as const
     }
     if (used < s.proactive) return { _tag: "NoChange", reason: "below the proactive threshold", window } as const
+    // Cache-aware: a proactive summary rewrites the head of history while the window still fits.
+    if (config.preferCachedPrefix === true && used < s.hard) {
+      return { _tag: "NoChange", reason: "keeping the cached prefix", window } as const
+    }
     // Reported usage, when given, says how far off the local estimate is.
     const reportedRatio =
       sent === undefined || window.tokens.total === 0 ? undefined : Math.max(1, sent / window.tokens.total)
@@ -594,7 +613,11 @@ export const maybeSoftCompactMidIteration = (
     if (window.compaction.compactedThisTurn) {
       return { _tag: "NoChange", reason: "already compacted this turn", window } as const
     }
-    if (pressure(window, config) === "None") return { _tag: "NoChange", reason: "no pressure", window } as const
+    const level = pressure(window, config)
+    if (level === "None") return { _tag: "NoChange", reason: "no pressure", window } as const
+    if (level === "Soft" && config.preferCachedPrefix === true) {
+      return yield* fitted(stream, config, { _tag: "NoChange", reason: "keeping the cached prefix", window })
+    }
     const s = settings(config)
     // Just under the Soft threshold: pressure counts `>=`.
     const soft = yield* softStep(stream, config, s.soft - 1 / Math.max(1, s.budget))

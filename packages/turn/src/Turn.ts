@@ -458,9 +458,11 @@ export const render = (
         // reasoning, so their targets in the window's own tokens are the budget plus the unsent tokens.
         let built = yield* build(yield* ctx.load(stream))
         const counted = (window: Window.Window) => available + builder.unsentTokens(window)
-        const stages: ReadonlyArray<
-          readonly [string, Effect.Effect<ContextService.Outcome | TieredCompaction.Result, TurnError, Requirements>]
-        > = [
+        type Stage = readonly [
+          string,
+          Effect.Effect<ContextService.Outcome | TieredCompaction.Result, TurnError, Requirements>
+        ]
+        const ordered: ReadonlyArray<Stage> = [
           [
             "fit-prune",
             Effect.suspend(() =>
@@ -508,6 +510,15 @@ export const render = (
           ["fit-trim", Effect.suspend(() => ctx.trimToBudget(stream, available + built.stats.unsentTokens))],
           ["fit-trim", ctx.trimToBudget(stream, available)]
         ]
+        // Cache-aware: cutting the unseen results at the tail keeps the cached prefix that pruning older
+        // outputs or summarizing would break, so it goes first when the policy prefers the prefix.
+        const stages: ReadonlyArray<Stage> =
+          valid.compaction?.preferCachedPrefix === true
+            ? [
+                ...ordered.filter(([name]) => name === "fit-truncate"),
+                ...ordered.filter(([name]) => name !== "fit-truncate")
+              ]
+            : ordered
         for (const [name, stage] of stages) {
           if (fits(built)) break
           yield* CompactionStatus.report({ _tag: "TierStarted", operation: "maybeCompact", stream, tier: "fit" })
