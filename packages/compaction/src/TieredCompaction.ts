@@ -137,6 +137,19 @@ export interface Config {
   readonly advanceTurn?: boolean | undefined
   /** Settings of the guards every summary passes before it is written (`SummaryGuard`; issue 39). */
   readonly guard?: Guard | undefined
+  /**
+   * Tokens of a window its render will not send (reasoning the builder drops: `CtxBuilder.unsentTokens`).
+   * Every comparison against the budget takes them off the window's count, so the tiers weigh what is
+   * sent (issue 37). Default none. Since 0.8.0.
+   */
+  readonly unsentTokens?: ((window: Window.Window) => number) | undefined
+  /**
+   * Cache-aware: at Soft pressure the window still fits, and leaving it whole keeps the provider's cached
+   * prefix, where pruning rewrites an old message and breaks it: the Soft tier then waits for Hard
+   * pressure (and prunes to the Soft threshold in one step), and proactive compression runs only from
+   * the Hard threshold. Default false. Since 0.8.0.
+   */
+  readonly preferCachedPrefix?: boolean | undefined
 }
 
 /**
@@ -237,10 +250,21 @@ export const thresholds = (config: Config): Thresholds => {
   }
 }
 
+/**
+ * Estimated prompt tokens a window's render sends under a config: its count less what the builder does
+ * not send (`Config.unsentTokens`), calibrated unless disabled. What every tier compares to the budget.
+ * @since 0.8.0
+ */
+export const sentTokens = (window: Window.Window, config: Config): number => {
+  const unsent = config.unsentTokens?.(window) ?? 0
+  const counted = Math.max(0, window.tokens.total - unsent)
+  return settings(config).calibrate ? Math.ceil(counted * Window.calibrationRatio(window)) : counted
+}
+
 /** The pressure on a window under a config. @since 0.1.0 */
 export const pressure = (window: Window.Window, config: Config): Pressure => {
   const s = settings(config)
-  const used = usedTokens(window, s.calibrate)
+  const used = sentTokens(window, config)
   if (used >= s.budget * s.hard) return "Hard"
   if (used >= s.budget * s.soft) return "Soft"
   return "None"
@@ -267,10 +291,13 @@ export const decideSoft = (
   return [...apply, ...ToolOutputPruning.decide(afterApply, options, countMessage)]
 }
 
-/** `tokens` (calibrated, as pressure counts them) as uncalibrated window tokens. */
+/**
+ * `tokens` (calibrated sent tokens, as pressure counts them) as uncalibrated window tokens: the unsent
+ * tokens added back, since pruning and truncation (which take these targets) never remove reasoning.
+ */
 const uncalibrated = (window: Window.Window, config: Config, tokens: number): number => {
   const ratio = settings(config).calibrate ? Window.calibrationRatio(window) : 1
-  return Math.floor(tokens / ratio)
+  return Math.floor(tokens / ratio) + (config.unsentTokens?.(window) ?? 0)
 }
 
 const softStep = (stream: EventLog.StreamId, config: Config, targetShare?: number) =>
@@ -296,7 +323,7 @@ const fitStep = (stream: EventLog.StreamId, config: Config) =>
 const fitted = (stream: EventLog.StreamId, config: Config, result: Result, operation?: CompactionStatus.Operation) =>
   Effect.gen(function* () {
     const s = settings(config)
-    if (usedTokens(result.window, s.calibrate) <= s.budget) return result
+    if (sentTokens(result.window, config) <= s.budget) return result
     if (operation !== undefined) yield* CompactionStatus.report({ _tag: "TierStarted", operation, stream, tier: "fit" })
     const fit = yield* fitStep(stream, config)
     if (fit.events.length === 0) return result
@@ -380,6 +407,14 @@ export const maybeCompact = (stream: EventLog.StreamId, config: Config): Effect.
         : yield* ctx.load(stream)
     const initial = pressure(before, config)
     if (initial === "None") return { _tag: "NoChange", reason: "no pressure", window: before } as const
+    if (initial === "Soft" && config.preferCachedPrefix === true) {
+      return yield* fitted(
+        stream,
+        config,
+        { _tag: "NoChange", reason: "keeping the cached prefix", window: before },
+        op
+      )
+    }
     yield* tierStarted(op, stream, "soft")
     // Prune only to just under the Soft threshold, so the pruning strategy picks which outputs go.
     const soft = yield* softStep(stream, config, s.soft - 1 / Math.max(1, s.budget))
@@ -401,7 +436,7 @@ export const maybeCompact = (stream: EventLog.StreamId, config: Config): Effect.
     const guarded = window.compaction.compactedThisTurn
     // No model while cooling down or after a compaction this turn: only a window over the budget itself
     // gets the deterministic template (recorded as the soft tier, without a cooldown).
-    if ((cooling || guarded) && usedTokens(window, s.calibrate) <= s.budget) {
+    if ((cooling || guarded) && sentTokens(window, config) <= s.budget) {
       return softResult._tag === "SoftCompacted"
         ? softResult
         : ({ _tag: "NoChange", reason: cooling ? "cooling down" : "already compacted this turn", window } as const)
@@ -424,8 +459,8 @@ export const maybeCompact = (stream: EventLog.StreamId, config: Config): Effect.
           hooks: {},
           guard: config.guard,
           reason: template
-            ? `over the budget (${usedTokens(window, s.calibrate)} of ${s.budget} tokens) while ${cooling ? "cooling down" : "already compacted this turn"}`
-            : `${usedTokens(window, s.calibrate)} of ${s.budget} tokens used`
+            ? `over the budget (${sentTokens(window, config)} of ${s.budget} tokens) while ${cooling ? "cooling down" : "already compacted this turn"}`
+            : `${sentTokens(window, config)} of ${s.budget} tokens used`
         })
       ),
       op
@@ -521,11 +556,15 @@ export const maybeProactiveCompress = (
       usage === undefined
         ? undefined
         : Math.max(0, usage.inputTokens + (usage.clearedInputTokens ?? 0) - Math.max(0, reserved))
-    const used = (sent ?? usedTokens(window, s.calibrate)) / s.budget
+    const used = (sent ?? sentTokens(window, config)) / s.budget
     if (config.providerSideCompaction === true && used <= providerSideOverride) {
       return { _tag: "NoChange", reason: "provider-side compaction is on", window } as const
     }
     if (used < s.proactive) return { _tag: "NoChange", reason: "below the proactive threshold", window } as const
+    // Cache-aware: a proactive summary rewrites the head of history while the window still fits.
+    if (config.preferCachedPrefix === true && used < s.hard) {
+      return { _tag: "NoChange", reason: "keeping the cached prefix", window } as const
+    }
     // Reported usage, when given, says how far off the local estimate is.
     const reportedRatio =
       sent === undefined || window.tokens.total === 0 ? undefined : Math.max(1, sent / window.tokens.total)
@@ -574,7 +613,11 @@ export const maybeSoftCompactMidIteration = (
     if (window.compaction.compactedThisTurn) {
       return { _tag: "NoChange", reason: "already compacted this turn", window } as const
     }
-    if (pressure(window, config) === "None") return { _tag: "NoChange", reason: "no pressure", window } as const
+    const level = pressure(window, config)
+    if (level === "None") return { _tag: "NoChange", reason: "no pressure", window } as const
+    if (level === "Soft" && config.preferCachedPrefix === true) {
+      return yield* fitted(stream, config, { _tag: "NoChange", reason: "keeping the cached prefix", window })
+    }
     const s = settings(config)
     // Just under the Soft threshold: pressure counts `>=`.
     const soft = yield* softStep(stream, config, s.soft - 1 / Math.max(1, s.budget))

@@ -26,6 +26,7 @@ import type { BuildOptions, Built, CommonConfig, CtxBuilder } from "./CtxBuilder
 import { fromWindow, slotsOf } from "./internal/sections.js"
 import type { AnthropicRequest } from "./ProviderRequest.js"
 import * as RequestValidator from "./RequestValidator.js"
+import * as SentTokens from "./SentTokens.js"
 
 /** Request shapes of the Anthropic Messages API. @since 0.1.0 */
 export type {
@@ -98,6 +99,9 @@ export const make = (config: Config): CtxBuilder<AnthropicRequest> => {
     defaultOutputReserve,
     toolOutputShare: defaultToolOutputShare
   }
+  // Signed thinking goes back (every turn's, or with `thinking: "current"` the current turn's only).
+  const unsentTokens = (window: Window.Window): number =>
+    SentTokens.unsentTokens({ reasoning: "signed", toolResultMedia: true }, window, config.thinking === "current")
   const build = (
     window: Window.Window,
     options: BuildOptions = {}
@@ -128,7 +132,7 @@ export const make = (config: Config): CtxBuilder<AnthropicRequest> => {
         : full(),
       ({ request, breakpoints }) => ({
         request: serverContext.anthropic(request, options.serverContext),
-        stats: common.statsOf(window, common.budgetOf(sizing, config, options), breakpoints),
+        stats: common.statsOf(window, common.budgetOf(sizing, config, options), breakpoints, unsentTokens(window)),
         serverContext: options.serverContext
       })
     )
@@ -137,6 +141,7 @@ export const make = (config: Config): CtxBuilder<AnthropicRequest> => {
     name: "anthropic",
     model: config.model,
     build,
+    unsentTokens,
     ...common.shared<AnthropicRequest>(sizing, config)
   }
 }

@@ -48,7 +48,12 @@ export interface BuildStats {
   readonly toolTokens: number
   /** A rough count of the turn reminder. */
   readonly reminderTokens: number
-  /** `tokens.total + toolTokens`: the uncalibrated estimate of the prompt. */
+  /**
+   * Tokens the window counts that this render does not send: reasoning its provider does not take back
+   * (`SentTokens`). Since 0.8.0.
+   */
+  readonly unsentTokens: number
+  /** `tokens.total - unsentTokens + toolTokens`: the uncalibrated estimate of the prompt this render sends. */
   readonly total: number
   /** The prompt budget of this render: context window − output reserve − tool schemas − reminder. */
   readonly budget: number
@@ -101,6 +106,12 @@ export interface CtxBuilder<R> {
    * size from `ExactTokenCounter.countWindow`) when given, else by the calibrated estimate.
    */
   readonly needsCompression: (window: Window.Window, options?: BuildOptions, exactTokens?: number) => boolean
+  /**
+   * Tokens of a window this builder would not send (reasoning its provider does not take back,
+   * `SentTokens`): what a render's `stats.unsentTokens` holds, for decisions taken before a render.
+   * Since 0.8.0.
+   */
+  readonly unsentTokens: (window: Window.Window) => number
   /** The oldest history to summarize so that at most `keepCeiling` tokens of history stay. */
   readonly compressionPlan: (window: Window.Window, keepCeiling: number) => CompressionPlan
   /**

@@ -18,6 +18,7 @@ import * as chatRender from "./internal/chatRender.js"
 import { fromWindow, slotsOf } from "./internal/sections.js"
 import type { ChatCompletionsRequest } from "./ProviderRequest.js"
 import * as RequestValidator from "./RequestValidator.js"
+import * as SentTokens from "./SentTokens.js"
 
 /** Request shapes of the Chat Completions API. @since 0.1.0 */
 export type { ChatCompletionsRequest, ChatMessage, ChatTool, ChatToolCall } from "./ProviderRequest.js"
@@ -58,6 +59,9 @@ export const makeChat = (config: CommonConfig, variant: ChatVariant): CtxBuilder
     toolOutputShare: variant.toolOutputShare,
     toolsOf: variant.toolsOf
   }
+  // Chat Completions, Ollama and generic servers take no reasoning back, and tool messages as text only.
+  const unsentTokens = (window: Window.Window): number =>
+    SentTokens.unsentTokens({ reasoning: "none", toolResultMedia: false }, window)
   const build = (
     window: Window.Window,
     options: BuildOptions = {}
@@ -78,13 +82,17 @@ export const makeChat = (config: CommonConfig, variant: ChatVariant): CtxBuilder
       )
     return Either.map(
       chatCache.renderChat(variant.name, slotsOf(window, options.systemPrompt), window.history, settings, full),
-      (request) => ({ request, stats: common.statsOf(window, common.budgetOf(sizing, config, options), 0) })
+      (request) => ({
+        request,
+        stats: common.statsOf(window, common.budgetOf(sizing, config, options), 0, unsentTokens(window))
+      })
     )
   }
   return {
     name: variant.name,
     model: config.model,
     build,
+    unsentTokens,
     ...common.shared<ChatCompletionsRequest>(sizing, config)
   }
 }

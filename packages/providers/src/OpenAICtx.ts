@@ -23,6 +23,7 @@ import { fromWindow, slotsOf } from "./internal/sections.js"
 import * as serverContext from "./internal/serverContext.js"
 import type { ChatCompletionsRequest, ResponsesRequest } from "./ProviderRequest.js"
 import * as RequestValidator from "./RequestValidator.js"
+import * as SentTokens from "./SentTokens.js"
 
 /** Request shapes of the OpenAI Chat Completions and Responses APIs. @since 0.1.0 */
 export type {
@@ -93,6 +94,9 @@ export const makeResponses = (config: Config): CtxBuilder<ResponsesRequest> => {
     toolOutputShare: defaultToolOutputShare
   }
   const settings = settingsFor(config)
+  // Reasoning items with their id go back; readable-only reasoning does not.
+  const unsentTokens = (window: Window.Window): number =>
+    SentTokens.unsentTokens({ reasoning: "item", toolResultMedia: true }, window)
   const build = (
     window: Window.Window,
     options: BuildOptions = {}
@@ -113,7 +117,7 @@ export const makeResponses = (config: Config): CtxBuilder<ResponsesRequest> => {
       chatCache.renderResponses(slotsOf(window, options.systemPrompt), window.history, rendered, full),
       (request) => ({
         request: serverContext.responses(request, options.serverContext),
-        stats: common.statsOf(window, common.budgetOf(sizing, config, options), 0),
+        stats: common.statsOf(window, common.budgetOf(sizing, config, options), 0, unsentTokens(window)),
         serverContext: options.serverContext
       })
     )
@@ -122,6 +126,7 @@ export const makeResponses = (config: Config): CtxBuilder<ResponsesRequest> => {
     name: "openai-responses",
     model: config.model,
     build,
+    unsentTokens,
     ...common.shared<ResponsesRequest>(sizing, config)
   }
 }

@@ -26,6 +26,8 @@ export * as RenderRecord from "./RenderRecord.js"
 export * as CacheTable from "./CacheTable.js"
 /** Predicted prompt-cache reads and writes per call, beside the recorded usage, and why a call missed. @since 0.5.0 */
 export * as CacheModel from "./CacheModel.js"
+/** What a builder leaves out of what the window counts: reasoning its provider does not take back. @since 0.8.0 */
+export * as SentTokens from "./SentTokens.js"
 /** Tool pairing and adjacency checks. @since 0.1.0 */
 export * as RequestValidator from "./RequestValidator.js"
 /** Prompt sizes, exact where the provider offers a count (`count_tokens`, o200k/cl100k). @since 0.2.0 */

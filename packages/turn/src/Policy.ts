@@ -68,7 +68,13 @@ export const CompactionSettings = Schema.Struct({
   /** Identifiers (paths, ids) a summary must keep verbatim when what it folds holds them (`SummaryGuard`; issue 39). */
   pinnedIdentifiers: opt(Schema.Array(Schema.String)),
   /** Refuse a summary that folds the user's latest ask without quoting it whole (`SummaryGuard`; default false). */
-  keepUserAsk: opt(Schema.Boolean)
+  keepUserAsk: opt(Schema.Boolean),
+  /**
+   * Cache-aware compaction (issue 37): when leaving the window alone and pruning both fit, keep the cached
+   * prefix — the soft tier waits for hard pressure, and the fit cuts the unseen results at the tail before
+   * it rewrites older messages. Default false.
+   */
+  preferCachedPrefix: opt(Schema.Boolean)
 })
 
 /** Seams: leveled archived context (`@ctxlog/seam`), thresholds as shares of the budget. @since 0.4.0 */
@@ -268,6 +274,8 @@ export const tieredOf = (policy: Policy, budget: Budget.Budget): TieredCompactio
         }
   return {
     budget,
+    // The tiers weigh what the builder sends: the window's count less the reasoning it drops (issue 37).
+    unsentTokens: CtxBuilder.forProvider(policy.builder).unsentTokens,
     softThreshold: c.softThreshold,
     hardThreshold: c.hardThreshold,
     proactiveThreshold: c.proactiveThreshold,
@@ -275,6 +283,7 @@ export const tieredOf = (policy: Policy, budget: Budget.Budget): TieredCompactio
     cooldownTurns: c.cooldownTurns,
     maxSummaryTokens: c.maxSummaryTokens,
     calibrate: c.calibrate,
+    ...(c.preferCachedPrefix === undefined ? {} : { preferCachedPrefix: c.preferCachedPrefix }),
     prune,
     ...(c.pinnedIdentifiers === undefined && c.keepUserAsk === undefined
       ? {}

@@ -436,9 +436,10 @@ export const render = (
           const soft = yield* TieredCompaction.maybeSoftCompactMidIteration(stream, tiered)
           if (soft._tag !== "NoChange") tiers.push("soft-mid")
           if (TieredCompaction.pressure(soft.window, tiered) === "Hard") {
+            // To the soft threshold of what is sent: the reasoning the builder drops is added back.
             const trimmed = yield* ctx.trimToBudget(
               stream,
-              Math.floor(available * (valid.compaction?.softThreshold ?? 0.7))
+              Math.floor(available * (valid.compaction?.softThreshold ?? 0.7)) + builder.unsentTokens(soft.window)
             )
             if (trimmed.events.length > 0) tiers.push("trim")
           }
@@ -452,18 +453,25 @@ export const render = (
           })
           if (seams.action !== "none") tiers.push(`seam-${seams.action}`)
         }
-        // The fit: escalate until the render plus its reserve fits the window.
+        // The fit: escalate until the render plus its reserve fits the window. The render's stats count
+        // what it sends (`stats.unsentTokens` off the window's count); pruning and truncation never remove
+        // reasoning, so their targets in the window's own tokens are the budget plus the unsent tokens.
         let built = yield* build(yield* ctx.load(stream))
-        const stages: ReadonlyArray<
-          readonly [string, Effect.Effect<ContextService.Outcome | TieredCompaction.Result, TurnError, Requirements>]
-        > = [
+        const counted = (window: Window.Window) => available + builder.unsentTokens(window)
+        type Stage = readonly [
+          string,
+          Effect.Effect<ContextService.Outcome | TieredCompaction.Result, TurnError, Requirements>
+        ]
+        const ordered: ReadonlyArray<Stage> = [
           [
             "fit-prune",
-            ToolOutputPruning.pruneToolOutputs(stream, {
-              ...(tiered?.prune ?? {}),
-              keepRecent: 0,
-              targetTokens: available
-            })
+            Effect.suspend(() =>
+              ToolOutputPruning.pruneToolOutputs(stream, {
+                ...(tiered?.prune ?? {}),
+                keepRecent: 0,
+                targetTokens: available + built.stats.unsentTokens
+              })
+            )
           ],
           ...(tiered === undefined
             ? []
@@ -494,17 +502,29 @@ export const render = (
           [
             "fit-truncate",
             ctx.run(stream, (window) =>
-              Either.right(ToolOutputPruning.decideFit(window, available, counter.countMessage))
+              Either.right(ToolOutputPruning.decideFit(window, counted(window), counter.countMessage))
             )
           ],
+          // Trimming drops reasoning with the rest: to the sent budget first, then (when the dropped
+          // reasoning leaves it over) to the window's own count, which is never below what is sent.
+          ["fit-trim", Effect.suspend(() => ctx.trimToBudget(stream, available + built.stats.unsentTokens))],
           ["fit-trim", ctx.trimToBudget(stream, available)]
         ]
+        // Cache-aware: cutting the unseen results at the tail keeps the cached prefix that pruning older
+        // outputs or summarizing would break, so it goes first when the policy prefers the prefix.
+        const stages: ReadonlyArray<Stage> =
+          valid.compaction?.preferCachedPrefix === true
+            ? [
+                ...ordered.filter(([name]) => name === "fit-truncate"),
+                ...ordered.filter(([name]) => name !== "fit-truncate")
+              ]
+            : ordered
         for (const [name, stage] of stages) {
           if (fits(built)) break
           yield* CompactionStatus.report({ _tag: "TierStarted", operation: "maybeCompact", stream, tier: "fit" })
           const outcome = yield* stage
           if (!("events" in outcome) || outcome.events.length === 0) continue
-          tiers.push(name)
+          if (!tiers.includes(name)) tiers.push(name)
           built = yield* build(yield* ctx.load(stream))
         }
         if (!fits(built)) {

@@ -136,14 +136,16 @@ export const shared = <R>(
 export const statsOf = (
   window: Window.Window | undefined,
   budget: Budget.Budget,
-  cacheBreakpoints: number
+  cacheBreakpoints: number,
+  unsentTokens = 0
 ): BuildStats => {
   const tokens = window?.tokens ?? { system: 0, knowledge: 0, taskState: 0, signals: 0, history: 0, total: 0 }
   return {
     tokens,
     toolTokens: budget.toolTokens,
     reminderTokens: budget.reminderTokens,
-    total: tokens.total + budget.toolTokens,
+    unsentTokens,
+    total: Math.max(0, tokens.total - unsentTokens) + budget.toolTokens,
     budget: Budget.available(budget),
     contextWindow: budget.contextWindow,
     outputReserve: budget.outputReserve,
