@@ -1,0 +1,237 @@
+// Per-subject erasure that keeps every chain (issue 43, items 3-5; ADR 0112, 0113), on SQLite and
+// PostgreSQL: a subject's messages in three streams, one of them summarized into another stream's
+// summary (with its recall entry) and a stored tool output; after the erasure no database file holds the
+// plaintext, every stream verifies, the summary is listed as unreadable, and the signed receipt verifies
+// offline (and fails once a field is changed or its key revoked).
+import { readdirSync, readFileSync, statSync } from "node:fs"
+import { join } from "node:path"
+import { randomBytes } from "node:crypto"
+import { EventLog, type WindowEvent } from "@ctxlog/core"
+import { assert, describe, it } from "@effect/vitest"
+import * as Chunk from "effect/Chunk"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import {
+  FileStore,
+  LogReader,
+  PostgresEventLog,
+  Sealing,
+  Signing,
+  SqliteEventLog,
+  SubjectErasure
+} from "../src/index.js"
+import { freshDatabase } from "./support/postgres.js"
+import { postgresRawLayer, RawSql, sqliteRawLayer, tempFile } from "./support/stores.js"
+
+const writer = Signing.generate("privacy-officer")
+const keyring = Signing.parseKeyring(Signing.formatKeyring([writer.entry]))
+const masterKey = new Uint8Array(randomBytes(32))
+const secret = "ZEBRA-QUOKKA-alice-secret"
+const fileSecret = "OCELOT-tool-output-of-alice"
+
+const sealing: Sealing.Options = {
+  masterKey,
+  subjectOf: (stream) => (stream.startsWith("alice-") ? "subject-alice" : undefined)
+}
+
+interface Target {
+  readonly label: string
+  readonly open: () => Effect.Effect<Context.Context<SqliteEventLog.Services>, unknown, Scope.Scope>
+  readonly reader: Effect.Effect<LogReader.LogReader.Service, unknown, Scope.Scope>
+  readonly raw: Layer.Layer<RawSql, unknown>
+  /** Every byte the database keeps on disk, as text (after a checkpoint on PostgreSQL). */
+  readonly diskText: Effect.Effect<string, unknown, Scope.Scope>
+}
+
+const filesUnder = (path: string): ReadonlyArray<string> =>
+  statSync(path).isDirectory() ? readdirSync(path).flatMap((name) => filesUnder(join(path, name))) : [path]
+
+const sqliteTarget = (): Target => {
+  const filename = tempFile()
+  const dir = join(filename, "..")
+  return {
+    label: "SQLite",
+    open: () =>
+      SqliteEventLog.make({ filename, sealing, signer: Signing.signer("privacy-officer", writer.privateKeyPem) }),
+    reader: LogReader.makeSqlite({ filename, integrity: "unverified" }),
+    raw: sqliteRawLayer(filename),
+    diskText: Effect.sync(() =>
+      filesUnder(dir)
+        .map((file) => readFileSync(file).toString("latin1"))
+        .join("\n")
+    )
+  }
+}
+
+const postgresTarget = (url: string): Target => ({
+  label: "PostgreSQL",
+  open: () => PostgresEventLog.make({ url, sealing, signer: Signing.signer("privacy-officer", writer.privateKeyPem) }),
+  reader: LogReader.makePostgres({ url, integrity: "unverified" }),
+  raw: postgresRawLayer(url),
+  diskText: Effect.gen(function* () {
+    const raw = yield* Effect.map(Layer.build(postgresRawLayer(url)), Context.get(RawSql))
+    yield* raw.exec("checkpoint")
+    const [where] = yield* raw.rows(
+      "select current_setting('data_directory') as dir, (select oid from pg_database where datname = current_database()) as oid"
+    )
+    const dir = join(String(where?.dir), "base", String(where?.oid))
+    return filesUnder(dir)
+      .map((file) => readFileSync(file).toString("latin1"))
+      .join("\n")
+  })
+})
+
+const chat = (id: string, text: string): WindowEvent.WindowEvent => ({
+  _tag: "MessageAppended",
+  id,
+  message: { id: `m-${id}`, role: "user", kind: "chat", parts: [{ type: "text", text }], tokens: 5 }
+})
+
+const textsOf = (envelopes: ReadonlyArray<EventLog.Envelope>): ReadonlyArray<string> =>
+  envelopes.flatMap((envelope) =>
+    envelope.event._tag === "MessageAppended"
+      ? envelope.event.message.parts.flatMap((part) =>
+          part.type === "text" ? [part.text] : part.type === "tool_result" ? [part.content] : []
+        )
+      : []
+  )
+
+const run = (target: Target) =>
+  Effect.gen(function* () {
+    const context = yield* target.open()
+    const log = Context.get(context, EventLog.EventLog)
+    const files = Context.get(context, FileStore.FileStore)
+    const read = (stream: string) => Effect.map(Stream.runCollect(log.read(stream)), Chunk.toReadonlyArray)
+
+    // The subject's messages in three streams; a tool output of theirs in the file store.
+    yield* log.append(
+      "alice-1",
+      [chat("a1-1", `my code word is ${secret}`), chat("a1-2", "and I live nearby")],
+      "no_stream"
+    )
+    yield* log.append("alice-2", [chat("a2-1", `again ${secret}`)], "no_stream")
+    const content = `${fileSecret}\nline two\nline three`
+    const stored = yield* files.put("alice-3", content)
+    const handle = { sha256: stored.sha256, bytes: stored.bytes, lines: stored.lines, tokens: 9 }
+    yield* log.append(
+      "alice-3",
+      [
+        {
+          _tag: "MessageAppended",
+          id: "a3-1",
+          message: {
+            id: "m-a3-1",
+            role: "tool",
+            kind: "chat",
+            parts: [
+              { type: "tool_result", toolCallId: "t1", content: FileStore.preview(content, handle, 40), isError: false }
+            ],
+            tokens: 9
+          }
+        }
+      ],
+      "no_stream"
+    )
+    // Another subject's stream stays as it is.
+    yield* log.append("bob-1", [chat("b1-1", "bob's own words")], "no_stream")
+
+    // alice-1 summarized into the shared "team" stream's summary: derived from alice-1's events.
+    const alice1 = yield* read("alice-1")
+    assert.deepStrictEqual(textsOf(alice1), [`my code word is ${secret}`, "and I live nearby"])
+    assert.notInclude(alice1[0]?.data ?? "", secret, "the stored event holds the ciphertext only")
+    const summary: WindowEvent.WindowEvent = {
+      _tag: "MessageAppended",
+      id: "team-summary",
+      message: {
+        id: "m-team-summary",
+        role: "assistant",
+        kind: "summary",
+        parts: [{ type: "text", text: `summary: alice's code word is ${secret}` }],
+        tokens: 8
+      }
+    }
+    yield* log.append("team", [chat("t-1", "team chatter")], "no_stream")
+    yield* Sealing.derivedFrom(alice1, log.append("team", [summary], 1))
+    const team = yield* read("team")
+    assert.deepStrictEqual(textsOf(team), ["team chatter", `summary: alice's code word is ${secret}`])
+
+    // The recall index holds the summary's entry (a cross-session recall source for other streams).
+    const raw = yield* Effect.map(Layer.build(target.raw), Context.get(RawSql))
+    const summaryEvent = team[1] as EventLog.Envelope
+    const erasure = Context.get(context, SubjectErasure.SubjectErasure)
+    // The file store held the tool output in clear until the erasure: the grep below can see plaintext.
+    const before = yield* target.diskText
+    assert.include(before, fileSecret)
+    assert.notInclude(before, secret, "message content is sealed before it reaches the database")
+
+    const receipt = yield* erasure.erase("subject-alice", { actor: "dpo@example.com", reason: "GDPR art. 17 request" })
+    const entries = yield* raw.rows(`select * from recall_entries where global_position = ${summaryEvent.position}`)
+    assert.deepStrictEqual(entries, [], "the summary's recall entry is removed")
+
+    // No database file holds the plaintext (SQLite: the WAL checkpointed and the file vacuumed).
+    const after = yield* target.diskText
+    assert.notInclude(after, secret)
+    assert.notInclude(after, fileSecret)
+
+    // The content reads as erased everywhere; the other subject's stream is untouched.
+    assert.deepStrictEqual(textsOf(yield* read("alice-1")), [Sealing.erasedText, Sealing.erasedText])
+    assert.deepStrictEqual(textsOf(yield* read("team")), ["team chatter", Sealing.erasedText])
+    assert.deepStrictEqual(textsOf(yield* read("bob-1")), ["bob's own words"])
+
+    // Every stream verifies: signed batches, chains and heads as before.
+    const reader = yield* target.reader
+    for (const stream of ["alice-1", "alice-2", "alice-3", "bob-1", "team"]) {
+      const verified = yield* reader.verify(stream, { keyring })
+      assert.deepStrictEqual(verified.integrity.problems, [], stream)
+    }
+
+    // The receipt lists what was reached, heads unchanged, and verifies offline.
+    const kinds = receipt.artifacts.map((artifact) => `${artifact.kind}:${artifact.stream}:${artifact.action}`)
+    assert.includeMembers(kinds, [
+      "message:alice-1:unreadable",
+      "message:alice-2:unreadable",
+      "message:alice-3:unreadable",
+      "summary:team:unreadable",
+      "recall entry:team:removed",
+      "file:alice-3:removed"
+    ])
+    assert.notInclude(kinds.join(" "), "bob-1")
+    assert.notInclude(
+      receipt.artifacts.map((artifact) => artifact.ref).join(" "),
+      "t-1",
+      "team's own message is not the subject's"
+    )
+    const summaryArtifact = receipt.artifacts.find((artifact) => artifact.kind === "summary")
+    assert.deepStrictEqual(
+      summaryArtifact?.derivedFrom,
+      alice1.map((envelope) => ({ stream: "alice-1", eventId: envelope.eventId }))
+    )
+    assert.deepStrictEqual(receipt.headsAfter, receipt.headsBefore)
+    assert.strictEqual(receipt.keysDestroyed, 1)
+    const offline = JSON.parse(JSON.stringify(receipt)) as unknown
+    assert.deepStrictEqual(SubjectErasure.verifyReceipt(offline, keyring), {
+      ok: true,
+      writer: "privacy-officer",
+      keyId: writer.entry.keyId,
+      problems: []
+    })
+    const forged = { ...receipt, artifacts: receipt.artifacts.slice(1) }
+    assert.isFalse(SubjectErasure.verifyReceipt(forged, keyring).ok)
+    const revoked = Signing.parseKeyring(Signing.formatKeyring([{ ...writer.entry, revoked: "stolen" }]))
+    assert.match(SubjectErasure.verifyReceipt(offline, revoked).problems.join(" "), /revoked/)
+    assert.deepStrictEqual(yield* erasure.receipts("subject-alice"), [receipt])
+  })
+
+describe("per-subject erasure", () => {
+  it.scoped("SQLite: the subject is erased everywhere, every chain verifies, the receipt verifies offline", () =>
+    run(sqliteTarget())
+  )
+  it.scoped(
+    "PostgreSQL: the subject is erased everywhere, every chain verifies, the receipt verifies offline",
+    () => Effect.flatMap(freshDatabase("subject"), (url) => run(postgresTarget(url))),
+    60_000
+  )
+})
