@@ -5,8 +5,8 @@
  * content reads as {@link erasedText} everywhere, and every chain still verifies.
  *
  * What is sealed, in an event appended to a stream that has subjects: every message's `parts` (one text
- * part then holds the seal), every other `content` or `summary` text (a recorded prompt's blobs, a
- * deferred tool summary) and a graph fact's subject and object. Ids, roles, kinds, token counts, fact
+ * part then holds the seal), every other `content`, `summary` or `carryOver` text (a recorded prompt's
+ * blobs, a deferred tool summary, a compaction's carry-over) and a graph fact's subject and object. Ids, roles, kinds, token counts, fact
  * predicates and the event's shape stay in clear.
  *
  * Which subjects an event is sealed under (each one's key is needed to open it):

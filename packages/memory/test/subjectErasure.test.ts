@@ -21,7 +21,8 @@ import {
   Sealing,
   Signing,
   SqliteEventLog,
-  SubjectErasure
+  SubjectErasure,
+  SubjectKeys
 } from "../src/index.js"
 import { freshDatabase } from "./support/postgres.js"
 import { postgresRawLayer, RawSql, sqliteRawLayer, tempFile } from "./support/stores.js"
@@ -37,9 +38,13 @@ const sealing: Sealing.Options = {
   subjectOf: (stream) => (stream.startsWith("alice-") ? "subject-alice" : undefined)
 }
 
+const defaults = { sealing, signer: Signing.signer("privacy-officer", writer.privateKeyPem) }
+
 interface Target {
   readonly label: string
-  readonly open: () => Effect.Effect<Context.Context<SqliteEventLog.Services>, unknown, Scope.Scope>
+  readonly open: (
+    options?: Pick<SqliteEventLog.Options, "sealing" | "signer">
+  ) => Effect.Effect<Context.Context<SqliteEventLog.Services>, unknown, Scope.Scope>
   readonly reader: Effect.Effect<LogReader.LogReader.Service, unknown, Scope.Scope>
   readonly raw: Layer.Layer<RawSql, unknown>
   /** Every byte the database keeps on disk, as text (after a checkpoint on PostgreSQL). */
@@ -54,8 +59,7 @@ const sqliteTarget = (): Target => {
   const dir = join(filename, "..")
   return {
     label: "SQLite",
-    open: () =>
-      SqliteEventLog.make({ filename, sealing, signer: Signing.signer("privacy-officer", writer.privateKeyPem) }),
+    open: (options = defaults) => SqliteEventLog.make({ filename, ...options }),
     reader: LogReader.makeSqlite({ filename, integrity: "unverified" }),
     raw: sqliteRawLayer(filename),
     diskText: Effect.sync(() =>
@@ -68,7 +72,7 @@ const sqliteTarget = (): Target => {
 
 const postgresTarget = (url: string): Target => ({
   label: "PostgreSQL",
-  open: () => PostgresEventLog.make({ url, sealing, signer: Signing.signer("privacy-officer", writer.privateKeyPem) }),
+  open: (options = defaults) => PostgresEventLog.make({ url, ...options }),
   reader: LogReader.makePostgres({ url, integrity: "unverified" }),
   raw: postgresRawLayer(url),
   diskText: Effect.gen(function* () {
@@ -225,7 +229,89 @@ const run = (target: Target) =>
     assert.deepStrictEqual(yield* erasure.receipts("subject-alice"), [receipt])
   })
 
+// A log written before sealing opens and verifies as before; a subject's key rotates (both keys open what
+// they sealed, both are destroyed); a compaction whose receipt names a sealed source is sealed under the
+// source's subject, one whose sources are in clear stays in clear. The keys come from a caller's service.
+const rotation = (target: Target) =>
+  Effect.gen(function* () {
+    yield* Effect.scoped(
+      Effect.flatMap(target.open({}), (plain) =>
+        Context.get(plain, EventLog.EventLog).append("legacy", [chat("l-1", `old ${secret}`)], "no_stream")
+      )
+    )
+    const keys = SubjectKeys.makeMemory()
+    const context = yield* target.open({ ...defaults, sealing: { ...sealing, masterKey: undefined, keys } })
+    const log = Context.get(context, EventLog.EventLog)
+    const read = (stream: string) => Effect.map(Stream.runCollect(log.read(stream)), Chunk.toReadonlyArray)
+    const reader = yield* target.reader
+    assert.deepStrictEqual(textsOf(yield* read("legacy")), [`old ${secret}`])
+    assert.deepStrictEqual((yield* reader.verify("legacy")).integrity.problems, [])
+
+    yield* log.append("alice-9", [chat("r-1", "before rotation")], "no_stream")
+    yield* keys.rotate("subject-alice")
+    yield* log.append("alice-9", [chat("r-2", "after rotation")], 1)
+    const alice = yield* read("alice-9")
+    assert.deepStrictEqual(textsOf(alice), ["before rotation", "after rotation"])
+    const keyIds = alice.map((envelope) => Sealing.headersIn(envelope.data)[0]?.k[0]?.[1])
+    assert.notStrictEqual(keyIds[0], keyIds[1])
+
+    yield* log.append("team2", [chat("u-1", "plain team words")], "no_stream")
+    yield* Sealing.derivedFrom(alice, log.append("team2", [chat("u-2", "from alice: after rotation")], 1))
+    const team = yield* read("team2")
+    const compaction = (id: string, sources: ReadonlyArray<string>, text: string): WindowEvent.WindowEvent => ({
+      _tag: "Compacted",
+      id,
+      tier: "manual",
+      summary: { id: `m-${id}`, role: "assistant", kind: "summary", parts: [{ type: "text", text }], tokens: 4 },
+      removedIds: [],
+      carryOver: text,
+      throughVersion: 2,
+      cooldownTurns: 0,
+      receipt: { tokensBefore: 10, tokensAfter: 4, replacedTokens: 6, sources }
+    })
+    yield* log.append("team2", [compaction("c-1", [team[1]?.eventId ?? ""], "rolled up: after rotation")], 2)
+    yield* log.append("team2", [compaction("c-2", [team[0]?.eventId ?? ""], "rolled up: plain team words")], 3)
+    const compacted = yield* read("team2")
+    assert.deepStrictEqual(Sealing.subjectsIn(compacted[2]?.data ?? ""), ["subject-alice"])
+    assert.notInclude(compacted[2]?.data ?? "", "rolled up")
+    assert.deepStrictEqual(Sealing.subjectsIn(compacted[3]?.data ?? ""), [])
+
+    const receipt = yield* Context.get(context, SubjectErasure.SubjectErasure).erase("subject-alice", {
+      actor: "dpo",
+      reason: "request"
+    })
+    assert.strictEqual(receipt.keysDestroyed, 2)
+    const reached = receipt.artifacts
+      .filter((artifact) => artifact.action === "unreadable")
+      .map((artifact) => artifact.ref)
+    assert.deepStrictEqual(reached, [alice[0]?.eventId, alice[1]?.eventId, "u-2", "c-1"])
+    const after = yield* read("team2")
+    const summaryText = (envelope: EventLog.Envelope | undefined) =>
+      envelope?.event._tag === "Compacted" ? [envelope.event.carryOver, envelope.event.summary?.parts] : []
+    assert.deepStrictEqual(summaryText(after[2]), [Sealing.erasedText, [{ type: "text", text: Sealing.erasedText }]])
+    assert.deepStrictEqual(summaryText(after[3]), [
+      "rolled up: plain team words",
+      [{ type: "text", text: "rolled up: plain team words" }]
+    ])
+    for (const stream of ["legacy", "alice-9", "team2"]) {
+      assert.deepStrictEqual(
+        (yield* reader.verify(stream, stream === "legacy" ? {} : { keyring })).integrity.problems,
+        [],
+        stream
+      )
+    }
+    assert.deepStrictEqual(textsOf(yield* read("legacy")), [`old ${secret}`])
+  })
+
 describe("per-subject erasure", () => {
+  it.scoped("SQLite: an old log, key rotation, and a compaction sealed by its receipt's sources", () =>
+    rotation(sqliteTarget())
+  )
+  it.scoped(
+    "PostgreSQL: an old log, key rotation, and a compaction sealed by its receipt's sources",
+    () => Effect.flatMap(freshDatabase("rotation"), (url) => rotation(postgresTarget(url))),
+    60_000
+  )
   it.scoped("SQLite: the subject is erased everywhere, every chain verifies, the receipt verifies offline", () =>
     run(sqliteTarget())
   )

@@ -15,7 +15,7 @@ const isMessage = (value: Readonly<Record<string, unknown>>): boolean =>
   typeof value.id === "string" && typeof value.role === "string" && Array.isArray(value.parts)
 
 /**
- * A copy of `value` with every message's parts, every other `content` / `summary` text and a graph fact's
+ * A copy of `value` with every message's parts, every other `content` / `summary` / `carryOver` text and a graph fact's
  * subject and object passed through `onParts` / `onText` (what a seal covers); everything else as it was.
  */
 const mapContent = (
@@ -31,7 +31,11 @@ const mapContent = (
     typeof value.subject === "string" && typeof value.predicate === "string" && typeof value.object === "string"
   const out: Record<string, unknown> = {}
   for (const [key, field] of Object.entries(value)) {
-    const sealed = key === "content" || key === "summary" || (isFact && (key === "subject" || key === "object"))
+    const sealed =
+      key === "content" ||
+      key === "summary" ||
+      key === "carryOver" ||
+      (isFact && (key === "subject" || key === "object"))
     out[key] = sealed && typeof field === "string" ? onText(field) : mapContent(field, onParts, onText)
   }
   return out
