@@ -239,6 +239,12 @@ const rotation = (target: Target) =>
         Context.get(plain, EventLog.EventLog).append("legacy", [chat("l-1", `old ${secret}`)], "no_stream")
       )
     )
+    // The schema of the release before issue 43: migrations 0014 and 0015 only add tables.
+    const raw = yield* Effect.map(Layer.build(target.raw), Context.get(RawSql))
+    for (const table of ["batch_signatures", "subject_keys", "subject_erasures"]) yield* raw.exec(`drop table ${table}`)
+    yield* raw.exec(`delete from kysely_migration where name in ('0014_batch_signatures', '0015_subject_erasure')`)
+    const old = yield* Effect.scoped(Effect.flatMap(target.reader, (reader) => reader.verify("legacy")))
+    assert.deepStrictEqual(old.integrity.problems, [])
     const keys = SubjectKeys.makeMemory()
     const context = yield* target.open({ ...defaults, sealing: { ...sealing, masterKey: undefined, keys } })
     const log = Context.get(context, EventLog.EventLog)
