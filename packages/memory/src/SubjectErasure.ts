@@ -6,7 +6,7 @@
  * seals name the subject (its own messages, and the summaries, seams and briefings derived from them, in
  * any stream), destroys the subject's keys, removes what was derived from those events outside the chain
  * (their recall entries and graph facts, the snapshots of their streams, the stored tool outputs their
- * messages referenced) and, on SQLite, checkpoints the WAL and runs VACUUM so freed pages keep nothing.
+ * messages referenced), re-derives the summaries the caller's `rederive` gives a replacement for, and, on SQLite, checkpoints the WAL and runs VACUUM so freed pages keep nothing.
  * No event is deleted or changed: every chain still verifies, and the erased content reads as
  * `Sealing.erasedText`.
  *
@@ -18,7 +18,7 @@
  * @since 0.8.0
  */
 import { verify } from "node:crypto"
-import type { EventLog } from "@ctxlog/core"
+import type { EventLog, WindowEvent } from "@ctxlog/core"
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
@@ -28,6 +28,16 @@ import type * as Signing from "./Signing.js"
 export interface Request {
   readonly actor: string
   readonly reason: string
+  /**
+   * Re-derive a summary, seam or briefing of a stream the erasure made unreadable: given the artifact
+   * (after the keys are destroyed, so a read of its stream shows `[erased]` in place of the subject's
+   * content), the events to append to its stream in its place (a new summary without the subject), or
+   * none to leave it removed. They are appended through the sealing log (sealed under any other
+   * subject they derive from); the receipt lists each as `re-derived` with the new event ids.
+   */
+  readonly rederive?:
+    | ((artifact: Artifact) => Effect.Effect<ReadonlyArray<WindowEvent.WindowEvent>, unknown>)
+    | undefined
 }
 
 /** A stream's head: its version and the stored hash of its last event. @since 0.8.0 */
@@ -41,7 +51,7 @@ export interface Head {
  * One artifact the erasure reached. `message` is the subject's own content; `summary`, `seam`, `briefing`
  * and `injected` are events derived from it (their seals name the subject); `recall entry`, `graph fact`,
  * `snapshot` and `file` are rows derived from those events. Events stay in the chain, `unreadable`; rows
- * are `removed`. @since 0.8.0
+ * are `removed`; a summary the caller replaced (`Request.rederive`) is `re-derived`. @since 0.8.0
  */
 export interface Artifact {
   readonly kind:
@@ -54,7 +64,7 @@ export interface Artifact {
     | "graph fact"
     | "snapshot"
     | "file"
-  readonly action: "unreadable" | "removed"
+  readonly action: "unreadable" | "removed" | "re-derived"
   readonly stream: string
   /** The event id (events, recall entries and facts: the event they came from), or the file's SHA-256, or the projection. */
   readonly ref: string
@@ -62,6 +72,8 @@ export interface Artifact {
   readonly version?: number
   /** The events of other streams the artifact records it was derived from (`Sealing.derivedFrom`). */
   readonly derivedFrom?: ReadonlyArray<{ readonly stream: string; readonly eventId: string }>
+  /** `re-derived`: the ids of the events appended in its place. */
+  readonly replacedBy?: ReadonlyArray<string>
 }
 
 /** What a receipt states, in the order it is signed. @since 0.8.0 */

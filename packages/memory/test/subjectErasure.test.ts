@@ -171,7 +171,28 @@ const run = (target: Target) =>
     assert.include(before, fileSecret)
     assert.notInclude(before, secret, "message content is sealed before it reaches the database")
 
-    const receipt = yield* erasure.erase("subject-alice", { actor: "dpo@example.com", reason: "GDPR art. 17 request" })
+    // The caller re-derives the team's summary from what its stream still holds (the erased text is gone).
+    const rederived: WindowEvent.WindowEvent = {
+      _tag: "MessageAppended",
+      id: "team-summary-2",
+      message: {
+        id: "m-team-summary-2",
+        role: "assistant",
+        kind: "summary",
+        parts: [{ type: "text", text: "summary: team chatter" }],
+        tokens: 4
+      }
+    }
+    const receipt = yield* erasure.erase("subject-alice", {
+      actor: "dpo@example.com",
+      reason: "GDPR art. 17 request",
+      rederive: (artifact) =>
+        Effect.gen(function* () {
+          const held = textsOf(yield* read(artifact.stream))
+          assert.notInclude(held.join(" "), secret, "the re-derivation sees the erased text as erased")
+          return artifact.kind === "summary" ? [rederived] : []
+        })
+    })
     const entries = yield* raw.rows(`select * from recall_entries where global_position = ${summaryEvent.position}`)
     assert.deepStrictEqual(entries, [], "the summary's recall entry is removed")
 
@@ -182,7 +203,7 @@ const run = (target: Target) =>
 
     // The content reads as erased everywhere; the other subject's stream is untouched.
     assert.deepStrictEqual(textsOf(yield* read("alice-1")), [Sealing.erasedText, Sealing.erasedText])
-    assert.deepStrictEqual(textsOf(yield* read("team")), ["team chatter", Sealing.erasedText])
+    assert.deepStrictEqual(textsOf(yield* read("team")), ["team chatter", Sealing.erasedText, "summary: team chatter"])
     assert.deepStrictEqual(textsOf(yield* read("bob-1")), ["bob's own words"])
 
     // Every stream verifies: signed batches, chains and heads as before.
@@ -198,7 +219,7 @@ const run = (target: Target) =>
       "message:alice-1:unreadable",
       "message:alice-2:unreadable",
       "message:alice-3:unreadable",
-      "summary:team:unreadable",
+      "summary:team:re-derived",
       "recall entry:team:removed",
       "file:alice-3:removed"
     ])
@@ -213,7 +234,12 @@ const run = (target: Target) =>
       summaryArtifact?.derivedFrom,
       alice1.map((envelope) => ({ stream: "alice-1", eventId: envelope.eventId }))
     )
-    assert.deepStrictEqual(receipt.headsAfter, receipt.headsBefore)
+    assert.deepStrictEqual(summaryArtifact?.replacedBy, ["team-summary-2"])
+    // Heads: unchanged but for the team stream, one event longer (the re-derived summary).
+    const versions = (heads: ReadonlyArray<SubjectErasure.Head>) =>
+      heads.map((head) => `${head.stream}@${head.version}`)
+    assert.deepStrictEqual(versions(receipt.headsBefore), ["alice-1@2", "alice-2@1", "alice-3@1", "team@2"])
+    assert.deepStrictEqual(versions(receipt.headsAfter), ["alice-1@2", "alice-2@1", "alice-3@1", "team@3"])
     assert.strictEqual(receipt.keysDestroyed, 1)
     const offline = JSON.parse(JSON.stringify(receipt)) as unknown
     assert.deepStrictEqual(SubjectErasure.verifyReceipt(offline, keyring), {
@@ -307,6 +333,12 @@ const rotation = (target: Target) =>
       )
     }
     assert.deepStrictEqual(textsOf(yield* read("legacy")), [`old ${secret}`])
+    // A later compaction of the erased summary derives nothing from the erased subject: it stays in clear,
+    // and no new key is made for the subject.
+    yield* log.append("team2", [compaction("c-3", ["c-1"], "rolled up again")], 4)
+    const last = (yield* read("team2"))[4]
+    assert.deepStrictEqual(Sealing.subjectsIn(last?.data ?? ""), [])
+    assert.strictEqual(yield* keys.destroy("subject-alice"), 0)
   })
 
 describe("per-subject erasure", () => {

@@ -130,7 +130,7 @@ export const build = <E>(
     return Context.make(EventLog.EventLog, log).pipe(
       Context.add(WindowRepository.WindowRepository, repository),
       Context.add(SnapshotStore, snapshots),
-      Context.add(SubjectErasure, StoreSubjectErasure.make(store.shared, keys, options.signer)),
+      Context.add(SubjectErasure, StoreSubjectErasure.make(store.shared, keys, options.signer, log)),
       Context.add(RecallIndex, store.recall),
       Context.add(Erasure, store.erasure),
       Context.add(

@@ -75,19 +75,29 @@ export const make = (
 ): Sealed => {
   const sealedStreams = new Set<string>()
 
-  // The subjects of the events a summary's receipt names as its sources (all of the stream's when it names none).
+  // The subjects of the events a summary's receipt names as its sources (all of the stream's when it names
+  // none) whose keys still exist: an erased subject's content is gone, so nothing derives from it any more.
   const sourceSubjects = (
     stream: string,
     event: Receipt.Receipted
   ): Effect.Effect<ReadonlySet<string>, EventLog.StoreError> => {
     const named = new Set(event.receipt?.sources ?? [])
     return inner.read(stream).pipe(
-      Stream.runFold(new Set<string>(), (subjects, envelope) => {
+      Stream.runFold(new Map<string, readonly [string, string]>(), (pairs, envelope) => {
         if (named.size === 0 || named.has(envelope.eventId)) {
-          for (const subject of Sealing.subjectsIn(envelope.data)) subjects.add(subject)
+          for (const header of Sealing.headersIn(envelope.data)) {
+            for (const pair of header.k) pairs.set(`${pair[0]}\u001f${pair[1]}`, pair)
+          }
         }
-        return subjects
+        return pairs
       }),
+      Effect.flatMap((pairs) =>
+        Effect.reduce(pairs.values(), new Set<string>(), (subjects, [subject, keyId]) =>
+          subjects.has(subject)
+            ? Effect.succeed(subjects)
+            : Effect.map(keys.find(subject, keyId), (key) => (Option.isSome(key) ? subjects.add(subject) : subjects))
+        )
+      ),
       Effect.mapError((error) => sealError("seal derived content", error.message))
     )
   }

@@ -58,7 +58,8 @@ const storeError = (operation: string) => (error: { readonly message: string }) 
 export const make = (
   shared: StoreShared,
   keys: SubjectKeys.SubjectKeys.Service | undefined,
-  signer: Signing.Signer | undefined
+  signer: Signing.Signer | undefined,
+  log: EventLog.EventLog.Service
 ): SubjectErasure.SubjectErasure.Service => {
   const { backend, projection } = shared
 
@@ -256,6 +257,26 @@ export const make = (
         }
         // The keys last: until here a rerun after a crash finds and opens everything again.
         const keysDestroyed = yield* Effect.mapError(keys.destroy(subject), storeError("destroy subject keys"))
+        // Re-derive what the caller gives a replacement for: appended after the erased event, in its stream.
+        const rederive = request.rederive
+        if (rederive !== undefined) {
+          for (let index = 0; index < artifacts.length; index++) {
+            const artifact = artifacts[index] as Artifact
+            if (artifact.action !== "unreadable" || artifact.kind === "message") continue
+            const events = yield* Effect.mapError(
+              rederive(artifact),
+              (cause) =>
+                new EventLog.StoreError({
+                  operation: "re-derive after erasure",
+                  detail: `${artifact.kind} ${artifact.ref} of stream "${artifact.stream}": ${cause instanceof Error ? cause.message : String(cause)} (the subject is erased; nothing was appended for it)`
+                })
+            )
+            if (events.length === 0) continue
+            const version = yield* log.version(artifact.stream)
+            yield* Effect.mapError(log.append(artifact.stream, events, version), storeError("re-derive after erasure"))
+            artifacts[index] = { ...artifact, action: "re-derived", replacedBy: events.map((event) => event.id) }
+          }
+        }
         const headsAfter = yield* headsOf(streams)
         const erasedAt = yield* Clock.currentTimeMillis
         const receipt = SubjectErasure.sign(
