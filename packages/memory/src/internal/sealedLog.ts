@@ -1,4 +1,5 @@
-import { EventLog, Receipt, type WindowEvent } from "@ctxlog/core"
+import { EventCodec, EventLog, Receipt, Validation, type WindowEvent } from "@ctxlog/core"
+import * as Either from "effect/Either"
 import * as Effect from "effect/Effect"
 import * as FiberRef from "effect/FiberRef"
 import * as Option from "effect/Option"
@@ -115,6 +116,13 @@ export const make = (
 
   const append: EventLog.EventLog.Service["append"] = (stream, events, expected, metadata) =>
     Effect.gen(function* () {
+      // The plaintext is checked as the store checks it (bad text, a malformed event): once sealed, the
+      // store would only see the seal. Nothing is written when it fails.
+      const known = events.map(EventCodec.encodeKnown)
+      const invalid = Validation.appendInputProblem(stream, events, metadata, known)
+      if (invalid !== undefined) return yield* invalid
+      const encoded = EventCodec.encodeAllEither(events, known)
+      if (Either.isLeft(encoded)) return yield* encoded.left
       const derivation = yield* FiberRef.get(Sealing.currentDerivation)
       const own = options.subjectOf(stream)
       const out: Array<WindowEvent.WindowEvent> = []
