@@ -27,6 +27,7 @@ import { damagedExit } from "./Report.js"
 import * as Server from "./Server.js"
 import * as MessageView from "./MessageView.js"
 import * as Source from "./Source.js"
+import * as SubjectCli from "./SubjectCli.js"
 import * as SweepCli from "./SweepCli.js"
 import { didYouMean, summarize } from "./Suggest.js"
 import * as Transfer from "./Transfer.js"
@@ -1009,37 +1010,84 @@ const eraseCommand = Command.make(
   "erase",
   {
     ...common,
-    stream,
+    stream: Args.optional(stream),
     actor: Options.text("actor").pipe(Options.withDescription("who erases (kept in the audit row)")),
-    reason: Options.text("reason").pipe(Options.withDescription("why (kept in the audit row)"))
+    reason: Options.text("reason").pipe(Options.withDescription("why (kept in the audit row)")),
+    ...SubjectCli.eraseOptions
   },
-  (options) =>
-    Effect.scoped(
-      Effect.gen(function* () {
-        // The one command besides import that writes: through the store, whose erasure is the only
-        // transaction the append-only triggers let delete events. A missing SQLite file is an error.
-        const context = yield* Option.match(options.pg, {
-          onNone: () => SqliteEventLog.make({ filename: options.db, create: false }),
-          onSome: (url) => PostgresEventLog.make({ url, maxConnections: 2 })
+  (given) =>
+    Option.match(given.subject, {
+      onSome: (subject) =>
+        Option.isSome(given.stream)
+          ? Effect.fail(new CommandFailed({ detail: "erase takes a stream or --subject, not both" }))
+          : SubjectCli.eraseSubject({ ...given, subject }).pipe(
+              Effect.flatMap((receipt) => out(given, receipt, () => SubjectCli.receiptText(receipt), false)),
+              Effect.mapError((error) => new CommandFailed({ detail: error.message }))
+            ),
+      onNone: () =>
+        Option.match(given.stream, {
+          onNone: () => Effect.fail(new CommandFailed({ detail: "erase needs a stream (or --subject SUBJECT)" })),
+          onSome: (stream) => eraseStream({ ...given, stream })
         })
-        const record = yield* Context.get(context, Erasure.Erasure).erase(options.stream, {
-          actor: options.actor,
-          reason: options.reason
-        })
-        yield* out(
-          options,
-          record,
-          () =>
-            `erased stream "${record.stream}": ${record.events} events (version ${record.lastVersion}, head ${record.headHash.slice(0, 12)}…), by ${record.actor}: ${record.reason}`,
-          false
-        )
-      })
-    ).pipe(Effect.mapError((error) => new CommandFailed({ detail: error.message })))
+    })
 ).pipe(
   Command.withDescription(
-    "erase a conversation (events, snapshots, recall entries, owner) and record who, why and what in the audit table"
+    "erase a conversation (events, snapshots, recall entries, owner) and record who, why and what in the audit table; or, with --subject, a subject's sealed content in every stream, with a signed receipt"
   )
 )
+
+const eraseStream = (
+  options: CommonOptions & { readonly stream: string; readonly actor: string; readonly reason: string }
+) =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      // The one command besides import that writes: through the store, whose erasure is the only
+      // transaction the append-only triggers let delete events. A missing SQLite file is an error.
+      const context = yield* Option.match(options.pg, {
+        onNone: () => SqliteEventLog.make({ filename: options.db, create: false }),
+        onSome: (url) => PostgresEventLog.make({ url, maxConnections: 2 })
+      })
+      const record = yield* Context.get(context, Erasure.Erasure).erase(options.stream, {
+        actor: options.actor,
+        reason: options.reason
+      })
+      yield* out(
+        options,
+        record,
+        () =>
+          `erased stream "${record.stream}": ${record.events} events (version ${record.lastVersion}, head ${record.headHash.slice(0, 12)}…), by ${record.actor}: ${record.reason}`,
+        false
+      )
+    })
+  ).pipe(Effect.mapError((error) => new CommandFailed({ detail: error.message })))
+
+// verify-receipt ---------------------------------------------------------------------------------
+
+const verifyReceiptCommand = Command.make(
+  "verify-receipt",
+  {
+    json,
+    file: Args.text({ name: "receipt" }).pipe(Args.withDescription("the receipt file (JSON) erase --subject wrote")),
+    keyring: Options.text("keyring").pipe(Options.withDescription("the keyring file of writers' public keys"))
+  },
+  (options) =>
+    Effect.gen(function* () {
+      const checked = yield* Effect.mapError(
+        SubjectCli.verifyReceiptFile(options.file, options.keyring),
+        (error) => new CommandFailed({ detail: error.message })
+      )
+      yield* out(
+        { ...options, db: "", pg: Option.none() },
+        checked,
+        () =>
+          checked.ok
+            ? `receipt of subject "${checked.subject}" verifies: signed by "${checked.writer}" (key ${checked.keyId})`
+            : `receipt does not verify:\n${checked.problems.map((problem) => `  ${problem}`).join("\n")}`,
+        false
+      )
+      if (!checked.ok) return yield* new CommandFailed({ detail: `receipt ${options.file} does not verify` })
+    })
+).pipe(Command.withDescription("check an erasure receipt offline: its signature and its key in a keyring"))
 
 // whatif -----------------------------------------------------------------------------------------
 
@@ -1337,6 +1385,7 @@ export const command = Command.make("ctxlog").pipe(
     exportCommand,
     importCommand,
     eraseCommand,
+    verifyReceiptCommand,
     headsCommand,
     messageCommand,
     whatifCommand,
@@ -1351,7 +1400,8 @@ export const optionNames: ReadonlyArray<string> = [
   ...["from", "to", "type"],
   ...["at", "budget", "full", "turn", "renders", "force", "format", "stream", "provider", "model", "actor"],
   ...["reason", "config", "port", "host", "help", "version", "wizard", "completions", "log-level"],
-  ...["all", "match", "import", "import-budget", "policy", "markdown", "lost", "fail-on", "workers"]
+  ...["all", "match", "import", "import-budget", "policy", "markdown", "lost", "fail-on", "workers"],
+  ...["subject", "master-key-env", "signer-key", "writer", "receipt"]
 ]
 
 /** Run the CLI on `argv` (as `process.argv`). @since 0.1.0 */

@@ -22,6 +22,7 @@ import type * as Scope from "effect/Scope"
 import type { DriverMissing } from "./Driver.js"
 import type { Erasure } from "./Erasure.js"
 import type { FileStore } from "./FileStore.js"
+import type { SubjectErasure } from "./SubjectErasure.js"
 import { build, type CommonOptions } from "./internal/layer.js"
 import * as backend from "./internal/sqliteBackend.js"
 import type { RecallIndex } from "./RecallIndex.js"
@@ -29,7 +30,7 @@ import type { SnapshotStore } from "./SnapshotStore.js"
 
 /**
  * What a durable layer provides (this one and `PostgresEventLog`'s): `EventLog`, `WindowRepository`,
- * `SnapshotStore`, `RecallIndex`, `Erasure`, `FileStore`.
+ * `SnapshotStore`, `RecallIndex`, `Erasure`, `FileStore`, `SubjectErasure` (since 0.8.0).
  * @since 0.1.0
  */
 export type Services =
@@ -39,6 +40,7 @@ export type Services =
   | RecallIndex
   | Erasure
   | FileStore
+  | SubjectErasure
 
 /** Options of the SQLite log. @since 0.1.0 */
 export interface Options extends CommonOptions {

@@ -28,6 +28,12 @@ export * as RecallIndex from "./RecallIndex.js"
 export * as Redaction from "./Redaction.js"
 /** Per-writer Ed25519 signatures of append batches, keyrings of public keys. @since 0.8.0 */
 export * as Signing from "./Signing.js"
+/** Per-subject sealing of content under data keys, and lineage of derived content. @since 0.8.0 */
+export * as Sealing from "./Sealing.js"
+/** Per-subject erasure that keeps every chain, with signed receipts checked offline. @since 0.8.0 */
+export * as SubjectErasure from "./SubjectErasure.js"
+/** Per-subject data keys (envelope encryption): a key table or the caller's key service. @since 0.8.0 */
+export * as SubjectKeys from "./SubjectKeys.js"
 /** The snapshot-backed window repository. @since 0.1.0 */
 export * as SnapshotRepository from "./SnapshotRepository.js"
 /** Snapshot storage. @since 0.1.0 */

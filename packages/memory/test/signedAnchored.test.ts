@@ -344,10 +344,12 @@ for (const [label, makeTarget] of targets) {
             Context.get(context, EventLog.EventLog).append("old", sampleEvents(3), "no_stream")
           )
         )
-        // The schema of the release before: migration 0014 is the only change, and it only adds a table.
+        // The schema of the release before: migrations 0014 and 0015 (issue 43) only add tables.
         const raw = yield* target.raw
         yield* raw.exec("drop table batch_signatures")
-        yield* raw.exec(`delete from kysely_migration where name = '0014_batch_signatures'`)
+        yield* raw.exec("drop table subject_keys")
+        yield* raw.exec("drop table subject_erasures")
+        yield* raw.exec(`delete from kysely_migration where name in ('0014_batch_signatures', '0015_subject_erasure')`)
         const before = yield* Effect.scoped(Effect.flatMap(target.reader, (reader) => reader.verify("old")))
         assert.deepStrictEqual(before.integrity.problems, [])
         assert.deepStrictEqual(before.integrity.batches, [])

@@ -10,9 +10,15 @@ import { RecallIndex } from "../RecallIndex.js"
 import type * as Signing from "../Signing.js"
 import * as SnapshotRepository from "../SnapshotRepository.js"
 import { SnapshotStore } from "../SnapshotStore.js"
+import type * as Sealing from "../Sealing.js"
+import { SubjectErasure } from "../SubjectErasure.js"
+import type * as SubjectKeys from "../SubjectKeys.js"
 import type { Backend } from "./backend.js"
 import * as Files from "./fileStore.js"
+import * as SealedLog from "./sealedLog.js"
 import * as Store from "./store.js"
+import * as SubjectKeyTable from "./subjectKeyTable.js"
+import * as StoreSubjectErasure from "./storeSubjectErasure.js"
 
 /** Options every durable layer accepts. */
 export interface CommonOptions {
@@ -59,6 +65,12 @@ export interface CommonOptions {
    * truncation or a rollback (issue 43).
    */
   readonly anchor?: Anchor.Options | undefined
+  /**
+   * Seal each subject's message content under the subject's data key before it is chained
+   * (`Sealing.Options`: the subject of each stream, and the keys or the master key of the store's key
+   * table); `SubjectErasure` then erases a subject everywhere and keeps every chain (issue 43, ADR 0112).
+   */
+  readonly sealing?: Sealing.Options | undefined
 }
 
 /** Everything a durable layer provides. */
@@ -69,6 +81,7 @@ export type Services =
   | RecallIndex
   | Erasure
   | FileStore
+  | SubjectErasure
 
 /** Open a backend and build the services over it. */
 export const build = <E>(
@@ -96,7 +109,17 @@ export const build = <E>(
       signer: options.signer,
       anchorer
     })
-    const repository = SnapshotRepository.make(store.log, store.snapshots, {
+    const keys = yield* sealingKeys(opened, options.sealing)
+    const sealed =
+      keys === undefined || options.sealing === undefined
+        ? undefined
+        : SealedLog.make(store.log, store.snapshots, keys, {
+            subjectOf: options.sealing.subjectOf,
+            redactor: options.redaction ?? Redaction.defaults
+          })
+    const log = sealed?.log ?? store.log
+    const snapshots = sealed?.snapshots ?? store.snapshots
+    const repository = SnapshotRepository.make(log, snapshots, {
       appendedBytes: store.appendedBytes,
       every: options.snapshotEvery,
       bytes: options.snapshotBytes,
@@ -104,9 +127,10 @@ export const build = <E>(
       hmacKey: options.hmacKey,
       integrity: options.integrity
     })
-    return Context.make(EventLog.EventLog, store.log).pipe(
+    return Context.make(EventLog.EventLog, log).pipe(
       Context.add(WindowRepository.WindowRepository, repository),
-      Context.add(SnapshotStore, store.snapshots),
+      Context.add(SnapshotStore, snapshots),
+      Context.add(SubjectErasure, StoreSubjectErasure.make(store.shared, keys, options.signer, log)),
       Context.add(RecallIndex, store.recall),
       Context.add(Erasure, store.erasure),
       Context.add(
@@ -115,3 +139,22 @@ export const build = <E>(
       )
     )
   })
+
+/** The data keys a sealing store uses: the caller's service, or its own key table under the master key. */
+const sealingKeys = (
+  backend: Backend,
+  sealing: Sealing.Options | undefined
+): Effect.Effect<SubjectKeys.SubjectKeys.Service | undefined, EventLog.StoreError> => {
+  if (sealing === undefined) return Effect.succeed(undefined)
+  if (sealing.keys !== undefined) return Effect.succeed(sealing.keys)
+  const master = sealing.masterKey
+  if (master === undefined || master.length !== 32) {
+    return Effect.fail(
+      new EventLog.StoreError({
+        operation: "open",
+        detail: `sealing needs a key service (keys) or a 32-byte masterKey for the store's key table, got ${master === undefined ? "neither" : `a ${master.length}-byte masterKey`}`
+      })
+    )
+  }
+  return Effect.succeed(SubjectKeyTable.make(backend, master))
+}

@@ -1,4 +1,5 @@
 import { type Kysely, type Migration, type MigrationProvider, sql } from "kysely"
+import { subjectErasure } from "./migrationsSubjects.js"
 import type { Dialect } from "./schema.js"
 
 /**
@@ -447,7 +448,8 @@ export const migrations = (dialect: Dialect): Record<string, Migration> => ({
   "0011_concurrent_appends": concurrentAppends(dialect),
   "0012_recall_text_once": recallTextOnce(dialect),
   "0013_snapshot_stored_hash": snapshotStoredHash(dialect),
-  "0014_batch_signatures": batchSignatures(dialect)
+  "0014_batch_signatures": batchSignatures(dialect),
+  "0015_subject_erasure": subjectErasure(dialect)
 })
 
 /** Kysely's `MigrationProvider` over the in-code migrations. */

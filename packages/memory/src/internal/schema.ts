@@ -128,6 +128,23 @@ export interface BatchSignaturesTable {
   readonly signature: string
 }
 
+/** A subject's data key, wrapped under the master key (migration 0015): see `SubjectKeys`. */
+export interface SubjectKeysTable {
+  readonly subject: string
+  readonly key_id: string
+  readonly master_key_id: string
+  readonly wrapped: string
+  readonly created_at: number
+}
+
+/** The signed receipt of each subject erasure (migration 0015, append-only): see `SubjectErasure`. */
+export interface SubjectErasuresTable {
+  readonly erasure_id: Generated<number>
+  readonly subject: string
+  readonly erased_at: number
+  readonly receipt: string
+}
+
 export interface Database {
   readonly streams: StreamsTable
   readonly events: EventsTable
@@ -141,6 +158,8 @@ export interface Database {
   readonly erasure_pending: ErasurePendingTable
   readonly files: FilesTable
   readonly batch_signatures: BatchSignaturesTable
+  readonly subject_keys: SubjectKeysTable
+  readonly subject_erasures: SubjectErasuresTable
 }
 
 export type Dialect = "sqlite" | "postgres"

@@ -19,6 +19,8 @@ export interface Store {
   readonly erasure: Erasure.Erasure.Service
   /** Event-data bytes this process appended to a stream (for the snapshot policy). */
   readonly appendedBytes: (stream: string) => number
+  /** What the services share (for services built beside them, e.g. the subject erasure). */
+  readonly shared: StoreShared.StoreShared
 }
 
 /**
@@ -33,6 +35,7 @@ export const make = (backend: Backend, options: StoreShared.StoreOptions): Store
     snapshots: StoreSnapshots.make(shared),
     recall: StoreRecall.make(shared),
     erasure: StoreErasure.make(shared),
-    appendedBytes: shared.appendedBytes.get
+    appendedBytes: shared.appendedBytes.get,
+    shared
   }
 }

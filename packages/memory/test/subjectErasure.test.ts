@@ -1,0 +1,361 @@
+// Per-subject erasure that keeps every chain (issue 43, items 3-5; ADR 0112, 0113), on SQLite and
+// PostgreSQL: a subject's messages in three streams, one of them summarized into another stream's
+// summary (with its recall entry) and a stored tool output; after the erasure no database file holds the
+// plaintext, every stream verifies, the summary is listed as unreadable, and the signed receipt verifies
+// offline (and fails once a field is changed or its key revoked).
+import { readdirSync, readFileSync, statSync } from "node:fs"
+import { join } from "node:path"
+import { randomBytes } from "node:crypto"
+import { EventLog, type WindowEvent } from "@ctxlog/core"
+import { assert, describe, it } from "@effect/vitest"
+import * as Chunk from "effect/Chunk"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import {
+  FileStore,
+  LogReader,
+  PostgresEventLog,
+  Sealing,
+  Signing,
+  SqliteEventLog,
+  SubjectErasure,
+  SubjectKeys
+} from "../src/index.js"
+import { freshDatabase } from "./support/postgres.js"
+import { postgresRawLayer, RawSql, sqliteRawLayer, tempFile } from "./support/stores.js"
+
+const writer = Signing.generate("privacy-officer")
+const keyring = Signing.parseKeyring(Signing.formatKeyring([writer.entry]))
+const masterKey = new Uint8Array(randomBytes(32))
+const secret = "ZEBRA-QUOKKA-alice-secret"
+const fileSecret = "OCELOT-tool-output-of-alice"
+
+const sealing: Sealing.Options = {
+  masterKey,
+  subjectOf: (stream) => (stream.startsWith("alice-") ? "subject-alice" : undefined)
+}
+
+const defaults = { sealing, signer: Signing.signer("privacy-officer", writer.privateKeyPem) }
+
+interface Target {
+  readonly label: string
+  readonly open: (
+    options?: Pick<SqliteEventLog.Options, "sealing" | "signer">
+  ) => Effect.Effect<Context.Context<SqliteEventLog.Services>, unknown, Scope.Scope>
+  readonly reader: Effect.Effect<LogReader.LogReader.Service, unknown, Scope.Scope>
+  readonly raw: Layer.Layer<RawSql, unknown>
+  /** Every byte the database keeps on disk, as text (after a checkpoint on PostgreSQL). */
+  readonly diskText: Effect.Effect<string, unknown, Scope.Scope>
+}
+
+const filesUnder = (path: string): ReadonlyArray<string> =>
+  statSync(path).isDirectory() ? readdirSync(path).flatMap((name) => filesUnder(join(path, name))) : [path]
+
+const sqliteTarget = (): Target => {
+  const filename = tempFile()
+  const dir = join(filename, "..")
+  return {
+    label: "SQLite",
+    open: (options = defaults) => SqliteEventLog.make({ filename, ...options }),
+    reader: LogReader.makeSqlite({ filename, integrity: "unverified" }),
+    raw: sqliteRawLayer(filename),
+    diskText: Effect.sync(() =>
+      filesUnder(dir)
+        .map((file) => readFileSync(file).toString("latin1"))
+        .join("\n")
+    )
+  }
+}
+
+const postgresTarget = (url: string): Target => ({
+  label: "PostgreSQL",
+  open: (options = defaults) => PostgresEventLog.make({ url, ...options }),
+  reader: LogReader.makePostgres({ url, integrity: "unverified" }),
+  raw: postgresRawLayer(url),
+  diskText: Effect.gen(function* () {
+    const raw = yield* Effect.map(Layer.build(postgresRawLayer(url)), Context.get(RawSql))
+    yield* raw.exec("checkpoint")
+    const [where] = yield* raw.rows(
+      "select current_setting('data_directory') as dir, (select oid from pg_database where datname = current_database()) as oid"
+    )
+    const dir = join(String(where?.dir), "base", String(where?.oid))
+    return filesUnder(dir)
+      .map((file) => readFileSync(file).toString("latin1"))
+      .join("\n")
+  })
+})
+
+const chat = (id: string, text: string): WindowEvent.WindowEvent => ({
+  _tag: "MessageAppended",
+  id,
+  message: { id: `m-${id}`, role: "user", kind: "chat", parts: [{ type: "text", text }], tokens: 5 }
+})
+
+const textsOf = (envelopes: ReadonlyArray<EventLog.Envelope>): ReadonlyArray<string> =>
+  envelopes.flatMap((envelope) =>
+    envelope.event._tag === "MessageAppended"
+      ? envelope.event.message.parts.flatMap((part) =>
+          part.type === "text" ? [part.text] : part.type === "tool_result" ? [part.content] : []
+        )
+      : []
+  )
+
+const run = (target: Target) =>
+  Effect.gen(function* () {
+    const context = yield* target.open()
+    const log = Context.get(context, EventLog.EventLog)
+    const files = Context.get(context, FileStore.FileStore)
+    const read = (stream: string) => Effect.map(Stream.runCollect(log.read(stream)), Chunk.toReadonlyArray)
+
+    // The subject's messages in three streams; a tool output of theirs in the file store.
+    yield* log.append(
+      "alice-1",
+      [chat("a1-1", `my code word is ${secret}`), chat("a1-2", "and I live nearby")],
+      "no_stream"
+    )
+    yield* log.append("alice-2", [chat("a2-1", `again ${secret}`)], "no_stream")
+    const content = `${fileSecret}\nline two\nline three`
+    const stored = yield* files.put("alice-3", content)
+    const handle = { sha256: stored.sha256, bytes: stored.bytes, lines: stored.lines, tokens: 9 }
+    yield* log.append(
+      "alice-3",
+      [
+        {
+          _tag: "MessageAppended",
+          id: "a3-1",
+          message: {
+            id: "m-a3-1",
+            role: "tool",
+            kind: "chat",
+            parts: [
+              { type: "tool_result", toolCallId: "t1", content: FileStore.preview(content, handle, 40), isError: false }
+            ],
+            tokens: 9
+          }
+        }
+      ],
+      "no_stream"
+    )
+    // Another subject's stream stays as it is.
+    yield* log.append("bob-1", [chat("b1-1", "bob's own words")], "no_stream")
+
+    // alice-1 summarized into the shared "team" stream's summary: derived from alice-1's events.
+    const alice1 = yield* read("alice-1")
+    assert.deepStrictEqual(textsOf(alice1), [`my code word is ${secret}`, "and I live nearby"])
+    assert.notInclude(alice1[0]?.data ?? "", secret, "the stored event holds the ciphertext only")
+    const summary: WindowEvent.WindowEvent = {
+      _tag: "MessageAppended",
+      id: "team-summary",
+      message: {
+        id: "m-team-summary",
+        role: "assistant",
+        kind: "summary",
+        parts: [{ type: "text", text: `summary: alice's code word is ${secret}` }],
+        tokens: 8
+      }
+    }
+    yield* log.append("team", [chat("t-1", "team chatter")], "no_stream")
+    yield* Sealing.derivedFrom(alice1, log.append("team", [summary], 1))
+    const team = yield* read("team")
+    assert.deepStrictEqual(textsOf(team), ["team chatter", `summary: alice's code word is ${secret}`])
+
+    // The recall index holds the summary's entry (a cross-session recall source for other streams).
+    const raw = yield* Effect.map(Layer.build(target.raw), Context.get(RawSql))
+    const summaryEvent = team[1] as EventLog.Envelope
+    const erasure = Context.get(context, SubjectErasure.SubjectErasure)
+    // The file store held the tool output in clear until the erasure: the grep below can see plaintext.
+    const before = yield* target.diskText
+    assert.include(before, fileSecret)
+    assert.notInclude(before, secret, "message content is sealed before it reaches the database")
+
+    // The caller re-derives the team's summary from what its stream still holds (the erased text is gone).
+    const rederived: WindowEvent.WindowEvent = {
+      _tag: "MessageAppended",
+      id: "team-summary-2",
+      message: {
+        id: "m-team-summary-2",
+        role: "assistant",
+        kind: "summary",
+        parts: [{ type: "text", text: "summary: team chatter" }],
+        tokens: 4
+      }
+    }
+    const receipt = yield* erasure.erase("subject-alice", {
+      actor: "dpo@example.com",
+      reason: "GDPR art. 17 request",
+      rederive: (artifact) =>
+        Effect.gen(function* () {
+          const held = textsOf(yield* read(artifact.stream))
+          assert.notInclude(held.join(" "), secret, "the re-derivation sees the erased text as erased")
+          return artifact.kind === "summary" ? [rederived] : []
+        })
+    })
+    const entries = yield* raw.rows(`select * from recall_entries where global_position = ${summaryEvent.position}`)
+    assert.deepStrictEqual(entries, [], "the summary's recall entry is removed")
+
+    // No database file holds the plaintext (SQLite: the WAL checkpointed and the file vacuumed).
+    const after = yield* target.diskText
+    assert.notInclude(after, secret)
+    assert.notInclude(after, fileSecret)
+
+    // The content reads as erased everywhere; the other subject's stream is untouched.
+    assert.deepStrictEqual(textsOf(yield* read("alice-1")), [Sealing.erasedText, Sealing.erasedText])
+    assert.deepStrictEqual(textsOf(yield* read("team")), ["team chatter", Sealing.erasedText, "summary: team chatter"])
+    assert.deepStrictEqual(textsOf(yield* read("bob-1")), ["bob's own words"])
+
+    // Every stream verifies: signed batches, chains and heads as before.
+    const reader = yield* target.reader
+    for (const stream of ["alice-1", "alice-2", "alice-3", "bob-1", "team"]) {
+      const verified = yield* reader.verify(stream, { keyring })
+      assert.deepStrictEqual(verified.integrity.problems, [], stream)
+    }
+
+    // The receipt lists what was reached, heads unchanged, and verifies offline.
+    const kinds = receipt.artifacts.map((artifact) => `${artifact.kind}:${artifact.stream}:${artifact.action}`)
+    assert.includeMembers(kinds, [
+      "message:alice-1:unreadable",
+      "message:alice-2:unreadable",
+      "message:alice-3:unreadable",
+      "summary:team:re-derived",
+      "recall entry:team:removed",
+      "file:alice-3:removed"
+    ])
+    assert.notInclude(kinds.join(" "), "bob-1")
+    assert.notInclude(
+      receipt.artifacts.map((artifact) => artifact.ref).join(" "),
+      "t-1",
+      "team's own message is not the subject's"
+    )
+    const summaryArtifact = receipt.artifacts.find((artifact) => artifact.kind === "summary")
+    assert.deepStrictEqual(
+      summaryArtifact?.derivedFrom,
+      alice1.map((envelope) => ({ stream: "alice-1", eventId: envelope.eventId }))
+    )
+    assert.deepStrictEqual(summaryArtifact?.replacedBy, ["team-summary-2"])
+    // Heads: unchanged but for the team stream, one event longer (the re-derived summary).
+    const versions = (heads: ReadonlyArray<SubjectErasure.Head>) =>
+      heads.map((head) => `${head.stream}@${head.version}`)
+    assert.deepStrictEqual(versions(receipt.headsBefore), ["alice-1@2", "alice-2@1", "alice-3@1", "team@2"])
+    assert.deepStrictEqual(versions(receipt.headsAfter), ["alice-1@2", "alice-2@1", "alice-3@1", "team@3"])
+    assert.strictEqual(receipt.keysDestroyed, 1)
+    const offline = JSON.parse(JSON.stringify(receipt)) as unknown
+    assert.deepStrictEqual(SubjectErasure.verifyReceipt(offline, keyring), {
+      ok: true,
+      writer: "privacy-officer",
+      keyId: writer.entry.keyId,
+      problems: []
+    })
+    const forged = { ...receipt, artifacts: receipt.artifacts.slice(1) }
+    assert.isFalse(SubjectErasure.verifyReceipt(forged, keyring).ok)
+    const revoked = Signing.parseKeyring(Signing.formatKeyring([{ ...writer.entry, revoked: "stolen" }]))
+    assert.match(SubjectErasure.verifyReceipt(offline, revoked).problems.join(" "), /revoked/)
+    assert.deepStrictEqual(yield* erasure.receipts("subject-alice"), [receipt])
+  })
+
+// A log written before sealing opens and verifies as before; a subject's key rotates (both keys open what
+// they sealed, both are destroyed); a compaction whose receipt names a sealed source is sealed under the
+// source's subject, one whose sources are in clear stays in clear. The keys come from a caller's service.
+const rotation = (target: Target) =>
+  Effect.gen(function* () {
+    yield* Effect.scoped(
+      Effect.flatMap(target.open({}), (plain) =>
+        Context.get(plain, EventLog.EventLog).append("legacy", [chat("l-1", `old ${secret}`)], "no_stream")
+      )
+    )
+    // The schema of the release before issue 43: migrations 0014 and 0015 only add tables.
+    const raw = yield* Effect.map(Layer.build(target.raw), Context.get(RawSql))
+    for (const table of ["batch_signatures", "subject_keys", "subject_erasures"]) yield* raw.exec(`drop table ${table}`)
+    yield* raw.exec(`delete from kysely_migration where name in ('0014_batch_signatures', '0015_subject_erasure')`)
+    const old = yield* Effect.scoped(Effect.flatMap(target.reader, (reader) => reader.verify("legacy")))
+    assert.deepStrictEqual(old.integrity.problems, [])
+    const keys = SubjectKeys.makeMemory()
+    const context = yield* target.open({ ...defaults, sealing: { ...sealing, masterKey: undefined, keys } })
+    const log = Context.get(context, EventLog.EventLog)
+    const read = (stream: string) => Effect.map(Stream.runCollect(log.read(stream)), Chunk.toReadonlyArray)
+    const reader = yield* target.reader
+    assert.deepStrictEqual(textsOf(yield* read("legacy")), [`old ${secret}`])
+    assert.deepStrictEqual((yield* reader.verify("legacy")).integrity.problems, [])
+
+    yield* log.append("alice-9", [chat("r-1", "before rotation")], "no_stream")
+    yield* keys.rotate("subject-alice")
+    yield* log.append("alice-9", [chat("r-2", "after rotation")], 1)
+    const alice = yield* read("alice-9")
+    assert.deepStrictEqual(textsOf(alice), ["before rotation", "after rotation"])
+    const keyIds = alice.map((envelope) => Sealing.headersIn(envelope.data)[0]?.k[0]?.[1])
+    assert.notStrictEqual(keyIds[0], keyIds[1])
+
+    yield* log.append("team2", [chat("u-1", "plain team words")], "no_stream")
+    yield* Sealing.derivedFrom(alice, log.append("team2", [chat("u-2", "from alice: after rotation")], 1))
+    const team = yield* read("team2")
+    const compaction = (id: string, sources: ReadonlyArray<string>, text: string): WindowEvent.WindowEvent => ({
+      _tag: "Compacted",
+      id,
+      tier: "manual",
+      summary: { id: `m-${id}`, role: "assistant", kind: "summary", parts: [{ type: "text", text }], tokens: 4 },
+      removedIds: [],
+      carryOver: text,
+      throughVersion: 2,
+      cooldownTurns: 0,
+      receipt: { tokensBefore: 10, tokensAfter: 4, replacedTokens: 6, sources }
+    })
+    yield* log.append("team2", [compaction("c-1", [team[1]?.eventId ?? ""], "rolled up: after rotation")], 2)
+    yield* log.append("team2", [compaction("c-2", [team[0]?.eventId ?? ""], "rolled up: plain team words")], 3)
+    const compacted = yield* read("team2")
+    assert.deepStrictEqual(Sealing.subjectsIn(compacted[2]?.data ?? ""), ["subject-alice"])
+    assert.notInclude(compacted[2]?.data ?? "", "rolled up")
+    assert.deepStrictEqual(Sealing.subjectsIn(compacted[3]?.data ?? ""), [])
+
+    const receipt = yield* Context.get(context, SubjectErasure.SubjectErasure).erase("subject-alice", {
+      actor: "dpo",
+      reason: "request"
+    })
+    assert.strictEqual(receipt.keysDestroyed, 2)
+    const reached = receipt.artifacts
+      .filter((artifact) => artifact.action === "unreadable")
+      .map((artifact) => artifact.ref)
+    assert.deepStrictEqual(reached, [alice[0]?.eventId, alice[1]?.eventId, "u-2", "c-1"])
+    const after = yield* read("team2")
+    const summaryText = (envelope: EventLog.Envelope | undefined) =>
+      envelope?.event._tag === "Compacted" ? [envelope.event.carryOver, envelope.event.summary?.parts] : []
+    assert.deepStrictEqual(summaryText(after[2]), [Sealing.erasedText, [{ type: "text", text: Sealing.erasedText }]])
+    assert.deepStrictEqual(summaryText(after[3]), [
+      "rolled up: plain team words",
+      [{ type: "text", text: "rolled up: plain team words" }]
+    ])
+    for (const stream of ["legacy", "alice-9", "team2"]) {
+      assert.deepStrictEqual(
+        (yield* reader.verify(stream, stream === "legacy" ? {} : { keyring })).integrity.problems,
+        [],
+        stream
+      )
+    }
+    assert.deepStrictEqual(textsOf(yield* read("legacy")), [`old ${secret}`])
+    // A later compaction of the erased summary derives nothing from the erased subject: it stays in clear,
+    // and no new key is made for the subject.
+    yield* log.append("team2", [compaction("c-3", ["c-1"], "rolled up again")], 4)
+    const last = (yield* read("team2"))[4]
+    assert.deepStrictEqual(Sealing.subjectsIn(last?.data ?? ""), [])
+    assert.strictEqual(yield* keys.destroy("subject-alice"), 0)
+  })
+
+describe("per-subject erasure", () => {
+  it.scoped("SQLite: an old log, key rotation, and a compaction sealed by its receipt's sources", () =>
+    rotation(sqliteTarget())
+  )
+  it.scoped(
+    "PostgreSQL: an old log, key rotation, and a compaction sealed by its receipt's sources",
+    () => Effect.flatMap(freshDatabase("rotation"), (url) => rotation(postgresTarget(url))),
+    60_000
+  )
+  it.scoped("SQLite: the subject is erased everywhere, every chain verifies, the receipt verifies offline", () =>
+    run(sqliteTarget())
+  )
+  it.scoped(
+    "PostgreSQL: the subject is erased everywhere, every chain verifies, the receipt verifies offline",
+    () => Effect.flatMap(freshDatabase("subject"), (url) => run(postgresTarget(url))),
+    60_000
+  )
+})
