@@ -10,7 +10,16 @@
  * step only); then the messages after the prompt's last assistant message are new (every answer went
  * into the log when it was recorded through this package).
  */
-import { type Context, type ContextOptions, CtxlogError, createContext, type TurnPolicy } from "@ctxlog/client"
+import {
+  type Context,
+  type ContextOptions,
+  CtxlogError,
+  createContext,
+  type ModelCallSpan,
+  type ModelCallTarget,
+  type TurnPolicy,
+  type TurnRender
+} from "@ctxlog/client"
 import { ContextService, type LanguageModel, Message, Window, type WindowEvent } from "@ctxlog/core"
 import * as Effect from "effect/Effect"
 import { type CtxlogOptions, defaultPolicy } from "../CtxlogOptions.js"
@@ -77,6 +86,8 @@ export interface RenderedWindow {
   readonly prompt: ReadonlyArray<PromptJson>
   readonly messages: ReadonlyArray<Message.Message>
   readonly cacheHints: ReadonlyArray<WindowEvent.CacheHint>
+  /** The render itself, for the model call's span. */
+  readonly render: TurnRender
 }
 
 /** One message of an `ai-sdk` render's prompt, as JSON. */
@@ -218,7 +229,8 @@ export class Recorder {
     return {
       prompt: promptOf(rendered.request),
       messages: Window.messages(rendered.window),
-      cacheHints: cacheHints.filter((hint) => placed.has(hint.messageId))
+      cacheHints: cacheHints.filter((hint) => placed.has(hint.messageId)),
+      render: rendered
     }
   }
 
@@ -248,6 +260,15 @@ export class Recorder {
     })
     // The caller's next prompt holds the answer (and one tool message when there were results).
     if (this.known !== undefined) this.known += results !== undefined && results.length > 0 ? 2 : 1
+  }
+
+  /**
+   * Open the chat span of the model call that sends `render` (`Context.modelCall` of the client: the
+   * span every path makes, with the render's provenance); records nothing without a tracer provider.
+   */
+  async modelCall(render: TurnRender | undefined, target: ModelCallTarget): Promise<ModelCallSpan> {
+    const context = await this.open()
+    return context.modelCall(this.stream, render, target)
   }
 
   async close(): Promise<void> {
