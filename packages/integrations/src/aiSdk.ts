@@ -485,6 +485,10 @@ export interface StepOutcome {
       | undefined
   }
   readonly model: { readonly provider: string; readonly modelId: string }
+  /** The step's finish reason (`stop`, `tool-calls`, ...), recorded on its model call's span (since 0.8.0). */
+  readonly finishReason?: unknown
+  /** The step's response id and model, recorded on its model call's span (since 0.8.0). */
+  readonly response?: { readonly id?: string | undefined; readonly modelId?: string | undefined } | undefined
 }
 
 /** The step hooks of a `generateText` / `streamText` agent on a ctxlog stream. @since 0.1.0 */
@@ -534,6 +538,8 @@ const resultText = (value: unknown): string => (typeof value === "string" ? valu
 export const ctxlogPrepareStep = (options: CtxlogOptions): CtxlogSteps => {
   const recorder = new Recorder(options)
   let policy: TurnPolicy | undefined
+  // The step's model call runs between the hooks: its span opens with the render, ends with the step.
+  let span: ModelCallSpan | undefined
   return {
     stream: options.stream,
     close: () => recorder.close(),
@@ -547,6 +553,9 @@ export const ctxlogPrepareStep = (options: CtxlogOptions): CtxlogSteps => {
         return { role: message.role, messages: converted.right }
       })
       const rendered = await recorder.ingestAndRender(prompt, policy, hintsOf(messages, prompt))
+      const target = modelIdOf(model)
+      await span?.fail(new Error("the step did not finish"))
+      span = await recorder.modelCall(rendered.render, { provider: target.provider, model: target.modelId })
       // The render is the step's prompt: its leading system messages take the place of `system`
       // (when it has some), the rest are the step's messages.
       const lead = rendered.prompt.findIndex((message) => message.role !== "system")
@@ -599,6 +608,14 @@ export const ctxlogPrepareStep = (options: CtxlogOptions): CtxlogSteps => {
             ? [Message.toolApprovalRequest(part.approvalId, part.toolCall.toolCallId)]
             : []
       )
+      await span?.end({
+        id: step.response?.id,
+        model: step.response?.modelId,
+        finishReason: finishOf(step.finishReason),
+        usage: usageOf(step.usage),
+        parts: answer
+      })
+      span = undefined
       await recorder.answered([...answer, ...approvals], usageOf(step.usage), policy, results)
     }
   }

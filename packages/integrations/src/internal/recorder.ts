@@ -191,7 +191,9 @@ export class Recorder {
     // `response.messages` holds the last step only): its new messages are those after its last answer.
     const lastAnswer = conversation.map((message) => message.role).lastIndexOf("assistant")
     const fresh =
-      conversation.length >= this.known ? conversation.slice(this.known) : conversation.slice(lastAnswer + 1)
+      conversation.length >= this.known
+        ? conversation.slice(this.known)
+        : await this.unheld(context, conversation.slice(lastAnswer + 1))
     let rest = fresh
     let prepared = false
     const head = fresh[0]
@@ -232,6 +234,20 @@ export class Recorder {
       cacheHints: cacheHints.filter((hint) => placed.has(hint.messageId)),
       render: rendered
     }
+  }
+
+  /**
+   * The tool messages of a short prompt whose results the log already holds are not new: ai 7 builds a
+   * step's prompt on the messages `prepareStep` returned (the render) plus the last step's answer and
+   * results, which `onStepFinish` recorded. Tool results are matched by their ids (unique); other
+   * messages are kept (a user may repeat a question word for word).
+   */
+  private async unheld(context: Context, fresh: ReadonlyArray<PromptMessage>): Promise<ReadonlyArray<PromptMessage>> {
+    if (!fresh.some((message) => message.role === "tool")) return fresh
+    const held = new Set(Window.messages(await context.load(this.stream)).map(keyOf))
+    return fresh.filter(
+      (message) => message.role !== "tool" || !message.messages.every((input) => held.has(keyOf(input)))
+    )
   }
 
   /**
