@@ -41,7 +41,7 @@ export interface ModelCallTarget {
 export interface ModelCallAnswer {
   /** The provider's response id. */
   readonly id?: string | undefined
-  /** The model that answered. */
+  /** The model that answered (when the framework does not say, the span names the requested model). */
   readonly model?: string | undefined
   /** The framework's finish reason (`stop`, `tool-calls`, `tool_calls`, `length`, `end_turn`, ...). */
   readonly finishReason: string
