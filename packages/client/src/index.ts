@@ -19,7 +19,7 @@
 import { Compactor, ContextService, Message as MessageModule, type TokenCounter, type Window } from "@ctxlog/core"
 import { Ctxlog } from "@ctxlog/memory"
 import type { CtxBuilder } from "@ctxlog/providers"
-import type { ModelCallSpan, ModelCallTarget } from "./internal/trace.js"
+import type { ModelCallSpan, ModelCallTarget } from "./ModelCall.js"
 import { type ModelCallTrace, Policy, TemplateCompactor, Turn } from "@ctxlog/turn"
 import type { TracerProvider } from "@opentelemetry/api"
 import * as Cause from "effect/Cause"
@@ -28,9 +28,9 @@ import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Option from "effect/Option"
-import { openSpan, tracerLayer } from "./internal/trace.js"
+import { openSpan, tracerLayer } from "./ModelCall.js"
 
-export type { ModelCallAnswer, ModelCallSpan, ModelCallTarget } from "./internal/trace.js"
+export type { ModelCallAnswer, ModelCallSpan, ModelCallTarget } from "./ModelCall.js"
 
 /** Message constructors (`Message.user`, `Message.assistant`, `Message.toolCall`, `Message.tool`, ...). @since 0.1.0 */
 export const Message = MessageModule
