@@ -19,13 +19,18 @@
 import { Compactor, ContextService, Message as MessageModule, type TokenCounter, type Window } from "@ctxlog/core"
 import { Ctxlog } from "@ctxlog/memory"
 import type { CtxBuilder } from "@ctxlog/providers"
-import { Policy, TemplateCompactor, Turn } from "@ctxlog/turn"
+import type { ModelCallSpan, ModelCallTarget } from "./ModelCall.js"
+import { type ModelCallTrace, Policy, TemplateCompactor, Turn } from "@ctxlog/turn"
+import type { TracerProvider } from "@opentelemetry/api"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Option from "effect/Option"
+import { openSpan, tracerLayer } from "./ModelCall.js"
+
+export type { ModelCallAnswer, ModelCallSpan, ModelCallTarget } from "./ModelCall.js"
 
 /** Message constructors (`Message.user`, `Message.assistant`, `Message.toolCall`, `Message.tool`, ...). @since 0.1.0 */
 export const Message = MessageModule
@@ -66,6 +71,16 @@ export type ContextOptions = (
   readonly summarizer?: Summarizer
   /** Replaces the token counter (default `gpt-tokenizer`, o200k_base). */
   readonly tokenCounter?: Layer.Layer<TokenCounter.TokenCounter>
+  /**
+   * An OpenTelemetry tracer provider: ctxlog's spans (window operations, `compact {stream}` per
+   * compaction, `chat {model}` per {@link Context.modelCall}) are exported through it, with the GenAI
+   * attributes and the render's provenance. Off when absent. Needs `@effect/opentelemetry` and
+   * `@opentelemetry/api` installed (loaded only when given).
+   * @since 0.8.0
+   */
+  readonly tracerProvider?: TracerProvider
+  /** The service name of the spans' resource (default `ctxlog`), with `tracerProvider`. @since 0.8.0 */
+  readonly serviceName?: string
 }
 
 /** Options of `compact`. @since 0.1.0 */
@@ -115,6 +130,19 @@ export interface TurnHandle {
 
 /** A context log with async methods. @since 0.1.0 */
 export interface Context {
+  /**
+   * Open the GenAI chat span (`chat {model}`) of a model call a framework makes with a render: a
+   * `TurnHandle.render` result, or a `Turn.render` result (`ModelCallTrace.RenderedCall`). The span
+   * carries the conversation (the stream), the request, the render's provenance, and, once ended with
+   * the answer, its id, finish reason and usage (cache read and write included). Without a
+   * `tracerProvider` it records nothing.
+   * @since 0.8.0
+   */
+  readonly modelCall: (
+    stream: string,
+    rendered: TurnRender | ModelCallTrace.RenderedCall | undefined,
+    target: ModelCallTarget
+  ) => ModelCallSpan
   /** The turn module for a stream and a policy (validated here: a bad policy throws `InvalidPolicy`). */
   readonly turn: (stream: string, policy: TurnPolicy) => TurnHandle
   /** Append messages to a stream; resolves to the window after them. */
@@ -202,10 +230,15 @@ export const createContext = async (options: ContextOptions): Promise<Context> =
       undefined
     )
   }
-  const layer = Layer.merge(
+  const traced = options.tracerProvider !== undefined
+  const tracing = traced ? await tracerLayer(options.tracerProvider, options.serviceName) : Layer.empty
+  const layer = Layer.mergeAll(
     storeLayer(options),
-    options.summarizer === undefined ? TemplateCompactor.layer() : summarizerLayer(options.summarizer)
+    options.summarizer === undefined ? TemplateCompactor.layer() : summarizerLayer(options.summarizer),
+    tracing
   )
+  // The render a `TurnHandle.render` result came from (its events carry the `PromptRendered`).
+  const renders = new WeakMap<object, ModelCallTrace.RenderedCall>()
   const runtime = ManagedRuntime.make(layer)
   const call = async <A, E>(effect: Effect.Effect<A, E, Ctxlog.Companions | Compactor.Compactor>): Promise<A> => {
     const exit = await runtime.runPromiseExit(effect)
@@ -242,12 +275,16 @@ export const createContext = async (options: ContextOptions): Promise<Context> =
           call(Effect.map(Turn.prepare(stream, "messages" in input ? input : { messages: input }, valid), step)),
         render: (options) =>
           call(
-            Effect.map(Turn.render(stream, valid, options), (rendered) => ({
-              ...step(rendered),
-              request: rendered.built.request,
-              body: rendered.body,
-              stats: rendered.built.stats
-            }))
+            Effect.map(Turn.render(stream, valid, options), (rendered) => {
+              const result: TurnRender = {
+                ...step(rendered),
+                request: rendered.built.request,
+                body: rendered.body,
+                stats: rendered.built.stats
+              }
+              if (traced) renders.set(result, rendered)
+              return result
+            })
           ),
         complete: (completion) => call(Effect.map(Turn.complete(stream, completion, valid), step))
       }
@@ -265,6 +302,14 @@ export const createContext = async (options: ContextOptions): Promise<Context> =
       ),
     render: (stream, provider, renderOptions) =>
       call(Effect.map(Turn.preview(stream, provider, renderOptions), (built) => built.request)),
+    modelCall: (stream, rendered, target) =>
+      openSpan(
+        runtime,
+        traced,
+        stream,
+        rendered === undefined ? undefined : (renders.get(rendered) ?? ("built" in rendered ? rendered : undefined)),
+        target
+      ),
     close: () => runtime.dispose(),
     runtime
   }

@@ -15,7 +15,7 @@
  *
  * @since 0.1.0
  */
-import type { TurnPolicy } from "@ctxlog/client"
+import type { ModelCallSpan, ModelCallTarget, TurnPolicy, TurnRender } from "@ctxlog/client"
 import { type LanguageModel, Message } from "@ctxlog/core"
 import {
   cacheControlOf,
@@ -78,6 +78,14 @@ export interface MiddlewareCallOptions {
   readonly prompt: ReadonlyArray<MiddlewarePromptMessage>
   readonly tools?: ReadonlyArray<MiddlewareTool> | undefined
   readonly maxOutputTokens?: number | undefined
+  /** Sampling parameters, recorded on the model call's span (since 0.8.0). */
+  readonly temperature?: number | undefined
+  readonly topP?: number | undefined
+  readonly topK?: number | undefined
+  readonly stopSequences?: ReadonlyArray<string> | undefined
+  readonly frequencyPenalty?: number | undefined
+  readonly presencePenalty?: number | undefined
+  readonly seed?: number | undefined
 }
 
 /** The usage of a V3 or V4 call (`inputTokens` / `outputTokens` with their parts). @since 0.4.0 */
@@ -99,6 +107,10 @@ export interface MiddlewarePart {
 export interface MiddlewareGenerateResult {
   readonly content: ReadonlyArray<MiddlewarePart>
   readonly usage: MiddlewareUsage
+  /** `{ unified, raw }` (V3, V4), recorded on the model call's span (since 0.8.0). */
+  readonly finishReason?: unknown
+  /** The response's id and model, recorded on the model call's span (since 0.8.0). */
+  readonly response?: { readonly id?: string | undefined; readonly modelId?: string | undefined } | undefined
 }
 
 /** A stream result (V3 or V4), by the fields read here. @since 0.4.0 */
@@ -248,6 +260,33 @@ const renderOf = (params: MiddlewareCallOptions): Partial<NonNullable<TurnPolicy
   }
 }
 
+/** A finish reason as the AI SDK gives it (`{ unified, raw }` in V3 and V4, a string before and in steps). */
+const finishOf = (reason: unknown): string => {
+  if (typeof reason === "string") return reason
+  if (typeof reason === "object" && reason !== null) {
+    const unified = (reason as { readonly unified?: unknown }).unified
+    if (typeof unified === "string") return unified
+  }
+  return "other"
+}
+
+/** The span target of a call: the model, whether it streams, the sampling parameters it set. */
+const targetOf = (model: MiddlewareModel, params: object, stream: boolean): ModelCallTarget => {
+  const options = params as MiddlewareCallOptions
+  const parameters = {
+    maxTokens: options.maxOutputTokens,
+    temperature: options.temperature,
+    topP: options.topP,
+    topK: options.topK,
+    stopSequences: options.stopSequences,
+    frequencyPenalty: options.frequencyPenalty,
+    presencePenalty: options.presencePenalty,
+    seed: options.seed
+  }
+  const set = Object.fromEntries(Object.entries(parameters).filter(([, value]) => value !== undefined))
+  return { provider: model.provider, model: model.modelId, stream, parameters: set }
+}
+
 /**
  * The AI SDK middleware, with the context it opened. Its hooks are generic in the call options and
  * results, so it is a `LanguageModelV3Middleware` for `ai` 6 and a `LanguageModelMiddleware` (V4) for
@@ -300,14 +339,21 @@ export interface CtxlogMiddleware {
 export const ctxlogMiddleware = (options: CtxlogOptions): CtxlogMiddleware => {
   const recorder = new Recorder(options)
   const policies = new WeakMap<object, TurnPolicy>()
+  // The render each call's params came from: its span carries the render's provenance.
+  const renders = new WeakMap<object, TurnRender>()
   let lastPolicy: TurnPolicy | undefined
+  let lastRender: TurnRender | undefined
+  const renderFor = (params: object) => renders.get(params) ?? lastRender
   const policyOf = (params: object, model: MiddlewareModel) =>
     policies.get(params) ?? lastPolicy ?? recorder.policyFor(model)
 
-  const collect = (policy: TurnPolicy) => {
+  const collect = (policy: TurnPolicy, span: ModelCallSpan) => {
     type Open = { type: "text" | "reasoning"; id: string; text: string; providerMetadata?: unknown }
     const entries: Array<Open | MiddlewarePart> = []
     let usage: MiddlewareUsage | undefined
+    let finish: unknown
+    let failure: unknown
+    const response: { id?: string | undefined; modelId?: string | undefined } = {}
     const open = (type: "text" | "reasoning", id: string): Open => {
       const found = entries.find(
         (entry): entry is Open => entry.type === type && "id" in entry && entry.id === id && "text" in entry
@@ -335,12 +381,28 @@ export const ctxlogMiddleware = (options: CtxlogOptions): CtxlogMiddleware => {
           if (part.type.endsWith("-delta")) entry.text += stringField(part, "delta") ?? ""
           note(entry, part)
         } else if (part.type === "tool-call" || part.type === "tool-result") entries.push(part)
-        else if (part.type === "finish") usage = field(part, "usage") as MiddlewareUsage | undefined
+        else if (part.type === "finish") {
+          usage = field(part, "usage") as MiddlewareUsage | undefined
+          finish = field(part, "finishReason")
+        } else if (part.type === "response-metadata") {
+          response.id = stringField(part, "id") ?? response.id
+          response.modelId = stringField(part, "modelId") ?? response.modelId
+        } else if (part.type === "error") failure = field(part, "error")
         controller.enqueue(part)
       },
       async flush(controller) {
         try {
-          await recorder.answered(answerOf(entries), usageOf(usage), policy)
+          const answer = answerOf(entries)
+          await (failure === undefined
+            ? span.end({
+                id: response.id,
+                model: response.modelId,
+                finishReason: finishOf(finish),
+                usage: usageOf(usage),
+                parts: answer
+              })
+            : span.fail(failure))
+          await recorder.answered(answer, usageOf(usage), policy)
         } catch (error) {
           const failure: MiddlewarePart & { readonly error: unknown } = { type: "error", error }
           controller.enqueue(failure)
@@ -361,18 +423,35 @@ export const ctxlogMiddleware = (options: CtxlogOptions): CtxlogMiddleware => {
       // with the caller's breakpoints on the messages they fell on; the other options are the caller's own.
       const next = { ...params, prompt: revive(rendered.prompt) } as unknown as typeof params
       policies.set(next, policy)
+      renders.set(next, rendered.render)
       lastPolicy = policy
+      lastRender = rendered.render
       return next
     },
     wrapGenerate: async ({ doGenerate, params, model }) => {
-      const result = await doGenerate()
+      const span = await recorder.modelCall(renderFor(params), targetOf(model, params, false))
+      const result = await doGenerate().then(undefined, async (error: unknown) => {
+        await span.fail(error)
+        throw error
+      })
+      await span.end({
+        id: result.response?.id,
+        model: result.response?.modelId,
+        finishReason: finishOf(result.finishReason),
+        usage: usageOf(result.usage),
+        parts: answerOf(result.content)
+      })
       await recorder.answered(answerOf(result.content), usageOf(result.usage), policyOf(params, model))
       return result
     },
     wrapStream: async ({ doStream, params, model }) => {
-      const result = await doStream()
+      const span = await recorder.modelCall(renderFor(params), targetOf(model, params, true))
+      const result = await doStream().then(undefined, async (error: unknown) => {
+        await span.fail(error)
+        throw error
+      })
       // Every part passes through unchanged (the answer is collected on the side): the stream keeps its type.
-      const stream = result.stream.pipeThrough(collect(policyOf(params, model))) as typeof result.stream
+      const stream = result.stream.pipeThrough(collect(policyOf(params, model), span)) as typeof result.stream
       return { ...result, stream }
     }
   }
@@ -406,6 +485,10 @@ export interface StepOutcome {
       | undefined
   }
   readonly model: { readonly provider: string; readonly modelId: string }
+  /** The step's finish reason (`stop`, `tool-calls`, ...), recorded on its model call's span (since 0.8.0). */
+  readonly finishReason?: unknown
+  /** The step's response id and model, recorded on its model call's span (since 0.8.0). */
+  readonly response?: { readonly id?: string | undefined; readonly modelId?: string | undefined } | undefined
 }
 
 /** The step hooks of a `generateText` / `streamText` agent on a ctxlog stream. @since 0.1.0 */
@@ -455,6 +538,8 @@ const resultText = (value: unknown): string => (typeof value === "string" ? valu
 export const ctxlogPrepareStep = (options: CtxlogOptions): CtxlogSteps => {
   const recorder = new Recorder(options)
   let policy: TurnPolicy | undefined
+  // The step's model call runs between the hooks: its span opens with the render, ends with the step.
+  let span: ModelCallSpan | undefined
   return {
     stream: options.stream,
     close: () => recorder.close(),
@@ -468,6 +553,9 @@ export const ctxlogPrepareStep = (options: CtxlogOptions): CtxlogSteps => {
         return { role: message.role, messages: converted.right }
       })
       const rendered = await recorder.ingestAndRender(prompt, policy, hintsOf(messages, prompt))
+      const target = modelIdOf(model)
+      await span?.fail(new Error("the step did not finish"))
+      span = await recorder.modelCall(rendered.render, { provider: target.provider, model: target.modelId })
       // The render is the step's prompt: its leading system messages take the place of `system`
       // (when it has some), the rest are the step's messages.
       const lead = rendered.prompt.findIndex((message) => message.role !== "system")
@@ -520,6 +608,14 @@ export const ctxlogPrepareStep = (options: CtxlogOptions): CtxlogSteps => {
             ? [Message.toolApprovalRequest(part.approvalId, part.toolCall.toolCallId)]
             : []
       )
+      await span?.end({
+        id: step.response?.id,
+        model: step.response?.modelId,
+        finishReason: finishOf(step.finishReason),
+        usage: usageOf(step.usage),
+        parts: answer
+      })
+      span = undefined
       await recorder.answered([...answer, ...approvals], usageOf(step.usage), policy, results)
     }
   }

@@ -5,14 +5,23 @@
  *
  * @since 0.1.0
  */
-import { type Context, type ContextOptions, CtxlogError, createContext, type TurnPolicy } from "@ctxlog/client"
+import {
+  type Context,
+  type ContextOptions,
+  CtxlogError,
+  createContext,
+  type ModelCallSpan,
+  type TurnPolicy
+} from "@ctxlog/client"
 import { TieredCompaction } from "@ctxlog/compaction"
 import { ContextService, type EventCodec, EventLog, Message } from "@ctxlog/core"
 import { type AgentItem, fromAgentItems, stableJson, storedAgentItem, toAgentItems } from "@ctxlog/providers/openai"
-import { Policy, Turn } from "@ctxlog/turn"
+import { type ModelCallTrace, Policy, Turn } from "@ctxlog/turn"
 import type {
   AgentInputItem,
   CallModelInputFilter,
+  Model,
+  ModelRequest,
   ModelInputData,
   OpenAIResponsesCompactionArgs,
   OpenAIResponsesCompactionAwareSession,
@@ -29,6 +38,7 @@ import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
+import { tracedModel } from "./internal/agentsTrace.js"
 import { refused } from "./internal/recorder.js"
 
 /** Options of {@link CtxlogSession}: where the log is (as `createContext`), the session id (the stream), the policy. @since 0.1.0 */
@@ -279,6 +289,8 @@ export class CtxlogSession
   /** Items of the last render that are ctxlog's (a summary, knowledge, a cut output): never stored back. */
   private artifacts = new Multiset()
   private iteration = 0
+  /** The last render `callModelInputFilter` made: the next model call sends it. */
+  private lastRender: ModelCallTrace.RenderedCall | undefined
 
   constructor(private readonly options: CtxlogSessionOptions) {
     const base: TurnPolicy = options.policy ?? {
@@ -635,24 +647,34 @@ export class CtxlogSession
     const inputMessages = orThrow(fromAgentItems(modelData.input.map(persistable)))
     const instructions = modelData.instructions
     const { rendered, fresh } = await this.run(
-      this.batch(
-        Effect.gen(function* () {
-          const { service, window, store } = yield* self.current()
-          const held = new Multiset()
-          for (const entry of store.entries) held.add(keyOf(entry.item))
-          const fresh = inputMessages.filter((message) => !held.take(keyOf(storedAgentItem(message))))
-          if (instructions !== undefined) {
-            const current = window.system.map((message) => Message.textOf(message)).join("\n\n")
-            if (current !== instructions) yield* service.setSystemPrompt(stream, instructions)
-          }
-          if (fresh.length > 0) yield* self.ingest(fresh)
-          const startsTurn = fresh.some((message) => message.role === "user")
-          const rendered = yield* Turn.render(stream, policy, { iteration: startsTurn ? 0 : self.iteration + 1 })
-          return { rendered, fresh, startsTurn }
-        })
+      Effect.flatMap(ContextService.ContextService, (batching) =>
+        batching.batch(
+          stream,
+          Effect.gen(function* () {
+            const { service, window, store } = yield* self.current()
+            const held = new Multiset()
+            for (const entry of store.entries) held.add(keyOf(entry.item))
+            const fresh = inputMessages.filter((message) => !held.take(keyOf(storedAgentItem(message))))
+            if (instructions !== undefined) {
+              const current = window.system.map((message) => Message.textOf(message)).join("\n\n")
+              if (current !== instructions) yield* service.setSystemPrompt(stream, instructions)
+            }
+            if (fresh.length > 0) yield* self.ingest(fresh)
+            const startsTurn = fresh.some((message) => message.role === "user")
+            const rendered = yield* Turn.render(stream, policy, { iteration: startsTurn ? 0 : self.iteration + 1 })
+            return { rendered, fresh, startsTurn }
+          })
+        )
+      ).pipe(
+        // The render's span reads the one append the batch made (its `PromptRendered` and the window after it).
+        Effect.map((done) => ({
+          ...done.value,
+          call: { window: done.window, events: done.events, built: done.value.rendered.built }
+        }))
       )
     ).then((value) => {
       this.iteration = value.startsTurn ? 0 : this.iteration + 1
+      this.lastRender = value.call
       return value
     })
     const request = rendered.built.request as {
@@ -671,6 +693,46 @@ export class CtxlogSession
       input: toSdk(request.input),
       ...(request.instructions === undefined ? {} : { instructions: request.instructions })
     }
+  }
+
+  /**
+   * The agent's model with a GenAI chat span (`chat {model}`) around each call, when the session's
+   * options have a `tracerProvider`: the conversation (the session id), the request's settings, the
+   * provenance of the render `callModelInputFilter` made for the call, and the response's id, usage
+   * (cached input tokens as cache reads) and finish reason. `name` is the model's name on the span
+   * (default: the policy's model); `endpoint` its base URL (`server.address`, `server.port`).
+   *
+   * ```ts
+   * const agent = new Agent({ name, instructions, model: session.traceModel(await provider.getModel("gpt-4.1")) })
+   * ```
+   * @since 0.8.0
+   */
+  traceModel(model: Model, options: { readonly name?: string; readonly endpoint?: string } = {}): Model {
+    const builder = this.policy.builder as { readonly provider: string; readonly model?: string }
+    const name = options.name ?? builder.model ?? "unknown"
+    return tracedModel(model, async (request: ModelRequest, stream: boolean): Promise<ModelCallSpan> => {
+      const context = await this.open()
+      const settings = request.modelSettings
+      const parameters = Object.fromEntries(
+        Object.entries({
+          maxTokens: settings.maxTokens,
+          temperature: settings.temperature,
+          topP: settings.topP,
+          frequencyPenalty: settings.frequencyPenalty,
+          presencePenalty: settings.presencePenalty
+        }).filter(([, value]) => typeof value === "number")
+      )
+      // The render goes with one call: a call the filter did not render for has no provenance.
+      const rendered = this.lastRender
+      this.lastRender = undefined
+      return context.modelCall(this.stream, rendered, {
+        provider: builder.provider,
+        model: name,
+        endpoint: options.endpoint,
+        stream,
+        parameters
+      })
+    })
   }
 
   /** Close the context (the database); the session reopens it on its next call. */

@@ -12,7 +12,14 @@
  *
  * @since 0.1.0
  */
-import { type Context, type ContextOptions, CtxlogError, createContext, type TurnPolicy } from "@ctxlog/client"
+import {
+  type Context,
+  type ContextOptions,
+  CtxlogError,
+  createContext,
+  type ModelCallSpan,
+  type TurnPolicy
+} from "@ctxlog/client"
 import { ContextService, type LanguageModel, Message, Window } from "@ctxlog/core"
 import { fromLangChain, fromLangChainFormat, type LangChainRequest } from "@ctxlog/providers/langchain"
 import {
@@ -52,6 +59,11 @@ export type PreModelHookOptions = (ContextOptions | { readonly context: Context 
   readonly system?: string | undefined
   /** The stream of a thread (default {@link contextStream}). */
   readonly stream?: ((thread: ThreadRef) => string) | undefined
+  /**
+   * The model's provider on its chat spans (`gen_ai.provider.name`: `openai`, `anthropic`, ...), with a
+   * `tracerProvider` (default: the policy's builder provider). @since 0.8.0
+   */
+  readonly provider?: string | undefined
 }
 
 /** The hook's update: the rendered window, which the agent sends to the model instead of `messages`. @since 0.1.0 */
@@ -229,6 +241,28 @@ const resumePoint = (window: Window.Window, messages: ReadonlyArray<BaseMessage>
   return point
 }
 
+/**
+ * What a model call answered, from its `AIMessage`: the response id (`response_metadata.id`, else the
+ * message's id, which LangChain's provider packages set to the provider's), the model
+ * (`response_metadata.model_name`), the finish reason (`finish_reason` or `stop_reason`, else from the
+ * tool calls) and the usage.
+ */
+const answerOf = (message: AIMessage) => {
+  const metadata: Readonly<Record<string, unknown>> = message.response_metadata ?? {}
+  const text = (key: string): string | undefined => {
+    const value = metadata[key]
+    return typeof value === "string" && value.length > 0 ? value : undefined
+  }
+  const called = (message.tool_calls ?? []).length > 0
+  return {
+    id: text("id") ?? message.id,
+    model: text("model_name") ?? text("model"),
+    finishReason: text("finish_reason") ?? text("stop_reason") ?? (called ? "tool_calls" : "stop"),
+    usage: usageOf(message.usage_metadata),
+    parts: converted([message], 0)[0]?.parts ?? []
+  }
+}
+
 /** The leading system messages of a thread: the system prompt of its stream. */
 const leadingSystem = (messages: ReadonlyArray<BaseMessage>): number => {
   let end = 0
@@ -280,6 +314,13 @@ export const ctxlogPreModelHook = (options: PreModelHookOptions): CtxlogPreModel
     return opened
   }
   const threads = new Map<string, ThreadState>()
+  // The chat span of each thread's model call: opened with the render, ended by `postModelHook`.
+  const spans = new Map<string, ModelCallSpan>()
+  const builder = policy.builder as { readonly provider: string; readonly model?: string }
+  const target = {
+    provider: options.provider ?? builder.provider,
+    model: builder.model ?? options.model ?? "langgraph"
+  }
   const streamOf = (config: RunnableConfig | undefined) => (options.stream ?? contextStream)(threadOf(config))
 
   const hook = async (
@@ -368,6 +409,8 @@ export const ctxlogPreModelHook = (options: PreModelHookOptions): CtxlogPreModel
     if (!isLangChainRequest(rendered.request)) {
       throw new CtxlogError("Defect", "ctxlogPreModelHook: the render is not in the langchain format", undefined)
     }
+    await spans.get(stream)?.fail(new CtxlogError("Superseded", "the model call had no postModelHook", undefined))
+    spans.set(stream, context.modelCall(stream, rendered, target))
     return { llmInputMessages: fromLangChainFormat(rendered.request.messages) }
   }
 
@@ -379,6 +422,11 @@ export const ctxlogPreModelHook = (options: PreModelHookOptions): CtxlogPreModel
     const thread = threads.get(stream)
     const messages = state.messages
     const last = messages.at(-1)
+    const span = spans.get(stream)
+    if (span !== undefined && last !== undefined && AIMessage.isInstance(last)) {
+      spans.delete(stream)
+      await span.end(answerOf(last))
+    }
     // Only the answer to the render this process just made, and only a final one: an answer with tool
     // calls goes in with its results at the next pre-model call.
     if (
@@ -411,6 +459,7 @@ export const ctxlogPreModelHook = (options: PreModelHookOptions): CtxlogPreModel
       const context = opened
       opened = undefined
       threads.clear()
+      spans.clear()
       if (context !== undefined) await (await context).close()
     }
   })

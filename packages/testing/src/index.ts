@@ -53,6 +53,9 @@ export const sampleEvents = (count: number, note = "hello"): ReadonlyArray<Windo
 /** The transcripts folder and its files (`@ctxlog/core/transcripts`, honouring `CTXLOG_TRANSCRIPTS`). @since 0.4.0 */
 export { readTranscript, transcriptFiles, transcriptsDir } from "@ctxlog/core/transcripts"
 
+/** Checks of ctxlog's OpenTelemetry GenAI spans (chat, compaction, provenance). @since 0.8.0 */
+export * as GenAiSpans from "./GenAiSpans.js"
+
 const readStream = (log: EventLogService, stream: StreamId) =>
   Stream.runCollect(log.read(stream)).pipe(Effect.map(Chunk.toReadonlyArray))
 

@@ -10,7 +10,16 @@
  * step only); then the messages after the prompt's last assistant message are new (every answer went
  * into the log when it was recorded through this package).
  */
-import { type Context, type ContextOptions, CtxlogError, createContext, type TurnPolicy } from "@ctxlog/client"
+import {
+  type Context,
+  type ContextOptions,
+  CtxlogError,
+  createContext,
+  type ModelCallSpan,
+  type ModelCallTarget,
+  type TurnPolicy,
+  type TurnRender
+} from "@ctxlog/client"
 import { ContextService, type LanguageModel, Message, Window, type WindowEvent } from "@ctxlog/core"
 import * as Effect from "effect/Effect"
 import { type CtxlogOptions, defaultPolicy } from "../CtxlogOptions.js"
@@ -77,6 +86,8 @@ export interface RenderedWindow {
   readonly prompt: ReadonlyArray<PromptJson>
   readonly messages: ReadonlyArray<Message.Message>
   readonly cacheHints: ReadonlyArray<WindowEvent.CacheHint>
+  /** The render itself, for the model call's span. */
+  readonly render: TurnRender
 }
 
 /** One message of an `ai-sdk` render's prompt, as JSON. */
@@ -180,7 +191,9 @@ export class Recorder {
     // `response.messages` holds the last step only): its new messages are those after its last answer.
     const lastAnswer = conversation.map((message) => message.role).lastIndexOf("assistant")
     const fresh =
-      conversation.length >= this.known ? conversation.slice(this.known) : conversation.slice(lastAnswer + 1)
+      conversation.length >= this.known
+        ? conversation.slice(this.known)
+        : await this.unheld(context, conversation.slice(lastAnswer + 1))
     let rest = fresh
     let prepared = false
     const head = fresh[0]
@@ -218,8 +231,23 @@ export class Recorder {
     return {
       prompt: promptOf(rendered.request),
       messages: Window.messages(rendered.window),
-      cacheHints: cacheHints.filter((hint) => placed.has(hint.messageId))
+      cacheHints: cacheHints.filter((hint) => placed.has(hint.messageId)),
+      render: rendered
     }
+  }
+
+  /**
+   * The tool messages of a short prompt whose results the log already holds are not new: ai 7 builds a
+   * step's prompt on the messages `prepareStep` returned (the render) plus the last step's answer and
+   * results, which `onStepFinish` recorded. Tool results are matched by their ids (unique); other
+   * messages are kept (a user may repeat a question word for word).
+   */
+  private async unheld(context: Context, fresh: ReadonlyArray<PromptMessage>): Promise<ReadonlyArray<PromptMessage>> {
+    if (!fresh.some((message) => message.role === "tool")) return fresh
+    const held = new Set(Window.messages(await context.load(this.stream)).map(keyOf))
+    return fresh.filter(
+      (message) => message.role !== "tool" || !message.messages.every((input) => held.has(keyOf(input)))
+    )
   }
 
   /**
@@ -248,6 +276,15 @@ export class Recorder {
     })
     // The caller's next prompt holds the answer (and one tool message when there were results).
     if (this.known !== undefined) this.known += results !== undefined && results.length > 0 ? 2 : 1
+  }
+
+  /**
+   * Open the chat span of the model call that sends `render` (`Context.modelCall` of the client: the
+   * span every path makes, with the render's provenance); records nothing without a tracer provider.
+   */
+  async modelCall(render: TurnRender | undefined, target: ModelCallTarget): Promise<ModelCallSpan> {
+    const context = await this.open()
+    return context.modelCall(this.stream, render, target)
   }
 
   async close(): Promise<void> {

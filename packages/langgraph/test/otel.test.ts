@@ -1,0 +1,116 @@
+// Issue 41: the LangGraph pre-model hook emits the same GenAI spans as the agent. One turn of
+// LangGraph's prebuilt ReAct agent (`createReactAgent`, its real graph) with a tool call, the hook as
+// `preModelHook` and its `postModelHook`, after a long thread that the policy compacts. The model is a
+// LangChain chat model answering from a script (as the other tests here) with what LangChain's provider
+// packages put on an `AIMessage`: `response_metadata` (id, model name, finish reason) and
+// `usage_metadata` with cache read and creation. A tracer provider with the OpenTelemetry SDK's
+// in-memory exporter is the switch; the spans are checked with the agent's helper (`GenAiSpans`).
+import { GenAiSpans } from "@ctxlog/testing"
+import { AIMessage, type BaseMessage, HumanMessage } from "@langchain/core/messages"
+import { tool } from "@langchain/core/tools"
+import { MemorySaver } from "@langchain/langgraph"
+import { createReactAgent } from "@langchain/langgraph/prebuilt"
+import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base"
+import { assert, it } from "vitest"
+import { z } from "zod"
+import { ctxlogPreModelHook } from "../src/PreModelHook.js"
+import { readBack, ScriptedChatModel, tempDb } from "./scriptedModel.js"
+
+const readFile = tool(async ({ path }: { path: string }) => `contents of ${path}`, {
+  name: "read_file",
+  description: "Read a file",
+  schema: z.object({ path: z.string() })
+})
+
+/** An answer as a LangChain provider package returns it (ids, model, finish reason, cache usage). */
+const answer = (n: number, fields: { content: string; tool_calls?: AIMessage["tool_calls"] }, finish: string) =>
+  new AIMessage({
+    ...fields,
+    id: `chatcmpl-${n}`,
+    response_metadata: { id: `chatcmpl-${n}`, model_name: "gpt-4.1-2025-04-14", finish_reason: finish },
+    usage_metadata: {
+      input_tokens: 900 * n,
+      output_tokens: 25,
+      total_tokens: 900 * n + 25,
+      input_token_details: { cache_read: 512, cache_creation: 64 }
+    }
+  } as ConstructorParameters<typeof AIMessage>[0] & object)
+
+it("a chat span per model call (usage, response id, provenance) and a span per compaction", async () => {
+  const exporter = new InMemorySpanExporter()
+  const tracerProvider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] })
+  const sqlite = tempDb()
+  const hook = ctxlogPreModelHook({
+    sqlite,
+    tracerProvider,
+    provider: "openai",
+    tools: [readFile],
+    system: "You are terse.",
+    policy: {
+      builder: { provider: "default", model: "gpt-4.1", contextWindow: 4_000, maxOutputTokens: 400 },
+      compaction: { softThreshold: 0.5, hardThreshold: 0.6, proactiveThreshold: 0.55, targetRatio: 0.3 }
+    }
+  })
+  const llm = new ScriptedChatModel((call) =>
+    call === 0
+      ? answer(
+          1,
+          { content: "", tool_calls: [{ type: "tool_call", id: "c1", name: "read_file", args: { path: "a.ts" } }] },
+          "tool_calls"
+        )
+      : answer(2, { content: "a.ts exports one function." }, "stop")
+  )
+  const agent = createReactAgent({
+    llm,
+    tools: [readFile],
+    preModelHook: hook,
+    postModelHook: hook.postModelHook,
+    checkpointer: new MemorySaver()
+  })
+  // A long earlier thread: the first render compacts it.
+  const earlier: Array<BaseMessage> = Array.from({ length: 30 }, (_, i) =>
+    i % 2 === 0
+      ? new HumanMessage(`Question ${i}: ${"tell me about the parser and its leap years ".repeat(12)}`)
+      : new AIMessage(`Answer ${i}: ${"the parser reads dates field by field ".repeat(12)}`)
+  )
+  const config = { configurable: { thread_id: "otel" } }
+  const state = await agent.invoke({ messages: [...earlier, new HumanMessage("What is in a.ts?")] }, config)
+  assert.strictEqual(state.messages.at(-1)?.content, "a.ts exports one function.")
+  await hook.close()
+
+  const stream = hook.streamOf(config)
+  const log = await readBack(sqlite, stream)
+  const events = log.events.map((stored) => stored.event)
+  const renders = events.filter((event) => event._tag === "PromptRendered")
+  assert.strictEqual(renders.length, 2)
+  const spans = exporter.getFinishedSpans()
+  const chats = spans.filter((span) => span.name.startsWith("chat "))
+  assert.strictEqual(chats.length, 2, spans.map((span) => span.name).join(", "))
+  chats.forEach((chat, i) => {
+    const { kinds, reasons } = GenAiSpans.assertChatSpan(chat, {
+      provider: "openai",
+      model: "gpt-4.1",
+      stream,
+      events,
+      renderId: renders[i]?.id,
+      absent: {
+        "gen_ai.request.stream": "the scripted model does not stream (the attribute is set when a call streams)",
+        "gen_ai.request.max_tokens": "the hook does not see the chat model's settings",
+        "server.address": "the endpoint is private to the LangChain chat model",
+        "server.port": "as server.address"
+      }
+    })
+    const a = chat.attributes
+    assert.strictEqual(a["gen_ai.response.id"], `chatcmpl-${i + 1}`)
+    assert.strictEqual(a["gen_ai.response.model"], "gpt-4.1-2025-04-14")
+    assert.deepStrictEqual(a["gen_ai.response.finish_reasons"], [i === 0 ? "tool_call" : "stop"])
+    assert.strictEqual(a["gen_ai.usage.input_tokens"], 900 * (i + 1))
+    assert.strictEqual(a["gen_ai.usage.output_tokens"], 25)
+    assert.strictEqual(a["gen_ai.usage.cache_read.input_tokens"], 512)
+    assert.strictEqual(a["gen_ai.usage.cache_creation.input_tokens"], 64)
+    assert.includeMembers([...kinds], ["system", "history"])
+    assert.isTrue(kinds.includes("summary") || kinds.includes("seam"), kinds.join(","))
+    if (i === 1) assert.include([...reasons], "unseen_tool_result")
+  })
+  GenAiSpans.assertCompactionSpans(spans, stream, events)
+})
