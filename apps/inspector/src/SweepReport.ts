@@ -125,7 +125,7 @@ export const verdictOf = (
   conditions: ReadonlyArray<Condition>,
   meta: { readonly pricer: string; readonly workers: number }
 ): Verdict => {
-  const streams = outcomes.flatMap((outcome) => (outcome.ok ? [outcome.result] : []))
+  const streams = outcomes.flatMap((outcome) => (outcome.ok ? outcome.results : []))
   const failures = outcomes.flatMap((outcome) =>
     outcome.ok ? [] : [{ source: outcome.source, stream: outcome.stream, error: outcome.error }]
   )
