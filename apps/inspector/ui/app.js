@@ -692,10 +692,10 @@ function App() {
         ${
           headError !== null
             ? null
-            : html`<${Chart} series=${series.data} selected=${selected ?? 0} onSelect=${select}
+            : html`<div class="charts"><${Chart} series=${series.data} selected=${selected ?? 0} onSelect=${select}
                 windowTotal=${windowData.data !== null && windowData.data.window.version === selected ? windowData.data.window.tokens.total : null} />
               <${CacheLane} stream=${stream} head=${head} series=${series.data} selected=${selected} onSelect=${select} />
-              <${Compare} stream=${stream} />`
+              <${Compare} stream=${stream} /></div>`
         }
         ${
           headError !== null

@@ -169,8 +169,9 @@ export function Compare({ stream }) {
   }
   const control = html`<div class="compare-control">
     ${[0, 1].map(
-      (index) => html`<label><i style=${{ background: runColors[index] }}></i>${index === 0 ? "A" : "B"}
-        <select data-testid=${`compare-policy-${index}`} value=${picked[index]} onChange=${select(index)}>
+      (
+        index
+      ) => html`<label><i style=${{ background: runColors[index] }}></i>${index === 0 ? "A " : "B "}<select data-testid=${`compare-policy-${index}`} value=${picked[index]} onChange=${select(index)}>
           ${names.map((name) => html`<option value=${name}>${name}</option>`)}
         </select></label>`
     )}
@@ -185,11 +186,16 @@ export function Compare({ stream }) {
       : data === null
         ? null
         : compareChart(data, width)
-  return html`<section class="chart compare" ref=${box} data-testid="compare">
-    <h3>Compare two policies on this stream <small>replayed from the log: no model, no network</small></h3>
+  return html`<details class="chart compare" ref=${box} data-testid="compare">
+    <summary><h3>Compare two policies on this stream <small>replayed from the log: no model, no network</small></h3></summary>
     ${control}${body}
-  </section>`
+  </details>`
 }
+
+const totalText = (run, index) =>
+  `${index === 0 ? "A" : "B"} ${run.policy}: ${run.totals.calls} calls, $${run.totals.dollars.toFixed(4)}${
+    run.totals.compactor.calls === 0 ? "" : ` (compactor $${run.totals.compactor.dollars.toFixed(4)})`
+  }, ${run.lost.length} lost${run.error === null ? "" : ` — ${run.error}`}`
 
 const compareChart = (data, width) => {
   const runs = data.runs
@@ -211,9 +217,7 @@ const compareChart = (data, width) => {
       ${runs.map(
         (run, index) => html`<span data-testid="compare-total" data-policy=${run.policy} data-calls=${run.totals.calls}
           data-dollars=${run.totals.dollars.toFixed(6)} data-lost=${run.lost.length}>
-          <i style=${{ background: runColors[index] }}></i>${index === 0 ? "A" : "B"} ${run.policy}: ${run.totals.calls} calls,
-          $${run.totals.dollars.toFixed(4)}${run.totals.compactor.calls === 0 ? "" : ` (compactor $${run.totals.compactor.dollars.toFixed(4)})`},
-          ${run.lost.length} lost${run.error === null ? "" : ` — ${run.error}`}</span>`
+          <i style=${{ background: runColors[index] }}></i>${totalText(run, index)}</span>`
       )}
       ${laneLegend}<span class="m-lost">✕ lost</span>
     </div>
