@@ -92,9 +92,9 @@ export function CacheLane({ stream, head, series, selected, onSelect }) {
   }, [stream, head])
   const calls = state.data?.calls ?? []
   if (state.error !== null)
-    return html`<section class="chart lane" ref=${box}><div class="del">${state.error}</div></section>`
+    return html`<section class="lane" ref=${box}><div class="del">${state.error}</div></section>`
   if (series === null || series.points.length === 0 || calls.length === 0) {
-    return html`<section class="chart lane" ref=${box}>
+    return html`<section class="lane" ref=${box}>
       <div data-testid="cache-lane" data-calls="0">${state.data === null ? "cache lane…" : "no model call recorded: no cache lane"}</div>
     </section>`
   }
@@ -115,9 +115,9 @@ export function CacheLane({ stream, head, series, selected, onSelect }) {
   }))
   const current = calls.filter((call) => call.version <= (selected ?? 0)).at(-1)
   const misses = calls.filter((call) => call.cause !== null).length
-  return html`<section class="chart lane" ref=${box}>
+  return html`<section class="lane" ref=${box}>
     <h3>Prompt cache per model call <small>${calls.length} calls · ${misses} with a cause · prices ${state.data.table}</small></h3>
-    <div class="legend">${laneLegend}</div>
+    <div class="lane-legend">${laneLegend}</div>
     <svg data-testid="cache-lane" data-calls=${calls.length} width=${width} height="44" viewBox=${`0 0 ${width} 44`}
       role="img" aria-label="prompt cache read, write and uncached tokens per model call">
       <line x1=${m.left} x2=${width - m.right} y1="38" y2="38" class="axis" />
@@ -186,7 +186,7 @@ export function Compare({ stream }) {
       : data === null
         ? null
         : compareChart(data, width)
-  return html`<details class="chart compare" ref=${box} data-testid="compare">
+  return html`<details class="compare" ref=${box} data-testid="compare">
     <summary><h3>Compare two policies on this stream <small>replayed from the log: no model, no network</small></h3></summary>
     ${control}${body}
   </details>`
@@ -213,7 +213,7 @@ const compareChart = (data, width) => {
   const yTicks = [0, Math.round(yMax / 2), yMax]
   const lost = runs.flatMap((run, index) => run.lost.map((item) => ({ ...item, run: index, policy: run.policy })))
   return html`<div data-testid="compare-result">
-    <div class="legend">
+    <div class="lane-legend">
       ${runs.map(
         (run, index) => html`<span data-testid="compare-total" data-policy=${run.policy} data-calls=${run.totals.calls}
           data-dollars=${run.totals.dollars.toFixed(6)} data-lost=${run.lost.length}>
