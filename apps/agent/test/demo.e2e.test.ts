@@ -120,12 +120,13 @@ describe("ctxlog-agent demo", () => {
         ])
         assert.isTrue(swept.ok, swept.ok ? "" : swept.error)
         if (swept.ok) {
-          const [replayed] = swept.result.candidates
+          const [result] = swept.results
+          const [replayed] = result?.candidates ?? []
           assert.isNull(replayed?.error ?? null)
           assert.strictEqual(replayed?.totals.calls, renders.renders)
           assert.deepStrictEqual(replayed?.lost, [])
           assert.strictEqual(replayed?.totals.overflows, 0)
-          const recorded = swept.result.recorded.totals.dollars
+          const recorded = result?.recorded.totals.dollars ?? 0
           assert.isAbove(recorded, 0)
           assert.isAtMost(Math.abs((replayed?.totals.dollars ?? 0) - recorded), recorded * 0.01)
         }

@@ -1107,7 +1107,9 @@ const sweepOptions = {
   ),
   import: Options.text("import").pipe(
     Options.optional,
-    Options.withDescription("sweep a folder of OpenAI-chat transcripts (*.json), imported in memory, nothing written")
+    Options.withDescription(
+      "sweep a folder of sessions in any format `ctxlog import` reads (Claude Code, Codex, Responses, AI SDK, OpenAI chat), imported in memory, nothing written"
+    )
   ),
   importBudget: Options.integer("import-budget").pipe(
     Options.optional,
@@ -1358,13 +1360,20 @@ const serveCommand = Command.make(
   {
     ...reading,
     port: Options.integer("port").pipe(Options.withDefault(4317)),
-    host: Options.text("host").pipe(Options.withDefault("127.0.0.1"))
+    host: Options.text("host").pipe(Options.withDefault("127.0.0.1")),
+    policy: Options.text("policy").pipe(
+      Options.repeated,
+      Options.withDescription(
+        "a policy (JSON, as whatif --policy) the viewer can compare with the recording, repeatable"
+      )
+    )
   },
   (options) =>
     Effect.scoped(
       Effect.gen(function* () {
+        const policies = yield* Effect.forEach(options.policy, SweepCli.candidateOf)
         const source = yield* open(options)
-        const server = yield* Server.start(source, { port: options.port, host: options.host })
+        const server = yield* Server.start(source, { port: options.port, host: options.host, policies })
         yield* Console.log(`ctxlog viewer on ${server.url} (${source.target}); Ctrl-C to stop`)
         return yield* Effect.never
       })

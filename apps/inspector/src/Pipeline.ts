@@ -17,6 +17,7 @@ import {
   EventLog,
   type LanguageModel,
   Message,
+  TokenCounter,
   Transcript,
   Window,
   type WindowEvent
@@ -96,8 +97,48 @@ export const Settings = Schema.partialWith(Schema.Struct({ ...Policy.Policy.fiel
 export type Settings = typeof Settings.Type
 
 /** The services a run uses, over a fresh in-memory log. */
+/** Texts remembered by the replay's counter before its memo starts over. */
+const replayMemoTexts = 20_000
+
+/**
+ * The counter every replay in this thread shares: `gpt-tokenizer`'s o200k_base (what
+ * `ContextService.layerMemory` counts with by default), each whole text and each message input counted
+ * once. A replay re-appends the recording's messages, and a sweep replays each stream once per policy:
+ * the same texts and the same message objects come back, and a count depends on the text alone.
+ */
+const replayCounter: TokenCounter.TokenCounter.Service = (() => {
+  const base = TokenCounter.gpt("o200k_base")
+  const texts = new Map<string, number>()
+  const messages = new WeakMap<object, number>()
+  const count = (text: string): number => {
+    let tokens = texts.get(text)
+    if (tokens === undefined) {
+      tokens = base.count(text)
+      if (texts.size >= replayMemoTexts) texts.clear()
+      texts.set(text, tokens)
+    }
+    return tokens
+  }
+  const counting = TokenCounter.make(base.name, count, "openai")
+  return {
+    name: base.name,
+    count,
+    countMessage: (message) => {
+      let tokens = messages.get(message)
+      if (tokens === undefined) {
+        tokens = counting.countMessage(message)
+        messages.set(message, tokens)
+      }
+      return tokens
+    }
+  }
+})()
+
 const runtime = (policy: Policy.Policy) =>
-  Layer.merge(ContextService.layerMemory(), TemplateCompactor.layer({ maxBytes: policy.compactor?.maxBytes ?? 4096 }))
+  Layer.merge(
+    ContextService.layerMemory({ tokenCounter: Layer.succeed(TokenCounter.TokenCounter, replayCounter) }),
+    TemplateCompactor.layer({ maxBytes: policy.compactor?.maxBytes ?? 4096 })
+  )
 
 /** A run failed (an invalid policy, a render that cannot fit, a log error). @since 0.1.0 */
 export class PipelineError extends Schema.TaggedError<PipelineError>()("PipelineError", {
@@ -423,6 +464,32 @@ export interface CallStat {
   readonly compactorCost: number
 }
 
+/**
+ * The input tokens of the compactor's own model call an event stands for: a compaction that produced a
+ * summary read the messages it replaced (`before` is the window just before the event; a replay's
+ * template compactor is priced alike). 0 for every other event. `callStats` and the sweeps price the
+ * compactor through this and {@link compactorDollars}.
+ * @since 0.8.0
+ */
+export const compactorInput = (before: Window.Window, event: WindowEvent.WindowEvent): number =>
+  event._tag === "Compacted" && event.summary !== null
+    ? event.removedIds.reduce((sum, id) => sum + (Window.findMessage(before, id)?.tokens ?? 0), 0)
+    : 0
+
+/**
+ * What a compactor call of `tokens` input costs: uncached input at the price of the model of the last
+ * render before it (the summarizer's own model is not recorded), or the default provider's.
+ * @since 0.8.0
+ */
+export const compactorDollars = (
+  tokens: number,
+  target: { readonly provider: string; readonly model: string } | undefined,
+  pricing: Pricing | undefined
+): number => {
+  const at = target ?? { provider: "default", model: "unknown" }
+  return (tokens * CacheTable.resolve(at.provider, at.model, pricing).input) / 1_000_000
+}
+
 /** Options of {@link callStats}. @since 0.5.0 */
 export interface StatOptions {
   /** Overrides the table's input and read prices. */
@@ -467,12 +534,8 @@ export const callStats = (
   for (const entry of entries) {
     const event = entry.event
     if (Queries.compactionTypes.has(entry.type)) compactions++
-    if (event._tag === "Compacted" && event.summary !== null) {
-      // The summarizer's own model call read the messages it replaced (a replay's template compactor is priced alike).
-      const removed = event.removedIds.reduce((sum, id) => sum + (Window.findMessage(window, id)?.tokens ?? 0), 0)
-      const target = lastTarget ?? { provider: "default", model: "unknown" }
-      compactor += (removed * CacheTable.resolve(target.provider, target.model, options.pricing).input) / 1_000_000
-    }
+    const summarized = compactorInput(window, event)
+    if (summarized > 0) compactor += compactorDollars(summarized, lastTarget, options.pricing)
     if (event._tag === "PromptRendered") {
       lastTarget = { provider: event.provider, model: event.model }
       RenderRecord.collectBlobs([event], blobs)

@@ -13,6 +13,12 @@
  * - `/api/streams/:s/search?q=text` — the events whose content holds the text
  * - `/api/streams/:s/render?at=N` — the render at or before N, rebuilt and verified
  * - `/api/streams/:s/head` — the current version (the viewer polls it to tail a running stream)
+ * - `/api/streams/:s/cache` — per model call the cache model's uncached / cache-write / cache-read
+ *   tokens and class, and the cause of each miss (what `ctxlog cache` prints)
+ * - `/api/streams/:s/compare?policy=A&policy=B` — the stream replayed under two of the policies
+ *   `ctxlog serve --policy` was given (`recorded`: the recording): per run each model call's tokens and
+ *   cache split, the totals, and what each lost, at which call
+ * - `/api/policies` — the names `compare` takes
  *
  * Guarded against other origins (ADR 0038): a request whose `Host` is not a name the server serves
  * on gets 403 (DNS rebinding); a bind beyond loopback requires a token (printed in the URL, then kept
@@ -26,6 +32,7 @@ import { existsSync, readFileSync } from "node:fs"
 import { createServer, type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from "node:http"
 import { type AddressInfo, isIP } from "node:net"
 import { hostname } from "node:os"
+import { CacheModel } from "@ctxlog/providers"
 import { Policy } from "@ctxlog/turn"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -36,6 +43,7 @@ import * as Inspect from "./Inspect.js"
 import * as MessageDetail from "./MessageDetail.js"
 import * as Queries from "./Queries.js"
 import type { Source } from "./Source.js"
+import * as Sweep from "./Sweep.js"
 
 /** A running viewer. @since 0.1.0 */
 export interface Running {
@@ -90,7 +98,15 @@ const statusOf = (error: { readonly _tag: string }) =>
       ? 400
       : 500
 
-const api = (source: Source, path: ReadonlyArray<string>, query: URLSearchParams) =>
+/** The name `compare` takes for the recording itself. */
+const recordedName = "recorded"
+
+const api = (
+  source: Source,
+  path: ReadonlyArray<string>,
+  query: URLSearchParams,
+  policies: ReadonlyArray<Sweep.Candidate>
+) =>
   Effect.gen(function* () {
     if (path.length === 0) {
       const infos = yield* source.streams()
@@ -193,6 +209,50 @@ const api = (source: Source, path: ReadonlyArray<string>, query: URLSearchParams
         const at = yield* Inspect.resolveVersion(stream, head, int("at"))
         return yield* Inspect.renderAt(source, stream, { at })
       }
+      case "cache": {
+        const report = CacheModel.predict(yield* Inspect.entries(source, stream))
+        return {
+          table: report.table,
+          unknownPrefix: report.unknownPrefix,
+          calls: report.calls.map((call) => ({
+            version: call.version,
+            at: call.at,
+            model: `${call.provider}/${call.model}`,
+            predicted: call.predicted,
+            recorded: call.recorded,
+            cause: call.cause
+          })),
+          causes: report.causes
+        }
+      }
+      case "compare": {
+        const names = query.getAll("policy")
+        if (names.length !== 2) {
+          return yield* Effect.fail({
+            _tag: "BadRequest",
+            message: `compare needs two ?policy= (of: ${[recordedName, ...policies.map((p) => p.name)].join(", ")})`
+          })
+        }
+        const chosen: Array<Sweep.Candidate | null> = []
+        for (const name of names) {
+          const found = name === recordedName ? null : policies.find((candidate) => candidate.name === name)
+          if (found === undefined) {
+            return yield* Effect.fail({
+              _tag: "BadRequest",
+              message: `no policy "${name}" (of: ${[recordedName, ...policies.map((p) => p.name)].join(", ")})`
+            })
+          }
+          chosen.push(found)
+        }
+        const entries = yield* Inspect.entries(source, stream)
+        const candidates = chosen.flatMap((candidate) => (candidate === null ? [] : [candidate]))
+        const result = yield* Sweep.sweepStream(stream, source.target, entries, candidates, Sweep.defaultPricer, {
+          calls: true
+        })
+        let next = 0
+        const runs = chosen.map((candidate) => (candidate === null ? result.recorded : result.candidates[next++]))
+        return { stream, recorded: result.recorded, runs }
+      }
       default:
         return yield* Effect.fail({ _tag: "NotFound", message: `no view "${view}"` })
     }
@@ -259,9 +319,16 @@ const sameToken = (given: string | undefined, token: string) => {
  */
 export const start = (
   source: Source,
-  options: { readonly port: number; readonly host: string; readonly token?: string }
+  options: {
+    readonly port: number
+    readonly host: string
+    readonly token?: string
+    /** The candidate policies the viewer's compare control offers (besides the recording). @since 0.8.0 */
+    readonly policies?: ReadonlyArray<Sweep.Candidate>
+  }
 ): Effect.Effect<Running, ServeError, Scope.Scope> =>
   Effect.gen(function* () {
+    const policies = options.policies ?? []
     if (!existsSync(new URL("app.js", uiDir))) {
       return yield* new ServeError({
         detail: `the viewer bundle is missing (${new URL("app.js", uiDir).pathname}): run \`pnpm --filter @ctxlog/inspector build\``
@@ -314,6 +381,14 @@ export const start = (
       if (url.pathname === "/favicon.ico") return send(response, 204, "text/plain", "")
       const type = statics[url.pathname]
       if (type !== undefined) return send(response, 200, type, readFileSync(new URL(url.pathname.slice(1), uiDir)))
+      if (url.pathname === "/api/policies") {
+        return send(
+          response,
+          200,
+          "application/json",
+          JSON.stringify([recordedName, ...policies.map((candidate) => candidate.name)])
+        )
+      }
       if (!url.pathname.startsWith("/api/streams")) return send(response, 404, "text/plain", "not found")
       const parts = url.pathname
         .slice("/api/streams".length)
@@ -328,7 +403,7 @@ export const start = (
         }
       }
       Effect.runPromise(
-        api(source, path, url.searchParams).pipe(
+        api(source, path, url.searchParams, policies).pipe(
           Effect.match({
             onSuccess: (value) => send(response, 200, "application/json", JSON.stringify(value)),
             onFailure: (error) =>

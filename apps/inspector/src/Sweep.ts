@@ -62,6 +62,14 @@ export interface Pricer {
   readonly price: (run: {
     readonly entries: ReadonlyArray<Queries.Entry>
     readonly calls: ReadonlyArray<RenderedCall>
+    /** The renders the sweep already rebuilt, by version (a pricer that rebuilds may reuse them). @since 0.8.0 */
+    readonly rebuilt?: (version: number) => Either.Either<RenderRecord.Rebuilt, RenderRecord.RenderMismatch> | undefined
+    /**
+     * The recording's unknown prefix (system prompt, tools the log lacks), for a replay that holds no
+     * usage of its own to estimate it from; undefined: the pricer estimates it.
+     * @since 0.8.0
+     */
+    readonly unknownPrefix?: CacheModel.UnknownPrefix | null
   }) => ReadonlyArray<PricedCall>
 }
 
@@ -108,8 +116,12 @@ export const prefixPricer = (pricing?: Pipeline.Pricing): Pricer => ({
  */
 export const cacheModelPricer = (pricing?: Pipeline.Pricing): Pricer => ({
   name: `cache-model (prices as of ${CacheTable.current.version})`,
-  price: ({ entries }) =>
-    CacheModel.predict(entries, pricing === undefined ? {} : { pricing }).calls.map((call) => ({
+  price: ({ entries, rebuilt, unknownPrefix }) =>
+    CacheModel.predict(entries, {
+      ...(pricing === undefined ? {} : { pricing }),
+      ...(rebuilt === undefined ? {} : { rebuilt }),
+      ...(unknownPrefix === undefined ? {} : { unknownPrefix: unknownPrefix ?? 0 })
+    }).calls.map((call) => ({
       promptTokens: call.predicted.promptTokens,
       uncached: call.predicted.uncached,
       cacheWrite: call.predicted.cacheWrite,
@@ -176,8 +188,19 @@ const userProbeChars = 60
 /** Tiers and kinds of compaction, as counted. @since 0.5.0 */
 export type Compactions = Readonly<Record<string, number>>
 
+interface TracedCall extends RenderedCall {
+  readonly turn: number
+  readonly call: number
+  /** The compactor's own calls since the previous render, their input tokens, and that render's model. */
+  readonly compactorCalls: number
+  readonly compactorTokens: number
+  readonly compactorTarget: { readonly provider: string; readonly model: string } | undefined
+}
+
 interface Trace {
-  readonly calls: ReadonlyArray<RenderedCall & { readonly turn: number; readonly call: number }>
+  readonly calls: ReadonlyArray<TracedCall>
+  /** Each render rebuilt, by version. */
+  readonly rebuilt: ReadonlyMap<number, Either.Either<RenderRecord.Rebuilt, RenderRecord.RenderMismatch>>
   readonly overflows: ReadonlyArray<number>
   readonly compactions: Compactions
   /** Tool results whose content reached a render whole: toolCallId → the call index it first did. */
@@ -213,7 +236,11 @@ const compactionKind = (event: WindowEvent.WindowEvent): string | undefined => {
 const trace = (entries: ReadonlyArray<Queries.Entry>): Trace => {
   let window = Window.empty
   const blobs = new Map<string, string>()
-  const calls: Array<RenderedCall & { turn: number; call: number }> = []
+  const calls: Array<TracedCall> = []
+  const rebuiltAt = new Map<number, Either.Either<RenderRecord.Rebuilt, RenderRecord.RenderMismatch>>()
+  let compactorCalls = 0
+  let compactorTokens = 0
+  let lastTarget: { provider: string; model: string } | undefined
   const overflows: Array<number> = []
   const compactions: Record<string, number> = {}
   const toolWhole = new Map<string, number>()
@@ -228,10 +255,16 @@ const trace = (entries: ReadonlyArray<Queries.Entry>): Trace => {
     const event = entry.event
     const kind = compactionKind(event)
     if (kind !== undefined) compactions[kind] = (compactions[kind] ?? 0) + 1
+    const summarized = Pipeline.compactorInput(window, event)
+    if (summarized > 0) {
+      compactorCalls++
+      compactorTokens += summarized
+    }
     switch (event._tag) {
       case "PromptRendered": {
         RenderRecord.collectBlobs([event], blobs)
         const rebuilt = RenderRecord.rebuild(window, event, entry.version, blobs)
+        rebuiltAt.set(entry.version, rebuilt)
         const body = Either.isRight(rebuilt) ? rebuilt.right.body : null
         if (Either.isRight(rebuilt) && !RenderRecord.fits(rebuilt.right.stats)) overflows.push(calls.length)
         call++
@@ -243,8 +276,14 @@ const trace = (entries: ReadonlyArray<Queries.Entry>): Trace => {
           tokens: event.tokens.total,
           body,
           turn,
-          call
+          call,
+          compactorCalls,
+          compactorTokens,
+          compactorTarget: lastTarget
         })
+        compactorCalls = 0
+        compactorTokens = 0
+        lastTarget = { provider: event.provider, model: event.model }
         answers.push(undefined)
         if (body !== null) {
           for (const [id, probe] of pendingTools) {
@@ -295,7 +334,7 @@ const trace = (entries: ReadonlyArray<Queries.Entry>): Trace => {
     }
     window = Window.evolve(window, event)
   }
-  return { calls, overflows, compactions, toolWhole, userReached, probes, answers }
+  return { calls, rebuilt: rebuiltAt, overflows, compactions, toolWhole, userReached, probes, answers }
 }
 
 /** Identifiers each recorded answer uses that its recorded render held. */
@@ -331,13 +370,30 @@ export interface Totals {
   readonly uncached: number
   readonly cacheWrite: number
   readonly cacheRead: number
+  /** USD: the model calls' input (the pricer's) and the compactor's own calls. */
   readonly dollars: number
+  /**
+   * The compactor's own model calls (one per compaction that produced a summary), their input tokens
+   * (the messages summarized, sent uncached) and dollars (included in `dollars`).
+   * @since 0.8.0
+   */
+  readonly compactor: { readonly calls: number; readonly tokens: number; readonly dollars: number }
   readonly compactions: Compactions
   /** Renders whose prompt plus output reserve exceeded the model's window. */
   readonly overflows: number
   readonly lost: { readonly toolResults: number; readonly userMessages: number; readonly identifiers: number }
   /** Streams the policy could not replay (an invalid policy, a render that cannot fit). */
   readonly failed: number
+}
+
+/** One model call of a run, priced: what the viewer's compare chart draws. @since 0.8.0 */
+export interface CallDetail extends PricedCall {
+  /** `turn.call`, and the version of the call's render in the run's own events. */
+  readonly call: string
+  readonly version: number
+  /** The compactor's own calls since the previous render, and their dollars (not in `dollars`). */
+  readonly compactorCalls: number
+  readonly compactorDollars: number
 }
 
 /** One policy on one stream. @since 0.5.0 */
@@ -347,6 +403,8 @@ export interface Run {
   readonly lost: ReadonlyArray<LostItem>
   /** Why the replay failed, when it did. */
   readonly error: string | null
+  /** Each model call, when asked for (`sweepStream`'s `calls` option). @since 0.8.0 */
+  readonly calls?: ReadonlyArray<CallDetail>
 }
 
 /** One stream: the recording and each candidate. @since 0.5.0 */
@@ -364,29 +422,52 @@ export interface Candidate {
 }
 
 const noLoss = { toolResults: 0, userMessages: 0, identifiers: 0 }
+const noCompactor = { calls: 0, tokens: 0, dollars: 0 }
+
+/** The compactor's calls of a traced run, priced (`Pipeline.compactorDollars`, as `whatif` prices them). */
+const compactorOf = (trace: Trace | undefined, pricing: Pipeline.Pricing | undefined): Totals["compactor"] =>
+  trace === undefined
+    ? noCompactor
+    : trace.calls.reduce(
+        (sum, call) => ({
+          calls: sum.calls + call.compactorCalls,
+          tokens: sum.tokens + call.compactorTokens,
+          dollars:
+            sum.dollars +
+            (call.compactorTokens === 0
+              ? 0
+              : Pipeline.compactorDollars(call.compactorTokens, call.compactorTarget, pricing))
+        }),
+        noCompactor
+      )
 
 const totalsOf = (
   trace: Trace | undefined,
   priced: ReadonlyArray<PricedCall>,
   lost: ReadonlyArray<LostItem>,
-  failed: boolean
-): Totals => ({
-  streams: 1,
-  calls: trace?.calls.length ?? 0,
-  promptTokens: priced.reduce((sum, call) => sum + call.promptTokens, 0),
-  uncached: priced.reduce((sum, call) => sum + call.uncached, 0),
-  cacheWrite: priced.reduce((sum, call) => sum + call.cacheWrite, 0),
-  cacheRead: priced.reduce((sum, call) => sum + call.cacheRead, 0),
-  dollars: priced.reduce((sum, call) => sum + call.dollars, 0),
-  compactions: trace?.compactions ?? {},
-  overflows: trace?.overflows.length ?? 0,
-  lost: {
-    toolResults: lost.filter((item) => item.kind === "tool-result").length,
-    userMessages: lost.filter((item) => item.kind === "user-message").length,
-    identifiers: lost.filter((item) => item.kind === "identifier").length
-  },
-  failed: failed ? 1 : 0
-})
+  failed: boolean,
+  pricing?: Pipeline.Pricing
+): Totals => {
+  const compactor = compactorOf(trace, pricing)
+  return {
+    streams: 1,
+    calls: trace?.calls.length ?? 0,
+    promptTokens: priced.reduce((sum, call) => sum + call.promptTokens, 0),
+    uncached: priced.reduce((sum, call) => sum + call.uncached, 0),
+    cacheWrite: priced.reduce((sum, call) => sum + call.cacheWrite, 0),
+    cacheRead: priced.reduce((sum, call) => sum + call.cacheRead, 0),
+    dollars: priced.reduce((sum, call) => sum + call.dollars, 0) + compactor.dollars,
+    compactor,
+    compactions: trace?.compactions ?? {},
+    overflows: trace?.overflows.length ?? 0,
+    lost: {
+      toolResults: lost.filter((item) => item.kind === "tool-result").length,
+      userMessages: lost.filter((item) => item.kind === "user-message").length,
+      identifiers: lost.filter((item) => item.kind === "identifier").length
+    },
+    failed: failed ? 1 : 0
+  }
+}
 
 /** The sum of totals (streams add up). @since 0.5.0 */
 export const addTotals = (a: Totals, b: Totals): Totals => {
@@ -400,6 +481,11 @@ export const addTotals = (a: Totals, b: Totals): Totals => {
     cacheWrite: a.cacheWrite + b.cacheWrite,
     cacheRead: a.cacheRead + b.cacheRead,
     dollars: a.dollars + b.dollars,
+    compactor: {
+      calls: a.compactor.calls + b.compactor.calls,
+      tokens: a.compactor.tokens + b.compactor.tokens,
+      dollars: a.compactor.dollars + b.compactor.dollars
+    },
     compactions,
     overflows: a.overflows + b.overflows,
     lost: {
@@ -420,6 +506,7 @@ export const emptyTotals: Totals = {
   cacheWrite: 0,
   cacheRead: 0,
   dollars: 0,
+  compactor: noCompactor,
   compactions: {},
   overflows: 0,
   lost: noLoss,
@@ -503,9 +590,28 @@ export type PricerFor = (pricing: Pipeline.Pricing | undefined) => Pricer
 /** The pricer sweeps use: the cache model. @since 0.5.0 */
 export const defaultPricer: PricerFor = cacheModelPricer
 
+const detailsOf = (
+  trace: Trace,
+  priced: ReadonlyArray<PricedCall>,
+  pricing: Pipeline.Pricing | undefined
+): ReadonlyArray<CallDetail> =>
+  trace.calls.map((call, index) => ({
+    promptTokens: priced[index]?.promptTokens ?? call.tokens,
+    uncached: priced[index]?.uncached ?? 0,
+    cacheWrite: priced[index]?.cacheWrite ?? 0,
+    cacheRead: priced[index]?.cacheRead ?? 0,
+    dollars: priced[index]?.dollars ?? 0,
+    call: `${call.turn}.${call.call}`,
+    version: call.version,
+    compactorCalls: call.compactorCalls,
+    compactorDollars:
+      call.compactorTokens === 0 ? 0 : Pipeline.compactorDollars(call.compactorTokens, call.compactorTarget, pricing)
+  }))
+
 /**
  * One stream under each candidate: the recording traced once, each candidate replayed and traced,
- * priced with `pricerFor`, and its losses against the recording listed.
+ * priced with `pricerFor`, and its losses against the recording listed. `options.calls`: each run
+ * also lists its model calls ({@link CallDetail}).
  * @since 0.5.0
  */
 export const sweepStream = (
@@ -513,16 +619,33 @@ export const sweepStream = (
   source: string,
   entries: ReadonlyArray<Queries.Entry>,
   candidates: ReadonlyArray<Candidate>,
-  pricerFor: PricerFor = defaultPricer
+  pricerFor: PricerFor = defaultPricer,
+  options: { readonly calls?: boolean } = {}
 ): Effect.Effect<StreamResult> =>
   Effect.gen(function* () {
     const recordedTrace = trace(entries)
-    const recordedPriced = pricerFor(undefined).price({ entries, calls: recordedTrace.calls })
+    const recordedPricer = pricerFor(undefined)
+    const recordedPriced = recordedPricer.price({
+      entries,
+      calls: recordedTrace.calls,
+      rebuilt: (version) => recordedTrace.rebuilt.get(version)
+    })
+    // A replay holds no usage of its own under another builder: it carries the recording's unknown prefix.
+    // The first call decides it (from the usage reported after it): predicting up to there is enough.
+    const firstRender = entries.findIndex((entry) => entry.event._tag === "PromptRendered")
+    const decided = entries.findIndex(
+      (entry, index) =>
+        index > firstRender && (entry.event._tag === "UsageReported" || entry.event._tag === "PromptRendered")
+    )
+    const unknownPrefix = CacheModel.predict(entries.slice(0, decided === -1 ? entries.length : decided + 1), {
+      rebuilt: (version) => recordedTrace.rebuilt.get(version)
+    }).unknownPrefix
     const recorded: Run = {
       policy: "recorded",
       totals: totalsOf(recordedTrace, recordedPriced, [], false),
       lost: [],
-      error: null
+      error: null,
+      ...(options.calls === true ? { calls: detailsOf(recordedTrace, recordedPriced, undefined) } : {})
     }
     const needed = neededOf(recordedTrace)
     const at = new Map(entries.map((entry) => [entry.version, entry.recordedAt]))
@@ -558,9 +681,20 @@ export const sweepStream = (
       }
       const whatifEntries = entriesOf(replayed.right, callTimes)
       const whatif = trace(whatifEntries)
-      const priced = pricerFor(pricing).price({ entries: whatifEntries, calls: whatif.calls })
+      const priced = pricerFor(pricing).price({
+        entries: whatifEntries,
+        calls: whatif.calls,
+        rebuilt: (version) => whatif.rebuilt.get(version),
+        unknownPrefix
+      })
       const lost = lostItems(stream, recordedTrace, needed, whatif, whatifEntries)
-      runs.push({ policy: candidate.name, totals: totalsOf(whatif, priced, lost, false), lost, error: null })
+      runs.push({
+        policy: candidate.name,
+        totals: totalsOf(whatif, priced, lost, false, pricing),
+        lost,
+        error: null,
+        ...(options.calls === true ? { calls: detailsOf(whatif, priced, pricing) } : {})
+      })
     }
     return { stream, source, recorded, candidates: runs }
   })

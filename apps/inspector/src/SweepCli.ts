@@ -1,18 +1,18 @@
 /**
  * `ctxlog whatif` as a sweep: which streams (`--all`, `--match`, a stream argument; `--db` and `--pg`
- * repeated; `--import DIR` of OpenAI-chat transcripts), which policies (`--policy FILE` repeated, or
+ * repeated; `--import DIR`: the files `ctxlog import` reads, any of its formats, each session a stream), which policies (`--policy FILE` repeated, or
  * `--config`), how to print (text with progress on a TTY, `--json`, `--markdown`, `--lost`), and the
  * gate (`--fail-on`). The command handler in `Cli.ts` hands these options here.
  *
  * @since 0.5.0
  */
-import { readdirSync, readFileSync } from "node:fs"
-import { join } from "node:path"
+import { readFileSync } from "node:fs"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import * as Import from "./importers/Import.js"
 import * as Pipeline from "./Pipeline.js"
 import * as Source from "./Source.js"
 import * as Sweep from "./Sweep.js"
@@ -64,8 +64,8 @@ export const isSweep = (options: Options): boolean =>
 
 const decodeSettings = Schema.decodeUnknownEither(Schema.parseJson(Pipeline.Settings))
 
-/** Read and check a policy file. */
-const candidateOf = (file: string): Effect.Effect<Sweep.Candidate, SweepFailed> =>
+/** Read and check a policy file (as `--policy` takes it; `serve --policy` too). @since 0.8.0 */
+export const candidateOf = (file: string): Effect.Effect<Sweep.Candidate, SweepFailed> =>
   Effect.gen(function* () {
     const text = yield* Effect.try({
       try: () => readFileSync(file, "utf8"),
@@ -131,17 +131,17 @@ const jobsOf = (options: Options): Effect.Effect<ReadonlyArray<SweepPool.Job>, S
     if (Option.isSome(options.importDir)) {
       const dir = options.importDir.value
       const files = yield* Effect.try({
-        try: () => readdirSync(dir).filter((name) => name.toLowerCase().endsWith(".json")),
+        try: () => Import.filesOf(dir),
         catch: (cause) =>
           new SweepFailed({ detail: `--import ${dir}: ${cause instanceof Error ? cause.message : String(cause)}` })
       })
       const budget = Option.getOrUndefined(options.importBudget)
-      for (const file of files.sort()) {
-        const stream = file.replace(/\.json$/i, "")
+      for (const file of files) {
+        const stream = SweepPool.fileStream(file)
         if (wanted !== undefined ? stream !== wanted : !selected(stream)) continue
         jobs.push({
-          _tag: "transcript",
-          file: join(dir, file),
+          _tag: "import",
+          file,
           provider: "openai",
           model: "gpt-4.1",
           ...(budget === undefined ? {} : { budget })

@@ -1,21 +1,20 @@
 /**
  * Where a sweep's streams come from and how they are spread over threads. A {@link Job} names one
  * stream in a log (`--db` or `--pg`, opened read-only and verified in the thread that replays it) or
- * one transcript file of an import folder (run through the `import --format openai-chat` pipeline in
- * memory, nothing written). {@link runAll} hands jobs to `workers` worker threads (default: the
+ * one file of an import folder, in any format `ctxlog import` reads (detected from its content; run
+ * through the import pipeline in memory, nothing written; every session of the file is a stream). {@link runAll} hands jobs to `workers` worker threads (default: the
  * machine's available parallelism), one job at a time each, and returns the results in job order.
  *
  * @since 0.5.0
  */
-import { readFileSync } from "node:fs"
 import { availableParallelism } from "node:os"
 import { Worker } from "node:worker_threads"
 import { createRequire } from "node:module"
 import { dirname, join } from "node:path"
 import { pathToFileURL } from "node:url"
 import * as Effect from "effect/Effect"
+import * as Import from "./importers/Import.js"
 import * as Inspect from "./Inspect.js"
-import * as Pipeline from "./Pipeline.js"
 import type * as Queries from "./Queries.js"
 import * as Source from "./Source.js"
 import * as Sweep from "./Sweep.js"
@@ -31,8 +30,10 @@ export type Job =
   | { readonly _tag: "sqlite"; readonly file: string; readonly stream: string; readonly read: ReadSpec }
   | { readonly _tag: "postgres"; readonly url: string; readonly stream: string; readonly read: ReadSpec }
   | {
-      readonly _tag: "transcript"
+      /** A file `ctxlog import` reads (Claude Code, Codex, Responses, AI SDK, OpenAI chat, ctxlog export). */
+      readonly _tag: "import"
       readonly file: string
+      /** The builder of the formats that record none (OpenAI chat, AI SDK, Responses), and its budget. */
       readonly provider: "anthropic" | "openai" | "ollama" | "default"
       readonly model: string
       readonly budget?: number
@@ -46,51 +47,53 @@ export interface JobFailure {
 }
 
 /** What a worker sends back per job. @since 0.5.0 */
-export type Outcome = { readonly ok: true; readonly result: Sweep.StreamResult } | ({ readonly ok: false } & JobFailure)
+export type Outcome =
+  | {
+      readonly ok: true
+      /** One per stream the job held (a log's stream; an imported file's sessions, sidechains apart). */
+      readonly results: ReadonlyArray<Sweep.StreamResult>
+    }
+  | ({ readonly ok: false } & JobFailure)
 
 const label = (job: Job): string =>
   job._tag === "sqlite"
     ? `sqlite:${job.file}`
     : job._tag === "postgres"
       ? `postgres:${job.url.replace(/\/\/[^@/]*@/, "//***@")}`
-      : `transcript:${job.file}`
+      : `import:${job.file}`
 
-const nameOf = (job: Job): string =>
-  job._tag === "transcript" ? job.file.replace(/^.*[\\/]/, "").replace(/\.json$/i, "") : job.stream
+/** A file's name without its folder and extension. @since 0.8.0 */
+export const fileStream = (file: string): string => file.replace(/^.*[\\/]/, "").replace(/\.jsonl?$/i, "")
 
-/** A transcript run through the import pipeline, as entries (nothing written). */
-const transcriptEntries = (job: Extract<Job, { _tag: "transcript" }>) =>
+const nameOf = (job: Job): string => (job._tag === "import" ? fileStream(job.file) : job.stream)
+
+/** A file's sessions run through the import pipeline, each as entries at its recorded times (nothing written). */
+const importedEntries = (job: Extract<Job, { _tag: "import" }>) =>
   Effect.gen(function* () {
-    const text = yield* Effect.try({
-      try: () => readFileSync(job.file, "utf8"),
-      catch: (cause) => new Error(`${job.file}: ${cause instanceof Error ? cause.message : String(cause)}`)
-    })
-    const json = yield* Effect.try({
-      try: (): unknown => JSON.parse(text.replace(/^\uFEFF/, "")),
-      catch: (cause) => new Error(`${job.file}: not JSON (${cause instanceof Error ? cause.message : String(cause)})`)
-    })
-    const messages = yield* Pipeline.fromOpenAIChat(json).pipe(
-      Effect.mapError((error) => new Error(`${job.file}: ${error.message}`))
+    const sessions = yield* Import.sessionsOf(job.file, {
+      format: "auto",
+      provider: job.provider,
+      model: job.model,
+      budget: job.budget
+    }).pipe(
+      Effect.mapError(
+        (error) =>
+          new Error(error._tag === "ImportError" ? `${job.file}:${error.line}: ${error.detail}` : error.message)
+      )
     )
-    const policy = Pipeline.importPolicy(
-      {
-        provider: job.provider,
-        model: job.model,
-        ...(job.budget === undefined ? {} : { contextWindow: job.budget })
-      },
-      job.budget !== undefined
-    )
-    const events = yield* Pipeline.run(nameOf(job), Pipeline.turnsOf(messages), () => policy)
-    return events.map(
-      (event, index): Queries.Entry => ({
-        version: index + 1,
-        eventId: event.id,
-        type: event._tag,
-        schemaVersion: 0,
-        recordedAt: 0,
-        event
-      })
-    )
+    return sessions.map((session) => ({
+      stream: session.stream,
+      entries: session.events.map(
+        (event, index): Queries.Entry => ({
+          version: index + 1,
+          eventId: event.id,
+          type: event._tag,
+          schemaVersion: 0,
+          recordedAt: session.recordedAt?.[index] ?? 0,
+          event
+        })
+      )
+    }))
   })
 
 /** A stream's entries from its log, read and verified in this thread. */
@@ -115,9 +118,13 @@ export const runJob = (
   pricerFor?: Sweep.PricerFor
 ): Effect.Effect<Outcome> =>
   Effect.gen(function* () {
-    const entries = job._tag === "transcript" ? yield* transcriptEntries(job) : yield* logEntries(job)
-    const result = yield* Sweep.sweepStream(nameOf(job), label(job), entries, candidates, pricerFor)
-    return { ok: true as const, result }
+    const streams =
+      job._tag === "import" ? yield* importedEntries(job) : [{ stream: job.stream, entries: yield* logEntries(job) }]
+    const results: Array<Sweep.StreamResult> = []
+    for (const { stream, entries } of streams) {
+      results.push(yield* Sweep.sweepStream(stream, label(job), entries, candidates, pricerFor))
+    }
+    return { ok: true as const, results }
   }).pipe(
     Effect.catchAll((error: { readonly message: string }) =>
       Effect.succeed({ ok: false as const, source: label(job), stream: nameOf(job), error: error.message })

@@ -125,7 +125,7 @@ export const verdictOf = (
   conditions: ReadonlyArray<Condition>,
   meta: { readonly pricer: string; readonly workers: number }
 ): Verdict => {
-  const streams = outcomes.flatMap((outcome) => (outcome.ok ? [outcome.result] : []))
+  const streams = outcomes.flatMap((outcome) => (outcome.ok ? outcome.results : []))
   const failures = outcomes.flatMap((outcome) =>
     outcome.ok ? [] : [{ source: outcome.source, stream: outcome.stream, error: outcome.error }]
   )
@@ -171,6 +171,10 @@ const rows = (verdict: Verdict): ReadonlyArray<ReadonlyArray<string>> =>
     String(row.totals.cacheRead),
     `$${row.totals.dollars.toFixed(4)}`,
     row === verdict.recorded ? "" : percent(row.costDelta),
+    // Compactor: its own model calls and their dollars (part of DOLLARS).
+    row.totals.compactor.calls === 0
+      ? "-"
+      : `${row.totals.compactor.calls} $${row.totals.compactor.dollars.toFixed(4)}`,
     compactionText(row.totals.compactions),
     String(row.totals.overflows),
     `${row.totals.lost.toolResults}/${row.totals.lost.userMessages}/${row.totals.lost.identifiers}`,
@@ -186,6 +190,7 @@ const header = [
   "CACHE-READ",
   "DOLLARS",
   "Δ$",
+  "COMPACTOR",
   "COMPACTIONS",
   "OVERFLOW",
   "LOST T/U/I",

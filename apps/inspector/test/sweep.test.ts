@@ -82,6 +82,12 @@ describe("ctxlog whatif as a sweep", () => {
       Object.values(verdict.recorded.totals.compactions).reduce((a, b) => a + b, 0),
       0
     )
+    // The compactor's own calls are priced (uncached input: the messages each summary replaced), in the
+    // dollars, the same for the recording and its faithful replay.
+    assert.isAbove(verdict.recorded.totals.compactor.calls, 0)
+    assert.isAbove(verdict.recorded.totals.compactor.dollars, 0)
+    assert.isBelow(verdict.recorded.totals.compactor.dollars, verdict.recorded.totals.dollars)
+    assert.strictEqual(policy?.totals.compactor.calls, verdict.recorded.totals.compactor.calls)
   }, 600_000)
 
   it("--db repeated and --all: every stream of two SQLite logs made by ctxlog import, read and verified in the workers", async () => {
@@ -156,17 +162,18 @@ describe("ctxlog whatif as a sweep", () => {
       compaction: {}
     }
     const outcome = await Effect.runPromise(
-      SweepPool.runJob({ _tag: "transcript", file, provider: "openai", model: "gpt-4.1", budget: 64_000 }, [
+      SweepPool.runJob({ _tag: "import", file, provider: "openai", model: "gpt-4.1", budget: 64_000 }, [
         { name: "drop", settings: dropping },
         { name: "keep", settings: keeping }
       ])
     )
     assert.isTrue(outcome.ok)
     if (!outcome.ok) return
-    const [drop, keep] = outcome.result.candidates
+    const [result] = outcome.results
+    const [drop, keep] = result?.candidates ?? []
     assert.isNull(drop?.error ?? null)
     // The recording kept everything: 10 model calls, the last one answers with the path.
-    assert.strictEqual(outcome.result.recorded.totals.calls, 10)
+    assert.strictEqual(result?.recorded.totals.calls, 10)
     const missing = drop?.lost.find((item) => item.kind === "identifier" && item.item === path)
     assert.isDefined(missing, JSON.stringify(drop?.lost))
     assert.strictEqual(missing?.stream, "needed")
@@ -175,6 +182,10 @@ describe("ctxlog whatif as a sweep", () => {
     // The what-if event that took it out of the window: the compaction that folded the tool result.
     assert.strictEqual(missing?.removedBy?.type, "Compacted")
     assert.isAbove(drop?.totals.compactions.proactive ?? drop?.totals.compactions.hard ?? 0, 0)
+    // Its compactions are summaries: each one a compactor call, priced into its dollars.
+    assert.isAbove(drop?.totals.compactor.calls ?? 0, 0)
+    assert.isAbove(drop?.totals.compactor.tokens ?? 0, 0)
+    assert.isAbove(drop?.totals.dollars ?? 0, drop?.totals.compactor.dollars ?? 0)
     assert.deepStrictEqual(keep?.lost, [])
     assert.strictEqual(keep?.totals.lost.identifiers, 0)
 
@@ -197,6 +208,39 @@ describe("ctxlog whatif as a sweep", () => {
     assert.include(gated.stdout, `needed  call 10.1  identifier  ${JSON.stringify(path)}  removed by Compacted @`)
     assert.include(gated.stderr, "gate failed: drop.json: lost")
     assert.include(gated.stderr, "fails lost>0")
+  }, 600_000)
+
+  it("--import takes every format `ctxlog import` reads: the Claude Code and Codex fixture sessions, each a stream at its recorded times; the recorded policy replayed loses nothing and overflows nothing", async () => {
+    const sessions = join(repo, "fixtures", "sessions")
+    const verdict = verdictOf(await ctxlogInProcess(["whatif", "--import", sessions, "--workers", "2", "--json"]))
+    assert.strictEqual(verdict.failures.length, 0, JSON.stringify(verdict.failures))
+    const names = verdict.streams.map((stream) => stream.stream)
+    assert.isTrue(
+      names.some((name) => name.startsWith("full-session-")),
+      names.join()
+    )
+    assert.isTrue(
+      names.some((name) => name.startsWith("rollout-")),
+      names.join()
+    )
+    for (const stream of verdict.streams) {
+      const [replayed] = stream.candidates
+      assert.isNull(replayed?.error ?? null, stream.stream)
+      assert.isAbove(stream.recorded.totals.calls, 0, stream.stream)
+      assert.strictEqual(replayed?.totals.calls, stream.recorded.totals.calls, stream.stream)
+      assert.deepStrictEqual(replayed?.lost, [], stream.stream)
+      assert.strictEqual(replayed?.totals.overflows, 0, stream.stream)
+      // Imported sessions carry their times: the cache model reads and writes (a TTL needs them).
+      assert.isAbove(stream.recorded.totals.cacheRead, 0, stream.stream)
+      if (stream.stream.startsWith("rollout-")) {
+        // Codex: automatic prefix caching, the replayed renders priced as recorded.
+        assert.isAtMost(
+          Math.abs((replayed?.totals.dollars ?? 0) - stream.recorded.totals.dollars),
+          stream.recorded.totals.dollars * 0.01,
+          stream.stream
+        )
+      }
+    }
   }, 600_000)
 
   it("--fail-on takes cost>+N%, lost>N, overflow>N, failed>N; anything else is a usage error naming it", async () => {

@@ -10,6 +10,7 @@ import { elementScroll, observeElementOffset, observeElementRect, Virtualizer } 
 import htm from "htm"
 import { h, render } from "preact"
 import { useEffect, useMemo, useRef, useState } from "preact/hooks"
+import { CacheLane, Compare } from "./lanes.js"
 
 const html = htm.bind(h)
 
@@ -691,8 +692,10 @@ function App() {
         ${
           headError !== null
             ? null
-            : html`<${Chart} series=${series.data} selected=${selected ?? 0} onSelect=${select}
-                windowTotal=${windowData.data !== null && windowData.data.window.version === selected ? windowData.data.window.tokens.total : null} />`
+            : html`<div class="charts"><${Chart} series=${series.data} selected=${selected ?? 0} onSelect=${select}
+                windowTotal=${windowData.data !== null && windowData.data.window.version === selected ? windowData.data.window.tokens.total : null} />
+              <${CacheLane} stream=${stream} head=${head} series=${series.data} selected=${selected} onSelect=${select} />
+              <${Compare} stream=${stream} /></div>`
         }
         ${
           headError !== null

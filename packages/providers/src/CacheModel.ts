@@ -137,6 +137,12 @@ export interface Options {
   /** Overrides the table's input and read prices for every model. */
   readonly pricing?: { readonly input: number; readonly cacheRead: number } | undefined
   readonly table?: CacheTable.Table
+  /**
+   * The render at a version already rebuilt (`RenderRecord.rebuild` of the same events), when the
+   * caller has it: a sweep rebuilds each render once for its own checks and hands it here.
+   * @since 0.8.0
+   */
+  readonly rebuilt?: (version: number) => Either.Either<RenderRecord.Rebuilt, RenderRecord.RenderMismatch> | undefined
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -217,13 +223,20 @@ const rawBlocks = (family: string, request: unknown): ReadonlyArray<RawBlock> =>
 }
 
 /** Tokens per block text: each distinct text counted once per prediction. */
+// One tokenizer for every prediction in this thread (its pre-token memo stays warm across streams).
+// One tokenizer and one memo of block texts for every prediction in this thread: a sweep predicts each
+// stream once per policy, over the same blocks (the memo starts over past `blockMemoTexts`).
+const blockTokens = TokenCounter.gpt("o200k_base")
+const blockMemo = new Map<string, number>()
+const blockMemoTexts = 20_000
 const blockCounter = () => {
-  const counter = TokenCounter.gpt("o200k_base")
-  const memo = new Map<string, number>()
+  const counter = blockTokens
+  const memo = blockMemo
   return (text: string): number => {
     let tokens = memo.get(text)
     if (tokens === undefined) {
       tokens = counter.count(text)
+      if (memo.size >= blockMemoTexts) memo.clear()
       memo.set(text, tokens)
     }
     return tokens
@@ -606,7 +619,7 @@ export const predict = (events: ReadonlyArray<TimedEvent>, options: Options = {}
       RenderRecord.collectBlobs([event], blobs)
       const priced = CacheTable.resolve(event.provider, event.model, options.pricing, table)
       const scope = `${priced.provider}/${event.model}`
-      const rebuilt = RenderRecord.rebuild(window, event, entry.version, blobs)
+      const rebuilt = options.rebuilt?.(entry.version) ?? RenderRecord.rebuild(window, event, entry.version, blobs)
       const raws: ReadonlyArray<RawBlock> = Either.isRight(rebuilt)
         ? rawBlocks(priced.provider, rebuilt.right.request)
         : [{ label: "render", text: event.sha256 }]

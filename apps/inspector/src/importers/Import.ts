@@ -160,6 +160,29 @@ export const readSessions = (
   }
 }
 
+/**
+ * The sessions of one file, as events, nothing written (the older formats through their own paths):
+ * what `import` writes, and what a sweep's `--import` replays.
+ * @since 0.8.0
+ */
+export const sessionsOf = (
+  file: string,
+  options: Options
+): Effect.Effect<ReadonlyArray<Session>, Transfer.ImportError | Pipeline.PipelineError> =>
+  prepare(file, options, {}).pipe(
+    Effect.map((sessions) => sessions.flatMap((session) => ("events" in session ? [session] : [])))
+  )
+
+/** One session of a file, as events (what {@link sessionsOf} returns). @since 0.8.0 */
+export interface Session {
+  readonly file: string
+  readonly format: Format
+  readonly stream: string
+  readonly events: ReadonlyArray<WindowEvent.WindowEvent>
+  /** Each event's time (ms since the epoch), when the format records them. */
+  readonly recordedAt?: ReadonlyArray<number> | undefined
+}
+
 /** The sessions of one file, as events (the older formats through their own paths). */
 const prepare = (
   file: string,
