@@ -63,17 +63,20 @@ const plugin = {
       if (found.errors.length > 0) return { errors: found.errors }
       return { path: found.path, external: true }
     })
-    // Each module keeps its own `import.meta.url` (see the header).
-    build.onLoad({ filter: /\.(?:[cm]?[jt]s|tsx)$/ }, (args) => {
+    // Each module keeps its own `import.meta.url` (see the header): esbuild's own `define` replaces the
+    // expression where it is one (not in strings or comments), file by file.
+    build.onLoad({ filter: /\.(?:[cm]?[jt]s|tsx)$/ }, async (args) => {
       const text = readFileSync(args.path, "utf8")
-      if (!text.includes("import.meta.url")) return undefined
+      if (!text.includes("import.meta")) return undefined
       const ext = args.path.slice(args.path.lastIndexOf(".") + 1)
       const loader = ext === "ts" || ext === "mts" || ext === "cts" ? "ts" : ext === "tsx" ? "tsx" : "js"
-      return {
-        contents: text.replaceAll("import.meta.url", JSON.stringify(pathToFileURL(args.path).href)),
+      const { transform } = require("esbuild")
+      const out = await transform(text, {
         loader,
-        resolveDir: dirname(args.path)
-      }
+        sourcefile: args.path,
+        define: { "import.meta.url": JSON.stringify(pathToFileURL(args.path).href) }
+      })
+      return { contents: out.code, loader: "js", resolveDir: dirname(args.path) }
     })
   }
 }
