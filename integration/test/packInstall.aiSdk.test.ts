@@ -6,14 +6,11 @@
 //
 // Like packInstall.test.ts it packs (test/support/packed.ts) and runs npm against the registry: it runs in
 // CI (`CI=true`) or when `CTXLOG_PACK_INSTALL=1`; elsewhere it is skipped.
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
-import { tmpdir } from "node:os"
+import { copyFileSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
-import { afterAll, assert, beforeAll, describe, inject, it } from "vitest"
-import { exec, gated, installConsumer, root, tarballsOf } from "./support/pack.js"
-
-// @ctxlog/integrations and every package of ours it depends on.
-const packages = ["core", "compaction", "providers", "memory", "seam", "turn", "client", "integrations"]
+import { assert, describe, inject, it } from "vitest"
+import { sharedConsumer } from "./support/consumers.js"
+import { exec, gated, root } from "./support/pack.js"
 
 const entry = (major: number) => `
 import { wrapLanguageModel } from "ai"
@@ -33,23 +30,11 @@ wrapLanguageModelSuite({
 `
 
 describe.runIf(gated)("the AI SDK's wrapLanguageModel tests with ctxlogMiddleware, on the packed tarballs", () => {
-  let work = ""
-  let tarballs: ReadonlyArray<string> = []
-
-  beforeAll(() => {
-    work = mkdtempSync(join(tmpdir(), "ctxlog-pack-ai-sdk-"))
-    tarballs = tarballsOf(inject("packed"), packages)
-  })
-
-  afterAll(() => {
-    if (work !== "") rmSync(work, { recursive: true, force: true })
-  })
-
   for (const major of [6, 7]) {
     it(`ai@${major}: the ported suite passes, 18 of 18`, async () => {
-      const dir = join(work, `ai${major}`)
-      mkdirSync(dir)
-      await installConsumer(dir, tarballs, [`ai@^${major}`, "zod@^4", "vitest@^3.2.7"])
+      // @ctxlog/integrations, the packages it depends on, ai, zod and vitest 3, installed once per run
+      // (support/consumers.ts; packInstall.test.ts checks this project too).
+      const dir = await sharedConsumer(inject("packed"), major === 6 ? "ai6" : "ai7")
       const installed = JSON.parse(readFileSync(join(dir, "node_modules", "ai", "package.json"), "utf8")).version
       assert.strictEqual(String(installed).split(".")[0], String(major))
       copyFileSync(

@@ -10,34 +10,20 @@
 //
 // Like the other packInstall tests it runs in CI (`CI=true`) or when `CTXLOG_PACK_INSTALL=1`; elsewhere
 // it is skipped.
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
-import { tmpdir } from "node:os"
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
-import { afterAll, assert, beforeAll, describe, inject, it } from "vitest"
-import { exec, gated, installConsumer, root, tarballsOf } from "./support/pack.js"
-
-// @ctxlog/integrations and every package of ours it depends on.
-const packages = ["core", "compaction", "providers", "memory", "seam", "turn", "client", "integrations"]
+import { assert, describe, inject, it } from "vitest"
+import { sharedConsumer } from "./support/consumers.js"
+import { exec, gated, root } from "./support/pack.js"
 
 const suites = ["ported", "asUsers"].map((folder) => join(root, "packages", "integrations", "test", folder))
 
 describe.runIf(gated)("the Agents SDK's session tests run against the packed CtxlogSession", () => {
-  let work = ""
-  let tarballs: ReadonlyArray<string> = []
-
-  beforeAll(() => {
-    work = mkdtempSync(join(tmpdir(), "ctxlog-pack-agents-"))
-    tarballs = tarballsOf(inject("packed"), packages)
-  })
-
-  afterAll(() => {
-    if (work !== "") rmSync(work, { recursive: true, force: true })
-  })
-
   it("@openai/agents@0.20: installs beside our tarballs, and the ported and as-users suites pass", async () => {
-    const dir = join(work, "consumer")
+    // @ctxlog/integrations, the packages it depends on, @openai/agents, zod and vitest 3, installed once per
+    // run (support/consumers.ts; packInstall.test.ts checks this project too).
+    const dir = await sharedConsumer(inject("packed"), "agents")
     mkdirSync(join(dir, "test"), { recursive: true })
-    await installConsumer(dir, tarballs, ["@openai/agents@^0.20.0", "zod@^4", "vitest@^3.2.7"])
     const installed = (name: string): string =>
       JSON.parse(readFileSync(join(dir, "node_modules", name, "package.json"), "utf8")).version
     assert.strictEqual(installed("@openai/agents").split(".").slice(0, 2).join("."), "0.20")

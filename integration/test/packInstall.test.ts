@@ -4,13 +4,18 @@
 // installed: the adapters load and convert; TypeScript accepts our AI SDK messages as `ModelMessage[]`
 // of that `ai` major; the EventLog conformance suite of `@ctxlog/testing` runs and passes under vitest 4 and 5.
 //
-// It installs four of the packages `test/support/packed.ts` packs once per run (building them) and runs npm
+// The `ai` and `@openai/agents` projects are the ones packInstall.aiSdk.test.ts and
+// packInstall.openaiAgents.test.ts use too, installed once per run (test/support/consumers.ts: with their
+// packages and vitest 3 as well); the vitest 4 and 5 projects are this file's own.
+//
+// It installs packages `test/support/packed.ts` packs once per run (building them) and runs npm
 // against the registry: minutes, not seconds. It runs in CI (`CI=true`, as `.ci/run` sets it) or when
 // `CTXLOG_PACK_INSTALL=1`; elsewhere it is skipped.
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, assert, beforeAll, describe, inject, it } from "vitest"
+import { sharedConsumer } from "./support/consumers.js"
 import { exec, gated, tarballsOf } from "./support/pack.js"
 
 const packages = ["core", "compaction", "providers", "testing"]
@@ -96,7 +101,7 @@ describe.runIf(gated)("packed tarballs install beside the frameworks, without pe
 
   for (const major of [6, 7]) {
     it(`ai@${major}: installs, converts, and TypeScript accepts our messages as its ModelMessage[]`, async () => {
-      const dir = await project(`ai${major}`, [`ai@^${major}`, "zod@^4", "typescript@~5.9.3", "@types/node@^20.19.0"])
+      const dir = await sharedConsumer(inject("packed"), major === 6 ? "ai6" : "ai7")
       assert.strictEqual(installed(dir, "ai").split(".")[0], String(major))
       writeFileSync(join(dir, "round-trip.mjs"), roundTrip)
       assert.deepStrictEqual(JSON.parse(await exec("node", ["round-trip.mjs"], dir)), { ai: 3, openai: 3 })
@@ -107,7 +112,7 @@ describe.runIf(gated)("packed tarballs install beside the frameworks, without pe
   }
 
   it("@openai/agents (openai@7): installs beside our openai peer range and converts", async () => {
-    const dir = await project("agents", ["@openai/agents@^0.20.0", "zod@^4"])
+    const dir = await sharedConsumer(inject("packed"), "agents")
     assert.strictEqual(installed(dir, "openai").split(".")[0], "7")
     writeFileSync(join(dir, "round-trip.mjs"), roundTrip)
     assert.deepStrictEqual(JSON.parse(await exec("node", ["round-trip.mjs"], dir)), { ai: 3, openai: 3 })

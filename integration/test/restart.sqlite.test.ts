@@ -14,6 +14,7 @@ import * as Effect from "effect/Effect"
 import * as Ref from "effect/Ref"
 import * as Stream from "effect/Stream"
 import { CompactorCalls, sessionLayer, tiered } from "./support/session.js"
+import { bundledEntrySync } from "../../scripts/ts-bundle.mjs"
 
 const packageDir = join(dirname(fileURLToPath(import.meta.url)), "..")
 const run = promisify(execFile)
@@ -29,11 +30,10 @@ interface FirstSession {
 
 const firstSession = (args: ReadonlyArray<string>) =>
   Effect.promise(() =>
-    run(
-      process.execPath,
-      ["--conditions=@ctxlog/source", "--import", "tsx", join("test", "child", "firstSession.ts"), ...args],
-      { cwd: packageDir, maxBuffer: 64 * 1024 * 1024 }
-    )
+    run(process.execPath, [bundledEntrySync(join(packageDir, "test", "child", "firstSession.ts")), ...args], {
+      cwd: packageDir,
+      maxBuffer: 64 * 1024 * 1024
+    })
   ).pipe(Effect.map(({ stdout }): FirstSession => JSON.parse(stdout.trim().split("\n").pop() ?? "null")))
 
 /** A value as it looks after a trip through JSON (what the child printed). */

@@ -3,21 +3,17 @@
 // `ctxlog import`. Replays run on worker threads where the CLI runs them.
 import { execFile } from "node:child_process"
 import { mkdirSync, readdirSync, writeFileSync } from "node:fs"
-import { createRequire } from "node:module"
-import { dirname, join } from "node:path"
-import { fileURLToPath, pathToFileURL } from "node:url"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
 import { afterAll, assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as SweepPool from "../src/SweepPool.js"
 import * as SweepReport from "../src/SweepReport.js"
-import { bin, ctxlogInProcess, tempDir, transcripts } from "./support/cli.js"
+import { bundledBin, ctxlogInProcess, tempDir, transcripts } from "./support/cli.js"
 
 const temp = tempDir("ctxlog-sweep-")
 afterAll(() => temp.cleanup())
 const repo = fileURLToPath(new URL("../../../", import.meta.url))
-const tsx = pathToFileURL(
-  join(dirname(createRequire(import.meta.url).resolve("tsx/package.json")), "dist/esm/index.mjs")
-).href
 
 const verdictOf = (result: { readonly code: number; readonly stdout: string; readonly stderr: string }) => {
   assert.strictEqual(result.code, 0, result.stderr)
@@ -276,7 +272,7 @@ describe("ctxlog whatif as a sweep", () => {
             cwd: repo,
             env: {
               ...process.env,
-              CTXLOG: `${process.execPath} --conditions=@ctxlog/source --import ${tsx} ${bin}`,
+              CTXLOG: `${process.execPath} ${bundledBin}`,
               MATCH: "01-*",
               OUT: join(temp.dir, out),
               WORKERS: "1",

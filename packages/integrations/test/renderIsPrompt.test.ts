@@ -10,7 +10,6 @@
 import { execFile } from "node:child_process"
 import { createRequire } from "node:module"
 import { dirname, join } from "node:path"
-import { pathToFileURL } from "node:url"
 import type {
   LanguageModelV3CallOptions,
   LanguageModelV3Content,
@@ -24,34 +23,21 @@ import { MockLanguageModelV3 } from "ai/test"
 import * as Either from "effect/Either"
 import { describe, expect, it } from "vitest"
 import { z } from "zod"
+import { bundledEntrySync } from "../../../scripts/ts-bundle.mjs"
 import { ctxlogMiddleware, ctxlogPrepareStep } from "../src/aiSdk.js"
 import { type ReadBack, readBack, tempDb, usage } from "./support.js"
 
 const require = createRequire(import.meta.url)
 const inspectorDir = dirname(require.resolve("@ctxlog/inspector/package.json"))
-const tsx = pathToFileURL(
-  join(dirname(createRequire(join(inspectorDir, "package.json")).resolve("tsx/package.json")), "dist/esm/index.mjs")
-).href
-const bin = join(inspectorDir, "src", "bin.ts")
+/** The inspector's `src/bin.ts`, bundled once by scripts/ts-bundle.mjs (ADR 0108). */
+const bin = bundledEntrySync(join(inspectorDir, "src", "bin.ts"))
 
 /** `ctxlog render --at <version> <stream> --db <file> --json`, as a user runs it: the rebuilt body. */
 const cliRender = (db: string, stream: string, version: number): Promise<unknown> =>
   new Promise((resolve, reject) => {
     execFile(
       process.execPath,
-      [
-        "--conditions=@ctxlog/source",
-        "--import",
-        tsx,
-        bin,
-        "render",
-        "--db",
-        db,
-        "--at",
-        String(version),
-        stream,
-        "--json"
-      ],
+      [bin, "render", "--db", db, "--at", String(version), stream, "--json"],
       { maxBuffer: 64 * 1024 * 1024, env: { ...process.env, NO_COLOR: "1" } },
       (error, stdout, stderr) => {
         if (error !== null) reject(new Error(`ctxlog render failed: ${stderr}`))

@@ -10,6 +10,7 @@ import { fileURLToPath } from "node:url"
 import { assert, describe, it } from "@effect/vitest"
 import pg from "pg"
 import { startCluster } from "./support/cluster.js"
+import { bundledEntrySync } from "../../../scripts/ts-bundle.mjs"
 
 const packageDir = join(dirname(fileURLToPath(import.meta.url)), "..")
 // Where support/cluster.ts makes its clusters (`.ci/run` sets CTXLOG_PG_TMPDIR).
@@ -35,11 +36,10 @@ describe("throwaway PostgreSQL clusters", () => {
     timeout: 120_000
   }, async () => {
     const before = clusters()
-    const child = spawn(
-      process.execPath,
-      ["--conditions=@ctxlog/source", "--import", "tsx", join("test", "child", "clusterThenHang.ts")],
-      { cwd: packageDir, stdio: ["ignore", "pipe", "inherit"] }
-    )
+    const child = spawn(process.execPath, [bundledEntrySync(join(packageDir, "test", "child", "clusterThenHang.ts"))], {
+      cwd: packageDir,
+      stdio: ["ignore", "pipe", "inherit"]
+    })
     const url = await new Promise<string>((resolve, reject) => {
       let out = ""
       child.stdout.on("data", (chunk: Buffer) => {

@@ -7,6 +7,7 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import { SqliteEventLog } from "../src/index.js"
 import { tempFile } from "./support/stores.js"
+import { bundledEntrySync } from "../../../scripts/ts-bundle.mjs"
 
 // A process SIGKILLed at any point of the first open of a new SQLite file (while the schema is created)
 // must leave a file that opens: the migrations run in one transaction. Each run creates a new file,
@@ -26,7 +27,7 @@ const openInChild = (filename: string, killAfterMs: number | undefined) =>
   Effect.async<Outcome, Error>((resume) => {
     const child = spawn(
       process.execPath,
-      ["--conditions=@ctxlog/source", "--import", "tsx", join("test", "child", "openNew.ts"), filename],
+      [bundledEntrySync(join(packageDir, "test", "child", "openNew.ts")), filename],
       { cwd: packageDir, stdio: ["ignore", "pipe", "inherit"] }
     )
     let output = ""

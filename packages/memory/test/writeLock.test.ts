@@ -14,6 +14,7 @@ import * as Layer from "effect/Layer"
 import { SqliteEventLog } from "../src/index.js"
 import { counters, reset } from "../src/internal/workCounters.js"
 import { tempFile } from "./support/stores.js"
+import { bundledEntrySync } from "../../../scripts/ts-bundle.mjs"
 
 const packageDir = join(dirname(fileURLToPath(import.meta.url)), "..")
 
@@ -29,7 +30,7 @@ const holder = (filename: string, holdMs: number) =>
     Effect.async<{ readonly released: Promise<void>; readonly kill: () => void }>((resume) => {
       const child = spawn(
         process.execPath,
-        ["--conditions=@ctxlog/source", "--import", "tsx", join("test", "child", "holdLock.ts"), filename, `${holdMs}`],
+        [bundledEntrySync(join(packageDir, "test", "child", "holdLock.ts")), filename, `${holdMs}`],
         { cwd: packageDir, stdio: ["ignore", "pipe", "inherit"] }
       )
       let out = ""

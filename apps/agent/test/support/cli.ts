@@ -1,29 +1,26 @@
-// Runs the real `ctxlog-agent` binary (on the TypeScript sources, through tsx) as a child process,
-// and opens the log it wrote. No vitest imports: plain helpers.
+// Runs the real `ctxlog-agent` binary (its TypeScript sources, bundled once by scripts/ts-bundle.mjs) as a
+// child process, and opens the log it wrote. No vitest imports: plain helpers.
 import { type ChildProcessWithoutNullStreams, execFile, spawn } from "node:child_process"
 import { dirname, join } from "node:path"
-import { createRequire } from "node:module"
-import { fileURLToPath, pathToFileURL } from "node:url"
+import { fileURLToPath } from "node:url"
 import { ContextService, EventLog, Ids, RecallSource, TokenCounter, type Window } from "@ctxlog/core"
 import { SqliteEventLog } from "@ctxlog/memory"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
+import { bundledEntry } from "../../../../scripts/ts-bundle.mjs"
 
 /** The package directory (where `src/bin.ts` is). */
 export const agentDir = join(dirname(fileURLToPath(import.meta.url)), "..", "..")
 
-/** tsx's loader by absolute URL: a child started in a directory outside the repository finds it too. */
-const tsx = pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href
+/**
+ * `src/bin.ts` and what it imports, bundled (an absolute path: a child started in a directory outside the
+ * repository runs it too). Built when its sources changed, else the cached bundle (ADR 0108).
+ */
+export const agentBin = await bundledEntry(join(agentDir, "src", "bin.ts"))
 
-export const argv = (args: ReadonlyArray<string>) => [
-  "--conditions=@ctxlog/source",
-  "--import",
-  tsx,
-  join(agentDir, "src", "bin.ts"),
-  ...args
-]
+export const argv = (args: ReadonlyArray<string>) => [agentBin, ...args]
 
 /** The environment of a child: no colours, no keys unless given. */
 export const childEnv = (env: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv => {
@@ -125,12 +122,15 @@ export const readStream = (
 /** The inspector's package directory (its `src/bin.ts` is the `ctxlog` command). */
 const inspectorDir = join(agentDir, "..", "inspector")
 
+/** The inspector's `src/bin.ts`, bundled like the agent's. */
+const inspectorBin = await bundledEntry(join(inspectorDir, "src", "bin.ts"))
+
 /** `ctxlog verify --db FILE` (the inspector's verify of every stream), run as a user runs it. */
 export const verifyLog = (db: string): Promise<Ran> =>
   new Promise((resolve) => {
     execFile(
       process.execPath,
-      ["--conditions=@ctxlog/source", "--import", "tsx", join(inspectorDir, "src", "bin.ts"), "verify", "--db", db],
+      [inspectorBin, "verify", "--db", db],
       { cwd: inspectorDir, env: childEnv() },
       (error, stdout, stderr) => {
         const code = error === null ? 0 : typeof error.code === "number" ? error.code : 1

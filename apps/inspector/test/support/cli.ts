@@ -1,20 +1,21 @@
-// Run the `ctxlog` CLI as a child process on its TypeScript sources (tsx), as a user would run the bin.
+// Run the `ctxlog` CLI as a child process on its TypeScript sources (bundled once by scripts/ts-bundle.mjs),
+// as a user would run the bin.
 import { execFile } from "node:child_process"
 import { mkdtempSync, rmSync } from "node:fs"
-import { createRequire } from "node:module"
 import { tmpdir } from "node:os"
-import { dirname, join } from "node:path"
-import { fileURLToPath, pathToFileURL } from "node:url"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
 import { transcriptsDir } from "@ctxlog/testing"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
+import { bundledEntry } from "../../../../scripts/ts-bundle.mjs"
 import { Cli, Report } from "../../src/index.js"
 
-const require = createRequire(import.meta.url)
-const tsx = pathToFileURL(join(dirname(require.resolve("tsx/package.json")), "dist/esm/index.mjs")).href
 /** The CLI entry point (TypeScript source). */
 export const bin = fileURLToPath(new URL("../../src/bin.ts", import.meta.url))
+/** `bin` and what it imports, bundled: built when its sources changed, else the cached bundle (ADR 0108). */
+export const bundledBin = await bundledEntry(bin)
 /** The shared real transcripts. */
 export const transcripts = transcriptsDir()
 
@@ -34,7 +35,7 @@ export const ctxlog = (
   new Promise((resolve) => {
     execFile(
       process.execPath,
-      ["--conditions=@ctxlog/source", "--import", tsx, bin, ...args],
+      [bundledBin, ...args],
       { cwd, maxBuffer: 64 * 1024 * 1024, env: { ...process.env, ...env } },
       (error, stdout, stderr) => {
         const code = error === null ? 0 : typeof error.code === "number" ? error.code : 1

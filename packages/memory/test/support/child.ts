@@ -2,6 +2,7 @@ import { execFile } from "node:child_process"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import * as Effect from "effect/Effect"
+import { bundledEntrySync } from "../../../../scripts/ts-bundle.mjs"
 
 const packageDir = join(dirname(fileURLToPath(import.meta.url)), "..", "..")
 
@@ -14,7 +15,7 @@ export interface ChildOutput {
 }
 
 /**
- * Run `test/child/<script>` with `args` under tsx and wait for it to end. A child that exits non-zero or
+ * Run `test/child/<script>` with `args` (bundled by scripts/ts-bundle.mjs) and wait for it to end. A child that exits non-zero or
  * is killed is a defect whose message carries everything it printed on both streams (a rejected
  * `promisify(execFile)` names only the command line, so a failing child's own error was lost).
  */
@@ -22,7 +23,7 @@ export const runChild = (script: string, args: ReadonlyArray<string>): Effect.Ef
   Effect.async<ChildOutput>((resume) => {
     const child = execFile(
       process.execPath,
-      ["--conditions=@ctxlog/source", "--import", "tsx", join("test", "child", script), ...args],
+      [bundledEntrySync(join(packageDir, "test", "child", script)), ...args],
       { cwd: packageDir, maxBuffer: 16 * 1024 * 1024 },
       (error, stdout, stderr) => {
         const code = child.exitCode

@@ -1,10 +1,12 @@
-// Runs a child process (a TypeScript file under tsx, on the sources) and SIGKILLs it at a chosen moment:
-// shared by the kill tests. The child writes lines to stdout; the parent gets every line written before
-// the kill (the pipe keeps them). Loading the sources through tsx takes most of a child's life, so a
-// child is spawned ahead (it loads, then waits for "go" on stdin) while the parent checks the previous
+// Runs a child process (a TypeScript file on the sources, bundled once by scripts/ts-bundle.mjs) and SIGKILLs
+// it at a chosen moment: shared by the kill tests. The child writes lines to stdout; the parent gets every
+// line written before the kill (the pipe keeps them). Loading takes much of a child's life, so a child is
+// spawned ahead (it loads, then waits for "go" on stdin) while the parent checks the previous
 // one's file.
 import { spawn } from "node:child_process"
+import { resolve } from "node:path"
 import * as Effect from "effect/Effect"
+import { bundledEntrySync } from "../../../../scripts/ts-bundle.mjs"
 
 /** What a child wrote before it ended, and whether it ended by itself (it printed "done"). */
 export interface ChildRun {
@@ -40,9 +42,9 @@ export const waitForGo = (): Promise<void> =>
     })
   })
 
-/** Spawn `node --conditions=@ctxlog/source --import tsx script ...args` in `cwd`; it waits for `start`. */
+/** Spawn `script` (bundled) with `args` in `cwd`; it waits for `start`. */
 export const prepareChild = (cwd: string, script: string, args: ReadonlyArray<string>): PreparedChild => {
-  const child = spawn(process.execPath, ["--conditions=@ctxlog/source", "--import", "tsx", script, ...args], {
+  const child = spawn(process.execPath, [bundledEntrySync(resolve(cwd, script)), ...args], {
     cwd,
     stdio: ["pipe", "pipe", "inherit"]
   })
