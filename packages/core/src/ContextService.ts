@@ -24,7 +24,6 @@ import * as Stream from "effect/Stream"
 import { continuation, decide, type InvalidCommand, summariesToInject, type WindowCommand } from "./Decide.js"
 import type { EventDecodeError, EventEncodeError } from "./EventCodec.js"
 import * as EventHash from "./EventHash.js"
-import { callableLayer } from "./internal/callableLayer.js"
 import * as Validation from "./Validation.js"
 import type { InvalidInput } from "./Validation.js"
 import {
@@ -756,31 +755,15 @@ interface Unit {
 
 const currentUnit = FiberRef.unsafeMake<Unit | undefined>(undefined)
 
-/**
- * @deprecated Since 0.2.0: use `make(options)`, the one constructor; `makeWith` goes in 0.3.0.
- * @since 0.1.0
- */
-export const makeWith: (options?: Options) => ReturnType<typeof make> = make
-
 /** What the service needs: the log, the repository, the token counter, ids and a recall source. @since 0.2.0 */
 export type Requirements = EventLog | WindowRepository | TokenCounter | Ids | RecallSource
 
 /**
- * The service over its dependencies, with cache and retry options (all optional). Used as a value
- * (`layer`, the 0.1 form) it is `layer()`: deprecated, write the call; the value form goes with the
- * `…With` aliases (ADR 0060).
+ * The service over its dependencies, with cache and retry options (all optional).
  * @since 0.1.0
  */
-export const layer = callableLayer(
-  (options: Options = {}): Layer.Layer<ContextService, never, Requirements> =>
-    Layer.effect(ContextService, make(options))
-)
-
-/**
- * @deprecated Since 0.2.0: use `layer(options)`, the one layer; `layerWith` goes in 0.3.0.
- * @since 0.1.0
- */
-export const layerWith: (options?: Options) => Layer.Layer<ContextService, never, Requirements> = layer
+export const layer = (options: Options = {}): Layer.Layer<ContextService, never, Requirements> =>
+  Layer.effect(ContextService, make(options))
 
 /** Options of the in-memory stack: the service's own options, the log's and what backs each port. @since 0.2.0 */
 export interface MemoryOptions extends Options, IntegrityOptions {
@@ -799,21 +782,18 @@ export type MemoryServices = ContextService | Requirements
  * Everything in memory, for demos, examples and tests: the service over a fresh in-memory log (keyed
  * with `hmacKey` when given), the replaying repository, `gpt-tokenizer` (o200k_base), UUIDv7 ids and
  * no recall source unless told otherwise. Every port is exposed too, so a test can read the log or
- * count with the same counter. The one in-memory stack: nothing else wires it by hand. Used as a value
- * (`layerMemory`, the 0.1 form) it is `layerMemory()`: deprecated, write the call (ADR 0060).
+ * count with the same counter. The one in-memory stack: nothing else wires it by hand.
  * @since 0.1.0
  */
-export const layerMemory = callableLayer(
-  (options: MemoryOptions = {}): Layer.Layer<MemoryServices> =>
-    layer(options).pipe(
-      Layer.provideMerge(layerReplayRepository({ hmacKey: options.hmacKey, integrity: options.integrity })),
-      Layer.provideMerge(EventLogModule.layerMemory({ hmacKey: options.hmacKey })),
-      Layer.provideMerge(
-        Layer.mergeAll(
-          options.tokenCounter ?? TokenCounterModule.layerGpt(),
-          options.ids ?? IdsModule.layerUuidV7,
-          options.recall ?? RecallSourceModule.layerEmpty
-        )
+export const layerMemory = (options: MemoryOptions = {}): Layer.Layer<MemoryServices> =>
+  layer(options).pipe(
+    Layer.provideMerge(layerReplayRepository({ hmacKey: options.hmacKey, integrity: options.integrity })),
+    Layer.provideMerge(EventLogModule.layerMemory({ hmacKey: options.hmacKey })),
+    Layer.provideMerge(
+      Layer.mergeAll(
+        options.tokenCounter ?? TokenCounterModule.layerGpt(),
+        options.ids ?? IdsModule.layerUuidV7,
+        options.recall ?? RecallSourceModule.layerEmpty
       )
     )
-)
+  )
