@@ -36,13 +36,6 @@ import * as Schema from "effect/Schema"
 import { by } from "./internal/metadata.js"
 import * as SummaryGuard from "./SummaryGuard.js"
 
-/**
- * @deprecated Since 0.2.0: use core's `ConversationMemory.HistoryPolicy` (this was a second declaration of
- * `@ctxlog/memory`'s `ConversationMemoryPolicy`); goes in 0.3.0.
- * @since 0.1.0
- */
-export type ConversationMemoryPolicy = ConversationMemory.HistoryPolicy
-
 /** Settings of a compacting memory besides its policy. @since 0.1.0 */
 export interface Options {
   /** Passed to the compactor (default 1024). */

@@ -342,7 +342,7 @@ for (const store of stores) {
         assert.strictEqual(loaded[0]?.kind, "summary")
         assert.isAtMost(tokens(loaded.slice(1)), 500)
         // A user's own policy: keep only the last answered round.
-        const ownPolicy: CompactingMemory.ConversationMemoryPolicy = { name: "lastRound", select: (h) => h.slice(-4) }
+        const ownPolicy: ConversationMemory.HistoryPolicy = { name: "lastRound", select: (h) => h.slice(-4) }
         const own = yield* CompactingMemory.make(inner, ownPolicy, compactor)
         for (let i = 1; i <= 3; i++) yield* own.append("ow", exchange(i))
         const ownLoaded = yield* own.load("ow")

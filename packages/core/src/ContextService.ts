@@ -12,7 +12,6 @@
  * @since 0.1.0
  */
 import * as Context from "effect/Context"
-import * as Data from "effect/Data"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -21,10 +20,10 @@ import * as Layer from "effect/Layer"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
+import * as Decide from "./Decide.js"
 import { continuation, decide, type InvalidCommand, summariesToInject, type WindowCommand } from "./Decide.js"
 import type { EventDecodeError, EventEncodeError } from "./EventCodec.js"
 import * as EventHash from "./EventHash.js"
-import { callableLayer } from "./internal/callableLayer.js"
 import * as Validation from "./Validation.js"
 import type { InvalidInput } from "./Validation.js"
 import {
@@ -38,6 +37,7 @@ import {
   type TamperDetected
 } from "./EventLog.js"
 import { Ids } from "./Ids.js"
+import * as Lru from "./Lru.js"
 import type { InjectedKind, Message, MessageInput } from "./Message.js"
 import { type RecallError, RecallSource } from "./RecallSource.js"
 import { TokenCounter } from "./TokenCounter.js"
@@ -87,6 +87,11 @@ export type LogError =
 /** Every failure a window operation can have. @since 0.1.0 */
 export type ContextError = LogError | InvalidCommand | RecallError | VersionNotFound
 
+/** The failures of executing `C`: a recall can also fail in its `RecallSource`. @since 0.8.0 */
+export type CommandError<C extends Command> = C extends { readonly _tag: "Recall" }
+  ? LogError | InvalidCommand | RecallError
+  : LogError | InvalidCommand
+
 /** The window operations. @since 0.1.0 */
 export class ContextService extends Context.Tag("@ctxlog/core/ContextService")<
   ContextService,
@@ -106,37 +111,17 @@ type Recall = (
 ) => Effect.Effect<Outcome, LogError | InvalidCommand | RecallError>
 
 /**
- * A window operation as a value: what `execute(stream, command)` runs. Every named member of the
- * service is one of these, so an operation can be logged, queued, traced or replayed as data.
- * The source API's thirteen `removeXMessages` names are values too: `RemoveKind({ kind })` with the
- * kind the name stood for (`sourceKinds`).
+ * A window operation as a value: what `execute(stream, command)` runs, the one entry of the service.
+ * Every named member of the service is a typed helper that builds one of these and executes it, so an
+ * operation can be logged, queued, traced or replayed as data. Declared once, in `Decide`, with the
+ * form `decide` takes (`Decide.WindowCommand`). The source API's thirteen `removeXMessages` names are
+ * values too: `RemoveKind({ kind })` with the kind the name stood for (`sourceKinds`).
  * @since 0.4.0
  */
-export type Command = Data.TaggedEnum<{
-  SetSystemPrompt: { readonly prompt: string | ReadonlyArray<MessageInput> }
-  SetKnowledge: { readonly knowledge: ReadonlyArray<string | MessageInput> }
-  SetTaskGoal: { readonly goal: string | null }
-  SetSubgoals: { readonly subgoals: ReadonlyArray<string> }
-  RaiseSignal: { readonly text: string }
-  AppendMessages: { readonly messages: ReadonlyArray<MessageInput> }
-  ClearHistory: {}
-  RemoveKind: { readonly kind: InjectedKind }
-  TrimToBudget: { readonly budget: number }
-  Inject: { readonly kind: InjectedKind; readonly messages: ReadonlyArray<string | MessageInput> }
-  /** Recall from the `RecallSource` into `recall` (this conversation) or `cross_session` (the owner's others). */
-  Recall: {
-    readonly kind: "recall" | "cross_session"
-    readonly query: string
-    readonly budget: number
-    readonly owner?: string | undefined
-  }
-  InjectSummaries: { readonly budget: number }
-  Pin: { readonly messageId: string; readonly pinned: boolean }
-  CompleteTurn: {}
-}>
+export type Command = Decide.Command
 
 /** Constructors and matchers of {@link Command} (`Command.AppendMessages({ messages })`). @since 0.4.0 */
-export const Command = Data.taggedEnum<Command>()
+export const Command: typeof Decide.Command = Decide.Command
 
 /**
  * The source API's removal helpers by name, as the kind each one removes: `removeRecallMessages(s)` is
@@ -178,8 +163,11 @@ export declare namespace ContextService {
       decide: (window: Window.Window) => Either.Either<ReadonlyArray<Draft>, E>,
       metadata?: EventMetadata
     ) => Effect.Effect<Outcome, E | LogError>
-    /** Run one command: the single entry every named operation below goes through (one span each). */
-    readonly execute: (stream: StreamId, command: Command) => Effect.Effect<Outcome, ContextError>
+    /**
+     * Run one command: the single entry of the window operations. Every named operation below is a typed
+     * helper that builds its command and runs it here (one span each, named after the operation).
+     */
+    readonly execute: <C extends Command>(stream: StreamId, command: C) => Effect.Effect<Outcome, CommandError<C>>
     /**
      * Run `effect` as one unit of work on `stream`: the window is loaded once, every operation inside
      * (this service's commands and `run`, whoever calls them: compaction, seams, renders) decides on
@@ -257,31 +245,6 @@ export interface Options {
   readonly conflictBackoffMax?: Duration.DurationInput | undefined
 }
 
-/** A map that forgets its least recently used entries past `capacity`. */
-class Lru<K, V> {
-  readonly #entries = new Map<K, V>()
-  constructor(readonly capacity: number) {}
-  get(key: K): V | undefined {
-    const value = this.#entries.get(key)
-    if (value !== undefined) {
-      this.#entries.delete(key)
-      this.#entries.set(key, value)
-    }
-    return value
-  }
-  set(key: K, value: V): void {
-    this.#entries.delete(key)
-    this.#entries.set(key, value)
-    if (this.#entries.size > this.capacity) {
-      const oldest = this.#entries.keys().next()
-      if (oldest.done !== true) this.#entries.delete(oldest.value)
-    }
-  }
-  delete(key: K): void {
-    this.#entries.delete(key)
-  }
-}
-
 /** Build the service from its dependencies, with cache and retry options (all optional). @since 0.1.0 */
 export const make = (options: Options = {}) =>
   Effect.gen(function* () {
@@ -291,7 +254,7 @@ export const make = (options: Options = {}) =>
     const ids = yield* Ids
     const recallSource = yield* RecallSource
     // Each window is kept with the hash of its last event: a catch-up checks the new events from it.
-    const cache = new Lru<StreamId, Held>(Math.max(1, options.cacheStreams ?? 1000))
+    const cache = Lru.make<StreamId, Held>(options.cacheStreams ?? 1000)
     const longest = Duration.decode(options.conflictBackoffMax ?? "100 millis")
     const retry = Schedule.exponential(options.conflictBackoff ?? "2 millis").pipe(
       Schedule.modifyDelay((delay) => Duration.min(delay, longest)),
@@ -659,7 +622,7 @@ export const make = (options: Options = {}) =>
     const traced = <E>(name: string, stream: StreamId, effect: Effect.Effect<Outcome, E>) =>
       Tracing.span(effect, `ctxlog.context.${name}`, { "ctxlog.stream": stream }, Tracing.outcomeAttributes)
 
-    const perform = (stream: StreamId, cmd: Command): Effect.Effect<Outcome, ContextError> =>
+    const perform = (stream: StreamId, cmd: Command): Effect.Effect<Outcome, CommandError<Command>> =>
       Command.$match(cmd, {
         SetSystemPrompt: ({ prompt }) => setSystemPrompt(stream, prompt),
         SetKnowledge: ({ knowledge }) => setKnowledge(stream, knowledge),
@@ -678,8 +641,11 @@ export const make = (options: Options = {}) =>
       })
 
     const nameOf = (tag: Command["_tag"]): string => `${tag.charAt(0).toLowerCase()}${tag.slice(1)}`
-    const execute: ContextService.Service["execute"] = (stream, cmd) =>
-      traced(nameOf(cmd._tag), stream, perform(stream, cmd))
+    /** `execute`, its span named `name`: the named members keep the span names they always had. */
+    const executeAs = <C extends Command>(name: string, stream: StreamId, cmd: C) =>
+      // `$match` joins the failures of every branch; the branch `C` takes fails only as `CommandError<C>`.
+      traced(name, stream, perform(stream, cmd) as Effect.Effect<Outcome, CommandError<C>>)
+    const execute: ContextService.Service["execute"] = (stream, cmd) => executeAs(nameOf(cmd._tag), stream, cmd)
 
     const service: ContextService.Service = {
       load: (stream) =>
@@ -708,26 +674,24 @@ export const make = (options: Options = {}) =>
       prepare: (inputs, kind) =>
         Tracing.span(countFor(inputs, kind, false), "ctxlog.context.prepare", { "ctxlog.messages": inputs.length }),
       execute,
-      // The named operations: each is its command, traced the same way.
-      setSystemPrompt: (stream, prompt) => traced("setSystemPrompt", stream, setSystemPrompt(stream, prompt)),
-      setKnowledge: (stream, knowledge) => traced("setKnowledge", stream, setKnowledge(stream, knowledge)),
-      setTaskGoal: (stream, goal) => traced("setTaskGoal", stream, setTaskGoal(stream, goal)),
-      setSubgoals: (stream, subgoals) => traced("setSubgoals", stream, setSubgoals(stream, subgoals)),
-      raiseSignal: (stream, text) => traced("raiseSignal", stream, raiseSignal(stream, text)),
-      appendMessages: (stream, inputs) => traced("appendMessages", stream, appendMessages(stream, inputs)),
-      clearHistory: (stream) => traced("clearHistory", stream, command(stream, { _tag: "ClearHistory" })),
-      removeKind: (stream, kind) => traced("removeKind", stream, removeKind(stream, kind)),
-      trimToBudget: (stream, budget) =>
-        traced("trimToBudget", stream, command(stream, { _tag: "TrimToBudget", budget })),
-      inject: (stream, kind, items) => traced("inject", stream, inject(stream, kind, items)),
+      // The named operations: typed helpers over `execute`, each building its command.
+      setSystemPrompt: (stream, prompt) => executeAs("setSystemPrompt", stream, Command.SetSystemPrompt({ prompt })),
+      setKnowledge: (stream, knowledge) => executeAs("setKnowledge", stream, Command.SetKnowledge({ knowledge })),
+      setTaskGoal: (stream, goal) => executeAs("setTaskGoal", stream, Command.SetTaskGoal({ goal })),
+      setSubgoals: (stream, subgoals) => executeAs("setSubgoals", stream, Command.SetSubgoals({ subgoals })),
+      raiseSignal: (stream, text) => executeAs("raiseSignal", stream, Command.RaiseSignal({ text })),
+      appendMessages: (stream, messages) => executeAs("appendMessages", stream, Command.AppendMessages({ messages })),
+      clearHistory: (stream) => executeAs("clearHistory", stream, Command.ClearHistory()),
+      removeKind: (stream, kind) => executeAs("removeKind", stream, Command.RemoveKind({ kind })),
+      trimToBudget: (stream, budget) => executeAs("trimToBudget", stream, Command.TrimToBudget({ budget })),
+      inject: (stream, kind, messages) => executeAs("inject", stream, Command.Inject({ kind, messages })),
       injectSemanticRecall: (stream, query, budget, owner) =>
-        traced("injectSemanticRecall", stream, recallInto("recall")(stream, query, budget, owner)),
+        executeAs("injectSemanticRecall", stream, Command.Recall({ kind: "recall", query, budget, owner })),
       injectCrossSessionContext: (stream, query, budget, owner) =>
-        traced("injectCrossSessionContext", stream, recallInto("cross_session")(stream, query, budget, owner)),
-      injectSummaries: (stream, budget) => traced("injectSummaries", stream, injectSummaries(stream, budget)),
-      pin: (stream, messageId, pinned = true) =>
-        traced("pin", stream, command(stream, { _tag: "Pin", messageId, pinned })),
-      completeTurn: (stream) => traced("completeTurn", stream, command(stream, { _tag: "CompleteTurn" })),
+        executeAs("injectCrossSessionContext", stream, Command.Recall({ kind: "cross_session", query, budget, owner })),
+      injectSummaries: (stream, budget) => executeAs("injectSummaries", stream, Command.InjectSummaries({ budget })),
+      pin: (stream, messageId, pinned = true) => executeAs("pin", stream, Command.Pin({ messageId, pinned })),
+      completeTurn: (stream) => executeAs("completeTurn", stream, Command.CompleteTurn()),
       resetConversation: (stream) =>
         Tracing.span(
           resetConversation(stream),
@@ -756,31 +720,15 @@ interface Unit {
 
 const currentUnit = FiberRef.unsafeMake<Unit | undefined>(undefined)
 
-/**
- * @deprecated Since 0.2.0: use `make(options)`, the one constructor; `makeWith` goes in 0.3.0.
- * @since 0.1.0
- */
-export const makeWith: (options?: Options) => ReturnType<typeof make> = make
-
 /** What the service needs: the log, the repository, the token counter, ids and a recall source. @since 0.2.0 */
 export type Requirements = EventLog | WindowRepository | TokenCounter | Ids | RecallSource
 
 /**
- * The service over its dependencies, with cache and retry options (all optional). Used as a value
- * (`layer`, the 0.1 form) it is `layer()`: deprecated, write the call; the value form goes with the
- * `…With` aliases (ADR 0060).
+ * The service over its dependencies, with cache and retry options (all optional).
  * @since 0.1.0
  */
-export const layer = callableLayer(
-  (options: Options = {}): Layer.Layer<ContextService, never, Requirements> =>
-    Layer.effect(ContextService, make(options))
-)
-
-/**
- * @deprecated Since 0.2.0: use `layer(options)`, the one layer; `layerWith` goes in 0.3.0.
- * @since 0.1.0
- */
-export const layerWith: (options?: Options) => Layer.Layer<ContextService, never, Requirements> = layer
+export const layer = (options: Options = {}): Layer.Layer<ContextService, never, Requirements> =>
+  Layer.effect(ContextService, make(options))
 
 /** Options of the in-memory stack: the service's own options, the log's and what backs each port. @since 0.2.0 */
 export interface MemoryOptions extends Options, IntegrityOptions {
@@ -799,21 +747,18 @@ export type MemoryServices = ContextService | Requirements
  * Everything in memory, for demos, examples and tests: the service over a fresh in-memory log (keyed
  * with `hmacKey` when given), the replaying repository, `gpt-tokenizer` (o200k_base), UUIDv7 ids and
  * no recall source unless told otherwise. Every port is exposed too, so a test can read the log or
- * count with the same counter. The one in-memory stack: nothing else wires it by hand. Used as a value
- * (`layerMemory`, the 0.1 form) it is `layerMemory()`: deprecated, write the call (ADR 0060).
+ * count with the same counter. The one in-memory stack: nothing else wires it by hand.
  * @since 0.1.0
  */
-export const layerMemory = callableLayer(
-  (options: MemoryOptions = {}): Layer.Layer<MemoryServices> =>
-    layer(options).pipe(
-      Layer.provideMerge(layerReplayRepository({ hmacKey: options.hmacKey, integrity: options.integrity })),
-      Layer.provideMerge(EventLogModule.layerMemory({ hmacKey: options.hmacKey })),
-      Layer.provideMerge(
-        Layer.mergeAll(
-          options.tokenCounter ?? TokenCounterModule.layerGpt(),
-          options.ids ?? IdsModule.layerUuidV7,
-          options.recall ?? RecallSourceModule.layerEmpty
-        )
+export const layerMemory = (options: MemoryOptions = {}): Layer.Layer<MemoryServices> =>
+  layer(options).pipe(
+    Layer.provideMerge(layerReplayRepository({ hmacKey: options.hmacKey, integrity: options.integrity })),
+    Layer.provideMerge(EventLogModule.layerMemory({ hmacKey: options.hmacKey })),
+    Layer.provideMerge(
+      Layer.mergeAll(
+        options.tokenCounter ?? TokenCounterModule.layerGpt(),
+        options.ids ?? IdsModule.layerUuidV7,
+        options.recall ?? RecallSourceModule.layerEmpty
       )
     )
-)
+  )

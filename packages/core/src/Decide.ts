@@ -6,6 +6,7 @@
  *
  * @since 0.1.0
  */
+import * as Data from "effect/Data"
 import * as Either from "effect/Either"
 import * as HashMap from "effect/HashMap"
 import * as Schema from "effect/Schema"
@@ -14,23 +15,82 @@ import { type InjectedKind, type Message, type MessageInput, toolCallsOf, toolRe
 import * as Window from "./Window.js"
 import type { Draft, Fact, WindowEvent } from "./WindowEvent.js"
 
-/** A window command. @since 0.1.0 */
-export type WindowCommand =
-  | { readonly _tag: "SetSystemPrompt"; readonly messages: ReadonlyArray<Message> }
-  | { readonly _tag: "SetKnowledge"; readonly messages: ReadonlyArray<Message> }
-  | { readonly _tag: "SetTaskGoal"; readonly goal: string | null; readonly tokens: number }
-  | { readonly _tag: "SetSubgoals"; readonly subgoals: ReadonlyArray<string>; readonly tokens: number }
-  | { readonly _tag: "RaiseSignal"; readonly signal: Window.Signal }
-  | { readonly _tag: "AppendMessages"; readonly messages: ReadonlyArray<Message> }
-  | { readonly _tag: "ClearHistory" }
-  | { readonly _tag: "RemoveKind"; readonly kind: InjectedKind }
-  | { readonly _tag: "TrimToBudget"; readonly budget: number }
-  | { readonly _tag: "Inject"; readonly kind: InjectedKind; readonly messages: ReadonlyArray<Message> }
-  | { readonly _tag: "ResetConversation" }
-  | { readonly _tag: "ContinueIn"; readonly into: string }
-  | { readonly _tag: "Pin"; readonly messageId: string; readonly pinned: boolean }
-  | { readonly _tag: "CompleteTurn" }
-  | { readonly _tag: "RecordFacts"; readonly facts: ReadonlyArray<Fact> }
+/**
+ * What the fields of a command carry in each of its two forms: what a caller writes (`Requested`: message
+ * inputs, plain text) and what `decide` needs (`Resolved`: messages with ids and token counts, counted
+ * task state and signals). The service resolves one into the other; nothing else differs.
+ */
+interface Requested {
+  readonly system: { readonly prompt: string | ReadonlyArray<MessageInput> }
+  readonly knowledge: { readonly knowledge: ReadonlyArray<string | MessageInput> }
+  readonly counted: {}
+  readonly signal: { readonly text: string }
+  readonly message: MessageInput
+  readonly item: string | MessageInput
+}
+interface Resolved {
+  readonly system: { readonly messages: ReadonlyArray<Message> }
+  readonly knowledge: { readonly messages: ReadonlyArray<Message> }
+  readonly counted: { readonly tokens: number }
+  readonly signal: { readonly signal: Window.Signal }
+  readonly message: Message
+  readonly item: Message
+}
+
+/**
+ * The window commands, each declared once: the one command union, in the form a caller writes it
+ * ({@link Command}) and the form `decide` takes ({@link WindowCommand}).
+ */
+type Commands<F extends Requested | Resolved> = {
+  SetSystemPrompt: F["system"]
+  SetKnowledge: F["knowledge"]
+  SetTaskGoal: { readonly goal: string | null } & F["counted"]
+  SetSubgoals: { readonly subgoals: ReadonlyArray<string> } & F["counted"]
+  RaiseSignal: F["signal"]
+  AppendMessages: { readonly messages: ReadonlyArray<F["message"]> }
+  ClearHistory: {}
+  /** Remove every message of an injected kind, from knowledge and history. */
+  RemoveKind: { readonly kind: InjectedKind }
+  TrimToBudget: { readonly budget: number }
+  Inject: { readonly kind: InjectedKind; readonly messages: ReadonlyArray<F["item"]> }
+  Pin: { readonly messageId: string; readonly pinned: boolean }
+  CompleteTurn: {}
+}
+
+/**
+ * A window operation as a value, as a caller writes it: what `ContextService.execute(stream, command)`
+ * runs, the one entry of the service (its named members are helpers that build one). The two commands
+ * that read the store before they decide (`Recall`, `InjectSummaries`) exist only in this form.
+ * @since 0.8.0
+ */
+export type Command = Data.TaggedEnum<
+  Commands<Requested> & {
+    /** Recall from the `RecallSource` into `recall` (this conversation) or `cross_session` (the owner's others). */
+    Recall: {
+      readonly kind: "recall" | "cross_session"
+      readonly query: string
+      readonly budget: number
+      readonly owner?: string | undefined
+    }
+    InjectSummaries: { readonly budget: number }
+  }
+>
+
+/** Constructors and matchers of {@link Command} (`Command.AppendMessages({ messages })`). @since 0.8.0 */
+export const Command = Data.taggedEnum<Command>()
+
+/**
+ * A command as `decide` takes it: the same commands with everything impure resolved (message ids, token
+ * counts), plus the service's own (`ResetConversation`, `ContinueIn`, `RecordFacts`).
+ * @since 0.1.0
+ */
+export type WindowCommand = Data.TaggedEnum<
+  Commands<Resolved> & {
+    ResetConversation: {}
+    ContinueIn: { readonly into: string }
+    RecordFacts: { readonly facts: ReadonlyArray<Fact> }
+  }
+>
 
 /** A command does not fit the window; nothing was written. @since 0.1.0 */
 export class InvalidCommand extends Schema.TaggedError<InvalidCommand>()("InvalidCommand", {

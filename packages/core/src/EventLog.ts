@@ -23,7 +23,6 @@ import type {
   StoreError
 } from "./EventLogError.js"
 import * as appendRules from "./internal/appendRules.js"
-import { callableLayer } from "./internal/callableLayer.js"
 import * as memory from "./internal/memoryEventLog.js"
 import type { InvalidInput } from "./Validation.js"
 import type { WindowEvent } from "./WindowEvent.js"
@@ -178,18 +177,10 @@ export interface MemoryOptions {
 
 /**
  * An in-memory event log: for tests, demos and single-process scratch work; options: an HMAC key for
- * its chain. Used as a value (`layerMemory`, the 0.1 form) it is `layerMemory()`: deprecated, write the
-call; the value form goes with the `…With` aliases (ADR 0060). @since 0.1.0
+ * its chain. @since 0.1.0
  */
-export const layerMemory = callableLayer(
-  (options: MemoryOptions = {}): Layer.Layer<EventLog> => Layer.effect(EventLog, memory.make(options.hmacKey))
-)
-
-/**
- * @deprecated Since 0.3.0: `layerMemory(options)`, the one in-memory log with its options. Kept for one minor version.
- * @since 0.1.0
- */
-export const layerMemoryWith: (options: MemoryOptions) => Layer.Layer<EventLog> = layerMemory
+export const layerMemory = (options: MemoryOptions = {}): Layer.Layer<EventLog> =>
+  Layer.effect(EventLog, memory.make(options.hmacKey))
 
 /**
  * Build an in-memory event log (each call is a fresh, empty log). (An `Effect` value before 0.3.0: write

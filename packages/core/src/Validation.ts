@@ -290,12 +290,6 @@ export const validateAppendInput = (
     return problem === undefined ? Effect.void : Effect.fail(problem)
   })
 /**
- * @deprecated Since 0.2.0: use `validateAppendInput` (`checkAppend` named three functions); goes in 0.3.0.
- * @since 0.1.0
- */
-export const checkAppend: typeof validateAppendInput = validateAppendInput
-
-/**
  * Check message inputs before anything reads them (token counting stringifies tool inputs, so a BigInt,
  * a cycle or a 10,000-deep array must be refused first): each input must be an object whose `parts` is
  * an array of objects with a string `type`, and all of it a storable JSON value by the rules above. The

@@ -10,7 +10,6 @@ import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import type { EventDecodeError } from "./EventCodec.js"
 import * as EventHash from "./EventHash.js"
-import { callableLayer } from "./internal/callableLayer.js"
 import { type Envelope, EventLog, pagesOf, type StoreError, type StreamId, TamperDetected } from "./EventLog.js"
 import * as Window from "./Window.js"
 import type { WindowEvent } from "./WindowEvent.js"
@@ -273,21 +272,10 @@ export const catchUpHeld = (
 
 /**
  * The replaying repository, with integrity options (the log's HMAC key, or unverified loads; both optional).
- * Used as a value (`layerReplay`, the 0.1 form) it is `layerReplay()`: deprecated, write the call; the
- * value form goes with the `…With` aliases (ADR 0060).
  * @since 0.1.0
  */
-export const layerReplay = callableLayer(
-  (options: IntegrityOptions = {}): Layer.Layer<WindowRepository, never, EventLog> =>
-    Layer.effect(
-      WindowRepository,
-      Effect.flatMap(EventLog, (log) => makeReplay(log, options))
-    )
-)
-
-/**
- * @deprecated Since 0.2.0: use `layerReplay(options)`, the one layer; `layerReplayWith` goes in 0.3.0.
- * @since 0.1.0
- */
-export const layerReplayWith: (options?: IntegrityOptions) => Layer.Layer<WindowRepository, never, EventLog> =
-  layerReplay
+export const layerReplay = (options: IntegrityOptions = {}): Layer.Layer<WindowRepository, never, EventLog> =>
+  Layer.effect(
+    WindowRepository,
+    Effect.flatMap(EventLog, (log) => makeReplay(log, options))
+  )

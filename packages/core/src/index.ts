@@ -26,6 +26,8 @@ export * as EventLog from "./EventLog.js"
 export * as Ids from "./Ids.js"
 /** Language model port. @since 0.1.0 */
 export * as LanguageModel from "./LanguageModel.js"
+/** The one bounded LRU map every cache uses. @since 0.8.0 */
+export * as Lru from "./Lru.js"
 /** Token costs of images and documents by provider formula. @since 0.3.0 */
 export * as MediaTokens from "./MediaTokens.js"
 /** Messages and parts. @since 0.1.0 */

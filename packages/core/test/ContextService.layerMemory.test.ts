@@ -69,13 +69,6 @@ describe("ContextService.layerMemory", () => {
     )
   )
 
-  it("the deprecated names are the one constructor and layer", () => {
-    assert.strictEqual(ContextService.makeWith, ContextService.make)
-    assert.strictEqual(ContextService.layerWith, ContextService.layer)
-    assert.strictEqual(WindowRepository.layerReplayWith, WindowRepository.layerReplay)
-    assert.strictEqual(EventLog.layerMemoryWith, EventLog.layerMemory)
-  })
-
   it.effect("layer(options) takes the service's options, layer() its defaults", () =>
     Effect.gen(function* () {
       const ctx = yield* ContextService.ContextService

@@ -1,15 +1,11 @@
-// One name per thing (ADR 0060): the renamed public names answer as before under their new names, and
-// the old names stay, deprecated, as the same values for one minor version.
+// One name per thing (ADR 0060): the renamed public names answer as before under their new names (the
+// old names, deprecated aliases, were removed in 0.8.0: issue 40).
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import { ConversationMemory, Validation } from "../src/index.js"
 
 describe("one name per thing", () => {
-  it("Validation.checkAppend is validateAppendInput, deprecated", () => {
-    assert.strictEqual(Validation.checkAppend, Validation.validateAppendInput)
-  })
-
   it.effect("validateAppendInput names the bad stream id and passes good input", () =>
     Effect.gen(function* () {
       const bad = yield* Effect.either(Validation.validateAppendInput("", []))

@@ -444,7 +444,7 @@ export class CtxlogSaver extends BaseCheckpointSaver {
     let current: thread.Written | undefined = first
     let start: unknown = []
     while (current !== undefined) {
-      const live = state.live.get(thread.liveKey(current.writer, channel))
+      const live = state.live.peek(thread.liveKey(current.writer, channel))
       if (live !== undefined) {
         start = live
         break

@@ -13,7 +13,7 @@
  *
  * @since 0.1.0
  */
-import { type EventLog, Message, RecallSource, TokenCounter, Window } from "@ctxlog/core"
+import { type EventLog, Lru, Message, RecallSource, TokenCounter, Window } from "@ctxlog/core"
 import * as Effect from "effect/Effect"
 import * as FiberRef from "effect/FiberRef"
 import * as Layer from "effect/Layer"
@@ -268,7 +268,7 @@ export const make = (
 
     // A hit is one text part (header and body): its count depends on the kind and that text only, and
     // the same messages come back turn after turn, so the counts of recent hits are kept.
-    const counted = new Map<string, number>()
+    const counted = Lru.make<string, number>(maxCounted)
     /** A hit's tokens as the window will count it: inside its `<context kind="…">` wrapper. */
     const tokensOf = (kind: string, message: Hit["message"]): number => {
       const only = message.parts.length === 1 ? message.parts[0] : undefined
@@ -277,14 +277,9 @@ export const make = (
       }
       const key = `${kind}\u0000${only.text}`
       const known = counted.get(key)
-      if (known !== undefined) {
-        counted.delete(key)
-        counted.set(key, known)
-        return known
-      }
+      if (known !== undefined) return known
       const tokens = Window.wrappedTokens(counter, kind, message, counter.countMessage(message))
       counted.set(key, tokens)
-      if (counted.size > maxCounted) counted.delete(counted.keys().next().value ?? key)
       return tokens
     }
 

@@ -21,7 +21,7 @@
  *
  * @since 0.1.0
  */
-import { EventHash, EventLog, Window, WindowRepository } from "@ctxlog/core"
+import { EventHash, EventLog, Lru, Window, WindowRepository } from "@ctxlog/core"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -123,16 +123,10 @@ export const make = (
   const appendedBytes = options.appendedBytes ?? (() => 0)
   const onMismatch = options.onMismatch ?? "fail"
   const version = options.projectionVersion ?? projectionVersion
-  const maxTracked = Math.max(1, options.maxTracked ?? 10_000)
-  // Insertion-ordered: re-setting a stream moves it to the end, so the first key is the least recent.
-  const marks = new Map<string, Mark>()
+  // Re-marking a stream makes it the most recent; reading a mark (`peek`) does not.
+  const marks = Lru.make<string, Mark>(options.maxTracked ?? 10_000)
   const mark = (stream: string, at: number, stale = false) => {
-    marks.delete(stream)
     marks.set(stream, { version: at, bytes: appendedBytes(stream), stale })
-    if (marks.size > maxTracked) {
-      const oldest = marks.keys().next()
-      if (oldest.done !== true) marks.delete(oldest.value)
-    }
   }
 
   const key = options.hmacKey
@@ -252,7 +246,7 @@ export const make = (
       const base = Option.map(restored, (found) => found.window)
       // Bytes are counted from the first time this process saw the snapshot a stream has now; a
       // snapshot that could not be used is replaced by the next committed window.
-      const known = marks.get(stream)
+      const known = marks.peek(stream)
       if (Option.isSome(base)) {
         if (known?.version !== base.value.version) mark(stream, base.value.version)
       } else if (Option.isSome(latest)) mark(stream, 0, true)
@@ -268,7 +262,7 @@ export const make = (
     catchUp: (stream, held, version) => WindowRepository.catchUpHeld(log, stream, held, version, integrity),
     committed: (stream, window) =>
       Effect.suspend(() => {
-        const last = marks.get(stream) ?? { version: 0, bytes: 0, stale: false }
+        const last = marks.peek(stream) ?? { version: 0, bytes: 0, stale: false }
         if (last.stale && window.version > 0) return save(stream, window)
         const dueByCount = every > 0 && window.version - last.version >= every
         const dueBySize = bytes > 0 && appendedBytes(stream) - last.bytes >= bytes

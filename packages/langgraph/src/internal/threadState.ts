@@ -6,7 +6,7 @@
  * thread's channel count); a process folds a stream once and then only the events appended since (by
  * this process or another one).
  */
-import type { WindowEvent } from "@ctxlog/core"
+import { Lru, type WindowEvent } from "@ctxlog/core"
 
 type CheckpointSaved = WindowEvent.EventOf<"CheckpointSaved">
 
@@ -59,8 +59,10 @@ export interface ThreadState {
   /** Ids of the messages of the list the saver mirrors into the window, in order. */
   windowIds: Array<string>
   /** Live channel values by `valueKey`: the lists this process wrote or rebuilt last (a small LRU). */
-  readonly live: Map<string, ReadonlyArray<unknown>>
+  readonly live: Lru.Lru<string, ReadonlyArray<unknown>>
 }
+
+const liveCapacity = 16
 
 /** A state for a stream with no events. */
 export const empty = (): ThreadState => ({
@@ -73,22 +75,15 @@ export const empty = (): ThreadState => ({
   head: undefined,
   windowWriter: undefined,
   windowIds: [],
-  live: new Map()
+  live: Lru.make(liveCapacity)
 })
-
-const liveCapacity = 16
 
 /**
  * Remember a live list value. Kept by reference, not copied (a copy would cost O(list) per `put`):
  * LangGraph's reducers return a new list and never change one they were given.
  */
 export const remember = (state: ThreadState, key: string, value: ReadonlyArray<unknown>): void => {
-  state.live.delete(key)
   state.live.set(key, value)
-  if (state.live.size > liveCapacity) {
-    const oldest = state.live.keys().next()
-    if (oldest.done !== true) state.live.delete(oldest.value)
-  }
 }
 
 const writeKey = (taskId: string, idx: number): string => `${taskId}\u0000${idx}`

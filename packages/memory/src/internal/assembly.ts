@@ -1,4 +1,4 @@
-import { Message, type RecallSource, type Window } from "@ctxlog/core"
+import { Lru, Message, type RecallSource, type Window } from "@ctxlog/core"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 
@@ -33,14 +33,14 @@ interface HistoryIndex {
 }
 
 const maxIndexes = 16
-const indexes = new Map<string, HistoryIndex>()
+const indexes = Lru.make<string, HistoryIndex>(maxIndexes)
 
 const historyIndexOf = (
   history: ReadonlyArray<Message.Message>,
   refreshed: ReadonlySet<Message.MessageKind>
 ): HistoryIndex => {
   const key = `${[...refreshed].sort().join(",")}\u0000${history[0]?.id ?? ""}`
-  const known = indexes.get(key)
+  const known = indexes.peek(key)
   let index: HistoryIndex | undefined
   let from = 0
   if (known !== undefined && known.history.length <= history.length) {
@@ -64,12 +64,7 @@ const historyIndexOf = (
     if (!index.ids.has(message.id)) index.ids.set(message.id, at)
   }
   index.history = history
-  indexes.delete(key)
   indexes.set(key, index)
-  if (indexes.size > maxIndexes) {
-    const oldest = indexes.keys().next().value
-    if (oldest !== undefined) indexes.delete(oldest)
-  }
   return index
 }
 

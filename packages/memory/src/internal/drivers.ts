@@ -1,5 +1,6 @@
 import type BetterSqlite3 from "better-sqlite3"
 import type { SqliteDatabase, SqliteStatement } from "kysely"
+import { Lru } from "@ctxlog/core"
 import * as Effect from "effect/Effect"
 import { DriverMissing, type Package } from "../Driver.js"
 import { counters } from "./workCounters.js"
@@ -62,19 +63,14 @@ export const statementCacheSize = 256
  * against 13 ms), and every read of the store goes through here.
  */
 export const cachedStatements = (raw: BetterSqlite3.Database): SqliteDatabase => {
-  const kept = new Map<string, SqliteStatement>()
+  const kept = Lru.make<string, SqliteStatement>(statementCacheSize)
   return {
     close: () => raw.close(),
     prepare: (text) => {
-      let statement = kept.get(text)
-      if (statement === undefined) {
-        counters.statementsPrepared++
-        statement = rowsAsObjects(raw.prepare(text))
-        if (kept.size >= statementCacheSize) {
-          const oldest = kept.keys().next()
-          if (oldest.done !== true) kept.delete(oldest.value)
-        }
-      } else kept.delete(text)
+      const known = kept.get(text)
+      if (known !== undefined) return known
+      counters.statementsPrepared++
+      const statement = rowsAsObjects(raw.prepare(text))
       kept.set(text, statement)
       return statement
     }

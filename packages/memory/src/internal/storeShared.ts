@@ -1,4 +1,4 @@
-import type { EventCodec, EventHash, EventLog } from "@ctxlog/core"
+import { type EventCodec, type EventHash, type EventLog, Lru } from "@ctxlog/core"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import type * as Anchor from "../Anchor.js"
@@ -56,19 +56,14 @@ export interface StoreShared {
 }
 
 const appendedBytesCounter = (): AppendedBytes => {
-  const bytes = new Map<string, number>()
+  const bytes = Lru.make<string, number>(10_000)
   return {
     add: (stream, stored) => {
-      let total = bytes.get(stream) ?? 0
+      let total = bytes.peek(stream) ?? 0
       for (const record of stored) total += record.data.length
-      bytes.delete(stream)
       bytes.set(stream, total)
-      if (bytes.size > 10_000) {
-        const oldest = bytes.keys().next()
-        if (oldest.done !== true) bytes.delete(oldest.value)
-      }
     },
-    get: (stream) => bytes.get(stream) ?? 0,
+    get: (stream) => bytes.peek(stream) ?? 0,
     forget: (stream) => {
       bytes.delete(stream)
     }

@@ -10,7 +10,7 @@
  * incremental path cannot prove the same (a changed history prefix, a new task state, `thinking:
  * "current"`, server context, an invalid window) renders from scratch.
  */
-import { Message } from "@ctxlog/core"
+import { Lru, Message } from "@ctxlog/core"
 import * as Either from "effect/Either"
 import type { InvalidRequest } from "../InvalidRequest.js"
 import { anthropicMessage, maxCacheBreakpoints } from "../RequestValidator.js"
@@ -59,15 +59,10 @@ const messageOf = (draft: Draft): AnthropicMessage => {
 export const sha256Of = requestBody.sha256Of
 
 const maxStates = 16
-const states = new Map<string, State>()
+const states = Lru.make<string, State>(maxStates)
 
 const remember = (key: string, state: State): void => {
-  states.delete(key)
   states.set(key, state)
-  if (states.size > maxStates) {
-    const oldest = states.keys().next().value
-    if (oldest !== undefined) states.delete(oldest)
-  }
 }
 
 /** Forget every state (tests). */
@@ -130,7 +125,7 @@ export const renderAnthropic = (
 ): Either.Either<Rendered, InvalidRequest> => {
   if ((settings.thinking ?? "all") !== "all") return full()
   const key = keyOf(settings, history)
-  const previous = states.get(key)
+  const previous = states.peek(key)
   const stateKey = sections.state === undefined ? "" : `${sections.state.tokens}:${sections.state.text}`
   let from = 0
   if (previous !== undefined && previous.stateKey === stateKey && previous.history.length <= history.length) {

@@ -9,6 +9,7 @@
  * registered here for a request object; a request nothing registered is serialized and hashed whole.
  */
 import { createHash, type Hash } from "node:crypto"
+import { Lru } from "@ctxlog/core"
 import { counters } from "./renderCounters.js"
 
 const jsonOfItem = new WeakMap<object, string>()
@@ -75,7 +76,7 @@ interface State {
 }
 
 const maxStates = 16
-const states = new Map<string, State>()
+const states = Lru.make<string, State>(maxStates)
 
 /** Forget every state (tests). */
 export const clear = (): void => states.clear()
@@ -88,7 +89,7 @@ export const clear = (): void => states.clear()
  */
 export const register = (key: string, request: object, field: string, items: ReadonlyArray<object>, stable: number) => {
   const { head, tail } = around(request, field)
-  const previous = states.get(key)
+  const previous = states.peek(key)
   let same = 0
   if (previous !== undefined) {
     const limit = Math.min(previous.hashed, items.length)
@@ -148,10 +149,5 @@ export const register = (key: string, request: object, field: string, items: Rea
     },
     () => `${prefixText}${restOf()}`
   )
-  states.delete(key)
   states.set(key, { head, items, prefixHash, prefixText, hashed })
-  if (states.size > maxStates) {
-    const oldest = states.keys().next().value
-    if (oldest !== undefined) states.delete(oldest)
-  }
 }
