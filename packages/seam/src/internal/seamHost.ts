@@ -207,6 +207,9 @@ export const make = (config: SeamConfig.SeamConfig) =>
           previousSummary: null,
           maxSummaryTokens: room
         })
+        // The same guards as every summary (empty, fallback, a pinned identifier the seams held): a
+        // refused briefing summary falls back to the deterministic briefing (issue 39).
+        yield* SummaryGuard.guard(output.summary, { folded: existingSeams, kept: [] })
         let summary = output.summary.trim()
         let message = yield* prepareOne(
           { role: "user", parts: [Message.text(Briefing.renderSummary(summary))] },
@@ -245,7 +248,10 @@ export const make = (config: SeamConfig.SeamConfig) =>
         onNone: () => deterministicBriefing(existingSeams, stateText),
         onSome: (service) =>
           compactedBriefing(service, existingSeams, stateText).pipe(
-            Effect.catchTag("CompactionError", () => deterministicBriefing(existingSeams, stateText))
+            Effect.catchTags({
+              CompactionError: () => deterministicBriefing(existingSeams, stateText),
+              SummaryRefused: () => deterministicBriefing(existingSeams, stateText)
+            })
           )
       })
 
