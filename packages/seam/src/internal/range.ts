@@ -40,9 +40,7 @@ export const adjust = (
 
 /**
  * Split `[start, end)` into the messages to fold and the ones kept verbatim: a tool group with any
- * pinned member (flag or index) is kept whole, so pinning a result also keeps its call. The user's
- * latest ask (the newest user chat message of `messages` that is no tool result) is kept as if pinned:
- * no seam or cycle folds what the user asked in this turn (issue 39).
+ * pinned member (flag or index) is kept whole, so pinning a result also keeps its call.
  */
 export const splitPinned = (
   messages: ReadonlyArray<Message.Message>,
@@ -57,8 +55,6 @@ export const splitPinned = (
       return message === undefined ? [] : [message]
     })
   )
-  const ask = Message.latestUserAsk(messages)
-  if (ask !== undefined) pinnedByIndex.add(ask)
   const keptSet = new Set<Message.Message>()
   for (const group of ToolPairs.groups(range)) {
     if (group.some((message) => message.pinned === true || pinnedByIndex.has(message))) {

@@ -97,7 +97,10 @@ export const make = (config: SeamConfig.SeamConfig) =>
           maxSummaryTokens: SeamConfig.valueAt(config.summaryTokens, level),
           workspace
         }),
-        (output) => Effect.as(SummaryGuard.guard(output.summary, { folded: messages, kept }), output.summary)
+        // keepUserAsk false: a seam's range may hold the ask (a one-ask agent session); keeping the ask out
+        // of seam ranges is not built yet (ADR 0114), and refusing every such seam would stop seams.
+        (output) =>
+          Effect.as(SummaryGuard.guard(output.summary, { folded: messages, kept, keepUserAsk: false }), output.summary)
       )
 
     const produceSoftSeam: SeamHost.Service["produceSoftSeam"] = (
@@ -293,8 +296,12 @@ export const make = (config: SeamConfig.SeamConfig) =>
                 )
               ).end
               const { fold } = splitPinned(current.history, 0, cut, [])
+              // The user's latest ask stays through a cycle (issue 39, ADR 0114).
+              const ask = Window.latestUserAsk(current)
               const removed = new Set([
-                ...fold.filter((message) => message.kind !== "briefing").map((message) => message.id),
+                ...fold
+                  .filter((message) => message.kind !== "briefing" && message.id !== ask)
+                  .map((message) => message.id),
                 ...seamMessagesOf(current).map((seam) => seam.id)
               ])
               return [
