@@ -136,6 +136,13 @@ export const fileStore = { thresholdBytes: 16_384, previewChars: 2000 } as const
  */
 export const noReader: Tools.OutputReader = () => Effect.fail({ message: "no file store is open" })
 
+/**
+ * A `recall_archived` reader for tools made before the log is open, only for their specs (the budget):
+ * the session's tools read the session's log (`Tools.recallArchivedFrom`).
+ * @since 0.8.0
+ */
+export const noArchive: Tools.ArchiveReader = () => Effect.fail({ message: "no log is open" })
+
 /** Seam thresholds as shares of the budget: above the soft tier (70%), below the hard one (85%). @since 0.1.0 */
 export const seamRatios = { level1: 0.74, level2: 0.79, level3: 0.83 } as const
 

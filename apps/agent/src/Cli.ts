@@ -7,7 +7,7 @@
 import { existsSync } from "node:fs"
 import * as path from "node:path"
 import { Command, Options } from "@effect/cli"
-import { ContextService } from "@ctxlog/core"
+import { ContextService, EventLog } from "@ctxlog/core"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
@@ -282,7 +282,11 @@ export const run = Command.make(
           chosen,
           Agent.budgetFor({
             provider: chosen,
-            tools: Tools.make({ workspace: process.cwd(), readOutput: Agent.noReader })
+            tools: Tools.make({
+              workspace: process.cwd(),
+              readOutput: Agent.noReader,
+              recallArchived: Agent.noArchive
+            })
           })
         )
         // A server that is not running fails here, before the log is opened: no empty session.
@@ -310,7 +314,11 @@ export const run = Command.make(
             ui.line(ui.warn(`working in ${explicit} (--workspace), not in the session's workspace ${kept}`))
           }
           const files = yield* FileStore.FileStore
-          const tools = Tools.make({ workspace: dir, readOutput: Tools.readOutputFrom(files, stream) })
+          const tools = Tools.make({
+            workspace: dir,
+            readOutput: Tools.readOutputFrom(files, stream),
+            recallArchived: Tools.recallArchivedFrom(yield* EventLog.EventLog, stream)
+          })
           let config: Agent.Config = { stream, provider: chosen, tools, ui }
           let current = providerOptions
           const window = yield* Agent.open(config, {

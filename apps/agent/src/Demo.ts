@@ -241,7 +241,11 @@ export const planFor = (workspace: string): ReadonlyArray<PlanTurn> => [
     user: "List the workspace again.",
     steps: [call("list_dir", { path: ".", depth: 3 }), say("Only src/cart.js changed.")]
   },
-  { user: "What did the notes say about discounts?", steps: [say("Discounts are percent (0-100), money in cents.")] },
+  {
+    // What the notes said left the window long ago: the model reads it back from the archive (issue 39).
+    user: "What did the notes say about discounts?",
+    steps: [call("recall_archived", {}), say("Discounts are percent (0-100), money in cents.")]
+  },
   { user: "Run the whole suite one final time.", steps: [sh("node --test"), say("5 passing, 0 failing.")] },
   {
     user: "Summarize the session.",
@@ -364,7 +368,10 @@ export const run = (options: Options): Effect.Effect<Outcome, unknown> =>
     })
     const stream = options.stream ?? newSessionId("demo")
     // The budget needs the tools' schemas only; the session's tools read its file store (below).
-    const budget = Agent.budgetFor({ provider, tools: Tools.make({ workspace, readOutput: Agent.noReader }) })
+    const budget = Agent.budgetFor({
+      provider,
+      tools: Tools.make({ workspace, readOutput: Agent.noReader, recallArchived: Agent.noArchive })
+    })
     const where = Stack.describeStorage(options.storage)
     ui.line(ui.bold("ctxlog-agent demo"))
     ui.line(
@@ -378,7 +385,11 @@ export const run = (options: Options): Effect.Effect<Outcome, unknown> =>
     const turns = plan.slice(0, options.turns ?? plan.length)
     const envelopes = yield* Effect.gen(function* () {
       const files = yield* FileStore.FileStore
-      const tools = Tools.make({ workspace, readOutput: Tools.readOutputFrom(files, stream) })
+      const tools = Tools.make({
+        workspace,
+        readOutput: Tools.readOutputFrom(files, stream),
+        recallArchived: Tools.recallArchivedFrom(yield* EventLog.EventLog, stream)
+      })
       const config: Agent.Config = { stream, provider, tools, ui }
       const earlier = (yield* (yield* RecallIndex.RecallIndex).streamsOf(Agent.owner)).length
       if (earlier > 0) {

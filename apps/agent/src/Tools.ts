@@ -10,7 +10,7 @@
 import { execFile } from "node:child_process"
 import { promises as fs } from "node:fs"
 import * as path from "node:path"
-import type { LanguageModel, Message } from "@ctxlog/core"
+import { ArchiveRecall, EventLog, type LanguageModel, type Message } from "@ctxlog/core"
 import type { FileStore } from "@ctxlog/memory"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -50,7 +50,26 @@ export interface Config {
    * when given, the `read_output` tool is offered.
    */
   readonly readOutput?: OutputReader
+  /**
+   * Answers `recall_archived`: what a summary, seam or cycle replaced, from the session's log (see
+   * {@link recallArchivedFrom}); when given, the tool is offered.
+   */
+  readonly recallArchived?: ArchiveReader
 }
+
+/** Answers a `recall_archived` call; a failure's message goes back to the model. @since 0.8.0 */
+export type ArchiveReader = (
+  input: typeof ArchiveRecall.ToolInput.Type
+) => Effect.Effect<string, { readonly message: string }>
+
+/** Tokens a `recall_archived` answer may hold by default. @since 0.8.0 */
+export const recallBudgetTokens = 2_000
+
+/** The `recall_archived` reader of `stream` in an event log (`ArchiveRecall.recall`). @since 0.8.0 */
+export const recallArchivedFrom =
+  (log: EventLog.EventLog["Type"], stream: string, budgetTokens: number = recallBudgetTokens): ArchiveReader =>
+  (input) =>
+    ArchiveRecall.recall(stream, { ...input, budgetTokens }).pipe(Effect.provideService(EventLog.EventLog, log))
 
 /** Reads a stored output whole or by lines; a failure's message goes back to the model. @since 0.1.0 */
 export type OutputReader = (
@@ -411,6 +430,16 @@ export const make = (config: Config): Tools => {
         return Effect.flatMap(decode(name, WriteFile, input), writeFile)
       case "run_command":
         return Effect.flatMap(decode(name, RunCommand, input), runCommand)
+      case ArchiveRecall.toolSpec.name: {
+        const reader = config.recallArchived
+        if (reader === undefined) return Effect.fail(new ToolFailure({ tool: name, detail: "no log to recall from" }))
+        return Effect.flatMap(decode(name, ArchiveRecall.ToolInput, input), (request) =>
+          reader(request).pipe(
+            Effect.map((content): ToolOutput => ({ content, isError: false })),
+            Effect.mapError((error) => new ToolFailure({ tool: name, detail: error.message }))
+          )
+        )
+      }
       case "read_output":
         if (config.readOutput !== undefined) return Effect.flatMap(decode(name, ReadOutput, input), readOutput)
         return Effect.fail(new ToolFailure({ tool: name, detail: "no stored outputs in this session" }))
@@ -423,7 +452,11 @@ export const make = (config: Config): Tools => {
 
   return {
     workspace: root,
-    specs: config.readOutput === undefined ? specs : [...specs, readOutputSpec],
+    specs: [
+      ...specs,
+      ...(config.readOutput === undefined ? [] : [readOutputSpec]),
+      ...(config.recallArchived === undefined ? [] : [ArchiveRecall.toolSpec])
+    ],
     // A call the output limit cut off runs nothing: its arguments are not what the model meant.
     run: (name, input) =>
       (isCut(input) ? Effect.fail(new ToolFailure({ tool: name, detail: cutMessage })) : dispatch(name, input)).pipe(

@@ -23,6 +23,7 @@ import * as Session from "./importers/Session.js"
 import * as Inspect from "./Inspect.js"
 import * as Pipeline from "./Pipeline.js"
 import * as Queries from "./Queries.js"
+import * as Restore from "./Restore.js"
 import { damagedExit } from "./Report.js"
 import * as Server from "./Server.js"
 import * as MessageView from "./MessageView.js"
@@ -1088,6 +1089,40 @@ const verifyReceiptCommand = Command.make(
       if (!checked.ok) return yield* new CommandFailed({ detail: `receipt ${options.file} does not verify` })
     })
 ).pipe(Command.withDescription("check an erasure receipt offline: its signature and its key in a keyring"))
+// restore ----------------------------------------------------------------------------------------
+
+const restoreCommand = Command.make(
+  "restore",
+  {
+    ...common,
+    stream,
+    compaction: Args.text({ name: "compaction" }).pipe(
+      Args.withDescription("the id of the Compacted event to undo (ctxlog events lists it, ◆)")
+    )
+  },
+  (options) =>
+    Effect.gen(function* () {
+      // Writes one event (CompactionReverted) through the context service; a missing file is an error.
+      const target: Restore.Target = Option.match(options.pg, {
+        onNone: () => ({ _tag: "sqlite" as const, file: options.db }),
+        onSome: (url) => ({ _tag: "postgres" as const, url })
+      })
+      const restored = yield* Restore.restoreIn(target, options.stream, options.compaction)
+      yield* out(options, restored, () => Restore.describe(restored), false)
+    }).pipe(
+      Effect.mapError(
+        (error) =>
+          new CommandFailed({
+            detail:
+              typeof error === "object" && error !== null && "message" in error ? String(error.message) : String(error)
+          })
+      )
+    )
+).pipe(
+  Command.withDescription(
+    "undo a compaction as an event (CompactionReverted): its summary leaves, the messages it replaced come back from the log"
+  )
+)
 
 // whatif -----------------------------------------------------------------------------------------
 
@@ -1395,6 +1430,7 @@ export const command = Command.make("ctxlog").pipe(
     importCommand,
     eraseCommand,
     verifyReceiptCommand,
+    restoreCommand,
     headsCommand,
     messageCommand,
     whatifCommand,

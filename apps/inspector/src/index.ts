@@ -12,6 +12,8 @@ export * as Inspect from "./Inspect.js"
 export * as Pipeline from "./Pipeline.js"
 /** Pure queries over events and windows (window, blame, diff, usage). @since 0.1.0 */
 export * as Queries from "./Queries.js"
+/** Undoing a compaction as an event (`ctxlog restore`, the viewer's Restore button). @since 0.8.0 */
+export * as Restore from "./Restore.js"
 /** The web viewer's HTTP server. @since 0.1.0 */
 export * as Server from "./Server.js"
 /** One message, whole (every part, its origin and tool pair). @since 0.2.0 */

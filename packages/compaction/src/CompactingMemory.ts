@@ -21,7 +21,7 @@ import {
   Compactor,
   ContextService,
   ConversationMemory,
-  type Message,
+  Message,
   Receipt,
   ToolPairs,
   type WindowEvent
@@ -231,8 +231,15 @@ export const make = (
         const summary = state.history.find((message) => message.kind === "summary")
         const rest = all.slice(watermark)
         // No policy demotes or drops a tool result the model has not answered yet, nor its call: they
-        // stay whole (a memory returns messages, it does not rewrite them).
-        const kept = ToolPairs.withKept(rest, memoryPolicy.select(rest), ToolPairs.unseenPairs(rest))
+        // stay whole (a memory returns messages, it does not rewrite them). Nor the user's latest ask
+        // (issue 39): it stays verbatim, and so does everything after it.
+        const ask = Message.latestUserAsk(rest)
+        const keep = ToolPairs.unseenPairs(rest)
+        const kept = ToolPairs.withKept(
+          rest,
+          memoryPolicy.select(rest),
+          ask === undefined ? keep : new Set([...keep, ask.id])
+        )
         const current = summary === undefined ? kept : [summary, ...kept]
         // Everything before the first kept message is demoted to the summary.
         const first = kept[0]

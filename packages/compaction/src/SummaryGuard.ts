@@ -58,8 +58,9 @@ export interface Context {
   /** Identifiers (paths, ids) that must survive verbatim when what is folded holds them. */
   readonly pinnedIdentifiers?: ReadonlyArray<string> | undefined
   /**
-   * Refuse a summary that folds the user's latest ask without quoting it whole (default false: the
-   * compression plan does not keep the ask in the tail yet, so this guard is opt-in; see ADR 0092).
+   * Refuse a summary that folds the user's latest ask without quoting it whole (default true since the
+   * compression plan, the trims and the seam ranges keep the ask in the tail; `false` turns it off; see
+   * ADR 0114).
    */
   readonly keepUserAsk?: boolean | undefined
   /** Guards a policy adds, run after the built-in ones, in order. */
@@ -107,7 +108,13 @@ export const guard = (summary: string, context: Context): Effect.Effect<void, Su
     return check(summary, {
       ...context,
       pinnedIdentifiers: [...new Set(identifiers)],
-      keepUserAsk: context.keepUserAsk === true || extra.keepUserAsk === true,
+      // On if either asks for it, off if either turns it off, else the default (on).
+      keepUserAsk:
+        context.keepUserAsk === true || extra.keepUserAsk === true
+          ? true
+          : context.keepUserAsk === false || extra.keepUserAsk === false
+            ? false
+            : undefined,
       guards: [...(context.guards ?? []), ...(extra.guards ?? [])]
     })
   })
@@ -144,9 +151,8 @@ export const check = (summary: string, context: Context): Either.Either<void, Su
     return refuse("pending_call", `it folds ${folded.length} tool call(s) still waiting for a result`, folded)
   }
   // The user's latest ask: kept verbatim in the tail, or quoted whole by the summary.
-  let ask: Message.Message | undefined
-  for (const message of all) if (message.role === "user" && message.kind === "chat") ask = message
-  if (context.keepUserAsk === true && ask !== undefined && context.folded.some((message) => message.id === ask.id)) {
+  const ask = Message.latestUserAsk(all)
+  if (context.keepUserAsk !== false && ask !== undefined && context.folded.some((message) => message.id === ask.id)) {
     const text = Message.textOf(ask).trim()
     if (text.length > 0 && !summary.includes(text)) {
       return refuse("user_ask", "the user's latest ask is folded and the summary does not keep it verbatim", [ask.id])

@@ -51,14 +51,35 @@ export const decide = (
     return notUndoable(`its summary message "${compacted.summary.id}" is no longer in the window`)
   }
   const removed = new Set(compacted.removedIds)
-  const restored: ReadonlyArray<Message.Message> = before.history.filter((message) => removed.has(message.id))
-  const back = restored.find((message) => present.has(message.id))
+  const returning = before.history.filter((message) => removed.has(message.id))
+  const back = returning.find((message) => present.has(message.id))
   if (back !== undefined) return notUndoable(`message "${back.id}" is in the window again`)
+  // A message the compaction kept between ones it removed (the user's latest ask, a pinned one) stands
+  // after the summary now: it leaves and comes back with them, so history is in its order again.
+  const first = before.history.findIndex((message) => removed.has(message.id))
+  const last = before.history.findLastIndex((message) => removed.has(message.id))
+  const between =
+    first < 0 ? [] : before.history.slice(first, last + 1).filter((m) => !removed.has(m.id) && present.has(m.id))
+  const stillThere = new Map(
+    window.history.filter((message) => between.some((m) => m.id === message.id)).map((m) => [m.id, m])
+  )
+  const restored: ReadonlyArray<Message.Message> =
+    between.length === 0
+      ? returning
+      : before.history
+          .slice(first, last + 1)
+          .flatMap((message) =>
+            removed.has(message.id)
+              ? [message]
+              : stillThere.has(message.id)
+                ? [stillThere.get(message.id) ?? message]
+                : []
+          )
   return Either.right([
     {
       _tag: "CompactionReverted",
       compactionEventId: compacted.id,
-      removedIds: compacted.summary === null ? [] : [compacted.summary.id],
+      removedIds: [...(compacted.summary === null ? [] : [compacted.summary.id]), ...between.map((m) => m.id)],
       restored,
       carryOver: before.carryOver,
       watermark: before.watermark,

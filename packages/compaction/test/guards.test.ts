@@ -101,7 +101,7 @@ describe("summary guards (issue 39, build item 2)", () => {
     assert.isTrue(Either.isRight(SummaryGuard.check("The user asked to read a.ts.", { folded, kept: answered })))
   })
 
-  it("with keepUserAsk, a summary folding the latest ask must quote it whole", () => {
+  it("by default (keepUserAsk unset or true), a summary folding the latest ask must quote it whole", () => {
     const ask: Message.Message = {
       id: "u1",
       role: "user",
@@ -114,6 +114,14 @@ describe("summary guards (issue 39, build item 2)", () => {
     assert.isTrue(
       Either.isRight(SummaryGuard.check("Asked: fix cart.js", { folded: [ask], kept: [], keepUserAsk: true }))
     )
-    assert.isTrue(Either.isRight(SummaryGuard.check("Work on the cart.", { folded: [ask], kept: [] })))
+    // On by default since the plans keep the ask (ADR 0114); false turns it off.
+    const byDefault = SummaryGuard.check("Work on the cart.", { folded: [ask], kept: [] })
+    assert.isTrue(Either.isLeft(byDefault) && byDefault.left.reason === "user_ask")
+    assert.isTrue(
+      Either.isRight(SummaryGuard.check("Work on the cart.", { folded: [ask], kept: [], keepUserAsk: false }))
+    )
+    // A tool result carried by a user message is no ask.
+    const result: Message.Message = { ...ask, id: "r1", parts: [Message.toolResult("c1", "ok")] }
+    assert.isTrue(Either.isRight(SummaryGuard.check("Work on the cart.", { folded: [ask], kept: [result] })) === false)
   })
 })

@@ -103,7 +103,9 @@ describe("compressionPlan", () => {
         Message.user(filler(40)),
         Message.tool("k2", filler(400)),
         Message.assistant(filler(2000)),
-        Message.assistant("", [Message.toolCall("open", "bash", {})])
+        Message.assistant("", [Message.toolCall("open", "bash", {})]),
+        // The user's latest ask stays as well (issue 39); the interleaved one above is an earlier ask.
+        Message.user("go on")
       ])).window
       const small = CompressionPlan.compressionPlan(window, 50)
       const removed = new Set(small.removeIds)
@@ -112,10 +114,11 @@ describe("compressionPlan", () => {
       // Pinned message and the unanswered call stay; the long reasoning tail is drained into the summary.
       assert.strictEqual(kept[0]?.pinned, true)
       assert.deepStrictEqual(
-        Message.toolCallsOf(kept[kept.length - 1] ?? { parts: [] }).map((call) => call.id),
+        Message.toolCallsOf(kept[kept.length - 2] ?? { parts: [] }).map((call) => call.id),
         ["open"]
       )
-      assert.strictEqual(kept.length, 2)
+      assert.strictEqual(Message.textOf(kept[kept.length - 1] ?? { parts: [] }), "go on")
+      assert.strictEqual(kept.length, 3)
       assert.strictEqual(small.toSummarize.length, 6)
       // The interleaved user message between k1 and k2 results: the whole group leaves together.
       assert.isTrue(removed.has(window.history[5]?.id ?? ""))

@@ -353,16 +353,20 @@ describe("compactContext", () => {
           persist: (compacted) => Effect.sync(() => order.push(`persist:${compacted.tier}`))
         }
       })
-      assert.deepStrictEqual(order, ["archive:8", "summarize:200", "probe:short summary", "finalize", "persist:manual"])
+      // Everything but the user's latest ask ("two", kept verbatim: issue 39) is summarized.
+      assert.deepStrictEqual(order, ["archive:7", "summarize:200", "probe:short summary", "finalize", "persist:manual"])
       assert.strictEqual(result._tag, "Compacted")
       if (result._tag === "Compacted") {
         assert.strictEqual(Message.textOf(result.summary), "short summary!")
         assert.deepStrictEqual(
-          result.window.history.map((message) => message.kind),
-          ["summary"]
+          result.window.history.map((message) => [message.kind, Message.textOf(message)]),
+          [
+            ["summary", "short summary!"],
+            ["chat", "two"]
+          ]
         )
       }
-      // Pressure plays no part: nothing but the summary left, so the next call has nothing to do.
+      // Pressure plays no part: nothing but the summary and the ask left, so the next call has nothing to do.
       assert.strictEqual((yield* TieredCompaction.compactContext("cc"))._tag, "NoChange")
       assert.strictEqual(yield* calls, 0)
     }).pipe(Effect.provide(testLayer))

@@ -36,7 +36,9 @@ export const isEmpty = (plan: Plan): boolean => plan.toSummarize.length === 0
  * leaves. A tail that does not fit (say a long reasoning message and a large tool output) is drained
  * into the summary too: a ceiling of 1,000 tokens never keeps a 5,000-token newest round. Groups that
  * hold a pinned message, a call still waiting for its result, or a tool result the model has not seen
- * yet always stay (an unseen result that cannot fit is truncated by compaction, never summarized).
+ * yet always stay (an unseen result that cannot fit is truncated by compaction, never summarized), and
+ * so does the group of the user's latest ask (`Window.latestUserAsk`, issue 39): an agent's long turn
+ * after one ask is still summarized, the ask kept verbatim before its summary.
  * Previous summaries (kind `summary`) always leave: their text rolls forward.
  *
  * This is the one planner: compaction uses it, and the provider builders' `compressionPlan` is this
@@ -46,11 +48,13 @@ export const isEmpty = (plan: Plan): boolean => plan.toSummarize.length === 0
 export const compressionPlan = (window: Window.Window, keepCeiling: number): Plan => {
   const pending = new Set(ToolPairs.pendingCalls(window.history))
   const unseen = new Set(Window.unseenToolResults(window))
+  const ask = Window.latestUserAsk(window)
   const groups = ToolPairs.groups(window.history)
   const forced = (group: ReadonlyArray<Message.Message>): boolean =>
     group.some(
       (message) =>
         message.pinned === true ||
+        message.id === ask ||
         unseen.has(message.id) ||
         message.parts.some((part) => part.type === "tool_call" && pending.has(part.id))
     )

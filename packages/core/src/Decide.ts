@@ -230,7 +230,7 @@ const newestGroupStart = (state: State): number => {
 
 /**
  * The history to drop, oldest first, so the window fits `budget` tokens. System, knowledge and task
- * state are never trimmed; pinned messages stay; a tool call and its results leave together (the groups
+ * state are never trimmed; pinned messages and the user's latest ask (`Window.latestUserAsk`) stay; a tool call and its results leave together (the groups
  * of `ToolPairs.groups`); the newest group always stays, and so does every tool result the model has not
  * seen yet with its call (`Window.unseenToolPairs`: kept whole; truncating it is compaction's fit step). O(the messages dropped), not O(history): groups
  * are found from the oldest message on, and only until the window fits.
@@ -242,6 +242,7 @@ export const trimPlan = (window: Window.Window, budget: number): ReadonlyArray<s
   const history = state.history
   const newest = newestGroupStart(state)
   const unseen = Window.unseenToolPairs(window)
+  const ask = Window.latestUserAsk(window)
   let total = window.tokens.total
   const removed: Array<string> = []
   const seen = new Set<string>()
@@ -251,7 +252,7 @@ export const trimPlan = (window: Window.Window, budget: number): ReadonlyArray<s
     if ((history.keyOf(message.id) ?? 0) >= newest) break
     const group = groupOf(state, message)
     for (const member of group) seen.add(member.id)
-    if (group.some((member) => member.pinned === true || unseen.has(member.id))) continue
+    if (group.some((member) => member.pinned === true || member.id === ask || unseen.has(member.id))) continue
     for (const member of group) {
       removed.push(member.id)
       total -= member.tokens

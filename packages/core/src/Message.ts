@@ -531,6 +531,19 @@ export const toolResultsOf = (message: { readonly parts: ReadonlyArray<Part> }):
   return results
 }
 
+/**
+ * Whether a message is a user's ask: a user chat message that carries no tool result (issue 39). The
+ * newest one in a history is the user's latest ask, which no compaction, trim or seam takes away.
+ * @since 0.8.0
+ */
+export const isUserAsk = (message: Pick<Message, "role" | "kind" | "parts">): boolean =>
+  message.role === "user" && message.kind === "chat" && toolResultsOf(message).length === 0
+
+/** The user's latest ask in a list of messages (the newest {@link isUserAsk}), if any. O(messages after it). @since 0.8.0 */
+export const latestUserAsk = <A extends Pick<Message, "role" | "kind" | "parts">>(
+  messages: ReadonlyArray<A>
+): A | undefined => messages.findLast(isUserAsk)
+
 /** The text of a message: its text parts joined by newlines. @since 0.1.0 */
 export const textOf = (message: { readonly parts: ReadonlyArray<Part> }): string => {
   const parts = message.parts

@@ -11,7 +11,7 @@
 import * as Schema from "effect/Schema"
 import * as evolveInternal from "./internal/evolve.js"
 import * as HashMap from "effect/HashMap"
-import { Message, textOf, toolResultsOf } from "./Message.js"
+import { isUserAsk, Message, textOf, toolResultsOf } from "./Message.js"
 import type { WindowEvent } from "./WindowEvent.js"
 
 /** Goal and subgoals, with their token shares of the rendered block (`Window.taskStateShares`). @since 0.1.0 */
@@ -197,6 +197,20 @@ export const unseenToolPairs = (window: Window): ReadonlySet<string> => {
  * @since 0.8.0
  */
 export const pendingToolCalls = (window: Window): ReadonlyArray<string> => evolveInternal.stateOf(window).open
+
+/**
+ * The id of the user's latest ask: the newest user chat message in history that is not a tool result
+ * (issue 39). No compaction plan folds it and no trim drops it, as for a pinned message, so every render
+ * of the turn holds what the user asked (an input too long for the turn is cut to its head and tail
+ * before it is appended). O(the messages after it).
+ * @since 0.8.0
+ */
+export const latestUserAsk = (window: Window): string | undefined => {
+  for (const message of evolveInternal.stateOf(window).history.reversed()) {
+    if (isUserAsk(message)) return message.id
+  }
+  return undefined
+}
 
 /** The highest seam level present, if any. @since 0.1.0 */
 export const highestSeamLevel = (window: Window): number | undefined =>

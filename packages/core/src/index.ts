@@ -6,6 +6,8 @@
 
 /** The token budget every compaction, pruning and render decision uses. @since 0.1.0 */
 export * as Budget from "./Budget.js"
+/** What a summary, seam or cycle replaced, read back from the log (`recall_archived`, issue 39). @since 0.8.0 */
+export * as ArchiveRecall from "./ArchiveRecall.js"
 /** Compactor port. @since 0.1.0 */
 export * as Compactor from "./Compactor.js"
 /** What a compaction removes and summarizes: the one planner. @since 0.1.0 */

@@ -575,25 +575,25 @@ describe("ContextService", () => {
       }).pipe(Effect.provide(live()))
     )
 
+    // u2 is the user's latest ask: it stays too (issue 39), so only u1 can leave here.
     it.effect("keeps pinned messages together with their tool pair", () =>
       Effect.gen(function* () {
         yield* setup
         const ctx = yield* service
-        yield* ctx.pin(stream, "u1")
         yield* ctx.pin(stream, "t1")
         const out = yield* ctx.trimToBudget(stream, 10)
-        thenEvents(out, [{ _tag: "HistoryTrimmed", budget: 10, removedIds: ["u2"] }])
-        assert.deepStrictEqual(idsOf(out.window.history), ["u1", "a1", "t1", "a2"])
+        thenEvents(out, [{ _tag: "HistoryTrimmed", budget: 10, removedIds: ["u1"] }])
+        assert.deepStrictEqual(idsOf(out.window.history), ["a1", "t1", "u2", "a2"])
         yield* checkConsistent(out)
       }).pipe(Effect.provide(live()))
     )
 
-    it.effect("keeps the newest message even when the budget is below it", () =>
+    it.effect("keeps the newest message and the user's latest ask even when the budget is below them", () =>
       Effect.gen(function* () {
         yield* setup
         const ctx = yield* service
         const out = yield* ctx.trimToBudget(stream, 1)
-        assert.deepStrictEqual(idsOf(out.window.history), ["a2"])
+        assert.deepStrictEqual(idsOf(out.window.history), ["u2", "a2"])
         assert.deepStrictEqual(idsOf(out.window.system), ["sys"])
         yield* checkConsistent(out)
       }).pipe(Effect.provide(live()))

@@ -6,7 +6,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as Either from "effect/Either"
-import { Decide, Message, Window, type WindowEvent } from "../src/index.js"
+import { CompressionPlan, Decide, Message, Window, type WindowEvent } from "../src/index.js"
 import { appended, message, stampAll } from "./Scenario.js"
 
 const given = (drafts: ReadonlyArray<WindowEvent.Draft>): Window.Window => Window.replay(stampAll(drafts))
@@ -94,5 +94,30 @@ describe("window invariants (issue 39)", () => {
       before.history.map((each) => each.id)
     )
     assert.deepStrictEqual(undone.seams, before.seams)
+  })
+  // The demo's turn 24 (issue 39): a hard compaction at the start of a turn summarized the message the
+  // user had just sent, and the request held no user message. The latest ask stays, like a pinned one.
+  const longTurn = (): Window.Window =>
+    given([
+      appended(message("u1", "user", "first ask", { tokens: 100 })),
+      appended(message("a1", "assistant", "first answer", { tokens: 100 })),
+      appended(message("u2", "user", "the ask of this turn", { tokens: 300 })),
+      appended(message("a2", "assistant", [Message.toolCall("c1", "read", { path: "a.ts" })], { tokens: 50 })),
+      appended(message("t1", "tool", [Message.toolResult("c1", "contents")], { tokens: 50 })),
+      appended(message("a3", "assistant", "working on it", { tokens: 100 }))
+    ])
+
+  it("the compression plan never folds the user's latest ask", () => {
+    const window = longTurn()
+    assert.strictEqual(Window.latestUserAsk(window), "u2")
+    const plan = CompressionPlan.compressionPlan(window, 120)
+    assert.isFalse(plan.removeIds.includes("u2"), `removed ${plan.removeIds.join(", ")}`)
+    assert.isTrue(plan.removeIds.includes("u1"))
+  })
+
+  it("trimToBudget never drops the user's latest ask", () => {
+    const trimmed = decided(longTurn(), { _tag: "TrimToBudget", budget: 400 }, "trim")
+    assert.isTrue(trimmed.history.some((each) => each.id === "u2"))
+    assert.isFalse(trimmed.history.some((each) => each.id === "u1"))
   })
 })

@@ -67,7 +67,7 @@ export const CompactionSettings = Schema.Struct({
   prune: opt(PruneSettings),
   /** Identifiers (paths, ids) a summary must keep verbatim when what it folds holds them (`SummaryGuard`; issue 39). */
   pinnedIdentifiers: opt(Schema.Array(Schema.String)),
-  /** Refuse a summary that folds the user's latest ask without quoting it whole (`SummaryGuard`; default false). */
+  /** Refuse a summary that folds the user's latest ask without quoting it whole (`SummaryGuard`; default true, `false` turns it off). */
   keepUserAsk: opt(Schema.Boolean),
   /**
    * Cache-aware compaction (issue 37): when leaving the window alone and pruning both fit, keep the cached

@@ -15,3 +15,5 @@ export * as ModelCallTrace from "./ModelCallTrace.js"
 export { CompactionStatus } from "@ctxlog/compaction"
 /** The deterministic summarizer (no model call) the sample agent, the what-if and the Promise API default to. @since 0.4.0 */
 export { TemplateCompactor } from "@ctxlog/compaction"
+/** Undoing a compaction as an event (`CompactionReverted`): what `ctxlog restore` runs. @since 0.8.0 */
+export { UndoCompaction } from "@ctxlog/compaction"

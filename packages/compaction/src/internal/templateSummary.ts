@@ -104,6 +104,32 @@ export interface Sections {
   readonly errors: ReadonlyArray<string>
 }
 
+const emptySections: Sections = {
+  goal: null,
+  earlier: null,
+  requests: [],
+  decisions: [],
+  tools: [],
+  files: [],
+  errors: []
+}
+
+/** Two previous summaries as one: the older's goal, both carried-over texts, their items in order. */
+const merged = (older: Sections, newer: Sections): Sections => ({
+  goal: older.goal ?? newer.goal,
+  earlier:
+    older.earlier === null
+      ? newer.earlier
+      : newer.earlier === null
+        ? older.earlier
+        : `${older.earlier}\n\n${newer.earlier}`,
+  requests: unique([...older.requests, ...newer.requests]),
+  decisions: unique([...older.decisions, ...newer.decisions]),
+  tools: [...older.tools, ...newer.tools],
+  files: unique([...older.files, ...newer.files]),
+  errors: unique([...older.errors, ...newer.errors])
+})
+
 /** Extract the sections from messages, deterministically. */
 export const extract = (
   messages: ReadonlyArray<Message.Message>,
@@ -116,8 +142,18 @@ export const extract = (
   const tools: Array<string> = []
   const files: Array<string> = []
   const errors: Array<string> = []
+  // A summary among the messages (a seam or a later compaction folding an earlier summary) is a previous
+  // summary, never a user request: taken as one, it became the goal and a request, nesting its headings
+  // ("## Goal # Summary of earlier conversation ## Goal …", issue 39).
+  const priors: Array<Sections> = []
+  const prior = (text: string): Sections => parse(text) ?? { ...emptySections, earlier: text.trim() }
+  if (previousSummary !== null) priors.push(prior(previousSummary))
   for (const message of messages) {
     const body = Message.textOf(message)
+    if (message.kind === "summary" || parse(body) !== null) {
+      if (body.trim().length > 0) priors.push(prior(body))
+      continue
+    }
     if (message.role === "user" && body.trim().length > 0) requests.push(oneLine(body, 240))
     if (message.role === "assistant") {
       decisions.push(...sentencesMatching(body, decisionPattern).map((sentence) => oneLine(sentence, 200)))
@@ -143,7 +179,7 @@ export const extract = (
   // A previous summary of our own format is merged section by section (its items first, so the oldest
   // drop first under the cap); anything else is carried over as opaque text. Merging, not nesting:
   // nested carry-overs repeated the goal once per roll and buried the oldest items deepest.
-  const previous = previousSummary === null ? null : parse(previousSummary)
+  const previous = priors.length === 0 ? null : priors.reduce(merged)
   if (previous !== null) {
     return {
       goal: goal ?? previous.goal ?? firstRequest ?? null,
@@ -156,8 +192,8 @@ export const extract = (
     }
   }
   return {
-    goal: goal ?? (firstRequest === undefined && previousSummary !== null ? null : (firstRequest ?? null)),
-    earlier: previousSummary,
+    goal: goal ?? firstRequest ?? null,
+    earlier: null,
     requests: unique(requests),
     decisions: unique(decisions),
     tools,

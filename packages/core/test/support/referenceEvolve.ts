@@ -387,7 +387,7 @@ const seamsInHistory = (before: Window, after: Window): Window => {
 /**
  * The first release's trim plan: groups of the whole history, oldest first, the newest group kept; since
  * issue 20 also every group holding a tool result after the last assistant message (unseen, in a stream
- * with no renders) or the call it answers.
+ * with no renders) or the call it answers; since issue 39 the user's latest ask.
  */
 export const referenceTrimPlan = (window: Window, budget: number): ReadonlyArray<string> => {
   if (budget <= 0 || window.tokens.total <= budget) return []
@@ -401,11 +401,15 @@ export const referenceTrimPlan = (window: Window, budget: number): ReadonlyArray
   const touchesUnseen = (message: Message) =>
     toolResultsOf(message).some((r) => unseenCalls.has(r.toolCallId)) ||
     toolCallsOf(message).some((c) => unseenCalls.has(c.id) || pending.has(c.id))
+  // Issue 39: and the user's latest ask (the newest user chat message that is no tool result).
+  const ask = window.history.findLast(
+    (message) => message.role === "user" && message.kind === "chat" && toolResultsOf(message).length === 0
+  )
   let total = window.tokens.total
   const removed: Array<string> = []
   for (const group of groups.slice(0, -1)) {
     if (total <= budget) break
-    if (group.some((message) => message.pinned === true || touchesUnseen(message))) continue
+    if (group.some((message) => message.pinned === true || message === ask || touchesUnseen(message))) continue
     for (const message of group) {
       removed.push(message.id)
       total -= message.tokens

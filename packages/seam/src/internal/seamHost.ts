@@ -97,7 +97,10 @@ export const make = (config: SeamConfig.SeamConfig) =>
           maxSummaryTokens: SeamConfig.valueAt(config.summaryTokens, level),
           workspace
         }),
-        (output) => Effect.as(SummaryGuard.guard(output.summary, { folded: messages, kept }), output.summary)
+        // keepUserAsk false: a seam's range may hold the ask (a one-ask agent session); keeping the ask out
+        // of seam ranges is not built yet (ADR 0114), and refusing every such seam would stop seams.
+        (output) =>
+          Effect.as(SummaryGuard.guard(output.summary, { folded: messages, kept, keepUserAsk: false }), output.summary)
       )
 
     const produceSoftSeam: SeamHost.Service["produceSoftSeam"] = (
@@ -207,6 +210,9 @@ export const make = (config: SeamConfig.SeamConfig) =>
           previousSummary: null,
           maxSummaryTokens: room
         })
+        // The same guards as every summary (empty, fallback, a pinned identifier the seams held): a
+        // refused briefing summary falls back to the deterministic briefing (issue 39).
+        yield* SummaryGuard.guard(output.summary, { folded: existingSeams, kept: [] })
         let summary = output.summary.trim()
         let message = yield* prepareOne(
           { role: "user", parts: [Message.text(Briefing.renderSummary(summary))] },
@@ -245,7 +251,10 @@ export const make = (config: SeamConfig.SeamConfig) =>
         onNone: () => deterministicBriefing(existingSeams, stateText),
         onSome: (service) =>
           compactedBriefing(service, existingSeams, stateText).pipe(
-            Effect.catchTag("CompactionError", () => deterministicBriefing(existingSeams, stateText))
+            Effect.catchTags({
+              CompactionError: () => deterministicBriefing(existingSeams, stateText),
+              SummaryRefused: () => deterministicBriefing(existingSeams, stateText)
+            })
           )
       })
 
@@ -287,8 +296,12 @@ export const make = (config: SeamConfig.SeamConfig) =>
                 )
               ).end
               const { fold } = splitPinned(current.history, 0, cut, [])
+              // The user's latest ask stays through a cycle (issue 39, ADR 0114).
+              const ask = Window.latestUserAsk(current)
               const removed = new Set([
-                ...fold.filter((message) => message.kind !== "briefing").map((message) => message.id),
+                ...fold
+                  .filter((message) => message.kind !== "briefing" && message.id !== ask)
+                  .map((message) => message.id),
                 ...seamMessagesOf(current).map((seam) => seam.id)
               ])
               return [

@@ -1,0 +1,95 @@
+// Issue 39's acceptance on the repository's real transcripts (fixtures/transcripts) at small windows:
+// every render holds the current turn's user message (the newest user ask appended before it: whole, or
+// as the turn cut it at input), and no summary or seam nests an earlier summary's headings.
+import { readdirSync } from "node:fs"
+import { join } from "node:path"
+import { EventLog, Message, Window, type WindowEvent } from "@ctxlog/core"
+import { SqliteEventLog } from "@ctxlog/memory"
+import { afterAll, assert, describe, it } from "@effect/vitest"
+import * as Chunk from "effect/Chunk"
+import * as Effect from "effect/Effect"
+import * as Stream from "effect/Stream"
+import { ctxlogInProcess, tempDir, transcripts } from "./support/cli.js"
+
+const temp = tempDir("ctxlog-user-ask-")
+afterAll(() => temp.cleanup())
+
+const files = readdirSync(transcripts).filter((name) => name.endsWith(".json"))
+const budgets = [4_000, 8_000]
+
+const read = (db: string, stream: string) =>
+  Effect.gen(function* () {
+    const log = yield* EventLog.EventLog
+    return Chunk.toReadonlyArray(yield* Stream.runCollect(log.read(stream))).map((envelope) => envelope.event)
+  }).pipe(Effect.provide(SqliteEventLog.layer({ filename: db, create: false })))
+
+/** A summary's or seam's text, when the event brings one. */
+const summaryOf = (event: WindowEvent.WindowEvent): string | undefined =>
+  event._tag === "Compacted"
+    ? event.summary === null
+      ? undefined
+      : Message.textOf(event.summary)
+    : event._tag === "SeamProduced" || event._tag === "SeamsRecompacted" || event._tag === "BriefingProduced"
+      ? Message.textOf(event.message)
+      : undefined
+
+const count = (text: string, pattern: RegExp) => (text.match(pattern) ?? []).length
+
+describe("the user's ask in every render, no nested summaries (issue 39)", () => {
+  it("finds the transcripts", () => {
+    assert.isAtLeast(files.length, 4)
+  })
+
+  for (const file of files) {
+    for (const budget of budgets) {
+      it.live(
+        `${file} at a ${budget}-token budget`,
+        () =>
+          Effect.gen(function* () {
+            const db = join(temp.dir, `${file}-${budget}.db`)
+            const stream = file.replace(/\.json$/, "")
+            const imported = yield* Effect.promise(() =>
+              ctxlogInProcess([
+                "import",
+                "--format",
+                "openai-chat",
+                "--db",
+                db,
+                "--budget",
+                String(budget),
+                join(transcripts, file)
+              ])
+            )
+            assert.strictEqual(imported.code, 0, imported.stderr)
+            const events = yield* read(db, stream)
+            let window = Window.empty
+            let ask: string | undefined
+            let renders = 0
+            let summaries = 0
+            for (const event of events) {
+              if (event._tag === "MessageAppended" && Message.isUserAsk(event.message)) ask = event.message.id
+              if (event._tag === "PromptRendered" && ask !== undefined) {
+                renders += 1
+                assert.isTrue(
+                  window.history.some((message) => message.id === ask),
+                  `render at event ${event.id}: the turn's user message ${ask} is not in the window`
+                )
+              }
+              const text = summaryOf(event)
+              if (text !== undefined) {
+                summaries += 1
+                assert.isAtMost(count(text, /^# Summary of earlier conversation$/gm), 1, text)
+                assert.isAtMost(count(text, /^## Goal$/gm), 1, text)
+                assert.notMatch(text, /## Goal\n# Summary of earlier conversation/, text)
+              }
+              window = Window.evolve(window, event)
+            }
+            assert.isAbove(renders, 0)
+            // A small window compacts: the check above saw summaries (the larger budget may need fewer).
+            if (budget === budgets[0]) assert.isAbove(summaries, 0, "no summary at the smallest budget")
+          }),
+        240_000
+      )
+    }
+  }
+})
