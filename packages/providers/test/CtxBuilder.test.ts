@@ -231,10 +231,13 @@ describe("budget and compression", () => {
     expect(plan.removeIds).toEqual(["u-1", "a-1", "t-1", "t-2"])
     expect(plan.content).toContain("tool_call call_read_test read_file")
     expect(plan).toMatchObject(CompressionPlan.compressionPlan(fixtureWindow, 30))
-    // A ceiling below the newest round: nothing is kept for its own sake (the old builder kept it all).
+    // A ceiling below the newest round: nothing is kept for its own sake (the old builder kept it all)
+    // but the user's latest ask, which stays verbatim (issue 39, ADR 0114).
     const tight = builder.compressionPlan(fixtureWindow, 0)
-    expect(tight.removeIds).toEqual(fixtureWindow.history.map((message) => message.id))
-    expect(tight.keptTokens).toBe(0)
+    const ask = Window.latestUserAsk(fixtureWindow)
+    expect(ask).toBe("u-2")
+    expect(tight.removeIds).toEqual(fixtureWindow.history.filter((m) => m.id !== ask).map((m) => m.id))
+    expect(tight.keptTokens).toBe(fixtureWindow.history.find((m) => m.id === ask)?.tokens)
     const roomy = builder.compressionPlan(fixtureWindow, 10_000)
     expect(roomy.removeIds).toEqual([])
   })
@@ -251,7 +254,8 @@ describe("budget and compression", () => {
     ])
     const plan = AnthropicCtx.make({ model: "claude-sonnet-4-5" }).compressionPlan(window, 1000)
     expect(plan.keptTokens).toBeLessThanOrEqual(1000)
-    expect(plan.removeIds).toEqual(["u-1", "a-1", "t-1"])
+    // The round drains; the user's ask that started it stays verbatim (issue 39, ADR 0114).
+    expect(plan.removeIds).toEqual(["a-1", "t-1"])
   })
 })
 

@@ -68,8 +68,10 @@ it("over 30 model calls (compaction, seams, pruning), the model receives exactly
     sessionId: "render-is-the-prompt",
     policy: {
       builder: { provider: "openai", api: "responses", model: "gpt-4.1", contextWindow: 4_000, maxOutputTokens: 400 },
-      compaction: { softThreshold: 0.35, hardThreshold: 0.5, proactiveThreshold: 0.45, targetRatio: 0.3 },
-      seams: { level1: 0.45, level2: 0.6, level3: 0.75 }
+      // Thresholds at which compaction, seams and pruning each happen over these 30 calls now that every
+      // path keeps the user's latest ask (issue 39, ADR 0114): 6 compactions, 4 seams, 4 prunes.
+      compaction: { softThreshold: 0.3, hardThreshold: 0.42, proactiveThreshold: 0.38, targetRatio: 0.25 },
+      seams: { level1: 0.4, level2: 0.6, level3: 0.75 }
     }
   })
   let executed = 0
