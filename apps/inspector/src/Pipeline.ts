@@ -16,6 +16,7 @@ import {
   ContextService,
   EventLog,
   type LanguageModel,
+  Lru,
   Message,
   TokenCounter,
   Transcript,
@@ -108,17 +109,8 @@ const replayMemoTexts = 20_000
  */
 const replayCounter: TokenCounter.TokenCounter.Service = (() => {
   const base = TokenCounter.gpt("o200k_base")
-  const texts = new Map<string, number>()
   const messages = new WeakMap<object, number>()
-  const count = (text: string): number => {
-    let tokens = texts.get(text)
-    if (tokens === undefined) {
-      tokens = base.count(text)
-      if (texts.size >= replayMemoTexts) texts.clear()
-      texts.set(text, tokens)
-    }
-    return tokens
-  }
+  const count = TokenCounter.rememberTexts(base.count, Lru.make(replayMemoTexts))
   const counting = TokenCounter.make(base.name, count, "openai")
   return {
     name: base.name,

@@ -11,6 +11,7 @@ import { createRequire } from "node:module"
 import * as Context from "effect/Context"
 import * as Layer from "effect/Layer"
 import { work } from "./internal/work.js"
+import type { Lru } from "./Lru.js"
 import { type MediaFormula, mediaTokensOf } from "./MediaTokens.js"
 import { type Part, tokenTextOf } from "./Message.js"
 
@@ -60,6 +61,24 @@ export const make = (
     messageOverhead +
     (hasMedia(message.parts) ? mediaTokensOf(message.parts, media, count) : 0)
 })
+
+/**
+ * `count` with each whole text counted once and kept in `memo` (a bounded LRU the caller owns, so the
+ * state lives where the caller keeps it): for callers that count the same texts again and again, as a
+ * replay or a cache prediction over the same recording does once per policy. A text's count depends on
+ * the text alone, so the answers are `count`'s.
+ * @since 0.8.0
+ */
+export const rememberTexts =
+  (count: (text: string) => number, memo: Lru<string, number>): ((text: string) => number) =>
+  (text) => {
+    let tokens = memo.get(text)
+    if (tokens === undefined) {
+      tokens = count(text)
+      memo.set(text, tokens)
+    }
+    return tokens
+  }
 
 /** The encodings bundled with `gpt-tokenizer` that we expose. @since 0.1.0 */
 export type Encoding = "o200k_base" | "cl100k_base"

@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import { Message, TokenCounter } from "../src/index.js"
+import { Lru, Message, TokenCounter } from "../src/index.js"
 
 describe("TokenCounter", () => {
   it("o200k_base and cl100k_base are different tokenizers", () => {
@@ -59,4 +59,25 @@ describe("TokenCounter", () => {
       assert.strictEqual(heuristic.count("abcdefg"), 3)
     })
   )
+})
+
+describe("TokenCounter.rememberTexts", () => {
+  it("answers what the counter answers, counting each text once while the memo holds it", () => {
+    const counted: Array<string> = []
+    const base = TokenCounter.gpt("o200k_base")
+    const memo = Lru.make<string, number>(2)
+    const count = TokenCounter.rememberTexts((text) => {
+      counted.push(text)
+      return base.count(text)
+    }, memo)
+    const texts = ["read src/cart.js", "the tests pass", "read src/cart.js", "a third text", "the tests pass"]
+    assert.deepStrictEqual(
+      texts.map(count),
+      texts.map((text) => base.count(text))
+    )
+    // The second "read src/cart.js" is remembered; "the tests pass" left the 2-entry memo when the third
+    // text came in (the least recently used goes first), so it is counted again.
+    assert.deepStrictEqual(counted, ["read src/cart.js", "the tests pass", "a third text", "the tests pass"])
+    assert.strictEqual(memo.size, 2)
+  })
 })

@@ -20,7 +20,7 @@
  *
  * @since 0.5.0
  */
-import { EventHash, Message, TokenCounter, Window, type WindowEvent } from "@ctxlog/core"
+import { EventHash, Lru, Message, TokenCounter, Window, type WindowEvent } from "@ctxlog/core"
 import * as Either from "effect/Either"
 import * as CacheTable from "./CacheTable.js"
 import * as RenderRecord from "./RenderRecord.js"
@@ -222,26 +222,10 @@ const rawBlocks = (family: string, request: unknown): ReadonlyArray<RawBlock> =>
   return out
 }
 
-/** Tokens per block text: each distinct text counted once per prediction. */
-// One tokenizer for every prediction in this thread (its pre-token memo stays warm across streams).
 // One tokenizer and one memo of block texts for every prediction in this thread: a sweep predicts each
-// stream once per policy, over the same blocks (the memo starts over past `blockMemoTexts`).
-const blockTokens = TokenCounter.gpt("o200k_base")
-const blockMemo = new Map<string, number>()
-const blockMemoTexts = 20_000
-const blockCounter = () => {
-  const counter = blockTokens
-  const memo = blockMemo
-  return (text: string): number => {
-    let tokens = memo.get(text)
-    if (tokens === undefined) {
-      tokens = counter.count(text)
-      if (memo.size >= blockMemoTexts) memo.clear()
-      memo.set(text, tokens)
-    }
-    return tokens
-  }
-}
+// stream once per policy, over the same blocks (its pre-token memo stays warm across streams too).
+const blockMemo = Lru.make<string, number>(20_000)
+const blockCount = TokenCounter.rememberTexts(TokenCounter.gpt("o200k_base").count, blockMemo)
 
 const warmLabel = "unknown prefix (cached before the stream)"
 
@@ -580,7 +564,7 @@ interface Live {
  */
 export const predict = (events: ReadonlyArray<TimedEvent>, options: Options = {}): Report => {
   const table = options.table ?? CacheTable.current
-  const count = blockCounter()
+  const count = blockCount
   const calls: Array<Call> = []
   const live = new Map<string, Map<string, Live>>()
   const last = new Map<string, Rendered>()
