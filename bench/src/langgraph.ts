@@ -42,7 +42,7 @@ type Graph = ReturnType<typeof graphOn>
  * Message `i` of a thread: user, assistant tool call, tool result, assistant, in turn: ~300 chars of text
  * each, a tool result ~2,000 (as large as the ones a turn appends).
  */
-const messageAt = (i: number): BaseMessage => {
+export const messageAt = (i: number): BaseMessage => {
   const text = prose(300, i)
   switch (i % 4) {
     case 0:
@@ -61,7 +61,7 @@ const messageAt = (i: number): BaseMessage => {
 }
 
 /** Turn `t` of a thread: an assistant tool call and its result (~2 KB of output). */
-const turnMessages = (t: number): Array<BaseMessage> => [
+export const turnMessages = (t: number): Array<BaseMessage> => [
   new AIMessage({
     content: "",
     id: `t${t}a`,

@@ -12,13 +12,14 @@ import { join } from "node:path"
 import { ContextService, Message } from "@ctxlog/core"
 import { CtxlogSaver } from "@ctxlog/langgraph"
 import { Ctxlog } from "@ctxlog/memory"
-import { AIMessage, type BaseMessage, HumanMessage, ToolMessage } from "@langchain/core/messages"
+import type { BaseMessage } from "@langchain/core/messages"
 import { MessagesAnnotation, MessagesDeltaValue, START, StateGraph, StateSchema } from "@langchain/langgraph"
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint"
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite"
 import BetterSqlite3 from "better-sqlite3"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import { compare, type Row, rows, summarize } from "./harness.js"
+import { messageAt, turnMessages } from "./langgraph.js"
 import type { Scenario } from "./scenarios.js"
 import type { Verdict } from "./targets.js"
 import { prose, tempDir } from "./stores.js"
@@ -53,35 +54,7 @@ const deltaGraph = (checkpointer: BaseCheckpointSaver): MessagesGraph =>
     .addEdge(START, "agent")
     .compile({ checkpointer })
 
-/** Message `i` of a thread: user, assistant tool call, tool result (~2,000 chars), assistant, in turn. */
-const messageAt = (i: number): BaseMessage => {
-  const text = prose(300, i)
-  switch (i % 4) {
-    case 0:
-      return new HumanMessage({ content: text, id: `m${i}` })
-    case 1:
-      return new AIMessage({
-        content: "",
-        id: `m${i}`,
-        tool_calls: [{ type: "tool_call", id: `c${i}`, name: "read_file", args: { path: `src/f${i}.ts` } }]
-      })
-    case 2:
-      return new ToolMessage({ content: prose(2000, i), tool_call_id: `c${i - 1}`, id: `m${i}` })
-    default:
-      return new AIMessage({ content: text, id: `m${i}` })
-  }
-}
-
-const turnMessages = (t: number): Array<BaseMessage> => [
-  new AIMessage({
-    content: "",
-    id: `t${t}a`,
-    tool_calls: [{ type: "tool_call", id: `tc${t}`, name: "read_file", args: { path: `src/t${t}.ts` } }]
-  }),
-  new ToolMessage({ content: prose(2000, t), tool_call_id: `tc${t}`, id: `t${t}r` })
-]
-
-/** The same messages as ctxlog message inputs. */
+/** The same messages as `messageAt` / `turnMessages` (the LangGraph scenario's), as ctxlog message inputs. */
 const inputAt = (i: number): Message.MessageInput => {
   switch (i % 4) {
     case 0:
