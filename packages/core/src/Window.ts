@@ -202,11 +202,14 @@ export const pendingToolCalls = (window: Window): ReadonlyArray<string> => evolv
  * The id of the user's latest ask: the newest user chat message in history that is not a tool result
  * (issue 39). No compaction plan folds it and no trim drops it, as for a pinned message, so every render
  * of the turn holds what the user asked (an input too long for the turn is cut to its head and tail
- * before it is appended). O(the messages after it).
+ * before it is appended). O(1): the fold keeps it; history is searched only after that ask left it.
  * @since 0.8.0
  */
 export const latestUserAsk = (window: Window): string | undefined => {
-  for (const message of evolveInternal.stateOf(window).history.reversed()) {
+  const state = evolveInternal.stateOf(window)
+  // Kept by the fold in O(the change); searched for only after the ask it knew left history.
+  if (state.latestAsk !== null) return state.latestAsk
+  for (const message of state.history.reversed()) {
     if (isUserAsk(message)) return message.id
   }
   return undefined

@@ -269,9 +269,12 @@ describe("the O(change) projection", () => {
           ref = referenceEvolve(ref, event)
           live = Window.evolve(live, event)
           expect(live).toEqual(ref)
+          // The latest ask the fold keeps is the one a search of history finds (issue 39).
+          expect(Window.latestUserAsk(live)).toBe(Message.latestUserAsk(ref.history)?.id)
         }
         // Folding all at once (no window per event) and from a plain copy (state rebuilt) agree too.
         expect(Window.replay(events)).toEqual(ref)
+        expect(Window.latestUserAsk(Window.replay(events))).toBe(Message.latestUserAsk(ref.history)?.id)
         const plain: Window.Window = JSON.parse(JSON.stringify(live))
         const extra = events.slice(-3)
         expect(Window.replay(extra, plain)).toEqual(extra.reduce(referenceEvolve, ref))

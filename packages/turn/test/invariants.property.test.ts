@@ -429,6 +429,12 @@ describe("window invariants under every operation (issue 39, property)", () => {
               }
             }
             assert.strictEqual(yield* host.seamCount(stream), entries.length)
+            // (d') the latest ask the fold keeps is the one a search of history finds.
+            assert.strictEqual(
+              Window.latestUserAsk(window),
+              Message.latestUserAsk(history)?.id,
+              `${where}: the latest user ask`
+            )
             // (e) budget arithmetic, and the live window is the replay of its log.
             assert.strictEqual(window.tokens.system, sum(window.system), `${where}: system tokens`)
             assert.strictEqual(window.tokens.knowledge, sum(window.knowledge), `${where}: knowledge tokens`)

@@ -13,7 +13,7 @@
  */
 import * as HashMap from "effect/HashMap"
 import * as HashSet from "effect/HashSet"
-import { type Message, type MessageKind, toolCallsOf, toolResultsOf } from "../Message.js"
+import { isUserAsk, type Message, type MessageKind, toolCallsOf, toolResultsOf } from "../Message.js"
 import type { CompactionState, DeferredSummary, SeamRef, Signal, TaskState, Tokens, Window } from "../Window.js"
 import type { EventOf, WindowEvent } from "../WindowEvent.js"
 import { Seq } from "./seq.js"
@@ -101,6 +101,12 @@ export interface State {
    * path may drop the message making one: its result could never be appended. Small, O(the change).
    */
   readonly open: ReadonlyArray<string>
+  /**
+   * The id of the user's latest ask in history (`Message.isUserAsk`, issue 39), `undefined` when history
+   * holds none, `null` when it is not known (the one it was left history): `Window.latestUserAsk` then
+   * looks for it. Kept in O(the change), so the planners that keep the ask do not search history for it.
+   */
+  readonly latestAsk: string | null | undefined
 }
 
 const zeroTokens: Tokens = { system: 0, knowledge: 0, taskState: 0, signals: 0, history: 0, total: 0 }
@@ -133,6 +139,7 @@ const emptyState: State = {
   cycle: 0,
   carryOver: null,
   watermark: null,
+  latestAsk: undefined,
   calibration: { estimatedInputTokens: 0, reportedInputTokens: 0, observations: 0 },
   unseen: [],
   open: []
@@ -227,7 +234,7 @@ const mapsTo = (map: HashMap.HashMap<string, string>, key: string, value: string
 }
 
 /** The indexes `indexHistory` keeps. */
-type Indexes = Pick<State, "calls" | "results" | "kinds" | "unseen" | "open">
+type Indexes = Pick<State, "calls" | "results" | "kinds" | "unseen" | "open" | "latestAsk">
 
 /** Keep the tool-call, tool-result and kind indexes in step with messages entering and leaving history. */
 const indexHistory = (state: State, added: ReadonlyArray<Message>, removed: ReadonlyArray<Message>): State =>
@@ -276,7 +283,33 @@ const indexesAfter = (state: State, added: ReadonlyArray<Message>, removed: Read
   }
   const gone = removed.length === 0 || state.unseen.length === 0 ? undefined : new Set(removed.map((m) => m.id))
   const unseen = gone === undefined ? state.unseen : state.unseen.filter((id) => !gone.has(id))
-  return { calls, results, kinds, unseen, open: openAfter(state.open, added, removed) }
+  return {
+    calls,
+    results,
+    kinds,
+    unseen,
+    open: openAfter(state.open, added, removed),
+    latestAsk: askAfter(state, added, removed)
+  }
+}
+
+/**
+ * The user's latest ask after `removed` left history and `added` joined it. `state.history` is the history
+ * after the change, except for an append run, whose messages it does not hold yet (they join at the end,
+ * so an ask among them is the latest). O(the messages changed).
+ */
+const askAfter = (state: State, added: ReadonlyArray<Message>, removed: ReadonlyArray<Message>): State["latestAsk"] => {
+  let latest = state.latestAsk
+  if (typeof latest === "string" && removed.some((message) => message.id === latest) && !state.history.has(latest)) {
+    latest = null
+  }
+  for (const message of added) {
+    if (!isUserAsk(message)) continue
+    const key = state.history.keyOf(message.id)
+    if (key === undefined || latest === undefined) latest = message.id
+    else if (typeof latest === "string" && key > (state.history.keyOf(latest) ?? -1)) latest = message.id
+  }
+  return latest
 }
 
 /**
@@ -525,6 +558,7 @@ const step = (state: State, event: WindowEvent, version: number): State => {
         seams: [],
         unseen: [],
         open: [],
+        latestAsk: undefined,
         // What compaction carried forward belongs to the cleared conversation: the next summary starts
         // afresh, and no cooldown or per-turn guard of the old history holds the new one back (issue 20).
         carryOver: null,
@@ -738,7 +772,8 @@ const appendRun = (state: State, events: ReadonlyArray<EventOf<"MessageAppended"
     watermark: state.watermark,
     calibration: state.calibration,
     unseen,
-    open: indexes.open
+    open: indexes.open,
+    latestAsk: indexes.latestAsk
   }
 }
 
