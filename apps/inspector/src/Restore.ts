@@ -1,6 +1,6 @@
 /**
- * `ctxlog restore <stream> <compaction>` and the viewer's Restore button (issue 39, build item 3): undo a
- * compaction as an event. The summary leaves the window and the messages it replaced come back, read
+ * `ctxlog restore <stream> <compaction>` (issue 39, build item 3; the viewer's Restore button is not built
+ * yet): undo a compaction as an event. The summary leaves the window and the messages it replaced come back, read
  * from the log (`UndoCompaction`, recorded as `CompactionReverted`); nothing is deleted or rewritten.
  * The one write the inspector makes besides `import` and `erase`.
  *

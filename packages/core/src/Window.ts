@@ -153,6 +153,14 @@ export const unseenToolResults = (window: Window): ReadonlyArray<string> => {
   return state.unseen.filter((id) => state.history.has(id))
 }
 
+/**
+ * Whether a result for the tool call `toolCallId` has been appended (it is in `completedToolIds`, also
+ * after compaction folded it). O(1): the fold keeps the set.
+ * @since 0.8.0
+ */
+export const hasToolResult = (window: Window, toolCallId: string): boolean =>
+  evolveInternal.stateOf(window).completed.has(toolCallId)
+
 /** Tool call ids answered by the results of {@link unseenToolResults}. @since 0.3.0 */
 export const unseenToolCallIds = (window: Window): ReadonlySet<string> => {
   const state = evolveInternal.stateOf(window)

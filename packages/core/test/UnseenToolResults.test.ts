@@ -58,3 +58,15 @@ describe("unseen tool results", () => {
     )
   })
 })
+
+describe("Window.hasToolResult", () => {
+  it("answers for a call whose result was appended, also after a trim took the result out of history", () => {
+    const window = given(stopped.map(appended))
+    assert.isTrue(Window.hasToolResult(window, "x"))
+    assert.isFalse(Window.hasToolResult(given(stopped.slice(0, 4).map(appended)), "x"))
+    assert.isFalse(Window.hasToolResult(window, "no-such-call"))
+    const trimmed = Window.evolve(window, { _tag: "HistoryTrimmed", id: "trim", removedIds: ["a2", "t1"], budget: 100 })
+    assert.isFalse(trimmed.history.some((m) => m.id === "t1"))
+    assert.isTrue(Window.hasToolResult(trimmed, "x"))
+  })
+})

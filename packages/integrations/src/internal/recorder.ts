@@ -239,15 +239,18 @@ export class Recorder {
   /**
    * The tool messages of a short prompt whose results the log already holds are not new: ai 7 builds a
    * step's prompt on the messages `prepareStep` returned (the render) plus the last step's answer and
-   * results, which `onStepFinish` recorded. Tool results are matched by their ids (unique); other
-   * messages are kept (a user may repeat a question word for word).
+   * results, which `onStepFinish` recorded. Tool results are matched by their call ids (unique; the
+   * window's set of answered calls, also those compaction folded since); other messages are kept (a user
+   * may repeat a question word for word).
    */
   private async unheld(context: Context, fresh: ReadonlyArray<PromptMessage>): Promise<ReadonlyArray<PromptMessage>> {
     if (!fresh.some((message) => message.role === "tool")) return fresh
-    const held = new Set(Window.messages(await context.load(this.stream)).map(keyOf))
-    return fresh.filter(
-      (message) => message.role !== "tool" || !message.messages.every((input) => held.has(keyOf(input)))
-    )
+    const window = await context.load(this.stream)
+    const held = (input: { readonly parts: ReadonlyArray<Message.Part> }) => {
+      const results = input.parts.filter(isToolResult)
+      return results.length > 0 && results.every((part) => Window.hasToolResult(window, part.toolCallId))
+    }
+    return fresh.filter((message) => message.role !== "tool" || !message.messages.every(held))
   }
 
   /**
