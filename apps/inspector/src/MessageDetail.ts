@@ -98,7 +98,8 @@ const partView = (part: Message.Part): PartView => {
     case "server_tool_result":
     case "tool_approval_request":
     case "tool_approval_response":
-      // Provider-executed tools and approvals: shown whole, as their JSON.
+    case "custom":
+      // Provider-executed tools, approvals and provider-specific parts: shown whole, as their JSON.
       return { type: "text", text: `[${part.type}] ${JSON.stringify(part, null, 2)}` }
     case "image":
     case "document": {

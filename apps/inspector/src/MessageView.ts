@@ -87,7 +87,8 @@ export const partsOf = (message: Message.Message): ReadonlyArray<PartView> =>
       case "server_tool_result":
       case "tool_approval_request":
       case "tool_approval_response":
-        // Provider-executed tools and approvals: shown whole, as their JSON.
+      case "custom":
+        // Provider-executed tools, approvals and provider-specific parts: shown whole, as their JSON.
         return { type: "text", text: `[${part.type}] ${JSON.stringify(part, null, 2)}` }
       default:
         return mediaView(part)

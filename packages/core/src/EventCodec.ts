@@ -191,8 +191,9 @@ const contentPartsWidened: ReadonlyArray<Upcaster> = contentPartsWidenedAt.map((
 }))
 
 /**
- * The same event types, and the schema version in which a message could first carry a `name` and
- * opaque `providerOptions` (on the message and on its parts; 0.8.0). Additive: each upcaster passes
+ * The same event types, and the schema version in which a message could first carry a `name`, opaque
+ * `providerOptions` (on the message and on its parts) and a provider-specific `custom` part (0.8.0).
+ * Additive: each upcaster passes
  * the data through; the bump makes an older release refuse such an event by its version rather than
  * drop the provider data it does not know.
  */

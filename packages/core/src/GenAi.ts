@@ -262,7 +262,7 @@ const partOf = (part: Message.Part, compaction: boolean): JsonPart => {
     case "server_tool_result":
       return { type: "server_tool_call_response", id: part.toolCallId }
     default:
-      // Images, documents, approvals: the part's type only (no bytes on a span).
+      // Images, documents, approvals, provider-specific parts: the part's type only (no bytes on a span).
       return { type: part.type }
   }
 }

@@ -274,6 +274,22 @@ export const ToolApprovalResponsePart = Schema.Struct({
 /** @since 0.4.0 */
 export type ToolApprovalResponsePart = typeof ToolApprovalResponsePart.Type
 
+/**
+ * Provider-specific content with no standard form (an AI SDK `custom` part, ai 7 and later): its
+ * `kind` is `{provider}.{type}` (`anthropic.message_start`, `anthropic.fallback`, `openai.compaction`)
+ * and its payload is in `providerOptions`, kept as it came. Only the AI SDK builder sends it back (the
+ * AI SDK provider decides its wire form, often none); the native builders send none of it. It costs
+ * no tokens of its own.
+ * @since 0.8.0
+ */
+export const CustomPart = Schema.Struct({
+  type: Schema.Literal("custom"),
+  kind: Schema.String.pipe(Schema.pattern(/^[^.]+\..+$/)),
+  providerOptions: Schema.optional(ProviderOptions)
+})
+/** @since 0.8.0 */
+export type CustomPart = typeof CustomPart.Type
+
 /** One part of a message. @since 0.1.0 */
 export const Part = Schema.Union(
   TextPart,
@@ -285,7 +301,8 @@ export const Part = Schema.Union(
   ServerToolCallPart,
   ServerToolResultPart,
   ToolApprovalRequestPart,
-  ToolApprovalResponsePart
+  ToolApprovalResponsePart,
+  CustomPart
 )
 /** @since 0.1.0 */
 export type Part = typeof Part.Type

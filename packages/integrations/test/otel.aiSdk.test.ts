@@ -24,17 +24,35 @@ import { readBack, tempDb } from "./support.js"
 const fixture = (name: string): unknown =>
   JSON.parse(readFileSync(join(import.meta.dirname, "fixtures", "providers", `${name}.json`), "utf8"))
 
+/** A `.chunks.txt` fixture: the events of a streamed answer, one JSON object per line. */
+const chunks = (name: string): ReadonlyArray<unknown> =>
+  readFileSync(join(import.meta.dirname, "fixtures", "providers", `${name}.chunks.txt`), "utf8")
+    .split("\n")
+    .filter((line) => line.length > 0)
+    .map((line) => JSON.parse(line) as unknown)
+
 let server: Server
 let baseURL = ""
 let script: Array<unknown> = []
 
 beforeAll(async () => {
   server = createServer((request, response) => {
-    request.resume()
+    const body: Array<Buffer> = []
+    request.on("data", (chunk: Buffer) => body.push(chunk))
     request.on("end", () => {
       const next = script.shift()
-      response.writeHead(next === undefined ? 500 : 200, { "content-type": "application/json" })
-      response.end(JSON.stringify(next ?? { error: { message: "the script has no more answers" } }))
+      const streamed = (JSON.parse(Buffer.concat(body).toString("utf8")) as { stream?: boolean }).stream === true
+      if (next === undefined || !streamed) {
+        response.writeHead(next === undefined ? 500 : 200, { "content-type": "application/json" })
+        response.end(JSON.stringify(next ?? { error: { message: "the script has no more answers" } }))
+        return
+      }
+      // Anthropic's server-sent events: each line of the `.chunks.txt` fixture as its own event.
+      response.writeHead(200, { "content-type": "text/event-stream" })
+      for (const event of chunks(next as string)) {
+        response.write(`event: ${(event as { type: string }).type}\ndata: ${JSON.stringify(event)}\n\n`)
+      }
+      response.end()
     })
   })
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
@@ -62,29 +80,34 @@ const contents = "import { config } from './config'\nexport const build = () => 
 
 type Via = "middleware" | "prepareStep"
 
-/** One `generateText` run of two steps (a `read_file` call, then the answer) on a line of `ai`. */
-const runs: Record<"ai 6" | "ai 7", (via: Via, options: Parameters<typeof ctxlogMiddleware>[0]) => Promise<string>> = {
-  "ai 6": async (via, options) => {
+/** How a run calls the model: `generateText`, or `streamText` read to its end. */
+type Call = "generateText" | "streamText"
+
+/**
+ * One run of two steps (a `read_file` call, then the answer) on a line of `ai`, through `generateText` or
+ * through `streamText` (the local server then streams Anthropic's server-sent events).
+ */
+const runs: Record<
+  "ai 6" | "ai 7",
+  (via: Via, call: Call, options: Parameters<typeof ctxlogMiddleware>[0]) => Promise<string>
+> = {
+  "ai 6": async (via, call, options) => {
     const model = createAnthropic3({ baseURL, apiKey: "test" })("claude-sonnet-4-5")
     const tools = {
       read_file: ai6.tool({ description: "Read a file", inputSchema: readFileInput, execute: async () => contents })
     }
     const messages: Array<ai6.ModelMessage> = [...history, question]
+    const run = async (settings: Parameters<typeof ai6.generateText>[0]): Promise<string> =>
+      call === "generateText" ? (await ai6.generateText(settings)).text : await ai6.streamText(settings).text
     if (via === "middleware") {
       const middleware = ctxlogMiddleware(options)
       const wrapped = ai6.wrapLanguageModel({ model, middleware })
-      const result = await ai6.generateText({
-        model: wrapped,
-        tools,
-        stopWhen: ai6.stepCountIs(3),
-        messages,
-        maxOutputTokens: 500
-      })
+      const text = await run({ model: wrapped, tools, stopWhen: ai6.stepCountIs(3), messages, maxOutputTokens: 500 })
       await middleware.close()
-      return result.text
+      return text
     }
     const steps = ctxlogPrepareStep(options)
-    const result = await ai6.generateText({
+    const text = await run({
       model,
       tools,
       stopWhen: ai6.stepCountIs(3),
@@ -93,29 +116,25 @@ const runs: Record<"ai 6" | "ai 7", (via: Via, options: Parameters<typeof ctxlog
       onStepFinish: steps.onStepFinish
     })
     await steps.close()
-    return result.text
+    return text
   },
-  "ai 7": async (via, options) => {
+  "ai 7": async (via, call, options) => {
     const model = createAnthropic4({ baseURL, apiKey: "test" })("claude-sonnet-4-5")
     const tools = {
       read_file: ai7.tool({ description: "Read a file", inputSchema: readFileInput, execute: async () => contents })
     }
     const messages: Array<ai7.ModelMessage> = [...history, question]
+    const run = async (settings: Parameters<typeof ai7.generateText>[0]): Promise<string> =>
+      call === "generateText" ? (await ai7.generateText(settings)).text : await ai7.streamText(settings).text
     if (via === "middleware") {
       const middleware = ctxlogMiddleware(options)
       const wrapped = ai7.wrapLanguageModel({ model, middleware })
-      const result = await ai7.generateText({
-        model: wrapped,
-        tools,
-        stopWhen: ai7.stepCountIs(3),
-        messages,
-        maxOutputTokens: 500
-      })
+      const text = await run({ model: wrapped, tools, stopWhen: ai7.stepCountIs(3), messages, maxOutputTokens: 500 })
       await middleware.close()
-      return result.text
+      return text
     }
     const steps = ctxlogPrepareStep(options)
-    const result = await ai7.generateText({
+    const text = await run({
       model,
       tools,
       stopWhen: ai7.stepCountIs(3),
@@ -129,20 +148,28 @@ const runs: Record<"ai 6" | "ai 7", (via: Via, options: Parameters<typeof ctxlog
       onStepFinish: steps.onStepFinish
     })
     await steps.close()
-    return result.text
+    return text
   }
 }
 
 describe.sequential("GenAI spans of the AI SDK integrations (issue 41)", () => {
   for (const line of ["ai 6", "ai 7"] as const) {
-    for (const via of ["middleware", "prepareStep"] as const) {
-      it(`${line}, ${via}: a chat span per model call with usage and provenance, a span per compaction`, async () => {
-        script = ["anthropic-tool-call", "anthropic-answer"].map(fixture)
+    for (const [via, call] of [
+      ["middleware", "generateText"],
+      ["prepareStep", "generateText"],
+      ["middleware", "streamText"],
+      ["prepareStep", "streamText"]
+    ] as const) {
+      const streaming = call === "streamText"
+      it(`${line}, ${via}, ${call}: a chat span per model call with usage and provenance, a span per compaction`, async () => {
+        const answers = ["anthropic-tool-call", "anthropic-answer"]
+        // A streamed call is answered with the `.chunks.txt` events of the same answer.
+        script = streaming ? answers : answers.map(fixture)
         const exporter = new InMemorySpanExporter()
         const tracerProvider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] })
         const db = tempDb()
-        const stream = `otel-${line.replace(" ", "")}-${via}`
-        const text = await runs[line](via, { sqlite: db, stream, policy, tracerProvider })
+        const stream = `otel-${line.replace(" ", "")}-${via}-${call}`
+        const text = await runs[line](via, call, { sqlite: db, stream, policy, tracerProvider })
         assert.include(text, "The build fails in src/build.ts")
         const log = await readBack(db, stream)
         const events = log.events.map((stored) => stored.event)
@@ -159,7 +186,11 @@ describe.sequential("GenAI spans of the AI SDK integrations (issue 41)", () => {
             events,
             renderId: renders[i]?.id,
             absent: {
-              "gen_ai.request.stream": "generateText does not stream (the attribute is set when a call streams)",
+              ...(!streaming
+                ? { "gen_ai.request.stream": "generateText does not stream (the attribute is set when a call streams)" }
+                : via === "prepareStep"
+                  ? { "gen_ai.request.stream": "the step hooks do not see whether the call streams" }
+                  : {}),
               "server.address":
                 "the endpoint is private to the AI SDK provider; the middleware sees the model's id only",
               "server.port": "as server.address",
@@ -170,6 +201,8 @@ describe.sequential("GenAI spans of the AI SDK integrations (issue 41)", () => {
           })
           const a = chat.attributes
           if (via === "middleware") assert.strictEqual(a["gen_ai.request.max_tokens"], 500)
+          // The middleware sees whether the call streams; the step hooks do not, and set nothing.
+          if (via === "middleware" && streaming) assert.strictEqual(a["gen_ai.request.stream"], true)
           assert.strictEqual(
             a["gen_ai.response.id"],
             i === 0 ? "msg_011CfWBu94HWxZXjXK6ZhEXM" : "msg_01PHHrjzLH4teUMhgkGgqYYc"
@@ -197,7 +230,7 @@ describe.sequential("GenAI spans of the AI SDK integrations (issue 41)", () => {
     const global = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] })
     assert.isTrue(trace.setGlobalTracerProvider(global))
     try {
-      const text = await runs["ai 6"]("middleware", { sqlite: tempDb(), stream: "untraced", policy })
+      const text = await runs["ai 6"]("middleware", "generateText", { sqlite: tempDb(), stream: "untraced", policy })
       assert.include(text, "The build fails in src/build.ts")
       assert.deepStrictEqual(
         exporter.getFinishedSpans().map((span) => span.name),

@@ -372,3 +372,49 @@ describe("AI SDK provider options survive ctxlog (issue 35)", () => {
     if (Either.isLeft(refused)) assert.include(refused.left.message, "a cache breakpoint beyond the API's 4")
   })
 })
+
+describe("ai 7's provider-specific `custom` parts (a streamed Anthropic answer's `anthropic.message_start`)", () => {
+  // What ai 7 hands back on the next step after `streamText` with @ai-sdk/anthropic v4 (before the fix:
+  // "unsupported assistant part", the second step of every streamed run refused).
+  const streamed = {
+    role: "assistant",
+    content: [
+      {
+        type: "custom",
+        kind: "anthropic.message_start",
+        providerOptions: { anthropic: { id: "msg_1", model: "claude-sonnet-4-6", usage: { input_tokens: 599 } } }
+      },
+      { type: "tool-call", toolCallId: "call_1", toolName: "read_file", input: { path: "a.ts" } }
+    ]
+  } as unknown as ModelMessage
+
+  it("is kept as it came and given back in place, through ModelMessages and the language-model prompt", () => {
+    const [message] = Either.getOrThrow(fromModelMessages([streamed]))
+    assert.deepStrictEqual(message?.parts[0], {
+      type: "custom",
+      kind: "anthropic.message_start",
+      providerOptions: { anthropic: { id: "msg_1", model: "claude-sonnet-4-6", usage: { input_tokens: 599 } } }
+    })
+    assert.deepStrictEqual(JSON.parse(JSON.stringify(roundTrip([streamed]))), JSON.parse(JSON.stringify([streamed])))
+    const prompt = [streamed] as unknown as LanguageModelPrompt
+    const back = Either.getOrThrow(Either.flatMap(fromLanguageModelPrompt(prompt), toLanguageModelPrompt))
+    assert.deepStrictEqual(JSON.parse(JSON.stringify(back)), JSON.parse(JSON.stringify(prompt)))
+  })
+
+  it("a kind not of the form {provider}.{type} is refused, naming the part", () => {
+    const bad = { role: "assistant", content: [{ type: "custom", kind: "nodot" }] } as unknown as ModelMessage
+    const refused = fromModelMessages([bad])
+    assert.isTrue(Either.isLeft(refused))
+    if (Either.isLeft(refused)) {
+      assert.include(refused.left.message, "content[0]")
+      assert.include(refused.left.message, '"nodot"')
+    }
+  })
+
+  it("the native builders send none of it (the AI SDK provider decides its wire form)", () => {
+    const messages = Either.getOrThrow(fromModelMessages([user, streamed]))
+    const sent = Either.getOrThrow(toAnthropic(messages))
+    assert.notInclude(JSON.stringify(sent), "message_start")
+    assert.include(JSON.stringify(sent), "tool_use")
+  })
+})

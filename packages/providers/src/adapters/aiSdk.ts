@@ -385,6 +385,14 @@ const eachToModelMessage = (messages: ReadonlyArray<AnyMessage>): Either.Either<
                           })
                     }
                   ]
+                case "custom":
+                  // ai 7's provider-specific part, back as it came (ai 6's types have no such part).
+                  return [
+                    { type: "custom", kind: part.kind, ...withOptions(part.providerOptions) } as unknown as Exclude<
+                      AssistantContent,
+                      string
+                    >[number]
+                  ]
                 case "tool_approval_request":
                   return [
                     {
@@ -705,6 +713,20 @@ const partIn = (
   const options = keptOptions("providerOptions" in part ? part.providerOptions : undefined, mode.keepHints)
   if (Either.isLeft(options)) return Either.left(refuse(format, index, path, options.left))
   const kept = options.right
+  // ai 7's provider-specific part (`{ type: "custom", kind: "{provider}.{type}" }`); ai 6's types have none.
+  const custom = part as { readonly type: string; readonly kind?: unknown }
+  if (custom.type === "custom") {
+    return typeof custom.kind === "string" && /^[^.]+\..+$/.test(custom.kind)
+      ? Either.right(withKept({ type: "custom", kind: custom.kind }, kept))
+      : Either.left(
+          refuse(
+            format,
+            index,
+            path,
+            `a custom part's kind must be "{provider}.{type}", not ${JSON.stringify(custom.kind)}`
+          )
+        )
+  }
   switch (part.type) {
     case "text":
       return Either.right(withKept(Message.text(part.text), kept))
@@ -748,7 +770,14 @@ const partIn = (
     case "tool-approval-response":
       return Either.right(withKept(Message.toolApprovalResponse(part.approvalId, part.approved, part.reason), kept))
     default:
-      return Either.left(refuse(format, index, path, `unsupported ${role} part`))
+      return Either.left(
+        refuse(
+          format,
+          index,
+          path,
+          `unsupported ${role} part ${JSON.stringify((part as { readonly type?: unknown }).type)}`
+        )
+      )
   }
 }
 

@@ -90,7 +90,8 @@ const optionKeys: { readonly [owner: string]: ReadonlyArray<string> } = {
   server_tool_call: [...cacheKeys, "caller", "type", "serverName"],
   server_tool_result: [...cacheKeys, "caller"],
   tool_approval_request: [],
-  tool_approval_response: []
+  tool_approval_response: [],
+  custom: []
 }
 
 /** The `anthropic` options of a message or part, checked against what its kind may carry. */
@@ -562,6 +563,9 @@ const partBlocks = (
       case "tool_approval_request":
       case "tool_approval_response":
         // Approvals steer the agent loop; the API has no form for them and is sent none.
+        return Either.right([])
+      case "custom":
+        // An AI SDK provider's own content: only the AI SDK sends it back (its provider decides the form).
         return Either.right([])
     }
   })

@@ -90,7 +90,7 @@ const nameOf = (message: AnyMessage): { readonly name?: string } =>
 const carried: { readonly [R in Message.Role]: ReadonlySet<Message.Part["type"]> } = {
   system: new Set(["text"]),
   user: new Set(["text", "image", "document"]),
-  assistant: new Set(["text", "tool_call", "reasoning", "tool_approval_request"]),
+  assistant: new Set(["text", "tool_call", "reasoning", "tool_approval_request", "custom"]),
   tool: new Set(["tool_result", "tool_approval_response"])
 }
 
@@ -669,6 +669,9 @@ const nativeItemsOf = (
       case "tool_approval_request":
       case "tool_approval_response":
         return Either.left(refuse(agentFormat, index, path, "Agents approvals are run-state interruptions, not items"))
+      case "custom":
+        // An AI SDK provider's own content: only the AI SDK sends it back; an Agents item has no form for it.
+        break
     }
   }
   return Either.right(items)
