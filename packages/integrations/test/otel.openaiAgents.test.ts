@@ -2,7 +2,8 @@
 // runner with a tool call, `CtxlogSession` and its `callModelInputFilter`, the model being the SDK's
 // real `OpenAIResponsesModel` (through `OpenAIProvider`) wrapped by `session.traceModel`, pointed at a
 // local server on 127.0.0.1 answering with the Responses API's shapes (as test/asUsers/responsesServer
-// does), after a long history that the policy compacts. A tracer provider with the OpenTelemetry SDK's
+// does), after a long history that the policy compacts; run once with `getResponse` and once streamed
+// (`run(…, { stream: true })`: the Responses API's server-sent events, `getStreamedResponse`). A tracer provider with the OpenTelemetry SDK's
 // in-memory exporter is the switch; the spans are checked with the agent's helper (`GenAiSpans`).
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
@@ -66,9 +67,30 @@ const handle = (request: IncomingMessage, response: ServerResponse) => {
   const chunks: Array<Buffer> = []
   request.on("data", (chunk: Buffer) => chunks.push(chunk))
   request.on("end", () => {
-    const body = JSON.parse(Buffer.concat(chunks).toString("utf8")) as { readonly input?: ReadonlyArray<object> }
-    response.writeHead(200, { "content-type": "application/json" })
-    response.end(JSON.stringify(answer(Array.isArray(body.input) ? body.input : [])))
+    const body = JSON.parse(Buffer.concat(chunks).toString("utf8")) as {
+      readonly input?: ReadonlyArray<object>
+      readonly stream?: boolean
+    }
+    const done = answer(Array.isArray(body.input) ? body.input : [])
+    if (body.stream !== true) {
+      response.writeHead(200, { "content-type": "application/json" })
+      response.end(JSON.stringify(done))
+      return
+    }
+    // The Responses API's server-sent events: created, each output item added and done, completed.
+    const events: Array<Record<string, unknown>> = [
+      { type: "response.created", response: { ...done, status: "in_progress", output: [], usage: null } },
+      ...done.output.flatMap((item, output_index) => [
+        { type: "response.output_item.added", output_index, item: { ...item, status: "in_progress" } },
+        { type: "response.output_item.done", output_index, item }
+      ]),
+      { type: "response.completed", response: done }
+    ]
+    response.writeHead(200, { "content-type": "text/event-stream" })
+    events.forEach((event, sequence_number) =>
+      response.write(`event: ${String(event.type)}\ndata: ${JSON.stringify({ ...event, sequence_number })}\n\n`)
+    )
+    response.end()
   })
 }
 
@@ -82,89 +104,100 @@ afterAll(async () => {
   await new Promise<void>((resolve) => server.close(() => resolve()))
 })
 
-it("a chat span per model call (usage, response id, provenance) and a span per compaction", async () => {
-  const exporter = new InMemorySpanExporter()
-  const tracerProvider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] })
-  const sqlite = tempDb()
-  const sessionId = "otel-agents"
-  const session = new CtxlogSession({
-    sqlite,
-    sessionId,
-    tracerProvider,
-    policy: {
-      builder: { provider: "openai", api: "responses", model: "gpt-4.1", contextWindow: 4_000, maxOutputTokens: 400 },
-      compaction: { softThreshold: 0.5, hardThreshold: 0.6, proactiveThreshold: 0.55, targetRatio: 0.3 }
-    }
-  })
-  // An earlier conversation, long enough that the first render compacts it.
-  await session.addItems(
-    Array.from({ length: 30 }, (_, i) =>
-      i % 2 === 0
-        ? {
-            role: "user" as const,
-            content: `Question ${i}: ${"tell me about the parser and its leap years ".repeat(12)}`
-          }
-        : {
-            role: "assistant" as const,
-            status: "completed" as const,
-            content: [
-              {
-                type: "output_text" as const,
-                text: `Answer ${i}: ${"the parser reads dates field by field ".repeat(12)}`
-              }
-            ]
-          }
-    )
-  )
-  const model = await new OpenAIProvider({ apiKey: "sk-test", baseURL, useResponses: true }).getModel("gpt-4.1")
-  const lookup = tool({
-    name: "lookup",
-    description: "Look a key up",
-    parameters: z.object({ key: z.string() }),
-    execute: async ({ key }) => `value of ${key}`
-  })
-  const agent = new Agent({
-    name: "looker",
-    instructions: "Look things up.",
-    model: session.traceModel(model, { endpoint: baseURL }),
-    modelSettings: { maxTokens: 400 },
-    tools: [lookup]
-  })
-  const result = await run(agent, "What is k1?", { session, callModelInputFilter: session.callModelInputFilter })
-  assert.match(String(result.finalOutput), /^Done/)
-  await session.close()
-
-  const log = await readBack(sqlite, sessionId)
-  const events = log.events.map((stored) => stored.event)
-  const renders = events.filter((event) => event._tag === "PromptRendered")
-  assert.strictEqual(renders.length, 2)
-  const spans = exporter.getFinishedSpans()
-  const chats = spans.filter((span) => span.name.startsWith("chat "))
-  assert.strictEqual(chats.length, 2, spans.map((span) => span.name).join(", "))
-  chats.forEach((chat, i) => {
-    const { kinds, reasons } = GenAiSpans.assertChatSpan(chat, {
-      provider: "openai",
-      model: "gpt-4.1",
-      stream: sessionId,
-      events,
-      renderId: renders[i]?.id,
-      absent: {
-        "gen_ai.request.stream": "the runner called getResponse (the attribute is set when a call streams)"
+for (const streaming of [false, true]) {
+  it(`${streaming ? "run streamed" : "run"}: a chat span per model call (usage, response id, provenance) and a span per compaction`, async () => {
+    counter = 0
+    const exporter = new InMemorySpanExporter()
+    const tracerProvider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] })
+    const sqlite = tempDb()
+    const sessionId = streaming ? "otel-agents-streamed" : "otel-agents"
+    const session = new CtxlogSession({
+      sqlite,
+      sessionId,
+      tracerProvider,
+      policy: {
+        builder: { provider: "openai", api: "responses", model: "gpt-4.1", contextWindow: 4_000, maxOutputTokens: 400 },
+        compaction: { softThreshold: 0.5, hardThreshold: 0.6, proactiveThreshold: 0.55, targetRatio: 0.3 }
       }
     })
-    const a = chat.attributes
-    assert.strictEqual(a["gen_ai.request.max_tokens"], 400)
-    assert.strictEqual(a["server.address"], "127.0.0.1")
-    assert.strictEqual(a["gen_ai.response.model"], "gpt-4.1-2025-04-14")
-    assert.strictEqual(a["gen_ai.response.id"], `resp_${i + 1}`)
-    assert.deepStrictEqual(a["gen_ai.response.finish_reasons"], [i === 0 ? "tool_call" : "stop"])
-    assert.strictEqual(a["gen_ai.usage.input_tokens"], 420 * (i + 1))
-    assert.strictEqual(a["gen_ai.usage.output_tokens"], 30)
-    assert.strictEqual(a["gen_ai.usage.cache_read.input_tokens"], 256)
-    assert.strictEqual(a["gen_ai.usage.cache_creation.input_tokens"], 0)
-    assert.includeMembers([...kinds], ["system", "history"])
-    assert.isTrue(kinds.includes("summary") || kinds.includes("seam"), kinds.join(","))
-    if (i === 1) assert.include([...reasons], "unseen_tool_result")
+    // An earlier conversation, long enough that the first render compacts it.
+    await session.addItems(
+      Array.from({ length: 30 }, (_, i) =>
+        i % 2 === 0
+          ? {
+              role: "user" as const,
+              content: `Question ${i}: ${"tell me about the parser and its leap years ".repeat(12)}`
+            }
+          : {
+              role: "assistant" as const,
+              status: "completed" as const,
+              content: [
+                {
+                  type: "output_text" as const,
+                  text: `Answer ${i}: ${"the parser reads dates field by field ".repeat(12)}`
+                }
+              ]
+            }
+      )
+    )
+    const model = await new OpenAIProvider({ apiKey: "sk-test", baseURL, useResponses: true }).getModel("gpt-4.1")
+    const lookup = tool({
+      name: "lookup",
+      description: "Look a key up",
+      parameters: z.object({ key: z.string() }),
+      execute: async ({ key }) => `value of ${key}`
+    })
+    const agent = new Agent({
+      name: "looker",
+      instructions: "Look things up.",
+      model: session.traceModel(model, { endpoint: baseURL }),
+      modelSettings: { maxTokens: 400 },
+      tools: [lookup]
+    })
+    const options = { session, callModelInputFilter: session.callModelInputFilter }
+    if (streaming) {
+      const result = await run(agent, "What is k1?", { ...options, stream: true })
+      await result.completed
+      assert.match(String(result.finalOutput), /^Done/)
+    } else {
+      const result = await run(agent, "What is k1?", options)
+      assert.match(String(result.finalOutput), /^Done/)
+    }
+    await session.close()
+
+    const log = await readBack(sqlite, sessionId)
+    const events = log.events.map((stored) => stored.event)
+    const renders = events.filter((event) => event._tag === "PromptRendered")
+    assert.strictEqual(renders.length, 2)
+    const spans = exporter.getFinishedSpans()
+    const chats = spans.filter((span) => span.name.startsWith("chat "))
+    assert.strictEqual(chats.length, 2, spans.map((span) => span.name).join(", "))
+    chats.forEach((chat, i) => {
+      const { kinds, reasons } = GenAiSpans.assertChatSpan(chat, {
+        provider: "openai",
+        model: "gpt-4.1",
+        stream: sessionId,
+        events,
+        renderId: renders[i]?.id,
+        absent: streaming
+          ? {}
+          : { "gen_ai.request.stream": "the runner called getResponse (the attribute is set when a call streams)" }
+      })
+      if (streaming) assert.strictEqual(chat.attributes["gen_ai.request.stream"], true)
+      const a = chat.attributes
+      assert.strictEqual(a["gen_ai.request.max_tokens"], 400)
+      assert.strictEqual(a["server.address"], "127.0.0.1")
+      assert.strictEqual(a["gen_ai.response.model"], "gpt-4.1-2025-04-14")
+      assert.strictEqual(a["gen_ai.response.id"], `resp_${i + 1}`)
+      assert.deepStrictEqual(a["gen_ai.response.finish_reasons"], [i === 0 ? "tool_call" : "stop"])
+      assert.strictEqual(a["gen_ai.usage.input_tokens"], 420 * (i + 1))
+      assert.strictEqual(a["gen_ai.usage.output_tokens"], 30)
+      assert.strictEqual(a["gen_ai.usage.cache_read.input_tokens"], 256)
+      assert.strictEqual(a["gen_ai.usage.cache_creation.input_tokens"], 0)
+      assert.includeMembers([...kinds], ["system", "history"])
+      assert.isTrue(kinds.includes("summary") || kinds.includes("seam"), kinds.join(","))
+      if (i === 1) assert.include([...reasons], "unseen_tool_result")
+    })
+    GenAiSpans.assertCompactionSpans(spans, sessionId, events)
   })
-  GenAiSpans.assertCompactionSpans(spans, sessionId, events)
-})
+}
