@@ -87,9 +87,9 @@ const handle = (request: IncomingMessage, response: ServerResponse) => {
       { type: "response.completed", response: done }
     ]
     response.writeHead(200, { "content-type": "text/event-stream" })
-    events.forEach((event, sequence_number) =>
+    for (const [sequence_number, event] of events.entries()) {
       response.write(`event: ${String(event.type)}\ndata: ${JSON.stringify({ ...event, sequence_number })}\n\n`)
-    )
+    }
     response.end()
   })
 }

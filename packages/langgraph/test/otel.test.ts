@@ -5,13 +5,20 @@
 // packages put on an `AIMessage`: `response_metadata` (id, model name, finish reason) and
 // `usage_metadata` with cache read and creation. A tracer provider with the OpenTelemetry SDK's
 // in-memory exporter is the switch; the spans are checked with the agent's helper (`GenAiSpans`).
+// The second test runs the same turn with LangChain's real `ChatAnthropic` (`@langchain/anthropic`) over
+// HTTP, against a local server on 127.0.0.1 answering with Anthropic's own response shapes.
+import { readFileSync } from "node:fs"
+import { createServer, type Server } from "node:http"
+import type { AddressInfo } from "node:net"
+import { join } from "node:path"
 import { GenAiSpans } from "@ctxlog/testing"
+import { ChatAnthropic } from "@langchain/anthropic"
 import { AIMessage, type BaseMessage, HumanMessage } from "@langchain/core/messages"
 import { tool } from "@langchain/core/tools"
 import { MemorySaver } from "@langchain/langgraph"
 import { createReactAgent } from "@langchain/langgraph/prebuilt"
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base"
-import { assert, it } from "vitest"
+import { afterAll, assert, beforeAll, it } from "vitest"
 import { z } from "zod"
 import { ctxlogPreModelHook } from "../src/PreModelHook.js"
 import { readBack, ScriptedChatModel, tempDb } from "./scriptedModel.js"
@@ -110,6 +117,120 @@ it("a chat span per model call (usage, response id, provenance) and a span per c
     assert.strictEqual(a["gen_ai.usage.cache_creation.input_tokens"], 64)
     assert.includeMembers([...kinds], ["system", "history"])
     assert.isTrue(kinds.includes("summary") || kinds.includes("seam"), kinds.join(","))
+    if (i === 1) assert.include([...reasons], "unseen_tool_result")
+  })
+  GenAiSpans.assertCompactionSpans(spans, stream, events)
+})
+
+const fixture = (name: string): unknown =>
+  JSON.parse(readFileSync(join(import.meta.dirname, "fixtures", "providers", `${name}.json`), "utf8"))
+
+let server: Server | undefined
+let baseURL = ""
+/** What the local server answers, in order, and the request bodies it received. */
+let script: Array<unknown> = []
+const requests: Array<{ readonly messages: ReadonlyArray<unknown> }> = []
+
+beforeAll(async () => {
+  server = createServer((request, response) => {
+    const body: Array<Buffer> = []
+    request.on("data", (chunk: Buffer) => body.push(chunk))
+    request.on("end", () => {
+      requests.push(JSON.parse(Buffer.concat(body).toString("utf8")) as { readonly messages: ReadonlyArray<unknown> })
+      const next = script.shift()
+      response.writeHead(next === undefined ? 500 : 200, { "content-type": "application/json" })
+      response.end(JSON.stringify(next ?? { type: "error", error: { type: "api_error", message: "no more answers" } }))
+    })
+  })
+  await new Promise<void>((resolve) => server?.listen(0, "127.0.0.1", resolve))
+  baseURL = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+})
+afterAll(async () => {
+  await new Promise<void>((resolve) => (server === undefined ? resolve() : server.close(() => resolve())))
+})
+
+it("with LangChain's real ChatAnthropic over HTTP: the spans carry what the provider answered", async () => {
+  script = ["anthropic-tool-call", "anthropic-answer"].map(fixture)
+  requests.length = 0
+  const exporter = new InMemorySpanExporter()
+  const tracerProvider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] })
+  const sqlite = tempDb()
+  const hook = ctxlogPreModelHook({
+    sqlite,
+    tracerProvider,
+    provider: "anthropic",
+    tools: [readFile],
+    system: "You are terse.",
+    policy: {
+      builder: { provider: "default", model: "claude-sonnet-4-5", contextWindow: 4_000, maxOutputTokens: 400 },
+      compaction: { softThreshold: 0.5, hardThreshold: 0.6, proactiveThreshold: 0.55, targetRatio: 0.3 }
+    }
+  })
+  const llm = new ChatAnthropic({
+    model: "claude-sonnet-4-5",
+    apiKey: "test",
+    anthropicApiUrl: baseURL,
+    maxTokens: 400
+  })
+  const agent = createReactAgent({
+    llm,
+    tools: [readFile],
+    preModelHook: hook,
+    postModelHook: hook.postModelHook,
+    checkpointer: new MemorySaver()
+  })
+  const earlier: Array<BaseMessage> = Array.from({ length: 30 }, (_, i) =>
+    i % 2 === 0
+      ? new HumanMessage(`Question ${i}: ${"tell me about the parser and its leap years ".repeat(12)}`)
+      : new AIMessage(`Answer ${i}: ${"the parser reads dates field by field ".repeat(12)}`)
+  )
+  const config = { configurable: { thread_id: "otel-anthropic" } }
+  const state = await agent.invoke({ messages: [...earlier, new HumanMessage("Why does the build fail?")] }, config)
+  assert.include(JSON.stringify(state.messages.at(-1)?.content), "The build fails in src/build.ts")
+  await hook.close()
+  // The second request carried the tool call's result back (the hook's render went over the wire).
+  assert.strictEqual(requests.length, 2)
+  assert.include(JSON.stringify(requests[1]?.messages), "contents of src/build.ts")
+
+  const stream = hook.streamOf(config)
+  const log = await readBack(sqlite, stream)
+  const events = log.events.map((stored) => stored.event)
+  const renders = events.filter((event) => event._tag === "PromptRendered")
+  assert.strictEqual(renders.length, 2)
+  const spans = exporter.getFinishedSpans()
+  const chats = spans.filter((span) => span.name.startsWith("chat "))
+  assert.strictEqual(chats.length, 2, spans.map((span) => span.name).join(", "))
+  chats.forEach((chat, i) => {
+    const { kinds, reasons } = GenAiSpans.assertChatSpan(chat, {
+      provider: "anthropic",
+      model: "claude-sonnet-4-5",
+      stream,
+      events,
+      renderId: renders[i]?.id,
+      absent: {
+        "gen_ai.request.stream": "invoke does not stream (the attribute is set when a call streams)",
+        "gen_ai.request.max_tokens": "the hook does not see the chat model's settings",
+        "server.address": "the endpoint is private to the LangChain chat model",
+        "server.port": "as server.address"
+      }
+    })
+    const a = chat.attributes
+    const answered = fixture(i === 0 ? "anthropic-tool-call" : "anthropic-answer") as {
+      readonly id: string
+      readonly model: string
+    }
+    assert.strictEqual(a["gen_ai.response.id"], answered.id)
+    assert.strictEqual(a["gen_ai.response.model"], answered.model)
+    assert.deepStrictEqual(a["gen_ai.response.finish_reasons"], [i === 0 ? "tool_call" : "stop"])
+    // The fixtures' cache usage: the first call writes 2,048 tokens, the second reads them.
+    assert.strictEqual(a["gen_ai.usage.cache_creation.input_tokens"], i === 0 ? 2048 : 0)
+    assert.strictEqual(a["gen_ai.usage.cache_read.input_tokens"], i === 0 ? 0 : 2048)
+    assert.strictEqual(a["gen_ai.usage.input_tokens"], i === 0 ? 599 + 2048 : 312 + 2048)
+    assert.strictEqual(a["gen_ai.usage.output_tokens"], i === 0 ? 59 : 60)
+    assert.includeMembers([...kinds], ["system", "history"])
+    // The first call's render holds the summary of the long thread; before the second the fit trimmed
+    // history (the signed thinking block and the tool result take the room), the summary first.
+    if (i === 0) assert.isTrue(kinds.includes("summary") || kinds.includes("seam"), kinds.join(","))
     if (i === 1) assert.include([...reasons], "unseen_tool_result")
   })
   GenAiSpans.assertCompactionSpans(spans, stream, events)

@@ -19,6 +19,33 @@ const roundTrip = (messages: ReadonlyArray<HumanMessage | AIMessage | ToolMessag
 }
 
 describe("fromLangChain / toLangChain keep what LangChain gave", () => {
+  it("ChatAnthropic's answer (thinking and a tool_use block in content, the call in tool_calls too) comes back as it was", () => {
+    // What @langchain/anthropic 1.5 returns for a thinking + tool_use answer; before the fix the next
+    // model call of a LangGraph agent on ChatAnthropic failed ("unsupported content block tool_use").
+    const messages = [
+      new HumanMessage({ id: "h1", content: "Why does the build fail?" }),
+      new AIMessage({
+        id: "msg_1",
+        content: [
+          { type: "thinking", thinking: "Read the build file first.", signature: "Eq4CCpIB" },
+          {
+            type: "tool_use",
+            id: "toolu_1",
+            name: "read_file",
+            input: { path: "src/build.ts" },
+            caller: { type: "direct" }
+          }
+        ],
+        tool_calls: [{ type: "tool_call", id: "toolu_1", name: "read_file", args: { path: "src/build.ts" } }]
+      }),
+      new ToolMessage({ id: "t1", tool_call_id: "toolu_1", content: "export const build = () => config" })
+    ]
+    const { inward, outward } = roundTrip(messages)
+    // One call, in its place after the thinking (not twice).
+    expect(inward[1]?.parts.map((part) => part.type)).toEqual(["reasoning", "tool_call"])
+    expect(outward).toEqual(messages)
+  })
+
   it("a name, provider metadata, usage, an artifact, block fields and the content form come back in place", () => {
     const messages = [
       new HumanMessage({

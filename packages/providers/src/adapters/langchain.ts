@@ -92,6 +92,11 @@ const baseBlockOf = (part: Message.Part): ReadonlyArray<Block> => {
       if (part.redactedData !== undefined) return [{ type: "redacted_thinking", data: part.redactedData }]
       if (part.signature !== undefined) return [{ type: "thinking", thinking: part.text, signature: part.signature }]
       return [{ type: "reasoning", reasoning: part.text, ...(part.itemId === undefined ? {} : { id: part.itemId }) }]
+    case "tool_call":
+      // A call a provider package gave as a content block too (ChatAnthropic's `tool_use`) goes back there.
+      return keptOf(part).inContent === "tool_use"
+        ? [{ type: "tool_use", id: part.id, name: part.name, input: part.input }]
+        : []
     case "image":
     case "document": {
       const type = part.type === "image" ? "image" : "file"
@@ -110,7 +115,9 @@ const baseBlockOf = (part: Message.Part): ReadonlyArray<Block> => {
  * blocks in order.
  */
 const contentOf = (parts: ReadonlyArray<Message.Part>, asBlocks = false): string | Array<Block> => {
-  const shown = parts.filter((part) => part.type !== "tool_call" && part.type !== "tool_result")
+  const shown = parts.filter(
+    (part) => (part.type !== "tool_call" || keptOf(part).inContent === "tool_use") && part.type !== "tool_result"
+  )
   const only = shown[0]
   if (!asBlocks && shown.length === 0) return ""
   if (!asBlocks && shown.length === 1 && only?.type === "text" && keptOf(only).block === undefined) return only.text
@@ -240,6 +247,7 @@ const readKeys: Record<string, ReadonlyArray<string>> = {
   reasoning: ["type", "reasoning", "id"],
   thinking: ["type", "thinking", "signature"],
   redacted_thinking: ["type", "data"],
+  tool_use: ["type", "id", "name", "input"],
   image: ["type", "url", "data", "mimeType", "mime_type"],
   file: ["type", "url", "data", "mimeType", "mime_type", "metadata"]
 }
@@ -278,7 +286,12 @@ const withExtras = (
   if (Either.isLeft(json)) {
     return Either.left(refuse(format, index, path, `a ${block.type} block's field is not JSON at ${json.left}`))
   }
-  return Either.right(parts.map((part) => ({ ...part, providerOptions: { [namespace]: { block: json.right } } })))
+  return Either.right(
+    parts.map((part) => ({
+      ...part,
+      providerOptions: { ...part.providerOptions, [namespace]: { ...keptOf(part), block: json.right } }
+    }))
+  )
 }
 
 /** A LangChain content block as a ctxlog part. */
@@ -307,6 +320,18 @@ const basePartOf = (
     }
     case "redacted_thinking":
       return Either.right([Message.reasoning("", { redactedData: str(block, "data") ?? "" })])
+    case "tool_use": {
+      // A provider package's own tool call block (ChatAnthropic puts Anthropic's `tool_use` in `content`
+      // beside `tool_calls`): the call, in its place; `tool_calls`' entry with its id is the same call.
+      const id = str(block, "id")
+      const name = str(block, "name")
+      if (id === undefined || id.length === 0 || name === undefined || name.length === 0) {
+        return Either.left(refuse(format, index, path, "a tool_use block without its id or name"))
+      }
+      return Either.map(jsonInput(format, index, block.input ?? {}), (input) => [
+        { ...Message.toolCall(id, name, input), providerOptions: { [namespace]: { inContent: "tool_use" } } }
+      ])
+    }
     case "image":
     case "file": {
       const url = str(block, "url")
@@ -472,9 +497,12 @@ export const fromLangChain = (
                       : Message.toolCall(call.id ?? "", call.name, input)
                   ])
             ),
-            (toolCalls): ReadonlyArray<Message.MessageInput> => [
-              { role: "assistant", parts: [...parts, ...toolCalls], ...common }
-            ]
+            (toolCalls): ReadonlyArray<Message.MessageInput> => {
+              // A call already in the content (a `tool_use` block) is not added again.
+              const inContent = new Set(Message.toolCallsOf({ parts }).map((call) => call.id))
+              const rest = toolCalls.filter((call) => call.type !== "tool_call" || !inContent.has(call.id))
+              return [{ role: "assistant", parts: [...parts, ...rest], ...common }]
+            }
           )
         }
       )
