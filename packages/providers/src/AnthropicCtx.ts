@@ -54,6 +54,15 @@ export interface Config extends CommonConfig {
   /** Set false to place no breakpoints. Default true. */
   readonly promptCaching?: boolean
   /**
+   * Where the conversation's breakpoint goes: `prefix` (default: the builder's own placement, above) or
+   * `last-message` (one breakpoint, on the last block of the last history message: Claude Code's
+   * placement, which writes each call's whole prompt and lets the next call read it all; what an
+   * imported Claude Code session records, so that a replay under its policy caches as it did).
+   * A render given `cacheHints` places those instead.
+   * @since 0.8.0
+   */
+  readonly cacheBreakpoints?: "prefix" | "last-message"
+  /**
    * Which assistant turns send their signed thinking back: `all` (default: a turn renders the same
    * bytes as it ages, so cached prefixes hold) or `current` (only the turn whose tool calls the
    * request answers, the one the API requires).
@@ -106,6 +115,12 @@ export const make = (config: Config): CtxBuilder<AnthropicRequest> => {
     window: Window.Window,
     options: BuildOptions = {}
   ): Either.Either<Built<AnthropicRequest>, InvalidRequest> => {
+    const last = window.history.at(-1)
+    const cacheHints =
+      options.cacheHints ??
+      (config.cacheBreakpoints === "last-message" && config.promptCaching !== false && last !== undefined
+        ? [{ messageId: last.id }]
+        : undefined)
     const settings: anthropicRender.Settings = {
       model: config.model,
       maxTokens: common.outputLimitOf(sizing, config, options),
@@ -117,7 +132,7 @@ export const make = (config: Config): CtxBuilder<AnthropicRequest> => {
       cache: config.promptCaching ?? true,
       thinking: config.thinking,
       thinkingBudget: config.thinkingBudget,
-      cacheHints: options.cacheHints
+      cacheHints
     }
     // From scratch: tool pairing on the history, then the render. The cache renders only what is new
     // since its last render of this history and falls back to this when it cannot prove the same result.
@@ -127,7 +142,7 @@ export const make = (config: Config): CtxBuilder<AnthropicRequest> => {
       )
     return Either.map(
       // A render with the caller's cache hints marks blocks the cache keeps unmarked: it renders from scratch.
-      options.cacheHints === undefined || options.cacheHints.length === 0
+      cacheHints === undefined || cacheHints.length === 0
         ? renderCache.renderAnthropic(slotsOf(window, options.systemPrompt), window.history, settings, full)
         : full(),
       ({ request, breakpoints }) => ({

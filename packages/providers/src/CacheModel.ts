@@ -608,9 +608,13 @@ export const predict = (events: ReadonlyArray<TimedEvent>, options: Options = {}
         ? rawBlocks(priced.provider, rebuilt.right.request)
         : [{ label: "render", text: event.sha256 }]
       // A render that cannot be rebuilt: one opaque block of its recorded size.
+      // Counted with o200k, scaled to the provider's tokenizer (the table's ratio).
+      const scale = priced.tokensPerCounted
       const counter = Either.isRight(rebuilt)
-        ? count
-        : (text: string) => (text === event.sha256 ? event.tokens.total : count(text))
+        ? scale === 1
+          ? count
+          : (text: string) => Math.round(count(text) * scale)
+        : (text: string) => Math.round((text === event.sha256 ? event.tokens.total : count(text)) * scale)
       if (!prefixDecided) {
         // The first call decides the unknown prefix from its own recorded usage, read ahead here.
         prefixDecided = true

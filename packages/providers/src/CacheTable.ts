@@ -11,6 +11,9 @@
  *   no write premium, the read discount per model; cached prefixes stay 5–10 minutes after their last
  *   use (the upper bound is the model's TTL).
  * - Ollama and the rest: no prompt cache (Ollama's KV reuse is local and free).
+ * - Token counts: blocks are counted with o200k (OpenAI's tokenizer); a provider whose tokenizer
+ *   counts the same text differently has a `tokensPerCounted` ratio (Anthropic: 1.07, measured, see
+ *   {@link current}).
  *
  * @since 0.5.0
  */
@@ -45,6 +48,19 @@ export interface ModelRow {
   readonly cacheRead?: number
   /** Minimum cacheable prefix (Anthropic), when not the provider's default. */
   readonly minCacheableTokens?: number
+  /** The model's tokens per o200k-counted token, when not the provider's default. @since 0.8.0 */
+  readonly tokensPerCounted?: number
+}
+
+/** A provider's defaults: the price of a model the table does not list, its cache minimum, its tokenizer ratio. @since 0.8.0 */
+export interface ProviderDefaults {
+  readonly input: number
+  readonly minCacheableTokens?: number
+  /**
+   * The provider's tokens per o200k-counted token of the same text (1 when absent): what a render
+   * counted locally is scaled by it before it is set against the provider's prefix and usage.
+   */
+  readonly tokensPerCounted?: number
 }
 
 /** A dated table. @since 0.5.0 */
@@ -52,8 +68,8 @@ export interface Table {
   readonly version: string
   readonly sources: ReadonlyArray<string>
   readonly providers: Readonly<Record<string, Rules>>
-  /** Per provider: the minimum cacheable prefix and the price of a model the table does not list. */
-  readonly defaults: Readonly<Record<string, { readonly input: number; readonly minCacheableTokens?: number }>>
+  /** Per provider: the minimum cacheable prefix, the tokenizer ratio and the price of a model the table does not list. */
+  readonly defaults: Readonly<Record<string, ProviderDefaults>>
   readonly models: ReadonlyArray<ModelRow>
 }
 
@@ -61,8 +77,13 @@ const minute = 60_000
 
 /** The table this release predicts with. @since 0.5.0 */
 export const current: Table = {
-  version: "2026-11-28",
+  version: "2026-11-28.2",
   sources: [
+    // anthropic tokensPerCounted 1.07: the median, over the 45 consecutive call pairs of the four real
+    // Claude Code sessions in fixtures/sessions whose prompt grew by a known part (recorded growth over
+    // the o200k count of the same new blocks; ratios 0.72-1.66, aggregate 1.055). In-sample: measured on
+    // the sessions the accuracy test scores (ADR 0138).
+    "fixtures/sessions/claude-code (recorded usage against o200k counts, 2026-11-28)",
     "https://platform.claude.com/docs/en/build-with-claude/prompt-caching",
     "https://docs.anthropic.com/en/docs/about-claude/pricing",
     "https://developers.openai.com/api/docs/guides/prompt-caching",
@@ -83,7 +104,7 @@ export const current: Table = {
     default: { kind: "none" }
   },
   defaults: {
-    anthropic: { input: 3, minCacheableTokens: 1024 },
+    anthropic: { input: 3, minCacheableTokens: 1024, tokensPerCounted: 1.07 },
     openai: { input: 1.25 },
     ollama: { input: 0 },
     default: { input: 1 }
@@ -128,6 +149,8 @@ export interface Resolved {
   readonly write5m: number
   readonly write1h: number
   readonly minCacheableTokens: number
+  /** The model's tokens per o200k-counted token (1: the same tokenizer). @since 0.8.0 */
+  readonly tokensPerCounted: number
   /** Whether the model has its own row (false: the provider's default price). */
   readonly listed: boolean
 }
@@ -175,6 +198,7 @@ export const resolve = (
     write1h: input * writes["1h"],
     minCacheableTokens:
       rules.kind === "prefix" ? rules.minTokens : (row?.minCacheableTokens ?? fallback.minCacheableTokens ?? 0),
+    tokensPerCounted: row?.tokensPerCounted ?? fallback.tokensPerCounted ?? 1,
     listed: row !== undefined
   }
 }

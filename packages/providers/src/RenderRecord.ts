@@ -73,6 +73,7 @@ export const ProviderConfigSchema = Schema.Union(
     minCacheableTokens: opt(Schema.Number),
     cacheTtl: opt(Schema.Literal("5m", "1h")),
     promptCaching: opt(Schema.Boolean),
+    cacheBreakpoints: opt(Schema.Literal("prefix", "last-message")),
     thinking: opt(Schema.Literal("all", "current")),
     thinkingBudget: opt(Schema.Number)
   }),

@@ -77,6 +77,9 @@ layer(live)("CacheModel", (it) => {
     assert.deepStrictEqual([gpt.input, gpt.cacheRead, gpt.write5m], [0.4, 0.1, 0.4])
     assert.strictEqual(CacheTable.resolve("ollama", "llama3").rules.kind, "none")
     assert.isFalse(CacheTable.resolve("anthropic", "claude-unknown").listed)
+    // Claude's tokenizer counts the same text ~7% above o200k; OpenAI's is o200k.
+    assert.strictEqual(sonnet.tokensPerCounted, 1.07)
+    assert.strictEqual(gpt.tokensPerCounted, 1)
   })
 
   it.effect("Anthropic: writes at the breakpoints, reads them back, and a gap past the TTL expires them", () =>

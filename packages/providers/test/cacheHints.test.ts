@@ -136,6 +136,47 @@ layer(live)("caller cache hints", (it) => {
     })
   )
 
+  it.effect(
+    "cacheBreakpoints last-message (Claude Code's placement): one breakpoint on the last block of the last message, recorded in the config and rebuilt",
+    () =>
+      Effect.gen(function* () {
+        const log = yield* EventLog.EventLog
+        const window = yield* seed("hints-6")
+        const lastConfig: CtxBuilder.ProviderConfig = { ...config, cacheBreakpoints: "last-message" }
+        const last = built(window, {}, AnthropicCtx.make(lastConfig))
+        // The follow-up is the last history message: its text, after the two tool results, is marked, and nothing else.
+        assert.deepStrictEqual(markers(last.request), { "messages[2].content[2]": { type: "ephemeral" } })
+        assert.strictEqual(last.stats.cacheBreakpoints, 1)
+        // The same request as a hint on the last message; the caller's hints still win over the config.
+        const hinted = built(window, { cacheHints: [{ messageId: ids(window).followUp }] })
+        assert.strictEqual(JSON.stringify(last.request), JSON.stringify(hinted.request))
+        const question = built(
+          window,
+          { cacheHints: [{ messageId: ids(window).question }] },
+          AnthropicCtx.make(lastConfig)
+        )
+        assert.deepStrictEqual(markers(question.request), { "messages[0].content[0]": { type: "ephemeral" } })
+        // Off with promptCaching false.
+        const off = AnthropicCtx.make({ ...lastConfig, promptCaching: false })
+        assert.deepStrictEqual(markers(built(window, {}, off).request), {})
+        // Recorded in the render's config (no hints in the spec), and a rebuild places it again.
+        const outcome = yield* RenderRecord.recordRender(
+          "hints-6",
+          last,
+          { provider: "anthropic", model: "claude-sonnet-4-5" },
+          { config: lastConfig, options: {} }
+        )
+        const event = outcome.events[0]
+        if (event?._tag !== "PromptRendered") return assert.fail("no PromptRendered")
+        assert.isUndefined(event.render?.cacheHints)
+        const envelopes = Chunk.toReadonlyArray(yield* Stream.runCollect(log.read("hints-6")))
+        const before = Window.replay(envelopes.slice(0, -1).map((envelope) => envelope.event))
+        const rebuilt = RenderRecord.rebuild(before, event, envelopes.length, new Map())
+        if (Either.isLeft(rebuilt)) return assert.fail(rebuilt.left.message)
+        assert.strictEqual(rebuilt.right.body, RenderRecord.serialize(last.request))
+      })
+  )
+
   it.effect("are recorded with the render (PromptRendered v5) and a rebuild places them again, byte for byte", () =>
     Effect.gen(function* () {
       const log = yield* EventLog.EventLog

@@ -106,7 +106,9 @@ const clockAt = (millis: number): Clock.Clock => ({
 /** The builder config of a call: the tool's wire format, the call's model, the session's window. @since 0.8.0 */
 export const configOf = (session: Pick<Session, "wire" | "contextWindow">, model: string): CtxBuilder.ProviderConfig =>
   session.wire === "anthropic"
-    ? { provider: "anthropic", model, contextWindow: session.contextWindow }
+    ? // Claude Code marks the last block of each request for caching (one breakpoint, on the last message):
+      // recorded in the policy, so a replay under it caches the same way.
+      { provider: "anthropic", model, contextWindow: session.contextWindow, cacheBreakpoints: "last-message" }
     : session.wire === "openai-responses"
       ? { provider: "openai", api: "responses", model, contextWindow: session.contextWindow }
       : { provider: "openai", model, contextWindow: session.contextWindow }
@@ -172,10 +174,8 @@ export const record = (session: Session): Effect.Effect<Recorded, ImportError> =
             }
             const window = yield* ctx.load(stream)
             const builder = CtxBuilder.forProvider(config)
-            const last = window.history.at(-1)
-            // Claude Code marks the last block of the request for caching; the Responses API caches on its own.
-            const options: CtxBuilder.BuildOptions =
-              session.wire === "anthropic" && last !== undefined ? { cacheHints: [{ messageId: last.id }] } : {}
+            // The config places Claude Code's breakpoint (`cacheBreakpoints`); the Responses API caches on its own.
+            const options: CtxBuilder.BuildOptions = {}
             const built = builder.build(window, options)
             if (Either.isLeft(built)) return yield* fail(`the model call cannot be rendered: ${built.left.message}`)
             const target = { provider, model: step.model }

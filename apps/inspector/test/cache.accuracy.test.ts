@@ -1,0 +1,136 @@
+// The cache model's accuracy on the real sessions of fixtures/sessions (provenance in its README), as the
+// root README and BENCHMARKS.md state it (issue 37, ADR 0138): every Claude Code session and Codex rollout
+// imported, each call's predicted cache read set against its recorded one (within ±10%) and its class
+// (hit / partial / miss) against the recorded class. The prediction reads the renders, their times and
+// the first call's usage only: every session predicted again with every later usage stripped gives the
+// same numbers. The figures are asserted as documented, so a change to the model that moves them fails
+// here until the documents say the new ones.
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+import { CacheModel } from "@ctxlog/providers"
+import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import { Inspect, Source } from "../src/index.js"
+import { ctxlogInProcess as ctxlog, json, tempDir } from "./support/cli.js"
+
+const root = fileURLToPath(new URL("../../../fixtures/sessions/", import.meta.url))
+const temp = tempDir("ctxlog-cache-accuracy-")
+const db = join(temp.dir, "log.db")
+
+const claudeCode = ["full-session-two", "full-session-three", "full-session-four", "full-session-five"]
+const codex = [
+  "rollout-2025-09-24T20-12-23-01997ea4-a70d-7da3-8c20-c736db82a7c5",
+  "rollout-2025-09-25T15-12-14-019982b8-3422-79e0-8b3b-05abaf4f3c3e"
+]
+
+const entriesOf = (stream: string) =>
+  Effect.runPromise(Effect.scoped(Effect.flatMap(Source.sqlite(db), (source) => Inspect.entries(source, stream))))
+
+/** Calls within ±10% of the recorded cache read, and classified alike, over the calls with usage. */
+interface Figures {
+  readonly recorded: number
+  readonly within: number
+  readonly agrees: number
+}
+
+const figuresOf = (report: CacheModel.Report): Figures => {
+  const accuracy = CacheModel.accuracy(report)
+  return {
+    recorded: accuracy.recorded,
+    within: Math.round(accuracy.readWithin10 * accuracy.recorded),
+    agrees: Math.round(accuracy.classAgrees * accuracy.recorded)
+  }
+}
+
+const reports = new Map<string, CacheModel.Report>()
+
+beforeAll(async () => {
+  const imported = await ctxlog(["import", "--db", db, join(root, "claude-code"), join(root, "codex")])
+  assert.strictEqual(imported.code, 0, imported.stderr)
+  for (const stream of [...claudeCode, ...codex]) reports.set(stream, CacheModel.predict(await entriesOf(stream)))
+}, 180_000)
+afterAll(() => temp.cleanup())
+
+const total = (streams: ReadonlyArray<string>): Figures =>
+  streams.reduce(
+    (sum, stream) => {
+      const report = reports.get(stream)
+      if (report === undefined) throw new Error(`no report for ${stream}`)
+      const figures = figuresOf(report)
+      return {
+        recorded: sum.recorded + figures.recorded,
+        within: sum.within + figures.within,
+        agrees: sum.agrees + figures.agrees
+      }
+    },
+    { recorded: 0, within: 0, agrees: 0 }
+  )
+
+describe("the cache model against the recorded usage of real sessions", () => {
+  it("reads no usage but the first call's: each real session with every later usage stripped gives the same numbers", async () => {
+    for (const stream of [...claudeCode, ...codex]) {
+      const entries = await entriesOf(stream)
+      const first = entries.findIndex((entry) => entry.event._tag === "UsageReported")
+      assert.isAbove(first, -1, stream)
+      const stripped = entries.filter((entry, index) => entry.event._tag !== "UsageReported" || index === first)
+      assert.isBelow(stripped.length, entries.length, stream)
+      const full = reports.get(stream)
+      const bare = CacheModel.predict(stripped)
+      assert.deepStrictEqual(
+        bare.calls.map((call) => call.predicted),
+        full?.calls.map((call) => call.predicted),
+        stream
+      )
+      assert.deepStrictEqual(bare.unknownPrefix, full?.unknownPrefix ?? null, stream)
+    }
+  })
+
+  it("Claude Code: the figures the README states (54 calls: 18 within ±10%, 50 classified alike)", () => {
+    assert.deepStrictEqual(total(claudeCode), { recorded: 54, within: 18, agrees: 50 })
+    // Where the session file holds the whole prompt (three, five), within ±10% on 12 of 13 calls; four and
+    // two carry content the file does not (ADR 0138), and miss by what it adds.
+    assert.deepStrictEqual(total(["full-session-three", "full-session-five"]), {
+      recorded: 13,
+      within: 12,
+      agrees: 12
+    })
+  })
+
+  it("Codex: the figures the README states (53 calls: 47 within ±10%, 44 classified alike)", () => {
+    assert.deepStrictEqual(total(codex), { recorded: 53, within: 47, agrees: 44 })
+  })
+
+  it("full-session-four: the step the file lacks explains its misses (the prediction shifted by it lands within ±10%)", () => {
+    // Call 3 records a ~13k-token write that no line of the file accounts for (a subdirectory CLAUDE.md
+    // Claude Code loads on a Read, ADR 0138). Analysis, not prediction: shifted by the gap recorded at call 4,
+    // every later call's read but the one after the TTL expiry (call 15, read from the warm prefix only)
+    // lands within ±10% of the recorded one, so the rest of the model holds call by call.
+    const calls = reports.get("full-session-four")?.calls ?? []
+    assert.strictEqual(calls.length, 30)
+    const at4 = calls[3]
+    const gap = (at4?.recorded?.cacheRead ?? 0) - (at4?.predicted.cacheRead ?? 0)
+    assert.isAbove(gap, 12_000)
+    const later = calls.filter((_, index) => index >= 3 && index !== 14)
+    const shifted = later.filter((call) => {
+      const recorded = call.recorded?.cacheRead ?? 0
+      return Math.abs(call.predicted.cacheRead + gap - recorded) <= 0.1 * recorded
+    })
+    assert.strictEqual(shifted.length, later.length)
+    // Unshifted, none of them is.
+    assert.isTrue(
+      later.every((call) => {
+        const recorded = call.recorded?.cacheRead ?? 0
+        return Math.abs(call.predicted.cacheRead - recorded) > 0.1 * recorded
+      })
+    )
+  })
+
+  it("whatif under the recorded policy prices the replay as the cache model prices the recorded renders", async () => {
+    for (const stream of claudeCode) {
+      const result = await ctxlog(["whatif", "--db", db, stream, "--json"])
+      const totals = json(result) as { totals: { recorded: { cost: number }; whatif: { cost: number } } }
+      // The import records Claude Code's breakpoint placement in the policy, so the replay caches as it did.
+      assert.closeTo(totals.totals.whatif.cost, totals.totals.recorded.cost, 1e-9, stream)
+    }
+  })
+})
