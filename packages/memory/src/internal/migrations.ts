@@ -1,5 +1,6 @@
 import { type Kysely, type Migration, type MigrationProvider, sql } from "kysely"
 import { subjectErasure } from "./migrationsSubjects.js"
+import { eventPositions } from "./migrationsPositions.js"
 import type { Dialect } from "./schema.js"
 
 /**
@@ -449,7 +450,8 @@ export const migrations = (dialect: Dialect): Record<string, Migration> => ({
   "0012_recall_text_once": recallTextOnce(dialect),
   "0013_snapshot_stored_hash": snapshotStoredHash(dialect),
   "0014_batch_signatures": batchSignatures(dialect),
-  "0015_subject_erasure": subjectErasure(dialect)
+  "0015_subject_erasure": subjectErasure(dialect),
+  "0016_event_positions": eventPositions(dialect)
 })
 
 /** Kysely's `MigrationProvider` over the in-code migrations. */

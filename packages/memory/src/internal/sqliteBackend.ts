@@ -27,6 +27,7 @@ import { counters } from "./workCounters.js"
 import { searchEach } from "./search.js"
 import * as WriteLock from "./writeLock.js"
 import { appendStatements, bind, type Compiled, type NewEntry } from "./statements.js"
+import { erasingStatements, lazily } from "./sqliteStatements.js"
 
 export interface SqliteOptions {
   readonly filename: string
@@ -36,27 +37,6 @@ export interface SqliteOptions {
   readonly readonly?: boolean | undefined
   /** `false`: the file must exist already. */
   readonly create?: boolean | undefined
-}
-
-/**
- * An object whose members are made on first use: a store prepares a statement the first time it runs it,
- * so opening one (and loading a small conversation) does not prepare every statement it might need.
- */
-const lazily = <T extends Record<string, () => unknown>>(makers: T): { readonly [K in keyof T]: ReturnType<T[K]> } => {
-  const out = {}
-  for (const [key, make] of Object.entries(makers)) {
-    Object.defineProperty(out, key, {
-      enumerable: true,
-      configurable: true,
-      // Made once, then a plain property: the hot path reads it like any field.
-      get: () => {
-        const value = make()
-        Object.defineProperty(out, key, { enumerable: true, value })
-        return value
-      }
-    })
-  }
-  return out as { readonly [K in keyof T]: ReturnType<T[K]> }
 }
 
 const storeError = (operation: string) => (cause: unknown) =>
@@ -124,6 +104,15 @@ export const make = (
         raw.prepare<[string], { version: number; head_hash: string }>(
           "select version, head_hash from streams where stream_id = ?"
         ),
+      // The append's one read: the stream's head (NULLs for a new stream) and the position its events
+      // follow, the greater of the last one and the mark an erasure left (`events` has no AUTOINCREMENT,
+      // migration 0016, ADR 0132): a position is never handed out twice, and no counter row is written.
+      selectHead: () =>
+        raw.prepare<[string], { version: number | null; head_hash: string | null; last: number }>(
+          `select s.version, s.head_hash,
+             max(coalesce((select max(global_position) from events), 0), (select high_water from event_positions)) as last
+           from (select 1) as one left join streams s on s.stream_id = ?`
+        ),
       // A new stream's row is inserted, a known one's updated (the head read tells which: no upsert's
       // insert attempt and conflict per append).
       insertStream: () =>
@@ -135,9 +124,9 @@ export const make = (
           "update streams set version = ?, head_hash = ?, updated_at = ? where stream_id = ?"
         ),
       insertEvent: () =>
-        raw.prepare<[string, string, number, string, number, string, string, number, string]>(
-          `insert into events (event_id, stream_id, stream_version, type, schema_version, data, metadata, recorded_at, hash)
-         values (?, ?, ?, ?, ?, ?, ?, ?, ?)`
+        raw.prepare<[number, string, string, number, string, number, string, string, number, string]>(
+          `insert into events (global_position, event_id, stream_id, stream_version, type, schema_version, data, metadata, recorded_at, hash)
+         values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
         ),
       insertSignature: () =>
         raw.prepare<[BatchSignatureRow]>(
@@ -207,34 +196,7 @@ export const make = (
       clearFacts: () => raw.prepare("delete from facts"),
       resetRecallCheckpoint: () => raw.prepare("update projection_checkpoints set position = 0 where name = 'recall'")
     })
-    const erasing = lazily({
-      recallCheckpoint: () =>
-        raw.prepare<[], { position: number }>("select position from projection_checkpoints where name = 'recall'"),
-      lastPosition: () =>
-        raw.prepare<[string], { events: number; last: number | null }>(
-          "select count(*) as events, max(global_position) as last from events where stream_id = ?"
-        ),
-      markPending: () => raw.prepare<[string]>("insert into erasure_pending (stream_id) values (?)"),
-      deleteFts: () =>
-        raw.prepare<[string]>(
-          "delete from recall_fts where rowid in (select entry_id from recall_entries where source = 'message' and stream_id = ?)"
-        ),
-      deleteEntries: () =>
-        raw.prepare<[string]>("delete from recall_entries where source = 'message' and stream_id = ?"),
-      deleteFacts: () => raw.prepare<[string]>("delete from facts where stream_id = ?"),
-      deleteSnapshots: () => raw.prepare<[string]>("delete from snapshots where stream_id = ?"),
-      deleteEvents: () => raw.prepare<[string]>("delete from events where stream_id = ?"),
-      deleteStream: () => raw.prepare<[string]>("delete from streams where stream_id = ?"),
-      deleteOwner: () => raw.prepare<[string]>("delete from stream_owners where stream_id = ?"),
-      deleteFiles: () => raw.prepare<[string]>("delete from files where stream_id = ?"),
-      deleteSignatures: () => raw.prepare<[string]>("delete from batch_signatures where stream_id = ?"),
-      clearPending: () => raw.prepare<[string]>("delete from erasure_pending where stream_id = ?"),
-      audit: () =>
-        raw.prepare<[string, string | null, number, number, string, number, string, string]>(
-          `insert into erasures (stream_id, owner, events, last_version, head_hash, erased_at, actor, reason)
-         values (?, ?, ?, ?, ?, ?, ?, ?)`
-        )
-    })
+    const erasing = erasingStatements(raw)
 
     type Outcome =
       | { readonly _tag: "Written"; readonly result: EventLog.AppendResult }
@@ -260,7 +222,11 @@ export const make = (
     const appendBlock = raw.transaction((request: AppendRequest): Outcome => {
       counters.appends++
       counters.appendStatements++
-      const head = hot.selectStream.get(request.stream)
+      const read = hot.selectHead.get(request.stream)
+      const head =
+        read === undefined || read.version === null || read.head_hash === null
+          ? undefined
+          : { version: read.version, head_hash: read.head_hash }
       const current = head?.version ?? 0
       if (request.owner !== undefined) counters.appendStatements++
       const owned = request.owner === undefined ? undefined : hot.selectOwner.get(request.stream)?.owner
@@ -279,10 +245,12 @@ export const make = (
         counters.appendStatements++
         hot.claimOwner.run(request.stream, request.owner)
       }
-      let lastPosition = 0
+      let lastPosition = read?.last ?? 0
       for (const row of rows) {
         counters.appendStatements++
-        const info = hot.insertEvent.run(
+        lastPosition += 1
+        hot.insertEvent.run(
+          lastPosition,
           row.event_id,
           row.stream_id,
           row.stream_version,
@@ -293,7 +261,6 @@ export const make = (
           row.recorded_at,
           row.hash
         )
-        lastPosition = Number(info.lastInsertRowid)
       }
       const signature = signatureOf(request, rows, head?.head_hash ?? EventHash.genesis)
       if (signature !== undefined) {
@@ -414,6 +381,7 @@ export const make = (
           erasing.deleteEntries.run(stream)
           erasing.deleteFacts.run(stream)
           erasing.deleteSnapshots.run(stream)
+          erasing.raiseHighWater.run()
           erasing.deleteEvents.run(stream)
           erasing.deleteStream.run(stream)
           erasing.deleteOwner.run(stream)
