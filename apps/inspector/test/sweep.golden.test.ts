@@ -1,7 +1,7 @@
 // Issue 38 (speed): the sweep's answers are pinned. Every fixture transcript (imported at a 16,000-token
 // budget) and every fixture session, under three candidates (the recorded policy replayed, a tighter
-// window with compaction, a tiny window that loses items), swept in this thread (`SweepPool.runJob`, what
-// each worker runs): per stream and run, the totals (calls, tokens split uncached / cache-write /
+// window with compaction, a tiny window that loses items), swept on two worker threads (`SweepPool.runAll`,
+// what the CLI runs): per stream and run, the totals (calls, tokens split uncached / cache-write /
 // cache-read, dollars, the compactor, compactions by tier, overflows, losses) and every lost item with its
 // call and the event that removed it. `golden/sweep.json` was written by the sweep before the replay was
 // made incremental (ADR 0136); any change of an answer fails here. To re-pin after a deliberate change of
@@ -80,11 +80,10 @@ describe("the sweep's answers on the fixtures", () => {
     "are the pinned ones: totals, compactions by tier, overflows and lost items per stream and policy",
     () =>
       Effect.gen(function* () {
+        // On worker threads, as the CLI sweeps (a job blocks its thread for seconds: not this one).
+        const outcomes = yield* SweepPool.runAll(jobs(), candidates, { workers: 2 })
         const results: Array<unknown> = []
-        for (const job of jobs()) {
-          // A job runs synchronously for seconds: let vitest's RPC through between jobs.
-          yield* Effect.promise(() => new Promise((resolve) => setImmediate(resolve)))
-          const outcome = yield* SweepPool.runJob(job, candidates)
+        for (const outcome of outcomes) {
           assert.isTrue(outcome.ok, JSON.stringify(outcome))
           if (!outcome.ok) continue
           for (const result of outcome.results) {
