@@ -142,6 +142,16 @@ export class PipelineError extends Schema.TaggedError<PipelineError>()("Pipeline
   }
 }
 
+/** Options of {@link run}. @since 0.8.0 */
+export interface RunOptions {
+  /**
+   * Told each render the run made, in order (the k-th `PromptRendered` of the events returned): its
+   * request, the bytes it hashed, and its stats. A sweep reads these instead of rebuilding each render
+   * from the events again.
+   */
+  readonly onRender?: ((rendered: Turn.Rendered) => void) | undefined
+}
+
 /**
  * Run the turn module over the inputs: each turn under `policyOf(its recorded policy)`; returns the
  * events written, in order.
@@ -150,7 +160,8 @@ export class PipelineError extends Schema.TaggedError<PipelineError>()("Pipeline
 export const run = (
   stream: string,
   input: Input,
-  policyOf: (recorded: Policy.Policy | undefined) => Policy.Policy
+  policyOf: (recorded: Policy.Policy | undefined) => Policy.Policy,
+  options: RunOptions = {}
 ): Effect.Effect<ReadonlyArray<WindowEvent.WindowEvent>, PipelineError> => {
   const first = policyOf(input.turns[0]?.policy)
   return Effect.gen(function* () {
@@ -183,6 +194,7 @@ export const run = (
             iteration,
             turnReminder: call.turnReminder
           })
+          options.onRender?.(rendered)
           yield* Turn.complete(
             stream,
             {

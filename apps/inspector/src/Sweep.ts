@@ -23,7 +23,7 @@
  */
 import { Message, Window, type WindowEvent } from "@ctxlog/core"
 import { CacheModel, CacheTable, RenderRecord } from "@ctxlog/providers"
-import type { Policy } from "@ctxlog/turn"
+import type { Policy, Turn } from "@ctxlog/turn"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Pipeline from "./Pipeline.js"
@@ -232,8 +232,14 @@ const compactionKind = (event: WindowEvent.WindowEvent): string | undefined => {
   }
 }
 
-/** Fold a run's events once: rebuild each render, and record what reached it. */
-const trace = (entries: ReadonlyArray<Queries.Entry>): Trace => {
+/** A render the replay made, as a rebuild of its `PromptRendered` would give it. */
+type Given = (event: WindowEvent.EventOf<"PromptRendered">, version: number) => RenderRecord.Rebuilt | undefined
+
+/**
+ * Fold a run's events once: rebuild each render (or take it from `given`: the renders the replay itself
+ * made, matched by event id and hash), and record what reached it.
+ */
+const trace = (entries: ReadonlyArray<Queries.Entry>, given?: Given): Trace => {
   let window = Window.empty
   const blobs = new Map<string, string>()
   const calls: Array<TracedCall> = []
@@ -263,7 +269,9 @@ const trace = (entries: ReadonlyArray<Queries.Entry>): Trace => {
     switch (event._tag) {
       case "PromptRendered": {
         RenderRecord.collectBlobs([event], blobs)
-        const rebuilt = RenderRecord.rebuild(window, event, entry.version, blobs)
+        const made = given?.(event, entry.version)
+        const rebuilt =
+          made === undefined ? RenderRecord.rebuild(window, event, entry.version, blobs) : Either.right(made)
         rebuiltAt.set(entry.version, rebuilt)
         const body = Either.isRight(rebuilt) ? rebuilt.right.body : null
         if (Either.isRight(rebuilt) && !RenderRecord.fits(rebuilt.right.stats)) overflows.push(calls.length)
@@ -669,7 +677,16 @@ export const sweepStream = (
         ...(recordedPolicy ?? fallback ?? { builder }),
         ...overrides
       })
-      const replayed = yield* Effect.either(Pipeline.run(stream, input, policyOf))
+      const made = new Map<string, { readonly rendered: Turn.Rendered; readonly sha256: string }>()
+      const replayed = yield* Effect.either(
+        Pipeline.run(stream, input, policyOf, {
+          onRender: (rendered) => {
+            for (const event of rendered.events) {
+              if (event._tag === "PromptRendered") made.set(event.id, { rendered, sha256: event.sha256 })
+            }
+          }
+        })
+      )
       if (Either.isLeft(replayed)) {
         runs.push({
           policy: candidate.name,
@@ -680,7 +697,19 @@ export const sweepStream = (
         continue
       }
       const whatifEntries = entriesOf(replayed.right, callTimes)
-      const whatif = trace(whatifEntries)
+      // The replay's own renders: the request and the bytes it hashed (a rebuild would build them again).
+      const whatif = trace(whatifEntries, (event, version) => {
+        const found = made.get(event.id)
+        if (found === undefined || found.sha256 !== event.sha256) return undefined
+        return {
+          version,
+          request: found.rendered.built.request,
+          body: found.rendered.body,
+          sha256: event.sha256,
+          recordedSha256: event.sha256,
+          stats: found.rendered.built.stats
+        }
+      })
       const priced = pricerFor(pricing).price({
         entries: whatifEntries,
         calls: whatif.calls,

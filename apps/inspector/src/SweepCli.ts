@@ -123,8 +123,8 @@ const jobsOf = (options: Options): Effect.Effect<ReadonlyArray<SweepPool.Job>, S
         if (wanted !== undefined ? info.stream !== wanted : !selected(info.stream)) continue
         jobs.push(
           target._tag === "sqlite"
-            ? { _tag: "sqlite", file: target.where, stream: info.stream, read }
-            : { _tag: "postgres", url: target.where, stream: info.stream, read }
+            ? { _tag: "sqlite", file: target.where, stream: info.stream, read, size: info.version }
+            : { _tag: "postgres", url: target.where, stream: info.stream, read, size: info.version }
         )
       }
     }

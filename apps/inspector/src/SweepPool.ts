@@ -7,6 +7,7 @@
  *
  * @since 0.5.0
  */
+import { statSync } from "node:fs"
 import { availableParallelism } from "node:os"
 import { Worker } from "node:worker_threads"
 import { createRequire } from "node:module"
@@ -27,8 +28,22 @@ export interface ReadSpec {
 
 /** One stream to sweep. @since 0.5.0 */
 export type Job =
-  | { readonly _tag: "sqlite"; readonly file: string; readonly stream: string; readonly read: ReadSpec }
-  | { readonly _tag: "postgres"; readonly url: string; readonly stream: string; readonly read: ReadSpec }
+  | {
+      readonly _tag: "sqlite"
+      readonly file: string
+      readonly stream: string
+      readonly read: ReadSpec
+      /** The stream's version (its events), when known: the longest streams are handed out first. @since 0.8.0 */
+      readonly size?: number | undefined
+    }
+  | {
+      readonly _tag: "postgres"
+      readonly url: string
+      readonly stream: string
+      readonly read: ReadSpec
+      /** The stream's version (its events), when known: the longest streams are handed out first. @since 0.8.0 */
+      readonly size?: number | undefined
+    }
   | {
       /** A file `ctxlog import` reads (Claude Code, Codex, Responses, AI SDK, OpenAI chat, ctxlog export). */
       readonly _tag: "import"
@@ -160,12 +175,35 @@ const workerEntry = (): {
   }
 }
 
+/** Roughly how many bytes an imported file holds per event (to set files beside logged streams). */
+const bytesPerEvent = 1000
+
+/** A job's expected work, to hand out the longest first: a stream's events, a file's bytes scaled alike. */
+const weightOf = (job: Job): number => {
+  if (job._tag !== "import") return job.size ?? 0
+  try {
+    return statSync(job.file).size / bytesPerEvent
+  } catch {
+    return 0
+  }
+}
+
+/**
+ * The order jobs are handed out: the heaviest first (stable among equals), so no thread is left with a
+ * long stream while the others are done.
+ */
+const dispatchOrder = (jobs: ReadonlyArray<Job>): ReadonlyArray<number> => {
+  const weights = jobs.map(weightOf)
+  return jobs.map((_, index) => index).sort((a, b) => (weights[b] ?? 0) - (weights[a] ?? 0) || a - b)
+}
+
 /** The default number of workers: the machine's available parallelism. @since 0.5.0 */
 export const defaultWorkers = (): number => Math.max(1, availableParallelism())
 
 /**
  * Run every job on `workers` worker threads (never more than there are jobs), each job whole on one
- * thread; `progress` is told after each. Results come back in job order.
+ * thread, the heaviest first (a stream's `size`, an import file's bytes); `progress` is told after each.
+ * Results come back in job order.
  * @since 0.5.0
  */
 export const runAll = (
@@ -195,9 +233,10 @@ export const runAll = (
       for (const thread of threads) void thread.terminate()
       resume(effect)
     }
+    const order = dispatchOrder(jobs)
     const feed = (thread: Worker) => {
       if (next >= jobs.length) return
-      const index = next++
+      const index = order[next++] ?? 0
       thread.postMessage({ index, job: jobs[index] })
     }
     for (let i = 0; i < count; i++) {

@@ -143,6 +143,12 @@ export interface Options {
    * @since 0.8.0
    */
   readonly rebuilt?: (version: number) => Either.Either<RenderRecord.Rebuilt, RenderRecord.RenderMismatch> | undefined
+  /**
+   * The hash that chains a render's blocks into prefix keys (default `EventHash.sha256`). A prediction
+   * hashes each (prefix, block) pair once, however many calls repeat it; a test counts the calls.
+   * @since 0.8.0
+   */
+  readonly hash?: ((text: string) => string) | undefined
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -184,16 +190,20 @@ interface RawBlock {
 }
 
 /** A request's blocks in its provider's cache order. */
-const rawBlocks = (family: string, request: unknown): ReadonlyArray<RawBlock> => {
+const rawBlocks = (
+  family: string,
+  request: unknown,
+  json: (value: unknown) => string = JSON.stringify
+): ReadonlyArray<RawBlock> => {
   const out: Array<RawBlock> = []
   arrayAt(request, "tools").forEach((tool, index) => {
-    out.push({ label: `tools[${index}]`, text: JSON.stringify(withoutControl(tool)), ttl: ttlOf(tool) })
+    out.push({ label: `tools[${index}]`, text: json(withoutControl(tool)), ttl: ttlOf(tool) })
   })
   if (family === "anthropic") {
     const system = isRecord(request) ? request.system : undefined
     if (typeof system === "string") out.push({ label: "system", text: system })
     arrayAt(request, "system").forEach((block, index) => {
-      out.push({ label: `system[${index}]`, text: JSON.stringify(withoutControl(block)), ttl: ttlOf(block) })
+      out.push({ label: `system[${index}]`, text: json(withoutControl(block)), ttl: ttlOf(block) })
     })
     arrayAt(request, "messages").forEach((message, index) => {
       const role = isRecord(message) && typeof message.role === "string" ? message.role : "?"
@@ -206,7 +216,7 @@ const rawBlocks = (family: string, request: unknown): ReadonlyArray<RawBlock> =>
         out.push({
           label: `messages[${index}].content[${part}]`,
           // The role opens its message: a block that moves to another role is another prefix.
-          text: `${part === 0 ? `${role}:` : ""}${JSON.stringify(withoutControl(block))}`,
+          text: `${part === 0 ? `${role}:` : ""}${json(withoutControl(block))}`,
           ttl: ttlOf(block)
         })
       })
@@ -217,7 +227,7 @@ const rawBlocks = (family: string, request: unknown): ReadonlyArray<RawBlock> =>
   if (typeof instructions === "string") out.push({ label: "instructions", text: instructions })
   const items = arrayAt(request, "messages").length > 0 ? "messages" : "input"
   arrayAt(request, items).forEach((item, index) => {
-    out.push({ label: `${items}[${index}]`, text: JSON.stringify(item) })
+    out.push({ label: `${items}[${index}]`, text: json(item) })
   })
   return out
 }
@@ -229,9 +239,51 @@ const blockCount = TokenCounter.rememberTexts(TokenCounter.gpt("o200k_base").cou
 
 const warmLabel = "unknown prefix (cached before the stream)"
 
+/** The key of a block after the prefix `key`: `hash(key NUL text)`. */
+type Link = (key: string, text: string) => string
+
+/**
+ * A {@link Link} that hashes each (prefix, text) pair once: consecutive renders share their prefix, so
+ * a call hashes only the blocks after the first one that changed.
+ */
+const linker = (hash: (text: string) => string): Link => {
+  const next = new Map<string, Map<string, string>>()
+  return (key, text) => {
+    let after = next.get(key)
+    if (after === undefined) {
+      after = new Map()
+      next.set(key, after)
+    }
+    let linked = after.get(text)
+    if (linked === undefined) {
+      linked = hash(`${key}\u0000${text}`)
+      after.set(text, linked)
+    }
+    return linked
+  }
+}
+
+/**
+ * `JSON.stringify` remembered per object: a builder's cached renders hand back the same message objects
+ * for the unchanged part of the window, which a prediction serializes once.
+ */
+const jsonOnce = (): ((value: unknown) => string) => {
+  const texts = new WeakMap<object, string>()
+  return (value) => {
+    if (typeof value !== "object" || value === null) return JSON.stringify(value)
+    let text = texts.get(value)
+    if (text === undefined) {
+      text = JSON.stringify(value)
+      texts.set(value, text)
+    }
+    return text
+  }
+}
+
 const chainBlocks = (
   raws: ReadonlyArray<RawBlock>,
   count: (text: string) => number,
+  link: Link,
   head?: { readonly tokens: number; readonly warm: number; readonly ttl: "5m" | "1h" | undefined }
 ): ReadonlyArray<Block> => {
   const blocks: Array<Block> = []
@@ -240,18 +292,18 @@ const chainBlocks = (
   if (head !== undefined && head.tokens > 0) {
     const ttl = head.ttl === undefined ? {} : { ttl: head.ttl }
     if (head.warm > 0) {
-      key = EventHash.sha256(`${key}\u0000${warmLabel}`)
+      key = link(key, warmLabel)
       end = head.warm
       blocks.push({ label: warmLabel, key, end, ...ttl })
     }
     if (head.tokens > head.warm) {
-      key = EventHash.sha256(`${key}\u0000unknown-prefix`)
+      key = link(key, "unknown-prefix")
       end = head.tokens
       blocks.push({ label: "unknown prefix", key, end, ...ttl })
     }
   }
   for (const raw of raws) {
-    key = EventHash.sha256(`${key}\u0000${raw.text}`)
+    key = link(key, raw.text)
     end += count(raw.text)
     blocks.push({ label: raw.label, key, end, ...(raw.ttl === undefined ? {} : { ttl: raw.ttl }) })
   }
@@ -565,6 +617,8 @@ interface Live {
 export const predict = (events: ReadonlyArray<TimedEvent>, options: Options = {}): Report => {
   const table = options.table ?? CacheTable.current
   const count = blockCount
+  const link = linker(options.hash ?? EventHash.sha256)
+  const json = jsonOnce()
   const calls: Array<Call> = []
   const live = new Map<string, Map<string, Live>>()
   const last = new Map<string, Rendered>()
@@ -605,7 +659,7 @@ export const predict = (events: ReadonlyArray<TimedEvent>, options: Options = {}
       const scope = `${priced.provider}/${event.model}`
       const rebuilt = options.rebuilt?.(entry.version) ?? RenderRecord.rebuild(window, event, entry.version, blobs)
       const raws: ReadonlyArray<RawBlock> = Either.isRight(rebuilt)
-        ? rawBlocks(priced.provider, rebuilt.right.request)
+        ? rawBlocks(priced.provider, rebuilt.right.request, json)
         : [{ label: "render", text: event.sha256 }]
       // A render that cannot be rebuilt: one opaque block of its recorded size.
       // Counted with o200k, scaled to the provider's tokenizer (the table's ratio).
@@ -618,7 +672,7 @@ export const predict = (events: ReadonlyArray<TimedEvent>, options: Options = {}
       if (!prefixDecided) {
         // The first call decides the unknown prefix from its own recorded usage, read ahead here.
         prefixDecided = true
-        const counted = chainBlocks(raws, counter).at(-1)?.end ?? 0
+        const counted = chainBlocks(raws, counter, link).at(-1)?.end ?? 0
         const usage = events
           .slice(position + 1)
           .find((next) => next.event._tag === "UsageReported" || next.event._tag === "PromptRendered")?.event
@@ -645,7 +699,7 @@ export const predict = (events: ReadonlyArray<TimedEvent>, options: Options = {}
               warm: unknownPrefix.warmTokens,
               ttl: priced.rules.kind === "breakpoints" ? (firstTtl ?? "5m") : undefined
             }
-      const blocks = chainBlocks(raws, counter, head)
+      const blocks = chainBlocks(raws, counter, link, head)
       const total = blocks.at(-1)?.end ?? 0
       const at = entry.recordedAt
       const entries = live.get(scope) ?? new Map<string, Live>()
