@@ -215,6 +215,29 @@ const providerDataWidened: ReadonlyArray<Upcaster> = providerDataWidenedAt.map((
 }))
 
 /**
+ * The same event types, and the schema version in which a message could first be of kind `skill` (the
+ * skills a turn places; 0.8.0, ADR 0126). Additive: each upcaster passes the data through; the bump
+ * makes an older release refuse such an event by its version rather than fail on a kind it does not know.
+ */
+const skillKindAddedAt: ReadonlyArray<readonly [EventType, number]> = [
+  ["SystemPromptSet", 4],
+  ["KnowledgeSet", 4],
+  ["MessageAppended", 5],
+  ["MessagesInjected", 5],
+  ["Compacted", 5],
+  ["CompactionReverted", 5],
+  ["SeamProduced", 5],
+  ["SeamsRecompacted", 5],
+  ["BriefingProduced", 4]
+]
+
+const skillKindAdded: ReadonlyArray<Upcaster> = skillKindAddedAt.map(([type, fromVersion]) => ({
+  type,
+  fromVersion,
+  up: (data) => data
+}))
+
+/**
  * PromptRendered v2 had no `serverContext`: a v2 render asked for no server-side context management.
  * A stray field an old writer left is dropped rather than trusted.
  */
@@ -340,7 +363,8 @@ export const upcasters: ReadonlyArray<Upcaster> = [
   compactionRevertedV4,
   usageReportedV2,
   ...receiptAdded,
-  compactionFailedV1
+  compactionFailedV1,
+  ...skillKindAdded
 ]
 
 const decodeEvent = Schema.decodeUnknownEither(WindowEvent)
