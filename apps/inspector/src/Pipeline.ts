@@ -57,7 +57,7 @@ export interface TurnInput {
   readonly goal?: string | null | undefined
   /** The messages the turn started with. */
   readonly messages: ReadonlyArray<Message.MessageInput>
-  /** Recall as the recording injected it, by kind. */
+  /** Recall (and placed skills) as the recording injected it, by kind. */
   readonly injected: ReadonlyArray<{
     readonly kind: Message.InjectedKind
     readonly messages: ReadonlyArray<Message.MessageInput>
@@ -313,7 +313,9 @@ const asInput = (message: Message.Message): Message.MessageInput => ({
   ...(message.pinned === true ? { pinned: true } : {})
 })
 
-const recallKinds: ReadonlySet<string> = new Set(["recall", "cross_session"])
+// The kinds a turn's prepare injects, set again as recorded on replay: recall, and the skills the turn
+// placed for its query (ADR 0126).
+const recallKinds: ReadonlySet<string> = new Set(["recall", "cross_session", "skill"])
 
 /**
  * The inputs of a recorded stream, cut into turns at `TurnCompleted` and into model calls at

@@ -118,6 +118,14 @@ export interface Config {
   readonly cooldownTurns?: number | undefined
   /** Upper bound of a summary in tokens (default an eighth of the budget, at most 1024). */
   readonly maxSummaryTokens?: number | undefined
+  /**
+   * Share of the budget kept for the cold zone: the compressed context that sits before the verbatim
+   * tail after a summary (the summary itself, the seams and the briefing the seam pipeline folds in).
+   * The keep ceiling is the target less the fixed partitions and the cold zone, and the cold zone is
+   * never smaller than the summary's bound (`maxSummaryTokens`). Default 0.05; 0 leaves only the
+   * summary's bound. Must be below `targetRatio`. Since 0.8.0 (issue 39).
+   */
+  readonly coldZoneShare?: number | undefined
   /** How long one compactor call may take (default 120 seconds). */
   readonly compactorTimeout?: Duration.DurationInput | undefined
   /** Tool-output pruning in the Soft tier. */
@@ -183,9 +191,13 @@ const settings = (config: Config) => ({
   maxSummaryTokens:
     config.maxSummaryTokens ?? Math.max(32, Math.min(1024, Math.floor(Budget.tokensOf(config.budget) / 8))),
   proactive: config.proactiveThreshold ?? 0.6,
+  coldZoneShare: config.coldZoneShare ?? defaultColdZoneShare,
   calibrate: config.calibrate ?? true,
   timeout: config.compactorTimeout ?? Duration.seconds(120)
 })
+
+/** The cold zone's share of the budget when a config sets none (issue 39, ADR 0126). @since 0.8.0 */
+export const defaultColdZoneShare = 0.05
 
 const share = (value: number | undefined) => value === undefined || (Number.isFinite(value) && value > 0 && value <= 1)
 
@@ -213,6 +225,9 @@ export const validate = (config: Config): Either.Either<Config, InvalidConfig> =
     return bad("cooldownTurns", s.cooldown, "must be a non-negative integer")
   if (!Number.isInteger(s.maxSummaryTokens) || s.maxSummaryTokens <= 0) {
     return bad("maxSummaryTokens", s.maxSummaryTokens, "must be a positive integer")
+  }
+  if (!(Number.isFinite(s.coldZoneShare) && s.coldZoneShare >= 0 && s.coldZoneShare < s.target)) {
+    return bad("coldZoneShare", s.coldZoneShare, `must be a share of the budget in [0, targetRatio (${s.target}))`)
   }
   return Either.right(config)
 }
@@ -370,18 +385,29 @@ const withStatus = <E, R>(
 const tierStarted = (operation: CompactionStatus.Operation, stream: EventLog.StreamId, tier: CompactionStatus.Tier) =>
   CompactionStatus.report({ _tag: "TierStarted", operation, stream, tier })
 
-/** Tokens of history to keep verbatim so the window lands at `share` of the budget after a summary. */
-const keepCeiling = (
-  window: Window.Window,
-  config: Config,
-  share: number,
-  maxSummaryTokens: number,
-  reportedRatio?: number
-): number => {
+/**
+ * The cold zone of a config in tokens: `coldZoneShare` of the budget, never less than the summary's
+ * bound (the summary a compaction writes lives there).
+ * @since 0.8.0
+ */
+export const coldZoneTokens = (config: Config): number => {
+  const s = settings(config)
+  return Math.max(s.maxSummaryTokens, Math.floor(s.budget * s.coldZoneShare))
+}
+
+/**
+ * The keep ceiling: tokens of history a summary keeps verbatim so the window lands at `share` of the
+ * budget (default `targetRatio`). The seed's formula, in one place for every tier and the turn's fit:
+ * the context window less the output reserve, the tool schemas and the reminder (the budget), scaled
+ * to the target and corrected by the calibration ratio, less the fixed partitions (system, knowledge,
+ * task state, signals) and the cold zone ({@link coldZoneTokens}). Never negative.
+ * @since 0.8.0
+ */
+export const keepCeiling = (window: Window.Window, config: Config, share?: number, reportedRatio?: number): number => {
   const s = settings(config)
   const ratio = reportedRatio ?? (s.calibrate ? Window.calibrationRatio(window) : 1)
   const fixed = window.tokens.total - window.tokens.history
-  return Math.max(0, Math.floor((s.budget * share) / ratio) - fixed - maxSummaryTokens)
+  return Math.max(0, Math.floor((s.budget * (share ?? s.target)) / ratio) - fixed - coldZoneTokens(config))
 }
 
 const fallbackCompactor = (maxSummaryTokens: number) =>
@@ -442,7 +468,7 @@ export const maybeCompact = (stream: EventLog.StreamId, config: Config): Effect.
         : ({ _tag: "NoChange", reason: cooling ? "cooling down" : "already compacted this turn", window } as const)
     }
     const template = cooling || guarded
-    const plan = CompressionPlan.compressionPlan(window, keepCeiling(window, config, s.target, s.maxSummaryTokens))
+    const plan = CompressionPlan.compressionPlan(window, keepCeiling(window, config))
     if (CompressionPlan.isEmpty(plan)) return yield* fitted(stream, config, softResult, op)
     yield* tierStarted(op, stream, template ? "template" : "hard")
     return yield* fitted(
@@ -568,10 +594,7 @@ export const maybeProactiveCompress = (
     // Reported usage, when given, says how far off the local estimate is.
     const reportedRatio =
       sent === undefined || window.tokens.total === 0 ? undefined : Math.max(1, sent / window.tokens.total)
-    const plan = CompressionPlan.compressionPlan(
-      window,
-      keepCeiling(window, config, s.target, s.maxSummaryTokens, reportedRatio)
-    )
+    const plan = CompressionPlan.compressionPlan(window, keepCeiling(window, config, undefined, reportedRatio))
     if (CompressionPlan.isEmpty(plan)) return { _tag: "NoChange", reason: "nothing to summarize", window } as const
     yield* tierStarted("maybeProactiveCompress", stream, "proactive")
     return yield* summarize(stream, window, {

@@ -191,9 +191,8 @@ const contentPartsWidened: ReadonlyArray<Upcaster> = contentPartsWidenedAt.map((
 }))
 
 /**
- * The same event types, and the schema version in which a message could first carry a `name`, opaque
- * `providerOptions` (on the message and on its parts) and a provider-specific `custom` part (0.8.0).
- * Additive: each upcaster passes
+ * The same event types, and the schema version in which a message could first carry a `name` and
+ * opaque `providerOptions` (on the message and on its parts; 0.8.0). Additive: each upcaster passes
  * the data through; the bump makes an older release refuse such an event by its version rather than
  * drop the provider data it does not know.
  */
@@ -210,6 +209,30 @@ const providerDataWidenedAt: ReadonlyArray<readonly [EventType, number]> = [
 ]
 
 const providerDataWidened: ReadonlyArray<Upcaster> = providerDataWidenedAt.map(([type, fromVersion]) => ({
+  type,
+  fromVersion,
+  up: (data) => data
+}))
+
+/**
+ * The same event types, and the schema version in which a message could first be of kind `skill` (the
+ * skills a turn places; 0.8.0, ADR 0126) and carry a provider-specific `custom` part (ai 7's, kept by
+ * the AI SDK adapter; 0.8.0). Additive: each upcaster passes the data through; the bump makes an older
+ * release refuse such an event by its version rather than fail on a kind or part it does not know.
+ */
+const skillKindAddedAt: ReadonlyArray<readonly [EventType, number]> = [
+  ["SystemPromptSet", 4],
+  ["KnowledgeSet", 4],
+  ["MessageAppended", 5],
+  ["MessagesInjected", 5],
+  ["Compacted", 5],
+  ["CompactionReverted", 5],
+  ["SeamProduced", 5],
+  ["SeamsRecompacted", 5],
+  ["BriefingProduced", 4]
+]
+
+const skillKindAdded: ReadonlyArray<Upcaster> = skillKindAddedAt.map(([type, fromVersion]) => ({
   type,
   fromVersion,
   up: (data) => data
@@ -341,7 +364,8 @@ export const upcasters: ReadonlyArray<Upcaster> = [
   compactionRevertedV4,
   usageReportedV2,
   ...receiptAdded,
-  compactionFailedV1
+  compactionFailedV1,
+  ...skillKindAdded
 ]
 
 const decodeEvent = Schema.decodeUnknownEither(WindowEvent)

@@ -348,6 +348,8 @@ const classify = (
   if (message.kind === "summary") return { kind: "summary", reason: "compaction_summary" }
   if (message.kind === "seam" || message.kind === "briefing") return { kind: "seam", reason: `seam:${message.kind}` }
   if (recallKinds.has(message.kind)) return { kind: "recall", reason: `injected:${message.kind}` }
+  // Skills the turn chose for its query are knowledge (what the agent can do), injected per turn.
+  if (message.kind === "skill") return { kind: "knowledge", reason: "injected:skill" }
   if (partition === "knowledge") return { kind: "knowledge", reason: "knowledge" }
   if (message.pinned === true) return { kind: "history", reason: "pinned" }
   if (unseen.has(message.id)) return { kind: "history", reason: "unseen_tool_result" }

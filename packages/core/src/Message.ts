@@ -24,7 +24,9 @@ export const injectedKinds = [
   "session_digest",
   "document_rag",
   "seam",
-  "briefing"
+  "briefing",
+  // Since 0.8.0 (issue 39, ADR 0126): the skills a turn chose for its query, placed in knowledge.
+  "skill"
 ] as const
 
 /**

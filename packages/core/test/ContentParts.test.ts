@@ -9,7 +9,7 @@ import { readFileSync } from "node:fs"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import { EventCodec, Message, TokenCounter, type WindowEvent } from "../src/index.js"
+import { EventCodec, Message, TokenCounter, WindowEvent } from "../src/index.js"
 
 const fixture = readFileSync(new URL("./fixtures/content-parts-v0.3.jsonl", import.meta.url), "utf8")
 
@@ -61,7 +61,7 @@ describe("content parts in the log", () => {
       const stored = yield* EventCodec.encodeAll(events)
       assert.deepStrictEqual(
         stored.map((event) => event.schemaVersion),
-        [5, 5]
+        [WindowEvent.schemaVersions.MessageAppended, WindowEvent.schemaVersions.MessageAppended]
       )
       const decoded = yield* Effect.forEach(stored, (event) => EventCodec.decode(event))
       assert.deepStrictEqual(decoded, events)

@@ -456,10 +456,10 @@ describe("ContextService", () => {
       ["removeDocumentRagMessages", "document_rag"]
     ] as const
 
-    it("there is one source name per injected kind except seams and briefings, as values", () => {
+    it("there is one source name per injected kind except ctxlog's own (seams, briefings, skills), as values", () => {
       assert.deepStrictEqual(
         removers.map(([, kind]) => kind),
-        Message.InjectedKind.literals.filter((kind) => kind !== "seam" && kind !== "briefing")
+        Message.InjectedKind.literals.filter((kind) => kind !== "seam" && kind !== "briefing" && kind !== "skill")
       )
       assert.deepStrictEqual(
         Object.entries(ContextService.sourceKinds),

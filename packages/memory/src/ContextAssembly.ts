@@ -23,6 +23,7 @@ import {
   type SelectOptions,
   select
 } from "./internal/assembly.js"
+import * as skills from "./internal/skills.js"
 import type { ScoredSkill } from "./SkillDisambiguation.js"
 
 /**
@@ -267,7 +268,7 @@ export const prepareContext = (
           { concurrency }
         ),
         codeContext: lookup("code_context", codeBudget ?? 0),
-        skills: skillCandidates(context, policy.skills)
+        skills: skills.skillCandidates(context, policy.skills)
       },
       { concurrency }
     )
@@ -341,7 +342,7 @@ export const prepareContext = (
       codeContext: codeContext.kept.map((candidate) => candidate.text),
       codeContextTokens: codeContext.kept.reduce((total, candidate) => total + candidate.tokens, 0),
       codeContextRemoved,
-      skills: chooseSkills(query, policy, found.skills),
+      skills: skills.chooseSkills(query, policy, found.skills),
       tokens: kinds.reduce((total, item) => total + (item.unchanged ? 0 : item.tokens), 0),
       window: after
     }
@@ -350,64 +351,56 @@ export const prepareContext = (
 
 const noneDropped: Dropped = { belowFloor: 0, duplicate: 0, overBudget: 0 }
 
-/** Words of a text, lower case, with `-`, `_` and punctuation as spaces. */
-const words = (text: string): string =>
-  ` ${text
-    .toLowerCase()
-    .replace(/[^\p{L}\p{N}]+/gu, " ")
-    .trim()} `
-
 /** Whether the query names the skill: its name's words appear in the query, in order, as whole words. */
-export const namesSkill = (query: string, name: string): boolean => {
-  const wanted = words(name)
-  return wanted.trim().length > 0 && words(query).includes(wanted)
-}
+export const namesSkill = (query: string, name: string): boolean => skills.namesSkill(query, name)
 
-/** Count each skill's tokens (name and description), as its text would enter the log. */
-const skillCandidates = (
-  context: ContextService.ContextService.Service,
-  skills: SkillPolicy | undefined
-): Effect.Effect<ReadonlyArray<SkillMatch & { readonly tokens: number }>> =>
-  skills === undefined || skills.matches.length === 0
-    ? Effect.succeed([])
-    : Effect.map(
-        context.prepare(skills.matches.map((skill) => Message.system(`${skill.name}: ${skill.description}`))),
-        (prepared) => skills.matches.map((skill, index) => ({ ...skill, tokens: prepared[index]?.tokens ?? 0 }))
-      )
+/** The text a chosen skill is counted and placed as (one `skill` message per skill): `name: description`. @since 0.8.0 */
+export const skillText = (skill: { readonly name: string; readonly description: string }): string =>
+  skills.skillText(skill)
 
 /**
- * Skills at or above the floor, best score first, within the budget; a skill up to the exploration
- * margin below the floor joins them when the query names it (proactive exploration).
+ * Choose skills for `query` as `prepareContext` does (best score first within the budget, at or above
+ * the floor, with proactive exploration), without looking anything else up or writing anything: what
+ * a caller uses when it places skills but manages no other kind (`Turn.prepare` without recall).
+ * @since 0.8.0
  */
-const chooseSkills = (
+export const selectSkills = (
   query: string,
-  policy: RetrievalPolicy,
-  matches: ReadonlyArray<SkillMatch & { readonly tokens: number }>
-): ReadonlyArray<ChosenSkill> => {
-  const skills = policy.skills
-  if (skills === undefined) return []
-  const floor = skills.minScore ?? policy.minScore ?? Number.NEGATIVE_INFINITY
-  const margin = skills.explorationMargin ?? 0.1
-  const chosen: Array<ChosenSkill> = []
-  let used = 0
-  const ordered = matches
-    .map((match, index) => ({ match, index }))
-    .sort((a, b) => b.match.score - a.match.score || a.index - b.index)
-  for (const { match } of ordered) {
-    const explored = !(match.score >= floor)
-    if (explored && !(match.score >= floor - margin && margin > 0 && namesSkill(query, match.name))) continue
-    if (used + match.tokens > skills.budget) continue
-    used += match.tokens
-    chosen.push({
-      name: match.name,
-      description: match.description,
-      score: match.score,
-      explored,
-      tokens: match.tokens
-    })
-  }
-  return chosen
-}
+  policy: SkillPolicy
+): Effect.Effect<ReadonlyArray<ChosenSkill>, InvalidRetrievalPolicy, ContextService.ContextService> =>
+  Effect.gen(function* () {
+    const retrieval: RetrievalPolicy = { budgets: { recall: 0, graphFacts: 0 }, skills: policy }
+    yield* checkPolicy(retrieval)
+    const context = yield* ContextService.ContextService
+    return skills.chooseSkills(query, retrieval, yield* skills.skillCandidates(context, policy))
+  })
+
+/**
+ * Place chosen skills in the window as the `skill` kind (one knowledge message per skill,
+ * {@link skillText}), replacing what an earlier turn placed: an empty choice removes them. When the
+ * window already holds exactly these skills nothing is written (the prompt prefix stays byte-stable).
+ * One `MessagesInjected` event, so a render rebuilds from the log and a replay sets the same skills.
+ * @since 0.8.0
+ */
+export const placeSkills = (
+  stream: EventLog.StreamId,
+  chosen: ReadonlyArray<Pick<ChosenSkill, "name" | "description">>
+): Effect.Effect<KindDelta, ContextService.LogError | Decide.InvalidCommand, ContextService.ContextService> =>
+  Effect.gen(function* () {
+    const context = yield* ContextService.ContextService
+    const current = yield* context.load(stream)
+    const stale = current.knowledge.filter((message) => message.kind === "skill")
+    const texts = chosen.map(skillText)
+    if (sameTexts(texts, stale.map(Message.textOf))) return deltaOf("skill", stale, [], true, noneDropped)
+    const outcome = yield* context.inject(stream, "skill", texts)
+    return deltaOf(
+      "skill",
+      outcome.window.knowledge.filter((message) => message.kind === "skill"),
+      stale.map((message) => message.id),
+      false,
+      noneDropped
+    )
+  })
 
 /**
  * Count each hit's tokens as it would enter the log: only the hits `select` could keep. A hit under the

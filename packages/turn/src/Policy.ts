@@ -58,6 +58,12 @@ export const CompactionSettings = Schema.Struct({
   targetRatio: opt(Share),
   cooldownTurns: opt(Count),
   maxSummaryTokens: opt(Schema.Int.pipe(Schema.positive())),
+  /**
+   * Share of the budget kept for the cold zone (the summary, seams and briefing before the verbatim
+   * tail): the keep ceiling is the target less the fixed partitions and the cold zone (default 0.05,
+   * never less than `maxSummaryTokens`; ADR 0126).
+   */
+  coldZoneShare: opt(Schema.Number.pipe(Schema.finite(), Schema.nonNegative(), Schema.lessThan(1))),
   /** Correct estimates with the usage providers reported (default true; off for a model whose usage is itself an estimate). */
   calibrate: opt(Schema.Boolean),
   /** The soft tier between the model calls of one turn, and a trim to the soft threshold when it is not enough (default true). */
@@ -95,6 +101,22 @@ export const RecallSettings = Schema.Struct({
   crossSessionShare: opt(Share),
   owner: opt(Schema.String)
 })
+
+/**
+ * Skills the turn places for its query (`ContextAssembly`'s choice: best score first within the share,
+ * at or above `minScore`, a skill up to `explorationMargin` below it when the query names it), as the
+ * `skill` kind in knowledge, replaced every turn the caller gives its matches. `null` turns placing off.
+ * @since 0.8.0
+ */
+export const SkillSettings = Schema.Struct({
+  /** Share of the budget the placed skills may take (default {@link defaultSkillShare}). */
+  share: opt(Share),
+  minScore: opt(Schema.Number.pipe(Schema.finite())),
+  explorationMargin: opt(Schema.Number.pipe(Schema.finite(), Schema.nonNegative()))
+})
+
+/** The skills' share of the budget when a policy sets none (ADR 0126). @since 0.8.0 */
+export const defaultSkillShare = 0.05
 
 /** Deferred tool-pair summaries (`DeferredSummaries`). @since 0.4.0 */
 export const DeferredSettings = Schema.Struct({
@@ -134,6 +156,8 @@ export const Policy = Schema.Struct({
   compaction: opt(Schema.NullOr(CompactionSettings)),
   seams: opt(Schema.NullOr(SeamSettings)),
   recall: opt(Schema.NullOr(RecallSettings)),
+  /** Skills placed for the turn's query (default: placed at {@link defaultSkillShare} of the budget). */
+  skills: opt(Schema.NullOr(SkillSettings)),
   deferred: opt(Schema.NullOr(DeferredSettings)),
   /** One input message longer than this share of the budget (in tokens, ~4 characters each) is cut to its head and tail. */
   inputShare: opt(Share),
@@ -282,6 +306,7 @@ export const tieredOf = (policy: Policy, budget: Budget.Budget): TieredCompactio
     targetRatio: c.targetRatio,
     cooldownTurns: c.cooldownTurns,
     maxSummaryTokens: c.maxSummaryTokens,
+    ...(c.coldZoneShare === undefined ? {} : { coldZoneShare: c.coldZoneShare }),
     calibrate: c.calibrate,
     ...(c.preferCachedPrefix === undefined ? {} : { preferCachedPrefix: c.preferCachedPrefix }),
     prune,

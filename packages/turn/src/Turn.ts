@@ -130,6 +130,12 @@ export interface Input {
    * against the budget the renders have; default the policy's.
    */
   readonly turnReminder?: string | undefined
+  /**
+   * The skills the caller's matcher scored against this turn's query: the turn chooses among them
+   * (`Policy.SkillSettings`) and places the choice as the `skill` kind, replacing the last turn's; an
+   * empty list removes them. Without it the skills the window holds stay. Since 0.8.0.
+   */
+  readonly skills?: ReadonlyArray<ContextAssembly.SkillMatch> | undefined
 }
 
 /** Compaction tiers, seam actions and fit stages a step ran, in order (`soft`, `hard`, `trim`, `seam-produced`, `fit-…`). @since 0.4.0 */
@@ -273,6 +279,25 @@ const cutInput = (message: Message.MessageInput, maxChars: number): Message.Mess
   )
 })
 
+/**
+ * The skill choice of a turn: the caller's matches within the policy's share of the budget. Undefined
+ * (the skill kind is left alone) when the caller gave no matches or the policy turns skills off.
+ */
+const skillPolicyOf = (
+  policy: Policy.Policy,
+  input: Input,
+  available: number
+): ContextAssembly.SkillPolicy | undefined => {
+  const settings = policy.skills
+  if (input.skills === undefined || settings === null) return undefined
+  return {
+    matches: input.skills,
+    budget: Math.floor(available * (settings?.share ?? Policy.defaultSkillShare)),
+    ...(settings?.minScore === undefined ? {} : { minScore: settings.minScore }),
+    ...(settings?.explorationMargin === undefined ? {} : { explorationMargin: settings.explorationMargin })
+  }
+}
+
 const tierOf = (result: TieredCompaction.Result): string | undefined =>
   result._tag === "NoChange" ? undefined : result._tag === "SoftCompacted" ? "soft" : result.tier
 
@@ -298,6 +323,8 @@ export const prepare = (
       Effect.gen(function* () {
         recorded = yield* recordPolicy(stream, valid)
         const query = input.query ?? input.messages.map((message) => Message.textOf(message)).join("\n")
+        const skills = skillPolicyOf(valid, input, available)
+        let chosen: ReadonlyArray<ContextAssembly.ChosenSkill> | undefined
         if (input.injected !== undefined) {
           for (const { kind, messages } of input.injected) {
             yield* ctx.removeKind(stream, kind)
@@ -314,14 +341,20 @@ export const prepare = (
           const shared: ReadonlyArray<FullTextRecall.SharedKind> =
             recallBudget > 0 && crossBudget !== undefined && crossBudget > 0 ? ["recall", "cross_session"] : []
           yield* Effect.gen(function* () {
-            yield* ContextAssembly.prepareContext(stream, query, {
+            const delta = yield* ContextAssembly.prepareContext(stream, query, {
               budgets: { recall: recallBudget, graphFacts: 0 },
               owner,
-              dedupe: true
+              dedupe: true,
+              ...(skills === undefined ? {} : { skills })
             })
+            chosen = delta.skills
             if (crossBudget !== undefined) yield* ctx.injectCrossSessionContext(stream, query, crossBudget, owner)
           }).pipe(FullTextRecall.together(shared))
+        } else if (skills !== undefined) {
+          chosen = yield* ContextAssembly.selectSkills(query, skills)
         }
+        // The skills `prepareContext` (or `selectSkills`) chose are placed, replacing the last turn's.
+        if (chosen !== undefined && skills !== undefined) yield* ContextAssembly.placeSkills(stream, chosen)
         const maxChars = inputChars(valid, budget)
         if (input.messages.length > 0) {
           yield* ctx.appendMessages(
@@ -480,11 +513,15 @@ export const render = (
                   "fit-hard",
                   Effect.flatMap(
                     nextTierOnRefusal(
-                      TieredCompaction.compactContext(stream, tiered.maxSummaryTokens, {
-                        keepTokens: Math.floor(available * (tiered.targetRatio ?? 0.45)),
-                        tier: "hard",
-                        guard: tiered.guard
-                      }),
+                      // The keep ceiling of every tier (the fixed partitions and the cold zone off the
+                      // target; ADR 0126), at the fit's target (default 0.45 of the budget).
+                      Effect.flatMap(ctx.load(stream), (window) =>
+                        TieredCompaction.compactContext(stream, tiered.maxSummaryTokens, {
+                          keepTokens: TieredCompaction.keepCeiling(window, tiered, tiered.targetRatio ?? 0.45),
+                          tier: "hard",
+                          guard: tiered.guard
+                        })
+                      ),
                       "fit-hard",
                       tiers
                     ),
