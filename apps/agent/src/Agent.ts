@@ -315,102 +315,78 @@ export const turn = (config: Config, text: string): Effect.Effect<TurnReport, un
     const policy = policyFor(config)
     const before = yield* ctx.load(stream)
     const start = before.version
-    const tiers: Array<string> = []
     // The environment at the start of the turn, as this turn's reminder (every render records it).
     const turnReminder = yield* environmentReminder(config, before)
     const input = yield* storeLargeInput(config, policy, text)
-    const prepared = yield* withSpinner(
-      ui,
-      Turn.prepare(stream, { messages: [Message.user(input)], turnReminder }, policy)
-    )
-    tiers.push(...prepared.tiers)
-
-    let answer = ""
-    let usage: LanguageModel.Usage | undefined
-    let modelCalls = 0
-    let window = prepared.window
-    const maxIterations = config.maxIterations ?? 12
-    for (let iteration = 0; iteration < maxIterations; iteration++) {
-      const rendered = yield* withSpinner(ui, Turn.render(stream, policy, { iteration, turnReminder }))
-      tiers.push(...rendered.tiers)
-      const request = rendered.built.request
-      // The agent's policy names a provider builder and no framework format: it sends the provider's body.
-      if (!CtxBuilder.isProviderRequest(request))
-        return yield* Effect.dieMessage("the agent's policy set a framework format")
-      // Ctrl-C during the call: the answer streamed so far is kept, marked, and ends the turn.
-      const partial: Partial = { seen: undefined }
-      // The call's span (when tracing is on) carries the stream, the render's provenance and parameters.
-      const response = yield* callModel(ui, provider, provider.send(request, { turnReminder }), partial).pipe(
-        ModelCallTrace.traced(stream, rendered),
-        Effect.onInterrupt(() =>
-          Turn.complete(
-            stream,
-            {
-              answer: [Message.text(interruptedAnswer(partial.seen?.text ?? ""))],
-              results: [],
-              estimatedInputTokens: rendered.built.stats.total,
-              endTurn: true,
-              turnReminder
-            },
-            policy
-          ).pipe(Effect.ignore)
-        )
-      )
-      modelCalls++
-      usage = response.usage
-      answer = Message.textOf({ parts: response.parts })
-      const calls = Message.toolCallsOf({ parts: response.parts })
-      // Tools, with real effects in the workspace.
-      const results: Array<Message.ToolResultPart> = []
-      const signals: Array<string> = []
-      for (const call of calls) {
-        ui.line(ui.dim(`  → ${call.name} ${JSON.stringify(call.input).slice(0, 120)}`))
-        const output = yield* tools.run(call.name, call.input)
-        // The whole output goes to the turn: it stores a large one (the window holds a preview) and
-        // cuts the rest to this provider's limit.
-        const whole = Message.toolResult(call.id, output.content, output.isError)
-        const stored =
-          policy.fileStore !== undefined &&
-          policy.fileStore !== null &&
-          call.name !== (policy.fileStore.readTool ?? "read_output") &&
-          Buffer.byteLength(output.content, "utf8") > policy.fileStore.thresholdBytes
-        const shown = stored ? undefined : Turn.truncateResult(policy, whole, call.name).content.length
-        const note =
-          shown === undefined
-            ? " (stored whole; the window holds a preview)"
-            : shown < output.content.length
-              ? ` (truncated to ${shown} for ${provider.name})`
-              : ""
-        ui.line(ui.dim(`    ${output.isError ? ui.warn("error") : "ok"} · ${output.content.length} chars${note}`))
-        results.push(whole)
-        const target = writtenPath(call)
-        if (target !== undefined && !output.isError) changedFilesOf(stream, window).push(target)
-        if (call.name === "run_command" && output.exitCode !== undefined && output.exitCode !== 0) {
-          signals.push(`the last command (${JSON.stringify(call.input)}) exited with code ${output.exitCode}`)
-        }
-      }
-      const last = calls.length === 0 || iteration === maxIterations - 1
-      const completed = yield* withSpinner(
-        ui,
-        Turn.complete(
-          stream,
-          {
+    // The turn: prepare, then per model call render, the streamed call, the tools, complete (`Session.run`).
+    const session = yield* Turn.open(stream, policy)
+    const done = yield* session.run(
+      { messages: [Message.user(input)], turnReminder },
+      (rendered) =>
+        Effect.gen(function* () {
+          const request = rendered.built.request
+          // The agent's policy names a provider builder and no framework format: it sends the provider's body.
+          if (!CtxBuilder.isProviderRequest(request))
+            return yield* Effect.dieMessage("the agent's policy set a framework format")
+          // Ctrl-C during the call: the answer streamed so far is kept, marked, and ends the turn.
+          const partial: Partial = { seen: undefined }
+          // The call's span (when tracing is on) carries the stream, the render's provenance and parameters.
+          const response = yield* callModel(ui, provider, provider.send(request, { turnReminder }), partial).pipe(
+            ModelCallTrace.traced(stream, rendered),
+            Effect.onInterrupt(() =>
+              session
+                .complete({
+                  answer: [Message.text(interruptedAnswer(partial.seen?.text ?? ""))],
+                  results: [],
+                  estimatedInputTokens: rendered.built.stats.total,
+                  endTurn: true
+                })
+                .pipe(Effect.ignore)
+            )
+          )
+          const calls = Message.toolCallsOf({ parts: response.parts })
+          // Tools, with real effects in the workspace.
+          const results: Array<Message.ToolResultPart> = []
+          const signals: Array<string> = []
+          for (const call of calls) {
+            ui.line(ui.dim(`  → ${call.name} ${JSON.stringify(call.input).slice(0, 120)}`))
+            const output = yield* tools.run(call.name, call.input)
+            // The whole output goes to the turn: it stores a large one (the window holds a preview) and
+            // cuts the rest to this provider's limit.
+            const whole = Message.toolResult(call.id, output.content, output.isError)
+            const stored =
+              policy.fileStore !== undefined &&
+              policy.fileStore !== null &&
+              call.name !== (policy.fileStore.readTool ?? "read_output") &&
+              Buffer.byteLength(output.content, "utf8") > policy.fileStore.thresholdBytes
+            const shown = stored ? undefined : Turn.truncateResult(policy, whole, call.name).content.length
+            const note =
+              shown === undefined
+                ? " (stored whole; the window holds a preview)"
+                : shown < output.content.length
+                  ? ` (truncated to ${shown} for ${provider.name})`
+                  : ""
+            ui.line(ui.dim(`    ${output.isError ? ui.warn("error") : "ok"} · ${output.content.length} chars${note}`))
+            results.push(whole)
+            const target = writtenPath(call)
+            if (target !== undefined && !output.isError) changedFilesOf(stream, before).push(target)
+            if (call.name === "run_command" && output.exitCode !== undefined && output.exitCode !== 0) {
+              signals.push(`the last command (${JSON.stringify(call.input)}) exited with code ${output.exitCode}`)
+            }
+          }
+          return {
             answer: response.parts,
             results,
             signals,
             usage: response.usage,
             estimatedInputTokens: rendered.built.stats.total,
-            contextEdits: response.contextEdits,
-            endTurn: last,
-            turnReminder
-          },
-          policy
-        )
-      )
-      tiers.push(...completed.tiers)
-      window = completed.window
-      if (last) break
-    }
+            contextEdits: response.contextEdits
+          }
+        }),
+      { maxIterations: config.maxIterations ?? 12, around: (step) => withSpinner(ui, step) }
+    )
+    const { window, tiers, modelCalls, usage } = done
+    const answer = Message.textOf({ parts: done.answer })
 
     const seamLevel = Window.highestSeamLevel(window) ?? 0
     const report: TurnReport = {

@@ -11,7 +11,7 @@ import { mkdirSync } from "node:fs"
 import * as path from "node:path"
 import type { Compactor, ContextService, Ids, RecallSource, TokenCounter } from "@ctxlog/core"
 import { Ctxlog, PostgresEventLog, SqliteEventLog } from "@ctxlog/memory"
-import { TemplateCompactor } from "@ctxlog/turn"
+import { TemplateCompactor, Turn } from "@ctxlog/turn"
 import * as Layer from "effect/Layer"
 
 /** Where the log lives. @since 0.1.0 */
@@ -57,6 +57,7 @@ export type Services =
   | Ids.Ids
   | RecallSource.RecallSource
   | Compactor.Compactor
+  | Turn.Records
 
 /**
  * The whole stack over a storage, for a compaction budget of `budget` tokens. Compaction and seams
@@ -70,5 +71,7 @@ export const layer = (storage: Storage, budget: number): Layer.Layer<Services, u
     storage._tag === "postgres"
       ? Ctxlog.postgres({ url: storage.url })
       : Ctxlog.sqlite({ filename: preparedPath(storage.filename), durability: storage.durability ?? "full" })
-  return TemplateCompactor.layer({ maxBytes: Math.max(512, budget) }).pipe(Layer.provideMerge(context))
+  return Layer.mergeAll(TemplateCompactor.layer({ maxBytes: Math.max(512, budget) }), Turn.layer).pipe(
+    Layer.provideMerge(context)
+  )
 }

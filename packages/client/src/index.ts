@@ -117,9 +117,12 @@ export interface TurnRender extends TurnStep {
 }
 
 /**
- * The turn module on one stream under one policy: the same pipeline the sample agent runs. Per user
- * turn call `prepare`, then per model call `render`, send `body`, and `complete` with the answer and
- * the tool results (`endTurn` on the last call). Each step is one load and one append.
+ * The turn module on one stream under one policy: the same pipeline the sample agent runs, as a turn
+ * session (`Turn.open`). Per user turn call `prepare`, then per model call `render`, send `body`, and
+ * `complete` with the answer and the tool results (`endTurn` on the last call). Each step is one load
+ * and one append. The handle counts the model calls of a turn: a `render` without `iteration` renders
+ * at 0 after a `prepare` with a user message and one more after each render (at 1 before any: a handle
+ * that has not seen the turn begin continues one begun before it).
  * @since 0.4.0
  */
 export interface TurnHandle {
@@ -158,7 +161,7 @@ export interface Context {
   /** Close the database (the context is unusable afterwards). */
   readonly close: () => Promise<void>
   /** The Effect runtime underneath, for mixing in Effect code. */
-  readonly runtime: ManagedRuntime.ManagedRuntime<Ctxlog.Companions | Compactor.Compactor, unknown>
+  readonly runtime: ManagedRuntime.ManagedRuntime<Ctxlog.Companions | Compactor.Compactor | Turn.Records, unknown>
 }
 
 /** A rejected call: `_tag` is the typed error's tag (`StoreError`, `DriverMissing`, ...), `cause` the error. @since 0.1.0 */
@@ -235,12 +238,15 @@ export const createContext = async (options: ContextOptions): Promise<Context> =
   const layer = Layer.mergeAll(
     storeLayer(options),
     options.summarizer === undefined ? TemplateCompactor.layer() : summarizerLayer(options.summarizer),
+    Turn.layer,
     tracing
   )
   // The render a `TurnHandle.render` result came from (its events carry the `PromptRendered`).
   const renders = new WeakMap<object, ModelCallTrace.RenderedCall>()
   const runtime = ManagedRuntime.make(layer)
-  const call = async <A, E>(effect: Effect.Effect<A, E, Ctxlog.Companions | Compactor.Compactor>): Promise<A> => {
+  const call = async <A, E>(
+    effect: Effect.Effect<A, E, Ctxlog.Companions | Compactor.Compactor | Turn.Records>
+  ): Promise<A> => {
     const exit = await runtime.runPromiseExit(effect)
     if (Exit.isSuccess(exit)) return exit.value
     throw toError(exit.cause)
@@ -269,13 +275,13 @@ export const createContext = async (options: ContextOptions): Promise<Context> =
     turn: (stream, policy) => {
       const checked = Policy.validate(Policy.toJson(policy))
       if (checked._tag === "Left") throw new CtxlogError(checked.left._tag, checked.left.message, checked.left)
-      const valid = checked.right
+      // The handle is a turn session (`Turn.open`): it holds the iteration and the turn's reminder.
+      const session = runtime.runSync(Turn.open(stream, checked.right))
       return {
-        prepare: (input) =>
-          call(Effect.map(Turn.prepare(stream, "messages" in input ? input : { messages: input }, valid), step)),
+        prepare: (input) => call(Effect.map(session.prepare("messages" in input ? input : { messages: input }), step)),
         render: (options) =>
           call(
-            Effect.map(Turn.render(stream, valid, options), (rendered) => {
+            Effect.map(session.render(options), (rendered) => {
               const result: TurnRender = {
                 ...step(rendered),
                 request: rendered.built.request,
@@ -286,7 +292,7 @@ export const createContext = async (options: ContextOptions): Promise<Context> =
               return result
             })
           ),
-        complete: (completion) => call(Effect.map(Turn.complete(stream, completion, valid), step))
+        complete: (completion) => call(Effect.map(session.complete(completion), step))
       }
     },
     append: (stream, messages) =>

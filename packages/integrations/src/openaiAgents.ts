@@ -289,6 +289,8 @@ export class CtxlogSession
   /** Items of the last render that are ctxlog's (a summary, knowledge, a cut output): never stored back. */
   private artifacts = new Multiset()
   private iteration = 0
+  /** The session's turns (`Turn.open`), opened on its first step. */
+  private turns: Turn.Session | undefined
   /** The last render `callModelInputFilter` made: the next model call sends it. */
   private lastRender: ModelCallTrace.RenderedCall | undefined
 
@@ -319,7 +321,9 @@ export class CtxlogSession
   }
 
   /** Run an effect on the context's runtime; a typed failure becomes a `CtxlogError` with its tag. */
-  private async run<A, E>(effect: Effect.Effect<A, E, Turn.Requirements | EventLog.EventLog>): Promise<A> {
+  private async run<A, E>(
+    effect: Effect.Effect<A, E, Turn.Requirements | EventLog.EventLog | Turn.Records>
+  ): Promise<A> {
     const context = await this.open()
     const exit = await context.runtime.runPromiseExit(effect as Effect.Effect<A, E, never>)
     if (Exit.isSuccess(exit)) return exit.value
@@ -394,11 +398,25 @@ export class CtxlogSession
    * continue a turn (user, system, results on their own) with `Turn.prepare`; an answer's items with
    * the results after them with `Turn.complete` (ending the turn when nothing is left to answer).
    */
+  /** The session's turns under its policy (`Turn.open`, once). */
+  private session() {
+    return Effect.suspend(() =>
+      this.turns !== undefined
+        ? Effect.succeed(this.turns)
+        : Effect.tap(Turn.open(this.stream, this.policy), (opened) =>
+            Effect.sync(() => {
+              this.turns = opened
+            })
+          )
+    )
+  }
+
   private ingest(given: ReadonlyArray<Message.MessageInput>) {
     const stream = this.stream
-    const policy = this.policy
+    const self = this
     return Effect.gen(function* () {
       const service = yield* ContextService.ContextService
+      const turns = yield* self.session()
       const messages = holdable(yield* service.load(stream), given)
       let index = 0
       while (index < messages.length) {
@@ -406,7 +424,7 @@ export class CtxlogSession
         if (message.role !== "assistant") {
           let end = index + 1
           while (end < messages.length && messages[end]?.role !== "assistant") end++
-          yield* Turn.prepare(stream, { messages: messages.slice(index, end) }, policy)
+          yield* turns.prepare({ messages: messages.slice(index, end) })
           index = end
           continue
         }
@@ -421,11 +439,7 @@ export class CtxlogSession
         // A result message holds one result; a tool message that is not one (none here) goes in as it is.
         const results = tools.flatMap((next) => next.parts.filter(isToolResult))
         const calls = messages.slice(index, last + 1).flatMap((next) => Message.toolCallsOf(next))
-        yield* Turn.complete(
-          stream,
-          { answer: answer.parts, results, endTurn: calls.length === 0 && results.length === 0 },
-          policy
-        )
+        yield* turns.complete({ answer: answer.parts, results, endTurn: calls.length === 0 && results.length === 0 })
         index = end
       }
     })
@@ -642,7 +656,6 @@ export class CtxlogSession
 
   private async renderFor(modelData: ModelInputData): Promise<ModelInputData> {
     const stream = this.stream
-    const policy = this.policy
     const self = this
     const inputMessages = orThrow(fromAgentItems(modelData.input.map(persistable)))
     const instructions = modelData.instructions
@@ -661,7 +674,8 @@ export class CtxlogSession
             }
             if (fresh.length > 0) yield* self.ingest(fresh)
             const startsTurn = fresh.some((message) => message.role === "user")
-            const rendered = yield* Turn.render(stream, policy, { iteration: startsTurn ? 0 : self.iteration + 1 })
+            const turns = yield* self.session()
+            const rendered = yield* turns.render({ iteration: startsTurn ? 0 : self.iteration + 1 })
             return { rendered, fresh, startsTurn }
           })
         )

@@ -18,6 +18,7 @@ import {
   CtxlogError,
   createContext,
   type ModelCallSpan,
+  type TurnHandle,
   type TurnPolicy
 } from "@ctxlog/client"
 import { ContextService, type LanguageModel, Message, Window } from "@ctxlog/core"
@@ -197,7 +198,8 @@ const notRun =
 interface ThreadState {
   known: number
   lastId: string | undefined
-  iteration: number
+  /** The thread's turn session (`Turn.open` through the client's handle): it counts the model calls of a turn. */
+  turn: TurnHandle
   lastEstimate: number
 }
 
@@ -329,7 +331,6 @@ export const ctxlogPreModelHook = (options: PreModelHookOptions): CtxlogPreModel
   ): Promise<PreModelHookUpdate> => {
     const stream = streamOf(config)
     const context = await open()
-    const turn = context.turn(stream, policy)
     const messages = state.messages
     const system = leadingSystem(messages)
 
@@ -353,15 +354,15 @@ export const ctxlogPreModelHook = (options: PreModelHookOptions): CtxlogPreModel
       thread = {
         known: Math.max(system, resumePoint(window, messages)),
         lastId: undefined,
-        iteration: 0,
+        turn: context.turn(stream, policy),
         lastEstimate: 0
       }
       threads.set(stream, thread)
     }
     if (thread === undefined) throw new CtxlogError("Defect", "ctxlogPreModelHook: no thread state", undefined)
+    const turn = thread.turn
 
     // The new messages, in runs: an answer with the tool results after it, or input for the turn.
-    let prepared = false
     let at = thread.known
     while (at < messages.length) {
       const head = messages[at]
@@ -395,16 +396,15 @@ export const ctxlogPreModelHook = (options: PreModelHookOptions): CtxlogPreModel
         let end = at + 1
         while (end < messages.length && !AIMessage.isInstance(messages[end])) end++
         const input = messages.slice(at, end)
+        // A user message starts the turn: the session renders at iteration 0 again.
         await turn.prepare(converted(input, at))
-        prepared = prepared || input.some((message) => HumanMessage.isInstance(message))
         at = end
       }
     }
     thread.known = messages.length
     thread.lastId = messages[messages.length - 1]?.id
-    thread.iteration = prepared ? 0 : thread.iteration + 1
 
-    const rendered = await turn.render({ iteration: thread.iteration })
+    const rendered = await turn.render()
     thread.lastEstimate = rendered.stats.total
     if (!isLangChainRequest(rendered.request)) {
       throw new CtxlogError("Defect", "ctxlogPreModelHook: the render is not in the langchain format", undefined)

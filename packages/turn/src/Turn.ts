@@ -49,11 +49,14 @@ import { ContextAssembly, FileStore, FullTextRecall } from "@ctxlog/memory"
 import { CtxBuilder, RenderRecord, Truncation } from "@ctxlog/providers"
 import { Briefing, SeamConfig, SeamHost } from "@ctxlog/seam"
 import * as Chunk from "effect/Chunk"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
+import * as SynchronizedRef from "effect/SynchronizedRef"
 import * as Policy from "./Policy.js"
 
 /** What the turn runs on: the window service, a token counter, the compactor and a recall source. @since 0.4.0 */
@@ -212,8 +215,30 @@ const targetOf = (policy: Policy.Policy): RenderRecord.Target =>
 
 // The hash of the policy each stream last recorded, per window service: a step appends `TurnPolicySet`
 // only when its policy differs from it. A process learns it from the log's tail on its first step on a
-// stream (see `lastRecorded`), so a new process under the same policy records nothing either.
+// stream (see `lastRecorded`), so a new process under the same policy records nothing either. The
+// hashes live in the `Records` service ({@link layer}); a caller without it (the inspector's replay)
+// keeps them per window service here.
 const recordedPolicies = new WeakMap<object, Map<string, string>>()
+
+/**
+ * The hash of the policy each stream last recorded (`TurnPolicySet`), for the window service it is
+ * provided with: what lets a step skip recording a policy the log already holds. Provide
+ * {@link layer} beside the `ContextService`; {@link open} requires it.
+ * @since 0.8.0
+ */
+export class Records extends Context.Tag("@ctxlog/turn/Records")<Records, { readonly hashes: Map<string, string> }>() {}
+
+/** The turn's cache ({@link Records}): one per window service, made with the runtime. @since 0.8.0 */
+export const layer: Layer.Layer<Records> = Layer.sync(Records, () => ({ hashes: new Map<string, string>() }))
+
+/** The recorded hashes: the `Records` service's when provided, else per window service. */
+const recordsOf = (ctx: ContextService.ContextService.Service): Effect.Effect<Map<string, string>> =>
+  Effect.map(Effect.serviceOption(Records), (found) => {
+    if (Option.isSome(found)) return found.value.hashes
+    const byStream = recordedPolicies.get(ctx) ?? new Map<string, string>()
+    recordedPolicies.set(ctx, byStream)
+    return byStream
+  })
 
 /** How many of a stream's newest events a process reads, on its first step on it, for the last `TurnPolicySet`. */
 export const policyLookback = 256
@@ -252,8 +277,7 @@ const recordPolicy = (stream: EventLog.StreamId, policy: Policy.Policy) =>
   Effect.gen(function* () {
     const ctx = yield* ContextService.ContextService
     const { json, hash } = preparedOf(policy)
-    const byStream = recordedPolicies.get(ctx) ?? new Map<string, string>()
-    recordedPolicies.set(ctx, byStream)
+    const byStream = yield* recordsOf(ctx)
     if (!byStream.has(stream)) {
       // What the log holds is committed: it stands whatever this step does.
       const last = yield* lastRecorded(stream)
@@ -726,8 +750,7 @@ export const reload = (
     const done = yield* ctx.run(stream, () => Either.right([{ _tag: "TurnPolicySet" as const, policy: json }]), {
       actor: actors.reload
     })
-    const byStream = recordedPolicies.get(ctx) ?? new Map<string, string>()
-    recordedPolicies.set(ctx, byStream)
+    const byStream = yield* recordsOf(ctx)
     byStream.set(stream, policyHash(json))
     return { window: done.window, events: done.events, tiers: [] }
   }).pipe(Effect.withSpan("ctxlog.turn.reload", { attributes: { "ctxlog.stream": stream } }))
@@ -817,3 +840,170 @@ export const preview = (
       })
     )
   )
+
+/** The state a {@link Session} holds between its steps. @since 0.8.0 */
+export interface State {
+  /** The checked policy the steps run under (a {@link Session.reload} replaces it). */
+  readonly policy: Policy.Policy
+  /**
+   * The next render's iteration: 0 after a `prepare` with a user message, one more after each render;
+   * 1 before any (a session that has not seen the turn begin continues one begun before it).
+   */
+  readonly iteration: number
+  /** The reminder the last `prepare` gave: the default of the turn's renders and completions. */
+  readonly turnReminder: string | undefined
+}
+
+/** What the model answered, for {@link Session.run}: a completion whose turn ends when it calls no tool. @since 0.8.0 */
+export interface Answer extends Omit<Completion, "endTurn" | "turnReminder"> {
+  /** End the turn even though the answer calls tools (default: end it when it calls none). */
+  readonly endTurn?: boolean | undefined
+}
+
+/** Options of {@link Session.run}. @since 0.8.0 */
+export interface RunOptions {
+  /** Model calls at most; the last one ends the turn whatever it answers. Default 12. */
+  readonly maxIterations?: number | undefined
+  /** What each step runs in (a progress display, say): it must return the step's own result. */
+  readonly around?: <A, E, R>(step: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+}
+
+/** What {@link Session.run} did: the window at the end, the tiers every step ran, the model calls and the last answer. @since 0.8.0 */
+export interface RunResult {
+  readonly window: Window.Window
+  readonly tiers: Tiers
+  readonly modelCalls: number
+  readonly answer: ReadonlyArray<Message.Part>
+  readonly usage: LanguageModel.Usage | undefined
+}
+
+/**
+ * One stream's turns under one policy, as a value: the policy is checked once, and the iteration and
+ * the turn's reminder live in a `SynchronizedRef`, so its steps run one after another and a caller
+ * keeps no counter of its own. `prepare` / `render` / `complete` are the module's steps with that
+ * state; `run` is the common loop (render, call the model, complete, until an answer calls no tool).
+ * @since 0.8.0
+ */
+export interface Session {
+  readonly stream: EventLog.StreamId
+  readonly state: SynchronizedRef.SynchronizedRef<State>
+  /** {@link prepare} under the session's policy; a user message starts the turn (iteration 0). */
+  readonly prepare: (input: Input) => Effect.Effect<Step, TurnError, Requirements>
+  /** {@link render} at the session's iteration (unless `options.iteration` says) and with the turn's reminder. */
+  readonly render: (options?: RenderOptions) => Effect.Effect<Rendered, TurnError, Requirements>
+  /** {@link complete} with the turn's reminder. */
+  readonly complete: (completion: Completion) => Effect.Effect<Step, TurnError, Requirements>
+  /** {@link reload}: record another policy; the steps after it run under it. */
+  readonly reload: (
+    policy: Policy.Policy
+  ) => Effect.Effect<Step, Policy.InvalidPolicy | ContextService.ContextError, ContextService.ContextService>
+  /**
+   * One user turn: `prepare` with `input`, then per model call `render`, `call` (the model, and the
+   * tools it called) and `complete`, until an answer calls no tool or `maxIterations` calls were made.
+   */
+  readonly run: <E, R>(
+    input: Input,
+    call: (rendered: Rendered, iteration: number) => Effect.Effect<Answer, E, R>,
+    options?: RunOptions
+  ) => Effect.Effect<RunResult, TurnError | E, Requirements | R>
+}
+
+const hasUserMessage = (input: Input): boolean => input.messages.some((message) => message.role === "user")
+
+/**
+ * Open a stream's turns under `policy` (checked here: an invalid policy fails with
+ * {@link Policy.InvalidPolicy} and nothing is written). Requires the turn's cache ({@link layer}).
+ * @since 0.8.0
+ */
+export const open = (
+  stream: EventLog.StreamId,
+  policy: Policy.Policy
+): Effect.Effect<Session, Policy.InvalidPolicy, Records> =>
+  Effect.gen(function* () {
+    const records = yield* Records
+    const valid = yield* checked(policy)
+    const state = yield* SynchronizedRef.make<State>({ policy: valid, iteration: 1, turnReminder: undefined })
+    // Every step runs with the session's cache and holds the state until it is done.
+    const step = <A, E, R>(use: (current: State) => Effect.Effect<readonly [A, State], E, R>) =>
+      SynchronizedRef.modifyEffect(state, use).pipe(Effect.provideService(Records, records))
+    const reminderOf = (given: string | undefined, current: State) => given ?? current.turnReminder
+    const session: Session = {
+      stream,
+      state,
+      prepare: (input) =>
+        step((current) => {
+          const turnReminder = hasUserMessage(input) ? input.turnReminder : reminderOf(input.turnReminder, current)
+          const given = turnReminder === undefined ? input : { ...input, turnReminder }
+          return Effect.map(prepare(stream, given, current.policy), (done) => [
+            done,
+            {
+              ...current,
+              iteration: hasUserMessage(input) ? 0 : current.iteration,
+              turnReminder: hasUserMessage(input) ? input.turnReminder : current.turnReminder
+            }
+          ])
+        }),
+      render: (options = {}) =>
+        step((current) => {
+          const iteration = options.iteration ?? current.iteration
+          const turnReminder = reminderOf(options.turnReminder, current)
+          return Effect.map(
+            render(stream, current.policy, {
+              ...options,
+              iteration,
+              ...(turnReminder === undefined ? {} : { turnReminder })
+            }),
+            (done) => [done, { ...current, iteration: iteration + 1 }]
+          )
+        }),
+      complete: (completion) =>
+        step((current) => {
+          const turnReminder = reminderOf(completion.turnReminder, current)
+          return Effect.map(
+            complete(stream, turnReminder === undefined ? completion : { ...completion, turnReminder }, current.policy),
+            (done) => [done, current]
+          )
+        }),
+      reload: (next) =>
+        step((current) =>
+          Effect.flatMap(checked(next), (valid) =>
+            Effect.map(reload(stream, valid), (done) => [done, { ...current, policy: valid }] as const)
+          )
+        ),
+      run: (input, call, options = {}) =>
+        Effect.gen(function* () {
+          const around = options.around ?? (<A, E, R>(effect: Effect.Effect<A, E, R>) => effect)
+          const maxIterations = options.maxIterations ?? 12
+          const tiers: Array<string> = []
+          const prepared = yield* around(session.prepare(input))
+          tiers.push(...prepared.tiers)
+          let window = prepared.window
+          let answer: ReadonlyArray<Message.Part> = []
+          let usage: LanguageModel.Usage | undefined
+          let modelCalls = 0
+          for (let iteration = 0; iteration < maxIterations; iteration++) {
+            const rendered = yield* around(session.render({ iteration }))
+            tiers.push(...rendered.tiers)
+            const answered = yield* call(rendered, iteration)
+            modelCalls++
+            answer = answered.answer
+            usage = answered.usage
+            const last =
+              answered.endTurn ??
+              (Message.toolCallsOf({ parts: answered.answer }).length === 0 || iteration === maxIterations - 1)
+            const completed = yield* around(
+              session.complete({
+                ...answered,
+                estimatedInputTokens: answered.estimatedInputTokens ?? rendered.built.stats.total,
+                endTurn: last
+              })
+            )
+            tiers.push(...completed.tiers)
+            window = completed.window
+            if (last) break
+          }
+          return { window, tiers, modelCalls, answer, usage }
+        })
+    }
+    return session
+  })
