@@ -42,7 +42,7 @@ describe.runIf(gated)("the AI SDK's wrapLanguageModel tests with ctxlogMiddlewar
         join(dir, "wrapLanguageModel.suite.mjs")
       )
       writeFileSync(join(dir, "ported.test.mjs"), entry(major))
-      const out = await exec(join(dir, "node_modules", ".bin", "vitest"), ["run"], dir)
+      const out = await exec(join(dir, "node_modules", ".bin", "vitest"), ["run", "--testTimeout=120000"], dir)
       console.log(`ai@${installed}: ${out.split("\n").find((line) => line.includes("Tests")) ?? out}`)
       assert.match(out, /Tests\s+18 passed \(18\)/)
     }, 900_000)

@@ -124,7 +124,7 @@ describe.runIf(gated)("packed tarballs install beside the frameworks, without pe
       const dir = await project(`vitest${major}`, [`vitest@^${major}`])
       assert.strictEqual(installed(dir, "vitest").split(".")[0], String(major))
       writeFileSync(join(dir, "conformance.test.mjs"), conformance)
-      const out = await exec(join(dir, "node_modules", ".bin", "vitest"), ["run"], dir)
+      const out = await exec(join(dir, "node_modules", ".bin", "vitest"), ["run", "--testTimeout=120000"], dir)
       assert.match(out, /Tests\s+17 passed \(17\)/)
     }, 900_000)
   }

@@ -1,3 +1,4 @@
+import { availableParallelism } from "node:os"
 import { defineConfig } from "vitest/config"
 
 /**
@@ -16,6 +17,8 @@ export default defineConfig({
     // test support: started once, stopped (and deleted) after the run.
     globalSetup: ["../memory/test/support/postgresServer.ts"],
     pool: "forks",
+    // At least two workers on a 2-core machine, as vitest.shared.ts (ADR 0134).
+    maxWorkers: Math.max(2, availableParallelism() - 1),
     testTimeout: 120_000,
     hookTimeout: 120_000,
     teardownTimeout: 30_000
