@@ -103,6 +103,12 @@ const samples: { readonly [T in WindowEvent.EventType]: Omit<WindowEvent.EventOf
     facts: [{ subject: "repo", predicate: "uses", object: "pnpm", sourceMessageId: "u1" }]
   },
   TurnPolicySet: { _tag: "TurnPolicySet", policy: { builder: { provider: "default", model: "m" } } },
+  CompactionDecided: {
+    _tag: "CompactionDecided",
+    step: "prepare",
+    budgetTokens: 1000,
+    decisions: [{ tier: "soft", reason: "below-threshold", usedTokens: 120, thresholdTokens: 700 }]
+  },
   CheckpointSaved: {
     _tag: "CheckpointSaved",
     checkpointId: "c2",
@@ -474,6 +480,10 @@ describe("evolve", () => {
 
   it("TurnPolicySet leaves the window unchanged but the version bumps", () => {
     assert.deepStrictEqual(when(base, samples.TurnPolicySet), { ...base, version: base.version + 1 })
+  })
+
+  it("CompactionDecided leaves the window unchanged but the version bumps (ADR 0128)", () => {
+    assert.deepStrictEqual(when(base, samples.CompactionDecided), { ...base, version: base.version + 1 })
   })
 
   it("the LangGraph checkpoint events leave the window unchanged but the version bumps", () => {
