@@ -378,7 +378,10 @@ const eventsCommand = Command.make(
     stream,
     from: Options.integer("from").pipe(Options.optional),
     to: Options.integer("to").pipe(Options.optional),
-    type: Options.text("type").pipe(Options.repeated, Options.withDescription("only events of this type (repeatable)"))
+    type: Options.text("type").pipe(Options.repeated, Options.withDescription("only events of this type (repeatable)")),
+    decisions: Options.boolean("decisions").pipe(
+      Options.withDescription("only the compaction tiers' decisions not to act (CompactionDecided), one line per tier")
+    )
   },
   (options) =>
     Effect.scoped(
@@ -397,20 +400,37 @@ const eventsCommand = Command.make(
         const all = yield* Inspect.entries(source, options.stream, {
           from: Option.isSome(options.from) ? from : 1,
           to,
-          types: options.type
+          types: options.decisions ? ["CompactionDecided"] : options.type
         })
+        if (options.decisions) {
+          const decisions = Queries.decisionLines(all)
+          return yield* out(options, decisions, () =>
+            decisions.length === 0
+              ? "no decisions recorded (CompactionDecided: written by the turn since 0.8.0)"
+              : decisions
+                  .map(
+                    (line) =>
+                      `${padStart(line.version, 6)}  ${pad(line.step, 8)} ${pad(line.tier, 9)} ${pad(line.reason, 20)} ${padStart(line.usedTokens, 7)} / ${padStart(line.thresholdTokens, 7)} tokens${line.detail === undefined ? "" : `  ${line.detail}`}`
+                  )
+                  .join("\n")
+          )
+        }
         const lines = Queries.eventLines(all)
         yield* out(options, lines, () =>
           lines
             .map(
               (line) =>
-                `${padStart(line.version, 6)}  ${pad(line.type, 24)} v${line.schemaVersion}  ${line.mark === null ? "  " : line.mark === "compaction" ? "◆ " : "▲ "}${line.summary}`
+                `${padStart(line.version, 6)}  ${pad(line.type, 24)} v${line.schemaVersion}  ${line.mark === null ? "  " : line.mark === "compaction" ? "◆ " : line.mark === "seam" ? "▲ " : "○ "}${line.summary}`
             )
             .join("\n")
         )
       })
     )
-).pipe(Command.withDescription("the log, one line per event (◆ compaction, ▲ seam)"))
+).pipe(
+  Command.withDescription(
+    "the log, one line per event (◆ compaction, ▲ seam, ○ decision not to compact); --decisions: those decisions, one line per tier"
+  )
+)
 
 // window -----------------------------------------------------------------------------------------
 
@@ -1401,6 +1421,11 @@ const serveCommand = Command.make(
       Options.withDescription(
         "a policy (JSON, as whatif --policy) the viewer can compare with the recording, repeatable"
       )
+    ),
+    readOnly: Options.boolean("read-only").pipe(
+      Options.withDescription(
+        "no Restore button: the viewer writes nothing (it writes only a restore's CompactionReverted)"
+      )
     )
   },
   (options) =>
@@ -1408,7 +1433,13 @@ const serveCommand = Command.make(
       Effect.gen(function* () {
         const policies = yield* Effect.forEach(options.policy, SweepCli.candidateOf)
         const source = yield* open(options)
-        const server = yield* Server.start(source, { port: options.port, host: options.host, policies })
+        const restore: Restore.Target | undefined = options.readOnly
+          ? undefined
+          : Option.match(options.pg, {
+              onNone: () => ({ _tag: "sqlite" as const, file: options.db }),
+              onSome: (url) => ({ _tag: "postgres" as const, url })
+            })
+        const server = yield* Server.start(source, { port: options.port, host: options.host, policies, restore })
         yield* Console.log(`ctxlog viewer on ${server.url} (${source.target}); Ctrl-C to stop`)
         return yield* Effect.never
       })

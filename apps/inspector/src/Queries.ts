@@ -398,9 +398,17 @@ export interface EventLine {
   readonly schemaVersion: number
   readonly eventId: string
   readonly recordedAt: number
-  readonly mark: "compaction" | "seam" | null
+  /** `decision`: a `CompactionDecided` (tiers that evaluated and did not act; ADR 0128). Since 0.8.0. */
+  readonly mark: "compaction" | "seam" | "decision" | null
   readonly summary: string
 }
+
+/**
+ * One tier decision as text: `soft below-threshold (120 of 700 tokens)`, the guard's reason after a colon.
+ * @since 0.8.0
+ */
+export const describeDecision = (decision: WindowEvent.TierDecision): string =>
+  `${decision.tier} ${decision.reason}${decision.detail === undefined ? "" : `: ${decision.detail}`} (${decision.usedTokens} of ${decision.thresholdTokens} tokens)`
 
 /** A one-line description of an event. @since 0.1.0 */
 export const describeEvent = (event: WindowEvent.WindowEvent): string => {
@@ -452,10 +460,34 @@ export const describeEvent = (event: WindowEvent.WindowEvent): string => {
       return `LangGraph task ${event.taskId}: ${event.writes.length} pending write(s) on ${event.checkpointId}`
     case "CheckpointsDeleted":
       return "LangGraph thread deleted"
+    case "CompactionDecided":
+      return `${event.step}: ${event.decisions.map(describeDecision).join("; ")} (budget ${event.budgetTokens})`
     default:
       return ""
   }
 }
+
+/** One tier's decision not to act, as `ctxlog events --decisions` lists it (ADR 0128). @since 0.8.0 */
+export interface DecisionLine extends WindowEvent.TierDecision {
+  readonly version: number
+  readonly eventId: string
+  readonly step: WindowEvent.EventOf<"CompactionDecided">["step"]
+  readonly budgetTokens: number
+}
+
+/** The `CompactionDecided` events of a log, one line per tier decision. @since 0.8.0 */
+export const decisionLines = (entries: ReadonlyArray<Entry>): ReadonlyArray<DecisionLine> =>
+  entries.flatMap((entry) => {
+    const event = entry.event
+    if (event._tag !== "CompactionDecided") return []
+    return event.decisions.map((decision) => ({
+      version: entry.version,
+      eventId: entry.eventId,
+      step: event.step,
+      budgetTokens: event.budgetTokens,
+      ...decision
+    }))
+  })
 
 /** The log as lines. @since 0.1.0 */
 export const eventLines = (entries: ReadonlyArray<Entry>): ReadonlyArray<EventLine> =>
@@ -465,7 +497,13 @@ export const eventLines = (entries: ReadonlyArray<Entry>): ReadonlyArray<EventLi
     schemaVersion: entry.schemaVersion,
     eventId: entry.eventId,
     recordedAt: entry.recordedAt,
-    mark: compactionTypes.has(entry.type) ? "compaction" : seamTypes.has(entry.type) ? "seam" : null,
+    mark: compactionTypes.has(entry.type)
+      ? "compaction"
+      : seamTypes.has(entry.type)
+        ? "seam"
+        : entry.type === "CompactionDecided"
+          ? "decision"
+          : null,
     summary: describeEvent(entry.event)
   }))
 

@@ -1,6 +1,8 @@
 /**
- * `ctxlog restore <stream> <compaction>` (issue 39, build item 3; the viewer's Restore button is not built
- * yet): undo a compaction as an event. The summary leaves the window and the messages it replaced come back, read
+ * `ctxlog restore <stream> <compaction>` and the viewer's Restore button (issue 39, build item 3): undo a
+ * compaction as an event. Both go through {@link restore} (the button posts to `ctxlog serve`'s
+ * `POST /api/streams/:s/restore`, which calls {@link restoreIn}; the page asks for a confirmation first,
+ * shows the typed refusal, and moves to the new head). The summary leaves the window and the messages it replaced come back, read
  * from the log (`UndoCompaction`, recorded as `CompactionReverted`); nothing is deleted or rewritten.
  * The one write the inspector makes besides `import` and `erase`.
  *

@@ -9,7 +9,7 @@
  * - `/api/streams/:s/message?at=N&id=M` — one message whole at N: parts, tokens, blame, tool pair
  * - `/api/streams/:s/diff?from=N&to=M` — the diff of two versions
  * - `/api/streams/:s/series` — tokens per partition over versions, the budget, the compaction budget and
- *   thresholds of the last recorded turn policy, compaction and seam marks
+ *   thresholds of the last recorded turn policy, compaction and seam marks, the tiers' decisions not to act
  * - `/api/streams/:s/search?q=text` — the events whose content holds the text
  * - `/api/streams/:s/render?at=N` — the render at or before N, rebuilt and verified
  * - `/api/streams/:s/head` — the current version (the viewer polls it to tail a running stream)
@@ -19,6 +19,13 @@
  *   `ctxlog serve --policy` was given (`recorded`: the recording): per run each model call's tokens and
  *   cache split, the totals, and what each lost, at which call
  * - `/api/policies` — the names `compare` takes
+ *
+ * One write (POST, JSON body `{ "compaction": "<Compacted event id>" }`): `/api/streams/:s/restore` undoes
+ * a compaction through {@link Restore.restore} — the path `ctxlog restore` takes — and answers the
+ * `Restore.Restored`, or the typed refusal (404 no such compaction, 409 no longer in effect) with nothing
+ * written. Only when the server was started with a `restore` target (`ctxlog serve` gives one unless
+ * `--read-only`; without one a POST gets 405 like any other write); a cross-site page cannot post it: the `Origin` must be this server's, the body JSON
+ * (which a form cannot send without a preflight this server never answers).
  *
  * Guarded against other origins (ADR 0038): a request whose `Host` is not a name the server serves
  * on gets 403 (DNS rebinding); a bind beyond loopback requires a token (printed in the URL, then kept
@@ -42,6 +49,7 @@ import * as ContentSearch from "./ContentSearch.js"
 import * as Inspect from "./Inspect.js"
 import * as MessageDetail from "./MessageDetail.js"
 import * as Queries from "./Queries.js"
+import * as Restore from "./Restore.js"
 import type { Source } from "./Source.js"
 import * as Sweep from "./Sweep.js"
 
@@ -164,9 +172,14 @@ const api = (
       case "series": {
         const entries = yield* Inspect.entries(source, stream)
         const context = yield* Inspect.renderContext(source, stream, head)
-        const marks = Queries.eventLines(entries)
-          .filter((line) => line.mark !== null)
+        const lines = Queries.eventLines(entries)
+        const marks = lines
+          .filter((line) => line.mark === "compaction" || line.mark === "seam")
           .map((line) => ({ version: line.version, mark: line.mark, type: line.type }))
+        // The tiers' decisions not to act (ADR 0128): dots under the plot, the decision as the tooltip.
+        const decisions = lines
+          .filter((line) => line.mark === "decision")
+          .map((line) => ({ version: line.version, summary: line.summary }))
         // The budget line: the context window of the last recorded render's builder config (its
         // `PromptRendered` render spec); without one (renders that are not rebuildable), the budget
         // the last `HistoryTrimmed` trimmed to; null when the log records neither.
@@ -177,10 +190,10 @@ const api = (
         const policyEntry = entries.findLast((entry) => entry.event._tag === "TurnPolicySet")
         const policyEvent = policyEntry?.event
         const policy = policyEvent?._tag === "TurnPolicySet" ? Policy.validate(policyEvent.policy) : undefined
-        const lines =
+        const thresholdLines =
           policy !== undefined && Either.isRight(policy) ? Policy.compactionThresholds(policy.right) : undefined
         const compaction =
-          lines === undefined || policyEntry === undefined
+          thresholdLines === undefined || policyEntry === undefined
             ? {
                 none:
                   policy === undefined
@@ -189,7 +202,7 @@ const api = (
                       ? `the recorded turn policy does not decode (${policy.left.message})`
                       : "compaction is off in the recorded turn policy"
               }
-            : { ...lines, version: policyEntry.version }
+            : { ...thresholdLines, version: policyEntry.version }
         return {
           compaction,
           budget: context.budget ?? trimBudget,
@@ -198,7 +211,8 @@ const api = (
           points: Queries.tokenSeries(entries),
           // `tokenSeries` has a point per render, or per event when the log records no render.
           pointsFrom: entries.some((entry) => entry.type === "PromptRendered") ? "renders" : "events",
-          marks
+          marks,
+          decisions
         }
       }
       case "search": {
@@ -276,6 +290,71 @@ const statics: Readonly<Record<string, string>> = {
 
 const wildcards: ReadonlySet<string> = new Set(["0.0.0.0", "::", "[::]", ""])
 
+const restorePath = /^\/api\/streams\/([^/]+)\/restore$/
+const RestoreBody = Schema.parseJson(Schema.Struct({ compaction: Schema.NonEmptyTrimmedString }))
+const decodeRestoreBody = Schema.decodeUnknownEither(RestoreBody)
+const json = (response: ServerResponse, status: number, value: unknown) =>
+  send(response, status, "application/json", JSON.stringify(value))
+
+/**
+ * `POST /api/streams/:s/restore`: the viewer's Restore button, over {@link Restore.restore} (the CLI's one
+ * path). Same-origin only (the `Origin` this server serves, `Sec-Fetch-Site` same-origin when sent), a JSON
+ * body of at most 4 KB; a refusal is answered with its tag and message, and writes nothing.
+ */
+const restoreRequest = (
+  request: IncomingMessage,
+  response: ServerResponse,
+  url: URL,
+  host: string,
+  target: Restore.Target
+) => {
+  const match = restorePath.exec(url.pathname)
+  if (match === null) return send(response, 404, "text/plain", "not found")
+  const site = request.headers["sec-fetch-site"]
+  if (request.headers.origin !== `http://${host}` || (site !== undefined && site !== "same-origin")) {
+    return json(response, 403, { error: "forbidden: restore is accepted from this viewer's own page only" })
+  }
+  if (!(request.headers["content-type"] ?? "").startsWith("application/json")) {
+    return json(response, 415, { error: 'restore takes a JSON body: {"compaction": "<Compacted event id>"}' })
+  }
+  let stream: string
+  try {
+    stream = decodeURIComponent(match[1] ?? "")
+  } catch {
+    return json(response, 400, { error: `bad percent-encoding in "${match[1]}"` })
+  }
+  const chunks: Array<Buffer> = []
+  let size = 0
+  request.on("data", (chunk: Buffer) => {
+    size += chunk.length
+    if (size <= 4096) chunks.push(chunk)
+  })
+  request.on("end", () => {
+    if (size > 4096) return json(response, 413, { error: "the restore body is over 4 KB" })
+    const body = decodeRestoreBody(Buffer.concat(chunks).toString("utf8"))
+    if (Either.isLeft(body)) {
+      return json(response, 400, {
+        error: `restore takes {"compaction": "<Compacted event id>"}: ${body.left.message}`,
+        tag: "BadRequest"
+      })
+    }
+    Effect.runPromise(
+      Restore.restoreIn(target, stream, body.right.compaction).pipe(
+        Effect.match({
+          onSuccess: (restored) => json(response, 200, restored),
+          onFailure: (error) => {
+            const tag = typeof error === "object" && error !== null && "_tag" in error ? String(error._tag) : "Error"
+            const message =
+              typeof error === "object" && error !== null && "message" in error ? String(error.message) : String(error)
+            const status = tag === "CompactionNotFound" ? 404 : tag === "CompactionNotUndoable" ? 409 : 500
+            return json(response, status, { error: message, tag })
+          }
+        })
+      )
+    ).catch((cause: unknown) => json(response, 500, { error: String(cause) }))
+  })
+}
+
 /** Whether a bind address reaches only this machine. @since 0.4.0 */
 export const isLoopback = (host: string): boolean => {
   const bare = host.replace(/^\[|\]$/g, "").toLowerCase()
@@ -325,6 +404,8 @@ export const start = (
     readonly token?: string
     /** The candidate policies the viewer's compare control offers (besides the recording). @since 0.8.0 */
     readonly policies?: ReadonlyArray<Sweep.Candidate>
+    /** Where the viewer's Restore button writes (`POST …/restore`); without it the viewer is read-only. @since 0.8.0 */
+    readonly restore?: Restore.Target | undefined
   }
 ): Effect.Effect<Running, ServeError, Scope.Scope> =>
   Effect.gen(function* () {
@@ -351,10 +432,11 @@ export const start = (
           `forbidden: Host "${hostHeader}" is not one this viewer serves on (${[...allowed].join(", ")})\n`
         )
       }
-      if (request.method !== "GET" && request.method !== "HEAD") {
+      const url = new URL(request.url ?? "/", "http://localhost")
+      const posting = request.method === "POST" && restorePath.test(url.pathname) && options.restore !== undefined
+      if (request.method !== "GET" && request.method !== "HEAD" && !posting) {
         return send(response, 405, "text/plain; charset=utf-8", "only GET and HEAD\n", { allow: "GET, HEAD" })
       }
-      const url = new URL(request.url ?? "/", "http://localhost")
       if (token !== null) {
         const given = url.searchParams.get("token") ?? undefined
         const bearer = /^Bearer (.+)$/.exec(request.headers.authorization ?? "")?.[1]
@@ -375,6 +457,9 @@ export const start = (
             "forbidden: this viewer requires its token; open the URL `ctxlog serve` printed (…/?token=…)\n"
           )
         }
+      }
+      if (posting && options.restore !== undefined) {
+        return restoreRequest(request, response, url, hostHeader, options.restore)
       }
       if (url.pathname === "/" || url.pathname === "/index.html")
         return send(response, 200, "text/html; charset=utf-8", page)

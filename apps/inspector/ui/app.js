@@ -20,6 +20,21 @@ const get = async (path) => {
   if (!response.ok) throw new Error(body.error ?? response.statusText)
   return body
 }
+// The one write: the Restore button posts to the server, which runs `Restore.restore` (as `ctxlog restore`).
+const post = async (path, value) => {
+  const response = await fetch(path, {
+    method: "POST",
+    credentials: "same-origin",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(value)
+  })
+  // A read-only viewer answers 405 in plain text.
+  const body = (response.headers.get("content-type") ?? "").startsWith("application/json")
+    ? await response.json()
+    : { error: (await response.text()).trim() }
+  if (!response.ok) throw Object.assign(new Error(body.error ?? response.statusText), { tag: body.tag ?? null })
+  return body
+}
 const api = (stream, view, params = {}) => {
   const query = new URLSearchParams(params).toString()
   return get(`/api/streams/${encodeURIComponent(stream)}/${view}${query === "" ? "" : `?${query}`}`)
@@ -31,7 +46,8 @@ const partitionColors = {
   taskState: "#d6b656",
   history: "#b85450"
 }
-const markColors = { compaction: "#c0392b", seam: "#2e6fbf" }
+const markColors = { compaction: "#c0392b", seam: "#2e6fbf", decision: "#7f8c8d" }
+const markGlyphs = { compaction: "◆", seam: "▲", decision: "○" }
 const views = ["window", "diff", "render"]
 
 // The place, in the URL ------------------------------------------------------------------------
@@ -179,7 +195,7 @@ function Timeline({ rows, selected, onSelect, snippets }) {
         >
           <div class="line1">
             <span class="v">v${e.version}</span>
-            <span class="mark">${e.mark === "compaction" ? "◆" : e.mark === "seam" ? "▲" : ""}</span>
+            <span class="mark">${markGlyphs[e.mark] ?? ""}</span>
             <span class="type">${e.type}</span>
           </div>
           <div class="summary" data-testid="event-summary">${summary}</div>
@@ -272,7 +288,7 @@ function Chart({ series, selected, windowTotal, onSelect }) {
         ? html`<span data-testid="compaction-legend">compaction thresholds: ${series?.compaction?.none ?? "…"}</span>`
         : html`<span data-testid="compaction-legend"><i class="compaction"></i>compaction budget and thresholds (turn policy at v${series.compaction.version})</span>`
     }
-    <span class="m-compaction">◆ compaction</span><span class="m-seam">▲ seam</span>
+    <span class="m-compaction">◆ compaction</span><span class="m-seam">▲ seam</span><span class="m-decision">○ decided not to compact</span>
     <span><i class="sel"></i>selected</span>
   </div>`
   if (series === null || series.points.length === 0) {
@@ -360,6 +376,12 @@ function Chart({ series, selected, windowTotal, onSelect }) {
               ? html`<path d=${`M${X(mark.version)},${m.top - 8}l4,4l-4,4l-4,-4z`} fill=${markColors.compaction} />`
               : html`<path d=${`M${X(mark.version)},${m.top - 8}l4,7h-8z`} fill=${markColors.seam} />`
           }
+        </g>`
+      )}
+      ${(series.decisions ?? []).map(
+        (decision) => html`<g data-testid="chart-decision" data-version=${decision.version}>
+          <title>v${decision.version} decided not to compact: ${decision.summary}</title>
+          <circle cx=${X(decision.version)} cy=${m.top + plotH - 3} r="2.5" fill="none" stroke=${markColors.decision} stroke-width="1" />
         </g>`
       )}
       ${
@@ -545,6 +567,32 @@ function RenderView({ stream, version }) {
 
 // The page -----------------------------------------------------------------------------------------
 
+// The Restore button on a selected compaction: confirm, post, show what came back or the refusal.
+function RestorePanel({ stream, row, onRestored }) {
+  const [state, setState] = useState(null)
+  useEffect(() => setState(null), [stream, row?.eventId])
+  if (row === undefined || row.type !== "Compacted") return null
+  const restore = () => {
+    if (
+      !window.confirm(
+        `Undo compaction ${row.eventId} (v${row.version})? Its summary leaves the window and the messages it replaced come back, as a CompactionReverted event.`
+      )
+    )
+      return
+    setState({ busy: true })
+    post(`/api/streams/${encodeURIComponent(stream)}/restore`, { compaction: row.eventId })
+      .then((restored) => {
+        setState(null)
+        onRestored(restored)
+      })
+      .catch((e) => setState({ error: e.message, tag: e.tag }))
+  }
+  return html`<div class="restore" data-testid="restore-panel">
+    <button type="button" data-testid="restore" disabled=${state?.busy === true} title="undo this compaction (ctxlog restore)" onClick=${restore}>Restore</button>
+    ${state?.error === undefined ? null : html`<span class="del" role="alert" data-testid="restore-error" data-tag=${state.tag ?? ""}>${state.error}</span>`}
+  </div>`
+}
+
 function App() {
   const [place, navigate] = usePlace()
   const [streams, setStreams] = useState([])
@@ -554,7 +602,10 @@ function App() {
   const [follow, setFollow] = useState(false)
   const [error, setError] = useState(null)
   const [query, setQuery] = useState(place.q)
+  // What the last restore did (shown above the panes until another stream is picked).
+  const [restored, setRestored] = useState(null)
   const stream = place.stream
+  useEffect(() => setRestored(null), [stream])
   const selected = place.v ?? head
 
   useEffect(() => {
@@ -703,6 +754,17 @@ function App() {
             : html`<div class=${`columns ${place.msg === null ? "" : "with-message"}`}>
           <${Timeline} rows=${rows} selected=${selected} onSelect=${select} snippets=${snippets} />
           <div class="detail" data-testid="detail">
+            ${
+              restored === null
+                ? null
+                : html`<div class="ins" data-testid="restore-result" data-version=${restored.version}>restored compaction ${restored.compactionEventId}: ${restored.restored.length} message(s) back (CompactionReverted ${restored.revertEventId}, v${restored.version})</div>`
+            }
+            <${RestorePanel} stream=${stream} row=${all.find((e) => e.version === selected)}
+              onRestored=${(done) => {
+                setRestored(done)
+                setHead(done.version)
+                navigate({ v: done.version })
+              }} />
             <nav class="tabs" aria-label="view">
               ${views.map(
                 (

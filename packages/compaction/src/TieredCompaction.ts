@@ -49,11 +49,19 @@ import * as ToolOutputPruning from "./ToolOutputPruning.js"
 
 /** What a compaction step did. @since 0.1.0 */
 export type Result =
-  | { readonly _tag: "NoChange"; readonly reason: string; readonly window: Window.Window }
+  | {
+      readonly _tag: "NoChange"
+      readonly reason: string
+      readonly window: Window.Window
+      /** The tier that evaluated and did not act, why, and the tokens it compared (ADR 0128). Since 0.8.0. */
+      readonly decision?: WindowEvent.TierDecision | undefined
+    }
   | {
       readonly _tag: "SoftCompacted"
       readonly window: Window.Window
       readonly events: ReadonlyArray<WindowEvent.WindowEvent>
+      /** A later tier that evaluated and did not act (the hard tier cooling down, say; ADR 0128). Since 0.8.0. */
+      readonly decision?: WindowEvent.TierDecision | undefined
     }
   | {
       readonly _tag: "Compacted"
@@ -286,6 +294,19 @@ export const pressure = (window: Window.Window, config: Config): Pressure => {
 }
 
 /**
+ * A tier's evaluation that did not act (ADR 0128): the sent tokens of the window it weighed and the
+ * tier's threshold in tokens.
+ */
+const declined = (
+  window: Window.Window,
+  config: Config,
+  tier: WindowEvent.TierDecision["tier"],
+  reason: WindowEvent.DecisionReason,
+  line: "soft" | "hard" | "proactive" = tier === "proactive" ? "proactive" : tier,
+  usedTokens: number = sentTokens(window, config)
+): WindowEvent.TierDecision => ({ tier, reason, usedTokens, thresholdTokens: thresholds(config)[line].tokens })
+
+/**
  * The soft-tier decision: apply deferred summaries, then prune tool outputs (down to `targetTokens`,
  * uncalibrated, when given). Neither touches a tool result the model has not seen yet. Pure.
  * @since 0.1.0
@@ -343,7 +364,12 @@ const fitted = (stream: EventLog.StreamId, config: Config, result: Result, opera
     const fit = yield* fitStep(stream, config)
     if (fit.events.length === 0) return result
     return result._tag === "NoChange"
-      ? ({ _tag: "SoftCompacted", window: fit.window, events: fit.events } as const)
+      ? ({
+          _tag: "SoftCompacted",
+          window: fit.window,
+          events: fit.events,
+          ...(result.decision === undefined ? {} : { decision: result.decision })
+        } as const)
       : { ...result, window: fit.window, events: [...result.events, ...fit.events] }
   })
 
@@ -432,12 +458,16 @@ export const maybeCompact = (stream: EventLog.StreamId, config: Config): Effect.
         ? (yield* ctx.run(stream, () => Either.right([{ _tag: "TurnCompleted" } as const]))).window
         : yield* ctx.load(stream)
     const initial = pressure(before, config)
-    if (initial === "None") return { _tag: "NoChange", reason: "no pressure", window: before } as const
+    if (initial === "None") {
+      const decision = declined(before, config, "soft", "below-threshold")
+      return { _tag: "NoChange", reason: "no pressure", window: before, decision } as const
+    }
     if (initial === "Soft" && config.preferCachedPrefix === true) {
+      const decision = declined(before, config, "soft", "cached-prefix", "hard")
       return yield* fitted(
         stream,
         config,
-        { _tag: "NoChange", reason: "keeping the cached prefix", window: before },
+        { _tag: "NoChange", reason: "keeping the cached prefix", window: before, decision },
         op
       )
     }
@@ -447,10 +477,18 @@ export const maybeCompact = (stream: EventLog.StreamId, config: Config): Effect.
     const softResult: Result =
       soft.events.length > 0
         ? { _tag: "SoftCompacted", window: soft.window, events: soft.events }
-        : { _tag: "NoChange", reason: "soft tier found nothing to do", window: soft.window }
+        : {
+            _tag: "NoChange",
+            reason: "soft tier found nothing to do",
+            window: soft.window,
+            decision: declined(soft.window, config, "soft", "nothing-to-do")
+          }
     if (initial === "Soft") return yield* fitted(stream, config, softResult, op)
     const window = soft.window
-    if (pressure(window, config) !== "Hard") return yield* fitted(stream, config, softResult, op)
+    if (pressure(window, config) !== "Hard") {
+      const decision = declined(window, config, "hard", "below-threshold")
+      return yield* fitted(stream, config, { ...softResult, decision }, op)
+    }
     // A summarization result also lists the soft-tier events that came before it.
     const withSoftEvents = (result: Summarized): Result =>
       result._tag === "Compacted"
@@ -463,13 +501,22 @@ export const maybeCompact = (stream: EventLog.StreamId, config: Config): Effect.
     // No model while cooling down or after a compaction this turn: only a window over the budget itself
     // gets the deterministic template (recorded as the soft tier, without a cooldown).
     if ((cooling || guarded) && sentTokens(window, config) <= s.budget) {
+      const decision = declined(window, config, "hard", cooling ? "cooldown" : "compacted-this-turn")
       return softResult._tag === "SoftCompacted"
-        ? softResult
-        : ({ _tag: "NoChange", reason: cooling ? "cooling down" : "already compacted this turn", window } as const)
+        ? { ...softResult, decision }
+        : ({
+            _tag: "NoChange",
+            reason: cooling ? "cooling down" : "already compacted this turn",
+            window,
+            decision
+          } as const)
     }
     const template = cooling || guarded
     const plan = CompressionPlan.compressionPlan(window, keepCeiling(window, config))
-    if (CompressionPlan.isEmpty(plan)) return yield* fitted(stream, config, softResult, op)
+    if (CompressionPlan.isEmpty(plan)) {
+      const decision = declined(window, config, "hard", "nothing-to-summarize")
+      return yield* fitted(stream, config, { ...softResult, decision }, op)
+    }
     yield* tierStarted(op, stream, template ? "template" : "hard")
     return yield* fitted(
       stream,
@@ -582,20 +629,31 @@ export const maybeProactiveCompress = (
       usage === undefined
         ? undefined
         : Math.max(0, usage.inputTokens + (usage.clearedInputTokens ?? 0) - Math.max(0, reserved))
-    const used = (sent ?? sentTokens(window, config)) / s.budget
+    const usedTokens = sent ?? sentTokens(window, config)
+    const used = usedTokens / s.budget
+    const decline = (reason: WindowEvent.DecisionReason, line: "proactive" | "hard" = "proactive") =>
+      declined(window, config, "proactive", reason, line, usedTokens)
     if (config.providerSideCompaction === true && used <= providerSideOverride) {
-      return { _tag: "NoChange", reason: "provider-side compaction is on", window } as const
+      const decision = { ...decline("provider-side"), thresholdTokens: Math.floor(s.budget * providerSideOverride) }
+      return { _tag: "NoChange", reason: "provider-side compaction is on", window, decision } as const
     }
-    if (used < s.proactive) return { _tag: "NoChange", reason: "below the proactive threshold", window } as const
+    if (used < s.proactive) {
+      const decision = decline("below-threshold")
+      return { _tag: "NoChange", reason: "below the proactive threshold", window, decision } as const
+    }
     // Cache-aware: a proactive summary rewrites the head of history while the window still fits.
     if (config.preferCachedPrefix === true && used < s.hard) {
-      return { _tag: "NoChange", reason: "keeping the cached prefix", window } as const
+      const decision = decline("cached-prefix", "hard")
+      return { _tag: "NoChange", reason: "keeping the cached prefix", window, decision } as const
     }
     // Reported usage, when given, says how far off the local estimate is.
     const reportedRatio =
       sent === undefined || window.tokens.total === 0 ? undefined : Math.max(1, sent / window.tokens.total)
     const plan = CompressionPlan.compressionPlan(window, keepCeiling(window, config, undefined, reportedRatio))
-    if (CompressionPlan.isEmpty(plan)) return { _tag: "NoChange", reason: "nothing to summarize", window } as const
+    if (CompressionPlan.isEmpty(plan)) {
+      const decision = decline("nothing-to-summarize")
+      return { _tag: "NoChange", reason: "nothing to summarize", window, decision } as const
+    }
     yield* tierStarted("maybeProactiveCompress", stream, "proactive")
     return yield* summarize(stream, window, {
       tier: "proactive",
@@ -634,12 +692,17 @@ export const maybeSoftCompactMidIteration = (
     const ctx = yield* ContextService.ContextService
     const window = yield* ctx.load(stream)
     if (window.compaction.compactedThisTurn) {
-      return { _tag: "NoChange", reason: "already compacted this turn", window } as const
+      const decision = declined(window, config, "soft", "compacted-this-turn")
+      return { _tag: "NoChange", reason: "already compacted this turn", window, decision } as const
     }
     const level = pressure(window, config)
-    if (level === "None") return { _tag: "NoChange", reason: "no pressure", window } as const
+    if (level === "None") {
+      const decision = declined(window, config, "soft", "below-threshold")
+      return { _tag: "NoChange", reason: "no pressure", window, decision } as const
+    }
     if (level === "Soft" && config.preferCachedPrefix === true) {
-      return yield* fitted(stream, config, { _tag: "NoChange", reason: "keeping the cached prefix", window })
+      const decision = declined(window, config, "soft", "cached-prefix", "hard")
+      return yield* fitted(stream, config, { _tag: "NoChange", reason: "keeping the cached prefix", window, decision })
     }
     const s = settings(config)
     // Just under the Soft threshold: pressure counts `>=`.
@@ -647,6 +710,11 @@ export const maybeSoftCompactMidIteration = (
     const result: Result =
       soft.events.length > 0
         ? ({ _tag: "SoftCompacted", window: soft.window, events: soft.events } as const)
-        : ({ _tag: "NoChange", reason: "soft tier found nothing to do", window: soft.window } as const)
+        : ({
+            _tag: "NoChange",
+            reason: "soft tier found nothing to do",
+            window: soft.window,
+            decision: declined(soft.window, config, "soft", "nothing-to-do")
+          } as const)
     return yield* fitted(stream, config, result)
   }).pipe(Effect.withSpan("TieredCompaction.maybeSoftCompactMidIteration", { attributes: { stream } }))

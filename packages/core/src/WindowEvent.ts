@@ -422,6 +422,55 @@ export const TurnPolicySet = Schema.TaggedStruct("TurnPolicySet", {
 })
 
 /**
+ * Why a compaction tier evaluated a window and did not act (ADR 0128): `below-threshold` (the window is
+ * under the tier's mark), `cooldown` (a hard compaction's cooldown holds), `compacted-this-turn` (one
+ * model compaction a turn), `nothing-to-do` (the soft tier found no summary to apply and no output to
+ * prune), `nothing-to-summarize` (the plan is empty), `cached-prefix` (cache-aware: the window still fits),
+ * `provider-side` (the provider compacts server-side), `guard-refused` (a summary guard refused the summary).
+ * @since 0.8.0
+ */
+export const DecisionReason = Schema.Literal(
+  "below-threshold",
+  "cooldown",
+  "compacted-this-turn",
+  "nothing-to-do",
+  "nothing-to-summarize",
+  "cached-prefix",
+  "provider-side",
+  "guard-refused"
+)
+/** @since 0.8.0 */
+export type DecisionReason = typeof DecisionReason.Type
+
+/**
+ * One tier's evaluation that did not act: the tier, why, the sent tokens it measured and the tier's
+ * threshold in tokens (the line it compared them with), and the guard's reason when one refused.
+ * @since 0.8.0
+ */
+export const TierDecision = Schema.Struct({
+  tier: Schema.Literal("soft", "hard", "proactive"),
+  reason: DecisionReason,
+  usedTokens: Schema.Int,
+  thresholdTokens: Schema.Int,
+  detail: Schema.optional(Schema.String)
+})
+/** @since 0.8.0 */
+export type TierDecision = typeof TierDecision.Type
+
+/**
+ * The compaction tiers a turn step evaluated and that decided not to act, folded into one event per step
+ * (ADR 0128): written in the step's own append, only when a tier was evaluated and did nothing. The
+ * window is unchanged (renders are not affected); `ctxlog events --decisions` and the viewer show them.
+ * @since 0.8.0
+ */
+export const CompactionDecided = Schema.TaggedStruct("CompactionDecided", {
+  ...base,
+  step: Schema.Literal("prepare", "render", "complete"),
+  budgetTokens: Schema.Int,
+  decisions: Schema.Array(TierDecision)
+})
+
+/**
  * A value as LangGraph's serializer wrote it (`serde.dumpsTyped`): its type tag and its bytes, as UTF-8
  * text when they are text the log can hold, else base64. Decoded with `serde.loadsTyped(type, bytes)`.
  * @since 0.5.0
@@ -541,7 +590,8 @@ export const WindowEvent = Schema.Union(
   TurnPolicySet,
   CheckpointSaved,
   CheckpointWritesSaved,
-  CheckpointsDeleted
+  CheckpointsDeleted,
+  CompactionDecided
 )
 /** @since 0.1.0 */
 export type WindowEvent = typeof WindowEvent.Type
@@ -610,7 +660,8 @@ export const schemaVersions: { readonly [T in EventType]: number } = {
   TurnPolicySet: 1,
   CheckpointSaved: 1,
   CheckpointWritesSaved: 1,
-  CheckpointsDeleted: 1
+  CheckpointsDeleted: 1,
+  CompactionDecided: 1
 }
 
 /** Every event type name. @since 0.1.0 */

@@ -103,6 +103,12 @@ const samples: { readonly [T in WindowEvent.EventType]: Omit<WindowEvent.EventOf
     facts: [{ subject: "repo", predicate: "uses", object: "pnpm", sourceMessageId: "u1" }]
   },
   TurnPolicySet: { _tag: "TurnPolicySet", policy: { builder: { provider: "default", model: "m" } } },
+  CompactionDecided: {
+    _tag: "CompactionDecided",
+    step: "prepare",
+    budgetTokens: 1000,
+    decisions: [{ tier: "soft", reason: "below-threshold", usedTokens: 120, thresholdTokens: 700 }]
+  },
   CheckpointSaved: {
     _tag: "CheckpointSaved",
     checkpointId: "c2",
@@ -132,7 +138,7 @@ const unionTags = WindowEvent.WindowEvent.members.map((member) => {
 
 describe("WindowEvent", () => {
   it("eventTypes lists exactly the members of the union, each with a schema version", () => {
-    assert.strictEqual(unionTags.length, 36)
+    assert.strictEqual(unionTags.length, 37)
     assert.deepStrictEqual([...WindowEvent.eventTypes].sort(), [...unionTags].sort())
     assert.isTrue(WindowEvent.eventTypes.every((type) => WindowEvent.isEventType(type)))
     assert.isFalse(WindowEvent.isEventType("toString"))
@@ -474,6 +480,10 @@ describe("evolve", () => {
 
   it("TurnPolicySet leaves the window unchanged but the version bumps", () => {
     assert.deepStrictEqual(when(base, samples.TurnPolicySet), { ...base, version: base.version + 1 })
+  })
+
+  it("CompactionDecided leaves the window unchanged but the version bumps (ADR 0128)", () => {
+    assert.deepStrictEqual(when(base, samples.CompactionDecided), { ...base, version: base.version + 1 })
   })
 
   it("the LangGraph checkpoint events leave the window unchanged but the version bumps", () => {

@@ -326,6 +326,35 @@ const tierOf = (result: TieredCompaction.Result): string | undefined =>
   result._tag === "NoChange" ? undefined : result._tag === "SoftCompacted" ? "soft" : result.tier
 
 /**
+ * The tier evaluations of one step that did not act, folded into one `CompactionDecided` in the step's
+ * append (ADR 0128): nothing is written when every tier acted or none was evaluated.
+ */
+const recordDecisions = (
+  stream: EventLog.StreamId,
+  step: WindowEvent.EventOf<"CompactionDecided">["step"],
+  tiered: TieredCompaction.Config,
+  decisions: ReadonlyArray<WindowEvent.TierDecision>
+) =>
+  decisions.length === 0
+    ? Effect.void
+    : Effect.flatMap(ContextService.ContextService, (ctx) =>
+        ctx.run(stream, () =>
+          Either.right([
+            {
+              _tag: "CompactionDecided" as const,
+              step,
+              budgetTokens: TieredCompaction.thresholds(tiered).budget,
+              decisions
+            }
+          ])
+        )
+      )
+
+/** The decision a tier's result carries, when it evaluated and did not act. */
+const decisionsOf = (result: TieredCompaction.Result | undefined): ReadonlyArray<WindowEvent.TierDecision> =>
+  result === undefined || result._tag === "Compacted" || result.decision === undefined ? [] : [result.decision]
+
+/**
  * Prepare a turn: recall for its input (replacing what the last turn injected), the input appended,
  * the compaction tiers. One load, one append.
  * @since 0.4.0
@@ -391,6 +420,12 @@ export const prepare = (
           const result = yield* nextTierOnRefusal(TieredCompaction.maybeCompact(stream, tiered), "hard", tiers)
           const tier = result === undefined ? undefined : tierOf(result)
           if (tier !== undefined) tiers.push(tier)
+          yield* recordDecisions(
+            stream,
+            "prepare",
+            tiered,
+            result === undefined ? yield* refusedDecision(stream, tiered, tiers) : decisionsOf(result)
+          )
         }
       }),
       { actor: actors.prepare }
@@ -445,6 +480,24 @@ const nextTierOnRefusal = <A, R>(
     })
   )
 
+/** The hard tier's summary a guard refused (the reason `nextTierOnRefusal` noted last), as a decision. */
+const refusedDecision = (stream: EventLog.StreamId, tiered: TieredCompaction.Config, tiers: ReadonlyArray<string>) =>
+  Effect.map(
+    Effect.flatMap(ContextService.ContextService, (ctx) => ctx.load(stream)),
+    (window): ReadonlyArray<WindowEvent.TierDecision> => {
+      const noted = tiers.findLast((tier) => tier.startsWith("hard-refused:"))
+      return [
+        {
+          tier: "hard",
+          reason: "guard-refused",
+          usedTokens: TieredCompaction.sentTokens(window, tiered),
+          thresholdTokens: TieredCompaction.thresholds(tiered).hard.tokens,
+          ...(noted === undefined ? {} : { detail: noted.slice("hard-refused:".length) })
+        }
+      ]
+    }
+  )
+
 /** Prompt tokens of a render: the window, the tool schemas and the reminder, as the budget counts them. */
 const promptTokens = (built: CtxBuilder.Built<unknown>): number => built.stats.total + built.stats.reminderTokens
 
@@ -492,6 +545,7 @@ export const render = (
         if ((options.iteration ?? 0) > 0 && tiered !== undefined && valid.compaction?.midIteration !== false) {
           const soft = yield* TieredCompaction.maybeSoftCompactMidIteration(stream, tiered)
           if (soft._tag !== "NoChange") tiers.push("soft-mid")
+          yield* recordDecisions(stream, "render", tiered, decisionsOf(soft))
           if (TieredCompaction.pressure(soft.window, tiered) === "Hard") {
             // To the soft threshold of what is sent: the reasoning the builder drops is added back.
             const trimmed = yield* ctx.trimToBudget(
@@ -720,8 +774,10 @@ export const complete = (
                     ? {}
                     : { clearedInputTokens: completion.contextEdits.clearedInputTokens })
                 }
-          const tier = tierOf(yield* TieredCompaction.maybeProactiveCompress(stream, tiered, usage))
+          const proactive = yield* TieredCompaction.maybeProactiveCompress(stream, tiered, usage)
+          const tier = tierOf(proactive)
           if (tier !== undefined) tiers.push(tier)
+          yield* recordDecisions(stream, "complete", tiered, decisionsOf(proactive))
         }
         yield* ctx.completeTurn(stream)
       }),

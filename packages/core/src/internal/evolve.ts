@@ -709,6 +709,7 @@ const step = (state: State, event: WindowEvent, version: number): State => {
     case "CheckpointSaved":
     case "CheckpointWritesSaved":
     case "CheckpointsDeleted":
+    case "CompactionDecided":
       return state
     default:
       return absurd(event)

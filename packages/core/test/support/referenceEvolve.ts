@@ -352,6 +352,7 @@ const step = (window: Window, event: WindowEvent, version: number): Window => {
     case "CheckpointSaved":
     case "CheckpointWritesSaved":
     case "CheckpointsDeleted":
+    case "CompactionDecided":
       return window
     default:
       return absurd(event)
