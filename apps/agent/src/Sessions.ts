@@ -34,13 +34,14 @@ export interface SessionInfo {
  * What "a compaction" is, in every count the agent prints (`sessions`, the demo's table) and the
  * inspector's (`ctxlog streams`, the viewer: its `Queries.compactionTypes`, which a test compares):
  * an event that shrank the window — a summary of any tier (`Compacted`: soft, hard, proactive), old
- * tool outputs or media pruned, deferred tool-pair summaries applied, history trimmed.
+ * tool outputs or media pruned, a user ask cut to fit, deferred tool-pair summaries applied, history trimmed.
  * @since 0.3.0
  */
 export const compactionTypes: ReadonlySet<string> = new Set([
   "Compacted",
   "ToolOutputPruned",
   "MediaPruned",
+  "UserAskCut",
   "DeferredSummariesApplied",
   "HistoryTrimmed"
 ])

@@ -123,8 +123,26 @@ describe("ctxlog-agent demo", () => {
           answers.some((answer) => !answer.isError && answer.content.includes("replaced:")),
           JSON.stringify(answers)
         )
-        // Not asserted yet: the turn's user message in every render. Seams do not keep the ask (ADR 0114,
-        // partial): on the demo a seam folds the current turn's message at render 138.
+        // Every render holds the turn's user message (the newest ask appended before it): whole, or cut
+        // by the fit to its head and tail (ADR 0124). No seam folds it any more (it missed 5 renders).
+        let ask: Message.Message | undefined
+        let replaying = Window.empty
+        for (const { event } of envelopes) {
+          if (event._tag === "MessageAppended" && Message.isUserAsk(event.message)) ask = event.message
+          if (event._tag === "PromptRendered" && ask !== undefined) {
+            const held = Window.findMessage(replaying, ask.id)
+            assert.isDefined(
+              held,
+              `render at event ${event.id}: the turn's user message ${ask.id} is not in the window`
+            )
+            const text = held === undefined ? "" : Message.textOf(held)
+            if (text !== Message.textOf(ask)) {
+              assert.isTrue(text.startsWith(Message.textOf(ask).slice(0, 100)), `render at event ${event.id}`)
+              assert.isTrue(text.endsWith(Message.textOf(ask).slice(-50)), `render at event ${event.id}`)
+            }
+          }
+          replaying = Window.evolve(replaying, event)
+        }
         const at = envelopes.findLastIndex((e) => e.event._tag === "Compacted" && e.event.summary !== null)
         assert.isAbove(at, 0)
         const compacted = envelopes[at]

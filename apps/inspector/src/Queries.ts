@@ -186,6 +186,8 @@ const changeAction = (event: WindowEvent.WindowEvent, before: Message.Message, a
     case "ToolOutputPruned":
     case "MediaPruned":
       return "pruned"
+    case "UserAskCut":
+      return `cut to fit (${before.tokens} → ${after.tokens} tokens)`
     case "DeferredSummariesApplied":
       return "summarized (deferred)"
     default:
@@ -379,6 +381,7 @@ export const compactionTypes: ReadonlySet<WindowEvent.EventType> = new Set([
   "Compacted",
   "ToolOutputPruned",
   "MediaPruned",
+  "UserAskCut",
   "DeferredSummariesApplied",
   "HistoryTrimmed"
 ])
@@ -440,6 +443,8 @@ export const describeEvent = (event: WindowEvent.WindowEvent): string => {
       return `${event.outputs.length} tool output(s) pruned`
     case "MediaPruned":
       return `${event.parts.length} image(s) or document(s) pruned`
+    case "UserAskCut":
+      return `the user's ask ${event.messageId} cut to its head and tail (${event.tokens} tokens)${event.stored === null ? "" : `, whole text stored ${event.stored.slice(0, 16)}`}`
     case "Compacted":
       return `${event.tier}: ${event.removedIds.length} message(s) → ${event.summary === null ? "no summary" : `summary ${event.summary.tokens} tokens`}`
     case "CompactionFailed":

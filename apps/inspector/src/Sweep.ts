@@ -221,6 +221,8 @@ const compactionKind = (event: WindowEvent.WindowEvent): string | undefined => {
       return "prune"
     case "MediaPruned":
       return "media"
+    case "UserAskCut":
+      return "ask-cut"
     case "DeferredSummariesApplied":
       return "deferred"
     case "HistoryTrimmed":

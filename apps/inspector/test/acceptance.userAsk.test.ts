@@ -1,6 +1,7 @@
 // Issue 39's acceptance on the repository's real transcripts (fixtures/transcripts) at small windows:
 // every render holds the current turn's user message (the newest user ask appended before it: whole, or
-// as the turn cut it at input), and no summary or seam nests an earlier summary's headings.
+// as the turn cut it at input, or cut by the fit to its head and tail with a marker naming where the
+// rest is: `UserAskCut`, ADR 0124), and no summary or seam nests an earlier summary's headings.
 import { readdirSync } from "node:fs"
 import { join } from "node:path"
 import { EventLog, Message, Window, type WindowEvent } from "@ctxlog/core"
@@ -15,7 +16,14 @@ const temp = tempDir("ctxlog-user-ask-")
 afterAll(() => temp.cleanup())
 
 const files = readdirSync(transcripts).filter((name) => name.endsWith(".json"))
-const budgets = [4_000, 8_000]
+const budgets = [2_500, 3_000, 4_000, 8_000]
+/**
+ * The budgets a transcript runs at. Below 2,500 tokens the system prompts of three transcripts (~1,500
+ * tokens) and the 500-token answer reserve leave no room for any message. 04-mini-swe-agent at 2,500
+ * fails at model call 86 for a reason other than its ask: the answer at message 180 is 7,669 characters
+ * and carries the call whose result the model has not seen yet, so no stage may drop or cut it.
+ */
+const budgetsOf = (file: string) => (file.startsWith("04-") ? budgets.filter((budget) => budget > 2_500) : budgets)
 
 const read = (db: string, stream: string) =>
   Effect.gen(function* () {
@@ -41,7 +49,7 @@ describe("the user's ask in every render, no nested summaries (issue 39)", () =>
   })
 
   for (const file of files) {
-    for (const budget of budgets) {
+    for (const budget of budgetsOf(file)) {
       it.live(
         `${file} at a ${budget}-token budget`,
         () =>
@@ -64,16 +72,30 @@ describe("the user's ask in every render, no nested summaries (issue 39)", () =>
             const events = yield* read(db, stream)
             let window = Window.empty
             let ask: string | undefined
+            let asked = ""
+            let cuts = 0
             let renders = 0
             let summaries = 0
             for (const event of events) {
-              if (event._tag === "MessageAppended" && Message.isUserAsk(event.message)) ask = event.message.id
+              if (event._tag === "MessageAppended" && Message.isUserAsk(event.message)) {
+                ask = event.message.id
+                asked = Message.textOf(event.message)
+              }
+              if (event._tag === "UserAskCut") cuts += 1
               if (event._tag === "PromptRendered" && ask !== undefined) {
                 renders += 1
-                assert.isTrue(
-                  window.history.some((message) => message.id === ask),
+                const held = Window.findMessage(window, ask)
+                assert.isDefined(
+                  held,
                   `render at event ${event.id}: the turn's user message ${ask} is not in the window`
                 )
+                const text = held === undefined ? "" : Message.textOf(held)
+                if (text !== asked) {
+                  // Cut by the fit: its head and its tail verbatim, and the marker saying where the rest is.
+                  assert.include(text, "characters of this message cut to fit the context window", text)
+                  assert.isTrue(text.startsWith(asked.slice(0, 100)), `render at event ${event.id}: the ask's head`)
+                  assert.isTrue(text.endsWith(asked.slice(-50)), `render at event ${event.id}: the ask's tail`)
+                }
               }
               const text = summaryOf(event)
               if (text !== undefined) {
@@ -86,7 +108,9 @@ describe("the user's ask in every render, no nested summaries (issue 39)", () =>
             }
             assert.isAbove(renders, 0)
             // A small window compacts: the check above saw summaries (the larger budget may need fewer).
-            if (budget === budgets[0]) assert.isAbove(summaries, 0, "no summary at the smallest budget")
+            if (budget === budgetsOf(file)[0]) assert.isAbove(summaries, 0, "no summary at the smallest budget")
+            // Reported for the record: how many asks the fit had to cut at this budget.
+            if (cuts > 0) console.log(`${file} at ${budget}: ${cuts} user ask(s) cut to fit`)
           }),
         240_000
       )

@@ -57,12 +57,12 @@ beforeAll(async () => {
     join(transcripts, "01-sweagent-enigma-ctf-i-got-id.json")
   ])
   assert.strictEqual(imported.code, 0, imported.stderr)
-  // A window too small for the tool outputs the answers used: it prunes and compacts them away. (3,500:
-  // the turn now keeps the user's latest ask whole (ADR 0114), and at 2,500 that ask alone leaves no room,
-  // so the replay fails at turn 1 instead of losing items.)
+  // A window too small for the tool outputs the answers used: it prunes and compacts them away. (At
+  // 2,500 the transcript's first ask alone does not fit beside its system prompt: the fit cuts it to its
+  // head and tail, ADR 0124.)
   writeFileSync(
     tight,
-    JSON.stringify({ builder: { provider: "openai", model: "gpt-4.1", contextWindow: 3500 }, compaction: {} })
+    JSON.stringify({ builder: { provider: "openai", model: "gpt-4.1", contextWindow: 2500 }, compaction: {} })
   )
   const policies = [await Effect.runPromise(SweepCli.candidateOf(tight))]
   scope = Effect.runSync(Scope.make())

@@ -24,6 +24,7 @@ export type ReceiptedType =
   | "HistoryTrimmed"
   | "ToolOutputPruned"
   | "MediaPruned"
+  | "UserAskCut"
   | "Compacted"
   | "SeamProduced"
   | "SeamsRecompacted"
@@ -37,6 +38,7 @@ const receiptedTypes: ReadonlySet<string> = new Set<ReceiptedType>([
   "HistoryTrimmed",
   "ToolOutputPruned",
   "MediaPruned",
+  "UserAskCut",
   "Compacted",
   "SeamProduced",
   "SeamsRecompacted",
@@ -63,6 +65,8 @@ export const replacedIds = (event: Receipted): ReadonlyArray<string> => {
       return event.outputs.map((output) => output.messageId)
     case "MediaPruned":
       return [...new Set(event.parts.map((part) => part.messageId))]
+    case "UserAskCut":
+      return [event.messageId]
     case "SeamProduced":
     case "SeamsRecompacted":
       return event.replacedIds

@@ -302,6 +302,31 @@ export const MediaPruned = Schema.TaggedStruct("MediaPruned", {
   parts: Schema.Array(PrunedMedia),
   ...receipted
 })
+/**
+ * One text part of a cut message: the part at `partIndex` became `text` (its head and tail, and a marker
+ * saying where the rest is).
+ * @since 0.8.0
+ */
+export const CutPart = Schema.Struct({
+  partIndex: Schema.Int.pipe(Schema.nonNegative()),
+  text: Schema.String
+})
+/**
+ * The user's latest ask was too large for the context window with the system prompt, the tools and the
+ * output reserve: its text kept its head and tail verbatim, with a marker naming where the whole text is
+ * (issue 39, ADR 0124). `tokens` is the message's count after the cut; `stored` the SHA-256 of the whole
+ * text in the stream's file store, or `null` when no file store was there (the log still holds it, in
+ * the event that appended the message). The message keeps its id: it is still the ask.
+ * @since 0.8.0
+ */
+export const UserAskCut = Schema.TaggedStruct("UserAskCut", {
+  ...base,
+  messageId: Schema.String,
+  parts: Schema.Array(CutPart),
+  tokens: Schema.Int,
+  stored: Schema.NullOr(Schema.String),
+  ...receipted
+})
 /** Tool pairs were queued for a deferred summary. @since 0.1.0 */
 export const ToolPairsQueued = Schema.TaggedStruct("ToolPairsQueued", {
   ...base,
@@ -574,6 +599,7 @@ export const WindowEvent = Schema.Union(
   UsageReported,
   ToolOutputPruned,
   MediaPruned,
+  UserAskCut,
   ToolPairsQueued,
   ToolPairSummaryDeferred,
   DeferredSummariesApplied,
@@ -644,6 +670,7 @@ export const schemaVersions: { readonly [T in EventType]: number } = {
   UsageReported: 3,
   ToolOutputPruned: 2,
   MediaPruned: 2,
+  UserAskCut: 1,
   ToolPairsQueued: 1,
   ToolPairSummaryDeferred: 1,
   DeferredSummariesApplied: 1,

@@ -65,6 +65,13 @@ const samples: { readonly [T in WindowEvent.EventType]: Omit<WindowEvent.EventOf
     outputs: [{ messageId: "t1", toolCallId: "c1", content: "[pruned]", tokens: 6 }]
   },
   MediaPruned: { _tag: "MediaPruned", parts: [{ messageId: "u1", partIndex: 1, stub: "[image pruned]", tokens: 9 }] },
+  UserAskCut: {
+    _tag: "UserAskCut",
+    messageId: "u1",
+    parts: [{ partIndex: 0, text: "head [cut] tail" }],
+    tokens: 5,
+    stored: null
+  },
   ToolPairsQueued: { _tag: "ToolPairsQueued", toolCallIds: ["c1"] },
   ToolPairSummaryDeferred: {
     _tag: "ToolPairSummaryDeferred",
@@ -138,7 +145,7 @@ const unionTags = WindowEvent.WindowEvent.members.map((member) => {
 
 describe("WindowEvent", () => {
   it("eventTypes lists exactly the members of the union, each with a schema version", () => {
-    assert.strictEqual(unionTags.length, 37)
+    assert.strictEqual(unionTags.length, 38)
     assert.deepStrictEqual([...WindowEvent.eventTypes].sort(), [...unionTags].sort())
     assert.isTrue(WindowEvent.eventTypes.every((type) => WindowEvent.isEventType(type)))
     assert.isFalse(WindowEvent.isEventType("toString"))

@@ -14,7 +14,7 @@ const runs = Number(process.env.CTXLOG_PROPERTY_RUNS ?? 100)
 
 /** An op: what to do, with random numbers that pick ids among the window's current messages. */
 const op = fc.record({
-  kind: fc.integer({ min: 0, max: 27 }),
+  kind: fc.integer({ min: 0, max: 28 }),
   a: fc.nat(1000),
   b: fc.nat(1000),
   c: fc.nat(1000),
@@ -232,6 +232,19 @@ const eventsFor = (ops: ReadonlyArray<Op>) => {
       case 26:
         event = { _tag: "SignalRaised", id, signal: { id: next("s"), text: "note", tokens: o.tokens } }
         break
+      case 27: {
+        // A cut of a history message's first part (the fold rewrites text parts only).
+        const target = pick(ref.history, o.a)
+        event = {
+          _tag: "UserAskCut",
+          id,
+          messageId: target?.id ?? "nowhere",
+          parts: [{ partIndex: 0, text: `head [cut ${o.b}] tail` }],
+          tokens: o.tokens,
+          stored: o.flag ? null : "f".repeat(64)
+        }
+        break
+      }
       default:
         event = o.flag
           ? { _tag: "SeamsReset", id }

@@ -386,6 +386,7 @@ const kindOfEvent = (event: WindowEvent.WindowEvent): CauseKind | undefined => {
       return event.reason.startsWith("kind:") ? "injection" : "removal"
     case "ToolOutputPruned":
     case "MediaPruned":
+    case "UserAskCut":
       return "pruning"
     case "SystemPromptSet":
       return "system-change"

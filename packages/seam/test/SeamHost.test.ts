@@ -49,8 +49,9 @@ describe("produceSoftSeam", () => {
       ])
       const seam = yield* host.produceSoftSeam(messages, 1, 0, 5, "/repo", [3])
       const [first, second, pinned, byIndex, third] = messages
-      assert.deepStrictEqual(seam.replacedIds, ids([first, second, third].flatMap((m) => (m ? [m] : []))))
-      assert.deepStrictEqual(seam.keptIds, ids([pinned, byIndex].flatMap((m) => (m ? [m] : []))))
+      // The third request is the user's latest ask: kept like a pinned message (ADR 0124).
+      assert.deepStrictEqual(seam.replacedIds, ids([first, second].flatMap((m) => (m ? [m] : []))))
+      assert.deepStrictEqual(seam.keptIds, ids([pinned, byIndex, third].flatMap((m) => (m ? [m] : []))))
       assert.strictEqual(seam.message.kind, "seam")
       assert.strictEqual(seam.message.role, "assistant")
       const blocks = ArchivedContext.parse(Message.textOf(seam.message))
@@ -74,7 +75,9 @@ describe("produceSoftSeam", () => {
         Message.tool("a", "x y"),
         Message.tool("b", "hello"),
         Message.assistant("ok"),
-        Message.assistant("", [Message.toolCall("c", "ls", {})])
+        Message.assistant("", [Message.toolCall("c", "ls", {})]),
+        // The user's latest ask, after every range below: "go" is an earlier request a seam may fold.
+        Message.user("and now?")
       ])
       // End inside the group: pulled back before the call.
       const cutEnd = yield* host.produceSoftSeam(messages, 1, 0, 3)
@@ -103,8 +106,12 @@ describe("produceSoftSeam", () => {
         Message.assistant("found them")
       ])
       const seam = yield* host.produceSoftSeam(messages, 2, 0, 4)
-      assert.deepStrictEqual(seam.keptIds, ids(messages.slice(1, 3)))
-      assert.deepStrictEqual(seam.replacedIds, ids([messages[0], messages[3]].flatMap((m) => (m ? [m] : []))))
+      // "go" is the user's latest ask: kept too (ADR 0124).
+      assert.deepStrictEqual(seam.keptIds, ids(messages.slice(0, 3)))
+      assert.deepStrictEqual(seam.replacedIds, ids([messages[3]].flatMap((m) => (m ? [m] : []))))
+      // A range that holds only the ask folds nothing: a typed error, as for a range of pinned messages.
+      const onlyAsk = yield* Effect.flip(host.produceSoftSeam(messages, 2, 0, 1))
+      assert.include(onlyAsk.message, "nothing to fold")
     }).pipe(withHost({ thresholds: low }))
   )
 
@@ -137,7 +144,9 @@ describe("recompact", () => {
       const second = yield* host.produceSoftSeam(messages, 2, 4, 8)
       const fused = yield* host.recompact([first.message, second.message], messages, 2, 8, 12)
       assert.isTrue(fused.recompacted)
-      assert.deepStrictEqual(fused.replacedIds, [first.message.id, second.message.id, ...ids(messages.slice(8, 12))])
+      // Request 2 (index 8) is the user's latest ask: the fused seam keeps it (ADR 0124).
+      assert.deepStrictEqual(fused.replacedIds, [first.message.id, second.message.id, ...ids(messages.slice(9, 12))])
+      assert.deepStrictEqual(fused.keptIds, ids(messages.slice(8, 9)))
       assert.deepStrictEqual(ids(calls[2]?.messages ?? []), fused.replacedIds)
       assert.strictEqual(calls[2]?.maxSummaryTokens, 800)
       const lower = yield* Effect.flip(host.recompact([first.message, second.message], messages, 1, 8, 12))
@@ -227,14 +236,16 @@ describe("runSeamPipeline", () => {
     Effect.gen(function* () {
       yield* setup("p2", turns(0, 3))
       // The verbatim window of 2 would start between c2's call and result; the seam stops before the call.
+      // Request 2, the user's latest ask, stays after the seam (ADR 0124).
       const out = yield* SeamHost.runSeamPipeline("p2")
       const history = out.window.history
       assert.deepStrictEqual(
         history.map((message) => message.role),
-        ["assistant", "assistant", "tool", "assistant"]
+        ["assistant", "user", "assistant", "tool", "assistant"]
       )
       assert.strictEqual(history[0]?.kind, "seam")
-      assert.deepStrictEqual(history[1] === undefined ? [] : Message.toolCallsOf(history[1]).map((call) => call.id), [
+      assert.include(Message.textOf(history[1] ?? Message.user("")), "request 2:")
+      assert.deepStrictEqual(history[2] === undefined ? [] : Message.toolCallsOf(history[2]).map((call) => call.id), [
         "c2"
       ])
       assert.deepStrictEqual(ToolPairs.problems(history, out.window.completedToolIds), [])

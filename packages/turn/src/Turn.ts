@@ -9,8 +9,9 @@
  * - {@link render}: between the model calls of a turn the soft tier (and a trim when it is not enough),
  *   the seam pipeline, then the **fit**: the request is built with the policy's builder and, when the
  *   render plus its output reserve would not fit the context window, escalated — prune seen tool
- *   outputs (soft), summarize (hard), cut the results the model has not seen (truncate), and last trim
- *   the oldest history — until it does; the
+ *   outputs (soft), summarize (hard), cut the results the model has not seen (truncate), trim the
+ *   oldest history, and last, when the user's latest ask alone does not fit, cut it to its head and tail
+ *   (the whole text in the file store: `UserAskCut`) — until it does; the
  *   `PromptRendered` event records everything needed to rebuild the request byte for byte;
  * - {@link complete}: the answer and the tool results (cut to the builder's limits), signals, the
  *   usage the provider reported, deferred tool-pair summaries, subgoals, and at the end of the turn the
@@ -57,6 +58,7 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as SynchronizedRef from "effect/SynchronizedRef"
+import * as AskCut from "./internal/askCut.js"
 import * as Policy from "./Policy.js"
 
 /** What the turn runs on: the window service, a token counter, the compactor and a recall source. @since 0.4.0 */
@@ -623,7 +625,24 @@ export const render = (
           // Trimming drops reasoning with the rest: to the sent budget first, then (when the dropped
           // reasoning leaves it over) to the window's own count, which is never below what is sent.
           ["fit-trim", Effect.suspend(() => ctx.trimToBudget(stream, available + built.stats.unsentTokens))],
-          ["fit-trim", ctx.trimToBudget(stream, available)]
+          ["fit-trim", ctx.trimToBudget(stream, available)],
+          // Last: the user's latest ask alone does not fit; its head and tail stay, the whole text goes to
+          // the file store (or stays in the log), one `UserAskCut` (issue 39, ADR 0124).
+          [
+            "fit-cut-ask",
+            Effect.gen(function* () {
+              const window = yield* ctx.load(stream)
+              const draft = yield* AskCut.decide(
+                window,
+                built.stats,
+                (each) => builder.build(each, buildOptions),
+                AskCut.storeWhole(stream, valid.fileStore?.readTool ?? "read_output")
+              )
+              return yield* ctx.run(stream, () =>
+                Either.right<ReadonlyArray<WindowEvent.Draft>>(draft === undefined ? [] : [draft])
+              )
+            })
+          ]
         ]
         // Cache-aware: cutting the unseen results at the tail keeps the cached prefix that pruning older
         // outputs or summarizing would break, so it goes first when the policy prefers the prefix.

@@ -455,6 +455,26 @@ const rewriteMedia = (
   })
 }
 
+/** Replace text parts of history message `messageId` (a cut ask); `tokens` is its count after. */
+const rewriteText = (
+  history: Seq<Message>,
+  messageId: string,
+  parts: ReadonlyArray<{ readonly partIndex: number; readonly text: string }>,
+  tokens: number
+): Seq<Message> => {
+  const message = history.get(messageId)
+  if (message === undefined) return history
+  const cut = new Map(parts.map((part) => [part.partIndex, part.text]))
+  return history.update({
+    ...message,
+    tokens,
+    parts: message.parts.map((part, index) => {
+      const text = cut.get(index)
+      return text === undefined || part.type !== "text" ? part : { ...part, text }
+    })
+  })
+}
+
 const applyDeferred = (state: State, event: EventOf<"DeferredSummariesApplied">): State => {
   const wanted = new Set(event.toolCallIds)
   let history = state.history
@@ -616,6 +636,8 @@ const step = (state: State, event: WindowEvent, version: number): State => {
       }
       return { ...state, history }
     }
+    case "UserAskCut":
+      return { ...state, history: rewriteText(state.history, event.messageId, event.parts, event.tokens) }
     case "ToolPairsQueued": {
       const queued = new Set(state.pendingToolPairs)
       const added = event.toolCallIds.filter((id) => !queued.has(id))

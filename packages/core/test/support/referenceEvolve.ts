@@ -259,6 +259,24 @@ const step = (window: Window, event: WindowEvent, version: number): Window => {
       }
       return { ...window, history }
     }
+    case "UserAskCut": {
+      const cut = new Map(event.parts.map((part) => [part.partIndex, part.text]))
+      return {
+        ...window,
+        history: window.history.map((message) =>
+          message.id !== event.messageId
+            ? message
+            : {
+                ...message,
+                tokens: event.tokens,
+                parts: message.parts.map((part, index) => {
+                  const text = cut.get(index)
+                  return text === undefined || part.type !== "text" ? part : { ...part, text }
+                })
+              }
+        )
+      }
+    }
     case "ToolPairsQueued":
       return { ...window, pendingToolPairs: addUnique(window.pendingToolPairs, event.toolCallIds) }
     case "ToolPairSummaryDeferred":

@@ -40,13 +40,16 @@ export const adjust = (
 
 /**
  * Split `[start, end)` into the messages to fold and the ones kept verbatim: a tool group with any
- * pinned member (flag or index) is kept whole, so pinning a result also keeps its call.
+ * pinned member (flag or index) is kept whole, so pinning a result also keeps its call; so is the group
+ * of the user's latest ask (`ask`, its id: `Window.latestUserAsk` or `Message.latestUserAsk`), which no
+ * seam folds (issue 39, ADR 0124).
  */
 export const splitPinned = (
   messages: ReadonlyArray<Message.Message>,
   start: number,
   end: number,
-  pinnedIndices: ReadonlyArray<number>
+  pinnedIndices: ReadonlyArray<number>,
+  ask: string | undefined
 ): { readonly fold: ReadonlyArray<Message.Message>; readonly kept: ReadonlyArray<Message.Message> } => {
   const range = messages.slice(start, end)
   const pinnedByIndex = new Set(
@@ -57,7 +60,7 @@ export const splitPinned = (
   )
   const keptSet = new Set<Message.Message>()
   for (const group of ToolPairs.groups(range)) {
-    if (group.some((message) => message.pinned === true || pinnedByIndex.has(message))) {
+    if (group.some((message) => message.pinned === true || pinnedByIndex.has(message) || message.id === ask)) {
       for (const message of group) keptSet.add(message)
     }
   }

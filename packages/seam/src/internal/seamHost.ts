@@ -97,24 +97,25 @@ export const make = (config: SeamConfig.SeamConfig) =>
           maxSummaryTokens: SeamConfig.valueAt(config.summaryTokens, level),
           workspace
         }),
-        // keepUserAsk false: a seam's range may hold the ask (a one-ask agent session); keeping the ask out
-        // of seam ranges is not built yet (ADR 0114), and refusing every such seam would stop seams.
-        (output) =>
-          Effect.as(SummaryGuard.guard(output.summary, { folded: messages, kept, keepUserAsk: false }), output.summary)
+        // The user-ask guard is on, as on every path: no seam range folds the ask (`splitPinned`, ADR 0124).
+        (output) => Effect.as(SummaryGuard.guard(output.summary, { folded: messages, kept }), output.summary)
       )
 
-    const produceSoftSeam: SeamHost.Service["produceSoftSeam"] = (
-      messages,
-      level,
-      start,
-      end,
-      workspace,
-      pinnedIndices = []
+    // The explicit-range paths keep the user's latest ask of the messages they are given (one definition,
+    // `Message.latestUserAsk`); the pipeline passes the window's (`Window.latestUserAsk`, O(1)).
+    const softSeam = (
+      messages: ReadonlyArray<Message.Message>,
+      level: SeamConfig.SeamLevel,
+      start: number,
+      end: number,
+      workspace: string | undefined,
+      pinnedIndices: ReadonlyArray<number>,
+      ask: string | undefined
     ) =>
       Effect.gen(function* () {
         yield* checkRange("produceSoftSeam", messages, level, start, end)
         const range = adjust(messages, start, end)
-        const { fold, kept } = splitPinned(messages, range.start, range.end, pinnedIndices)
+        const { fold, kept } = splitPinned(messages, range.start, range.end, pinnedIndices, ask)
         if (fold.length === 0) {
           return yield* new SeamRangeError({
             operation: "produceSoftSeam",
@@ -132,7 +133,7 @@ export const make = (config: SeamConfig.SeamConfig) =>
           workspace
         )
         const message = yield* seamMessage(level, summary, workspace)
-        return {
+        const seam: Seam = {
           level,
           message,
           replacedIds: fold.map((item) => item.id),
@@ -140,10 +141,28 @@ export const make = (config: SeamConfig.SeamConfig) =>
           start: range.start,
           end: range.end,
           recompacted: false
-        } satisfies Seam
+        }
+        return seam
       })
 
-    const recompact: SeamHost.Service["recompact"] = (existingSeams, recent, level, start, end, workspace) =>
+    const produceSoftSeam: SeamHost.Service["produceSoftSeam"] = (
+      messages,
+      level,
+      start,
+      end,
+      workspace,
+      pinnedIndices = []
+    ) => softSeam(messages, level, start, end, workspace, pinnedIndices, Message.latestUserAsk(messages)?.id)
+
+    const recompactWith = (
+      existingSeams: ReadonlyArray<Message.Message>,
+      recent: ReadonlyArray<Message.Message>,
+      level: SeamConfig.SeamLevel,
+      start: number,
+      end: number,
+      workspace: string | undefined,
+      ask: string | undefined
+    ) =>
       Effect.gen(function* () {
         yield* checkRange("recompact", recent, level, start, end)
         const fail = (detail: string) =>
@@ -153,7 +172,7 @@ export const make = (config: SeamConfig.SeamConfig) =>
         if (level < highest) return yield* fail(`level ${level} is below an existing seam's level ${highest}`)
         const seamIds = new Set(existingSeams.map((seam) => seam.id))
         const range = adjust(recent, start, end)
-        const split = splitPinned(recent, range.start, range.end, [])
+        const split = splitPinned(recent, range.start, range.end, [], ask)
         const fold = split.fold.filter((message) => !seamIds.has(message.id))
         if (existingSeams.length + fold.length === 0) return yield* fail("no seams and nothing to fold")
         const folded = new Set(fold.map((item) => item.id))
@@ -164,7 +183,7 @@ export const make = (config: SeamConfig.SeamConfig) =>
           workspace
         )
         const message = yield* seamMessage(level, summary, workspace)
-        return {
+        const seam: Seam = {
           level,
           message,
           replacedIds: [...existingSeams.map((seam) => seam.id), ...fold.map((item) => item.id)],
@@ -172,8 +191,12 @@ export const make = (config: SeamConfig.SeamConfig) =>
           start: range.start,
           end: range.end,
           recompacted: true
-        } satisfies Seam
+        }
+        return seam
       })
+
+    const recompact: SeamHost.Service["recompact"] = (existingSeams, recent, level, start, end, workspace) =>
+      recompactWith(existingSeams, recent, level, start, end, workspace, Message.latestUserAsk(recent)?.id)
 
     const deterministicBriefing = (existingSeams: ReadonlyArray<Message.Message>, stateText: string | undefined) =>
       prepareOne(
@@ -295,13 +318,10 @@ export const make = (config: SeamConfig.SeamConfig) =>
                   unseenStart(current, current.history)
                 )
               ).end
-              const { fold } = splitPinned(current.history, 0, cut, [])
               // The user's latest ask stays through a cycle (issue 39, ADR 0114).
-              const ask = Window.latestUserAsk(current)
+              const { fold } = splitPinned(current.history, 0, cut, [], Window.latestUserAsk(current))
               const removed = new Set([
-                ...fold
-                  .filter((message) => message.kind !== "briefing" && message.id !== ask)
-                  .map((message) => message.id),
+                ...fold.filter((message) => message.kind !== "briefing").map((message) => message.id),
                 ...seamMessagesOf(current).map((seam) => seam.id)
               ])
               return [
@@ -348,11 +368,13 @@ export const make = (config: SeamConfig.SeamConfig) =>
             seams.length >= config.maxSeamsPerLevel ||
             earlier.length > seams.length)
         const range = adjust(history, start, end)
-        if (!escalate && splitPinned(history, range.start, range.end, []).fold.length === 0) return nothing(due)
+        // The user's latest ask, kept by every seam: O(1), the fold keeps it (`State.latestAsk`).
+        const ask = Window.latestUserAsk(window)
+        if (!escalate && splitPinned(history, range.start, range.end, [], ask).fold.length === 0) return nothing(due)
         const produced = yield* Effect.either(
           escalate
-            ? recompact(earlier, history, level, start, end, options.workspace)
-            : produceSoftSeam(history, level, start, end, options.workspace)
+            ? recompactWith(earlier, history, level, start, end, options.workspace, ask)
+            : softSeam(history, level, start, end, options.workspace, [], ask)
         )
         if (Either.isLeft(produced)) {
           const failure = produced.left
