@@ -5,7 +5,7 @@
 // cache-read, dollars, the compactor, compactions by tier, overflows, losses) and every lost item with its
 // call and the event that removed it. `golden/sweep.json` was written by the sweep before the replay was
 // made incremental (ADR 0136); any change of an answer fails here. To re-pin after a deliberate change of
-// the sweep's answers: CTXLOG_UPDATE_GOLDEN=1 (and say why in the commit).
+// the sweep's answers: CTXLOG_UPDATE_GOLDEN=1, then `pnpm format` (biome formats the file; say why in the commit).
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
