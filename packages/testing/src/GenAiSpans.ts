@@ -159,3 +159,37 @@ export const assertCompactionSpans = (
   }
   return compactions.length
 }
+
+/**
+ * The model calls of a traced run: the stream's `PromptRendered` events and the exported `chat` spans,
+ * checked to be `calls` of each, in order (span `i` is the call of render `i`).
+ * @since 0.8.0
+ */
+export const modelCalls = <E extends EventLike, S extends SpanLike>(
+  events: ReadonlyArray<E>,
+  spans: ReadonlyArray<S>,
+  calls: number
+): { readonly renders: ReadonlyArray<E>; readonly chats: ReadonlyArray<S> } => {
+  const renders = events.filter((event) => event._tag === "PromptRendered")
+  assert.strictEqual(renders.length, calls, "renders")
+  const chats = spans.filter((span) => span.name.startsWith("chat "))
+  assert.strictEqual(chats.length, calls, spans.map((span) => span.name).join(", "))
+  return { renders, chats }
+}
+
+/** The usage a provider reported for one call, as a chat span carries it. @since 0.8.0 */
+export interface UsageExpectation {
+  readonly input: number
+  readonly output: number
+  readonly cacheRead: number
+  readonly cacheWrite: number
+}
+
+/** A chat span's `gen_ai.usage.*` attributes, cache read and write included. @since 0.8.0 */
+export const assertUsage = (span: SpanLike, usage: UsageExpectation): void => {
+  const a = span.attributes
+  assert.strictEqual(a["gen_ai.usage.input_tokens"], usage.input, "gen_ai.usage.input_tokens")
+  assert.strictEqual(a["gen_ai.usage.output_tokens"], usage.output, "gen_ai.usage.output_tokens")
+  assert.strictEqual(a["gen_ai.usage.cache_read.input_tokens"], usage.cacheRead, "cache_read")
+  assert.strictEqual(a["gen_ai.usage.cache_creation.input_tokens"], usage.cacheWrite, "cache_creation")
+}
