@@ -3,7 +3,7 @@
 import { readdirSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, assert, describe, it } from "@effect/vitest"
-import { ctxlogInProcess, tempDir, transcripts } from "./support/cli.js"
+import { ctxlogInProcess, tempDir, transcripts, importTranscript } from "./support/cli.js"
 
 const temp = tempDir("ctxlog-acceptance-")
 afterAll(() => temp.cleanup())
@@ -25,19 +25,7 @@ describe("import --format openai-chat on every shared transcript", () => {
     it(`${file}: import, verify --renders, window, render, blame, diff, whatif`, async () => {
       const db = join(temp.dir, `${file}.db`)
       const stream = file.replace(/\.json$/, "")
-      const imported = parse(
-        await ctxlogInProcess([
-          "import",
-          "--format",
-          "openai-chat",
-          "--db",
-          db,
-          "--budget",
-          "16000",
-          "--json",
-          join(transcripts, file)
-        ])
-      )
+      const imported = parse(await importTranscript({ db, budget: 16_000, json: true, file }))
       assert.strictEqual(imported.stream, stream)
       const head = Number(imported.version)
       assert.isAbove(head, 10)

@@ -10,7 +10,7 @@ import { afterAll, assert, describe, it } from "@effect/vitest"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
-import { ctxlogInProcess, tempDir, transcripts } from "./support/cli.js"
+import { tempDir, transcripts, importTranscript } from "./support/cli.js"
 
 const temp = tempDir("ctxlog-user-ask-")
 afterAll(() => temp.cleanup())
@@ -56,19 +56,7 @@ describe("the user's ask in every render, no nested summaries (issue 39)", () =>
           Effect.gen(function* () {
             const db = join(temp.dir, `${file}-${budget}.db`)
             const stream = file.replace(/\.json$/, "")
-            const imported = yield* Effect.promise(() =>
-              ctxlogInProcess([
-                "import",
-                "--format",
-                "openai-chat",
-                "--db",
-                db,
-                "--budget",
-                String(budget),
-                join(transcripts, file)
-              ])
-            )
-            assert.strictEqual(imported.code, 0, imported.stderr)
+            yield* Effect.promise(() => importTranscript({ db, budget, file }))
             const events = yield* read(db, stream)
             let window = Window.empty
             let ask: string | undefined

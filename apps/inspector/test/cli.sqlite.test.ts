@@ -2,7 +2,7 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
-import { ctxlog as child, ctxlogInProcess, json, tempDir, transcripts } from "./support/cli.js"
+import { ctxlog as child, ctxlogInProcess, json, tempDir, importTranscript } from "./support/cli.js"
 
 const transcript = "01-sweagent-enigma-ctf-i-got-id.json"
 const stream = "ctf"
@@ -22,22 +22,7 @@ const list = (value: unknown): ReadonlyArray<unknown> => {
 }
 
 beforeAll(async () => {
-  const imported = await child(
-    [
-      "import",
-      "--format",
-      "openai-chat",
-      "--db",
-      db,
-      "--stream",
-      stream,
-      "--budget",
-      "6000",
-      join(transcripts, transcript)
-    ],
-    temp.dir
-  )
-  assert.strictEqual(imported.code, 0, imported.stderr)
+  await importTranscript({ db, stream, budget: 6000, file: transcript, run: (args) => child(args, temp.dir) })
 }, 120_000)
 afterAll(() => temp.cleanup())
 

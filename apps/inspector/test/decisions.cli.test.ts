@@ -5,7 +5,7 @@
 import { join } from "node:path"
 import { afterAll, assert, describe, it } from "@effect/vitest"
 import type { Queries } from "../src/index.js"
-import { ctxlogInProcess, tempDir, transcripts } from "./support/cli.js"
+import { ctxlogInProcess, tempDir, importTranscript } from "./support/cli.js"
 
 const temp = tempDir("ctxlog-decisions-")
 afterAll(() => temp.cleanup())
@@ -15,19 +15,7 @@ const stream = "wide"
 describe("ctxlog events --decisions", () => {
   it("lists each tier that evaluated and did not act, with the tokens it compared", async () => {
     const db = join(temp.dir, "log.db")
-    const imported = await ctxlogInProcess([
-      "import",
-      "--format",
-      "openai-chat",
-      "--db",
-      db,
-      "--stream",
-      stream,
-      "--budget",
-      "200000",
-      join(transcripts, "04-mini-swe-agent-django-11910.json")
-    ])
-    assert.strictEqual(imported.code, 0, imported.stderr)
+    await importTranscript({ db, stream, budget: 200_000, file: "04-mini-swe-agent-django-11910.json" })
     const listed = await ctxlogInProcess(["events", "--db", db, stream, "--decisions", "--json"])
     assert.strictEqual(listed.code, 0, listed.stderr)
     const lines = JSON.parse(listed.stdout) as ReadonlyArray<Queries.DecisionLine>

@@ -5,7 +5,7 @@
 import { createHash } from "node:crypto"
 import { join } from "node:path"
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
-import { ctxlog, tempDir, transcripts } from "./support/cli.js"
+import { ctxlog, tempDir, importTranscript } from "./support/cli.js"
 
 const temp = tempDir("ctxlog-listings-")
 const db = join(temp.dir, "log.db")
@@ -16,22 +16,13 @@ const piped = { NO_COLOR: "1", COLUMNS: "" }
 afterAll(() => temp.cleanup())
 
 beforeAll(async () => {
-  const imported = await ctxlog(
-    [
-      "import",
-      "--format",
-      "openai-chat",
-      "--db",
-      db,
-      "--stream",
-      stream,
-      "--budget",
-      "6000",
-      join(transcripts, "01-sweagent-enigma-ctf-i-got-id.json")
-    ],
-    temp.dir
-  )
-  assert.strictEqual(imported.code, 0, imported.stderr)
+  await importTranscript({
+    db,
+    stream,
+    budget: 6000,
+    file: "01-sweagent-enigma-ctf-i-got-id.json",
+    run: (args) => ctxlog(args, temp.dir)
+  })
 })
 
 const fits = (stdout: string) => {

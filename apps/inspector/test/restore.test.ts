@@ -10,7 +10,7 @@ import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 import { Restore } from "../src/index.js"
-import { ctxlogInProcess, tempDir, transcripts } from "./support/cli.js"
+import { ctxlogInProcess, tempDir, importTranscript } from "./support/cli.js"
 
 const temp = tempDir("ctxlog-restore-")
 afterAll(() => temp.cleanup())
@@ -37,19 +37,7 @@ describe("ctxlog restore", () => {
     () =>
       Effect.gen(function* () {
         const db = join(temp.dir, "restore.db")
-        const imported = yield* Effect.promise(() =>
-          ctxlogInProcess([
-            "import",
-            "--format",
-            "openai-chat",
-            "--db",
-            db,
-            "--budget",
-            "4000",
-            join(transcripts, file)
-          ])
-        )
-        assert.strictEqual(imported.code, 0, imported.stderr)
+        yield* Effect.promise(() => importTranscript({ db, budget: 4000, file }))
         const envelopes = yield* read(db)
         const compactions = envelopes.flatMap((envelope, index) =>
           envelope.event._tag === "Compacted" && envelope.event.summary !== null ? [index] : []

@@ -10,7 +10,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Scope from "effect/Scope"
 import { Server, Source } from "../src/index.js"
-import { ctxlogInProcess, tempDir, transcripts } from "./support/cli.js"
+import { tempDir, importTranscript } from "./support/cli.js"
 
 const temp = tempDir("ctxlog-viewer-security-")
 const db = join(temp.dir, "log.db")
@@ -65,17 +65,7 @@ beforeAll(async () => {
       error === null ? resolve() : reject(error)
     )
   })
-  const imported = await ctxlogInProcess([
-    "import",
-    "--format",
-    "openai-chat",
-    "--db",
-    db,
-    "--stream",
-    "ctf",
-    join(transcripts, "01-sweagent-enigma-ctf-i-got-id.json")
-  ])
-  assert.strictEqual(imported.code, 0, imported.stderr)
+  await importTranscript({ db, stream: "ctf", file: "01-sweagent-enigma-ctf-i-got-id.json" })
   scope = Effect.runSync(Scope.make())
 }, 180_000)
 

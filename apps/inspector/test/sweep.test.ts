@@ -9,7 +9,7 @@ import { afterAll, assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as SweepPool from "../src/SweepPool.js"
 import * as SweepReport from "../src/SweepReport.js"
-import { bundledBin, ctxlogInProcess, tempDir, transcripts } from "./support/cli.js"
+import { bundledBin, ctxlogInProcess, tempDir, transcripts, importTranscript } from "./support/cli.js"
 
 const temp = tempDir("ctxlog-sweep-")
 afterAll(() => temp.cleanup())
@@ -89,19 +89,12 @@ describe("ctxlog whatif as a sweep", () => {
   it("--db repeated and --all: every stream of two SQLite logs made by ctxlog import, read and verified in the workers", async () => {
     const dbs = ["a.db", "b.db"].map((name) => join(temp.dir, name))
     for (const [index, db] of dbs.entries()) {
-      const imported = await ctxlogInProcess([
-        "import",
-        "--format",
-        "openai-chat",
-        "--db",
+      await importTranscript({
         db,
-        "--budget",
-        "16000",
-        "--stream",
-        `session-${index}`,
-        join(transcripts, "01-sweagent-enigma-ctf-i-got-id.json")
-      ])
-      assert.strictEqual(imported.code, 0, imported.stderr)
+        budget: 16_000,
+        stream: `session-${index}`,
+        file: "01-sweagent-enigma-ctf-i-got-id.json"
+      })
     }
     const verdict = verdictOf(
       await ctxlogInProcess(["whatif", "--db", dbs[0] ?? "", "--db", dbs[1] ?? "", "--all", "--json"])

@@ -3,11 +3,8 @@
 // CLI's JSON and core's projection: the window, blame, diff, chart (budget line, compaction and seam
 // markers, the selected version), deep links, reload, back/forward, the message pane (full text,
 // tokens, origin, tool pair), filter and search, the sticky header, and content shown as text only.
-import { execFile } from "node:child_process"
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
+import { mkdirSync } from "node:fs"
 import { join } from "node:path"
-import { fileURLToPath } from "node:url"
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { EventLog, Message, type WindowEvent } from "@ctxlog/core"
 import { Policy } from "@ctxlog/turn"
@@ -15,32 +12,22 @@ import { SqliteEventLog } from "@ctxlog/memory"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import * as Exit from "effect/Exit"
 import * as Scope from "effect/Scope"
-import { type BrowserContext, chromium, type Page } from "playwright-core"
+import type { BrowserContext, Page } from "playwright-core"
 import { Inspect, Server, Source } from "../src/index.js"
-import { ctxlogInProcess, tempDir, transcripts } from "./support/cli.js"
+import { ctxlogInProcess, importTranscript, tempDir } from "./support/cli.js"
+import { artifacts, startViewer, type Viewer } from "./support/viewer.js"
 
-const executablePath = "/usr/bin/chromium"
-const artifacts = fileURLToPath(new URL("../test-artifacts/", import.meta.url))
 const stream = "ctf"
 const tools = "tools"
 const xss = `<img src=x onerror="window.__pwned=1">look at this`
 const temp = tempDir("ctxlog-viewer-")
 const db = join(temp.dir, "log.db")
-const profile = mkdtempSync(join(tmpdir(), "ctxlog-chromium-"))
-let scope: Scope.CloseableScope | undefined
+let viewer: Viewer | undefined
 let browser: BrowserContext | undefined
 let url = ""
 /** Content-Security-Policy violations the browser reported (the page must cause none). */
 const violations: Array<string> = []
-
-const bundle = () =>
-  new Promise<void>((resolve, reject) => {
-    execFile(process.execPath, [fileURLToPath(new URL("../scripts/bundle-ui.mjs", import.meta.url))], (error) =>
-      error === null ? resolve() : reject(error)
-    )
-  })
 
 const message = (id: string, role: Message.Role, parts: ReadonlyArray<Message.Part>, tokens: number) => ({
   id,
@@ -126,53 +113,16 @@ const appendEvents = (
   )
 
 beforeAll(async () => {
-  if (!existsSync(executablePath)) {
-    throw new Error(`chromium is not installed at ${executablePath}: run \`apt-get install -y chromium\` (Debian)`)
-  }
-  await bundle()
-  const imported = await ctxlogInProcess([
-    "import",
-    "--format",
-    "openai-chat",
-    "--db",
-    db,
-    "--stream",
-    stream,
-    "--budget",
-    "6000",
-    join(transcripts, "01-sweagent-enigma-ctf-i-got-id.json")
-  ])
-  assert.strictEqual(imported.code, 0, imported.stderr)
+  await importTranscript({ db, stream, budget: 6000, file: "01-sweagent-enigma-ctf-i-got-id.json" })
   await appendEvents(db, tools, toolEvents, 0)
   await appendEvents(db, policed, policedEvents, 0)
-  scope = Effect.runSync(Scope.make())
-  const running = await Effect.runPromise(
-    Effect.flatMap(Source.sqlite(db), (source) => Server.start(source, { port: 0, host: "127.0.0.1" })).pipe(
-      Scope.extend(scope)
-    )
-  )
-  url = running.url
-  browser = await chromium.launchPersistentContext(profile, {
-    executablePath,
-    headless: true,
-    args: [
-      "--headless",
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-background-networking",
-      "--disable-quic",
-      "--disable-component-update",
-      "--disable-sync",
-      "--no-first-run"
-    ],
-    viewport: { width: 1280, height: 800 }
-  })
+  viewer = await startViewer(db)
+  url = viewer.url
+  browser = viewer.browser
 }, 180_000)
 
 afterAll(async () => {
-  await browser?.close()
-  rmSync(profile, { recursive: true, force: true })
-  if (scope !== undefined) await Effect.runPromise(Scope.close(scope, Exit.void))
+  await viewer?.close()
   temp.cleanup()
 })
 
@@ -598,7 +548,7 @@ describe("ctxlog serve in a browser", () => {
   it("a bind beyond loopback: the page opens with the printed URL's token only, and keeps working without it in the address bar", async () => {
     const running = await Effect.runPromise(
       Effect.flatMap(Source.sqlite(db), (source) => Server.start(source, { port: 0, host: "0.0.0.0" })).pipe(
-        Scope.extend(scope ?? Effect.runSync(Scope.make()))
+        Scope.extend(viewer?.scope ?? Effect.runSync(Scope.make()))
       )
     )
     const base = `http://127.0.0.1:${running.port}/`

@@ -4,59 +4,27 @@
 // checked against the CLI's JSON: `ctxlog cache --json` (each call's read / write / uncached tokens and
 // the cause of each miss) and `ctxlog whatif --policy --json` (each policy's calls, dollars and lost
 // items). Each test writes a screenshot to test-artifacts/.
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
-import { execFile } from "node:child_process"
-import { tmpdir } from "node:os"
+import { writeFileSync } from "node:fs"
 import { join } from "node:path"
-import { fileURLToPath } from "node:url"
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
-import * as Scope from "effect/Scope"
-import { type BrowserContext, chromium, type Page } from "playwright-core"
-import { Server, Source } from "../src/index.js"
+import type { BrowserContext, Page } from "playwright-core"
 import * as SweepCli from "../src/SweepCli.js"
 import type * as SweepReport from "../src/SweepReport.js"
-import { ctxlogInProcess, tempDir, transcripts } from "./support/cli.js"
+import { ctxlogInProcess, importTranscript, tempDir } from "./support/cli.js"
+import { artifacts, startViewer, type Viewer } from "./support/viewer.js"
 
-const executablePath = "/usr/bin/chromium"
-const artifacts = fileURLToPath(new URL("../test-artifacts/", import.meta.url))
 const stream = "ctf"
 const temp = tempDir("ctxlog-viewer-lanes-")
 const db = join(temp.dir, "log.db")
 const tight = join(temp.dir, "tight.json")
-const profile = mkdtempSync(join(tmpdir(), "ctxlog-chromium-"))
-let scope: Scope.CloseableScope | undefined
+let viewer: Viewer | undefined
 let browser: BrowserContext | undefined
 let url = ""
 const errors: Array<string> = []
 
-const bundle = () =>
-  new Promise<void>((resolve, reject) => {
-    execFile(process.execPath, [fileURLToPath(new URL("../scripts/bundle-ui.mjs", import.meta.url))], (error) =>
-      error === null ? resolve() : reject(error)
-    )
-  })
-
 beforeAll(async () => {
-  if (!existsSync(executablePath)) {
-    throw new Error(`chromium is not installed at ${executablePath}: run \`apt-get install -y chromium\` (Debian)`)
-  }
-  mkdirSync(artifacts, { recursive: true })
-  await bundle()
-  const imported = await ctxlogInProcess([
-    "import",
-    "--format",
-    "openai-chat",
-    "--db",
-    db,
-    "--stream",
-    stream,
-    "--budget",
-    "6000",
-    join(transcripts, "01-sweagent-enigma-ctf-i-got-id.json")
-  ])
-  assert.strictEqual(imported.code, 0, imported.stderr)
+  await importTranscript({ db, stream, budget: 6000, file: "01-sweagent-enigma-ctf-i-got-id.json" })
   // A window too small for the tool outputs the answers used: it prunes and compacts them away. (At
   // 2,500 the transcript's first ask alone does not fit beside its system prompt: the fit cuts it to its
   // head and tail, ADR 0124.)
@@ -65,25 +33,13 @@ beforeAll(async () => {
     JSON.stringify({ builder: { provider: "openai", model: "gpt-4.1", contextWindow: 2500 }, compaction: {} })
   )
   const policies = [await Effect.runPromise(SweepCli.candidateOf(tight))]
-  scope = Effect.runSync(Scope.make())
-  const running = await Effect.runPromise(
-    Effect.flatMap(Source.sqlite(db), (source) => Server.start(source, { port: 0, host: "127.0.0.1", policies })).pipe(
-      Scope.extend(scope)
-    )
-  )
-  url = running.url
-  browser = await chromium.launchPersistentContext(profile, {
-    executablePath,
-    headless: true,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"],
-    viewport: { width: 1280, height: 1000 }
-  })
+  viewer = await startViewer(db, { policies }, { width: 1280, height: 1000 })
+  url = viewer.url
+  browser = viewer.browser
 }, 300_000)
 
 afterAll(async () => {
-  await browser?.close()
-  rmSync(profile, { recursive: true, force: true })
-  if (scope !== undefined) await Effect.runPromise(Scope.close(scope, Exit.void))
+  await viewer?.close()
   temp.cleanup()
 })
 

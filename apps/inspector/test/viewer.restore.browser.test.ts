@@ -5,39 +5,23 @@
 // with `CompactionReverted`; cancelled: nothing is written; on a compaction rolled into a later one: the
 // typed refusal is shown and nothing is written; a post from another origin is refused. The tiers'
 // decisions not to compact (`CompactionDecided`) are rows and chart dots.
-import { execFile } from "node:child_process"
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { fileURLToPath } from "node:url"
 import { EventLog, Window } from "@ctxlog/core"
 import { SqliteEventLog } from "@ctxlog/memory"
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
-import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import { type BrowserContext, chromium, type Page } from "playwright-core"
-import { Server, Source } from "../src/index.js"
-import { ctxlogInProcess, tempDir, transcripts } from "./support/cli.js"
+import type { BrowserContext, Page } from "playwright-core"
+import { importTranscript, tempDir } from "./support/cli.js"
+import { artifacts, startViewer, type Viewer } from "./support/viewer.js"
 
-const executablePath = "/usr/bin/chromium"
-const artifacts = fileURLToPath(new URL("../test-artifacts/", import.meta.url))
 const stream = "restore-viewer"
 const temp = tempDir("ctxlog-viewer-restore-")
 const db = join(temp.dir, "log.db")
-const profile = mkdtempSync(join(tmpdir(), "ctxlog-chromium-"))
-let scope: Scope.CloseableScope | undefined
+let viewer: Viewer | undefined
 let browser: BrowserContext | undefined
 let url = ""
-
-const bundle = () =>
-  new Promise<void>((resolve, reject) => {
-    execFile(process.execPath, [fileURLToPath(new URL("../scripts/bundle-ui.mjs", import.meta.url))], (error) =>
-      error === null ? resolve() : reject(error)
-    )
-  })
 
 const read = () =>
   Effect.runPromise(
@@ -48,52 +32,14 @@ const read = () =>
   )
 
 beforeAll(async () => {
-  if (!existsSync(executablePath)) {
-    throw new Error(`chromium is not installed at ${executablePath}: run \`apt-get install -y chromium\` (Debian)`)
-  }
-  mkdirSync(artifacts, { recursive: true })
-  await bundle()
-  const imported = await ctxlogInProcess([
-    "import",
-    "--format",
-    "openai-chat",
-    "--db",
-    db,
-    "--stream",
-    stream,
-    "--budget",
-    "4000",
-    join(transcripts, "04-mini-swe-agent-django-11910.json")
-  ])
-  assert.strictEqual(imported.code, 0, imported.stderr)
-  scope = Effect.runSync(Scope.make())
-  const running = await Effect.runPromise(
-    Effect.flatMap(Source.sqlite(db), (source) =>
-      Server.start(source, { port: 0, host: "127.0.0.1", restore: { _tag: "sqlite", file: db } })
-    ).pipe(Scope.extend(scope))
-  )
-  url = running.url
-  browser = await chromium.launchPersistentContext(profile, {
-    executablePath,
-    headless: true,
-    args: [
-      "--headless",
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-background-networking",
-      "--disable-quic",
-      "--disable-component-update",
-      "--disable-sync",
-      "--no-first-run"
-    ],
-    viewport: { width: 1280, height: 800 }
-  })
+  await importTranscript({ db, stream, budget: 4000, file: "04-mini-swe-agent-django-11910.json" })
+  viewer = await startViewer(db, { restore: { _tag: "sqlite", file: db } })
+  url = viewer.url
+  browser = viewer.browser
 }, 240_000)
 
 afterAll(async () => {
-  await browser?.close()
-  rmSync(profile, { recursive: true, force: true })
-  if (scope !== undefined) await Effect.runPromise(Scope.close(scope, Exit.void))
+  await viewer?.close()
   temp.cleanup()
 })
 

@@ -60,6 +60,10 @@ beforeAll(async () => {
       response.end(JSON.stringify(next ?? { error: { message: "the script has no more answers" } }))
     })
   })
+  // The AI SDK keeps its sockets alive between calls: an idle socket the server closes (Node's default is
+  // 5 s) just as the next call reuses it fails that call with ECONNRESET, and the SDK retries it — one
+  // more request and one more render, seen under load. The server keeps idle sockets past any test.
+  server.keepAliveTimeout = 600_000
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
   baseURL = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`
 })

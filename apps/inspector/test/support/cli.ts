@@ -76,3 +76,30 @@ export const ctxlogInProcess = async (args: ReadonlyArray<string>): Promise<Resu
   // The exit code and stderr the bin would give (Report.report).
   return { ...Report.report(exit, args, Cli.optionNames), stdout: `${out.join("\n")}\n` }
 }
+
+/**
+ * `ctxlog import --format openai-chat` of one of the shared transcripts into the SQLite file `db` (in this
+ * process, or by `run`), failing the test with the CLI's stderr unless it exits 0.
+ */
+export const importTranscript = async (options: {
+  readonly db: string
+  readonly file: string
+  readonly stream?: string
+  readonly budget?: number
+  readonly json?: boolean
+  readonly run?: (args: ReadonlyArray<string>) => Promise<Result>
+}): Promise<Result> => {
+  const result = await (options.run ?? ctxlogInProcess)([
+    "import",
+    "--format",
+    "openai-chat",
+    "--db",
+    options.db,
+    ...(options.stream === undefined ? [] : ["--stream", options.stream]),
+    ...(options.budget === undefined ? [] : ["--budget", String(options.budget)]),
+    ...(options.json === true ? ["--json"] : []),
+    join(transcripts, options.file)
+  ])
+  if (result.code !== 0) throw new Error(`ctxlog import ${options.file} exited ${result.code}: ${result.stderr}`)
+  return result
+}
