@@ -13,6 +13,7 @@ import type { AddressInfo } from "node:net"
 import { join } from "node:path"
 import { GenAiSpans } from "@ctxlog/testing"
 import { ChatAnthropic } from "@langchain/anthropic"
+import type { BaseChatModel } from "@langchain/core/language_models/chat_models"
 import { AIMessage, type BaseMessage, HumanMessage } from "@langchain/core/messages"
 import { tool } from "@langchain/core/tools"
 import { MemorySaver } from "@langchain/langgraph"
@@ -43,21 +44,75 @@ const answer = (n: number, fields: { content: string; tool_calls?: AIMessage["to
     }
   } as ConstructorParameters<typeof AIMessage>[0] & object)
 
-it("a chat span per model call (usage, response id, provenance) and a span per compaction", async () => {
+/** A long earlier thread: the first render compacts it. */
+const earlier: Array<BaseMessage> = Array.from({ length: 30 }, (_, i) =>
+  i % 2 === 0
+    ? new HumanMessage(`Question ${i}: ${"tell me about the parser and its leap years ".repeat(12)}`)
+    : new AIMessage(`Answer ${i}: ${"the parser reads dates field by field ".repeat(12)}`)
+)
+
+const absent = (streaming: string) => ({
+  "gen_ai.request.stream": streaming,
+  "gen_ai.request.max_tokens": "the hook does not see the chat model's settings",
+  "server.address": "the endpoint is private to the LangChain chat model",
+  "server.port": "as server.address"
+})
+
+/**
+ * One turn of `createReactAgent` with `llm`, the hook traced into an in-memory exporter, after the long
+ * thread; then the two model calls' renders and chat spans, each checked against its render.
+ */
+const tracedTurn = async (options: {
+  readonly llm: BaseChatModel
+  readonly provider: "openai" | "anthropic"
+  readonly model: string
+  readonly thread: string
+  readonly question: string
+  readonly streaming: string
+}) => {
   const exporter = new InMemorySpanExporter()
   const tracerProvider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] })
   const sqlite = tempDb()
   const hook = ctxlogPreModelHook({
     sqlite,
     tracerProvider,
-    provider: "openai",
+    provider: options.provider,
     tools: [readFile],
     system: "You are terse.",
     policy: {
-      builder: { provider: "default", model: "gpt-4.1", contextWindow: 4_000, maxOutputTokens: 400 },
+      builder: { provider: "default", model: options.model, contextWindow: 4_000, maxOutputTokens: 400 },
       compaction: { softThreshold: 0.5, hardThreshold: 0.6, proactiveThreshold: 0.55, targetRatio: 0.3 }
     }
   })
+  const agent = createReactAgent({
+    llm: options.llm,
+    tools: [readFile],
+    preModelHook: hook,
+    postModelHook: hook.postModelHook,
+    checkpointer: new MemorySaver()
+  })
+  const config = { configurable: { thread_id: options.thread } }
+  const state = await agent.invoke({ messages: [...earlier, new HumanMessage(options.question)] }, config)
+  await hook.close()
+  const stream = hook.streamOf(config)
+  const events = (await readBack(sqlite, stream)).events.map((stored) => stored.event)
+  const spans = exporter.getFinishedSpans()
+  const { renders, chats } = GenAiSpans.modelCalls(events, spans, 2)
+  const checked = chats.map((chat, i) => ({
+    chat,
+    ...GenAiSpans.assertChatSpan(chat, {
+      provider: options.provider,
+      model: options.model,
+      stream,
+      events,
+      renderId: renders[i]?.id,
+      absent: absent(options.streaming)
+    })
+  }))
+  return { state, stream, events, spans, checked }
+}
+
+it("a chat span per model call (usage, response id, provenance) and a span per compaction", async () => {
   const llm = new ScriptedChatModel((call) =>
     call === 0
       ? answer(
@@ -67,43 +122,16 @@ it("a chat span per model call (usage, response id, provenance) and a span per c
         )
       : answer(2, { content: "a.ts exports one function." }, "stop")
   )
-  const agent = createReactAgent({
+  const { state, stream, events, spans, checked } = await tracedTurn({
     llm,
-    tools: [readFile],
-    preModelHook: hook,
-    postModelHook: hook.postModelHook,
-    checkpointer: new MemorySaver()
+    provider: "openai",
+    model: "gpt-4.1",
+    thread: "otel",
+    question: "What is in a.ts?",
+    streaming: "the scripted model does not stream (the attribute is set when a call streams)"
   })
-  // A long earlier thread: the first render compacts it.
-  const earlier: Array<BaseMessage> = Array.from({ length: 30 }, (_, i) =>
-    i % 2 === 0
-      ? new HumanMessage(`Question ${i}: ${"tell me about the parser and its leap years ".repeat(12)}`)
-      : new AIMessage(`Answer ${i}: ${"the parser reads dates field by field ".repeat(12)}`)
-  )
-  const config = { configurable: { thread_id: "otel" } }
-  const state = await agent.invoke({ messages: [...earlier, new HumanMessage("What is in a.ts?")] }, config)
   assert.strictEqual(state.messages.at(-1)?.content, "a.ts exports one function.")
-  await hook.close()
-
-  const stream = hook.streamOf(config)
-  const log = await readBack(sqlite, stream)
-  const events = log.events.map((stored) => stored.event)
-  const spans = exporter.getFinishedSpans()
-  const { renders, chats } = GenAiSpans.modelCalls(events, spans, 2)
-  chats.forEach((chat, i) => {
-    const { kinds, reasons } = GenAiSpans.assertChatSpan(chat, {
-      provider: "openai",
-      model: "gpt-4.1",
-      stream,
-      events,
-      renderId: renders[i]?.id,
-      absent: {
-        "gen_ai.request.stream": "the scripted model does not stream (the attribute is set when a call streams)",
-        "gen_ai.request.max_tokens": "the hook does not see the chat model's settings",
-        "server.address": "the endpoint is private to the LangChain chat model",
-        "server.port": "as server.address"
-      }
-    })
+  checked.forEach(({ chat, kinds, reasons }, i) => {
     const a = chat.attributes
     assert.strictEqual(a["gen_ai.response.id"], `chatcmpl-${i + 1}`)
     assert.strictEqual(a["gen_ai.response.model"], "gpt-4.1-2025-04-14")
@@ -146,65 +174,25 @@ afterAll(async () => {
 it("with LangChain's real ChatAnthropic over HTTP: the spans carry what the provider answered", async () => {
   script = ["anthropic-tool-call", "anthropic-answer"].map(fixture)
   requests.length = 0
-  const exporter = new InMemorySpanExporter()
-  const tracerProvider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] })
-  const sqlite = tempDb()
-  const hook = ctxlogPreModelHook({
-    sqlite,
-    tracerProvider,
-    provider: "anthropic",
-    tools: [readFile],
-    system: "You are terse.",
-    policy: {
-      builder: { provider: "default", model: "claude-sonnet-4-5", contextWindow: 4_000, maxOutputTokens: 400 },
-      compaction: { softThreshold: 0.5, hardThreshold: 0.6, proactiveThreshold: 0.55, targetRatio: 0.3 }
-    }
-  })
   const llm = new ChatAnthropic({
     model: "claude-sonnet-4-5",
     apiKey: "test",
     anthropicApiUrl: baseURL,
     maxTokens: 400
   })
-  const agent = createReactAgent({
+  const { state, stream, events, spans, checked } = await tracedTurn({
     llm,
-    tools: [readFile],
-    preModelHook: hook,
-    postModelHook: hook.postModelHook,
-    checkpointer: new MemorySaver()
+    provider: "anthropic",
+    model: "claude-sonnet-4-5",
+    thread: "otel-anthropic",
+    question: "Why does the build fail?",
+    streaming: "invoke does not stream (the attribute is set when a call streams)"
   })
-  const earlier: Array<BaseMessage> = Array.from({ length: 30 }, (_, i) =>
-    i % 2 === 0
-      ? new HumanMessage(`Question ${i}: ${"tell me about the parser and its leap years ".repeat(12)}`)
-      : new AIMessage(`Answer ${i}: ${"the parser reads dates field by field ".repeat(12)}`)
-  )
-  const config = { configurable: { thread_id: "otel-anthropic" } }
-  const state = await agent.invoke({ messages: [...earlier, new HumanMessage("Why does the build fail?")] }, config)
   assert.include(JSON.stringify(state.messages.at(-1)?.content), "The build fails in src/build.ts")
-  await hook.close()
   // The second request carried the tool call's result back (the hook's render went over the wire).
   assert.strictEqual(requests.length, 2)
   assert.include(JSON.stringify(requests[1]?.messages), "contents of src/build.ts")
-
-  const stream = hook.streamOf(config)
-  const log = await readBack(sqlite, stream)
-  const events = log.events.map((stored) => stored.event)
-  const spans = exporter.getFinishedSpans()
-  const { renders, chats } = GenAiSpans.modelCalls(events, spans, 2)
-  chats.forEach((chat, i) => {
-    const { kinds, reasons } = GenAiSpans.assertChatSpan(chat, {
-      provider: "anthropic",
-      model: "claude-sonnet-4-5",
-      stream,
-      events,
-      renderId: renders[i]?.id,
-      absent: {
-        "gen_ai.request.stream": "invoke does not stream (the attribute is set when a call streams)",
-        "gen_ai.request.max_tokens": "the hook does not see the chat model's settings",
-        "server.address": "the endpoint is private to the LangChain chat model",
-        "server.port": "as server.address"
-      }
-    })
+  checked.forEach(({ chat, kinds, reasons }, i) => {
     const a = chat.attributes
     const answered = fixture(i === 0 ? "anthropic-tool-call" : "anthropic-answer") as {
       readonly id: string
