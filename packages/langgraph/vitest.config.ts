@@ -19,6 +19,8 @@ export default defineConfig({
     pool: "forks",
     // At least two workers on a 2-core machine, as vitest.shared.ts (ADR 0134).
     maxWorkers: Math.max(2, availableParallelism() - 1),
+    // A worker's files share one process and module graph, as vitest.shared.ts (ADR 0149).
+    isolate: false,
     testTimeout: 120_000,
     hookTimeout: 120_000,
     teardownTimeout: 30_000

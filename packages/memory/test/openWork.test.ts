@@ -42,11 +42,14 @@ describe("opening a store again", () => {
             }).pipe(Effect.provide(SqliteEventLog.layer({ filename })))
           )
         )
+      // Counted from here: test files share a worker's process (ADR 0149), so an earlier file may have
+      // imported this driver or another one already.
+      const start = work.imports
       assert.strictEqual(await openAndAppend("first"), 1)
       const before = work.imports
       for (let index = 0; index < 3; index++) await openAndAppend(`again ${index}`)
       assert.strictEqual(work.imports - before, 0)
-      assert.isAtMost(work.imports, 1)
+      assert.isAtMost(before - start, 1)
     } finally {
       rmSync(dir, { recursive: true, force: true })
     }
