@@ -18,19 +18,23 @@ import {
   FileStore,
   LogReader,
   PostgresEventLog,
+  RecallIndex,
   Sealing,
   Signing,
   SqliteEventLog,
   SubjectErasure,
   SubjectKeys
 } from "../src/index.js"
+import * as StoreSubjectErasure from "../src/internal/storeSubjectErasure.js"
 import { freshDatabase } from "./support/postgres.js"
 import { postgresRawLayer, RawSql, sqliteRawLayer, tempFile } from "./support/stores.js"
 
 const writer = Signing.generate("privacy-officer")
 const keyring = Signing.parseKeyring(Signing.formatKeyring([writer.entry]))
 const masterKey = new Uint8Array(randomBytes(32))
-const secret = "ZEBRA-QUOKKA-alice-secret"
+// One full-text token (the index lower-cases it): a grep for it also reaches the FTS index's own terms.
+const secret = "Zebraquokkasecret7"
+const token = secret.toLowerCase()
 const fileSecret = "OCELOT-tool-output-of-alice"
 
 const sealing: Sealing.Options = {
@@ -166,10 +170,28 @@ const run = (target: Target) =>
     const raw = yield* Effect.map(Layer.build(target.raw), Context.get(RawSql))
     const summaryEvent = team[1] as EventLog.Envelope
     const erasure = Context.get(context, SubjectErasure.SubjectErasure)
-    // The file store held the tool output in clear until the erasure: the grep below can see plaintext.
+    // Recall finds sealed content while the key exists (the index holds its plaintext, ADR 0139): in the
+    // subject's own stream, and across the subject's sessions (an owner's other streams). A stream of
+    // another subject (or none) is never handed it: its injection would be stored in clear.
+    const recall = Context.get(context, RecallIndex.RecallIndex)
+    for (const stream of ["alice-1", "alice-2", "alice-3"]) yield* recall.setOwner(stream, "alice")
+    yield* recall.setOwner("team", "alice")
+    const found = (scope: RecallIndex.SearchScope) =>
+      Effect.map(recall.search({ scope, query: secret }), (hits) => hits.map((hit) => `${hit.stream}:${hit.text}`))
+    assert.deepStrictEqual(yield* found({ _tag: "Stream", stream: "alice-1" }), [`alice-1:my code word is ${secret}`])
+    // The team's summary derived from alice-1 is sealed under alice alone: her other sessions recall it.
+    assert.sameMembers(yield* found({ _tag: "Owner", owner: "alice", except: "alice-1" }), [
+      `alice-2:again ${secret}`,
+      `team:summary: alice's code word is ${secret}`
+    ])
+    assert.deepStrictEqual(yield* found({ _tag: "Stream", stream: "team" }), [], "team has no subject to seal it")
+    assert.deepStrictEqual(yield* found({ _tag: "Owner", owner: "alice" }), [], "no receiving stream named")
+
+    // The file store held the tool output in clear until the erasure, and the recall index the messages'
+    // text: the grep below sees plaintext, so its finding none after the erasure means something.
     const before = yield* target.diskText
     assert.include(before, fileSecret)
-    assert.notInclude(before, secret, "message content is sealed before it reaches the database")
+    assert.include(before, secret)
 
     // The caller re-derives the team's summary from what its stream still holds (the erased text is gone).
     const rederived: WindowEvent.WindowEvent = {
@@ -196,10 +218,16 @@ const run = (target: Target) =>
     const entries = yield* raw.rows(`select * from recall_entries where global_position = ${summaryEvent.position}`)
     assert.deepStrictEqual(entries, [], "the summary's recall entry is removed")
 
-    // No database file holds the plaintext (SQLite: the WAL checkpointed and the file vacuumed).
+    // No database file holds the plaintext (SQLite: the WAL checkpointed and the file vacuumed), and recall
+    // finds nothing of it.
     const after = yield* target.diskText
     assert.notInclude(after, secret)
+    assert.notInclude(after.toLowerCase(), token)
     assert.notInclude(after, fileSecret)
+    assert.deepStrictEqual(yield* found({ _tag: "Stream", stream: "alice-1" }), [])
+    assert.deepStrictEqual(yield* found({ _tag: "Owner", owner: "alice", except: "alice-1" }), [])
+    assert.deepStrictEqual((yield* recall.rebuild()).events > 0, true)
+    assert.deepStrictEqual(yield* found({ _tag: "Owner", owner: "alice", except: "alice-3" }), [], "after a rebuild")
 
     // The content reads as erased everywhere; the other subject's stream is untouched.
     assert.deepStrictEqual(textsOf(yield* read("alice-1")), [Sealing.erasedText, Sealing.erasedText])
@@ -346,7 +374,37 @@ const rotation = (target: Target) =>
     assert.strictEqual(yield* keys.destroy("subject-alice"), 0)
   })
 
+// The check bites: with the erasure's removal of the recall index's rows left out, the plaintext those rows
+// hold is still on disk after the keys are destroyed and the files compacted.
+const withoutIndexRemoval = (target: Target) =>
+  Effect.gen(function* () {
+    const context = yield* target.open()
+    const log = Context.get(context, EventLog.EventLog)
+    yield* log.append("alice-1", [chat("a1-1", `my code word is ${secret}`)], "no_stream")
+    const hits = yield* Context.get(context, RecallIndex.RecallIndex).search({
+      scope: { _tag: "Stream", stream: "alice-1" },
+      query: secret
+    })
+    assert.strictEqual(hits.length, 1)
+    const receipt = yield* Effect.locally(
+      Context.get(context, SubjectErasure.SubjectErasure).erase("subject-alice", { actor: "dpo", reason: "test" }),
+      StoreSubjectErasure.skippedSteps,
+      new Set(["recall index"] as const)
+    )
+    assert.strictEqual(receipt.keysDestroyed, 1)
+    assert.notInclude(receipt.artifacts.map((artifact) => artifact.kind).join(" "), "recall entry")
+    assert.include(yield* target.diskText, secret)
+  })
+
 describe("per-subject erasure", () => {
+  it.scoped("SQLite: without the recall index's removal, the grep finds the plaintext", () =>
+    withoutIndexRemoval(sqliteTarget())
+  )
+  it.scoped(
+    "PostgreSQL: without the recall index's removal, the grep finds the plaintext",
+    () => Effect.flatMap(freshDatabase("bites"), (url) => withoutIndexRemoval(postgresTarget(url))),
+    60_000
+  )
   it.scoped("SQLite: an old log, key rotation, and a compaction sealed by its receipt's sources", () =>
     rotation(sqliteTarget())
   )
