@@ -6,7 +6,7 @@
 import { readdirSync, readFileSync, statSync } from "node:fs"
 import { join } from "node:path"
 import { randomBytes } from "node:crypto"
-import { EventLog, type WindowEvent } from "@ctxlog/core"
+import { EventLog, type WindowEvent, WindowRepository } from "@ctxlog/core"
 import { assert, describe, it } from "@effect/vitest"
 import * as Chunk from "effect/Chunk"
 import * as Context from "effect/Context"
@@ -162,7 +162,9 @@ const run = (target: Target) =>
       }
     }
     yield* log.append("team", [chat("t-1", "team chatter")], "no_stream")
-    yield* Sealing.derivedFrom(alice1, log.append("team", [summary], 1))
+    // ...and from bob-1's message: what the store's re-derivation keeps after alice is erased.
+    const bob1 = yield* read("bob-1")
+    yield* Sealing.derivedFrom([...alice1, ...bob1], log.append("team", [summary], 1))
     const team = yield* read("team")
     assert.deepStrictEqual(textsOf(team), ["team chatter", `summary: alice's code word is ${secret}`])
 
@@ -193,28 +195,9 @@ const run = (target: Target) =>
     assert.include(before, fileSecret)
     assert.include(before, secret)
 
-    // The caller re-derives the team's summary from what its stream still holds (the erased text is gone).
-    const rederived: WindowEvent.WindowEvent = {
-      _tag: "MessageAppended",
-      id: "team-summary-2",
-      message: {
-        id: "m-team-summary-2",
-        role: "assistant",
-        kind: "summary",
-        parts: [{ type: "text", text: "summary: team chatter" }],
-        tokens: 4
-      }
-    }
-    const receipt = yield* erasure.erase("subject-alice", {
-      actor: "dpo@example.com",
-      reason: "GDPR art. 17 request",
-      rederive: (artifact) =>
-        Effect.gen(function* () {
-          const held = textsOf(yield* read(artifact.stream))
-          assert.notInclude(held.join(" "), secret, "the re-derivation sees the erased text as erased")
-          return artifact.kind === "summary" ? [rederived] : []
-        })
-    })
+    // No `rederive`: the store re-derives the team's summary from the lineage its seal records (alice-1's
+    // events, erased, and bob-1's, still readable), as a compaction replacing it in the window.
+    const receipt = yield* erasure.erase("subject-alice", { actor: "dpo@example.com", reason: "GDPR art. 17 request" })
     const entries = yield* raw.rows(`select * from recall_entries where global_position = ${summaryEvent.position}`)
     assert.deepStrictEqual(entries, [], "the summary's recall entry is removed")
 
@@ -231,7 +214,21 @@ const run = (target: Target) =>
 
     // The content reads as erased everywhere; the other subject's stream is untouched.
     assert.deepStrictEqual(textsOf(yield* read("alice-1")), [Sealing.erasedText, Sealing.erasedText])
-    assert.deepStrictEqual(textsOf(yield* read("team")), ["team chatter", Sealing.erasedText, "summary: team chatter"])
+    assert.deepStrictEqual(textsOf(yield* read("team")), ["team chatter", Sealing.erasedText])
+    const teamAfter = yield* read("team")
+    const rederived = teamAfter[2]?.event
+    assert.strictEqual(rederived?._tag, "Compacted")
+    const rederivedText = "[summary re-derived after an erasure from 1 of its 3 sources]\nbob's own words"
+    assert.deepStrictEqual(rederived?._tag === "Compacted" ? rederived.summary?.parts : undefined, [
+      { type: "text", text: rederivedText }
+    ])
+    assert.deepStrictEqual(rederived?._tag === "Compacted" ? rederived.removedIds : undefined, ["m-team-summary"])
+    // The window reads the new summary in the erased one's place.
+    const window = yield* Context.get(context, WindowRepository.WindowRepository).load("team")
+    assert.deepStrictEqual(
+      window.history.map((message) => message.parts),
+      [[{ type: "text", text: "team chatter" }], [{ type: "text", text: rederivedText }]]
+    )
     assert.deepStrictEqual(textsOf(yield* read("bob-1")), ["bob's own words"])
 
     // Every stream verifies: signed batches, chains and heads as before.
@@ -260,9 +257,9 @@ const run = (target: Target) =>
     const summaryArtifact = receipt.artifacts.find((artifact) => artifact.kind === "summary")
     assert.deepStrictEqual(
       summaryArtifact?.derivedFrom,
-      alice1.map((envelope) => ({ stream: "alice-1", eventId: envelope.eventId }))
+      [...alice1, ...bob1].map((envelope) => ({ stream: envelope.stream, eventId: envelope.eventId }))
     )
-    assert.deepStrictEqual(summaryArtifact?.replacedBy, ["team-summary-2"])
+    assert.deepStrictEqual(summaryArtifact?.replacedBy, [teamAfter[2]?.eventId ?? "missing"])
     // Heads: unchanged but for the team stream, one event longer (the re-derived summary).
     const versions = (heads: ReadonlyArray<SubjectErasure.Head>) =>
       heads.map((head) => `${head.stream}@${head.version}`)
@@ -341,9 +338,11 @@ const rotation = (target: Target) =>
     assert.notInclude(compacted[2]?.data ?? "", "rolled up")
     assert.deepStrictEqual(Sealing.subjectsIn(compacted[3]?.data ?? ""), [])
 
+    // The caller's `rederive` overrides the store's own: here it gives nothing, so the summary stays unreadable.
     const receipt = yield* Context.get(context, SubjectErasure.SubjectErasure).erase("subject-alice", {
       actor: "dpo",
-      reason: "request"
+      reason: "request",
+      rederive: () => Effect.succeed([])
     })
     assert.strictEqual(receipt.keysDestroyed, 2)
     const reached = receipt.artifacts

@@ -9,6 +9,7 @@ import * as Sealing from "../Sealing.js"
 import type * as Signing from "../Signing.js"
 import * as SubjectErasure from "../SubjectErasure.js"
 import * as SubjectKeys from "../SubjectKeys.js"
+import * as Rederive from "./rederive.js"
 import type { StoreShared } from "./storeShared.js"
 
 type Artifact = SubjectErasure.Artifact
@@ -268,25 +269,29 @@ export const make = (
         }
         // The keys last: until here a rerun after a crash finds and opens everything again.
         const keysDestroyed = yield* Effect.mapError(keys.destroy(subject), storeError("destroy subject keys"))
-        // Re-derive what the caller gives a replacement for: appended after the erased event, in its stream.
+        // Re-derive each summary, seam or briefing made unreadable, appended after it in its stream: the
+        // caller's `rederive` when given, else the store's own from its remaining lineage (ADR 0139).
         const rederive = request.rederive
-        if (rederive !== undefined) {
-          for (let index = 0; index < artifacts.length; index++) {
-            const artifact = artifacts[index] as Artifact
-            if (artifact.action !== "unreadable" || artifact.kind === "message") continue
-            const events = yield* Effect.mapError(
-              rederive(artifact),
-              (cause) =>
-                new EventLog.StoreError({
-                  operation: "re-derive after erasure",
-                  detail: `${artifact.kind} ${artifact.ref} of stream "${artifact.stream}": ${cause instanceof Error ? cause.message : String(cause)} (the subject is erased; nothing was appended for it)`
-                })
-            )
-            if (events.length === 0) continue
-            const version = yield* log.version(artifact.stream)
-            yield* Effect.mapError(log.append(artifact.stream, events, version), storeError("re-derive after erasure"))
-            artifacts[index] = { ...artifact, action: "re-derived", replacedBy: events.map((event) => event.id) }
-          }
+        for (let index = 0; index < artifacts.length; index++) {
+          const artifact = artifacts[index] as Artifact
+          if (artifact.action !== "unreadable" || artifact.kind === "message") continue
+          const failed = (cause: unknown) =>
+            new EventLog.StoreError({
+              operation: "re-derive after erasure",
+              detail: `${artifact.kind} ${artifact.ref} of stream "${artifact.stream}": ${cause instanceof Error ? cause.message : String(cause)} (the subject is erased; nothing was appended for it)`
+            })
+          const made =
+            rederive === undefined
+              ? yield* Effect.mapError(Rederive.fromLineage(log, artifact), failed)
+              : { events: yield* Effect.mapError(rederive(artifact), failed), derivedFrom: [] }
+          if (made === undefined || made.events.length === 0) continue
+          const version = yield* log.version(artifact.stream)
+          const append = log.append(artifact.stream, made.events, version)
+          yield* Effect.mapError(
+            made.derivedFrom.length === 0 ? append : Sealing.derivedFrom(made.derivedFrom, append),
+            storeError("re-derive after erasure")
+          )
+          artifacts[index] = { ...artifact, action: "re-derived", replacedBy: made.events.map((event) => event.id) }
         }
         const headsAfter = yield* headsOf(streams)
         const erasedAt = yield* Clock.currentTimeMillis
