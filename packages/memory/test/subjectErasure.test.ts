@@ -121,6 +121,8 @@ const run = (target: Target) =>
       "no_stream"
     )
     yield* log.append("alice-2", [chat("a2-1", `again ${secret}`)], "no_stream")
+    const fact = { subject: "alice", predicate: "uses code word", object: secret, sourceMessageId: "m-a2-1" }
+    yield* log.append("alice-2", [{ _tag: "FactsRecorded", id: "a2-facts", facts: [fact] }], 1)
     const content = `${fileSecret}\nline two\nline three`
     const stored = yield* files.put("alice-3", content)
     const handle = { sha256: stored.sha256, bytes: stored.bytes, lines: stored.lines, tokens: 9 }
@@ -188,6 +190,10 @@ const run = (target: Target) =>
     ])
     assert.deepStrictEqual(yield* found({ _tag: "Stream", stream: "team" }), [], "team has no subject to seal it")
     assert.deepStrictEqual(yield* found({ _tag: "Owner", owner: "alice" }), [], "no receiving stream named")
+    const facts = (scope: RecallIndex.FactScope) =>
+      Effect.map(recall.factsFor(scope, `the code ${secret}`), (hits) => hits.map((hit) => hit.object))
+    assert.deepStrictEqual(yield* facts({ _tag: "Stream", stream: "alice-2" }), [secret])
+    assert.deepStrictEqual(yield* facts({ _tag: "Owner", owner: "alice" }), [], "no receiving stream named")
 
     // The file store held the tool output in clear until the erasure, and the recall index the messages'
     // text: the grep below sees plaintext, so its finding none after the erasure means something.
@@ -209,6 +215,7 @@ const run = (target: Target) =>
     assert.notInclude(after, fileSecret)
     assert.deepStrictEqual(yield* found({ _tag: "Stream", stream: "alice-1" }), [])
     assert.deepStrictEqual(yield* found({ _tag: "Owner", owner: "alice", except: "alice-1" }), [])
+    assert.deepStrictEqual(yield* facts({ _tag: "Stream", stream: "alice-2" }), [])
     assert.deepStrictEqual((yield* recall.rebuild()).events > 0, true)
     assert.deepStrictEqual(yield* found({ _tag: "Owner", owner: "alice", except: "alice-3" }), [], "after a rebuild")
 
@@ -246,6 +253,7 @@ const run = (target: Target) =>
       "message:alice-3:unreadable",
       "summary:team:re-derived",
       "recall entry:team:removed",
+      "graph fact:alice-2:removed",
       "file:alice-3:removed"
     ])
     assert.notInclude(kinds.join(" "), "bob-1")
@@ -263,8 +271,8 @@ const run = (target: Target) =>
     // Heads: unchanged but for the team stream, one event longer (the re-derived summary).
     const versions = (heads: ReadonlyArray<SubjectErasure.Head>) =>
       heads.map((head) => `${head.stream}@${head.version}`)
-    assert.deepStrictEqual(versions(receipt.headsBefore), ["alice-1@2", "alice-2@1", "alice-3@1", "team@2"])
-    assert.deepStrictEqual(versions(receipt.headsAfter), ["alice-1@2", "alice-2@1", "alice-3@1", "team@3"])
+    assert.deepStrictEqual(versions(receipt.headsBefore), ["alice-1@2", "alice-2@2", "alice-3@1", "team@2"])
+    assert.deepStrictEqual(versions(receipt.headsAfter), ["alice-1@2", "alice-2@2", "alice-3@1", "team@3"])
     assert.strictEqual(receipt.keysDestroyed, 1)
     const offline = JSON.parse(JSON.stringify(receipt)) as unknown
     assert.deepStrictEqual(SubjectErasure.verifyReceipt(offline, keyring), {
