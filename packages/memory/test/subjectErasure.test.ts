@@ -1,12 +1,14 @@
-// Per-subject erasure that keeps every chain (issue 43, items 3-5; ADR 0112, 0113), on SQLite and
+// Per-subject erasure that keeps every chain (issue 43, items 3-5; ADR 0112, 0113, 0139), on SQLite and
 // PostgreSQL: a subject's messages in three streams, one of them summarized into another stream's
-// summary (with its recall entry) and a stored tool output; after the erasure no database file holds the
-// plaintext, every stream verifies, the summary is listed as unreadable, and the signed receipt verifies
-// offline (and fails once a field is changed or its key revoked).
+// summary (with its recall entry), a graph fact and a stored tool output. Before the erasure recall finds
+// the sealed text (own stream, cross-session), never for a stream without the subject; after it recall
+// finds nothing, no database file holds the plaintext (and, with the index removal left out, the grep
+// does find it), every stream verifies, the store re-derives the summary from its remaining sources, and
+// the signed receipt verifies offline (and fails once a field is changed or its key revoked).
 import { readdirSync, readFileSync, statSync } from "node:fs"
 import { join } from "node:path"
 import { randomBytes } from "node:crypto"
-import { EventLog, type WindowEvent, WindowRepository } from "@ctxlog/core"
+import { EventLog, Message, TokenCounter, type WindowEvent, WindowRepository } from "@ctxlog/core"
 import { assert, describe, it } from "@effect/vitest"
 import * as Chunk from "effect/Chunk"
 import * as Context from "effect/Context"
@@ -16,6 +18,7 @@ import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import {
   FileStore,
+  FullTextRecall,
   LogReader,
   PostgresEventLog,
   RecallIndex,
@@ -190,6 +193,18 @@ const run = (target: Target) =>
     ])
     assert.deepStrictEqual(yield* found({ _tag: "Stream", stream: "team" }), [], "team has no subject to seal it")
     assert.deepStrictEqual(yield* found({ _tag: "Owner", owner: "alice" }), [], "no receiving stream named")
+    // The same through the recall source a turn uses: cross-session context for alice-2 is alice-1's text.
+    const source = yield* FullTextRecall.make().pipe(
+      Effect.provideService(RecallIndex.RecallIndex, recall),
+      Effect.provide(TokenCounter.layerHeuristic())
+    )
+    const recalled = (kind: "recall" | "cross_session", stream: string) =>
+      Effect.map(source.recall({ kind, stream, query: secret, budget: 500, owner: "alice" }), (hits) =>
+        hits.map((hit) => Message.textOf(hit.message)).join("\n")
+      )
+    assert.include(yield* recalled("cross_session", "alice-2"), `my code word is ${secret}`)
+    assert.include(yield* recalled("recall", "alice-1"), `my code word is ${secret}`)
+    assert.notInclude(yield* recalled("recall", "team"), secret)
     const facts = (scope: RecallIndex.FactScope) =>
       Effect.map(recall.factsFor(scope, `the code ${secret}`), (hits) => hits.map((hit) => hit.object))
     assert.deepStrictEqual(yield* facts({ _tag: "Stream", stream: "alice-2" }), [secret])
