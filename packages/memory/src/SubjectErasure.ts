@@ -4,9 +4,11 @@
  * A store opened with `sealing` keeps a subject's content sealed under the subject's data keys
  * (`Sealing`, `SubjectKeys`). {@link SubjectErasure.Service.erase} finds every event of every stream whose
  * seals name the subject (its own messages, and the summaries, seams and briefings derived from them, in
- * any stream), destroys the subject's keys, removes what was derived from those events outside the chain
- * (their recall entries and graph facts, the snapshots of their streams, the stored tool outputs their
- * messages referenced), re-derives the summaries the caller's `rederive` gives a replacement for, and, on SQLite, checkpoints the WAL and runs VACUUM so freed pages keep nothing.
+ * any stream), removes what was derived from those events outside the chain (their recall entries and
+ * graph facts, which hold the opened plaintext, ADR 0139; the snapshots of their streams; the stored tool
+ * outputs their messages referenced), destroys the subject's keys, re-derives each summary, seam or
+ * briefing made unreadable (the store's extractive re-derivation from its remaining sources, or the
+ * caller's `rederive`), and compacts the database files so freed pages keep nothing.
  * No event is deleted or changed: every chain still verifies, and the erased content reads as
  * `Sealing.erasedText`.
  *
@@ -33,7 +35,9 @@ export interface Request {
    * (after the keys are destroyed, so a read of its stream shows `[erased]` in place of the subject's
    * content), the events to append to its stream in its place (a new summary without the subject), or
    * none to leave it removed. They are appended through the sealing log (sealed under any other
-   * subject they derive from); the receipt lists each as `re-derived` with the new event ids.
+   * subject they derive from); the receipt lists each as `re-derived` with the new event ids. Absent:
+   * the store re-derives it itself (ADR 0139), an extractive summary of the sources its lineage names
+   * that still read, recorded as a `Compacted` event replacing it in the window.
    */
   readonly rederive?:
     | ((artifact: Artifact) => Effect.Effect<ReadonlyArray<WindowEvent.WindowEvent>, unknown>)

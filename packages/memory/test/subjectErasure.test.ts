@@ -1,12 +1,14 @@
-// Per-subject erasure that keeps every chain (issue 43, items 3-5; ADR 0112, 0113), on SQLite and
+// Per-subject erasure that keeps every chain (issue 43, items 3-5; ADR 0112, 0113, 0139), on SQLite and
 // PostgreSQL: a subject's messages in three streams, one of them summarized into another stream's
-// summary (with its recall entry) and a stored tool output; after the erasure no database file holds the
-// plaintext, every stream verifies, the summary is listed as unreadable, and the signed receipt verifies
-// offline (and fails once a field is changed or its key revoked).
+// summary (with its recall entry), a graph fact and a stored tool output. Before the erasure recall finds
+// the sealed text (own stream, cross-session), never for a stream without the subject; after it recall
+// finds nothing, no database file holds the plaintext (and, with the index removal left out, the grep
+// does find it), every stream verifies, the store re-derives the summary from its remaining sources, and
+// the signed receipt verifies offline (and fails once a field is changed or its key revoked).
 import { readdirSync, readFileSync, statSync } from "node:fs"
 import { join } from "node:path"
 import { randomBytes } from "node:crypto"
-import { EventLog, type WindowEvent } from "@ctxlog/core"
+import { EventLog, Message, TokenCounter, type WindowEvent, WindowRepository } from "@ctxlog/core"
 import { assert, describe, it } from "@effect/vitest"
 import * as Chunk from "effect/Chunk"
 import * as Context from "effect/Context"
@@ -16,21 +18,26 @@ import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import {
   FileStore,
+  FullTextRecall,
   LogReader,
   PostgresEventLog,
+  RecallIndex,
   Sealing,
   Signing,
   SqliteEventLog,
   SubjectErasure,
   SubjectKeys
 } from "../src/index.js"
+import * as StoreSubjectErasure from "../src/internal/storeSubjectErasure.js"
 import { freshDatabase } from "./support/postgres.js"
 import { postgresRawLayer, RawSql, sqliteRawLayer, tempFile } from "./support/stores.js"
 
 const writer = Signing.generate("privacy-officer")
 const keyring = Signing.parseKeyring(Signing.formatKeyring([writer.entry]))
 const masterKey = new Uint8Array(randomBytes(32))
-const secret = "ZEBRA-QUOKKA-alice-secret"
+// One full-text token (the index lower-cases it): a grep for it also reaches the FTS index's own terms.
+const secret = "Zebraquokkasecret7"
+const token = secret.toLowerCase()
 const fileSecret = "OCELOT-tool-output-of-alice"
 
 const sealing: Sealing.Options = {
@@ -117,6 +124,8 @@ const run = (target: Target) =>
       "no_stream"
     )
     yield* log.append("alice-2", [chat("a2-1", `again ${secret}`)], "no_stream")
+    const fact = { subject: "alice", predicate: "uses code word", object: secret, sourceMessageId: "m-a2-1" }
+    yield* log.append("alice-2", [{ _tag: "FactsRecorded", id: "a2-facts", facts: [fact] }], 1)
     const content = `${fileSecret}\nline two\nline three`
     const stored = yield* files.put("alice-3", content)
     const handle = { sha256: stored.sha256, bytes: stored.bytes, lines: stored.lines, tokens: 9 }
@@ -158,7 +167,9 @@ const run = (target: Target) =>
       }
     }
     yield* log.append("team", [chat("t-1", "team chatter")], "no_stream")
-    yield* Sealing.derivedFrom(alice1, log.append("team", [summary], 1))
+    // ...and from bob-1's message: what the store's re-derivation keeps after alice is erased.
+    const bob1 = yield* read("bob-1")
+    yield* Sealing.derivedFrom([...alice1, ...bob1], log.append("team", [summary], 1))
     const team = yield* read("team")
     assert.deepStrictEqual(textsOf(team), ["team chatter", `summary: alice's code word is ${secret}`])
 
@@ -166,44 +177,80 @@ const run = (target: Target) =>
     const raw = yield* Effect.map(Layer.build(target.raw), Context.get(RawSql))
     const summaryEvent = team[1] as EventLog.Envelope
     const erasure = Context.get(context, SubjectErasure.SubjectErasure)
-    // The file store held the tool output in clear until the erasure: the grep below can see plaintext.
+    // Recall finds sealed content while the key exists (the index holds its plaintext, ADR 0139): in the
+    // subject's own stream, and across the subject's sessions (an owner's other streams). A stream of
+    // another subject (or none) is never handed it: its injection would be stored in clear.
+    const recall = Context.get(context, RecallIndex.RecallIndex)
+    for (const stream of ["alice-1", "alice-2", "alice-3"]) yield* recall.setOwner(stream, "alice")
+    yield* recall.setOwner("team", "alice")
+    const found = (scope: RecallIndex.SearchScope) =>
+      Effect.map(recall.search({ scope, query: secret }), (hits) => hits.map((hit) => `${hit.stream}:${hit.text}`))
+    assert.deepStrictEqual(yield* found({ _tag: "Stream", stream: "alice-1" }), [`alice-1:my code word is ${secret}`])
+    // The team's summary derived from alice-1 is sealed under alice alone: her other sessions recall it.
+    assert.sameMembers(yield* found({ _tag: "Owner", owner: "alice", except: "alice-1" }), [
+      `alice-2:again ${secret}`,
+      `team:summary: alice's code word is ${secret}`
+    ])
+    assert.deepStrictEqual(yield* found({ _tag: "Stream", stream: "team" }), [], "team has no subject to seal it")
+    assert.deepStrictEqual(yield* found({ _tag: "Owner", owner: "alice" }), [], "no receiving stream named")
+    // The same through the recall source a turn uses: cross-session context for alice-2 is alice-1's text.
+    const source = yield* FullTextRecall.make().pipe(
+      Effect.provideService(RecallIndex.RecallIndex, recall),
+      Effect.provide(TokenCounter.layerHeuristic())
+    )
+    const recalled = (kind: "recall" | "cross_session", stream: string) =>
+      Effect.map(source.recall({ kind, stream, query: secret, budget: 500, owner: "alice" }), (hits) =>
+        hits.map((hit) => Message.textOf(hit.message)).join("\n")
+      )
+    assert.include(yield* recalled("cross_session", "alice-2"), `my code word is ${secret}`)
+    assert.include(yield* recalled("recall", "alice-1"), `my code word is ${secret}`)
+    assert.notInclude(yield* recalled("recall", "team"), secret)
+    const facts = (scope: RecallIndex.FactScope) =>
+      Effect.map(recall.factsFor(scope, `the code ${secret}`), (hits) => hits.map((hit) => hit.object))
+    assert.deepStrictEqual(yield* facts({ _tag: "Stream", stream: "alice-2" }), [secret])
+    assert.deepStrictEqual(yield* facts({ _tag: "Owner", owner: "alice" }), [], "no receiving stream named")
+
+    // The file store held the tool output in clear until the erasure, and the recall index the messages'
+    // text: the grep below sees plaintext, so its finding none after the erasure means something.
     const before = yield* target.diskText
     assert.include(before, fileSecret)
-    assert.notInclude(before, secret, "message content is sealed before it reaches the database")
+    assert.include(before, secret)
 
-    // The caller re-derives the team's summary from what its stream still holds (the erased text is gone).
-    const rederived: WindowEvent.WindowEvent = {
-      _tag: "MessageAppended",
-      id: "team-summary-2",
-      message: {
-        id: "m-team-summary-2",
-        role: "assistant",
-        kind: "summary",
-        parts: [{ type: "text", text: "summary: team chatter" }],
-        tokens: 4
-      }
-    }
-    const receipt = yield* erasure.erase("subject-alice", {
-      actor: "dpo@example.com",
-      reason: "GDPR art. 17 request",
-      rederive: (artifact) =>
-        Effect.gen(function* () {
-          const held = textsOf(yield* read(artifact.stream))
-          assert.notInclude(held.join(" "), secret, "the re-derivation sees the erased text as erased")
-          return artifact.kind === "summary" ? [rederived] : []
-        })
-    })
+    // No `rederive`: the store re-derives the team's summary from the lineage its seal records (alice-1's
+    // events, erased, and bob-1's, still readable), as a compaction replacing it in the window.
+    const receipt = yield* erasure.erase("subject-alice", { actor: "dpo@example.com", reason: "GDPR art. 17 request" })
     const entries = yield* raw.rows(`select * from recall_entries where global_position = ${summaryEvent.position}`)
     assert.deepStrictEqual(entries, [], "the summary's recall entry is removed")
 
-    // No database file holds the plaintext (SQLite: the WAL checkpointed and the file vacuumed).
+    // No database file holds the plaintext (SQLite: the WAL checkpointed and the file vacuumed), and recall
+    // finds nothing of it.
     const after = yield* target.diskText
     assert.notInclude(after, secret)
+    assert.notInclude(after.toLowerCase(), token)
     assert.notInclude(after, fileSecret)
+    assert.deepStrictEqual(yield* found({ _tag: "Stream", stream: "alice-1" }), [])
+    assert.deepStrictEqual(yield* found({ _tag: "Owner", owner: "alice", except: "alice-1" }), [])
+    assert.deepStrictEqual(yield* facts({ _tag: "Stream", stream: "alice-2" }), [])
+    assert.deepStrictEqual((yield* recall.rebuild()).events > 0, true)
+    assert.deepStrictEqual(yield* found({ _tag: "Owner", owner: "alice", except: "alice-3" }), [], "after a rebuild")
 
     // The content reads as erased everywhere; the other subject's stream is untouched.
     assert.deepStrictEqual(textsOf(yield* read("alice-1")), [Sealing.erasedText, Sealing.erasedText])
-    assert.deepStrictEqual(textsOf(yield* read("team")), ["team chatter", Sealing.erasedText, "summary: team chatter"])
+    assert.deepStrictEqual(textsOf(yield* read("team")), ["team chatter", Sealing.erasedText])
+    const teamAfter = yield* read("team")
+    const rederived = teamAfter[2]?.event
+    assert.strictEqual(rederived?._tag, "Compacted")
+    const rederivedText = "[summary re-derived after an erasure from 1 of its 3 sources]\nbob's own words"
+    assert.deepStrictEqual(rederived?._tag === "Compacted" ? rederived.summary?.parts : undefined, [
+      { type: "text", text: rederivedText }
+    ])
+    assert.deepStrictEqual(rederived?._tag === "Compacted" ? rederived.removedIds : undefined, ["m-team-summary"])
+    // The window reads the new summary in the erased one's place.
+    const window = yield* Context.get(context, WindowRepository.WindowRepository).load("team")
+    assert.deepStrictEqual(
+      window.history.map((message) => message.parts),
+      [[{ type: "text", text: "team chatter" }], [{ type: "text", text: rederivedText }]]
+    )
     assert.deepStrictEqual(textsOf(yield* read("bob-1")), ["bob's own words"])
 
     // Every stream verifies: signed batches, chains and heads as before.
@@ -221,6 +268,7 @@ const run = (target: Target) =>
       "message:alice-3:unreadable",
       "summary:team:re-derived",
       "recall entry:team:removed",
+      "graph fact:alice-2:removed",
       "file:alice-3:removed"
     ])
     assert.notInclude(kinds.join(" "), "bob-1")
@@ -232,14 +280,14 @@ const run = (target: Target) =>
     const summaryArtifact = receipt.artifacts.find((artifact) => artifact.kind === "summary")
     assert.deepStrictEqual(
       summaryArtifact?.derivedFrom,
-      alice1.map((envelope) => ({ stream: "alice-1", eventId: envelope.eventId }))
+      [...alice1, ...bob1].map((envelope) => ({ stream: envelope.stream, eventId: envelope.eventId }))
     )
-    assert.deepStrictEqual(summaryArtifact?.replacedBy, ["team-summary-2"])
+    assert.deepStrictEqual(summaryArtifact?.replacedBy, [teamAfter[2]?.eventId ?? "missing"])
     // Heads: unchanged but for the team stream, one event longer (the re-derived summary).
     const versions = (heads: ReadonlyArray<SubjectErasure.Head>) =>
       heads.map((head) => `${head.stream}@${head.version}`)
-    assert.deepStrictEqual(versions(receipt.headsBefore), ["alice-1@2", "alice-2@1", "alice-3@1", "team@2"])
-    assert.deepStrictEqual(versions(receipt.headsAfter), ["alice-1@2", "alice-2@1", "alice-3@1", "team@3"])
+    assert.deepStrictEqual(versions(receipt.headsBefore), ["alice-1@2", "alice-2@2", "alice-3@1", "team@2"])
+    assert.deepStrictEqual(versions(receipt.headsAfter), ["alice-1@2", "alice-2@2", "alice-3@1", "team@3"])
     assert.strictEqual(receipt.keysDestroyed, 1)
     const offline = JSON.parse(JSON.stringify(receipt)) as unknown
     assert.deepStrictEqual(SubjectErasure.verifyReceipt(offline, keyring), {
@@ -313,9 +361,11 @@ const rotation = (target: Target) =>
     assert.notInclude(compacted[2]?.data ?? "", "rolled up")
     assert.deepStrictEqual(Sealing.subjectsIn(compacted[3]?.data ?? ""), [])
 
+    // The caller's `rederive` overrides the store's own: here it gives nothing, so the summary stays unreadable.
     const receipt = yield* Context.get(context, SubjectErasure.SubjectErasure).erase("subject-alice", {
       actor: "dpo",
-      reason: "request"
+      reason: "request",
+      rederive: () => Effect.succeed([])
     })
     assert.strictEqual(receipt.keysDestroyed, 2)
     const reached = receipt.artifacts
@@ -346,7 +396,37 @@ const rotation = (target: Target) =>
     assert.strictEqual(yield* keys.destroy("subject-alice"), 0)
   })
 
+// The check bites: with the erasure's removal of the recall index's rows left out, the plaintext those rows
+// hold is still on disk after the keys are destroyed and the files compacted.
+const withoutIndexRemoval = (target: Target) =>
+  Effect.gen(function* () {
+    const context = yield* target.open()
+    const log = Context.get(context, EventLog.EventLog)
+    yield* log.append("alice-1", [chat("a1-1", `my code word is ${secret}`)], "no_stream")
+    const hits = yield* Context.get(context, RecallIndex.RecallIndex).search({
+      scope: { _tag: "Stream", stream: "alice-1" },
+      query: secret
+    })
+    assert.strictEqual(hits.length, 1)
+    const receipt = yield* Effect.locally(
+      Context.get(context, SubjectErasure.SubjectErasure).erase("subject-alice", { actor: "dpo", reason: "test" }),
+      StoreSubjectErasure.skippedSteps,
+      new Set(["recall index"] as const)
+    )
+    assert.strictEqual(receipt.keysDestroyed, 1)
+    assert.notInclude(receipt.artifacts.map((artifact) => artifact.kind).join(" "), "recall entry")
+    assert.include(yield* target.diskText, secret)
+  })
+
 describe("per-subject erasure", () => {
+  it.scoped("SQLite: without the recall index's removal, the grep finds the plaintext", () =>
+    withoutIndexRemoval(sqliteTarget())
+  )
+  it.scoped(
+    "PostgreSQL: without the recall index's removal, the grep finds the plaintext",
+    () => Effect.flatMap(freshDatabase("bites"), (url) => withoutIndexRemoval(postgresTarget(url))),
+    60_000
+  )
   it.scoped("SQLite: an old log, key rotation, and a compaction sealed by its receipt's sources", () =>
     rotation(sqliteTarget())
   )

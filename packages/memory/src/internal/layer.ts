@@ -16,6 +16,7 @@ import type * as SubjectKeys from "../SubjectKeys.js"
 import type { Backend } from "./backend.js"
 import * as Files from "./fileStore.js"
 import * as SealedLog from "./sealedLog.js"
+import * as SealedRecall from "./sealedRecall.js"
 import * as Store from "./store.js"
 import * as SubjectKeyTable from "./subjectKeyTable.js"
 import * as StoreSubjectErasure from "./storeSubjectErasure.js"
@@ -98,6 +99,7 @@ export const build = <E>(
     const opened = yield* backend
     const scope = yield* Effect.scope
     const anchorer = options.anchor === undefined ? undefined : yield* Anchor.make(options.anchor)
+    const keys = yield* sealingKeys(opened, options.sealing)
     const store = Store.make(opened, {
       scope,
       redactor: options.redaction ?? Redaction.defaults,
@@ -107,9 +109,9 @@ export const build = <E>(
       hmacKey: options.hmacKey,
       owner: options.owner,
       signer: options.signer,
-      anchorer
+      anchorer,
+      openSealed: keys === undefined ? undefined : SealedLog.openRows(keys)
     })
-    const keys = yield* sealingKeys(opened, options.sealing)
     const sealed =
       keys === undefined || options.sealing === undefined
         ? undefined
@@ -131,7 +133,12 @@ export const build = <E>(
       Context.add(WindowRepository.WindowRepository, repository),
       Context.add(SnapshotStore, snapshots),
       Context.add(SubjectErasure, StoreSubjectErasure.make(store.shared, keys, options.signer, log)),
-      Context.add(RecallIndex, store.recall),
+      Context.add(
+        RecallIndex,
+        sealed === undefined || options.sealing === undefined
+          ? store.recall
+          : SealedRecall.make(store.recall, opened, options.sealing.subjectOf)
+      ),
       Context.add(Erasure, store.erasure),
       Context.add(
         FileStore,

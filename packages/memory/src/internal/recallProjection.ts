@@ -1,9 +1,10 @@
-import { EventCodec, EventLog } from "@ctxlog/core"
+import { EventCodec, EventLog, type WindowEvent } from "@ctxlog/core"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import { sql } from "kysely"
 import type { CatchUp } from "../RecallIndex.js"
+import * as Sealing from "../Sealing.js"
 import type { Backend } from "./backend.js"
 import { factsOf, type Indexed, indexedOf, indexedTypes, messagesOf, searchableText } from "./indexing.js"
 import type { NewEntry, NewFact } from "./statements.js"
@@ -21,7 +22,8 @@ import { counters } from "./workCounters.js"
 /** The checkpoint name of the recall projection. */
 export const name = "recall"
 
-interface Row {
+/** A stored event the projection reads. */
+export interface Row {
   readonly checkpoint: number
   readonly global_position: number
   readonly event_id: string
@@ -65,9 +67,21 @@ export interface RecallProjection {
   >
 }
 
+/**
+ * Opens the sealed rows of a batch for the index (a sealing store, ADR 0139): per global position, the
+ * event with its seals opened, or undefined when a key one of them needs is gone (the row gives nothing).
+ */
+export type OpenSealed = (
+  rows: ReadonlyArray<Row>
+) => Effect.Effect<ReadonlyMap<number, WindowEvent.WindowEvent | undefined>, EventLog.StoreError>
+
 /** Build the projection. */
-export const make = (backend: Backend, options: { readonly batchSize: number }): RecallProjection => {
+export const make = (
+  backend: Backend,
+  options: { readonly batchSize: number; readonly openSealed?: OpenSealed | undefined }
+): RecallProjection => {
   const batchSize = Math.max(1, options.batchSize)
+  const noneOpened: ReadonlyMap<number, WindowEvent.WindowEvent | undefined> = new Map()
   // One catch-up at a time in this process; other processes are kept apart by the checkpoint's CAS.
   const lock = Effect.unsafeMakeSemaphore(1)
   let known = 0
@@ -131,16 +145,32 @@ export const make = (backend: Backend, options: { readonly batchSize: number }):
     )
   }
 
+  // The rows of a batch whose content is sealed, opened (a sealing store only): the index holds their
+  // plaintext, so recall finds them while the subject's key exists; `SubjectErasure` removes those rows
+  // before it destroys the key (ADR 0139).
+  const openBatch = (rows: ReadonlyArray<Row>) => {
+    const open = options.openSealed
+    if (open === undefined) return Effect.succeed(noneOpened)
+    const sealed = rows.filter((row) => indexedTypes.has(row.type) && row.data.includes(Sealing.prefix))
+    return sealed.length === 0 ? Effect.succeed(noneOpened) : open(sealed)
+  }
+
   /** The index rows of a batch, in one synchronous loop (no effect per row); a row that does not decode fails it. */
   const rowsOf = (
-    rows: ReadonlyArray<Row>
+    rows: ReadonlyArray<Row>,
+    opened: ReadonlyMap<number, WindowEvent.WindowEvent | undefined> = noneOpened
   ): Either.Either<{ entries: Array<NewEntry>; facts: Array<NewFact> }, EventLog.StoreError> => {
     const entries: Array<NewEntry> = []
     const facts: Array<NewFact> = []
     for (const row of rows) {
       // An event of a type that brings no message and no fact is not read (loads check every row).
       if (!indexedTypes.has(row.type)) continue
-      const event = indexedRow(row)
+      const sealed = opened.has(row.global_position)
+      const plain = opened.get(row.global_position)
+      // A sealed row whose key is gone gives the index nothing.
+      if (sealed && plain === undefined) continue
+      const event: Either.Either<Indexed, EventLog.StoreError> =
+        plain === undefined ? indexedRow(row) : Either.right({ messages: messagesOf(plain), facts: factsOf(plain) })
       if (Either.isLeft(event)) return Either.left(event.left)
       for (const message of event.right.messages) {
         const text = searchableText(message)
@@ -156,7 +186,8 @@ export const make = (backend: Backend, options: { readonly batchSize: number }):
           text,
           tokens: message.tokens,
           global_position: row.global_position,
-          created_at: row.recorded_at
+          created_at: row.recorded_at,
+          ...(sealed ? { keepText: true } : {})
         })
       }
       for (const fact of event.right.facts) {
@@ -180,7 +211,7 @@ export const make = (backend: Backend, options: { readonly batchSize: number }):
     const first = rows[0]
     const last = rows[rows.length - 1]
     if (first === undefined || last === undefined) return { events: 0, done: true, position: at }
-    const { entries, facts } = yield* rowsOf(rows)
+    const { entries, facts } = yield* rowsOf(rows, yield* openBatch(rows))
     const applied = yield* backend.transact(
       "index recall",
       (tx) =>

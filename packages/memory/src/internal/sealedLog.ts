@@ -8,6 +8,7 @@ import * as Redaction from "../Redaction.js"
 import * as Sealing from "../Sealing.js"
 import type { SnapshotStore } from "../SnapshotStore.js"
 import type * as SubjectKeys from "../SubjectKeys.js"
+import type * as RecallProjection from "./recallProjection.js"
 
 const isObject = (value: unknown): value is Readonly<Record<string, unknown>> =>
   typeof value === "object" && value !== null && !Array.isArray(value)
@@ -60,6 +61,107 @@ const hasContent = (event: WindowEvent.WindowEvent): boolean => {
 }
 
 const sealError = (operation: string, detail: string) => new EventLog.StoreError({ operation, detail })
+
+/**
+ * Open one envelope's seals with the keys its headers name (looked up once per `cache`): a destroyed key
+ * opens to `Sealing.erasedText`; a seal that does not authenticate under its keys fails with a StoreError.
+ */
+export const openEvent = (
+  keys: SubjectKeys.SubjectKeys.Service,
+  envelope: Pick<EventLog.Envelope, "stream" | "version" | "data" | "event">,
+  cache: Map<string, Option.Option<SubjectKeys.DataKey>>
+): Effect.Effect<WindowEvent.WindowEvent, EventLog.StoreError> => {
+  if (!envelope.data.includes(Sealing.prefix)) return Effect.succeed(envelope.event)
+  const where = `stream "${envelope.stream}" version ${envelope.version}`
+  return Effect.gen(function* () {
+    for (const header of Sealing.headersIn(envelope.data)) {
+      for (const [subject, keyId] of header.k) {
+        const id = `${subject}\u001f${keyId}`
+        if (cache.has(id)) continue
+        const found = yield* Effect.mapError(keys.find(subject, keyId), (error) =>
+          sealError("open sealed content", `${where}: ${error.message}`)
+        )
+        cache.set(id, found)
+      }
+    }
+    const keysOf = (header: Sealing.Header): ReadonlyArray<SubjectKeys.DataKey> | undefined => {
+      const found: Array<SubjectKeys.DataKey> = []
+      for (const [subject, keyId] of header.k) {
+        const key = cache.get(`${subject}\u001f${keyId}`)
+        if (key === undefined || Option.isNone(key)) return undefined
+        found.push(key.value)
+      }
+      return found
+    }
+    const openText = (sealed: string, kind: Sealing.Header["t"]): string | undefined => {
+      const parsed = Sealing.parseSeal(sealed)
+      if (parsed === undefined || parsed.header.t !== kind) return undefined
+      const dataKeys = keysOf(parsed.header)
+      return dataKeys === undefined ? Sealing.erasedText : Sealing.openSeal(parsed, dataKeys)
+    }
+    const event = yield* Effect.try({
+      try: () =>
+        mapContent(
+          envelope.event,
+          (parts) => {
+            const only = parts[0]
+            if (parts.length !== 1 || !isObject(only) || only.type !== "text" || typeof only.text !== "string") {
+              return parts
+            }
+            const opened = openText(only.text, "parts")
+            if (opened === undefined) return parts
+            return opened === Sealing.erasedText
+              ? [{ type: "text", text: Sealing.erasedText }]
+              : (JSON.parse(opened) as ReadonlyArray<unknown>)
+          },
+          (text) => openText(text, "text") ?? text
+        ) as WindowEvent.WindowEvent,
+      catch: (cause) =>
+        sealError(
+          "open sealed content",
+          `${where}: a seal does not open under its keys (altered, or a key was replaced): ${cause instanceof Error ? cause.message : String(cause)}`
+        )
+    })
+    return event
+  })
+}
+
+/**
+ * The recall projection's opener (ADR 0139): each sealed row decoded and opened with one key cache per
+ * batch; undefined for a row one of whose keys is gone (the index gets nothing from it).
+ */
+export const openRows =
+  (keys: SubjectKeys.SubjectKeys.Service): RecallProjection.OpenSealed =>
+  (rows) =>
+    Effect.gen(function* () {
+      const cache = new Map<string, Option.Option<SubjectKeys.DataKey>>()
+      const opened = new Map<number, WindowEvent.WindowEvent | undefined>()
+      for (const row of rows) {
+        const decoded = EventCodec.decodeEither(
+          { type: row.type, schemaVersion: row.schema_version, data: row.data },
+          { stream: row.stream_id, version: row.stream_version }
+        )
+        if (Either.isLeft(decoded)) {
+          return yield* sealError(
+            "index recall",
+            `event at position ${row.global_position} (stream "${row.stream_id}", version ${row.stream_version}) does not decode: ${decoded.left.message}`
+          )
+        }
+        const event = yield* openEvent(
+          keys,
+          { stream: row.stream_id, version: row.stream_version, data: row.data, event: decoded.right },
+          cache
+        )
+        const whole = Sealing.headersIn(row.data).every((header) =>
+          header.k.every(([subject, keyId]) => {
+            const key = cache.get(`${subject}\u001f${keyId}`)
+            return key !== undefined && Option.isSome(key)
+          })
+        )
+        opened.set(row.global_position, whole ? event : undefined)
+      }
+      return opened
+    })
 
 /** The sealed log and snapshot store over a store's own (ADR 0112). */
 export interface Sealed {
@@ -148,66 +250,9 @@ export const make = (
       return yield* inner.append(stream, out, expected, metadata)
     })
 
-  // Open one envelope's seals with the keys its headers name (looked up once per read): a destroyed key
-  // opens to `Sealing.erasedText`; a seal that does not authenticate under its keys fails the read.
-  const open = (
-    envelope: EventLog.Envelope,
-    cache: Map<string, Option.Option<SubjectKeys.DataKey>>
-  ): Effect.Effect<EventLog.Envelope, EventLog.StoreError> => {
-    if (!envelope.data.includes(Sealing.prefix)) return Effect.succeed(envelope)
-    sealedStreams.add(envelope.stream)
-    const where = `stream "${envelope.stream}" version ${envelope.version}`
-    return Effect.gen(function* () {
-      for (const header of Sealing.headersIn(envelope.data)) {
-        for (const [subject, keyId] of header.k) {
-          const id = `${subject}\u001f${keyId}`
-          if (cache.has(id)) continue
-          const found = yield* Effect.mapError(keys.find(subject, keyId), (error) =>
-            sealError("open sealed content", `${where}: ${error.message}`)
-          )
-          cache.set(id, found)
-        }
-      }
-      const keysOf = (header: Sealing.Header): ReadonlyArray<SubjectKeys.DataKey> | undefined => {
-        const found: Array<SubjectKeys.DataKey> = []
-        for (const [subject, keyId] of header.k) {
-          const key = cache.get(`${subject}\u001f${keyId}`)
-          if (key === undefined || Option.isNone(key)) return undefined
-          found.push(key.value)
-        }
-        return found
-      }
-      const openText = (sealed: string, kind: Sealing.Header["t"]): string | undefined => {
-        const parsed = Sealing.parseSeal(sealed)
-        if (parsed === undefined || parsed.header.t !== kind) return undefined
-        const dataKeys = keysOf(parsed.header)
-        return dataKeys === undefined ? Sealing.erasedText : Sealing.openSeal(parsed, dataKeys)
-      }
-      const event = yield* Effect.try({
-        try: () =>
-          mapContent(
-            envelope.event,
-            (parts) => {
-              const only = parts[0]
-              if (parts.length !== 1 || !isObject(only) || only.type !== "text" || typeof only.text !== "string") {
-                return parts
-              }
-              const opened = openText(only.text, "parts")
-              if (opened === undefined) return parts
-              return opened === Sealing.erasedText
-                ? [{ type: "text", text: Sealing.erasedText }]
-                : (JSON.parse(opened) as ReadonlyArray<unknown>)
-            },
-            (text) => openText(text, "text") ?? text
-          ) as WindowEvent.WindowEvent,
-        catch: (cause) =>
-          sealError(
-            "open sealed content",
-            `${where}: a seal does not open under its keys (altered, or a key was replaced): ${cause instanceof Error ? cause.message : String(cause)}`
-          )
-      })
-      return { ...envelope, event }
-    })
+  const open = (envelope: EventLog.Envelope, cache: Map<string, Option.Option<SubjectKeys.DataKey>>) => {
+    if (envelope.data.includes(Sealing.prefix)) sealedStreams.add(envelope.stream)
+    return Effect.map(openEvent(keys, envelope, cache), (event) => ({ ...envelope, event }))
   }
 
   const opened = <E>(

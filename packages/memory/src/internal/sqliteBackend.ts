@@ -320,7 +320,8 @@ export const make = (
         for (const entry of entries) {
           counters.indexStatements++
           // A message's text is kept once, in its event: the entry holds none, and the index reads it
-          // through the view `recall_text` (ADR 0072). A document's chunk, which has no event, keeps its text.
+          // through the view `recall_text` (ADR 0072). A document's chunk, which has no event, keeps its text,
+          // and so does a sealed message (its event holds only the seal, ADR 0139).
           const info = statements.insertEntry.run(
             entry.source,
             entry.stream_id,
@@ -329,7 +330,7 @@ export const make = (
             entry.document_id,
             entry.kind,
             entry.role,
-            entry.source === "message" ? "" : entry.text,
+            entry.source === "message" && entry.keepText !== true ? "" : entry.text,
             entry.tokens,
             entry.global_position,
             entry.created_at

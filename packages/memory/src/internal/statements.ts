@@ -121,7 +121,14 @@ export interface NewEvent {
 }
 
 /** A recall row to insert: the table's columns less the generated id, with the source narrowed. */
-export type NewEntry = Omit<RecallEntriesTable, "entry_id" | "source"> & { readonly source: "message" | "document" }
+export type NewEntry = Omit<RecallEntriesTable, "entry_id" | "source"> & {
+  readonly source: "message" | "document"
+  /**
+   * Keep the message's text in its entry (SQLite): its event holds it sealed, so the index cannot read it
+   * there (ADR 0139). PostgreSQL keeps every entry's text.
+   */
+  readonly keepText?: boolean | undefined
+}
 
 export interface NewFact {
   readonly stream_id: string

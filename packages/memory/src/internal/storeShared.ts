@@ -29,6 +29,8 @@ export interface StoreOptions {
   readonly signer?: Signing.Signer | undefined
   /** Where appended heads are anchored outside the database (absent: nowhere). */
   readonly anchorer?: Anchor.Anchorer | undefined
+  /** A sealing store's opener of sealed rows for the recall index (ADR 0139; absent: nothing is sealed). */
+  readonly openSealed?: RecallProjection.OpenSealed | undefined
 }
 
 /** Event-data bytes this process appended per stream (the snapshot policy's size trigger), bounded. */
@@ -90,7 +92,7 @@ export const make = (backend: Backend, options: StoreOptions): StoreShared => {
               .then((row) => row !== undefined)
           ),
     foreignOwner: (other) => owner !== undefined && other !== owner,
-    projection: RecallProjection.make(backend, { batchSize: options.recallBatch }),
+    projection: RecallProjection.make(backend, { batchSize: options.recallBatch, openSealed: options.openSealed }),
     appendedBytes: appendedBytesCounter()
   }
 }

@@ -1,6 +1,7 @@
 import { EventLog, type Message } from "@ctxlog/core"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
+import * as FiberRef from "effect/FiberRef"
 import * as Option from "effect/Option"
 import { sql } from "kysely"
 import * as FileStore from "../FileStore.js"
@@ -8,9 +9,18 @@ import * as Sealing from "../Sealing.js"
 import type * as Signing from "../Signing.js"
 import * as SubjectErasure from "../SubjectErasure.js"
 import * as SubjectKeys from "../SubjectKeys.js"
+import * as Rederive from "./rederive.js"
 import type { StoreShared } from "./storeShared.js"
 
 type Artifact = SubjectErasure.Artifact
+
+/**
+ * Steps of the erasure left out (a fault a test injects to show its check bites: without removing the
+ * recall index's rows, the plaintext they hold stays on disk). Empty in every other use.
+ */
+export const skippedSteps: FiberRef.FiberRef<ReadonlySet<"recall index">> = FiberRef.unsafeMake<
+  ReadonlySet<"recall index">
+>(new Set())
 
 // A message event is named by the kind of its message (a summary or briefing appended as a message).
 const messageKind = (data: string): Artifact["kind"] => {
@@ -181,8 +191,10 @@ export const make = (
           )
           for (const sha256 of yield* referencedFiles(hit, row.data, keys)) files.push({ stream: hit.stream, sha256 })
         }
-        // Rows derived from the hits, outside the chain: listed, then removed (in chunks of 500 ids).
-        for (let from = 0; from < positions.length; from += 500) {
+        // Rows derived from the hits, outside the chain: listed, then removed (in chunks of 500 ids). The
+        // recall index holds the plaintext of sealed messages (ADR 0139): its rows go before the keys.
+        const skipped = yield* FiberRef.get(skippedSteps)
+        for (let from = 0; !skipped.has("recall index") && from < positions.length; from += 500) {
           const chunk = positions.slice(from, from + 500)
           const entries = yield* backend.query("read recall entries", (db) =>
             db
@@ -257,25 +269,29 @@ export const make = (
         }
         // The keys last: until here a rerun after a crash finds and opens everything again.
         const keysDestroyed = yield* Effect.mapError(keys.destroy(subject), storeError("destroy subject keys"))
-        // Re-derive what the caller gives a replacement for: appended after the erased event, in its stream.
+        // Re-derive each summary, seam or briefing made unreadable, appended after it in its stream: the
+        // caller's `rederive` when given, else the store's own from its remaining lineage (ADR 0139).
         const rederive = request.rederive
-        if (rederive !== undefined) {
-          for (let index = 0; index < artifacts.length; index++) {
-            const artifact = artifacts[index] as Artifact
-            if (artifact.action !== "unreadable" || artifact.kind === "message") continue
-            const events = yield* Effect.mapError(
-              rederive(artifact),
-              (cause) =>
-                new EventLog.StoreError({
-                  operation: "re-derive after erasure",
-                  detail: `${artifact.kind} ${artifact.ref} of stream "${artifact.stream}": ${cause instanceof Error ? cause.message : String(cause)} (the subject is erased; nothing was appended for it)`
-                })
-            )
-            if (events.length === 0) continue
-            const version = yield* log.version(artifact.stream)
-            yield* Effect.mapError(log.append(artifact.stream, events, version), storeError("re-derive after erasure"))
-            artifacts[index] = { ...artifact, action: "re-derived", replacedBy: events.map((event) => event.id) }
-          }
+        for (let index = 0; index < artifacts.length; index++) {
+          const artifact = artifacts[index] as Artifact
+          if (artifact.action !== "unreadable" || artifact.kind === "message") continue
+          const failed = (cause: unknown) =>
+            new EventLog.StoreError({
+              operation: "re-derive after erasure",
+              detail: `${artifact.kind} ${artifact.ref} of stream "${artifact.stream}": ${cause instanceof Error ? cause.message : String(cause)} (the subject is erased; nothing was appended for it)`
+            })
+          const made =
+            rederive === undefined
+              ? yield* Effect.mapError(Rederive.fromLineage(log, artifact), failed)
+              : { events: yield* Effect.mapError(rederive(artifact), failed), derivedFrom: [] }
+          if (made === undefined || made.events.length === 0) continue
+          const version = yield* log.version(artifact.stream)
+          const append = log.append(artifact.stream, made.events, version)
+          yield* Effect.mapError(
+            made.derivedFrom.length === 0 ? append : Sealing.derivedFrom(made.derivedFrom, append),
+            storeError("re-derive after erasure")
+          )
+          artifacts[index] = { ...artifact, action: "re-derived", replacedBy: made.events.map((event) => event.id) }
         }
         const headsAfter = yield* headsOf(streams)
         const erasedAt = yield* Clock.currentTimeMillis
@@ -326,6 +342,8 @@ const compact = (shared: StoreShared): Effect.Effect<void, EventLog.StoreError> 
   if (backend.dialect === "sqlite") {
     return Effect.asVoid(
       backend.query("compact after erasure", async (db) => {
+        // The full-text index keeps a deleted row's terms in its segments until they are merged.
+        await sql`insert into recall_fts (recall_fts) values ('optimize')`.execute(db)
         await sql`pragma wal_checkpoint(truncate)`.execute(db)
         await sql`vacuum`.execute(db)
         await sql`pragma wal_checkpoint(truncate)`.execute(db)
