@@ -52,6 +52,17 @@ export interface ModelRow {
   readonly tokensPerCounted?: number
 }
 
+/**
+ * How many tokens an OpenAI reasoning item's `encrypted_content` stands for: the model reads the
+ * reasoning it encrypts, which no text of the request shows. The field is a Fernet token (base64url of
+ * version, time, IV, AES-CBC ciphertext, HMAC); its decoded bytes past `overheadBytes` are taken at
+ * `bytesPerToken`. @since 0.8.0
+ */
+export interface EncryptedReasoning {
+  readonly overheadBytes: number
+  readonly bytesPerToken: number
+}
+
 /** A provider's defaults: the price of a model the table does not list, its cache minimum, its tokenizer ratio. @since 0.8.0 */
 export interface ProviderDefaults {
   readonly input: number
@@ -61,6 +72,8 @@ export interface ProviderDefaults {
    * counted locally is scaled by it before it is set against the provider's prefix and usage.
    */
   readonly tokensPerCounted?: number
+  /** Tokens of an encrypted reasoning item (OpenAI Responses). @since 0.8.0 */
+  readonly encryptedReasoning?: EncryptedReasoning
 }
 
 /** A dated table. @since 0.5.0 */
@@ -105,7 +118,7 @@ export const current: Table = {
   },
   defaults: {
     anthropic: { input: 3, minCacheableTokens: 1024, tokensPerCounted: 1.07 },
-    openai: { input: 1.25 },
+    openai: { input: 1.25, encryptedReasoning: { overheadBytes: 735, bytesPerToken: 4.7 } },
     ollama: { input: 0 },
     default: { input: 1 }
   },
@@ -151,6 +164,8 @@ export interface Resolved {
   readonly minCacheableTokens: number
   /** The model's tokens per o200k-counted token (1: the same tokenizer). @since 0.8.0 */
   readonly tokensPerCounted: number
+  /** Tokens of an encrypted reasoning item, when the provider's defaults give a rate. @since 0.8.0 */
+  readonly encryptedReasoning?: EncryptedReasoning | undefined
   /** Whether the model has its own row (false: the provider's default price). */
   readonly listed: boolean
 }
@@ -199,6 +214,7 @@ export const resolve = (
     minCacheableTokens:
       rules.kind === "prefix" ? rules.minTokens : (row?.minCacheableTokens ?? fallback.minCacheableTokens ?? 0),
     tokensPerCounted: row?.tokensPerCounted ?? fallback.tokensPerCounted ?? 1,
+    ...(fallback.encryptedReasoning === undefined ? {} : { encryptedReasoning: fallback.encryptedReasoning }),
     listed: row !== undefined
   }
 }
