@@ -11,7 +11,12 @@
  * then each message's content blocks (a `cache_control` on a block is a breakpoint with its TTL);
  * elsewhere: tools, `instructions`, then each message (or Responses input item). Each block's tokens
  * are counted once with o200k (the local counter every package uses); a prefix is the chain hash of
- * its blocks, so two renders share a cache entry exactly when their bytes agree up to it.
+ * its blocks, so two renders share a cache entry exactly when their bytes agree up to it. A Responses
+ * input item is counted as the server reads it (ADR 0141): its strings (not the JSON that escapes them
+ * again) plus 3 framing tokens; an encrypted reasoning item by its ciphertext's size (the table's
+ * `encryptedReasoning`); reasoning before the last user message as nothing (the server drops earlier
+ * turns' reasoning, cause `reasoning-dropped`); and the previous call's output items, which follow its
+ * prompt, are read back with it (the server caches what it generated).
  *
  * What the prediction reads: the renders (rebuilt from the log), the events' `recordedAt`, and the
  * usage of the stream's first call only, to estimate an *unknown prefix* — the system prompt and tool

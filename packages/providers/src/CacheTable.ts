@@ -13,7 +13,10 @@
  * - Ollama and the rest: no prompt cache (Ollama's KV reuse is local and free).
  * - Token counts: blocks are counted with o200k (OpenAI's tokenizer); a provider whose tokenizer
  *   counts the same text differently has a `tokensPerCounted` ratio (Anthropic: 1.07, measured, see
- *   {@link current}).
+ *   {@link current}). An OpenAI reasoning item's `encrypted_content` stands for reasoning no text shows:
+ *   `encryptedReasoning` sizes it from the ciphertext (735 bytes of overhead, 4.7 bytes a token: a least-
+ *   squares line of each Codex fixture call's reasoning output tokens on its one item's ciphertext bytes,
+ *   50 calls, in-sample; ADR 0141).
  *
  * @since 0.5.0
  */
@@ -90,7 +93,7 @@ const minute = 60_000
 
 /** The table this release predicts with. @since 0.5.0 */
 export const current: Table = {
-  version: "2026-11-28.2",
+  version: "2026-11-28.3",
   sources: [
     // anthropic tokensPerCounted 1.07: the median, over the 45 consecutive call pairs of the four real
     // Claude Code sessions in fixtures/sessions whose prompt grew by a known part (recorded growth over
@@ -101,7 +104,9 @@ export const current: Table = {
     "https://docs.anthropic.com/en/docs/about-claude/pricing",
     "https://developers.openai.com/api/docs/guides/prompt-caching",
     "https://developers.openai.com/api/docs/pricing",
-    "https://raw.githubusercontent.com/openai/openai-cookbook/main/examples/Prompt_Caching_201.ipynb"
+    "https://raw.githubusercontent.com/openai/openai-cookbook/main/examples/Prompt_Caching_201.ipynb",
+    "https://cookbook.openai.com/examples/responses_api/reasoning_items",
+    "https://cookbook.openai.com/examples/how_to_count_tokens_with_tiktoken"
   ],
   providers: {
     anthropic: {
