@@ -11,7 +11,12 @@
  * then each message's content blocks (a `cache_control` on a block is a breakpoint with its TTL);
  * elsewhere: tools, `instructions`, then each message (or Responses input item). Each block's tokens
  * are counted once with o200k (the local counter every package uses); a prefix is the chain hash of
- * its blocks, so two renders share a cache entry exactly when their bytes agree up to it.
+ * its blocks, so two renders share a cache entry exactly when their bytes agree up to it. A Responses
+ * input item is counted as the server reads it (ADR 0141): its strings (not the JSON that escapes them
+ * again) plus 3 framing tokens; an encrypted reasoning item by its ciphertext's size (the table's
+ * `encryptedReasoning`); reasoning before the last user message as nothing (the server drops earlier
+ * turns' reasoning, cause `reasoning-dropped`); and the previous call's output items, which follow its
+ * prompt, are read back with it (the server caches what it generated).
  *
  * What the prediction reads: the renders (rebuilt from the log), the events' `recordedAt`, and the
  * usage of the stream's first call only, to estimate an *unknown prefix* — the system prompt and tool
@@ -75,6 +80,7 @@ export type CauseKind =
   | "new-content"
   | "no-cache"
   | "edit"
+  | "reasoning-dropped"
 
 /** Why one call did not read more from the cache. @since 0.5.0 */
 export interface Cause {
@@ -162,6 +168,10 @@ interface Block {
   readonly end: number
   /** A breakpoint's TTL (Anthropic `cache_control`). */
   readonly ttl?: "5m" | "1h"
+  /** The model's own output (a Responses reasoning, function call or assistant message item). */
+  readonly output?: boolean
+  /** Reasoning of an earlier turn, which the server drops (OpenAI Responses). */
+  readonly dropped?: boolean
 }
 
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null
@@ -185,15 +195,73 @@ const withoutControl = (block: unknown): unknown => {
 
 interface RawBlock {
   readonly label: string
+  /** What the prefix key hashes: the block's bytes as sent. */
   readonly text: string
   readonly ttl?: "5m" | "1h" | undefined
+  /** What the model reads of it, when not `text` (a Responses item's strings without their JSON). */
+  readonly counted?: string
+  /** Tokens the model reads that no text shows (an encrypted reasoning item's), not scaled. */
+  readonly hidden?: number
+  /** The model's own output (a Responses reasoning, function call or assistant message item). */
+  readonly output?: boolean
+  /** Reasoning of an earlier turn, which the server drops (OpenAI Responses). */
+  readonly dropped?: boolean
+}
+
+const isOutputItem = (item: unknown): boolean =>
+  isRecord(item) &&
+  (item.type === "reasoning" || item.type === "function_call" || (item.type === "message" && item.role === "assistant"))
+
+/**
+ * What the model reads of a Responses input item: its strings as the server unwraps them, not the JSON
+ * that carries them (JSON escapes a tool output's quotes and newlines again, and the envelope's keys and
+ * `call_id` are not part of the prompt). A reasoning item reads its summary here; its encrypted reasoning
+ * is {@link hiddenTokens}.
+ */
+const responsesText = (item: unknown): string | undefined => {
+  if (!isRecord(item)) return undefined
+  const textOf = (content: unknown): string =>
+    typeof content === "string"
+      ? content
+      : Array.isArray(content)
+        ? content
+            .map((part) => (isRecord(part) && typeof part.text === "string" ? part.text : JSON.stringify(part)))
+            .join("\n")
+        : ""
+  switch (item.type) {
+    case "message":
+      return `${typeof item.role === "string" ? item.role : ""}\n${textOf(item.content)}`
+    case "function_call":
+      return `${typeof item.name === "string" ? item.name : ""}\n${typeof item.arguments === "string" ? item.arguments : ""}`
+    case "function_call_output":
+      return textOf(item.output)
+    case "reasoning":
+      return textOf(item.summary)
+    default:
+      return undefined
+  }
+}
+
+/**
+ * Tokens of the reasoning an OpenAI `encrypted_content` carries (the model reads the reasoning, not the
+ * ciphertext): the Fernet token's ciphertext bytes (base64url length × 3/4) past the table's fixed
+ * overhead, at the table's bytes per token ({@link CacheTable.EncryptedReasoning}). 0 without the table
+ * row or the field.
+ */
+const hiddenTokens = (item: unknown, rate: CacheTable.EncryptedReasoning | undefined): number => {
+  if (rate === undefined || !isRecord(item) || item.type !== "reasoning") return 0
+  const encrypted = item.encrypted_content
+  if (typeof encrypted !== "string") return 0
+  const bytes = Math.floor((encrypted.replace(/=+$/, "").length * 3) / 4)
+  return Math.max(0, Math.round((bytes - rate.overheadBytes) / rate.bytesPerToken))
 }
 
 /** A request's blocks in its provider's cache order. */
 const rawBlocks = (
   family: string,
   request: unknown,
-  json: (value: unknown) => string = JSON.stringify
+  json: (value: unknown) => string = JSON.stringify,
+  reasoning?: CacheTable.EncryptedReasoning
 ): ReadonlyArray<RawBlock> => {
   const out: Array<RawBlock> = []
   arrayAt(request, "tools").forEach((tool, index) => {
@@ -226,8 +294,38 @@ const rawBlocks = (
   const instructions = isRecord(request) ? request.instructions : undefined
   if (typeof instructions === "string") out.push({ label: "instructions", text: instructions })
   const items = arrayAt(request, "messages").length > 0 ? "messages" : "input"
-  arrayAt(request, items).forEach((item, index) => {
-    out.push({ label: `${items}[${index}]`, text: json(item) })
+  const list = arrayAt(request, items)
+  // Reasoning from before the last user message is dropped by the server: the model reads the reasoning
+  // of the current turn only (OpenAI's reasoning guide and its cookbook on reasoning items: "reasoning
+  // tokens are discarded after each turn", kept within a turn's function calls). Such an item is then
+  // another block than the same item kept, and reads as nothing.
+  const lastUser =
+    items === "input"
+      ? list.findLastIndex((item) => isRecord(item) && item.type === "message" && item.role === "user")
+      : -1
+  list.forEach((item, index) => {
+    const dropped = index < lastUser && isRecord(item) && item.type === "reasoning"
+    if (dropped) {
+      out.push({
+        label: `${items}[${index}]`,
+        text: `${json(item)}\u0000dropped`,
+        counted: "",
+        output: true,
+        dropped: true
+      })
+      return
+    }
+    const text = json(item)
+    const counted = items === "input" ? responsesText(item) : undefined
+    // Each item is framed by tokens of the chat format (3 per message: OpenAI's token-counting cookbook).
+    const hidden = items === "input" ? hiddenTokens(item, reasoning) + (counted === undefined ? 0 : 3) : 0
+    out.push({
+      label: `${items}[${index}]`,
+      text,
+      ...(counted === undefined ? {} : { counted }),
+      ...(hidden > 0 ? { hidden } : {}),
+      ...(items === "input" && isOutputItem(item) ? { output: true } : {})
+    })
   })
   return out
 }
@@ -304,8 +402,15 @@ const chainBlocks = (
   }
   for (const raw of raws) {
     key = link(key, raw.text)
-    end += count(raw.text)
-    blocks.push({ label: raw.label, key, end, ...(raw.ttl === undefined ? {} : { ttl: raw.ttl }) })
+    end += count(raw.counted ?? raw.text) + (raw.hidden ?? 0)
+    blocks.push({
+      label: raw.label,
+      key,
+      end,
+      ...(raw.ttl === undefined ? {} : { ttl: raw.ttl }),
+      ...(raw.output === true ? { output: true } : {}),
+      ...(raw.dropped === true ? { dropped: true } : {})
+    })
   }
   return blocks
 }
@@ -486,6 +591,15 @@ const explain = (
       detail: `the prompt is below the model's minimum cacheable length (${minimum} tokens)`
     }
   }
+  if (current.blocks[shared]?.dropped === true && previous.blocks[shared]?.dropped !== true) {
+    return {
+      ...base,
+      message: null,
+      events: [],
+      kind: "reasoning-dropped",
+      detail: `a new user message: the server drops the reasoning of earlier turns, so the prefix ends at the first reasoning item (${divergedAt})`
+    }
+  }
   // The first window message that differs, and the events between the renders that touched it.
   let index = 0
   while (
@@ -660,7 +774,7 @@ export const predict = (events: ReadonlyArray<TimedEvent>, options: Options = {}
       const scope = `${priced.provider}/${event.model}`
       const rebuilt = options.rebuilt?.(entry.version) ?? RenderRecord.rebuild(window, event, entry.version, blobs)
       const raws: ReadonlyArray<RawBlock> = Either.isRight(rebuilt)
-        ? rawBlocks(priced.provider, rebuilt.right.request, json)
+        ? rawBlocks(priced.provider, rebuilt.right.request, json, priced.encryptedReasoning)
         : [{ label: "render", text: event.sha256 }]
       // A render that cannot be rebuilt: one opaque block of its recorded size.
       // Counted with o200k, scaled to the provider's tokenizer (the table's ratio).
@@ -746,6 +860,19 @@ export const predict = (events: ReadonlyArray<TimedEvent>, options: Options = {}
         write1h = Math.max(0, Math.min(last1h, lastWritten) - read)
         cachedEnd = Math.max(lastWritten, read)
       } else if (rules.kind === "prefix") {
+        // The previous call's output is cached with its prompt (the server keeps the tokens it
+        // generated): the output items that follow that prompt intact in this render are entries too.
+        const before = last.get(scope)
+        if (before !== undefined && before.at + rules.ttlMs >= at) {
+          const kept = sharedBlocks(before.blocks, blocks)
+          if (kept === before.blocks.length && kept > 0) {
+            for (let index = kept; index < blocks.length && blocks[index]?.output === true; index++) {
+              const block = blocks[index] as Block
+              if (!entries.has(block.key))
+                entries.set(block.key, { expiresAt: before.at + rules.ttlMs, ttlMs: rules.ttlMs })
+            }
+          }
+        }
         let matched = 0
         for (const block of blocks) {
           const hit = entries.get(block.key)

@@ -13,7 +13,10 @@
  * - Ollama and the rest: no prompt cache (Ollama's KV reuse is local and free).
  * - Token counts: blocks are counted with o200k (OpenAI's tokenizer); a provider whose tokenizer
  *   counts the same text differently has a `tokensPerCounted` ratio (Anthropic: 1.07, measured, see
- *   {@link current}).
+ *   {@link current}). An OpenAI reasoning item's `encrypted_content` stands for reasoning no text shows:
+ *   `encryptedReasoning` sizes it from the ciphertext (735 bytes of overhead, 4.7 bytes a token: a least-
+ *   squares line of each Codex fixture call's reasoning output tokens on its one item's ciphertext bytes,
+ *   50 calls, in-sample; ADR 0141).
  *
  * @since 0.5.0
  */
@@ -52,6 +55,17 @@ export interface ModelRow {
   readonly tokensPerCounted?: number
 }
 
+/**
+ * How many tokens an OpenAI reasoning item's `encrypted_content` stands for: the model reads the
+ * reasoning it encrypts, which no text of the request shows. The field is a Fernet token (base64url of
+ * version, time, IV, AES-CBC ciphertext, HMAC); its decoded bytes past `overheadBytes` are taken at
+ * `bytesPerToken`. @since 0.8.0
+ */
+export interface EncryptedReasoning {
+  readonly overheadBytes: number
+  readonly bytesPerToken: number
+}
+
 /** A provider's defaults: the price of a model the table does not list, its cache minimum, its tokenizer ratio. @since 0.8.0 */
 export interface ProviderDefaults {
   readonly input: number
@@ -61,6 +75,8 @@ export interface ProviderDefaults {
    * counted locally is scaled by it before it is set against the provider's prefix and usage.
    */
   readonly tokensPerCounted?: number
+  /** Tokens of an encrypted reasoning item (OpenAI Responses). @since 0.8.0 */
+  readonly encryptedReasoning?: EncryptedReasoning
 }
 
 /** A dated table. @since 0.5.0 */
@@ -77,7 +93,7 @@ const minute = 60_000
 
 /** The table this release predicts with. @since 0.5.0 */
 export const current: Table = {
-  version: "2026-11-28.2",
+  version: "2026-11-28.3",
   sources: [
     // anthropic tokensPerCounted 1.07: the median, over the 45 consecutive call pairs of the four real
     // Claude Code sessions in fixtures/sessions whose prompt grew by a known part (recorded growth over
@@ -88,7 +104,9 @@ export const current: Table = {
     "https://docs.anthropic.com/en/docs/about-claude/pricing",
     "https://developers.openai.com/api/docs/guides/prompt-caching",
     "https://developers.openai.com/api/docs/pricing",
-    "https://raw.githubusercontent.com/openai/openai-cookbook/main/examples/Prompt_Caching_201.ipynb"
+    "https://raw.githubusercontent.com/openai/openai-cookbook/main/examples/Prompt_Caching_201.ipynb",
+    "https://cookbook.openai.com/examples/responses_api/reasoning_items",
+    "https://cookbook.openai.com/examples/how_to_count_tokens_with_tiktoken"
   ],
   providers: {
     anthropic: {
@@ -105,7 +123,7 @@ export const current: Table = {
   },
   defaults: {
     anthropic: { input: 3, minCacheableTokens: 1024, tokensPerCounted: 1.07 },
-    openai: { input: 1.25 },
+    openai: { input: 1.25, encryptedReasoning: { overheadBytes: 735, bytesPerToken: 4.7 } },
     ollama: { input: 0 },
     default: { input: 1 }
   },
@@ -151,6 +169,8 @@ export interface Resolved {
   readonly minCacheableTokens: number
   /** The model's tokens per o200k-counted token (1: the same tokenizer). @since 0.8.0 */
   readonly tokensPerCounted: number
+  /** Tokens of an encrypted reasoning item, when the provider's defaults give a rate. @since 0.8.0 */
+  readonly encryptedReasoning?: EncryptedReasoning | undefined
   /** Whether the model has its own row (false: the provider's default price). */
   readonly listed: boolean
 }
@@ -199,6 +219,7 @@ export const resolve = (
     minCacheableTokens:
       rules.kind === "prefix" ? rules.minTokens : (row?.minCacheableTokens ?? fallback.minCacheableTokens ?? 0),
     tokensPerCounted: row?.tokensPerCounted ?? fallback.tokensPerCounted ?? 1,
+    ...(fallback.encryptedReasoning === undefined ? {} : { encryptedReasoning: fallback.encryptedReasoning }),
     listed: row !== undefined
   }
 }

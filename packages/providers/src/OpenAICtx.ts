@@ -7,7 +7,8 @@
  * so the order is the only cache hint. Images go as `image_url` (`input_image`) parts, base64
  * documents as `file` (`input_file`) parts; Chat Completions takes no reasoning back, so reasoning
  * parts are dropped there; the Responses render sends a reasoning part that has an item id back as a
- * `reasoning` item (with its `encrypted_content`) before the output it led to.
+ * `reasoning` item (with its `encrypted_content`) before the output it led to, and with
+ * `statelessReasoning` also one that has only `encrypted_content` (no id: Codex CLI's `store: false` form).
  *
  * @since 0.1.0
  */
@@ -44,6 +45,13 @@ export interface Config extends CommonConfig {
   readonly api?: "chat_completions" | "responses"
   /** Force the reasoning-model rules (`developer` role, no temperature); detected from the name otherwise. */
   readonly reasoning?: boolean
+  /**
+   * Responses: send reasoning back that carries `encrypted_content` but no item id (stateless use with
+   * `store: false`, as Codex CLI does; its rollouts hold no reasoning ids). Default false: only reasoning
+   * with an item id goes back, so renders recorded before this option rebuild unchanged.
+   * @since 0.8.0
+   */
+  readonly statelessReasoning?: boolean
 }
 
 /** Default context window. @since 0.1.0 */
@@ -71,7 +79,8 @@ const settingsFor =
       // Reasoning models reject `temperature`.
       temperature: reasoning ? undefined : options.temperature,
       tools: options.tools,
-      documents: "file"
+      documents: "file",
+      ...(config.statelessReasoning === true ? { statelessReasoning: true } : {})
     }
   }
 
@@ -94,9 +103,10 @@ export const makeResponses = (config: Config): CtxBuilder<ResponsesRequest> => {
     toolOutputShare: defaultToolOutputShare
   }
   const settings = settingsFor(config)
-  // Reasoning items with their id go back; readable-only reasoning does not.
+  // Reasoning items with their id (or, stateless, their encrypted content) go back; readable-only reasoning does not.
+  const reasoningRule: SentTokens.ReasoningRule = config.statelessReasoning === true ? "item-or-encrypted" : "item"
   const unsentTokens = (window: Window.Window): number =>
-    SentTokens.unsentTokens({ reasoning: "item", toolResultMedia: true }, window)
+    SentTokens.unsentTokens({ reasoning: reasoningRule, toolResultMedia: true }, window)
   const build = (
     window: Window.Window,
     options: BuildOptions = {}

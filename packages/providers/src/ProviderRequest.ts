@@ -212,7 +212,8 @@ export type ResponsesInputItem =
   | { readonly type: "message"; readonly role: "user"; readonly content: ReadonlyArray<ResponsesContentPart> }
   | {
       readonly type: "reasoning"
-      readonly id: string
+      /** Absent in the stateless form (`encrypted_content` without an id, `store: false`). */
+      readonly id?: string
       readonly summary: ReadonlyArray<{ readonly type: "summary_text"; readonly text: string }>
       readonly encrypted_content?: string
     }

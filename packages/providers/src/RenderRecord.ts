@@ -81,7 +81,8 @@ export const ProviderConfigSchema = Schema.Union(
     provider: Schema.Literal("openai"),
     ...common,
     api: opt(Schema.Literal("chat_completions", "responses")),
-    reasoning: opt(Schema.Boolean)
+    reasoning: opt(Schema.Boolean),
+    statelessReasoning: opt(Schema.Boolean)
   }),
   Schema.Struct({
     provider: Schema.Literal("ollama"),

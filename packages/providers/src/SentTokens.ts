@@ -21,10 +21,11 @@ import { MediaTokens, Message, TokenCounter, type Window } from "@ctxlog/core"
 
 /**
  * Which reasoning a builder sends back: `signed` (Anthropic: a signature or redacted data), `item`
- * (OpenAI Responses: a reasoning item id), `none` (Chat Completions, Ollama, generic servers).
+ * (OpenAI Responses: a reasoning item id), `item-or-encrypted` (OpenAI Responses with stateless reasoning:
+ * an item id or `encrypted_content`), `none` (Chat Completions, Ollama, generic servers).
  * @since 0.8.0
  */
-export type ReasoningRule = "signed" | "item" | "none"
+export type ReasoningRule = "signed" | "item" | "item-or-encrypted" | "none"
 
 /** Whether a rule sends this reasoning part back (ahead of a message that sends text or tool calls). @since 0.8.0 */
 export const sendsReasoning = (rule: ReasoningRule, part: Message.ReasoningPart): boolean => {
@@ -36,6 +37,8 @@ export const sendsReasoning = (rule: ReasoningRule, part: Message.ReasoningPart)
       )
     case "item":
       return part.itemId !== undefined
+    case "item-or-encrypted":
+      return part.itemId !== undefined || (part.encryptedContent !== undefined && part.encryptedContent.length > 0)
     case "none":
       return false
   }

@@ -110,7 +110,8 @@ export const configOf = (session: Pick<Session, "wire" | "contextWindow">, model
       // recorded in the policy, so a replay under it caches the same way.
       { provider: "anthropic", model, contextWindow: session.contextWindow, cacheBreakpoints: "last-message" }
     : session.wire === "openai-responses"
-      ? { provider: "openai", api: "responses", model, contextWindow: session.contextWindow }
+      ? // Codex sends its reasoning back as `encrypted_content` without an item id (`store: false`).
+        { provider: "openai", api: "responses", model, contextWindow: session.contextWindow, statelessReasoning: true }
       : { provider: "openai", model, contextWindow: session.contextWindow }
 
 /** The metadata every event of an imported session carries: who wrote it, and a sidechain's parent. @since 0.8.0 */

@@ -8,6 +8,7 @@ import { type LanguageModel, Message } from "@ctxlog/core"
 import * as Either from "effect/Either"
 import { type InvalidRequest, make as invalid } from "../InvalidRequest.js"
 import * as RequestValidator from "../RequestValidator.js"
+import { sendsReasoning } from "../SentTokens.js"
 import { counters } from "./renderCounters.js"
 import { dataUrlOf, mediaStub, type Sections, type Turn, type UserContent, wrapContext } from "./sections.js"
 import type {
@@ -41,6 +42,11 @@ export interface Settings {
   readonly documents?: "file" | "text" | undefined
   /** Whether the server fetches image URLs (Ollama takes only base64 images). Default true. */
   readonly imageUrls?: boolean | undefined
+  /**
+   * Responses: also send reasoning that has `encrypted_content` but no item id (stateless use,
+   * `store: false`, as Codex CLI sends it). Default false: only reasoning with an id goes back.
+   */
+  readonly statelessReasoning?: boolean | undefined
 }
 
 /** Tool results have no error flag in these APIs: say it in the text. */
@@ -347,14 +353,16 @@ export const responsesTurn = (
       const refused = refuseServerParts("openai", turn.messageId, turn.parts)
       if (refused !== undefined) return Either.left(refused)
       const input: Array<ResponsesInputItem> = []
-      // Reasoning items go back before the output they led to, when the API gave them an id
-      // (with `encrypted_content` for stateless use); readable-only reasoning is not sent.
+      // Reasoning items go back before the output they led to, when the API gave them an id (with
+      // `encrypted_content` for stateless use), or, with `statelessReasoning`, when they carry
+      // `encrypted_content` without an id (Codex CLI's form); readable-only reasoning is not sent.
       if (turn.text.length > 0 || turn.calls.length > 0) {
+        const rule = settings.statelessReasoning === true ? "item-or-encrypted" : "item"
         for (const part of turn.reasoning) {
-          if (part.itemId === undefined) continue
+          if (!sendsReasoning(rule, part)) continue
           input.push({
             type: "reasoning",
-            id: part.itemId,
+            ...(part.itemId === undefined ? {} : { id: part.itemId }),
             summary: part.text.length === 0 ? [] : [{ type: "summary_text", text: part.text }],
             ...(part.encryptedContent === undefined ? {} : { encrypted_content: part.encryptedContent })
           })
