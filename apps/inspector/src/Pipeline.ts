@@ -128,7 +128,11 @@ const replayCounter: TokenCounter.TokenCounter.Service = (() => {
 
 const runtime = (policy: Policy.Policy) =>
   Layer.merge(
-    ContextService.layerMemory({ tokenCounter: Layer.succeed(TokenCounter.TokenCounter, replayCounter) }),
+    // A scratch log: the replay's steps made every event; they are read back once, at the end.
+    ContextService.layerMemory({
+      tokenCounter: Layer.succeed(TokenCounter.TokenCounter, replayCounter),
+      scratch: true
+    }),
     TemplateCompactor.layer({ maxBytes: policy.compactor?.maxBytes ?? 4096 })
   )
 

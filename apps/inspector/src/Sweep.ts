@@ -526,10 +526,17 @@ export const emptyTotals: Totals = {
 /**
  * The what-if event that took `probe` out of the window before render `beforeVersion`: the last event
  * after which fewer window messages held it. Null when no message held it.
+ *
+ * Messages are immutable values a window shares with the one before it, so an event changes the count
+ * of messages holding a probe only through the messages it took out and the ones it put in: each probe
+ * is checked against those (found by identity), never against the whole window again.
+ * `counter`, when given, is told each message text checked against a probe (a work count for tests).
+ * @since 0.8.0
  */
-const removers = (
+export const removers = (
   entries: ReadonlyArray<Queries.Entry>,
-  wanted: ReadonlyArray<{ readonly probe: string; readonly beforeVersion: number }>
+  wanted: ReadonlyArray<{ readonly probe: string; readonly beforeVersion: number }>,
+  counter?: { checks: number }
 ): ReadonlyArray<{ readonly version: number; readonly type: string } | null> => {
   const found: Array<{ version: number; type: string } | null> = wanted.map(() => null)
   if (wanted.length === 0) return found
@@ -542,8 +549,14 @@ const removers = (
     }
     return value
   }
-  const holding = (window: Window.Window, probe: string) =>
-    Window.messages(window).reduce((count, message) => count + (textOf(message).includes(probe) ? 1 : 0), 0)
+  const holdingOf = (messages: ReadonlyArray<Message.Message>, probe: string) => {
+    let count = 0
+    for (const message of messages) {
+      if (counter !== undefined) counter.checks++
+      if (textOf(message).includes(probe)) count++
+    }
+    return count
+  }
   const last = Math.max(...wanted.map((item) => item.beforeVersion))
   let window = Window.empty
   for (const entry of entries) {
@@ -552,10 +565,17 @@ const removers = (
     const next = Window.evolve(window, event)
     const tag = event._tag
     if (tag !== "MessageAppended" && tag !== "PromptRendered" && tag !== "UsageReported" && tag !== "TurnCompleted") {
-      for (const [index, item] of wanted.entries()) {
-        if (entry.version >= item.beforeVersion) continue
-        if (holding(next, item.probe) < holding(window, item.probe)) {
-          found[index] = { version: entry.version, type: tag }
+      const after = Window.messages(next)
+      const kept = new Set(after)
+      const removed = Window.messages(window).filter((message) => !kept.has(message))
+      if (removed.length > 0) {
+        const before = new Set(Window.messages(window))
+        const added = after.filter((message) => !before.has(message))
+        for (const [index, item] of wanted.entries()) {
+          if (entry.version >= item.beforeVersion) continue
+          if (holdingOf(added, item.probe) < holdingOf(removed, item.probe)) {
+            found[index] = { version: entry.version, type: tag }
+          }
         }
       }
     }

@@ -738,6 +738,12 @@ export interface MemoryOptions extends Options, IntegrityOptions {
   readonly ids?: Layer.Layer<Ids> | undefined
   /** Recall injected on `prepare` (default: none). */
   readonly recall?: Layer.Layer<RecallSource> | undefined
+  /**
+   * Over a scratch log (`EventLog.layerScratch`, windows loaded unverified) instead of the in-memory
+   * store: for a replay that writes only the events its own steps made, and reads them back once.
+   * @since 0.8.0
+   */
+  readonly scratch?: boolean | undefined
 }
 
 /** Everything `layerMemory` provides: the service and every port under it. @since 0.2.0 */
@@ -752,8 +758,16 @@ export type MemoryServices = ContextService | Requirements
  */
 export const layerMemory = (options: MemoryOptions = {}): Layer.Layer<MemoryServices> =>
   layer(options).pipe(
-    Layer.provideMerge(layerReplayRepository({ hmacKey: options.hmacKey, integrity: options.integrity })),
-    Layer.provideMerge(EventLogModule.layerMemory({ hmacKey: options.hmacKey })),
+    Layer.provideMerge(
+      layerReplayRepository(
+        options.scratch === true
+          ? { integrity: "unverified" }
+          : { hmacKey: options.hmacKey, integrity: options.integrity }
+      )
+    ),
+    Layer.provideMerge(
+      options.scratch === true ? EventLogModule.layerScratch : EventLogModule.layerMemory({ hmacKey: options.hmacKey })
+    ),
     Layer.provideMerge(
       Layer.mergeAll(
         options.tokenCounter ?? TokenCounterModule.layerGpt(),

@@ -24,6 +24,7 @@ import type {
 } from "./EventLogError.js"
 import * as appendRules from "./internal/appendRules.js"
 import * as memory from "./internal/memoryEventLog.js"
+import * as scratch from "./internal/scratchEventLog.js"
 import type { InvalidInput } from "./Validation.js"
 import type { WindowEvent } from "./WindowEvent.js"
 
@@ -188,6 +189,16 @@ export const layerMemory = (options: MemoryOptions = {}): Layer.Layer<EventLog> 
  */
 export const makeMemory = (options: MemoryOptions = {}): Effect.Effect<EventLog.Service> =>
   Effect.suspend(() => memory.make(options.hmacKey))
+
+/**
+ * A scratch log for a single writer that made its events itself (a replay, a what-if run): events are
+ * kept as given, with no codec round trip, no hash chain (every `hash` is empty: load its windows
+ * unverified) and no boundary validation; the expected-version check stays, and an append costs what
+ * it writes, never what the stream holds. Not a store: a log whose events come from outside belongs in
+ * {@link layerMemory} or a durable backend.
+ * @since 0.8.0
+ */
+export const layerScratch: Layer.Layer<EventLog> = Layer.effect(EventLog, Effect.suspend(scratch.make))
 
 /**
  * The append rules every backend applies inside its transaction, given what is stored: duplicate-id
