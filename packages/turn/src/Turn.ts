@@ -642,6 +642,24 @@ export const render = (
                 Either.right<ReadonlyArray<WindowEvent.Draft>>(draft === undefined ? [] : [draft])
               )
             })
+          ],
+          // Last of all: the newest unseen tool round alone does not fit (a result the model has not seen,
+          // or the text of the message making its call): its longest text keeps its head and tail, the
+          // whole text goes to the file store, one `UnseenCut` (ADR 0147). It stays in the render, cut.
+          [
+            "fit-cut-unseen",
+            Effect.gen(function* () {
+              const window = yield* ctx.load(stream)
+              const draft = yield* AskCut.decideUnseen(
+                window,
+                built.stats,
+                (each) => builder.build(each, buildOptions),
+                AskCut.storeWhole(stream, valid.fileStore?.readTool ?? "read_output")
+              )
+              return yield* ctx.run(stream, () =>
+                Either.right<ReadonlyArray<WindowEvent.Draft>>(draft === undefined ? [] : [draft])
+              )
+            })
           ]
         ]
         // Cache-aware: cutting the unseen results at the tail keeps the cached prefix that pruning older
