@@ -492,7 +492,8 @@ export type DecisionReason = typeof DecisionReason.Type
  * @since 0.8.0
  */
 export const TierDecision = Schema.Struct({
-  tier: Schema.Literal("soft", "hard", "proactive"),
+  /** The threshold tiers (0128); since v2 (ADR 0148) also the seam pipeline, the fit's stages and a compacting memory. */
+  tier: Schema.Literal("soft", "hard", "proactive", "seam", "fit", "memory"),
   reason: DecisionReason,
   usedTokens: Schema.Int,
   thresholdTokens: Schema.Int,
@@ -509,7 +510,8 @@ export type TierDecision = typeof TierDecision.Type
  */
 export const CompactionDecided = Schema.TaggedStruct("CompactionDecided", {
   ...base,
-  step: Schema.Literal("prepare", "render", "complete"),
+  /** The turn's step (0128), or (v2, ADR 0148) `load`: a compacting memory's load. */
+  step: Schema.Literal("prepare", "render", "complete", "load"),
   budgetTokens: Schema.Int,
   decisions: Schema.Array(TierDecision)
 })
@@ -709,7 +711,7 @@ export const schemaVersions: { readonly [T in EventType]: number } = {
   CheckpointSaved: 1,
   CheckpointWritesSaved: 1,
   CheckpointsDeleted: 1,
-  CompactionDecided: 1
+  CompactionDecided: 2
 }
 
 /** Every event type name. @since 0.1.0 */

@@ -334,22 +334,14 @@ const tierOf = (result: TieredCompaction.Result): string | undefined =>
 const recordDecisions = (
   stream: EventLog.StreamId,
   step: WindowEvent.EventOf<"CompactionDecided">["step"],
-  tiered: TieredCompaction.Config,
+  budgetTokens: number,
   decisions: ReadonlyArray<WindowEvent.TierDecision>
 ) =>
   decisions.length === 0
     ? Effect.void
     : Effect.flatMap(ContextService.ContextService, (ctx) =>
-        ctx.run(stream, () =>
-          Either.right([
-            {
-              _tag: "CompactionDecided" as const,
-              step,
-              budgetTokens: TieredCompaction.thresholds(tiered).budget,
-              decisions
-            }
-          ])
-        )
+        // Inside the step's batch: `run` joins its unit, so the decision rides in the step's one append.
+        ctx.run(stream, () => Either.right([{ _tag: "CompactionDecided" as const, step, budgetTokens, decisions }]))
       )
 
 /** The decision a tier's result carries, when it evaluated and did not act. */
@@ -425,7 +417,7 @@ export const prepare = (
           yield* recordDecisions(
             stream,
             "prepare",
-            tiered,
+            TieredCompaction.thresholds(tiered).budget,
             result === undefined ? yield* refusedDecision(stream, tiered, tiers) : decisionsOf(result)
           )
         }
@@ -542,12 +534,14 @@ export const render = (
       stream,
       Effect.gen(function* () {
         recorded = yield* recordPolicy(stream, valid)
+        // The evaluations that did not act, per attempt of the batch (a conflict runs it again).
+        const declined: Array<WindowEvent.TierDecision> = []
         // Between the calls of a turn: the soft tier only (no summary stalls the tool loop); when it is
         // not enough, the oldest history is trimmed to the soft threshold (it stays in the log).
         if ((options.iteration ?? 0) > 0 && tiered !== undefined && valid.compaction?.midIteration !== false) {
           const soft = yield* TieredCompaction.maybeSoftCompactMidIteration(stream, tiered)
           if (soft._tag !== "NoChange") tiers.push("soft-mid")
-          yield* recordDecisions(stream, "render", tiered, decisionsOf(soft))
+          declined.push(...decisionsOf(soft))
           if (TieredCompaction.pressure(soft.window, tiered) === "Hard") {
             // To the soft threshold of what is sent: the reasoning the builder drops is added back.
             const trimmed = yield* ctx.trimToBudget(
@@ -565,6 +559,7 @@ export const render = (
             ...(state.length === 0 ? {} : { stateText: state })
           })
           if (seams.action !== "none") tiers.push(`seam-${seams.action}`)
+          if (seams.decision !== undefined) declined.push(seams.decision)
         }
         // The fit: escalate until the render plus its reserve fits the window. The render's stats count
         // what it sends (`stats.unsentTokens` off the window's count); pruning and truncation never remove
@@ -675,7 +670,17 @@ export const render = (
           if (fits(built)) break
           yield* CompactionStatus.report({ _tag: "TierStarted", operation: "maybeCompact", stream, tier: "fit" })
           const outcome = yield* stage
-          if (!("events" in outcome) || outcome.events.length === 0) continue
+          if (!("events" in outcome) || outcome.events.length === 0) {
+            // A fit stage that ran and found nothing to do (ADR 0148): the render's size against the window.
+            declined.push({
+              tier: "fit",
+              reason: "nothing-to-do",
+              usedTokens: promptTokens(built),
+              thresholdTokens: built.stats.contextWindow - built.stats.outputReserve,
+              detail: name
+            })
+            continue
+          }
           if (!tiers.includes(name)) tiers.push(name)
           built = yield* build(yield* ctx.load(stream))
         }
@@ -687,6 +692,14 @@ export const render = (
             contextWindow: built.stats.contextWindow
           })
         }
+        // Every evaluation of the render that did not act (the soft tier between calls, the seams, the fit's
+        // stages), folded into one `CompactionDecided` in the render's own append (ADR 0128, 0148).
+        yield* recordDecisions(
+          stream,
+          "render",
+          tiered === undefined ? available : TieredCompaction.thresholds(tiered).budget,
+          declined
+        )
         yield* RenderRecord.recordRender(stream, built, targetOf(valid), {
           config: valid.builder,
           options: buildOptions
@@ -814,7 +827,7 @@ export const complete = (
           const proactive = yield* TieredCompaction.maybeProactiveCompress(stream, tiered, usage)
           const tier = tierOf(proactive)
           if (tier !== undefined) tiers.push(tier)
-          yield* recordDecisions(stream, "complete", tiered, decisionsOf(proactive))
+          yield* recordDecisions(stream, "complete", TieredCompaction.thresholds(tiered).budget, decisionsOf(proactive))
         }
         yield* ctx.completeTurn(stream)
       }),

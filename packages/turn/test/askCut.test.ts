@@ -131,6 +131,16 @@ describe("the unseen tool round cut to fit (ADR 0147)", () => {
         )
         assert.isTrue(Turn.fits(rendered.built))
         assert.include(rendered.tiers, "fit-cut-unseen")
+        // The fit's stages that ran and found nothing to do are the render's decisions (ADR 0148), folded
+        // into its one CompactionDecided: the ask cut among them (the ask is short).
+        const decided = rendered.events.flatMap((event) => (event._tag === "CompactionDecided" ? [event] : []))
+        assert.strictEqual(decided.length, 1)
+        const fit = decided[0]?.decisions.filter((decision) => decision.tier === "fit") ?? []
+        assert.include(
+          fit.map((decision) => decision.detail),
+          "fit-cut-ask"
+        )
+        assert.isTrue(fit.every((decision) => decision.reason === "nothing-to-do"))
         const cuts = rendered.events.flatMap((event) => (event._tag === "UnseenCut" ? [event] : []))
         assert.strictEqual(cuts.length, 1)
         const [cut] = cuts

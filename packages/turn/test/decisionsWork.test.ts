@@ -1,4 +1,4 @@
-// The work a step's decisions cost (ADR 0128, ADR 0147): a step whose tiers declined writes its one
+// The work a step's decisions cost (ADR 0128, ADR 0148): a step whose tiers declined writes its one
 // `CompactionDecided` inside the step's own append, on a real SQLite file (one append is one
 // `BEGIN IMMEDIATE` transaction). Counted, not timed: the appends each step makes and the events of each.
 import { mkdtempSync, rmSync } from "node:fs"
@@ -8,8 +8,10 @@ import { TemplateCompactor } from "@ctxlog/compaction"
 import { ContextService, EventLog, Ids, Message, RecallSource, TokenCounter, type WindowEvent } from "@ctxlog/core"
 import { SqliteEventLog } from "@ctxlog/memory"
 import { afterAll, assert, describe, it } from "@effect/vitest"
+import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Stream from "effect/Stream"
 import { type Policy, Turn } from "../src/index.js"
 
 const dir = mkdtempSync(join(tmpdir(), "ctxlog-turn-decisions-"))
@@ -76,12 +78,20 @@ describe("decisions cost no transaction of their own", () => {
       // Five steps, five appends (five SQLite transactions): the decisions add events, never appends.
       assert.strictEqual(appends.length, 5, JSON.stringify(appends))
       const decided = appends.filter((tags) => tags.includes("CompactionDecided"))
-      // prepare, the second render and the turn's complete evaluated tiers that declined.
-      assert.strictEqual(decided.length, 3, JSON.stringify(appends))
+      // Every step but the tool round's complete evaluated something that declined: prepare (the soft
+      // tier), both renders (the seams; the second also the soft tier between calls), the turn's complete.
+      assert.strictEqual(decided.length, 4, JSON.stringify(appends))
       for (const tags of decided) {
         assert.strictEqual(tags.filter((tag) => tag === "CompactionDecided").length, 1, JSON.stringify(tags))
         assert.isAbove(tags.length, 1, `a decision in an append of its own: ${JSON.stringify(tags)}`)
       }
+      // The render's evaluations are folded: one event holds the soft tier's and the seams' (ADR 0148).
+      const log = yield* EventLog.EventLog
+      const events = Chunk.toReadonlyArray(yield* Stream.runCollect(log.read(stream)))
+      const folded = events.flatMap(({ event }) =>
+        event._tag === "CompactionDecided" ? [`${event.step}:${event.decisions.map((d) => d.tier).join("+")}`] : []
+      )
+      assert.deepStrictEqual(folded, ["prepare:soft", "render:seam", "render:soft+seam", "complete:proactive"])
     }).pipe(Effect.provide(stack(join(dir, "work.db"), appends)))
   })
 })
