@@ -972,6 +972,11 @@ export interface RunOptions {
   readonly maxIterations?: number | undefined
   /** What each step runs in (a progress display, say): it must return the step's own result. */
   readonly around?: <A, E, R>(step: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+  /**
+   * The agent's state each render passes to the seam pipeline (`RenderOptions.briefing`), read before
+   * every render (the working set changes within a turn). Since 0.8.0.
+   */
+  readonly briefing?: (() => Briefing.BriefingState) | undefined
 }
 
 /** What {@link Session.run} did: the window at the end, the tiers every step ran, the model calls and the last answer. @since 0.8.0 */
@@ -1088,7 +1093,12 @@ export const open = (
           let usage: LanguageModel.Usage | undefined
           let modelCalls = 0
           for (let iteration = 0; iteration < maxIterations; iteration++) {
-            const rendered = yield* around(session.render({ iteration }))
+            const rendered = yield* around(
+              session.render({
+                iteration,
+                ...(options.briefing === undefined ? {} : { briefing: options.briefing() })
+              })
+            )
             tiers.push(...rendered.tiers)
             const answered = yield* call(rendered, iteration)
             modelCalls++
