@@ -20,6 +20,7 @@ import * as Either from "effect/Either"
 import * as Capture from "./EnvSnapshot.js"
 import { callModel, type Partial } from "./ModelCall.js"
 import * as Provider from "./Provider.js"
+import * as Skills from "./Skills.js"
 import type * as Stack from "./Stack.js"
 import type * as Tools from "./Tools.js"
 import type { Ui } from "./Ui.js"
@@ -178,6 +179,8 @@ export const policyFor = (config: Pick<Config, "provider" | "tools">): Policy.Po
     // Tool pairs above 30% of the budget (400 tokens at least) get a summary, applied later under pressure.
     deferred: { cutoffShare: 0.3, minTokens: 400 },
     subgoals: "heuristic",
+    // The agent's skills (Skills.matchesFor): those scoring at least 0.5 for the turn are placed.
+    skills: { minScore: 0.5 },
     compactor: { kind: "template", maxBytes: Math.max(512, Turn.budgetTokens(base)) },
     // With a tool to read them back, large outputs are stored whole and the window holds a preview.
     ...(tools.specs.some((spec) => spec.name === "read_output") ? { fileStore } : {})
@@ -321,7 +324,8 @@ export const turn = (config: Config, text: string): Effect.Effect<TurnReport, un
     // The turn: prepare, then per model call render, the streamed call, the tools, complete (`Session.run`).
     const session = yield* Turn.open(stream, policy)
     const done = yield* session.run(
-      { messages: [Message.user(input)], turnReminder },
+      // The agent's skills scored against the user's words: the turn places the ones it chooses (ADR 0126).
+      { messages: [Message.user(input)], turnReminder, skills: Skills.matchesFor(text) },
       (rendered) =>
         Effect.gen(function* () {
           const request = rendered.built.request
@@ -383,7 +387,12 @@ export const turn = (config: Config, text: string): Effect.Effect<TurnReport, un
             contextEdits: response.contextEdits
           }
         }),
-      { maxIterations: config.maxIterations ?? 12, around: (step) => withSpinner(ui, step) }
+      {
+        maxIterations: config.maxIterations ?? 12,
+        around: (step) => withSpinner(ui, step),
+        // The state a seam cycle's briefing restates: the mode and the files this session changed.
+        briefing: () => ({ mode: "coding", workingSet: [...changedFilesOf(stream, before)] })
+      }
     )
     const { window, tiers, modelCalls, usage } = done
     const answer = Message.textOf({ parts: done.answer })

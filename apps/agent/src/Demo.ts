@@ -346,7 +346,9 @@ export const summarize = (envelopes: ReadonlyArray<EventLog.Envelope>) => {
     media: count((e) => e.event._tag === "MediaPruned"),
     compactions: count((e) => compactionTypes.has(e.event._tag)),
     seams: count((e) => e.event._tag === "SeamProduced" || e.event._tag === "SeamsRecompacted"),
-    recalled: count((e) => e.event._tag === "MessagesInjected")
+    // Recall only: the placed skills are injected too (their own line).
+    recalled: count((e) => e.event._tag === "MessagesInjected" && e.event.kind !== "skill"),
+    skills: count((e) => e.event._tag === "MessagesInjected" && e.event.kind === "skill")
   }
 }
 
@@ -438,6 +440,7 @@ export const run = (options: Options): Effect.Effect<Outcome, unknown> =>
           ["model calls", String(s.renders), "each one a PromptRendered event (hash of the exact request)"],
           ["events", String(s.events), "everything that changed the window, in one append-only stream"],
           ["recall injections", String(s.recalled), "messages recalled for the query, from this and earlier sessions"],
+          ["skills placed", String(s.skills), "the agent's skills chosen for the turn's words, placed in knowledge"],
           [
             "deferred summaries",
             `${s.deferred} / ${s.applied}`,

@@ -42,6 +42,7 @@ export const compactionTypes: ReadonlySet<string> = new Set([
   "ToolOutputPruned",
   "MediaPruned",
   "UserAskCut",
+  "UnseenCut",
   "DeferredSummariesApplied",
   "HistoryTrimmed"
 ])

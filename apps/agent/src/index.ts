@@ -20,6 +20,8 @@ export * as ModelCall from "./ModelCall.js"
 export * as Provider from "./Provider.js"
 /** Session listing. @since 0.1.0 */
 export * as Sessions from "./Sessions.js"
+/** The skills the agent offers. @since 0.8.0 */
+export * as Skills from "./Skills.js"
 /** The layer wiring. @since 0.1.0 */
 export * as Stack from "./Stack.js"
 /** Workspace tools. @since 0.1.0 */

@@ -52,6 +52,18 @@ describe("ctxlog-agent demo", () => {
         assert.isAbove(counts.seams, 0, "seams")
         assert.isAbove(counts.applied, 0, "deferred summaries applied")
         assert.isAbove(counts.recalled, 0, "recall injected")
+        // The agent offers skills (ADR 0126): the turns that ask for tests get the run-tests skill placed
+        // in knowledge as the `skill` kind, and a render sends it.
+        assert.isAbove(counts.skills, 0, "skills placed")
+        const placed = envelopes.flatMap((envelope) =>
+          envelope.event._tag === "MessagesInjected" && envelope.event.kind === "skill"
+            ? envelope.event.messages.map((message) => Message.textOf(message))
+            : []
+        )
+        assert.isTrue(
+          placed.some((text) => text.includes("run-tests")),
+          placed.join("\n")
+        )
         assert.isAtLeast(counts.renders, Demo.planFor(Demo.sampleDir).length)
 
         // Every render rebuilds from the log to the bytes it recorded (the check `ctxlog render` makes),

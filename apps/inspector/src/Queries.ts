@@ -187,6 +187,7 @@ const changeAction = (event: WindowEvent.WindowEvent, before: Message.Message, a
     case "MediaPruned":
       return "pruned"
     case "UserAskCut":
+    case "UnseenCut":
       return `cut to fit (${before.tokens} → ${after.tokens} tokens)`
     case "DeferredSummariesApplied":
       return "summarized (deferred)"
@@ -382,6 +383,7 @@ export const compactionTypes: ReadonlySet<WindowEvent.EventType> = new Set([
   "ToolOutputPruned",
   "MediaPruned",
   "UserAskCut",
+  "UnseenCut",
   "DeferredSummariesApplied",
   "HistoryTrimmed"
 ])
@@ -445,6 +447,8 @@ export const describeEvent = (event: WindowEvent.WindowEvent): string => {
       return `${event.parts.length} image(s) or document(s) pruned`
     case "UserAskCut":
       return `the user's ask ${event.messageId} cut to its head and tail (${event.tokens} tokens)${event.stored === null ? "" : `, whole text stored ${event.stored.slice(0, 16)}`}`
+    case "UnseenCut":
+      return `the unseen tool round's message ${event.messageId} cut to its head and tail (${event.tokens} tokens)${event.stored === null ? "" : `, whole text stored ${event.stored.slice(0, 16)}`}`
     case "Compacted":
       return `${event.tier}: ${event.removedIds.length} message(s) → ${event.summary === null ? "no summary" : `summary ${event.summary.tokens} tokens`}`
     case "CompactionFailed":

@@ -223,6 +223,8 @@ const compactionKind = (event: WindowEvent.WindowEvent): string | undefined => {
       return "media"
     case "UserAskCut":
       return "ask-cut"
+    case "UnseenCut":
+      return "unseen-cut"
     case "DeferredSummariesApplied":
       return "deferred"
     case "HistoryTrimmed":

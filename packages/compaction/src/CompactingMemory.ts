@@ -213,6 +213,45 @@ export const make = (
     const tracked = yield* Ref.make<ReadonlySet<string>>(new Set())
     const track = (conversationId: string) =>
       Ref.update(tracked, (current) => (current.has(conversationId) ? current : new Set([...current, conversationId])))
+    // The loads that decided not to compact since this memory's last write, per conversation (ADR 0148):
+    // folded into one `CompactionDecided` (step `load`, tier `memory`) in the next event this memory
+    // writes for the conversation — a load that compacts nothing writes nothing, as before.
+    type Declined = ReadonlyMap<string, { readonly loads: number; readonly usedTokens: number }>
+    const declined = yield* Ref.make<Declined>(new Map())
+    const noteDeclined = (conversationId: string, usedTokens: number) =>
+      Ref.update(
+        declined,
+        (current) =>
+          new Map([...current, [conversationId, { loads: (current.get(conversationId)?.loads ?? 0) + 1, usedTokens }]])
+      )
+    /** The folded decision to write with the memory's next event, taken (cleared) when written. */
+    const takeDeclined = (conversationId: string) =>
+      Ref.modify(declined, (current): readonly [ReadonlyArray<WindowEvent.Draft>, Declined] => {
+        const noted = current.get(conversationId)
+        if (noted === undefined) return [[], current]
+        const rest = new Map(current)
+        rest.delete(conversationId)
+        const token = isTokenPolicy(policy)
+        return [
+          [
+            {
+              _tag: "CompactionDecided",
+              step: "load",
+              budgetTokens: token ? policy.triggerTokens : 0,
+              decisions: [
+                {
+                  tier: "memory",
+                  reason: token ? "below-threshold" : "nothing-to-do",
+                  usedTokens: noted.usedTokens,
+                  thresholdTokens: token ? policy.triggerTokens : 0,
+                  detail: `policy ${memoryPolicy.name}: ${noted.loads} load(s) kept every message`
+                }
+              ]
+            }
+          ],
+          rest
+        ]
+      })
     const untrack = (conversationId: string) =>
       Ref.update(tracked, (current) => new Set([...current].filter((id) => id !== conversationId)))
 
@@ -244,7 +283,13 @@ export const make = (
         // Everything before the first kept message is demoted to the summary.
         const first = kept[0]
         const cut = first === undefined ? rest.length : rest.findIndex((message) => message.id === first.id)
-        if (cut <= 0) return current
+        if (cut <= 0) {
+          yield* noteDeclined(
+            conversationId,
+            rest.reduce((sum, message) => sum + message.tokens, 0)
+          )
+          return current
+        }
         const drive = yield* Ref.modify(inFlight, (running) =>
           running.has(conversationId) ? [false, running] : [true, new Set([...running, conversationId])]
         )
@@ -269,16 +314,17 @@ export const make = (
                   })
               }),
               Effect.tapError((error) =>
-                ctx
-                  .run(
+                Effect.flatMap(takeDeclined(conversationId), (decided) =>
+                  ctx.run(
                     stream,
                     () =>
                       Either.right<ReadonlyArray<WindowEvent.Draft>>([
+                        ...decided,
                         { _tag: "CompactionFailed", tier: "memory", reason: error.message }
                       ]),
                     by("CompactingMemory.compact")
                   )
-                  .pipe(Effect.ignore)
+                ).pipe(Effect.ignore)
               ),
               Effect.mapError(memoryError(conversationId, "compact"))
             )
@@ -293,11 +339,13 @@ export const make = (
           ).pipe(Effect.option)
           if (refused._tag === "Some") {
             const failure = refused.value
+            const decided = yield* takeDeclined(conversationId)
             yield* ctx
               .run(
                 stream,
                 () =>
                   Either.right<ReadonlyArray<WindowEvent.Draft>>([
+                    ...decided,
                     { _tag: "CompactionFailed", tier: "memory", reason: `guard:${failure.reason}: ${failure.detail}` }
                   ]),
                 by("CompactingMemory.compact")
@@ -310,6 +358,7 @@ export const make = (
             "summary"
           )
           if (message === undefined) return yield* Effect.dieMessage("prepare returned no message")
+          const folded = yield* takeDeclined(conversationId)
           const outcome = yield* ctx
             .run(
               stream,
@@ -318,6 +367,7 @@ export const make = (
                 (window.watermark ?? 0) !== watermark
                   ? Either.right<ReadonlyArray<WindowEvent.Draft>>([])
                   : Either.right<ReadonlyArray<WindowEvent.Draft>>([
+                      ...folded,
                       {
                         _tag: "Compacted",
                         tier: "memory",

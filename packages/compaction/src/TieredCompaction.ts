@@ -300,9 +300,9 @@ export const pressure = (window: Window.Window, config: Config): Pressure => {
 const declined = (
   window: Window.Window,
   config: Config,
-  tier: WindowEvent.TierDecision["tier"],
+  tier: "soft" | "hard" | "proactive",
   reason: WindowEvent.DecisionReason,
-  line: "soft" | "hard" | "proactive" = tier === "proactive" ? "proactive" : tier,
+  line: "soft" | "hard" | "proactive" = tier,
   usedTokens: number = sentTokens(window, config)
 ): WindowEvent.TierDecision => ({ tier, reason, usedTokens, thresholdTokens: thresholds(config)[line].tokens })
 

@@ -134,4 +134,35 @@ describe("CompactingMemory guards (issue 39)", () => {
       assert.match(compacted.receipt?.reason ?? "", /^policy tokens\(trigger 1000, keep 400\)/)
     }).pipe(Effect.provide(memoryAnswering("Six questions about src/file1.ts to src/file6.ts, answered.")))
   )
+
+  // ADR 0148: the loads that kept every message are folded into one CompactionDecided (step `load`, tier
+  // `memory`), written with the memory's next event in the same append: declining loads write nothing.
+  it.effect("loads that decided not to compact are folded into the next write, one event, no write of their own", () =>
+    Effect.gen(function* () {
+      const memory = yield* ConversationMemory.ConversationMemory
+      const log = yield* EventLog.EventLog
+      yield* memory.append("m5", exchange(1))
+      yield* memory.load("m5")
+      yield* memory.append("m5", exchange(2))
+      yield* memory.load("m5")
+      // Two loads under the trigger: nothing written for them.
+      assert.strictEqual(yield* log.version("m5/compaction"), 0)
+      for (let i = 3; i <= 6; i++) yield* memory.append("m5", exchange(i))
+      yield* memory.load("m5")
+      const events = yield* compactionEvents("m5")
+      assert.deepStrictEqual(
+        events.map((event) => event._tag),
+        ["CompactionDecided", "Compacted"]
+      )
+      const [decided] = events
+      if (decided?._tag !== "CompactionDecided") return assert.fail("no CompactionDecided")
+      assert.strictEqual(decided.step, "load")
+      const [decision] = decided.decisions
+      assert.strictEqual(decision?.tier, "memory")
+      assert.strictEqual(decision?.reason, "below-threshold")
+      assert.strictEqual(decision?.thresholdTokens, 1000)
+      assert.isBelow(decision?.usedTokens ?? Infinity, 1000)
+      assert.match(decision?.detail ?? "", /2 load\(s\) kept every message/)
+    }).pipe(Effect.provide(memoryAnswering("Six questions about src/file1.ts to src/file6.ts, answered.")))
+  )
 })

@@ -338,6 +338,12 @@ const receiptAddedAt: ReadonlyArray<readonly [EventType, number]> = [
  */
 const compactionFailedV1: Upcaster = { type: "CompactionFailed", fromVersion: 1, up: (data) => data }
 
+/**
+ * CompactionDecided v1 knew the threshold tiers and the turn's steps only: a v1 event is a valid v2 one
+ * (ADR 0148 widened `tier` with `seam`, `fit`, `memory` and `step` with `load`).
+ */
+const compactionDecidedV1: Upcaster = { type: "CompactionDecided", fromVersion: 1, up: (data) => data }
+
 const receiptAdded: ReadonlyArray<Upcaster> = receiptAddedAt.map(([type, fromVersion]) => ({
   type,
   fromVersion,
@@ -365,7 +371,8 @@ export const upcasters: ReadonlyArray<Upcaster> = [
   usageReportedV2,
   ...receiptAdded,
   compactionFailedV1,
-  ...skillKindAdded
+  ...skillKindAdded,
+  compactionDecidedV1
 ]
 
 const decodeEvent = Schema.decodeUnknownEither(WindowEvent)

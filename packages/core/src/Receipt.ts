@@ -25,6 +25,7 @@ export type ReceiptedType =
   | "ToolOutputPruned"
   | "MediaPruned"
   | "UserAskCut"
+  | "UnseenCut"
   | "Compacted"
   | "SeamProduced"
   | "SeamsRecompacted"
@@ -39,6 +40,7 @@ const receiptedTypes: ReadonlySet<string> = new Set<ReceiptedType>([
   "ToolOutputPruned",
   "MediaPruned",
   "UserAskCut",
+  "UnseenCut",
   "Compacted",
   "SeamProduced",
   "SeamsRecompacted",
@@ -66,6 +68,7 @@ export const replacedIds = (event: Receipted): ReadonlyArray<string> => {
     case "MediaPruned":
       return [...new Set(event.parts.map((part) => part.messageId))]
     case "UserAskCut":
+    case "UnseenCut":
       return [event.messageId]
     case "SeamProduced":
     case "SeamsRecompacted":

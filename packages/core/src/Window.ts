@@ -177,7 +177,10 @@ export const unseenToolCallIds = (window: Window): ReadonlySet<string> => {
  * history message that makes each call it answers (a result without its call could not be sent), and
  * since issue 39 every message making a call still waiting for its result ({@link pendingToolCalls}: its
  * result could never be appended). A path that cannot fit them may truncate a result's content (head
- * and tail), never drop it. O(those messages).
+ * and tail), never drop it; the turn's fit, as its last resort when they alone do not fit, cuts the
+ * longest text among them (a result's content or the calling message's text) to its head and tail with
+ * the whole text in the file store, readable with `read_output` (`UnseenCut`, ADR 0147): every one of
+ * them is still sent. O(those messages).
  * @since 0.3.0
  */
 export const unseenToolPairs = (window: Window): ReadonlySet<string> => {

@@ -327,6 +327,25 @@ export const UserAskCut = Schema.TaggedStruct("UserAskCut", {
   stored: Schema.NullOr(Schema.String),
   ...receipted
 })
+/**
+ * A message of the newest unseen tool round was too large for the context window with everything else
+ * the fit could not remove (issue 39, ADR 0147): the tool result the model has not seen yet, or the text
+ * of the message making its call, kept its head and tail verbatim with a marker naming where the whole
+ * text is: the stream's file store (`read_output` returns it) when one is there, else the log. The fit's
+ * last resort for the unseen round, as `UserAskCut` is for the ask: the message stays (with its call or
+ * its result), only its longest part is cut. `parts` index the message's parts: a text part's text or a
+ * tool result's content is replaced. `tokens` is the message's count after the cut; `stored` the SHA-256
+ * of the whole text in the file store, or `null`.
+ * @since 0.8.0
+ */
+export const UnseenCut = Schema.TaggedStruct("UnseenCut", {
+  ...base,
+  messageId: Schema.String,
+  parts: Schema.Array(CutPart),
+  tokens: Schema.Int,
+  stored: Schema.NullOr(Schema.String),
+  ...receipted
+})
 /** Tool pairs were queued for a deferred summary. @since 0.1.0 */
 export const ToolPairsQueued = Schema.TaggedStruct("ToolPairsQueued", {
   ...base,
@@ -473,7 +492,8 @@ export type DecisionReason = typeof DecisionReason.Type
  * @since 0.8.0
  */
 export const TierDecision = Schema.Struct({
-  tier: Schema.Literal("soft", "hard", "proactive"),
+  /** The threshold tiers (0128); since v2 (ADR 0148) also the seam pipeline, the fit's stages and a compacting memory. */
+  tier: Schema.Literal("soft", "hard", "proactive", "seam", "fit", "memory"),
   reason: DecisionReason,
   usedTokens: Schema.Int,
   thresholdTokens: Schema.Int,
@@ -490,7 +510,8 @@ export type TierDecision = typeof TierDecision.Type
  */
 export const CompactionDecided = Schema.TaggedStruct("CompactionDecided", {
   ...base,
-  step: Schema.Literal("prepare", "render", "complete"),
+  /** The turn's step (0128), or (v2, ADR 0148) `load`: a compacting memory's load. */
+  step: Schema.Literal("prepare", "render", "complete", "load"),
   budgetTokens: Schema.Int,
   decisions: Schema.Array(TierDecision)
 })
@@ -600,6 +621,7 @@ export const WindowEvent = Schema.Union(
   ToolOutputPruned,
   MediaPruned,
   UserAskCut,
+  UnseenCut,
   ToolPairsQueued,
   ToolPairSummaryDeferred,
   DeferredSummariesApplied,
@@ -671,6 +693,7 @@ export const schemaVersions: { readonly [T in EventType]: number } = {
   ToolOutputPruned: 2,
   MediaPruned: 2,
   UserAskCut: 1,
+  UnseenCut: 1,
   ToolPairsQueued: 1,
   ToolPairSummaryDeferred: 1,
   DeferredSummariesApplied: 1,
@@ -688,7 +711,7 @@ export const schemaVersions: { readonly [T in EventType]: number } = {
   CheckpointSaved: 1,
   CheckpointWritesSaved: 1,
   CheckpointsDeleted: 1,
-  CompactionDecided: 1
+  CompactionDecided: 2
 }
 
 /** Every event type name. @since 0.1.0 */

@@ -72,6 +72,13 @@ const samples: { readonly [T in WindowEvent.EventType]: Omit<WindowEvent.EventOf
     tokens: 5,
     stored: null
   },
+  UnseenCut: {
+    _tag: "UnseenCut",
+    messageId: "t1",
+    parts: [{ partIndex: 0, text: "head [cut] tail" }],
+    tokens: 5,
+    stored: null
+  },
   ToolPairsQueued: { _tag: "ToolPairsQueued", toolCallIds: ["c1"] },
   ToolPairSummaryDeferred: {
     _tag: "ToolPairSummaryDeferred",
@@ -145,7 +152,7 @@ const unionTags = WindowEvent.WindowEvent.members.map((member) => {
 
 describe("WindowEvent", () => {
   it("eventTypes lists exactly the members of the union, each with a schema version", () => {
-    assert.strictEqual(unionTags.length, 38)
+    assert.strictEqual(unionTags.length, 39)
     assert.deepStrictEqual([...WindowEvent.eventTypes].sort(), [...unionTags].sort())
     assert.isTrue(WindowEvent.eventTypes.every((type) => WindowEvent.isEventType(type)))
     assert.isFalse(WindowEvent.isEventType("toString"))
@@ -487,6 +494,15 @@ describe("evolve", () => {
 
   it("TurnPolicySet leaves the window unchanged but the version bumps", () => {
     assert.deepStrictEqual(when(base, samples.TurnPolicySet), { ...base, version: base.version + 1 })
+  })
+
+  it("UnseenCut rewrites a tool result's content (or a text part's text) and its tokens; the message stays (ADR 0147)", () => {
+    const cut = when(base, samples.UnseenCut)
+    const result = cut.history.find((message) => message.id === "t1")
+    assert.strictEqual(result?.tokens, 5)
+    const part = result?.parts[0]
+    assert.strictEqual(part?.type === "tool_result" ? part.content : undefined, "head [cut] tail")
+    assert.deepStrictEqual(idsOf(cut.history), idsOf(base.history))
   })
 
   it("CompactionDecided leaves the window unchanged but the version bumps (ADR 0128)", () => {

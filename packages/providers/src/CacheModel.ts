@@ -492,6 +492,7 @@ const kindOfEvent = (event: WindowEvent.WindowEvent): CauseKind | undefined => {
     case "ToolOutputPruned":
     case "MediaPruned":
     case "UserAskCut":
+    case "UnseenCut":
       return "pruning"
     case "SystemPromptSet":
       return "system-change"

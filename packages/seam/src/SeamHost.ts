@@ -8,7 +8,7 @@
  * @since 0.1.0
  */
 import { LlmCompactor, type SummaryGuard, TemplateCompactor } from "@ctxlog/compaction"
-import type { Compactor, ContextService, EventCodec, EventLog, LanguageModel, Message } from "@ctxlog/core"
+import type { Compactor, ContextService, EventCodec, EventLog, LanguageModel, Message, WindowEvent } from "@ctxlog/core"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -53,6 +53,11 @@ export interface PipelineOutcome extends ContextService.Outcome {
   /** `refused`: the summary failed a guard (`SummaryGuard`); the refusal is recorded, nothing else. */
   readonly action: "none" | "produced" | "recompacted" | "refused"
   readonly cycleAdvanced: boolean
+  /**
+   * With `none`, when the pipeline evaluated the window (it is enabled): why it did not act, for the
+   * turn's folded `CompactionDecided` (tier `seam`; ADR 0148). The pipeline writes nothing for it.
+   */
+  readonly decision?: WindowEvent.TierDecision | undefined
 }
 
 /** Failures of reading a window. @since 0.1.0 */

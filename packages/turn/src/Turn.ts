@@ -334,22 +334,14 @@ const tierOf = (result: TieredCompaction.Result): string | undefined =>
 const recordDecisions = (
   stream: EventLog.StreamId,
   step: WindowEvent.EventOf<"CompactionDecided">["step"],
-  tiered: TieredCompaction.Config,
+  budgetTokens: number,
   decisions: ReadonlyArray<WindowEvent.TierDecision>
 ) =>
   decisions.length === 0
     ? Effect.void
     : Effect.flatMap(ContextService.ContextService, (ctx) =>
-        ctx.run(stream, () =>
-          Either.right([
-            {
-              _tag: "CompactionDecided" as const,
-              step,
-              budgetTokens: TieredCompaction.thresholds(tiered).budget,
-              decisions
-            }
-          ])
-        )
+        // Inside the step's batch: `run` joins its unit, so the decision rides in the step's one append.
+        ctx.run(stream, () => Either.right([{ _tag: "CompactionDecided" as const, step, budgetTokens, decisions }]))
       )
 
 /** The decision a tier's result carries, when it evaluated and did not act. */
@@ -425,7 +417,7 @@ export const prepare = (
           yield* recordDecisions(
             stream,
             "prepare",
-            tiered,
+            TieredCompaction.thresholds(tiered).budget,
             result === undefined ? yield* refusedDecision(stream, tiered, tiers) : decisionsOf(result)
           )
         }
@@ -542,12 +534,14 @@ export const render = (
       stream,
       Effect.gen(function* () {
         recorded = yield* recordPolicy(stream, valid)
+        // The evaluations that did not act, per attempt of the batch (a conflict runs it again).
+        const declined: Array<WindowEvent.TierDecision> = []
         // Between the calls of a turn: the soft tier only (no summary stalls the tool loop); when it is
         // not enough, the oldest history is trimmed to the soft threshold (it stays in the log).
         if ((options.iteration ?? 0) > 0 && tiered !== undefined && valid.compaction?.midIteration !== false) {
           const soft = yield* TieredCompaction.maybeSoftCompactMidIteration(stream, tiered)
           if (soft._tag !== "NoChange") tiers.push("soft-mid")
-          yield* recordDecisions(stream, "render", tiered, decisionsOf(soft))
+          declined.push(...decisionsOf(soft))
           if (TieredCompaction.pressure(soft.window, tiered) === "Hard") {
             // To the soft threshold of what is sent: the reasoning the builder drops is added back.
             const trimmed = yield* ctx.trimToBudget(
@@ -565,6 +559,7 @@ export const render = (
             ...(state.length === 0 ? {} : { stateText: state })
           })
           if (seams.action !== "none") tiers.push(`seam-${seams.action}`)
+          if (seams.decision !== undefined) declined.push(seams.decision)
         }
         // The fit: escalate until the render plus its reserve fits the window. The render's stats count
         // what it sends (`stats.unsentTokens` off the window's count); pruning and truncation never remove
@@ -642,6 +637,24 @@ export const render = (
                 Either.right<ReadonlyArray<WindowEvent.Draft>>(draft === undefined ? [] : [draft])
               )
             })
+          ],
+          // Last of all: the newest unseen tool round alone does not fit (a result the model has not seen,
+          // or the text of the message making its call): its longest text keeps its head and tail, the
+          // whole text goes to the file store, one `UnseenCut` (ADR 0147). It stays in the render, cut.
+          [
+            "fit-cut-unseen",
+            Effect.gen(function* () {
+              const window = yield* ctx.load(stream)
+              const draft = yield* AskCut.decideUnseen(
+                window,
+                built.stats,
+                (each) => builder.build(each, buildOptions),
+                AskCut.storeWhole(stream, valid.fileStore?.readTool ?? "read_output")
+              )
+              return yield* ctx.run(stream, () =>
+                Either.right<ReadonlyArray<WindowEvent.Draft>>(draft === undefined ? [] : [draft])
+              )
+            })
           ]
         ]
         // Cache-aware: cutting the unseen results at the tail keeps the cached prefix that pruning older
@@ -657,7 +670,17 @@ export const render = (
           if (fits(built)) break
           yield* CompactionStatus.report({ _tag: "TierStarted", operation: "maybeCompact", stream, tier: "fit" })
           const outcome = yield* stage
-          if (!("events" in outcome) || outcome.events.length === 0) continue
+          if (!("events" in outcome) || outcome.events.length === 0) {
+            // A fit stage that ran and found nothing to do (ADR 0148): the render's size against the window.
+            declined.push({
+              tier: "fit",
+              reason: "nothing-to-do",
+              usedTokens: promptTokens(built),
+              thresholdTokens: built.stats.contextWindow - built.stats.outputReserve,
+              detail: name
+            })
+            continue
+          }
           if (!tiers.includes(name)) tiers.push(name)
           built = yield* build(yield* ctx.load(stream))
         }
@@ -669,6 +692,14 @@ export const render = (
             contextWindow: built.stats.contextWindow
           })
         }
+        // Every evaluation of the render that did not act (the soft tier between calls, the seams, the fit's
+        // stages), folded into one `CompactionDecided` in the render's own append (ADR 0128, 0148).
+        yield* recordDecisions(
+          stream,
+          "render",
+          tiered === undefined ? available : TieredCompaction.thresholds(tiered).budget,
+          declined
+        )
         yield* RenderRecord.recordRender(stream, built, targetOf(valid), {
           config: valid.builder,
           options: buildOptions
@@ -796,7 +827,7 @@ export const complete = (
           const proactive = yield* TieredCompaction.maybeProactiveCompress(stream, tiered, usage)
           const tier = tierOf(proactive)
           if (tier !== undefined) tiers.push(tier)
-          yield* recordDecisions(stream, "complete", tiered, decisionsOf(proactive))
+          yield* recordDecisions(stream, "complete", TieredCompaction.thresholds(tiered).budget, decisionsOf(proactive))
         }
         yield* ctx.completeTurn(stream)
       }),
@@ -941,6 +972,11 @@ export interface RunOptions {
   readonly maxIterations?: number | undefined
   /** What each step runs in (a progress display, say): it must return the step's own result. */
   readonly around?: <A, E, R>(step: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+  /**
+   * The agent's state each render passes to the seam pipeline (`RenderOptions.briefing`), read before
+   * every render (the working set changes within a turn). Since 0.8.0.
+   */
+  readonly briefing?: (() => Briefing.BriefingState) | undefined
 }
 
 /** What {@link Session.run} did: the window at the end, the tiers every step ran, the model calls and the last answer. @since 0.8.0 */
@@ -1057,7 +1093,12 @@ export const open = (
           let usage: LanguageModel.Usage | undefined
           let modelCalls = 0
           for (let iteration = 0; iteration < maxIterations; iteration++) {
-            const rendered = yield* around(session.render({ iteration }))
+            const rendered = yield* around(
+              session.render({
+                iteration,
+                ...(options.briefing === undefined ? {} : { briefing: options.briefing() })
+              })
+            )
             tiers.push(...rendered.tiers)
             const answered = yield* call(rendered, iteration)
             modelCalls++

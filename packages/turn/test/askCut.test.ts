@@ -101,3 +101,68 @@ describe("the user's ask cut to fit (issue 39)", () => {
     }).pipe(Effect.provide(stack()))
   )
 })
+
+// ADR 0147: the unseen tool round's last resort. The answer carrying the call whose result the model has
+// not seen yet is too large to fit (04-mini-swe-agent at 2,500 tokens): no stage may drop it, so the fit
+// cuts its longest text to head and tail, the whole text in the file store, one `UnseenCut`.
+describe("the unseen tool round cut to fit (ADR 0147)", () => {
+  it.effect("the oversized answer of an unseen call: head and tail kept, the whole text readable, one UnseenCut", () =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        const stream = "unseen-cut-files"
+        const durable = yield* SqliteEventLog.make({ filename: ":memory:" })
+        const files = Context.get(durable, FileStore.FileStore)
+        const ctx = yield* ContextService.ContextService
+        yield* ctx.setSystemPrompt(stream, system)
+        yield* Turn.prepare(stream, { messages: [Message.user("Fix the failing test.")] }, policy)
+        yield* Turn.render(stream, policy).pipe(Effect.provideService(FileStore.FileStore, files))
+        const thinking = text("plan", 5_000)
+        yield* Turn.complete(
+          stream,
+          {
+            answer: [Message.text(thinking), Message.toolCall("call_big", "bash", { command: "ls" })],
+            results: [Message.toolResult("call_big", "a.js b.js")],
+            endTurn: false
+          },
+          policy
+        )
+        const rendered = yield* Turn.render(stream, policy, { iteration: 1 }).pipe(
+          Effect.provideService(FileStore.FileStore, files)
+        )
+        assert.isTrue(Turn.fits(rendered.built))
+        assert.include(rendered.tiers, "fit-cut-unseen")
+        // The fit's stages that ran and found nothing to do are the render's decisions (ADR 0148), folded
+        // into its one CompactionDecided: the ask cut among them (the ask is short).
+        const decided = rendered.events.flatMap((event) => (event._tag === "CompactionDecided" ? [event] : []))
+        assert.strictEqual(decided.length, 1)
+        const fit = decided[0]?.decisions.filter((decision) => decision.tier === "fit") ?? []
+        assert.include(
+          fit.map((decision) => decision.detail),
+          "fit-cut-ask"
+        )
+        assert.isTrue(fit.every((decision) => decision.reason === "nothing-to-do"))
+        const cuts = rendered.events.flatMap((event) => (event._tag === "UnseenCut" ? [event] : []))
+        assert.strictEqual(cuts.length, 1)
+        const [cut] = cuts
+        assert.strictEqual(cut?.stored, FileStore.sha256Of(thinking))
+        assert.isAbove(cut?.receipt?.tokensBefore ?? 0, cut?.receipt?.tokensAfter ?? Infinity)
+        // The call and its result are both still in the render; the answer holds its head, tail and marker.
+        const answer = Window.findMessage(rendered.window, cut?.messageId ?? "")
+        assert.deepStrictEqual(
+          Message.toolCallsOf(answer ?? Message.user("")).map((call) => call.id),
+          ["call_big"]
+        )
+        assert.include(rendered.body, "call_big")
+        assert.include(rendered.body, "a.js b.js")
+        const kept = Message.textOf(answer ?? Message.user(""))
+        assert.isTrue(kept.startsWith(thinking.slice(0, 200)))
+        assert.isTrue(kept.endsWith(thinking.slice(-100)))
+        const short = FileStore.shortId(FileStore.sha256Of(thinking))
+        assert.include(kept, `read_output {"id":"${short}"}`)
+        // The model can read all of it back.
+        assert.strictEqual((yield* files.read(stream, short)).content, thinking)
+        assert.deepStrictEqual(rebuildAll(yield* eventsOf(stream)), { renders: 2, failures: [] })
+      })
+    ).pipe(Effect.provide(stack()))
+  )
+})

@@ -470,7 +470,9 @@ const rewriteText = (
     tokens,
     parts: message.parts.map((part, index) => {
       const text = cut.get(index)
-      return text === undefined || part.type !== "text" ? part : { ...part, text }
+      if (text === undefined) return part
+      // A text part's text, or (UnseenCut) a tool result's content.
+      return part.type === "text" ? { ...part, text } : part.type === "tool_result" ? { ...part, content: text } : part
     })
   })
 }
@@ -637,6 +639,7 @@ const step = (state: State, event: WindowEvent, version: number): State => {
       return { ...state, history }
     }
     case "UserAskCut":
+    case "UnseenCut":
       return { ...state, history: rewriteText(state.history, event.messageId, event.parts, event.tokens) }
     case "ToolPairsQueued": {
       const queued = new Set(state.pendingToolPairs)

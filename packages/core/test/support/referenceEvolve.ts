@@ -259,7 +259,8 @@ const step = (window: Window, event: WindowEvent, version: number): Window => {
       }
       return { ...window, history }
     }
-    case "UserAskCut": {
+    case "UserAskCut":
+    case "UnseenCut": {
       const cut = new Map(event.parts.map((part) => [part.partIndex, part.text]))
       return {
         ...window,
@@ -271,7 +272,9 @@ const step = (window: Window, event: WindowEvent, version: number): Window => {
                 tokens: event.tokens,
                 parts: message.parts.map((part, index) => {
                   const text = cut.get(index)
-                  return text === undefined || part.type !== "text" ? part : { ...part, text }
+                  if (text === undefined) return part
+                  if (part.type === "tool_result") return { ...part, content: text }
+                  return part.type !== "text" ? part : { ...part, text }
                 })
               }
         )

@@ -337,17 +337,38 @@ export const make = (config: SeamConfig.SeamConfig) =>
     const run: SeamHost.Service["run"] = (stream, options: PipelineOptions = {}) =>
       Effect.gen(function* () {
         const window = yield* ctx.load(stream)
-        const nothing = (level: Option.Option<SeamConfig.SeamLevel>): PipelineOutcome => ({
+        const used = options.activeInputTokens ?? window.tokens.total
+        // Evaluated and not acted on (ADR 0148): why, what was measured and the line it was compared with
+        // (level 1's threshold when no level was due, the due level's when nothing could be folded).
+        const nothing = (
+          level: Option.Option<SeamConfig.SeamLevel>,
+          reason?: WindowEvent.DecisionReason
+        ): PipelineOutcome => ({
           window,
           events: [],
           level,
           action: "none",
-          cycleAdvanced: false
+          cycleAdvanced: false,
+          ...(reason === undefined
+            ? {}
+            : {
+                decision: {
+                  tier: "seam",
+                  reason,
+                  usedTokens: Math.round(used),
+                  thresholdTokens: Math.round(
+                    SeamConfig.valueAt(
+                      config.thresholds,
+                      Option.getOrElse(level, () => 1 as SeamConfig.SeamLevel)
+                    )
+                  )
+                }
+              })
         })
         if (!config.enabled) return nothing(Option.none())
         const highest = highestOf(window)
-        const due = SeamConfig.levelFor(config, options.activeInputTokens ?? window.tokens.total, highest)
-        if (Option.isNone(due)) return nothing(due)
+        const due = SeamConfig.levelFor(config, used, highest)
+        if (Option.isNone(due)) return nothing(due, "below-threshold")
         const level = due.value
         const history = window.history
         const seams = seamMessagesOf(window)
@@ -370,7 +391,9 @@ export const make = (config: SeamConfig.SeamConfig) =>
         const range = adjust(history, start, end)
         // The user's latest ask, kept by every seam: O(1), the fold keeps it (`State.latestAsk`).
         const ask = Window.latestUserAsk(window)
-        if (!escalate && splitPinned(history, range.start, range.end, [], ask).fold.length === 0) return nothing(due)
+        if (!escalate && splitPinned(history, range.start, range.end, [], ask).fold.length === 0) {
+          return nothing(due, "nothing-to-do")
+        }
         const produced = yield* Effect.either(
           escalate
             ? recompactWith(earlier, history, level, start, end, options.workspace, ask)

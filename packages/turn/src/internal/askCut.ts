@@ -6,8 +6,9 @@
  * one is there, else the log (the event that appended the message holds it whole). Recorded as one
  * `UserAskCut` event (its receipt names the message and the tokens before and after), so the render
  * rebuilds from the log byte for byte. The message keeps its id, so it is still the user's latest ask.
+ * The same cut is the unseen tool round's last resort (`UnseenCut`, ADR 0147).
  */
-import { type EventLog, Receipt, TokenCounter, Window, WindowEvent } from "@ctxlog/core"
+import { type EventLog, type Message, Receipt, TokenCounter, Window, WindowEvent } from "@ctxlog/core"
 import { FileStore } from "@ctxlog/memory"
 import type { CtxBuilder } from "@ctxlog/providers"
 import * as Effect from "effect/Effect"
@@ -45,6 +46,54 @@ export const minimumKeep = 200
 const overBy = (stats: CtxBuilder.BuildStats): number =>
   stats.total + stats.reminderTokens + stats.outputReserve - stats.contextWindow
 
+/** A cut's draft: the ask's (`UserAskCut`) or the unseen round's (`UnseenCut`). */
+export type CutDraft = Omit<WindowEvent.EventOf<"UserAskCut">, "id"> | Omit<WindowEvent.EventOf<"UnseenCut">, "id">
+
+/**
+ * Cut part `partIndex` of `message` (its text `text`) until `window` fits: a first guess from the
+ * overshoot, then corrected by what each probe build measures (at most 8). `undefined` when even the
+ * shortest cut does not fit.
+ */
+const cutToFit = <E, R>(
+  window: Window.Window,
+  message: Message.Message,
+  partIndex: number,
+  text: string,
+  stats: CtxBuilder.BuildStats,
+  build: (window: Window.Window) => Either.Either<CtxBuilder.Built<unknown>, unknown>,
+  store: (text: string) => Effect.Effect<Whereabouts, E, R>,
+  make: (cut: string, tokens: number, where: Whereabouts) => CutDraft
+): Effect.Effect<CutDraft | undefined, E, R | TokenCounter.TokenCounter> =>
+  Effect.gen(function* () {
+    const counter = yield* TokenCounter.TokenCounter
+    const partTokens = Math.max(1, counter.count(text))
+    let over = overBy(stats)
+    let keep = Math.floor((text.length * Math.max(0, partTokens - over - 64)) / partTokens)
+    let where: Whereabouts | undefined
+    for (let attempt = 0; attempt < 8 && keep >= minimumKeep; attempt++) {
+      where = where ?? (yield* store(text))
+      const cut = cutText(text, keep, where)
+      const parts = message.parts.map((part, index) =>
+        index !== partIndex
+          ? part
+          : part.type === "text"
+            ? { ...part, text: cut }
+            : part.type === "tool_result"
+              ? { ...part, content: cut }
+              : part
+      )
+      const draft = make(cut, counter.countMessage({ ...message, parts }), where)
+      // Evolved locally with a probe id to measure the cut; only the draft that fits is written.
+      const probe = build(Window.evolve(window, WindowEvent.stamp(draft, "probe")))
+      if (Either.isLeft(probe)) return undefined
+      over = overBy(probe.right.stats)
+      if (over <= 0) return draft
+      // Still over: take the overshoot (and a little more) off what is kept, by the text's characters a token.
+      keep = Math.floor(keep - ((over + 16) * text.length) / partTokens)
+    }
+    return undefined
+  })
+
 /**
  * The `UserAskCut` that makes `window` fit, or `undefined` when there is no ask, no text to cut, or even
  * the shortest cut does not fit. `build` builds a window (as the render does); `store` puts the whole text
@@ -55,12 +104,11 @@ export const decide = <E, R>(
   stats: CtxBuilder.BuildStats,
   build: (window: Window.Window) => Either.Either<CtxBuilder.Built<unknown>, unknown>,
   store: (text: string) => Effect.Effect<Whereabouts, E, R>
-): Effect.Effect<Omit<WindowEvent.EventOf<"UserAskCut">, "id"> | undefined, E, R | TokenCounter.TokenCounter> =>
-  Effect.gen(function* () {
-    const counter = yield* TokenCounter.TokenCounter
+): Effect.Effect<CutDraft | undefined, E, R | TokenCounter.TokenCounter> =>
+  Effect.suspend(() => {
     const id = Window.latestUserAsk(window)
     const ask = id === undefined ? undefined : Window.findMessage(window, id)
-    if (ask === undefined) return undefined
+    if (ask === undefined) return Effect.succeed(undefined)
     let partIndex = -1
     let text = ""
     for (const [index, part] of ask.parts.entries()) {
@@ -69,33 +117,61 @@ export const decide = <E, R>(
         text = part.text
       }
     }
-    if (partIndex < 0 || text.length <= minimumKeep) return undefined
-    const partTokens = Math.max(1, counter.count(text))
-    // A first guess from the overshoot, then corrected by what each probe build measures.
-    let over = overBy(stats)
-    let keep = Math.floor((text.length * Math.max(0, partTokens - over - 64)) / partTokens)
-    let where: Whereabouts | undefined
-    for (let attempt = 0; attempt < 8 && keep >= minimumKeep; attempt++) {
-      where = where ?? (yield* store(text))
-      const cut = cutText(text, keep, where)
-      const parts = ask.parts.map((part, index) => (index === partIndex ? { ...part, text: cut } : part))
-      const draft: Omit<WindowEvent.EventOf<"UserAskCut">, "id"> = {
-        _tag: "UserAskCut",
-        messageId: ask.id,
-        parts: [{ partIndex, text: cut }],
-        tokens: counter.countMessage({ ...ask, parts }),
-        stored: where._tag === "stored" ? where.sha256 : null,
-        receipt: Receipt.draft({ reason: "the user's ask alone does not fit the context window" })
+    if (partIndex < 0 || text.length <= minimumKeep) return Effect.succeed(undefined)
+    return cutToFit(window, ask, partIndex, text, stats, build, store, (cut, tokens, where) => ({
+      _tag: "UserAskCut",
+      messageId: ask.id,
+      parts: [{ partIndex, text: cut }],
+      tokens,
+      stored: where._tag === "stored" ? where.sha256 : null,
+      receipt: Receipt.draft({ reason: "the user's ask alone does not fit the context window" })
+    }))
+  })
+
+/**
+ * The unseen tool round's last resort (ADR 0147): the longest text among the messages no removal path may
+ * drop (`Window.unseenToolPairs`: the results the model has not seen, the messages making their calls,
+ * the calls still waiting) — a tool result's content (a plain one, without rich parts) or an assistant
+ * message's text — cut to its head and tail with the whole text stored, as one `UnseenCut`. `undefined`
+ * when there is nothing longer than the minimum to cut or even the shortest cut does not fit.
+ */
+export const decideUnseen = <E, R>(
+  window: Window.Window,
+  stats: CtxBuilder.BuildStats,
+  build: (window: Window.Window) => Either.Either<CtxBuilder.Built<unknown>, unknown>,
+  store: (text: string) => Effect.Effect<Whereabouts, E, R>
+): Effect.Effect<CutDraft | undefined, E, R | TokenCounter.TokenCounter> =>
+  Effect.suspend(() => {
+    let message: Message.Message | undefined
+    let partIndex = -1
+    let text = ""
+    for (const id of Window.unseenToolPairs(window)) {
+      const candidate = Window.findMessage(window, id)
+      if (candidate === undefined) continue
+      for (const [index, part] of candidate.parts.entries()) {
+        const own =
+          part.type === "text" && candidate.role === "assistant"
+            ? part.text
+            : part.type === "tool_result" && part.parts === undefined
+              ? part.content
+              : ""
+        if (own.length > text.length) {
+          message = candidate
+          partIndex = index
+          text = own
+        }
       }
-      // Evolved locally with a probe id to measure the cut; only the draft that fits is written.
-      const probe = build(Window.evolve(window, WindowEvent.stamp(draft, "probe")))
-      if (Either.isLeft(probe)) return undefined
-      over = overBy(probe.right.stats)
-      if (over <= 0) return draft
-      // Still over: take the overshoot (and a little more) off what is kept, by the text's characters a token.
-      keep = Math.floor(keep - ((over + 16) * text.length) / partTokens)
     }
-    return undefined
+    if (message === undefined || text.length <= minimumKeep) return Effect.succeed(undefined)
+    const chosen = message
+    return cutToFit(window, chosen, partIndex, text, stats, build, store, (cut, tokens, where) => ({
+      _tag: "UnseenCut",
+      messageId: chosen.id,
+      parts: [{ partIndex, text: cut }],
+      tokens,
+      stored: where._tag === "stored" ? where.sha256 : null,
+      receipt: Receipt.draft({ reason: "the unseen tool round alone does not fit the context window" })
+    }))
   })
 
 /** The whole text in the stream's file store when one is provided, else in the log (nothing to write). */
