@@ -5,6 +5,7 @@ import * as Option from "effect/Option"
 import { sql } from "kysely"
 import type { CatchUp } from "../RecallIndex.js"
 import type { Backend } from "./backend.js"
+import type { EventRow } from "./schema.js"
 import { factsOf, type Indexed, indexedOf, indexedTypes, messagesOf, searchableText } from "./indexing.js"
 import type { NewEntry, NewFact } from "./statements.js"
 import { counters } from "./workCounters.js"
@@ -21,17 +22,8 @@ import { counters } from "./workCounters.js"
 /** The checkpoint name of the recall projection. */
 export const name = "recall"
 
-interface Row {
-  readonly checkpoint: number
-  readonly global_position: number
-  readonly event_id: string
-  readonly stream_id: string
-  readonly stream_version: number
-  readonly type: string
-  readonly schema_version: number
-  readonly data: string
-  readonly recorded_at: number
-}
+/** An events row with the checkpoint it was read at (the columns the projection reads). */
+type Row = { readonly checkpoint: number } & Omit<EventRow, "metadata" | "hash">
 
 /** The recall projection over a backend. */
 export interface RecallProjection {
