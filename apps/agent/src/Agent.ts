@@ -13,7 +13,7 @@
  */
 import { ContextService, type EventLog, type LanguageModel, Message, TokenCounter, Window } from "@ctxlog/core"
 import { FileStore, RecallIndex } from "@ctxlog/memory"
-import { CtxBuilder, EnvSnapshot } from "@ctxlog/providers"
+import { EnvSnapshot } from "@ctxlog/providers"
 import { CompactionStatus, ModelCallTrace, type Policy, Turn } from "@ctxlog/turn"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -322,77 +322,85 @@ export const turn = (config: Config, text: string): Effect.Effect<TurnReport, un
     const turnReminder = yield* environmentReminder(config, before)
     const input = yield* storeLargeInput(config, policy, text)
     // The turn: prepare, then per model call render, the streamed call, the tools, complete (`Session.run`).
-    const session = yield* Turn.open(stream, policy)
-    const done = yield* session.run(
-      // The agent's skills scored against the user's words: the turn places the ones it chooses (ADR 0126).
-      { messages: [Message.user(input)], turnReminder, skills: Skills.matchesFor(text) },
-      (rendered) =>
-        Effect.gen(function* () {
-          const request = rendered.built.request
-          // The agent's policy names a provider builder and no framework format: it sends the provider's body.
-          if (!CtxBuilder.isProviderRequest(request))
-            return yield* Effect.dieMessage("the agent's policy set a framework format")
-          // Ctrl-C during the call: the answer streamed so far is kept, marked, and ends the turn.
-          const partial: Partial = { seen: undefined }
-          // The call's span (when tracing is on) carries the stream, the render's provenance and parameters.
-          const response = yield* callModel(ui, provider, provider.send(request, { turnReminder }), partial).pipe(
-            ModelCallTrace.traced(stream, rendered),
-            Effect.onInterrupt(() =>
-              session
-                .complete({
-                  answer: [Message.text(interruptedAnswer(partial.seen?.text ?? ""))],
-                  results: [],
-                  estimatedInputTokens: rendered.built.stats.total,
-                  endTurn: true
-                })
-                .pipe(Effect.ignore)
-            )
-          )
-          const calls = Message.toolCallsOf({ parts: response.parts })
-          // Tools, with real effects in the workspace.
-          const results: Array<Message.ToolResultPart> = []
-          const signals: Array<string> = []
-          for (const call of calls) {
-            ui.line(ui.dim(`  → ${call.name} ${JSON.stringify(call.input).slice(0, 120)}`))
-            const output = yield* tools.run(call.name, call.input)
-            // The whole output goes to the turn: it stores a large one (the window holds a preview) and
-            // cuts the rest to this provider's limit.
-            const whole = Message.toolResult(call.id, output.content, output.isError)
-            const stored =
-              policy.fileStore !== undefined &&
-              policy.fileStore !== null &&
-              call.name !== (policy.fileStore.readTool ?? "read_output") &&
-              Buffer.byteLength(output.content, "utf8") > policy.fileStore.thresholdBytes
-            const shown = stored ? undefined : Turn.truncateResult(policy, whole, call.name).content.length
-            const note =
-              shown === undefined
-                ? " (stored whole; the window holds a preview)"
-                : shown < output.content.length
-                  ? ` (truncated to ${shown} for ${provider.name})`
-                  : ""
-            ui.line(ui.dim(`    ${output.isError ? ui.warn("error") : "ok"} · ${output.content.length} chars${note}`))
-            results.push(whole)
-            const target = writtenPath(call)
-            if (target !== undefined && !output.isError) changedFilesOf(stream, before).push(target)
-            if (call.name === "run_command" && output.exitCode !== undefined && output.exitCode !== 0) {
-              signals.push(`the last command (${JSON.stringify(call.input)}) exited with code ${output.exitCode}`)
-            }
+    // The session is opened on the provider's pair (its config is the policy's builder), so the request
+    // it renders is the one the pair's client sends.
+    const done = yield* provider.pair.use((pair) =>
+      Effect.flatMap(Turn.open(stream, { ...policy, builder: pair.config }), (session) =>
+        session.run(
+          // The agent's skills scored against the user's words: the turn places the ones it chooses (ADR 0126).
+          { messages: [Message.user(input)], turnReminder, skills: Skills.matchesFor(text) },
+          (rendered) =>
+            Effect.gen(function* () {
+              // Ctrl-C during the call: the answer streamed so far is kept, marked, and ends the turn.
+              const partial: Partial = { seen: undefined }
+              // The call's span (when tracing is on) carries the stream, the render's provenance and parameters.
+              const response = yield* callModel(
+                ui,
+                provider,
+                pair.send(rendered.built.request, { turnReminder }),
+                partial
+              ).pipe(
+                ModelCallTrace.traced(stream, rendered),
+                Effect.onInterrupt(() =>
+                  session
+                    .complete({
+                      answer: [Message.text(interruptedAnswer(partial.seen?.text ?? ""))],
+                      results: [],
+                      estimatedInputTokens: rendered.built.stats.total,
+                      endTurn: true
+                    })
+                    .pipe(Effect.ignore)
+                )
+              )
+              const calls = Message.toolCallsOf({ parts: response.parts })
+              // Tools, with real effects in the workspace.
+              const results: Array<Message.ToolResultPart> = []
+              const signals: Array<string> = []
+              for (const call of calls) {
+                ui.line(ui.dim(`  → ${call.name} ${JSON.stringify(call.input).slice(0, 120)}`))
+                const output = yield* tools.run(call.name, call.input)
+                // The whole output goes to the turn: it stores a large one (the window holds a preview) and
+                // cuts the rest to this provider's limit.
+                const whole = Message.toolResult(call.id, output.content, output.isError)
+                const stored =
+                  policy.fileStore !== undefined &&
+                  policy.fileStore !== null &&
+                  call.name !== (policy.fileStore.readTool ?? "read_output") &&
+                  Buffer.byteLength(output.content, "utf8") > policy.fileStore.thresholdBytes
+                const shown = stored ? undefined : Turn.truncateResult(policy, whole, call.name).content.length
+                const note =
+                  shown === undefined
+                    ? " (stored whole; the window holds a preview)"
+                    : shown < output.content.length
+                      ? ` (truncated to ${shown} for ${provider.name})`
+                      : ""
+                ui.line(
+                  ui.dim(`    ${output.isError ? ui.warn("error") : "ok"} · ${output.content.length} chars${note}`)
+                )
+                results.push(whole)
+                const target = writtenPath(call)
+                if (target !== undefined && !output.isError) changedFilesOf(stream, before).push(target)
+                if (call.name === "run_command" && output.exitCode !== undefined && output.exitCode !== 0) {
+                  signals.push(`the last command (${JSON.stringify(call.input)}) exited with code ${output.exitCode}`)
+                }
+              }
+              return {
+                answer: response.parts,
+                results,
+                signals,
+                usage: response.usage,
+                estimatedInputTokens: rendered.built.stats.total,
+                contextEdits: response.contextEdits
+              }
+            }),
+          {
+            maxIterations: config.maxIterations ?? 12,
+            around: (step) => withSpinner(ui, step),
+            // The state a seam cycle's briefing restates: the mode and the files this session changed.
+            briefing: () => ({ mode: "coding", workingSet: [...changedFilesOf(stream, before)] })
           }
-          return {
-            answer: response.parts,
-            results,
-            signals,
-            usage: response.usage,
-            estimatedInputTokens: rendered.built.stats.total,
-            contextEdits: response.contextEdits
-          }
-        }),
-      {
-        maxIterations: config.maxIterations ?? 12,
-        around: (step) => withSpinner(ui, step),
-        // The state a seam cycle's briefing restates: the mode and the files this session changed.
-        briefing: () => ({ mode: "coding", workingSet: [...changedFilesOf(stream, before)] })
-      }
+        )
+      )
     )
     const { window, tiers, modelCalls, usage } = done
     const answer = Message.textOf({ parts: done.answer })

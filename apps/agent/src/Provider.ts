@@ -19,6 +19,7 @@ import {
   OpenAICompatibleModel,
   OpenAICtx,
   OpenAIResponsesModel,
+  ProviderPair,
   RetryPolicy
 } from "@ctxlog/providers"
 import * as Effect from "effect/Effect"
@@ -41,11 +42,8 @@ export class MissingEnv extends Schema.TaggedError<MissingEnv>()("MissingEnv", {
   }
 }
 
-/** A request the turn rendered, streamed back. `turnReminder` is the reminder the render carried. @since 0.1.0 */
-export type Send = (
-  request: CtxBuilder.RenderedRequest,
-  rendered?: { readonly turnReminder?: string | undefined }
-) => Stream.Stream<LanguageModel.ModelChunk, LanguageModel.ProviderError>
+/** A call's answer, streamed back. @since 0.8.0 */
+export type Reply = Stream.Stream<LanguageModel.ModelChunk, LanguageModel.ProviderError>
 
 /**
  * The context window cannot hold a conversation: the output reserve, the tool schemas and the turn
@@ -165,8 +163,11 @@ export interface Provider {
   readonly endpoint?: { readonly url: string; readonly given: boolean } | undefined
   /** The builder that renders every request (the turn policy's `builder`): rebuildable from the log. */
   readonly config: CtxBuilder.ProviderConfig
-  /** Send a request rendered by that builder. */
-  readonly send: Send
+  /**
+   * That builder config paired with the client that sends what it renders (`ProviderPair`): the turn
+   * opened on `pair.config` renders the request type `pair.send` takes. `pair.config` is `config`.
+   */
+  readonly pair: ProviderPair.AnyPair<Reply>
   /** How the HTTP client retries (the longest `retry-after` it waits is `maxDelayMs`). */
   readonly retry: RetryPolicy.RetryPolicy
 }
@@ -315,48 +316,44 @@ export const make = (options: Options): Effect.Effect<Provider, MissingEnv> =>
       // Compaction decides on its own thresholds; the builder's flag is not used by the loop.
       compressionThreshold: 0.85
     }
-    // A provider over a builder config and the call that sends what that builder renders. The turn
-    // renders with `CtxBuilder.forProvider(config)`, so `send` receives that builder's request shape.
-    const over = <R extends CtxBuilder.RenderedRequest>(
-      base: CtxBuilder.ProviderConfig,
-      send: (request: R, turnReminder: string | undefined) => ReturnType<Send>,
-      url?: string
-    ): Provider => {
-      // A tool output may take a quarter of the budget (the builders' default share is a tenth): the agent
-      // relies on deferred summaries and pruning to shrink big outputs once the model has seen them. The
-      // budget is the builder's, after its clamps (Ollama floors the window at 4K), not the raw option.
-      const clamped = CtxBuilder.forProvider(base).ctxWindow
-      const config: CtxBuilder.ProviderConfig = {
-        ...base,
-        toolOutputLimits: { defaultChars: toolOutputChars(clamped - outputReserve, Number.POSITIVE_INFINITY) }
-      }
-      return {
-        name,
-        model,
-        contextWindow: clamped,
-        outputReserve,
-        endpoint: url === undefined ? undefined : { url, given: options.baseUrl !== undefined },
-        config,
-        retry,
-        send: (request, rendered) => send(request as R, rendered?.turnReminder)
-      }
-    }
+    // A tool output may take a quarter of the budget (the builders' default share is a tenth): the agent
+    // relies on deferred summaries and pruning to shrink big outputs once the model has seen them. The
+    // budget is the builder's, after its clamps (Ollama floors the window at 4K), not the raw option.
+    const clampedWindow = (config: CtxBuilder.ProviderConfig) => CtxBuilder.forProvider(config).ctxWindow
+    const limited = <const C extends CtxBuilder.ProviderConfig>(base: C) => ({
+      ...base,
+      toolOutputLimits: { defaultChars: toolOutputChars(clampedWindow(base) - outputReserve, Number.POSITIVE_INFINITY) }
+    })
+    // A provider over a builder config paired with the call that sends what that builder renders
+    // (`ProviderPair.make` checks the call takes the config's request type).
+    const over = (pair: ProviderPair.AnyPair<Reply>, url?: string): Provider => ({
+      name,
+      model,
+      contextWindow: clampedWindow(pair.config),
+      outputReserve,
+      endpoint: url === undefined ? undefined : { url, given: options.baseUrl !== undefined },
+      config: pair.config,
+      retry,
+      pair
+    })
     switch (name) {
       case "offline": {
         const offline = yield* OfflineModel.make(uniqueCallIds(options.script ?? OfflineModel.echoScript), model)
-        return over({ provider: "default", ...common }, (request: DefaultCtx.ChatCompletionsRequest, turnReminder) =>
-          Stream.unwrap(
-            Effect.map(
-              Effect.mapError(
-                chatToModelRequest(request, turnReminder),
-                (error) =>
-                  new LanguageModel.ProviderError({
-                    provider: name,
-                    reason: "bad_request",
-                    detail: `the offline model could not read the rendered request: ${error.message}`
-                  })
-              ),
-              (modelRequest) => offline.stream(modelRequest)
+        return over(
+          ProviderPair.make(limited({ provider: "default", ...common }), (request, { turnReminder }) =>
+            Stream.unwrap(
+              Effect.map(
+                Effect.mapError(
+                  chatToModelRequest(request, turnReminder),
+                  (error) =>
+                    new LanguageModel.ProviderError({
+                      provider: name,
+                      reason: "bad_request",
+                      detail: `the offline model could not read the rendered request: ${error.message}`
+                    })
+                ),
+                (modelRequest) => offline.stream(modelRequest)
+              )
             )
           )
         )
@@ -371,8 +368,7 @@ export const make = (options: Options): Effect.Effect<Provider, MissingEnv> =>
           retry
         })
         return over(
-          { provider: "anthropic", ...common },
-          (request: AnthropicCtx.AnthropicRequest) => client.streamRequest(request),
+          ProviderPair.make(limited({ provider: "anthropic", ...common }), (request) => client.streamRequest(request)),
           options.baseUrl ?? "https://api.anthropic.com"
         )
       }
@@ -388,8 +384,9 @@ export const make = (options: Options): Effect.Effect<Provider, MissingEnv> =>
           retry
         })
         return over(
-          { provider: "openai", api: "responses", ...common },
-          (request: OpenAICtx.ResponsesRequest) => client.streamRequest(request),
+          ProviderPair.make(limited({ provider: "openai", api: "responses", ...common }), (request) =>
+            client.streamRequest(request)
+          ),
           options.baseUrl ?? "https://api.openai.com/v1"
         )
       }
@@ -409,8 +406,9 @@ export const make = (options: Options): Effect.Effect<Provider, MissingEnv> =>
         })
         // Ollama's builder floors the window at 4K (`contextWindow` is the builder's, after clamps).
         return over(
-          name === "openai" ? { provider: "openai", ...common } : { provider: "ollama", ...common },
-          (request: OpenAICtx.ChatCompletionsRequest) => client.streamRequest(request),
+          name === "openai"
+            ? ProviderPair.make(limited({ provider: "openai", ...common }), (request) => client.streamRequest(request))
+            : ProviderPair.make(limited({ provider: "ollama", ...common }), (request) => client.streamRequest(request)),
           baseUrl
         )
       }

@@ -190,22 +190,41 @@ export interface CompactContextOptions {
   readonly guard?: Guard | undefined
 }
 
-const settings = (config: Config) => ({
-  budget: Budget.tokensOf(config.budget),
-  soft: config.softThreshold ?? 0.7,
-  hard: config.hardThreshold ?? 0.85,
-  target: config.targetRatio ?? 0.5,
-  cooldown: config.cooldownTurns ?? 2,
-  maxSummaryTokens:
-    config.maxSummaryTokens ?? Math.max(32, Math.min(1024, Math.floor(Budget.tokensOf(config.budget) / 8))),
-  proactive: config.proactiveThreshold ?? 0.6,
-  coldZoneShare: config.coldZoneShare ?? defaultColdZoneShare,
-  calibrate: config.calibrate ?? true,
-  timeout: config.compactorTimeout ?? Duration.seconds(120)
-})
-
 /** The cold zone's share of the budget when a config sets none (issue 39, ADR 0126). @since 0.8.0 */
 export const defaultColdZoneShare = 0.05
+
+/**
+ * The defaults of a {@link Config}'s shares and counts, in one place (ADR 0145). `fitTargetRatio` is not a
+ * `Config` field: it is the target the turn's fit (`@ctxlog/turn`'s `fit-hard`) summarizes to when its
+ * policy sets no `targetRatio` — 0.45, below the tiers' own 0.5, as it has been since the turn module was
+ * written; the two are kept apart so no recorded figure moves.
+ * @since 0.8.0
+ */
+export const defaults = {
+  softThreshold: 0.7,
+  hardThreshold: 0.85,
+  targetRatio: 0.5,
+  fitTargetRatio: 0.45,
+  cooldownTurns: 2,
+  proactiveThreshold: 0.6,
+  coldZoneShare: defaultColdZoneShare,
+  calibrate: true,
+  compactorTimeoutSeconds: 120
+} as const
+
+const settings = (config: Config) => ({
+  budget: Budget.tokensOf(config.budget),
+  soft: config.softThreshold ?? defaults.softThreshold,
+  hard: config.hardThreshold ?? defaults.hardThreshold,
+  target: config.targetRatio ?? defaults.targetRatio,
+  cooldown: config.cooldownTurns ?? defaults.cooldownTurns,
+  maxSummaryTokens:
+    config.maxSummaryTokens ?? Math.max(32, Math.min(1024, Math.floor(Budget.tokensOf(config.budget) / 8))),
+  proactive: config.proactiveThreshold ?? defaults.proactiveThreshold,
+  coldZoneShare: config.coldZoneShare ?? defaults.coldZoneShare,
+  calibrate: config.calibrate ?? defaults.calibrate,
+  timeout: config.compactorTimeout ?? Duration.seconds(defaults.compactorTimeoutSeconds)
+})
 
 const share = (value: number | undefined) => value === undefined || (Number.isFinite(value) && value > 0 && value <= 1)
 

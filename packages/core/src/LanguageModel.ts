@@ -8,15 +8,20 @@ import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import type * as Stream from "effect/Stream"
-import type { JsonValue, Part, Role } from "./Message.js"
+import { JsonValue, type Part, type Role } from "./Message.js"
 
-/** A tool the model may call. @since 0.1.0 */
-export interface ToolSpec {
-  readonly name: string
-  readonly description: string
-  /** JSON Schema of the input. */
-  readonly inputSchema: { readonly [key: string]: JsonValue }
-}
+/**
+ * A tool the model may call: `inputSchema` is the JSON Schema of its input. The one declaration of a
+ * tool spec (the turn policy's render settings and the render specs decode with it). The schema since 0.8.0.
+ * @since 0.1.0
+ */
+export const ToolSpec = Schema.Struct({
+  name: Schema.String,
+  description: Schema.String,
+  inputSchema: Schema.Record({ key: Schema.String, value: JsonValue })
+})
+/** @since 0.1.0 */
+export interface ToolSpec extends Schema.Schema.Type<typeof ToolSpec> {}
 
 /** A provider-neutral chat message. @since 0.1.0 */
 export interface ChatMessage {

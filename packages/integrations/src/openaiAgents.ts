@@ -722,7 +722,7 @@ export class CtxlogSession
    * @since 0.8.0
    */
   traceModel(model: Model, options: { readonly name?: string; readonly endpoint?: string } = {}): Model {
-    const builder = this.policy.builder as { readonly provider: string; readonly model?: string }
+    const builder = this.policy.builder
     const name = options.name ?? builder.model ?? "unknown"
     return tracedModel(model, async (request: ModelRequest, stream: boolean): Promise<ModelCallSpan> => {
       const context = await this.open()

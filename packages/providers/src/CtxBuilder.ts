@@ -158,6 +158,35 @@ export type ProviderConfig =
   | ({ readonly provider: "ollama" } & OllamaCtx.Config)
   | ({ readonly provider: "default" } & DefaultCtx.Config)
 
+/** The type of an optional field of a config, `undefined` when the config has no such key. */
+type OptionalOf<C, K extends string> = K extends keyof C ? C[K] : undefined
+
+/** The provider body a config's builder renders (its framework `format` aside). */
+type BodyOf<C extends ProviderConfig> = C extends { readonly provider: "anthropic" }
+  ? AnthropicRequest
+  : C extends { readonly provider: "openai" }
+    ? C extends { readonly api: "responses" }
+      ? ResponsesRequest
+      : OptionalOf<C, "api"> extends "chat_completions" | undefined
+        ? ChatCompletionsRequest
+        : ChatCompletionsRequest | ResponsesRequest
+    : ChatCompletionsRequest
+
+/**
+ * The request {@link forProvider} renders for a config: Anthropic's Messages body, OpenAI's
+ * Responses body (`api: "responses"`), a Chat Completions body (OpenAI chat, Ollama, the default
+ * builder), or a framework's form when the config sets `format`. A config whose provider is not known
+ * statically gives the union ({@link AnyRequest} for `ProviderConfig` itself).
+ * @since 0.8.0
+ */
+export type RequestOf<C extends ProviderConfig> = C extends unknown
+  ? C extends { readonly format: FrameworkFormat.FrameworkFormat }
+    ? FrameworkFormat.FrameworkRequest
+    : OptionalOf<C, "format"> extends undefined
+      ? BodyOf<C>
+      : BodyOf<C> | FrameworkFormat.FrameworkRequest
+  : never
+
 /** Pick the builder for a provider. @since 0.1.0 */
 export function forProvider(config: ProviderConfig & { readonly format?: undefined }): CtxBuilder<RenderedRequest>
 export function forProvider(config: ProviderConfig): CtxBuilder<AnyRequest>

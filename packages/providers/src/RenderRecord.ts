@@ -8,15 +8,7 @@
  *
  * @since 0.1.0
  */
-import {
-  ContextService,
-  EventHash,
-  EventLog,
-  type LanguageModel,
-  Message,
-  Window,
-  type WindowEvent
-} from "@ctxlog/core"
+import { ContextService, EventHash, EventLog, LanguageModel, Message, Window, type WindowEvent } from "@ctxlog/core"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
@@ -92,13 +84,7 @@ export const ProviderConfigSchema = Schema.Union(
   Schema.Struct({ provider: Schema.Literal("default"), ...common })
 )
 
-const ToolSpecs = Schema.Array(
-  Schema.Struct({
-    name: Schema.String,
-    description: Schema.String,
-    inputSchema: Schema.Record({ key: Schema.String, value: Message.JsonValue })
-  })
-)
+const ToolSpecs = Schema.Array(LanguageModel.ToolSpec)
 
 const decodeProviderConfig = Schema.decodeUnknownEither(ProviderConfigSchema, { onExcessProperty: "error" })
 

@@ -8,6 +8,8 @@
 export * as AnthropicCtx from "./AnthropicCtx.js"
 /** The builder interface and `forProvider`. @since 0.1.0 */
 export * as CtxBuilder from "./CtxBuilder.js"
+/** A builder config and the client call that sends what it renders, as one typed value. @since 0.8.0 */
+export * as ProviderPair from "./ProviderPair.js"
 /** Framework formats: a render in the AI SDK's, OpenAI Agents' or LangChain's own form. @since 0.8.0 */
 export * as FrameworkFormat from "./FrameworkFormat.js"
 /** The environment snapshot and its rendering as the turn reminder. @since 0.1.0 */

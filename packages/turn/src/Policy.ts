@@ -11,7 +11,7 @@
  * @since 0.4.0
  */
 import { TieredCompaction, type ToolOutputPruning } from "@ctxlog/compaction"
-import { Budget, Message } from "@ctxlog/core"
+import { Budget, LanguageModel, type Message } from "@ctxlog/core"
 import { CtxBuilder, RenderRecord } from "@ctxlog/providers"
 import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
@@ -21,18 +21,11 @@ const opt = <S extends Schema.Schema.Any>(schema: S) => Schema.optionalWith(sche
 const Share = Schema.Number.pipe(Schema.finite(), Schema.greaterThan(0), Schema.lessThanOrEqualTo(1))
 const Count = Schema.Int.pipe(Schema.nonNegative())
 
-/** A tool the model may call. @since 0.4.0 */
-export const ToolSpec = Schema.Struct({
-  name: Schema.String,
-  description: Schema.String,
-  inputSchema: Schema.Record({ key: Schema.String, value: Message.JsonValue })
-})
-
 /** The options every render of the turn is built with (`CtxBuilder.BuildOptions`). @since 0.4.0 */
 export const RenderSettings = Schema.Struct({
   systemPrompt: opt(Schema.String),
   turnReminder: opt(Schema.String),
-  tools: opt(Schema.Array(ToolSpec)),
+  tools: opt(Schema.Array(LanguageModel.ToolSpec)),
   maxOutputTokens: opt(Schema.Int.pipe(Schema.positive())),
   temperature: opt(Schema.Number)
 })

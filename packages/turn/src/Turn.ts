@@ -47,7 +47,7 @@ import {
   type WindowEvent
 } from "@ctxlog/core"
 import { ContextAssembly, FileStore, FullTextRecall } from "@ctxlog/memory"
-import { CtxBuilder, RenderRecord, Truncation } from "@ctxlog/providers"
+import { CtxBuilder, type ProviderPair, RenderRecord, Truncation } from "@ctxlog/providers"
 import { Briefing, SeamConfig, SeamHost } from "@ctxlog/seam"
 import * as Chunk from "effect/Chunk"
 import * as Context from "effect/Context"
@@ -151,9 +151,13 @@ export interface Step extends ContextService.Outcome {
   readonly tiers: Tiers
 }
 
-/** A rendered request, recorded. @since 0.4.0 */
-export interface Rendered extends Step {
-  readonly built: CtxBuilder.Built<CtxBuilder.AnyRequest>
+/**
+ * A rendered request, recorded. `R` is the request type of the policy's builder (`ProviderPair.RequestOf`):
+ * a {@link Session} opened on a builder config whose provider is known statically renders that provider's body.
+ * @since 0.4.0
+ */
+export interface Rendered<R = CtxBuilder.AnyRequest> extends Step {
+  readonly built: CtxBuilder.Built<R>
   /** The exact bytes to send (`RenderRecord.serialize`); `PromptRendered.sha256` is their hash. */
   readonly body: string
   readonly budget: Budget.Budget
@@ -995,13 +999,13 @@ export interface RunResult {
  * state; `run` is the common loop (render, call the model, complete, until an answer calls no tool).
  * @since 0.8.0
  */
-export interface Session {
+export interface Session<R = CtxBuilder.AnyRequest> {
   readonly stream: EventLog.StreamId
   readonly state: SynchronizedRef.SynchronizedRef<State>
   /** {@link prepare} under the session's policy; a user message starts the turn (iteration 0). */
   readonly prepare: (input: Input) => Effect.Effect<Step, TurnError, Requirements>
   /** {@link render} at the session's iteration (unless `options.iteration` says) and with the turn's reminder. */
-  readonly render: (options?: RenderOptions) => Effect.Effect<Rendered, TurnError, Requirements>
+  readonly render: (options?: RenderOptions) => Effect.Effect<Rendered<R>, TurnError, Requirements>
   /** {@link complete} with the turn's reminder. */
   readonly complete: (completion: Completion) => Effect.Effect<Step, TurnError, Requirements>
   /** {@link reload}: record another policy; the steps after it run under it. */
@@ -1012,24 +1016,35 @@ export interface Session {
    * One user turn: `prepare` with `input`, then per model call `render`, `call` (the model, and the
    * tools it called) and `complete`, until an answer calls no tool or `maxIterations` calls were made.
    */
-  readonly run: <E, R>(
+  readonly run: <E, Q>(
     input: Input,
-    call: (rendered: Rendered, iteration: number) => Effect.Effect<Answer, E, R>,
+    call: (rendered: Rendered<R>, iteration: number) => Effect.Effect<Answer, E, Q>,
     options?: RunOptions
-  ) => Effect.Effect<RunResult, TurnError | E, Requirements | R>
+  ) => Effect.Effect<RunResult, TurnError | E, Requirements | Q>
 }
 
 const hasUserMessage = (input: Input): boolean => input.messages.some((message) => message.role === "user")
 
 /**
+ * The render of a session whose policy's builder is `C`. The one place the builder config's type
+ * meets the request it renders: `render` builds with `CtxBuilder.forProvider(policy.builder)`, and the
+ * checked builder is the decoded copy of `C` (same provider, `api` and `format`), so its request is
+ * `ProviderPair.RequestOf<C>`.
+ */
+const renderedOf = <C extends CtxBuilder.ProviderConfig>(rendered: Rendered): Rendered<ProviderPair.RequestOf<C>> =>
+  rendered as Rendered<ProviderPair.RequestOf<C>>
+
+/**
  * Open a stream's turns under `policy` (checked here: an invalid policy fails with
  * {@link Policy.InvalidPolicy} and nothing is written). Requires the turn's cache ({@link layer}).
+ * The session's renders have the request type of the policy's builder (`ProviderPair.RequestOf`):
+ * with a `ProviderPair`'s config as the builder, `pair.send` takes them as they are.
  * @since 0.8.0
  */
-export const open = (
+export const open = <C extends CtxBuilder.ProviderConfig = CtxBuilder.ProviderConfig>(
   stream: EventLog.StreamId,
-  policy: Policy.Policy
-): Effect.Effect<Session, Policy.InvalidPolicy, Records> =>
+  policy: Policy.Policy & { readonly builder: C }
+): Effect.Effect<Session<ProviderPair.RequestOf<C>>, Policy.InvalidPolicy, Records> =>
   Effect.gen(function* () {
     const records = yield* Records
     const valid = yield* checked(policy)
@@ -1038,7 +1053,7 @@ export const open = (
     const step = <A, E, R>(use: (current: State) => Effect.Effect<readonly [A, State], E, R>) =>
       SynchronizedRef.modifyEffect(state, use).pipe(Effect.provideService(Records, records))
     const reminderOf = (given: string | undefined, current: State) => given ?? current.turnReminder
-    const session: Session = {
+    const session: Session<ProviderPair.RequestOf<C>> = {
       stream,
       state,
       prepare: (input) =>
@@ -1064,7 +1079,7 @@ export const open = (
               iteration,
               ...(turnReminder === undefined ? {} : { turnReminder })
             }),
-            (done) => [done, { ...current, iteration: iteration + 1 }]
+            (done) => [renderedOf<C>(done), { ...current, iteration: iteration + 1 }]
           )
         }),
       complete: (completion) =>

@@ -6,6 +6,7 @@ import { sql } from "kysely"
 import type { CatchUp } from "../RecallIndex.js"
 import * as Sealing from "../Sealing.js"
 import type { Backend } from "./backend.js"
+import type { EventRow } from "./schema.js"
 import { factsOf, type Indexed, indexedOf, indexedTypes, messagesOf, searchableText } from "./indexing.js"
 import type { NewEntry, NewFact } from "./statements.js"
 import { counters } from "./workCounters.js"
@@ -22,18 +23,8 @@ import { counters } from "./workCounters.js"
 /** The checkpoint name of the recall projection. */
 export const name = "recall"
 
-/** A stored event the projection reads. */
-export interface Row {
-  readonly checkpoint: number
-  readonly global_position: number
-  readonly event_id: string
-  readonly stream_id: string
-  readonly stream_version: number
-  readonly type: string
-  readonly schema_version: number
-  readonly data: string
-  readonly recorded_at: number
-}
+/** A stored event the projection reads: an events row with the checkpoint it was read at. */
+export type Row = { readonly checkpoint: number } & Omit<EventRow, "metadata" | "hash">
 
 /** The recall projection over a backend. */
 export interface RecallProjection {

@@ -1,4 +1,4 @@
-import type { ColumnType, Generated } from "kysely"
+import type { ColumnType, Generated, Insertable, Selectable } from "kysely"
 
 /** Both dialects store epoch milliseconds in BIGINT/INTEGER columns; `pg` is told to parse int8 as number. */
 export interface StreamsTable {
@@ -23,6 +23,12 @@ export interface EventsTable {
   readonly recorded_at: number
   readonly hash: string
 }
+
+/** An events row as a read returns it (derived from {@link EventsTable}: the one declaration of the table). */
+export type EventRow = Selectable<EventsTable>
+
+/** An events row as the append path writes it (the generated position left to the database). */
+export type NewEventRow = Omit<Insertable<EventsTable>, "global_position">
 
 export interface SnapshotsTable {
   readonly stream_id: string

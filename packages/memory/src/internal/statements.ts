@@ -1,5 +1,5 @@
 import { type Compilable, type Kysely, type RawBuilder, sql } from "kysely"
-import type { Database, RecallEntriesTable } from "./schema.js"
+import type { Database, NewEventRow, RecallEntriesTable } from "./schema.js"
 
 // The append hot path builds its statements with kysely once, then runs the compiled SQL through the
 // driver's own prepared statements: kysely would rebuild and recompile the query on every call.
@@ -107,18 +107,8 @@ export const appendStatements = (db: Kysely<Database>) => ({
   )
 })
 
-/** Rows the append path writes. */
-export interface NewEvent {
-  readonly event_id: string
-  readonly stream_id: string
-  readonly stream_version: number
-  readonly type: string
-  readonly schema_version: number
-  readonly data: string
-  readonly metadata: string
-  readonly recorded_at: number
-  readonly hash: string
-}
+/** Rows the append path writes (the events table's insert type, `schema.ts`). */
+export type NewEvent = NewEventRow
 
 /** A recall row to insert: the table's columns less the generated id, with the source narrowed. */
 export type NewEntry = Omit<RecallEntriesTable, "entry_id" | "source"> & {

@@ -6,21 +6,9 @@ import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import * as Redaction from "../Redaction.js"
+import type { EventRow } from "./schema.js"
 import { eventColumns, metadataOf, type StoreShared } from "./storeShared.js"
 import { counters } from "./workCounters.js"
-
-interface EventRow {
-  readonly global_position: number
-  readonly event_id: string
-  readonly stream_id: string
-  readonly stream_version: number
-  readonly type: string
-  readonly schema_version: number
-  readonly data: string
-  readonly metadata: unknown
-  readonly recorded_at: number
-  readonly hash: string
-}
 
 /**
  * The envelopes of one page of rows, decoded in one synchronous loop (no effect per row); the first row
