@@ -1410,6 +1410,17 @@ const cacheCommand = Command.make("cache", { ...reading, stream }, (options) =>
 
 // serve ------------------------------------------------------------------------------------------
 
+/** Resolves with the first SIGINT or SIGTERM the process gets (its listeners removed either way). */
+const stopSignal = Effect.async<NodeJS.Signals>((resume) => {
+  const stop = (signal: NodeJS.Signals) => resume(Effect.succeed(signal))
+  process.once("SIGINT", stop)
+  process.once("SIGTERM", stop)
+  return Effect.sync(() => {
+    process.off("SIGINT", stop)
+    process.off("SIGTERM", stop)
+  })
+})
+
 const serveCommand = Command.make(
   "serve",
   {
@@ -1441,7 +1452,10 @@ const serveCommand = Command.make(
             })
         const server = yield* Server.start(source, { port: options.port, host: options.host, policies, restore })
         yield* Console.log(`ctxlog viewer on ${server.url} (${source.target}); Ctrl-C to stop`)
-        return yield* Effect.never
+        // Ctrl-C (or a SIGTERM) is how a viewer is meant to stop: the server closes with the scope and
+        // the command exits 0, not with the signal's 130 that `pnpm ctxlog serve` reports as a failure.
+        const signal = yield* stopSignal
+        yield* Console.log(`ctxlog viewer stopped (${signal})`)
       })
     )
 ).pipe(Command.withDescription("a local web time-travel viewer"))
