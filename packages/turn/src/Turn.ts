@@ -570,6 +570,20 @@ export const render = (
         // reasoning, so their targets in the window's own tokens are the budget plus the unsent tokens.
         let built = yield* build(yield* ctx.load(stream))
         const counted = (window: Window.Window) => available + builder.unsentTokens(window)
+        // A last-resort cut (the ask's, the unseen round's): on the window as it is when the stage runs and
+        // the render before it, one event or none, the whole text in the file store (ADR 0124, 0147).
+        const cutStage = (decideCut: typeof AskCut.decide) =>
+          Effect.gen(function* () {
+            const draft = yield* decideCut(
+              yield* ctx.load(stream),
+              built.stats,
+              (each) => builder.build(each, buildOptions),
+              AskCut.storeWhole(stream, valid.fileStore?.readTool ?? "read_output")
+            )
+            return yield* ctx.run(stream, () =>
+              Either.right<ReadonlyArray<WindowEvent.Draft>>(draft === undefined ? [] : [draft])
+            )
+          })
         type Stage = readonly [
           string,
           Effect.Effect<ContextService.Outcome | TieredCompaction.Result, TurnError, Requirements>
@@ -627,39 +641,11 @@ export const render = (
           ["fit-trim", ctx.trimToBudget(stream, available)],
           // Last: the user's latest ask alone does not fit; its head and tail stay, the whole text goes to
           // the file store (or stays in the log), one `UserAskCut` (issue 39, ADR 0124).
-          [
-            "fit-cut-ask",
-            Effect.gen(function* () {
-              const window = yield* ctx.load(stream)
-              const draft = yield* AskCut.decide(
-                window,
-                built.stats,
-                (each) => builder.build(each, buildOptions),
-                AskCut.storeWhole(stream, valid.fileStore?.readTool ?? "read_output")
-              )
-              return yield* ctx.run(stream, () =>
-                Either.right<ReadonlyArray<WindowEvent.Draft>>(draft === undefined ? [] : [draft])
-              )
-            })
-          ],
+          ["fit-cut-ask", cutStage(AskCut.decide)],
           // Last of all: the newest unseen tool round alone does not fit (a result the model has not seen,
           // or the text of the message making its call): its longest text keeps its head and tail, the
           // whole text goes to the file store, one `UnseenCut` (ADR 0147). It stays in the render, cut.
-          [
-            "fit-cut-unseen",
-            Effect.gen(function* () {
-              const window = yield* ctx.load(stream)
-              const draft = yield* AskCut.decideUnseen(
-                window,
-                built.stats,
-                (each) => builder.build(each, buildOptions),
-                AskCut.storeWhole(stream, valid.fileStore?.readTool ?? "read_output")
-              )
-              return yield* ctx.run(stream, () =>
-                Either.right<ReadonlyArray<WindowEvent.Draft>>(draft === undefined ? [] : [draft])
-              )
-            })
-          ]
+          ["fit-cut-unseen", cutStage(AskCut.decideUnseen)]
         ]
         // Cache-aware: cutting the unseen results at the tail keeps the cached prefix that pruning older
         // outputs or summarizing would break, so it goes first when the policy prefers the prefix.

@@ -49,6 +49,18 @@ const overBy = (stats: CtxBuilder.BuildStats): number =>
 /** A cut's draft: the ask's (`UserAskCut`) or the unseen round's (`UnseenCut`). */
 export type CutDraft = Omit<WindowEvent.EventOf<"UserAskCut">, "id"> | Omit<WindowEvent.EventOf<"UnseenCut">, "id">
 
+/** The cut event of `tag` for one part of `messageId`, with its receipt's reason. */
+const draftOf =
+  (tag: CutDraft["_tag"], messageId: string, partIndex: number, reason: string) =>
+  (cut: string, tokens: number, where: Whereabouts): CutDraft => ({
+    _tag: tag,
+    messageId,
+    parts: [{ partIndex, text: cut }],
+    tokens,
+    stored: where._tag === "stored" ? where.sha256 : null,
+    receipt: Receipt.draft({ reason })
+  })
+
 /**
  * Cut part `partIndex` of `message` (its text `text`) until `window` fits: a first guess from the
  * overshoot, then corrected by what each probe build measures (at most 8). `undefined` when even the
@@ -118,14 +130,16 @@ export const decide = <E, R>(
       }
     }
     if (partIndex < 0 || text.length <= minimumKeep) return Effect.succeed(undefined)
-    return cutToFit(window, ask, partIndex, text, stats, build, store, (cut, tokens, where) => ({
-      _tag: "UserAskCut",
-      messageId: ask.id,
-      parts: [{ partIndex, text: cut }],
-      tokens,
-      stored: where._tag === "stored" ? where.sha256 : null,
-      receipt: Receipt.draft({ reason: "the user's ask alone does not fit the context window" })
-    }))
+    return cutToFit(
+      window,
+      ask,
+      partIndex,
+      text,
+      stats,
+      build,
+      store,
+      draftOf("UserAskCut", ask.id, partIndex, "the user's ask alone does not fit the context window")
+    )
   })
 
 /**
@@ -164,14 +178,16 @@ export const decideUnseen = <E, R>(
     }
     if (message === undefined || text.length <= minimumKeep) return Effect.succeed(undefined)
     const chosen = message
-    return cutToFit(window, chosen, partIndex, text, stats, build, store, (cut, tokens, where) => ({
-      _tag: "UnseenCut",
-      messageId: chosen.id,
-      parts: [{ partIndex, text: cut }],
-      tokens,
-      stored: where._tag === "stored" ? where.sha256 : null,
-      receipt: Receipt.draft({ reason: "the unseen tool round alone does not fit the context window" })
-    }))
+    return cutToFit(
+      window,
+      chosen,
+      partIndex,
+      text,
+      stats,
+      build,
+      store,
+      draftOf("UnseenCut", chosen.id, partIndex, "the unseen tool round alone does not fit the context window")
+    )
   })
 
 /** The whole text in the stream's file store when one is provided, else in the log (nothing to write). */
