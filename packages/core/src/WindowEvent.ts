@@ -311,6 +311,14 @@ export const CutPart = Schema.Struct({
   partIndex: Schema.Int.pipe(Schema.nonNegative()),
   text: Schema.String
 })
+/** The fields of a message cut to fit (`UserAskCut`, `UnseenCut`): which parts, to what, where the whole is. */
+const cutFields = {
+  messageId: Schema.String,
+  parts: Schema.Array(CutPart),
+  tokens: Schema.Int,
+  stored: Schema.NullOr(Schema.String),
+  ...receipted
+}
 /**
  * The user's latest ask was too large for the context window with the system prompt, the tools and the
  * output reserve: its text kept its head and tail verbatim, with a marker naming where the whole text is
@@ -319,14 +327,7 @@ export const CutPart = Schema.Struct({
  * the event that appended the message). The message keeps its id: it is still the ask.
  * @since 0.8.0
  */
-export const UserAskCut = Schema.TaggedStruct("UserAskCut", {
-  ...base,
-  messageId: Schema.String,
-  parts: Schema.Array(CutPart),
-  tokens: Schema.Int,
-  stored: Schema.NullOr(Schema.String),
-  ...receipted
-})
+export const UserAskCut = Schema.TaggedStruct("UserAskCut", { ...base, ...cutFields })
 /**
  * A message of the newest unseen tool round was too large for the context window with everything else
  * the fit could not remove (issue 39, ADR 0147): the tool result the model has not seen yet, or the text
@@ -338,14 +339,7 @@ export const UserAskCut = Schema.TaggedStruct("UserAskCut", {
  * of the whole text in the file store, or `null`.
  * @since 0.8.0
  */
-export const UnseenCut = Schema.TaggedStruct("UnseenCut", {
-  ...base,
-  messageId: Schema.String,
-  parts: Schema.Array(CutPart),
-  tokens: Schema.Int,
-  stored: Schema.NullOr(Schema.String),
-  ...receipted
-})
+export const UnseenCut = Schema.TaggedStruct("UnseenCut", { ...base, ...cutFields })
 /** Tool pairs were queued for a deferred summary. @since 0.1.0 */
 export const ToolPairsQueued = Schema.TaggedStruct("ToolPairsQueued", {
   ...base,

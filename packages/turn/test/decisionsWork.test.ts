@@ -13,27 +13,14 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import { type Policy, Turn } from "../src/index.js"
+import { countingOver } from "./support.js"
 
 const dir = mkdtempSync(join(tmpdir(), "ctxlog-turn-decisions-"))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
-/** The event types of every append the store served, in order: a test double of our own service. */
-const counting = (appends: Array<ReadonlyArray<WindowEvent.EventType>>) =>
-  Layer.effect(
-    EventLog.EventLog,
-    Effect.map(EventLog.EventLog, (log) => ({
-      ...log,
-      append: (...args: Parameters<typeof log.append>) =>
-        Effect.suspend(() => {
-          appends.push(args[1].map((event) => event._tag))
-          return log.append(...args)
-        })
-    }))
-  )
-
 const stack = (filename: string, appends: Array<ReadonlyArray<WindowEvent.EventType>>) =>
   ContextService.layer().pipe(
-    Layer.provideMerge(counting(appends)),
+    Layer.provideMerge(countingOver({ appends: 0, reads: 0, batches: appends })),
     Layer.provideMerge(SqliteEventLog.layer({ filename })),
     Layer.provideMerge(
       Layer.mergeAll(

@@ -21,9 +21,12 @@ import * as Stream from "effect/Stream"
 export interface Counts {
   appends: number
   reads: number
+  /** When given, the event types of each append, in order. */
+  readonly batches?: Array<ReadonlyArray<WindowEvent.EventType>>
 }
 
-export const counting = (counts: Counts) =>
+/** The counting log over whatever `EventLog` is provided to it. */
+export const countingOver = (counts: Counts) =>
   Layer.effect(
     EventLog.EventLog,
     Effect.map(EventLog.EventLog, (log) => ({
@@ -31,6 +34,7 @@ export const counting = (counts: Counts) =>
       append: (...args: Parameters<typeof log.append>) =>
         Effect.suspend(() => {
           counts.appends++
+          counts.batches?.push(args[1].map((event) => event._tag))
           return log.append(...args)
         }),
       read: (...args: Parameters<typeof log.read>) =>
@@ -39,7 +43,10 @@ export const counting = (counts: Counts) =>
           return log.read(...args)
         })
     }))
-  ).pipe(Layer.provide(EventLog.layerMemory()))
+  )
+
+/** The counting log over an in-memory log. */
+export const counting = (counts: Counts) => countingOver(counts).pipe(Layer.provide(EventLog.layerMemory()))
 
 /** The turn's services over an in-memory log (gpt-tokenizer counts, the template compactor). */
 export type Services =
