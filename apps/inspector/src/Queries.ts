@@ -422,7 +422,9 @@ export const describeEvent = (event: WindowEvent.WindowEvent): string => {
     case "KnowledgeSet":
       return `${event.messages.length} message(s), ${event.messages.reduce((t, m) => t + m.tokens, 0)} tokens`
     case "MessagesInjected":
-      return `${event.kind}: ${event.messages.length} message(s)`
+      return event.messages.length === 0
+        ? `${event.kind}: cleared (no ${event.kind} context in the next render)`
+        : `${event.kind}: ${event.messages.length} message(s), ${event.messages.reduce((t, m) => t + m.tokens, 0)} tokens`
     case "MessageAppended":
       return `${event.message.role} ${event.message.id} (${event.message.tokens} tokens): ${preview(event.message, 60)}`
     case "TaskGoalSet":

@@ -4,7 +4,7 @@
 import { Message, type WindowEvent } from "@ctxlog/core"
 import { describe, expect, it } from "@effect/vitest"
 import * as Pipeline from "../src/Pipeline.js"
-import type * as Queries from "../src/Queries.js"
+import * as Queries from "../src/Queries.js"
 
 const message = (id: string, role: Message.Role, kind: Message.MessageKind, text: string): Message.Message => ({
   id,
@@ -44,6 +44,14 @@ describe("the replay pipeline and placed skills (ADR 0126)", () => {
     expect(input.turns.map((turn) => turn.injected)).toEqual([
       [{ kind: "skill", messages: [{ role: "system", parts: [Message.text("run-tests: Run the suite.")] }] }],
       [{ kind: "skill", messages: [] }]
+    ])
+  })
+
+  it("describes a placement by its messages and tokens, and an empty one as cleared", () => {
+    const injections = events.filter((event) => event._tag === "MessagesInjected")
+    expect(injections.map(Queries.describeEvent)).toEqual([
+      "skill: 1 message(s), 5 tokens",
+      "skill: cleared (no skill context in the next render)"
     ])
   })
 })
