@@ -24,7 +24,7 @@ import type { Scenario } from "./scenarios.js"
 import type { Verdict } from "./targets.js"
 import { prose, tempDir } from "./stores.js"
 
-const writtenBytes = (): number => {
+export const writtenBytes = (): number => {
   const line = readFileSync("/proc/self/io", "utf8")
     .split("\n")
     .find((l) => l.startsWith("wchar:"))
@@ -55,7 +55,7 @@ const deltaGraph = (checkpointer: BaseCheckpointSaver): MessagesGraph =>
     .compile({ checkpointer })
 
 /** The same messages as `messageAt` / `turnMessages` (the LangGraph scenario's), as ctxlog message inputs. */
-const inputAt = (i: number): Message.MessageInput => {
+export const inputAt = (i: number): Message.MessageInput => {
   switch (i % 4) {
     case 0:
       return Message.user(prose(300, i))
@@ -68,13 +68,13 @@ const inputAt = (i: number): Message.MessageInput => {
   }
 }
 
-const turnInputs = (t: number): Array<Message.MessageInput> => [
+export const turnInputs = (t: number): Array<Message.MessageInput> => [
   { role: "assistant", parts: [Message.toolCall(`tc${t}`, "read_file", { path: `src/t${t}.ts` })] },
   { role: "tool", parts: [Message.toolResult(`tc${t}`, prose(2000, t))] }
 ]
 
 /** One subject: a thread on one SQLite file. */
-interface Thread {
+export interface Thread {
   readonly name: string
   readonly file: string
   size: number
@@ -116,7 +116,7 @@ const graphThread = (
   }
 }
 
-const ctxlogThread = (file: string): Thread => {
+export const ctxlogThread = (file: string): Thread => {
   const layer = () => Ctxlog.sqlite({ filename: file, durability: "full" })
   const runtime = ManagedRuntime.make(layer())
   let ctx: ContextService.ContextService["Type"] | undefined
@@ -153,16 +153,16 @@ const ctxlogThread = (file: string): Thread => {
   }
 }
 
-const databaseSize = (file: string): number => {
+export const databaseSize = (file: string): number => {
   const db = new BetterSqlite3(file)
   db.pragma("wal_checkpoint(TRUNCATE)")
   db.close()
   return statSync(file).size
 }
 
-const kib = (bytes: number): string => `${(bytes / 1024).toFixed(1)} KiB`
-const mib = (bytes: number): string => `${(bytes / 1048576).toFixed(1)} MiB`
-const ms = (us: number): string => (us >= 1000 ? `${(us / 1000).toFixed(2)} ms` : `${us.toFixed(0)} µs`)
+export const kib = (bytes: number): string => `${(bytes / 1024).toFixed(1)} KiB`
+export const mib = (bytes: number): string => `${(bytes / 1048576).toFixed(1)} MiB`
+export const ms = (us: number): string => (us >= 1000 ? `${(us / 1000).toFixed(2)} ms` : `${us.toFixed(0)} µs`)
 
 export const langgraphDeltaScenario: Scenario = {
   name: "langgraph-delta",

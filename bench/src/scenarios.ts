@@ -33,6 +33,7 @@ import { compare, noteRow, type Row, roundsAtMost, rows, type Subject } from "./
 import { type Server, startServer } from "./postgres.js"
 import { langgraphScenario } from "./langgraph.js"
 import { langgraphDeltaScenario } from "./langgraphDelta.js"
+import { mastraScenario } from "./mastra.js"
 import { reloadScenario, storageScenario } from "./storage.js"
 import {
   messageEvent,
@@ -1071,7 +1072,8 @@ export const scenarios: ReadonlyArray<Scenario> = [
   storageScenario,
   reloadScenario,
   langgraphScenario,
-  langgraphDeltaScenario
+  langgraphDeltaScenario,
+  mastraScenario
 ]
 
 export { startServer }

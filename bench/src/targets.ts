@@ -3,6 +3,7 @@
 import type { Row } from "./harness.js"
 import { langgraphVerdicts } from "./langgraph.js"
 import { langgraphDeltaVerdicts } from "./langgraphDelta.js"
+import { mastraVerdicts } from "./mastra.js"
 
 export interface Verdict {
   readonly target: string
@@ -216,7 +217,7 @@ export const targetTable = (all: ReadonlyArray<Row>): string =>
   [
     "| target | goal | this run | met? |",
     "|---|---|---|---|",
-    ...[...verdicts(all), ...langgraphVerdicts(all), ...langgraphDeltaVerdicts(all)].map(
+    ...[...verdicts(all), ...langgraphVerdicts(all), ...langgraphDeltaVerdicts(all), ...mastraVerdicts(all)].map(
       (v) => `| ${v.target} | ${v.goal} | ${v.measured} | ${v.met} |`
     )
   ].join("\n")
