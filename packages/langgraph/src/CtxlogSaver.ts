@@ -100,10 +100,45 @@ export interface SaverWork {
    * @since 0.8.0
    */
   readonly decoded: number
+  /**
+   * Transactions committed (appends): a group of writes committed together counts one.
+   * @since 0.8.0
+   */
+  readonly commits: number
 }
 
 type Services = EventLog.EventLog | Ids.Ids | TokenCounter.TokenCounter
 type CheckpointSaved = WindowEvent.EventOf<"CheckpointSaved">
+
+/**
+ * What one write appends, built on a stream's state; `staged` runs once its events are folded into that
+ * state (a `put` keeps its lists as live values). `undefined`: nothing to write.
+ */
+type Builder = (
+  state: thread.ThreadState
+) => Promise<{ readonly events: ReadonlyArray<WindowEvent.WindowEvent>; readonly staged?: () => void } | undefined>
+
+/** A write waiting for its group's commit. */
+interface Member {
+  readonly operation: string
+  readonly build: Builder
+  readonly settle: { readonly resolve: () => void; readonly reject: (error: unknown) => void }
+}
+
+/** The writes of one stream that commit together: their events, built on `state` ahead of the log. */
+interface Group {
+  readonly state: thread.ThreadState
+  /** The stream's version in the log when the group began (the append's expected version). */
+  readonly expected: number
+  readonly events: Array<WindowEvent.WindowEvent>
+  readonly members: Array<Member>
+}
+
+/** One turn of the event loop (`setImmediate`: after the I/O callbacks and promise jobs queued now). */
+const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve))
+
+/** Writes committed together at most (a bound on the events one transaction holds). */
+const groupLimit = 32
 
 /** The actor the saver writes its events as (its window events are told apart from other writers'). */
 const actor = "langgraph-saver"
@@ -265,12 +300,25 @@ export class CtxlogSaver extends BaseCheckpointSaver {
   private readonly messagesChannel: string
   private readonly threads = new Map<string, thread.ThreadState>()
   private readonly queues = new Map<string, Promise<unknown>>()
+  /** Tasks queued on a stream and not started yet, and how many of them are writes. */
+  private readonly waiting = new Map<string, { total: number; writes: number }>()
+  /** The open group of each stream (writes staged, not committed yet). */
+  private readonly groups = new Map<string, Group>()
   private readonly decodedItems = new WeakMap<WindowEvent.SerializedValue, { readonly value: unknown }>()
   private readonly versionsOf = new WeakMap<WindowEvent.SerializedValue, ChannelVersions>()
   /** Pending writes and `DeltaSnapshot` seeds decoded for `getDeltaChannelHistory`, once per process. */
   private readonly decodedHistory = new WeakMap<WindowEvent.SerializedValue, { readonly value: unknown }>()
   private closed = false
-  private counted = { serialized: 0, events: 0, bytes: 0, compared: 0, eventsRead: 0, retried: 0, decoded: 0 }
+  private counted = {
+    serialized: 0,
+    events: 0,
+    bytes: 0,
+    compared: 0,
+    eventsRead: 0,
+    retried: 0,
+    decoded: 0,
+    commits: 0
+  }
 
   constructor(options: CtxlogSaverOptions) {
     super(options.serde)
@@ -310,19 +358,155 @@ export class CtxlogSaver extends BaseCheckpointSaver {
     throw toError(exit.cause)
   }
 
-  /** Run `task` after every earlier task on the same stream (one writer per stream in this process). */
-  private exclusive<A>(stream: string, task: () => Promise<A>): Promise<A> {
+  /**
+   * Run `task` after every earlier task on the same stream (one writer per stream in this process).
+   * `kind` tells the group commit what waits: a write staged while only writes wait behind it leaves its
+   * group open for them (see `stage`).
+   */
+  private exclusive<A>(stream: string, task: () => Promise<A>, kind: "read" | "write" = "read"): Promise<A> {
     const previous = this.queues.get(stream) ?? Promise.resolve()
-    const next = previous.then(task, task)
+    const waiting = this.waiting.get(stream) ?? { total: 0, writes: 0 }
+    this.waiting.set(stream, waiting)
+    waiting.total += 1
+    if (kind === "write") waiting.writes += 1
+    const start = () => {
+      waiting.total -= 1
+      if (kind === "write") waiting.writes -= 1
+      return task()
+    }
+    const next = previous.then(start, start)
     const settled = next.then(
       () => undefined,
       () => undefined
     )
     this.queues.set(stream, settled)
     void settled.then(() => {
-      if (this.queues.get(stream) === settled) this.queues.delete(stream)
+      if (this.queues.get(stream) === settled) {
+        this.queues.delete(stream)
+        if (waiting.total === 0) this.waiting.delete(stream)
+      }
     })
     return next
+  }
+
+  /**
+   * A `put` or `putWrites`: its events are built on the stream's state and committed in one transaction
+   * with the writes queued right behind it on the same stream (LangGraph's loop issues a task's
+   * `putWrites` while the step's `put` is still being written). The call resolves only once its own
+   * events are committed, so each write is exactly as durable as when it was committed alone (ADR 0152).
+   */
+  private write(operation: string, stream: string, build: Builder): Promise<void> {
+    let settle: Member["settle"] = { resolve: () => undefined, reject: () => undefined }
+    const done = new Promise<void>((resolve, reject) => {
+      settle = { resolve, reject }
+    })
+    void this.exclusive(stream, () => this.stage(operation, stream, build, settle), "write")
+    return done
+  }
+
+  /**
+   * Build one write's events on the state of the open group (or the stream's, caught up), fold them into
+   * that state at once (the group's next write builds on them), then commit the group unless more
+   * writes, and only writes, wait behind this one.
+   */
+  private async stage(operation: string, stream: string, build: Builder, settle: Member["settle"]): Promise<void> {
+    try {
+      const open = this.groups.get(stream)
+      const state = open?.state ?? (await this.sync(operation, stream))
+      const built = await build(state)
+      const group: Group = open ?? { state, expected: state.version, events: [], members: [] }
+      for (const event of built?.events ?? []) {
+        thread.fold(state, event, true)
+        state.version += 1
+        group.events.push(event)
+      }
+      built?.staged?.()
+      group.members.push({ operation, build, settle })
+      this.groups.set(stream, group)
+    } catch (error) {
+      settle.reject(error)
+    }
+    const group = this.groups.get(stream)
+    if (group !== undefined && group.members.length < groupLimit) {
+      // LangGraph issues a step's `put` and a finished task's `putWrites` a few callbacks apart: one turn
+      // of the event loop lets a write issued meanwhile join this group instead of a transaction of its own.
+      if (this.waiting.get(stream) === undefined || this.waiting.get(stream)?.total === 0) await nextTurn()
+      const waiting = this.waiting.get(stream)
+      if (waiting !== undefined && waiting.total > 0 && waiting.total === waiting.writes) return
+    }
+    await this.flush(stream)
+  }
+
+  /**
+   * Commit the stream's open group: one append of every member's events at the version the group started
+   * from. Written: each member resolves. Not written (another writer moved the stream, or the store
+   * failed): the state folded ahead is dropped (the next read folds the log again) and each member is
+   * written alone, in order, as if it had never been grouped (its own retries, its own error). Stored
+   * changed (a redaction rule): the state is folded again from the log.
+   */
+  private async flush(stream: string): Promise<void> {
+    const group = this.groups.get(stream)
+    if (group === undefined) return
+    this.groups.delete(stream)
+    const first = group.members[0]
+    if (group.events.length === 0 || first === undefined) {
+      for (const member of group.members) member.settle.resolve()
+      return
+    }
+    const events = group.events
+    let outcome: "written" | "conflict" | { readonly error: unknown }
+    try {
+      const result = await this.run(
+        first.operation,
+        Effect.flatMap(EventLog.EventLog, (log) =>
+          log.append(stream, events, group.expected, { actor }).pipe(
+            Effect.map((appended) => (appended.stored === undefined ? ("as given" as const) : ("changed" as const))),
+            Effect.catchTag("ConcurrencyConflict", () => Effect.succeed("conflict" as const))
+          )
+        )
+      )
+      if (result === "conflict") outcome = "conflict"
+      else {
+        outcome = "written"
+        this.counted.commits += 1
+        this.counted.events += events.length
+        // Redacted on the way in: what this process folded is not what the log holds.
+        if (result === "changed") this.threads.delete(stream)
+      }
+    } catch (error) {
+      outcome = { error }
+    }
+    if (outcome === "written") {
+      for (const member of group.members) member.settle.resolve()
+      return
+    }
+    this.threads.delete(stream)
+    if (outcome !== "conflict" && group.members.length === 1) {
+      first.settle.reject(outcome.error)
+      return
+    }
+    if (outcome === "conflict") this.counted.retried += 1
+    for (const member of group.members) {
+      try {
+        await this.alone(member.operation, stream, member.build, outcome === "conflict" ? 1 : 0)
+        member.settle.resolve()
+      } catch (error) {
+        member.settle.reject(error)
+      }
+    }
+  }
+
+  /** One write committed on its own: built on the caught-up state, tried again after a conflict. */
+  private async alone(operation: string, stream: string, build: Builder, from: number): Promise<void> {
+    for (let attempt = from; ; attempt += 1) {
+      const state = await this.sync(operation, stream)
+      const built = await build(state)
+      if (built === undefined || built.events.length === 0) return
+      const committed = await this.commit(operation, stream, state, attempt, Effect.succeed(built.events))
+      if (committed === undefined) continue
+      if (!committed.storedByLog) built.staged?.()
+      return
+    }
   }
 
   /**
@@ -363,11 +547,14 @@ export class CtxlogSaver extends BaseCheckpointSaver {
       state.version = expected + index + 1
     })
     this.counted.events += stored.length
+    this.counted.commits += 1
     return { storedByLog: result.stored !== undefined }
   }
 
   /** The stream's state, caught up with the log (one version query; the new events only). */
   private async sync(operation: string, stream: string): Promise<thread.ThreadState> {
+    // A read never sees writes that are not committed yet (a group is open only while writes wait).
+    await this.flush(stream)
     const state = this.threads.get(stream) ?? thread.empty()
     this.threads.set(stream, state)
     const read = await this.run(
@@ -665,150 +852,142 @@ export class CtxlogSaver extends BaseCheckpointSaver {
       throw reject(new InvalidCheckpointConfig({ operation: "put", field: "newVersions", detail: "must be an object" }))
     }
     const stream = streamOf(target.threadId, target.namespace)
-    await this.exclusive(stream, () => this.putExclusive(stream, target, checkpoint, metadata, newVersions))
+    await this.write("put", stream, (state) => this.putEvents(state, target, checkpoint, metadata, newVersions))
     return configOf(target.threadId, target.namespace, checkpoint.id)
   }
 
-  private async putExclusive(
-    stream: string,
+  /** The events of a `put` on `state`: the window's change, then the checkpoint. */
+  private async putEvents(
+    state: thread.ThreadState,
     target: Target,
     checkpoint: Checkpoint,
     metadata: CheckpointMetadata,
     newVersions: ChannelVersions | undefined
-  ): Promise<void> {
-    for (let attempt = 0; ; attempt += 1) {
-      const state = await this.sync("put", stream)
-      const parent = target.checkpointId === undefined ? undefined : state.checkpoints.get(target.checkpointId)
-      const parentVersions = parent === undefined ? undefined : await this.channelVersionsOf(state, parent)
-      const values: Array<WindowEvent.ChannelValueWritten> = []
-      const lists: Array<readonly [string, ReadonlyArray<unknown>]> = []
-      const fork = target.checkpointId !== undefined && state.head !== undefined && state.head !== target.checkpointId
-      // What the messages list of this put changed against its base (the list of the checkpoint that wrote it).
-      let messagesDelta:
-        | {
-            readonly baseWriter: string
-            readonly removed: ReadonlyArray<string>
-            readonly appended: ReadonlyArray<unknown>
-          }
-        | undefined
-      for (const [channel, version] of toWrite(checkpoint, newVersions)) {
-        if (!Object.hasOwn(checkpoint.channel_values, channel)) continue
-        const value: unknown = Reflect.get(checkpoint.channel_values, channel)
-        if (value === undefined) continue
-        const baseVersion = version === unversioned ? undefined : parentVersions?.[channel]
-        const base =
-          Array.isArray(value) && baseVersion !== undefined && baseVersion !== version
-            ? await this.valueAt("put", state, channel, baseVersion, target.checkpointId ?? null, false)
-            : undefined
-        const baseList: unknown = base?.value
-        if (base !== undefined && Array.isArray(baseList) && Array.isArray(value)) {
-          const delta = listDelta.diff(baseList, value)
-          this.counted.compared += delta.compared
-          if (delta.removed.length < baseList.length || baseList.length === 0) {
-            const appended: Array<WindowEvent.SerializedValue> = []
-            for (const item of delta.appended) appended.push(await this.dump("put", channel, item))
-            values.push({ channel, version, base: baseVersion ?? version, removed: delta.removed, appended })
-          } else {
-            values.push({ channel, version, value: await this.dump("put", channel, value) })
-          }
-          if (channel === this.messagesChannel) {
-            const removed = delta.removed.flatMap((index) => {
-              const item: unknown = baseList[index]
-              return isRecord(item) && typeof item.id === "string" ? [item.id] : []
-            })
-            messagesDelta = { baseWriter: base.writer, removed, appended: delta.appended }
-          }
+  ): ReturnType<Builder> {
+    const parent = target.checkpointId === undefined ? undefined : state.checkpoints.get(target.checkpointId)
+    const parentVersions = parent === undefined ? undefined : await this.channelVersionsOf(state, parent)
+    const values: Array<WindowEvent.ChannelValueWritten> = []
+    const lists: Array<readonly [string, ReadonlyArray<unknown>]> = []
+    const fork = target.checkpointId !== undefined && state.head !== undefined && state.head !== target.checkpointId
+    // What the messages list of this put changed against its base (the list of the checkpoint that wrote it).
+    let messagesDelta:
+      | {
+          readonly baseWriter: string
+          readonly removed: ReadonlyArray<string>
+          readonly appended: ReadonlyArray<unknown>
+        }
+      | undefined
+    for (const [channel, version] of toWrite(checkpoint, newVersions)) {
+      if (!Object.hasOwn(checkpoint.channel_values, channel)) continue
+      const value: unknown = Reflect.get(checkpoint.channel_values, channel)
+      if (value === undefined) continue
+      const baseVersion = version === unversioned ? undefined : parentVersions?.[channel]
+      const base =
+        Array.isArray(value) && baseVersion !== undefined && baseVersion !== version
+          ? await this.valueAt("put", state, channel, baseVersion, target.checkpointId ?? null, false)
+          : undefined
+      const baseList: unknown = base?.value
+      if (base !== undefined && Array.isArray(baseList) && Array.isArray(value)) {
+        const delta = listDelta.diff(baseList, value)
+        this.counted.compared += delta.compared
+        if (delta.removed.length < baseList.length || baseList.length === 0) {
+          const appended: Array<WindowEvent.SerializedValue> = []
+          for (const item of delta.appended) appended.push(await this.dump("put", channel, item))
+          values.push({ channel, version, base: baseVersion ?? version, removed: delta.removed, appended })
         } else {
           values.push({ channel, version, value: await this.dump("put", channel, value) })
         }
-        if (Array.isArray(value)) lists.push([thread.liveKey(checkpoint.id, channel), value])
-      }
-      // The window mirrors one messages list (by the checkpoint that wrote it). This checkpoint's list:
-      // written here, or carried from the checkpoint that last wrote its version.
-      const messages: unknown = Reflect.get(checkpoint.channel_values, this.messagesChannel)
-      const messagesVersion = checkpoint.channel_versions[this.messagesChannel]
-      const writer =
-        !Array.isArray(messages) || !isMessageList(messages)
-          ? undefined
-          : newVersions === undefined || Object.hasOwn(newVersions, this.messagesChannel)
-            ? checkpoint.id
-            : messagesVersion === undefined
-              ? undefined
-              : thread.resolve(state, this.messagesChannel, messagesVersion, target.checkpointId ?? null)?.writer
-      let window: { readonly removed: ReadonlyArray<string>; readonly appended: ReadonlyArray<unknown> } | undefined
-      if (writer !== undefined && writer !== state.windowWriter && Array.isArray(messages)) {
-        if (
-          writer === checkpoint.id &&
-          messagesDelta !== undefined &&
-          messagesDelta.baseWriter === state.windowWriter
-        ) {
-          window = messagesDelta
-        } else {
-          // A fork (time travel), or a list with no base the window mirrors: move the window to this
-          // list, keeping the messages both start with (by id). O(list): forks are rare.
-          const ids = messages.map((item: unknown) => (isRecord(item) && typeof item.id === "string" ? item.id : ""))
-          let kept = 0
-          while (kept < state.windowIds.length && kept < ids.length && state.windowIds[kept] === ids[kept]) kept += 1
-          window = { removed: state.windowIds.slice(kept), appended: messages.slice(kept) }
+        if (channel === this.messagesChannel) {
+          const removed = delta.removed.flatMap((index) => {
+            const item: unknown = baseList[index]
+            return isRecord(item) && typeof item.id === "string" ? [item.id] : []
+          })
+          messagesDelta = { baseWriter: base.writer, removed, appended: delta.appended }
         }
+      } else {
+        values.push({ channel, version, value: await this.dump("put", channel, value) })
       }
-      if (
-        window === undefined &&
-        !fork &&
-        target.checkpointId !== undefined &&
-        newVersions !== undefined &&
-        Object.hasOwn(newVersions, this.messagesChannel) &&
-        !(Array.isArray(messages) && isMessageList(messages))
-      ) {
-        // A DeltaChannel (`MessagesDeltaValue`) keeps no list in the checkpoint: its change is the parent's
-        // pending writes to the channel, mirrored with the messages reducer's rules.
-        window = await this.windowFromWrites(state, target.checkpointId)
+      if (Array.isArray(value)) lists.push([thread.liveKey(checkpoint.id, channel), value])
+    }
+    // The window mirrors one messages list (by the checkpoint that wrote it). This checkpoint's list:
+    // written here, or carried from the checkpoint that last wrote its version.
+    const messages: unknown = Reflect.get(checkpoint.channel_values, this.messagesChannel)
+    const messagesVersion = checkpoint.channel_versions[this.messagesChannel]
+    const writer =
+      !Array.isArray(messages) || !isMessageList(messages)
+        ? undefined
+        : newVersions === undefined || Object.hasOwn(newVersions, this.messagesChannel)
+          ? checkpoint.id
+          : messagesVersion === undefined
+            ? undefined
+            : thread.resolve(state, this.messagesChannel, messagesVersion, target.checkpointId ?? null)?.writer
+    let window: { readonly removed: ReadonlyArray<string>; readonly appended: ReadonlyArray<unknown> } | undefined
+    if (writer !== undefined && writer !== state.windowWriter && Array.isArray(messages)) {
+      if (writer === checkpoint.id && messagesDelta !== undefined && messagesDelta.baseWriter === state.windowWriter) {
+        window = messagesDelta
+      } else {
+        // A fork (time travel), or a list with no base the window mirrors: move the window to this
+        // list, keeping the messages both start with (by id). O(list): forks are rare.
+        const ids = messages.map((item: unknown) => (isRecord(item) && typeof item.id === "string" ? item.id : ""))
+        let kept = 0
+        while (kept < state.windowIds.length && kept < ids.length && state.windowIds[kept] === ids[kept]) kept += 1
+        window = { removed: state.windowIds.slice(kept), appended: messages.slice(kept) }
       }
-      const windowSource = window === undefined ? undefined : (writer ?? checkpoint.id)
-      const skeleton = await this.dump("put", undefined, { ...checkpoint, channel_values: {} })
-      const meta = await this.dump("put", undefined, metadata)
-      const saved: Omit<CheckpointSaved, "id"> = {
-        _tag: "CheckpointSaved",
-        checkpointId: checkpoint.id,
-        parentCheckpointId: target.checkpointId ?? null,
-        // An event: an undefined key would make the live window differ from its replay.
-        ...(fork && state.head !== undefined ? { forkOf: state.head } : {}),
-        ...(windowSource === undefined ? {} : { windowOf: windowSource }),
-        checkpoint: skeleton,
-        metadata: meta,
-        values
-      }
-      const reason =
-        window === messagesDelta
-          ? "langgraph: removed from messages"
-          : fork
-            ? `langgraph: fork from checkpoint ${target.checkpointId}`
-            : "langgraph: messages replaced"
-      const mirroredWindow = window
-      const committed = await this.commit(
-        "put",
-        stream,
-        state,
-        attempt,
-        Effect.gen(function* () {
-          const counter = yield* TokenCounter.TokenCounter
-          const events: Array<WindowEvent.WindowEvent> = []
-          if (mirroredWindow !== undefined && mirroredWindow.removed.length > 0) {
-            events.push({ _tag: "MessagesRemoved", id: yield* Ids.next, messageIds: mirroredWindow.removed, reason })
-          }
-          for (const item of mirroredWindow?.appended ?? []) {
-            const message: Message.Message = toWindowMessage(item, yield* Ids.next, counter)
-            events.push({ _tag: "MessageAppended", id: yield* Ids.next, message })
-          }
-          events.push({ ...saved, id: yield* Ids.next })
-          return events
-        })
-      )
-      if (committed === undefined) continue
-      if (!committed.storedByLog) {
+    }
+    if (
+      window === undefined &&
+      !fork &&
+      target.checkpointId !== undefined &&
+      newVersions !== undefined &&
+      Object.hasOwn(newVersions, this.messagesChannel) &&
+      !(Array.isArray(messages) && isMessageList(messages))
+    ) {
+      // A DeltaChannel (`MessagesDeltaValue`) keeps no list in the checkpoint: its change is the parent's
+      // pending writes to the channel, mirrored with the messages reducer's rules.
+      window = await this.windowFromWrites(state, target.checkpointId)
+    }
+    const windowSource = window === undefined ? undefined : (writer ?? checkpoint.id)
+    const skeleton = await this.dump("put", undefined, { ...checkpoint, channel_values: {} })
+    const meta = await this.dump("put", undefined, metadata)
+    const saved: Omit<CheckpointSaved, "id"> = {
+      _tag: "CheckpointSaved",
+      checkpointId: checkpoint.id,
+      parentCheckpointId: target.checkpointId ?? null,
+      // An event: an undefined key would make the live window differ from its replay.
+      ...(fork && state.head !== undefined ? { forkOf: state.head } : {}),
+      ...(windowSource === undefined ? {} : { windowOf: windowSource }),
+      checkpoint: skeleton,
+      metadata: meta,
+      values
+    }
+    const reason =
+      window === messagesDelta
+        ? "langgraph: removed from messages"
+        : fork
+          ? `langgraph: fork from checkpoint ${target.checkpointId}`
+          : "langgraph: messages replaced"
+    const mirroredWindow = window
+    const events = await this.run(
+      "put",
+      Effect.gen(function* () {
+        const counter = yield* TokenCounter.TokenCounter
+        const events: Array<WindowEvent.WindowEvent> = []
+        if (mirroredWindow !== undefined && mirroredWindow.removed.length > 0) {
+          events.push({ _tag: "MessagesRemoved", id: yield* Ids.next, messageIds: mirroredWindow.removed, reason })
+        }
+        for (const item of mirroredWindow?.appended ?? []) {
+          const message: Message.Message = toWindowMessage(item, yield* Ids.next, counter)
+          events.push({ _tag: "MessageAppended", id: yield* Ids.next, message })
+        }
+        events.push({ ...saved, id: yield* Ids.next })
+        return events
+      })
+    )
+    return {
+      events,
+      staged: () => {
         for (const [key, list] of lists) thread.remember(state, key, list)
       }
-      return
     }
   }
 
@@ -984,43 +1163,34 @@ export class CtxlogSaver extends BaseCheckpointSaver {
       throw reject(new InvalidCheckpointConfig({ operation: "putWrites", field: "writes", detail: "must be an array" }))
     }
     const stream = streamOf(target.threadId, target.namespace)
-    await this.exclusive(stream, async () => {
-      for (let attempt = 0; ; attempt += 1) {
-        const state = await this.sync("putWrites", stream)
-        const saved: Array<WindowEvent.PendingWriteSaved> = []
-        for (const [index, write] of writes.entries()) {
-          if (!Array.isArray(write) || typeof write[0] !== "string") {
-            throw reject(
-              new InvalidCheckpointConfig({
-                operation: "putWrites",
-                field: `writes[${index}]`,
-                detail: "must be a [channel, value] pair"
-              })
-            )
-          }
-          const [channel, value] = write
-          const idx = WRITES_IDX_MAP[channel] ?? index
-          if (idx >= 0 && thread.hasWrite(state, checkpointId, taskId, idx)) continue
-          saved.push({ idx, channel, value: await this.dump("putWrites", channel, value) })
+    await this.write("putWrites", stream, async (state) => {
+      const saved: Array<WindowEvent.PendingWriteSaved> = []
+      for (const [index, write] of writes.entries()) {
+        if (!Array.isArray(write) || typeof write[0] !== "string") {
+          throw reject(
+            new InvalidCheckpointConfig({
+              operation: "putWrites",
+              field: `writes[${index}]`,
+              detail: "must be a [channel, value] pair"
+            })
+          )
         }
-        if (saved.length === 0) return
-        const event = {
-          _tag: "CheckpointWritesSaved" as const,
-          checkpointId,
-          taskId,
-          taskPath: taskPath ?? "",
-          writes: saved
-        }
-        const committed = await this.commit(
-          "putWrites",
-          stream,
-          state,
-          attempt,
-          Effect.map(Ids.next, (id): ReadonlyArray<WindowEvent.WindowEvent> => [{ ...event, id }])
-        )
-        if (committed === undefined) continue
-        return
+        const [channel, value] = write
+        const idx = WRITES_IDX_MAP[channel] ?? index
+        if (idx >= 0 && thread.hasWrite(state, checkpointId, taskId, idx)) continue
+        saved.push({ idx, channel, value: await this.dump("putWrites", channel, value) })
       }
+      if (saved.length === 0) return undefined
+      const id = await this.run("putWrites", Ids.next)
+      const event: WindowEvent.WindowEvent = {
+        _tag: "CheckpointWritesSaved",
+        id,
+        checkpointId,
+        taskId,
+        taskPath: taskPath ?? "",
+        writes: saved
+      }
+      return { events: [event] }
     })
   }
 
