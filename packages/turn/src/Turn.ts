@@ -452,13 +452,7 @@ export interface RenderOptions {
 const seamConfigOf = (policy: Policy.Policy, budget: Budget.Budget) => {
   const seams = policy.seams
   if (seams === undefined || seams === null) return undefined
-  const [level1, level2, level3] = Policy.seamThresholds(seams, Budget.available(budget))
-  return SeamConfig.make({
-    thresholds: { level1, level2, level3 },
-    verbatimWindow: seams.verbatimWindow,
-    maxSeamsPerLevel: seams.maxSeamsPerLevel,
-    advanceCycle: seams.advanceCycle
-  })
+  return SeamConfig.make(SeamConfig.inputAt(seams, Budget.available(budget)))
 }
 
 /**
