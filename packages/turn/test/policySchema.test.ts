@@ -88,7 +88,10 @@ describe("the policy's schema (ADR 0156)", () => {
     const decoded = Policy.validate(recorded)
     if (Either.isLeft(decoded)) return assert.fail(decoded.left.message)
     assert.deepStrictEqual(Policy.toJson(decoded.right), recorded)
-    assert.deepStrictEqual(Policy.tieredOf(decoded.right, 10_000)?.softThreshold, 0.7)
+    assert.deepStrictEqual(
+      Policy.tieredOf(decoded.right, Policy.budgetOf(decoded.right, undefined))?.softThreshold,
+      0.7
+    )
   })
 
   it("refuses what it refused before: fields the policy never had, and values out of range", () => {
