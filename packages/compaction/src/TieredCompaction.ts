@@ -109,23 +109,26 @@ export interface Hooks {
 /** Token pressure on a window. @since 0.1.0 */
 export type Pressure = "None" | "Soft" | "Hard"
 
-/** Tiered compaction settings. @since 0.1.0 */
-export interface Config {
-  /**
-   * The token budget: a `Budget` (context window minus output reserve, tool schemas and reminder;
-   * see `CtxBuilder.budget`) or a number of prompt tokens already net of them.
-   */
-  readonly budget: Budget.Spec
+const Share = Schema.Number.pipe(Schema.finite(), Schema.greaterThan(0), Schema.lessThanOrEqualTo(1))
+
+/**
+ * The settings of the tiers that are data (a turn policy's `compaction` decodes with them; ADR 0156): one
+ * schema, {@link Config} derived from it. Their defaults are {@link defaults}.
+ * @since 0.8.0
+ */
+export const Settings = Schema.Struct({
   /** Share of the budget at which pressure becomes Soft (default 0.7). */
-  readonly softThreshold?: number | undefined
+  softThreshold: Schema.optional(Share),
   /** Share of the budget at which pressure becomes Hard (default 0.85). */
-  readonly hardThreshold?: number | undefined
+  hardThreshold: Schema.optional(Share),
+  /** Share of the budget at which `maybeProactiveCompress` runs (default 0.6). */
+  proactiveThreshold: Schema.optional(Share),
   /** Share of the budget a model summarization brings the window down to (default 0.5). */
-  readonly targetRatio?: number | undefined
+  targetRatio: Schema.optional(Share),
   /** Turns after a hard compaction during which model summarization is skipped (default 2). */
-  readonly cooldownTurns?: number | undefined
+  cooldownTurns: Schema.optional(Schema.Int.pipe(Schema.nonNegative())),
   /** Upper bound of a summary in tokens (default an eighth of the budget, at most 1024). */
-  readonly maxSummaryTokens?: number | undefined
+  maxSummaryTokens: Schema.optional(Schema.Int.pipe(Schema.positive())),
   /**
    * Share of the budget kept for the cold zone: the compressed context that sits before the verbatim
    * tail after a summary (the summary itself, the seams and the briefing the seam pipeline folds in).
@@ -133,17 +136,33 @@ export interface Config {
    * never smaller than the summary's bound (`maxSummaryTokens`). Default 0.05; 0 leaves only the
    * summary's bound. Must be below `targetRatio`. Since 0.8.0 (issue 39).
    */
-  readonly coldZoneShare?: number | undefined
+  coldZoneShare: Schema.optional(Schema.Number.pipe(Schema.finite(), Schema.nonNegative(), Schema.lessThan(1))),
+  /** Correct token estimates by provider-reported usage (`Window.calibrationRatio`; default true). */
+  calibrate: Schema.optional(Schema.Boolean),
+  /**
+   * Cache-aware: at Soft pressure the window still fits, and leaving it whole keeps the provider's cached
+   * prefix, where pruning rewrites an old message and breaks it: the Soft tier then waits for Hard
+   * pressure (and prunes to the Soft threshold in one step), and proactive compression runs only from
+   * the Hard threshold. Default false. Since 0.8.0.
+   */
+  preferCachedPrefix: Schema.optional(Schema.Boolean),
+  /** Tool-output pruning in the Soft tier. */
+  prune: Schema.optional(ToolOutputPruning.Options)
+})
+/** @since 0.8.0 */
+export type Settings = typeof Settings.Type
+
+/** Tiered compaction settings: the {@link Settings} (data) and what only a caller in code can give. @since 0.1.0 */
+export interface Config extends Settings {
+  /**
+   * The token budget: a `Budget` (context window minus output reserve, tool schemas and reminder;
+   * see `CtxBuilder.budget`) or a number of prompt tokens already net of them.
+   */
+  readonly budget: Budget.Spec
   /** How long one compactor call may take (default 120 seconds). */
   readonly compactorTimeout?: Duration.DurationInput | undefined
-  /** Tool-output pruning in the Soft tier. */
-  readonly prune?: ToolOutputPruning.Options | undefined
-  /** Share of the budget at which `maybeProactiveCompress` runs (default 0.6). */
-  readonly proactiveThreshold?: number | undefined
   /** The provider compacts server-side: proactive compression only runs above 95% usage. */
   readonly providerSideCompaction?: boolean | undefined
-  /** Correct token estimates by provider-reported usage (`Window.calibrationRatio`; default true). */
-  readonly calibrate?: boolean | undefined
   /**
    * `maybeCompact` ends a turn (`TurnCompleted`) before it decides, as the seed's `maybe_compact` does:
    * for callers that never call `completeTurn`. Without it (the default) the turn only advances on
@@ -159,13 +178,6 @@ export interface Config {
    * sent (issue 37). Default none. Since 0.8.0.
    */
   readonly unsentTokens?: ((window: Window.Window) => number) | undefined
-  /**
-   * Cache-aware: at Soft pressure the window still fits, and leaving it whole keeps the provider's cached
-   * prefix, where pruning rewrites an old message and breaks it: the Soft tier then waits for Hard
-   * pressure (and prunes to the Soft threshold in one step), and proactive compression runs only from
-   * the Hard threshold. Default false. Since 0.8.0.
-   */
-  readonly preferCachedPrefix?: boolean | undefined
 }
 
 /**

@@ -17,17 +17,27 @@ import {
   type WindowEvent
 } from "@ctxlog/core"
 import type * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
 import { runCounted } from "./internal/metadata.js"
 import { relevance, similarity, termsOf } from "./internal/relevance.js"
 import { unseenToolCallIds } from "./internal/unseen.js"
 
-/** Limits for one tool. @since 0.1.0 */
-export interface ToolLimit {
+// Exact optionals where the type always had them (`?: T`), `?: T | undefined` where it took an explicit undefined.
+const exact = <S extends Schema.Schema.Any>(schema: S) => Schema.optionalWith(schema, { exact: true })
+const Count = Schema.Int.pipe(Schema.nonNegative())
+
+/**
+ * Limits for one tool. A schema (ADR 0156): the turn policy's `compaction.prune.perTool` decodes with it.
+ * @since 0.1.0
+ */
+export const ToolLimit = Schema.Struct({
   /** Newest results of this tool kept whole (overrides the global `keepRecent` for this tool). */
-  readonly keepRecent?: number
+  keepRecent: exact(Count),
   /** A kept result longer than this many characters is cut to its head and tail. */
-  readonly maxChars?: number
-}
+  maxChars: exact(Count)
+})
+/** @since 0.1.0 */
+export type ToolLimit = typeof ToolLimit.Type
 
 /**
  * Which tool outputs go first, as in the source API:
@@ -39,37 +49,45 @@ export interface ToolLimit {
  * The order matters when pruning stops at `targetTokens`.
  * @since 0.1.0
  */
-export type Strategy = "Default" | "TaskAware" | "Mig" | "Subgoal" | "SubgoalMig"
+export const Strategy = Schema.Literal("Default", "TaskAware", "Mig", "Subgoal", "SubgoalMig")
+/** @since 0.1.0 */
+export type Strategy = typeof Strategy.Type
 
 /** Every strategy. @since 0.1.0 */
-export const strategies: ReadonlyArray<Strategy> = ["Default", "TaskAware", "Mig", "Subgoal", "SubgoalMig"]
+export const strategies: ReadonlyArray<Strategy> = Strategy.literals
 
-/** Pruning options. @since 0.1.0 */
-export interface Options {
+/**
+ * Pruning options: one schema, the type derived from it (ADR 0156). The turn policy's `compaction.prune`
+ * is its `strategy`, `keepRecent`, `minChars` and `perTool` (`Options.pick`).
+ * @since 0.1.0
+ */
+export const Options = Schema.Struct({
   /** Which outputs go first (default `Default`). */
-  readonly strategy?: Strategy | undefined
+  strategy: Schema.optional(Strategy),
   /**
    * Stop pruning once the window's (uncalibrated) total is at or below this many tokens. Without it,
    * every output outside `keepRecent` is pruned.
    */
-  readonly targetTokens?: number | undefined
+  targetTokens: Schema.optional(Schema.Number),
   /** Newest tool results kept whole (default 3). */
-  readonly keepRecent?: number | undefined
+  keepRecent: Schema.optional(Count),
   /** Outputs shorter than this many characters are never pruned (default 200). */
-  readonly minChars?: number | undefined
+  minChars: Schema.optional(Count),
   /** Per-tool limits, by tool name. */
-  readonly perTool?: { readonly [toolName: string]: ToolLimit } | undefined
+  perTool: Schema.optional(Schema.Record({ key: Schema.String, value: ToolLimit })),
   /**
    * Prune only when at least this many outputs would change (default 1). A larger batch changes the
    * rendered prefix less often, so provider prompt caches keep hitting.
    */
-  readonly batch?: number | undefined
+  batch: Schema.optional(Schema.Number),
   /**
    * Prune only when it frees at least this many tokens (default 0), like Anthropic's
    * `clear_at_least`: a prefix break must be worth it.
    */
-  readonly clearAtLeast?: number | undefined
-}
+  clearAtLeast: Schema.optional(Schema.Number)
+})
+/** @since 0.1.0 */
+export type Options = typeof Options.Type
 
 /** The prefix of every stub: a stub is never pruned again. @since 0.1.0 */
 export const stubPrefix = "[tool output pruned"

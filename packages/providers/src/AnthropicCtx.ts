@@ -17,12 +17,14 @@
  */
 import type { Window } from "@ctxlog/core"
 import * as Either from "effect/Either"
+import * as Schema from "effect/Schema"
 import type { InvalidRequest } from "./InvalidRequest.js"
 import * as anthropicRender from "./internal/anthropicRender.js"
 import * as renderCache from "./internal/renderCache.js"
 import * as serverContext from "./internal/serverContext.js"
 import * as common from "./internal/builderCommon.js"
-import type { BuildOptions, Built, CommonConfig, CtxBuilder } from "./CtxBuilder.js"
+import { commonConfigFields, exact } from "./internal/configFields.js"
+import type { BuildOptions, Built, CtxBuilder } from "./CtxBuilder.js"
 import { fromWindow, slotsOf } from "./internal/sections.js"
 import type { AnthropicRequest } from "./ProviderRequest.js"
 import * as RequestValidator from "./RequestValidator.js"
@@ -46,13 +48,14 @@ export type {
 } from "./ProviderRequest.js"
 
 /** Settings of the Anthropic strategy. @since 0.1.0 */
-export interface Config extends CommonConfig {
+export const Config = Schema.Struct({
+  ...commonConfigFields,
   /** Minimum cacheable prompt length for this model (default from {@link minCacheableTokensFor}). */
-  readonly minCacheableTokens?: number
+  minCacheableTokens: exact(Schema.Number),
   /** Cache lifetime of every breakpoint: `5m` (the API default) or `1h`. */
-  readonly cacheTtl?: "5m" | "1h"
+  cacheTtl: exact(Schema.Literal("5m", "1h")),
   /** Set false to place no breakpoints. Default true. */
-  readonly promptCaching?: boolean
+  promptCaching: exact(Schema.Boolean),
   /**
    * Where the conversation's breakpoint goes: `prefix` (default: the builder's own placement, above) or
    * `last-message` (one breakpoint, on the last block of the last history message: Claude Code's
@@ -61,19 +64,21 @@ export interface Config extends CommonConfig {
    * A render given `cacheHints` places those instead.
    * @since 0.8.0
    */
-  readonly cacheBreakpoints?: "prefix" | "last-message"
+  cacheBreakpoints: exact(Schema.Literal("prefix", "last-message")),
   /**
    * Which assistant turns send their signed thinking back: `all` (default: a turn renders the same
    * bytes as it ages, so cached prefixes hold) or `current` (only the turn whose tool calls the
    * request answers, the one the API requires).
    */
-  readonly thinking?: "all" | "current"
+  thinking: exact(Schema.Literal("all", "current")),
   /**
    * Enable extended thinking with this budget (tokens, at least 1024 and below the output limit):
    * the request carries `thinking: { type: "enabled", budget_tokens }` and no `temperature`.
    */
-  readonly thinkingBudget?: number
-}
+  thinkingBudget: exact(Schema.Number)
+})
+/** @since 0.1.0 */
+export type Config = typeof Config.Type
 
 /** Default context window of Claude models. @since 0.1.0 */
 export const defaultContextWindow = 200_000

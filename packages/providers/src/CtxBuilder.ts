@@ -7,8 +7,16 @@
  *
  * @since 0.1.0
  */
-import type { Budget, CompressionPlan as Planner, LanguageModel, Message, Window, WindowEvent } from "@ctxlog/core"
+import {
+  type Budget,
+  type CompressionPlan as Planner,
+  LanguageModel,
+  type Message,
+  type Window,
+  WindowEvent
+} from "@ctxlog/core"
 import type * as Either from "effect/Either"
+import * as Schema from "effect/Schema"
 import * as AnthropicCtx from "./AnthropicCtx.js"
 import * as DefaultCtx from "./DefaultCtx.js"
 import * as FrameworkFormat from "./FrameworkFormat.js"
@@ -16,29 +24,35 @@ import type { InvalidRequest } from "./InvalidRequest.js"
 import * as OllamaCtx from "./OllamaCtx.js"
 import * as OpenAICtx from "./OpenAICtx.js"
 import type { AnthropicRequest, ChatCompletionsRequest, ResponsesRequest } from "./ProviderRequest.js"
-import type * as Truncation from "./Truncation.js"
+import { commonConfigFields } from "./internal/configFields.js"
 
-/** Per-render options. @since 0.1.0 */
-export interface BuildOptions {
+/**
+ * Per-render options: one schema, the type derived from it (ADR 0156). A turn policy's `render` is its
+ * `systemPrompt`, `turnReminder`, `tools`, `maxOutputTokens` and `temperature` (`BuildOptions.pick`).
+ * @since 0.1.0
+ */
+export const BuildOptions = Schema.Struct({
   /** Replaces the window's identity partition for this render. */
-  readonly systemPrompt?: string | undefined
+  systemPrompt: Schema.optional(Schema.String),
   /** Prepended to the last user message only, so the cached prefix stays byte-stable. */
-  readonly turnReminder?: string | undefined
+  turnReminder: Schema.optional(Schema.String),
   /** Tools the model may call. */
-  readonly tools?: ReadonlyArray<LanguageModel.ToolSpec> | undefined
-  readonly maxOutputTokens?: number | undefined
-  readonly temperature?: number | undefined
+  tools: Schema.optional(Schema.Array(LanguageModel.ToolSpec)),
+  maxOutputTokens: Schema.optional(Schema.Int.pipe(Schema.positive())),
+  temperature: Schema.optional(Schema.Number),
   /**
    * Context management the provider does on its side (Anthropic: `clearThinking`, `clearToolUses`, `memoryTool`;
    * OpenAI Responses: `previousResponseId`, `store`, `compactThreshold`). Recorded in `PromptRendered`.
    */
-  readonly serverContext?: WindowEvent.ServerContext | undefined
+  serverContext: Schema.optional(WindowEvent.ServerContext),
   /**
    * Cache breakpoints the caller sets, by window message (Anthropic: instead of the builder's own;
    * other builders place none). Recorded in `PromptRendered` (v5) so a rebuild places them again.
    */
-  readonly cacheHints?: ReadonlyArray<WindowEvent.CacheHint> | undefined
-}
+  cacheHints: Schema.optional(Schema.Array(WindowEvent.CacheHint))
+})
+/** @since 0.1.0 */
+export type BuildOptions = typeof BuildOptions.Type
 
 /** What a render holds, by the window's own token counts. @since 0.1.0 */
 export interface BuildStats {
@@ -121,25 +135,14 @@ export interface CtxBuilder<R> {
   readonly truncateToolOutput: (result: Message.ToolResultPart, toolName: string) => Message.ToolResultPart
 }
 
-/** Settings every builder takes. @since 0.1.0 */
-export interface CommonConfig {
-  readonly model: string
-  /** The model's context window in tokens (defaults per provider). */
-  readonly contextWindow?: number
-  /** Share of the budget at which `needsCompression` turns true. Default 0.8. */
-  readonly compressionThreshold?: number
-  /** Character limits per tool; when absent the limit follows the budget (`toolOutputShare`). */
-  readonly toolOutputLimits?: Truncation.Limits
-  /** Share of the budget one tool output may take, in tokens (default per provider). */
-  readonly toolOutputShare?: number
-  /** Default `max_tokens` when the render does not say; also the output reserve of the budget. */
-  readonly maxOutputTokens?: number
-  /**
-   * Hand the render over in a framework's form (the AI SDK prompt, OpenAI Agents items, LangChain
-   * messages) instead of the provider's request body: see {@link FrameworkFormat}. Since 0.8.0.
-   */
-  readonly format?: FrameworkFormat.FrameworkFormat
-}
+/**
+ * Settings every builder takes (`model`, `contextWindow`, `compressionThreshold`, `toolOutputLimits`,
+ * `toolOutputShare`, `maxOutputTokens`, `format`): one schema, the type derived from it (ADR 0156).
+ * @since 0.1.0
+ */
+export const CommonConfig = Schema.Struct(commonConfigFields)
+/** @since 0.1.0 */
+export type CommonConfig = typeof CommonConfig.Type
 
 /** Any request a builder renders. @since 0.1.0 */
 export type RenderedRequest = AnthropicRequest | ChatCompletionsRequest | ResponsesRequest
@@ -151,12 +154,19 @@ export type AnyRequest = RenderedRequest | FrameworkFormat.FrameworkRequest
 export const isProviderRequest = (request: AnyRequest): request is RenderedRequest =>
   !("format" in request && FrameworkFormat.formats.some((format) => format === request.format))
 
-/** Which builder to use, with its settings. @since 0.1.0 */
-export type ProviderConfig =
-  | ({ readonly provider: "anthropic" } & AnthropicCtx.Config)
-  | ({ readonly provider: "openai" } & OpenAICtx.Config)
-  | ({ readonly provider: "ollama" } & OllamaCtx.Config)
-  | ({ readonly provider: "default" } & DefaultCtx.Config)
+/**
+ * Which builder to use, with its settings: one schema (each provider's `Config` with its `provider` tag),
+ * the type derived from it (ADR 0156). A render spec and a turn policy record it in this shape.
+ * @since 0.1.0
+ */
+export const ProviderConfig = Schema.Union(
+  Schema.Struct({ provider: Schema.Literal("anthropic"), ...AnthropicCtx.Config.fields }),
+  Schema.Struct({ provider: Schema.Literal("openai"), ...OpenAICtx.Config.fields }),
+  Schema.Struct({ provider: Schema.Literal("ollama"), ...OllamaCtx.Config.fields }),
+  Schema.Struct({ provider: Schema.Literal("default"), ...DefaultCtx.Config.fields })
+)
+/** @since 0.1.0 */
+export type ProviderConfig = typeof ProviderConfig.Type
 
 /** The type of an optional field of a config, `undefined` when the config has no such key. */
 type OptionalOf<C, K extends string> = K extends keyof C ? C[K] : undefined

@@ -9,9 +9,11 @@
  */
 import type { Window } from "@ctxlog/core"
 import * as Either from "effect/Either"
+import * as Schema from "effect/Schema"
 import type { InvalidRequest } from "./InvalidRequest.js"
 import type { LanguageModel } from "@ctxlog/core"
 import * as common from "./internal/builderCommon.js"
+import { commonConfigFields } from "./internal/configFields.js"
 import type { BuildOptions, Built, CommonConfig, CtxBuilder } from "./CtxBuilder.js"
 import * as chatCache from "./internal/chatCache.js"
 import * as chatRender from "./internal/chatRender.js"
@@ -23,8 +25,10 @@ import * as SentTokens from "./SentTokens.js"
 /** Request shapes of the Chat Completions API. @since 0.1.0 */
 export type { ChatCompletionsRequest, ChatMessage, ChatTool, ChatToolCall } from "./ProviderRequest.js"
 
-/** Settings of the generic strategy. @since 0.1.0 */
-export interface Config extends CommonConfig {}
+/** Settings of the generic strategy: the common ones (ADR 0156). @since 0.1.0 */
+export const Config = Schema.Struct(commonConfigFields)
+/** @since 0.1.0 */
+export type Config = typeof Config.Type
 
 /** Default context window when none is configured. @since 0.1.0 */
 export const defaultContextWindow = 32_768

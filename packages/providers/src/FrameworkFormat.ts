@@ -19,9 +19,10 @@ import * as aiSdk from "./formats/aiSdk.js"
 import * as langchain from "./formats/langchain.js"
 import * as openaiAgents from "./formats/openaiAgents.js"
 import type { InvalidRequest } from "./InvalidRequest.js"
+import { formats as frameworkFormats } from "./internal/frameworkFormats.js"
 
 /** The framework forms a render can be handed over in. @since 0.8.0 */
-export const formats = ["ai-sdk", "openai-agents", "langchain"] as const
+export const formats: readonly ["ai-sdk", "openai-agents", "langchain"] = frameworkFormats
 /** @since 0.8.0 */
 export type FrameworkFormat = (typeof formats)[number]
 

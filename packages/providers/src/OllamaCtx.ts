@@ -11,14 +11,19 @@
  */
 import type { LanguageModel, Message } from "@ctxlog/core"
 import { makeChat } from "./DefaultCtx.js"
-import type { CommonConfig, CtxBuilder } from "./CtxBuilder.js"
+import * as Schema from "effect/Schema"
+import type { CtxBuilder } from "./CtxBuilder.js"
+import { commonConfigFields, exact } from "./internal/configFields.js"
 import type { ChatCompletionsRequest } from "./ProviderRequest.js"
 
 /** Settings of the Ollama strategy. @since 0.1.0 */
-export interface Config extends CommonConfig {
+export const Config = Schema.Struct({
+  ...commonConfigFields,
   /** Longest tool description kept (characters). Default 120. */
-  readonly toolDescriptionChars?: number
-}
+  toolDescriptionChars: exact(Schema.Number)
+})
+/** @since 0.1.0 */
+export type Config = typeof Config.Type
 
 /** The budget floor. @since 0.1.0 */
 export const floorTokens = 4096

@@ -14,10 +14,12 @@
  */
 import type { Window } from "@ctxlog/core"
 import * as Either from "effect/Either"
+import * as Schema from "effect/Schema"
 import { makeChat } from "./DefaultCtx.js"
 import type { InvalidRequest } from "./InvalidRequest.js"
 import * as common from "./internal/builderCommon.js"
-import type { BuildOptions, Built, CommonConfig, CtxBuilder } from "./CtxBuilder.js"
+import { commonConfigFields, exact } from "./internal/configFields.js"
+import type { BuildOptions, Built, CtxBuilder } from "./CtxBuilder.js"
 import * as chatCache from "./internal/chatCache.js"
 import * as chatRender from "./internal/chatRender.js"
 import { fromWindow, slotsOf } from "./internal/sections.js"
@@ -40,19 +42,22 @@ export type {
 } from "./ProviderRequest.js"
 
 /** Settings of the OpenAI strategy. @since 0.1.0 */
-export interface Config extends CommonConfig {
+export const Config = Schema.Struct({
+  ...commonConfigFields,
   /** Which API to render for (`forProvider` reads it). Default `chat_completions`. */
-  readonly api?: "chat_completions" | "responses"
+  api: exact(Schema.Literal("chat_completions", "responses")),
   /** Force the reasoning-model rules (`developer` role, no temperature); detected from the name otherwise. */
-  readonly reasoning?: boolean
+  reasoning: exact(Schema.Boolean),
   /**
    * Responses: send reasoning back that carries `encrypted_content` but no item id (stateless use with
    * `store: false`, as Codex CLI does; its rollouts hold no reasoning ids). Default false: only reasoning
    * with an item id goes back, so renders recorded before this option rebuild unchanged.
    * @since 0.8.0
    */
-  readonly statelessReasoning?: boolean
-}
+  statelessReasoning: exact(Schema.Boolean)
+})
+/** @since 0.1.0 */
+export type Config = typeof Config.Type
 
 /** Default context window. @since 0.1.0 */
 export const defaultContextWindow = 128_000

@@ -14,8 +14,7 @@ import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
-import { type BuildOptions, type BuildStats, type Built, forProvider, type ProviderConfig } from "./CtxBuilder.js"
-import * as FrameworkFormat from "./FrameworkFormat.js"
+import { type BuildOptions, type BuildStats, type Built, forProvider, ProviderConfig } from "./CtxBuilder.js"
 import * as requestBody from "./internal/requestBody.js"
 
 /**
@@ -40,60 +39,16 @@ export interface Target {
   readonly model: string
 }
 
-// Exact optionals: the builder configs do not accept an explicit `undefined`.
-const opt = <S extends Schema.Schema.Any>(schema: S) => Schema.optionalWith(schema, { exact: true })
-
-const Limits = Schema.Struct({
-  defaultChars: Schema.Number,
-  perTool: opt(Schema.Record({ key: Schema.String, value: Schema.Number })),
-  headRatio: opt(Schema.Number)
-})
-const common = {
-  model: Schema.String,
-  contextWindow: opt(Schema.Number),
-  compressionThreshold: opt(Schema.Number),
-  toolOutputLimits: opt(Limits),
-  maxOutputTokens: opt(Schema.Number),
-  format: opt(Schema.Literal(...FrameworkFormat.formats))
-}
-
-/** The JSON shape of a {@link ProviderConfig}, as a render spec stores it. @since 0.2.0 */
-export const ProviderConfigSchema = Schema.Union(
-  Schema.Struct({
-    provider: Schema.Literal("anthropic"),
-    ...common,
-    minCacheableTokens: opt(Schema.Number),
-    cacheTtl: opt(Schema.Literal("5m", "1h")),
-    promptCaching: opt(Schema.Boolean),
-    cacheBreakpoints: opt(Schema.Literal("prefix", "last-message")),
-    thinking: opt(Schema.Literal("all", "current")),
-    thinkingBudget: opt(Schema.Number)
-  }),
-  Schema.Struct({
-    provider: Schema.Literal("openai"),
-    ...common,
-    api: opt(Schema.Literal("chat_completions", "responses")),
-    reasoning: opt(Schema.Boolean),
-    statelessReasoning: opt(Schema.Boolean)
-  }),
-  Schema.Struct({
-    provider: Schema.Literal("ollama"),
-    ...common,
-    toolDescriptionChars: opt(Schema.Number)
-  }),
-  Schema.Struct({ provider: Schema.Literal("default"), ...common })
-)
-
 const ToolSpecs = Schema.Array(LanguageModel.ToolSpec)
 
-const decodeProviderConfig = Schema.decodeUnknownEither(ProviderConfigSchema, { onExcessProperty: "error" })
+const decodeProviderConfig = Schema.decodeUnknownEither(ProviderConfig, { onExcessProperty: "error" })
 
 /** The builder config a render spec recorded, if it decodes. @since 0.2.0 */
 export const decodeConfig = (spec: WindowEvent.RenderSpec): ProviderConfig | undefined => {
   const decoded = decodeProviderConfig({ ...spec.config, provider: spec.builder })
   return Either.isRight(decoded) ? decoded.right : undefined
 }
-const encodeConfig = Schema.encodeSync(ProviderConfigSchema)
+const encodeConfig = Schema.encodeSync(ProviderConfig)
 const decodeTools = Schema.decodeUnknownEither(Schema.parseJson(ToolSpecs))
 const isJsonObject = Schema.is(Schema.Record({ key: Schema.String, value: Message.JsonValue }))
 

@@ -5,14 +5,17 @@
  * @since 0.1.0
  */
 import type { Message } from "@ctxlog/core"
+import * as Schema from "effect/Schema"
 
-/** Per-tool character limits, with a default for tools not listed. @since 0.1.0 */
-export interface Limits {
-  readonly defaultChars: number
-  readonly perTool?: { readonly [toolName: string]: number }
+/** Per-tool character limits, with a default for tools not listed: one schema, the type derived (ADR 0156). @since 0.1.0 */
+export const Limits = Schema.Struct({
+  defaultChars: Schema.Number,
+  perTool: Schema.optionalWith(Schema.Record({ key: Schema.String, value: Schema.Number }), { exact: true }),
   /** Share of the kept characters taken from the head (the rest from the tail). Default 0.6. */
-  readonly headRatio?: number
-}
+  headRatio: Schema.optionalWith(Schema.Number, { exact: true })
+})
+/** @since 0.1.0 */
+export type Limits = typeof Limits.Type
 
 /** The marker put where characters were cut. @since 0.1.0 */
 export const marker = (elided: number): string => `\n[... ${elided} chars elided ...]\n`

@@ -17,11 +17,9 @@ export type SeamLevel = typeof SeamLevel.Type
 export const seamLevels: ReadonlyArray<SeamLevel> = SeamLevel.literals
 
 /** A value per seam level. @since 0.1.0 */
-export interface PerLevel {
-  readonly level1: number
-  readonly level2: number
-  readonly level3: number
-}
+export const PerLevel = Schema.Struct({ level1: Schema.Number, level2: Schema.Number, level3: Schema.Number })
+/** @since 0.1.0 */
+export type PerLevel = typeof PerLevel.Type
 
 /** A resolved, validated seam configuration. @since 0.1.0 */
 export interface SeamConfig {
@@ -41,18 +39,71 @@ export interface SeamConfig {
 
 /**
  * What a caller gives: either `thresholds` or a token `budget` (thresholds then default to
- * {@link defaultThresholdRatios} of it); everything else has a default.
+ * {@link defaultThresholdRatios} of it); everything else has a default. One schema, the type derived
+ * from it (ADR 0156); {@link make} checks it.
  * @since 0.1.0
  */
-export interface SeamConfigInput {
-  readonly enabled?: boolean | undefined
-  readonly budget?: number | undefined
-  readonly thresholds?: PerLevel | undefined
-  readonly verbatimWindow?: number | undefined
-  readonly maxSeamsPerLevel?: number | undefined
-  readonly summaryTokens?: PerLevel | undefined
-  readonly advanceCycle?: boolean | undefined
-}
+export const SeamConfigInput = Schema.Struct({
+  /** When false the pipeline never writes anything (default true). */
+  enabled: Schema.optional(Schema.Boolean),
+  /** A token budget the thresholds default to shares of. */
+  budget: Schema.optional(Schema.Number),
+  /** Active input tokens at or above which a seam of each level is due (strictly increasing). */
+  thresholds: Schema.optional(PerLevel),
+  /** Number of most recent history messages never folded into a seam (default {@link defaultVerbatimWindow}). */
+  verbatimWindow: Schema.optional(Schema.Int.pipe(Schema.nonNegative())),
+  /** A new seam at the current level fuses the existing ones instead once this many exist (default {@link defaultMaxSeamsPerLevel}). */
+  maxSeamsPerLevel: Schema.optional(Schema.Int.pipe(Schema.positive())),
+  /** `maxSummaryTokens` given to the summarizer for each level (default {@link defaultSummaryTokens}). */
+  summaryTokens: Schema.optional(PerLevel),
+  /** Start a new cycle (briefing, history cleared, seams reset) after a level-3 seam (default false). */
+  advanceCycle: Schema.optional(Schema.Boolean)
+})
+/** @since 0.1.0 */
+export type SeamConfigInput = typeof SeamConfigInput.Type
+
+const Share = Schema.Number.pipe(Schema.finite(), Schema.greaterThan(0), Schema.lessThanOrEqualTo(1))
+
+/**
+ * Seams as data, with the thresholds as shares of a prompt budget: what a turn policy's `seams` holds
+ * (`@ctxlog/turn`; ADR 0156). {@link inputAt} turns it into a {@link SeamConfigInput} at a budget.
+ * @since 0.8.0
+ */
+export const Settings = Schema.Struct({
+  level1: Share,
+  level2: Share,
+  level3: Share,
+  /** At least 1 here, as a policy has always had it ({@link make} itself takes 0). */
+  verbatimWindow: Schema.optional(Schema.Int.pipe(Schema.positive())),
+  maxSeamsPerLevel: SeamConfigInput.fields.maxSeamsPerLevel,
+  advanceCycle: SeamConfigInput.fields.advanceCycle,
+  /** Recorded on seams as their `workspace` attribute. */
+  workspace: Schema.optional(Schema.String)
+})
+/** @since 0.8.0 */
+export type Settings = typeof Settings.Type
+
+/**
+ * The thresholds of {@link Settings} at a prompt budget, in tokens: each share of it, floored, and at least
+ * 1, 2 and 3 tokens.
+ * @since 0.8.0
+ */
+export const thresholdsAt = (
+  shares: { readonly level1: number; readonly level2: number; readonly level3: number },
+  available: number
+): PerLevel => ({
+  level1: Math.max(1, Math.floor(available * shares.level1)),
+  level2: Math.max(2, Math.floor(available * shares.level2)),
+  level3: Math.max(3, Math.floor(available * shares.level3))
+})
+
+/** The {@link SeamConfigInput} of {@link Settings} at a prompt budget (for {@link make}). @since 0.8.0 */
+export const inputAt = (settings: Settings, available: number): SeamConfigInput => ({
+  thresholds: thresholdsAt(settings, available),
+  verbatimWindow: settings.verbatimWindow,
+  maxSeamsPerLevel: settings.maxSeamsPerLevel,
+  advanceCycle: settings.advanceCycle
+})
 
 /** Shares of the budget at which levels 1, 2 and 3 become due. @since 0.1.0 */
 export const defaultThresholdRatios: PerLevel = { level1: 0.6, level2: 0.75, level3: 0.9 }

@@ -10,9 +10,10 @@
  *
  * @since 0.4.0
  */
-import { TieredCompaction, type ToolOutputPruning } from "@ctxlog/compaction"
-import { Budget, LanguageModel, type Message } from "@ctxlog/core"
-import { CtxBuilder, RenderRecord } from "@ctxlog/providers"
+import { TieredCompaction, ToolOutputPruning } from "@ctxlog/compaction"
+import { Budget, type Message } from "@ctxlog/core"
+import { CtxBuilder } from "@ctxlog/providers"
+import { SeamConfig } from "@ctxlog/seam"
 import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
@@ -21,72 +22,51 @@ const opt = <S extends Schema.Schema.Any>(schema: S) => Schema.optionalWith(sche
 const Share = Schema.Number.pipe(Schema.finite(), Schema.greaterThan(0), Schema.lessThanOrEqualTo(1))
 const Count = Schema.Int.pipe(Schema.nonNegative())
 
-/** The options every render of the turn is built with (`CtxBuilder.BuildOptions`). @since 0.4.0 */
-export const RenderSettings = Schema.Struct({
-  systemPrompt: opt(Schema.String),
-  turnReminder: opt(Schema.String),
-  tools: opt(Schema.Array(LanguageModel.ToolSpec)),
-  maxOutputTokens: opt(Schema.Int.pipe(Schema.positive())),
-  temperature: opt(Schema.Number)
-})
+/**
+ * The options every render of the turn is built with: `CtxBuilder.BuildOptions`' data fields, the schema
+ * declared once in `@ctxlog/providers` (ADR 0156).
+ * @since 0.4.0
+ */
+export const RenderSettings = CtxBuilder.BuildOptions.pick(
+  "systemPrompt",
+  "turnReminder",
+  "tools",
+  "maxOutputTokens",
+  "temperature"
+)
 
-/** Tool-output pruning inside the soft tier. @since 0.4.0 */
-export const PruneSettings = Schema.Struct({
-  strategy: opt(Schema.Literal("Default", "TaskAware", "Mig", "Subgoal", "SubgoalMig")),
-  keepRecent: opt(Count),
-  minChars: opt(Count),
-  perTool: opt(
-    Schema.Record({
-      key: Schema.String,
-      value: Schema.Struct({ keepRecent: opt(Count), maxChars: opt(Count) })
-    })
-  )
-})
+/**
+ * Tool-output pruning inside the soft tier: `ToolOutputPruning.Options`' `strategy`, `keepRecent`,
+ * `minChars` and `perTool`, the schema declared once in `@ctxlog/compaction` (ADR 0156).
+ * @since 0.4.0
+ */
+export const PruneSettings = ToolOutputPruning.Options.pick("strategy", "keepRecent", "minChars", "perTool")
 
-/** The compaction tiers (`TieredCompaction`): soft (prune), hard (summarize), proactive. @since 0.4.0 */
+/**
+ * The compaction tiers (`TieredCompaction`): soft (prune), hard (summarize), proactive. The tiers' own
+ * settings are `TieredCompaction.Settings` (declared once in `@ctxlog/compaction`, ADR 0156); beside them
+ * the turn's own switches and the summary guard's settings, which {@link tieredOf} hands on as `guard`.
+ * @since 0.4.0
+ */
 export const CompactionSettings = Schema.Struct({
-  softThreshold: opt(Share),
-  hardThreshold: opt(Share),
-  proactiveThreshold: opt(Share),
-  targetRatio: opt(Share),
-  cooldownTurns: opt(Count),
-  maxSummaryTokens: opt(Schema.Int.pipe(Schema.positive())),
-  /**
-   * Share of the budget kept for the cold zone (the summary, seams and briefing before the verbatim
-   * tail): the keep ceiling is the target less the fixed partitions and the cold zone (default 0.05,
-   * never less than `maxSummaryTokens`; ADR 0126).
-   */
-  coldZoneShare: opt(Schema.Number.pipe(Schema.finite(), Schema.nonNegative(), Schema.lessThan(1))),
-  /** Correct estimates with the usage providers reported (default true; off for a model whose usage is itself an estimate). */
-  calibrate: opt(Schema.Boolean),
+  ...TieredCompaction.Settings.fields,
+  prune: Schema.optional(PruneSettings),
   /** The soft tier between the model calls of one turn, and a trim to the soft threshold when it is not enough (default true). */
-  midIteration: opt(Schema.Boolean),
+  midIteration: Schema.optional(Schema.Boolean),
   /** Proactive compression against the input tokens the provider reported, not the local count (default true). */
-  proactiveFromUsage: opt(Schema.Boolean),
-  prune: opt(PruneSettings),
+  proactiveFromUsage: Schema.optional(Schema.Boolean),
   /** Identifiers (paths, ids) a summary must keep verbatim when what it folds holds them (`SummaryGuard`; issue 39). */
-  pinnedIdentifiers: opt(Schema.Array(Schema.String)),
+  pinnedIdentifiers: Schema.optional(Schema.Array(Schema.String)),
   /** Refuse a summary that folds the user's latest ask without quoting it whole (`SummaryGuard`; default true, `false` turns it off). */
-  keepUserAsk: opt(Schema.Boolean),
-  /**
-   * Cache-aware compaction (issue 37): when leaving the window alone and pruning both fit, keep the cached
-   * prefix — the soft tier waits for hard pressure, and the fit cuts the unseen results at the tail before
-   * it rewrites older messages. Default false.
-   */
-  preferCachedPrefix: opt(Schema.Boolean)
+  keepUserAsk: Schema.optional(Schema.Boolean)
 })
 
-/** Seams: leveled archived context (`@ctxlog/seam`), thresholds as shares of the budget. @since 0.4.0 */
-export const SeamSettings = Schema.Struct({
-  level1: Share,
-  level2: Share,
-  level3: Share,
-  verbatimWindow: opt(Schema.Int.pipe(Schema.positive())),
-  maxSeamsPerLevel: opt(Schema.Int.pipe(Schema.positive())),
-  advanceCycle: opt(Schema.Boolean),
-  /** Recorded on seams as their `workspace` attribute. */
-  workspace: opt(Schema.String)
-})
+/**
+ * Seams: leveled archived context, thresholds as shares of the budget: `SeamConfig.Settings`, declared once
+ * in `@ctxlog/seam` (ADR 0156).
+ * @since 0.4.0
+ */
+export const SeamSettings = SeamConfig.Settings
 
 /** Recall before the input is appended: this conversation's older messages and the owner's other sessions. @since 0.4.0 */
 export const RecallSettings = Schema.Struct({
@@ -142,7 +122,7 @@ export const FileStoreSettings = Schema.Struct({
 /** A turn's policy. @since 0.4.0 */
 export const Policy = Schema.Struct({
   /** The builder that renders every request of the turn, and so the budget. */
-  builder: RenderRecord.ProviderConfigSchema,
+  builder: CtxBuilder.ProviderConfig,
   /** Who serves the requests, as `PromptRendered` and `UsageReported` record it (default: the builder's provider and model). */
   target: opt(Schema.Struct({ provider: Schema.String, model: Schema.String })),
   render: opt(RenderSettings),
@@ -235,15 +215,14 @@ export const validate = (input: unknown): Either.Either<Policy, InvalidPolicy> =
     }
   )
 
-/** The seam thresholds of a policy at a prompt budget, in tokens (what the turn's seam pipeline runs with). @since 0.4.0 */
+/** The seam thresholds of a policy at a prompt budget, in tokens (`SeamConfig.thresholdsAt`). @since 0.4.0 */
 export const seamThresholds = (
   seams: { readonly level1: number; readonly level2: number; readonly level3: number },
   available: number
-): readonly [number, number, number] => [
-  Math.max(1, Math.floor(available * seams.level1)),
-  Math.max(2, Math.floor(available * seams.level2)),
-  Math.max(3, Math.floor(available * seams.level3))
-]
+): readonly [number, number, number] => {
+  const at = SeamConfig.thresholdsAt(seams, available)
+  return [at.level1, at.level2, at.level3]
+}
 
 /** The policy as JSON (what `TurnPolicySet` records). @since 0.4.0 */
 export const toJson = (policy: Policy): { readonly [key: string]: Message.JsonValue } =>
@@ -252,14 +231,7 @@ export const toJson = (policy: Policy): { readonly [key: string]: Message.JsonVa
 /** The render options of a policy, with this turn's reminder when one is given. @since 0.4.0 */
 export const buildOptions = (policy: Policy, turnReminder?: string): CtxBuilder.BuildOptions => {
   const render = policy.render ?? {}
-  const reminder = turnReminder ?? render.turnReminder
-  return {
-    systemPrompt: render.systemPrompt,
-    turnReminder: reminder,
-    tools: render.tools,
-    maxOutputTokens: render.maxOutputTokens,
-    temperature: render.temperature
-  }
+  return { ...render, turnReminder: turnReminder ?? render.turnReminder }
 }
 
 /** The budget of a policy's renders (the builder's, for these options). @since 0.4.0 */
@@ -276,35 +248,22 @@ export const compactionThresholds = (policy: Policy): TieredCompaction.Threshold
   return config === undefined ? undefined : TieredCompaction.thresholds(config)
 }
 
-/** The tiered-compaction config of a policy at a budget. @since 0.4.0 */
+/**
+ * The tiered-compaction config of a policy at a budget: its `TieredCompaction.Settings` as they are, the
+ * guard's settings as `guard`, and the budget and unsent tokens of its builder.
+ * @since 0.4.0
+ */
 export const tieredOf = (policy: Policy, budget: Budget.Budget): TieredCompaction.Config | undefined => {
   const c = policy.compaction
   if (c === undefined || c === null) return undefined
-  const prune: ToolOutputPruning.Options | undefined =
-    c.prune === undefined
-      ? undefined
-      : {
-          strategy: c.prune.strategy,
-          keepRecent: c.prune.keepRecent,
-          minChars: c.prune.minChars,
-          perTool: c.prune.perTool
-        }
+  const { midIteration: _mid, proactiveFromUsage: _usage, pinnedIdentifiers, keepUserAsk, ...settings } = c
   return {
+    ...settings,
     budget,
     // The tiers weigh what the builder sends: the window's count less the reasoning it drops (issue 37).
     unsentTokens: CtxBuilder.forProvider(policy.builder).unsentTokens,
-    softThreshold: c.softThreshold,
-    hardThreshold: c.hardThreshold,
-    proactiveThreshold: c.proactiveThreshold,
-    targetRatio: c.targetRatio,
-    cooldownTurns: c.cooldownTurns,
-    maxSummaryTokens: c.maxSummaryTokens,
-    ...(c.coldZoneShare === undefined ? {} : { coldZoneShare: c.coldZoneShare }),
-    calibrate: c.calibrate,
-    ...(c.preferCachedPrefix === undefined ? {} : { preferCachedPrefix: c.preferCachedPrefix }),
-    prune,
-    ...(c.pinnedIdentifiers === undefined && c.keepUserAsk === undefined
+    ...(pinnedIdentifiers === undefined && keepUserAsk === undefined
       ? {}
-      : { guard: { pinnedIdentifiers: c.pinnedIdentifiers, keepUserAsk: c.keepUserAsk } })
+      : { guard: { pinnedIdentifiers, keepUserAsk } })
   }
 }

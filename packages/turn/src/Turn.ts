@@ -452,13 +452,7 @@ export interface RenderOptions {
 const seamConfigOf = (policy: Policy.Policy, budget: Budget.Budget) => {
   const seams = policy.seams
   if (seams === undefined || seams === null) return undefined
-  const [level1, level2, level3] = Policy.seamThresholds(seams, Budget.available(budget))
-  return SeamConfig.make({
-    thresholds: { level1, level2, level3 },
-    verbatimWindow: seams.verbatimWindow,
-    maxSeamsPerLevel: seams.maxSeamsPerLevel,
-    advanceCycle: seams.advanceCycle
-  })
+  return SeamConfig.make(SeamConfig.inputAt(seams, Budget.available(budget)))
 }
 
 /**
@@ -550,7 +544,8 @@ export const render = (
             // To the soft threshold of what is sent: the reasoning the builder drops is added back.
             const trimmed = yield* ctx.trimToBudget(
               stream,
-              Math.floor(available * (valid.compaction?.softThreshold ?? 0.7)) + builder.unsentTokens(soft.window)
+              Math.floor(available * (valid.compaction?.softThreshold ?? TieredCompaction.defaults.softThreshold)) +
+                builder.unsentTokens(soft.window)
             )
             if (trimmed.events.length > 0) tiers.push("trim")
           }
@@ -610,7 +605,11 @@ export const render = (
                       // target; ADR 0126), at the fit's target (default 0.45 of the budget).
                       Effect.flatMap(ctx.load(stream), (window) =>
                         TieredCompaction.compactContext(stream, tiered.maxSummaryTokens, {
-                          keepTokens: TieredCompaction.keepCeiling(window, tiered, tiered.targetRatio ?? 0.45),
+                          keepTokens: TieredCompaction.keepCeiling(
+                            window,
+                            tiered,
+                            tiered.targetRatio ?? TieredCompaction.defaults.fitTargetRatio
+                          ),
                           tier: "hard",
                           guard: tiered.guard
                         })
