@@ -167,7 +167,25 @@ export const run = (
   policyOf: (recorded: Policy.Policy | undefined) => Policy.Policy,
   options: RunOptions = {}
 ): Effect.Effect<ReadonlyArray<WindowEvent.WindowEvent>, PipelineError> => {
-  const first = policyOf(input.turns[0]?.policy)
+  // One policy object per recorded policy: the turn encodes, hashes and checks a policy once per object
+  // (a fresh object per turn would be encoded and checked again every turn), and the builder comparison
+  // is made once too.
+  const policies = new Map<
+    Policy.Policy | undefined,
+    { readonly policy: Policy.Policy; readonly sameBuilder: boolean }
+  >()
+  const policyFor = (recorded: Policy.Policy | undefined) => {
+    let known = policies.get(recorded)
+    if (known === undefined) {
+      const policy = policyOf(recorded)
+      // Under the recorded builder the reported usage is the recording's; under another it is unknown.
+      const sameBuilder = recorded !== undefined && JSON.stringify(recorded.builder) === JSON.stringify(policy.builder)
+      known = { policy, sameBuilder }
+      policies.set(recorded, known)
+    }
+    return known
+  }
+  const first = policyFor(input.turns[0]?.policy).policy
   return Effect.gen(function* () {
     const ctx = yield* ContextService.ContextService
     const log = yield* EventLog.EventLog
@@ -176,9 +194,7 @@ export const run = (
       const number = index + 1
       const fail = (error: { readonly message: string }) => new PipelineError({ turn: number, detail: error.message })
       if (turn.policy !== undefined) recorded = turn.policy
-      const policy = policyOf(recorded)
-      // Under the recorded builder the reported usage is the recording's; under another it is unknown.
-      const sameBuilder = recorded !== undefined && JSON.stringify(recorded.builder) === JSON.stringify(policy.builder)
+      const { policy, sameBuilder } = policyFor(recorded)
       const step = Effect.gen(function* () {
         if (turn.system !== undefined) yield* ctx.setSystemPrompt(stream, turn.system)
         if (turn.knowledge !== undefined) yield* ctx.setKnowledge(stream, turn.knowledge)
@@ -222,7 +238,8 @@ export const run = (
       Effect.mapError((error) => new PipelineError({ turn: input.turns.length, detail: error.message }))
     )
     return Chunk.toReadonlyArray(envelopes).map((envelope) => envelope.event)
-  }).pipe(Effect.provide(runtime(first)))
+    // A replay exports no spans (it makes no model call to trace): its steps' spans are no-ops.
+  }).pipe(Effect.provide(runtime(first)), Effect.withTracerEnabled(false))
 }
 
 /** The policy of a transcript import: the builder, and compaction when a budget is given. @since 0.4.0 */

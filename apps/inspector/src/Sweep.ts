@@ -70,6 +70,12 @@ export interface Pricer {
      * @since 0.8.0
      */
     readonly unknownPrefix?: CacheModel.UnknownPrefix | null
+    /**
+     * The window just before each render, by the render's version (the sweep folded the run once for its
+     * trace): a pricer that folds the events to read the windows may take them from here.
+     * @since 0.8.0
+     */
+    readonly windowAt?: (version: number) => Window.Window | undefined
   }) => ReadonlyArray<PricedCall>
 }
 
@@ -116,10 +122,11 @@ export const prefixPricer = (pricing?: Pipeline.Pricing): Pricer => ({
  */
 export const cacheModelPricer = (pricing?: Pipeline.Pricing): Pricer => ({
   name: `cache-model (prices as of ${CacheTable.current.version})`,
-  price: ({ entries, rebuilt, unknownPrefix }) =>
+  price: ({ entries, rebuilt, unknownPrefix, windowAt }) =>
     CacheModel.predict(entries, {
       ...(pricing === undefined ? {} : { pricing }),
       ...(rebuilt === undefined ? {} : { rebuilt }),
+      ...(windowAt === undefined ? {} : { windowAt }),
       ...(unknownPrefix === undefined ? {} : { unknownPrefix: unknownPrefix ?? 0 })
     }).calls.map((call) => ({
       promptTokens: call.predicted.promptTokens,
@@ -201,6 +208,8 @@ interface Trace {
   readonly calls: ReadonlyArray<TracedCall>
   /** Each render rebuilt, by version. */
   readonly rebuilt: ReadonlyMap<number, Either.Either<RenderRecord.Rebuilt, RenderRecord.RenderMismatch>>
+  /** The window just before each render, by version (the cache model reads it instead of folding again). */
+  readonly windows: ReadonlyMap<number, Window.Window>
   readonly overflows: ReadonlyArray<number>
   readonly compactions: Compactions
   /** Tool results whose content reached a render whole: toolCallId → the call index it first did. */
@@ -248,6 +257,7 @@ const trace = (entries: ReadonlyArray<Queries.Entry>, given?: Given): Trace => {
   const blobs = new Map<string, string>()
   const calls: Array<TracedCall> = []
   const rebuiltAt = new Map<number, Either.Either<RenderRecord.Rebuilt, RenderRecord.RenderMismatch>>()
+  const windows = new Map<number, Window.Window>()
   let compactorCalls = 0
   let compactorTokens = 0
   let lastTarget: { provider: string; model: string } | undefined
@@ -277,6 +287,7 @@ const trace = (entries: ReadonlyArray<Queries.Entry>, given?: Given): Trace => {
         const rebuilt =
           made === undefined ? RenderRecord.rebuild(window, event, entry.version, blobs) : Either.right(made)
         rebuiltAt.set(entry.version, rebuilt)
+        windows.set(entry.version, window)
         const body = Either.isRight(rebuilt) ? rebuilt.right.body : null
         if (Either.isRight(rebuilt) && !RenderRecord.fits(rebuilt.right.stats)) overflows.push(calls.length)
         call++
@@ -346,7 +357,7 @@ const trace = (entries: ReadonlyArray<Queries.Entry>, given?: Given): Trace => {
     }
     window = Window.evolve(window, event)
   }
-  return { calls, rebuilt: rebuiltAt, overflows, compactions, toolWhole, userReached, probes, answers }
+  return { calls, rebuilt: rebuiltAt, windows, overflows, compactions, toolWhole, userReached, probes, answers }
 }
 
 /** Identifiers each recorded answer uses that its recorded render held. */
@@ -660,7 +671,8 @@ export const sweepStream = (
     const recordedPriced = recordedPricer.price({
       entries,
       calls: recordedTrace.calls,
-      rebuilt: (version) => recordedTrace.rebuilt.get(version)
+      rebuilt: (version) => recordedTrace.rebuilt.get(version),
+      windowAt: (version) => recordedTrace.windows.get(version)
     })
     // A replay holds no usage of its own under another builder: it carries the recording's unknown prefix.
     // The first call decides it (from the usage reported after it): predicting up to there is enough.
@@ -670,7 +682,8 @@ export const sweepStream = (
         index > firstRender && (entry.event._tag === "UsageReported" || entry.event._tag === "PromptRendered")
     )
     const unknownPrefix = CacheModel.predict(entries.slice(0, decided === -1 ? entries.length : decided + 1), {
-      rebuilt: (version) => recordedTrace.rebuilt.get(version)
+      rebuilt: (version) => recordedTrace.rebuilt.get(version),
+      windowAt: (version) => recordedTrace.windows.get(version)
     }).unknownPrefix
     const recorded: Run = {
       policy: "recorded",
@@ -738,6 +751,7 @@ export const sweepStream = (
         entries: whatifEntries,
         calls: whatif.calls,
         rebuilt: (version) => whatif.rebuilt.get(version),
+        windowAt: (version) => whatif.windows.get(version),
         unknownPrefix
       })
       const lost = lostItems(stream, recordedTrace, needed, whatif, whatifEntries)

@@ -155,6 +155,14 @@ export interface Options {
    * @since 0.8.0
    */
   readonly hash?: ((text: string) => string) | undefined
+  /**
+   * The window just before the event at a version (what the events before it fold to), when the caller
+   * already folded them: a sweep's trace folds each run once and hands its windows here, so a
+   * prediction folds no event again. A render whose window this does not give is folded to from the
+   * last window known.
+   * @since 0.8.0
+   */
+  readonly windowAt?: ((version: number) => Window.Window | undefined) | undefined
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -739,7 +747,22 @@ export const predict = (events: ReadonlyArray<TimedEvent>, options: Options = {}
   const live = new Map<string, Map<string, Live>>()
   const last = new Map<string, Rendered>()
   let lastAny: Rendered | undefined
-  let window = Window.empty
+  // The window is read at renders only: folded up to a render when the caller did not give it.
+  let foldedWindow = Window.empty
+  let folded = 0
+  const windowBefore = (position: number, version: number): Window.Window => {
+    const given = options.windowAt?.(version)
+    if (given !== undefined) {
+      foldedWindow = given
+      folded = position
+      return given
+    }
+    for (; folded < position; folded++) {
+      const before = events[folded]
+      if (before !== undefined) foldedWindow = Window.evolve(foldedWindow, before.event)
+    }
+    return foldedWindow
+  }
   const blobs = new Map<string, string>()
   let unknownPrefix: UnknownPrefix | null = null
   const given = options.unknownPrefix
@@ -771,6 +794,7 @@ export const predict = (events: ReadonlyArray<TimedEvent>, options: Options = {}
       }
     } else if (event._tag === "PromptRendered") {
       RenderRecord.collectBlobs([event], blobs)
+      const window = windowBefore(position, entry.version)
       const priced = CacheTable.resolve(event.provider, event.model, options.pricing, table)
       const scope = `${priced.provider}/${event.model}`
       const rebuilt = options.rebuilt?.(entry.version) ?? RenderRecord.rebuild(window, event, entry.version, blobs)
@@ -940,7 +964,6 @@ export const predict = (events: ReadonlyArray<TimedEvent>, options: Options = {}
     } else {
       sinceLast.push(entry)
     }
-    window = Window.evolve(window, event)
   }
 
   const causes = new Map<CauseKind, { calls: number; lost: number }>()

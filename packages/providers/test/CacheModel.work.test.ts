@@ -1,7 +1,7 @@
 // Issue 38 (speed): a prediction's work per model call is what changed since the previous call, not
 // the window. Counted, not timed: the chain hashes `CacheModel.predict` computes per call (its `hash`
 // option counts them) at 40 calls and at 200, over a stream whose window only grows (no compaction).
-import { ContextService, EventHash, EventLog, Ids, Message } from "@ctxlog/core"
+import { ContextService, EventHash, EventLog, Ids, Message, Window } from "@ctxlog/core"
 import { assert, layer } from "@effect/vitest"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
@@ -70,5 +70,32 @@ layer(ContextService.layerMemory({ ids: Ids.layerSequential("w") }))("CacheModel
         // The prefix cache still reads what earlier calls wrote.
         assert.isAbove(long.report.calls.at(-1)?.predicted.cacheRead ?? 0, 0)
       })
+  )
+
+  it.effect("reads the windows a caller already folded (windowAt) and gives the same report as its own fold", () =>
+    Effect.gen(function* () {
+      const events = yield* streamOf("folded", 30)
+      // The caller's fold: the window just before each render, by version.
+      const windows = new Map<number, Window.Window>()
+      let window = Window.empty
+      for (const entry of events) {
+        if (entry.event._tag === "PromptRendered") windows.set(entry.version, window)
+        window = Window.evolve(window, entry.event)
+      }
+      const own = CacheModel.predict(events, { unknownPrefix: 0 })
+      const given = CacheModel.predict(events, { unknownPrefix: 0, windowAt: (version) => windows.get(version) })
+      // Given for every other render only: the rest are folded to from the last window given.
+      const some = CacheModel.predict(events, {
+        unknownPrefix: 0,
+        windowAt: (version) => (version % 2 === 0 ? windows.get(version) : undefined)
+      })
+      assert.strictEqual(own.calls.length, 30)
+      assert.isTrue(own.calls.every((call) => call.rebuilt))
+      assert.deepStrictEqual(given, own)
+      assert.deepStrictEqual(some, own)
+      // The given window is the one the render is rebuilt on: an empty one cannot rebuild any render.
+      const wrong = CacheModel.predict(events, { unknownPrefix: 0, windowAt: () => Window.empty })
+      assert.isTrue(wrong.calls.every((call) => !call.rebuilt))
+    })
   )
 })
