@@ -6,7 +6,7 @@
  * @since 0.1.0
  */
 import { type EventCodec, type EventHash, TokenCounter, Window } from "@ctxlog/core"
-import { type LogReader, SnapshotRepository } from "@ctxlog/memory"
+import { LogReader, SnapshotRepository } from "@ctxlog/memory"
 import { CtxBuilder, RenderRecord } from "@ctxlog/providers"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -100,38 +100,25 @@ export const resolveVersion = (stream: string, headVersion: number, at: number |
 export const entries = (source: Source, stream: string, range: Range = {}) =>
   Effect.flatMap(source.events(stream, range), decodeAll)
 
-/** The stored snapshot as a window, when it was written by this projection version and decodes. @since 0.1.0 */
+/**
+ * The stored snapshot as a window, when it was written by this projection version and holds a window of
+ * its version: `@ctxlog/memory`'s {@link LogReader.snapshotWindow} (the inspector decodes no snapshot).
+ * @since 0.1.0
+ */
 export const snapshotWindow = (source: Source, stream: string): Effect.Effect<Window.Window | undefined, ReadFailure> =>
-  Effect.map(source.snapshot(stream), (snapshot) => {
-    if (snapshot === undefined || snapshot.projectionVersion !== SnapshotRepository.projectionVersion) return undefined
-    try {
-      const decoded = Schema.decodeUnknownEither(Window.Window)(JSON.parse(snapshot.state))
-      return Either.isRight(decoded) && decoded.right.version === snapshot.version ? decoded.right : undefined
-    } catch {
-      return undefined
-    }
-  })
+  LogReader.snapshotWindow(source, stream)
 
 /** A window and where its fold started. @since 0.1.0 */
-export interface WindowAt {
-  readonly window: Window.Window
-  /** The snapshot version it was folded from (0 = from the first event). */
-  readonly from: number
-}
+export type WindowAt = LogReader.WindowAt
 
 /**
  * The window at `at`: from the stored snapshot when it is at or before `at`, else from the first
- * event; only the events after the starting point are read.
+ * event; only the events after the starting point are read. Asked of `@ctxlog/memory`
+ * ({@link LogReader.windowAt}), which restores and folds it.
  * @since 0.1.0
  */
 export const windowAt = (source: Source, stream: string, at: number): Effect.Effect<WindowAt, ReadError> =>
-  Effect.gen(function* () {
-    const snapshot = yield* snapshotWindow(source, stream)
-    const base = snapshot !== undefined && snapshot.version <= at ? snapshot : Window.empty
-    if (base.version === at) return { window: base, from: base.version }
-    const tail = yield* entries(source, stream, { from: base.version + 1, to: at })
-    return { window: Queries.windowAt(tail, at, base), from: base.version }
-  })
+  LogReader.windowAt(source, stream, at)
 
 /** A render found in the log, rebuilt (or not) and checked. @since 0.1.0 */
 export interface RenderCheck {

@@ -19,7 +19,7 @@
  * @since 0.2.0
  */
 import { existsSync, statSync } from "node:fs"
-import { EventCodec, EventHash, EventLog, type WindowEvent } from "@ctxlog/core"
+import { EventCodec, EventHash, EventLog, Window, type WindowEvent } from "@ctxlog/core"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -27,7 +27,9 @@ import type * as Scope from "effect/Scope"
 import type * as Anchor from "./Anchor.js"
 import type { DriverMissing } from "./Driver.js"
 import * as internal from "./internal/logReader.js"
+import * as SnapshotState from "./internal/snapshotState.js"
 import type * as Signing from "./Signing.js"
+import { projectionVersion } from "./SnapshotRepository.js"
 import { DatabaseNotFound } from "./SqliteEventLog.js"
 
 /** A stored event as read, before decoding: `data` is the exact text the chain hashed. @since 0.2.0 */
@@ -235,6 +237,51 @@ export const decode = (event: StoredEvent): Effect.Effect<WindowEvent.WindowEven
     { type: event.type, schemaVersion: event.schemaVersion, data: event.data },
     { stream: event.stream, version: event.version }
   )
+
+/**
+ * The window a stream's stored snapshot holds, when this projection version wrote it and it holds a
+ * window of its version; undefined otherwise (the window is then folded from the events). It is restored
+ * as the store restores it (the JSON text, no Schema decode): a verified reader has checked its seal
+ * against the verified chain; an unverified one trusts the store.
+ * @since 0.8.0
+ */
+export const snapshotWindow = (
+  reader: LogReader.Service,
+  stream: string
+): Effect.Effect<Window.Window | undefined, ReadError> =>
+  Effect.map(reader.snapshot(stream), (snapshot) => {
+    if (snapshot === undefined || snapshot.projectionVersion !== projectionVersion) return undefined
+    const window = SnapshotState.windowOf(snapshot.state, snapshot.version)
+    return typeof window === "string" ? undefined : window
+  })
+
+/** A window rebuilt from a log, and where its fold started. @since 0.8.0 */
+export interface WindowAt {
+  readonly window: Window.Window
+  /** The snapshot version it was folded from (0 = from the first event). */
+  readonly from: number
+}
+
+/**
+ * The window of `stream` at version `at` (the prompt's state after that event): from the stored snapshot
+ * when it is at or before `at`, else from the first event; only the events after the starting point are
+ * read, decoded (upcasters included) and folded. The caller checks `at` against the stream's head.
+ * @since 0.8.0
+ */
+export const windowAt = (
+  reader: LogReader.Service,
+  stream: string,
+  at: number
+): Effect.Effect<WindowAt, ReadError | EventCodec.EventDecodeError> =>
+  Effect.gen(function* () {
+    const snapshot = yield* snapshotWindow(reader, stream)
+    const base = snapshot !== undefined && snapshot.version <= at ? snapshot : Window.empty
+    if (base.version === at) return { window: base, from: base.version }
+    const tail = yield* Effect.flatMap(reader.events(stream, { from: base.version + 1, to: at }), (events) =>
+      Effect.forEach(events, decode)
+    )
+    return { window: Window.replay(tail, base), from: base.version }
+  })
 
 /**
  * Check a stream's stored events, row, snapshot and an expected head (pure; what `verify` runs).

@@ -76,28 +76,6 @@ interface Mark {
   readonly stale: boolean
 }
 
-const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null
-
-/**
- * The top-level shape of a window, checked in O(1): the hash already vouches for the content (this
- * projection version wrote exactly this text), the check only guards against a wrong row.
- */
-const isWindow = (value: unknown): value is Window.Window =>
-  isRecord(value) &&
-  typeof value.version === "number" &&
-  Array.isArray(value.system) &&
-  Array.isArray(value.knowledge) &&
-  Array.isArray(value.history) &&
-  Array.isArray(value.signals) &&
-  Array.isArray(value.completedToolIds) &&
-  Array.isArray(value.pendingToolPairs) &&
-  Array.isArray(value.deferredSummaries) &&
-  Array.isArray(value.seams) &&
-  isRecord(value.tokens) &&
-  isRecord(value.taskState) &&
-  isRecord(value.compaction) &&
-  isRecord(value.calibration)
-
 /**
  * An unkeyed snapshot is what was saved: its stored bytes match the digest saved with them (SQLite: the
  * deflated BLOB, a tenth of the text, which `state` was decoded from; ADR 0086), or, without one, its text
@@ -179,16 +157,8 @@ export const make = (
               Option.none()
             )
       const use = (anchor: string | undefined) => {
-        let parsed: unknown
-        try {
-          parsed = JSON.parse(snapshot.state)
-        } catch (cause) {
-          return unusable(`is not JSON: ${cause instanceof Error ? cause.message : String(cause)}`)
-        }
-        if (!isWindow(parsed) || parsed.version !== snapshot.version) {
-          return unusable("does not hold a window of that version")
-        }
-        return Effect.succeed(Option.some({ window: parsed, anchor }))
+        const parsed = SnapshotState.windowOf(snapshot.state, snapshot.version)
+        return typeof parsed === "string" ? unusable(parsed) : Effect.succeed(Option.some({ window: parsed, anchor }))
       }
       const sealedWithKey = stateHash.startsWith(EventHash.keyedPrefix)
       if (!sealedWithKey) {

@@ -5,7 +5,7 @@
 // reads serve the log as stored; `verify` reports every problem instead of failing.
 import { existsSync } from "node:fs"
 import { join } from "node:path"
-import { EventHash, EventLog } from "@ctxlog/core"
+import { EventHash, EventLog, Window } from "@ctxlog/core"
 import { freshStream, sampleEvents } from "@ctxlog/testing"
 import { assert, describe, it } from "@effect/vitest"
 import * as Context from "effect/Context"
@@ -13,7 +13,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
-import { LogReader, PostgresEventLog, SqliteEventLog } from "../src/index.js"
+import { LogReader, PostgresEventLog, SnapshotRepository, SnapshotStore, SqliteEventLog } from "../src/index.js"
 import { disableTriggers, forgeEvent, quote } from "./support/forge.js"
 import { freshDatabase } from "./support/postgres.js"
 import { postgresRawLayer, RawSql, sqliteRawLayer, tempFile } from "./support/stores.js"
@@ -78,6 +78,40 @@ for (const [label, target] of [
           [stream]
         )
       })
+    )
+
+    it.scoped(
+      "windowAt: from the snapshot at or before the version, else from the first event; a full replay's window",
+      () =>
+        Effect.gen(function* () {
+          const db = yield* target
+          const stream = freshStream("reader")
+          const events = sampleEvents(6)
+          yield* Effect.scoped(
+            Effect.gen(function* () {
+              const context = yield* db.write
+              const log = Context.get(context, EventLog.EventLog)
+              yield* log.append(stream, events.slice(0, 3), "no_stream")
+              yield* Context.get(context, SnapshotStore.SnapshotStore).save({
+                stream,
+                projection: SnapshotRepository.projection,
+                projectionVersion: SnapshotRepository.projectionVersion,
+                version: 3,
+                state: JSON.stringify(Window.replay(events.slice(0, 3)))
+              })
+              yield* log.append(stream, events.slice(3), 3)
+            })
+          )
+          for (const integrity of ["verified", "unverified"] as const) {
+            const reader = yield* db.read({ integrity })
+            for (const at of [0, 2, 3, 5, 6]) {
+              const { window, from } = yield* LogReader.windowAt(reader, stream, at)
+              assert.deepStrictEqual(window, Window.replay(events.slice(0, at)))
+              assert.strictEqual(from, at >= 3 ? 3 : 0)
+            }
+            assert.strictEqual((yield* LogReader.snapshotWindow(reader, stream))?.version, 3)
+          }
+        })
     )
 
     it.scoped("a truncated tail: EventHash.verify alone says ok; the row, then a kept head, catch it", () =>

@@ -11,7 +11,8 @@ import { registerRecallText } from "./indexing.js"
 import { check, sealProblem } from "./integrity.js"
 import type { Database } from "./schema.js"
 import * as SnapshotState from "./snapshotState.js"
-import { eventColumns, metadataOf } from "./storeShared.js"
+import { streamEvents, streamListing, streamRow } from "./logQueries.js"
+import { metadataOf } from "./storeShared.js"
 
 export { check }
 
@@ -43,23 +44,12 @@ const make = (target: string, read: Reader, shape: Shape, options: LogReader.Opt
   const verified = options.integrity !== "unverified"
 
   const streamRowIn = (db: Kysely<Database>, stream: string) =>
-    db
-      .selectFrom("streams")
-      .select(["version", "head_hash"])
-      .where("stream_id", "=", stream)
+    streamRow(db, stream, undefined)
       .executeTakeFirst()
       .then((row) => (row === undefined ? undefined : { version: Number(row.version), headHash: row.head_hash }))
 
-  const eventsIn = (db: Kysely<Database>, stream: string, range: LogReader.Range) => {
-    let query = db
-      .selectFrom("events")
-      .select(eventColumns)
-      .where("stream_id", "=", stream)
-      .where("stream_version", ">=", range.from ?? 1)
-    if (range.to !== undefined) query = query.where("stream_version", "<=", range.to)
-    if (range.types !== undefined && range.types.length > 0) query = query.where("type", "in", range.types)
-    return query
-      .orderBy("stream_version")
+  const eventsIn = (db: Kysely<Database>, stream: string, range: LogReader.Range) =>
+    streamEvents(db, stream, range)
       .execute()
       .then((rows) =>
         rows.map(
@@ -77,7 +67,6 @@ const make = (target: string, read: Reader, shape: Shape, options: LogReader.Opt
           })
         )
       )
-  }
 
   const snapshotIn = (db: Kysely<Database>, stream: string): Promise<LogReader.StoredSnapshot | undefined> =>
     shape.hasSnapshots
@@ -198,19 +187,9 @@ const make = (target: string, read: Reader, shape: Shape, options: LogReader.Opt
     target,
     integrity: verified ? "verified" : "unverified",
     streams: (owner) =>
-      read("listing streams", async (db) => {
-        const base = db
-          .selectFrom("streams")
-          .select(["streams.stream_id", "streams.version", "streams.created_at", "streams.updated_at"])
-          .where("streams.version", ">", 0)
-        if (owner === undefined) return base.orderBy("streams.stream_id").execute()
-        if (!shape.hasOwners) return []
-        return base
-          .innerJoin("stream_owners", "stream_owners.stream_id", "streams.stream_id")
-          .where("stream_owners.owner", "=", owner)
-          .orderBy("streams.stream_id")
-          .execute()
-      }).pipe(
+      read("listing streams", async (db) =>
+        owner !== undefined && !shape.hasOwners ? [] : streamListing(db, owner, "id").execute()
+      ).pipe(
         Effect.map((rows) =>
           rows.map((row) => ({
             stream: row.stream_id,

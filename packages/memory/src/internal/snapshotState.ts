@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto"
 import { deflateRawSync, inflateRawSync } from "node:zlib"
+import type { Window } from "@ctxlog/core"
 import type { Dialect } from "./schema.js"
 
 // How a snapshot's state (the window as JSON text) is kept in the `snapshots` table. On SQLite it is a
@@ -32,3 +33,40 @@ export const decode = (stored: string | Uint8Array): string => {
  * 0086), so a load checks the deflated bytes (about a tenth of the text) instead of hashing the text.
  */
 export const digest = (stored: Uint8Array): string => createHash("sha256").update(stored).digest("hex")
+
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null
+
+/**
+ * The top-level shape of a window, checked in O(1): the hash already vouches for the content (this
+ * projection version wrote exactly this text), the check only guards against a wrong row.
+ */
+const isWindow = (value: unknown): value is Window.Window =>
+  isRecord(value) &&
+  typeof value.version === "number" &&
+  Array.isArray(value.system) &&
+  Array.isArray(value.knowledge) &&
+  Array.isArray(value.history) &&
+  Array.isArray(value.signals) &&
+  Array.isArray(value.completedToolIds) &&
+  Array.isArray(value.pendingToolPairs) &&
+  Array.isArray(value.deferredSummaries) &&
+  Array.isArray(value.seams) &&
+  isRecord(value.tokens) &&
+  isRecord(value.taskState) &&
+  isRecord(value.compaction) &&
+  isRecord(value.calibration)
+
+/**
+ * The window a snapshot's JSON text holds at `version`, parsed without a Schema decode (the seal, checked
+ * by whoever read the row, vouches for the text); or why it cannot be used. The one restore of a window
+ * snapshot: `SnapshotRepository` and `LogReader.windowAt` both use it (ADR 0158).
+ */
+export const windowOf = (state: string, version: number): Window.Window | string => {
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(state)
+  } catch (cause) {
+    return `is not JSON: ${cause instanceof Error ? cause.message : String(cause)}`
+  }
+  return isWindow(parsed) && parsed.version === version ? parsed : "does not hold a window of that version"
+}

@@ -25,6 +25,7 @@ import { ensureMigrated } from "./sqliteMigrate.js"
 import type { Database } from "./schema.js"
 import { counters } from "./workCounters.js"
 import { searchEach } from "./search.js"
+import * as SqliteConnection from "./sqliteConnection.js"
 import * as WriteLock from "./writeLock.js"
 import { appendStatements, bind, type Compiled, type NewEntry } from "./statements.js"
 import { erasingStatements, lazily } from "./sqliteStatements.js"
@@ -84,6 +85,7 @@ export const make = (
     )
     const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: cachedStatements(raw) }) })
     yield* ensureMigrated(raw, db, options.filename)
+    const connection = yield* SqliteConnection.make
 
     // The same SQL on every SQLite connection: compiled by kysely once per process, not once per open.
     sqliteStatements ??= appendStatements(db)
@@ -289,7 +291,9 @@ export const make = (
       return { _tag: "Refused", current, located: locateIds(request.ids) }
     })
 
-    const append: Backend["append"] = (request) =>
+    const append: Backend["append"] = (request) => connection.writing("append", appendOnce(request))
+
+    const appendOnce = (request: AppendRequest) =>
       Effect.suspend((): Effect.Effect<EventLog.AppendResult, AppendError> => {
         let outcome: Outcome
         try {
@@ -415,33 +419,36 @@ export const make = (
         })
     }
 
+    // A transaction holds the connection for its body (ADR 0158): the body is an ordinary effect, run in
+    // the caller's fiber, not a nested `runSyncExit`. BEGIN IMMEDIATE (through the write lock) is the
+    // acquire, ROLLBACK the release on failure or interruption; COMMIT ends a body that succeeded, and a
+    // COMMIT that fails rolls back too. The connection is held from before BEGIN to after the release
+    // (sqliteConnection.ts), so no other fiber's statement runs inside the transaction.
     const transact: Backend["transact"] = <A, E>(operation: string, body: (tx: WriteTx) => Effect.Effect<A, E>) =>
-      Effect.suspend((): Effect.Effect<A, E | EventLog.StoreError> => {
-        try {
-          writeLocked(() => raw.exec("BEGIN IMMEDIATE"))
-        } catch (cause) {
-          return Effect.fail(storeError(operation)(cause))
-        }
-        // better-sqlite3 is synchronous: the body runs to completion here, so no other fiber can use this
-        // connection while the transaction is open (a yield inside it would let a reader see uncommitted rows).
-        const exit = Effect.runSyncExit(body(tx))
-        try {
-          raw.exec(Exit.isSuccess(exit) ? "COMMIT" : "ROLLBACK")
-        } catch (cause) {
-          if (raw.inTransaction) raw.exec("ROLLBACK")
-          return Effect.fail(storeError(operation)(cause))
-        }
-        return exit
-      })
+      connection.transaction(
+        operation,
+        Effect.acquireRelease(
+          attempt(operation, () => writeLocked(() => raw.exec("BEGIN IMMEDIATE"))),
+          (_, exit) =>
+            Effect.sync(() => {
+              if (Exit.isFailure(exit) && raw.inTransaction) raw.exec("ROLLBACK")
+            })
+        ).pipe(
+          Effect.zipRight(body(tx)),
+          Effect.tap(() => attempt(operation, () => raw.exec("COMMIT")))
+        )
+      )
 
     const query: Backend["query"] = (operation, run) =>
-      Effect.tryPromise({
-        try: () => {
-          counters.queries++
-          return run(db)
-        },
-        catch: storeError(operation)
-      })
+      connection.reading(
+        Effect.tryPromise({
+          try: () => {
+            counters.queries++
+            return run(db)
+          },
+          catch: storeError(operation)
+        })
+      )
 
     // One scope's search is `searchEach` with one filter: the one SQLite statement, which also reads a
     // message hit's text back from its event (ADR 0072).

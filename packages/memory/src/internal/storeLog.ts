@@ -7,7 +7,8 @@ import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import * as Redaction from "../Redaction.js"
 import type { EventRow } from "./schema.js"
-import { eventColumns, metadataOf, type StoreShared } from "./storeShared.js"
+import { globalEvents, streamEvents, streamListing, streamRow } from "./logQueries.js"
+import { metadataOf, type StoreShared } from "./storeShared.js"
 import { counters } from "./workCounters.js"
 
 /**
@@ -171,15 +172,7 @@ export const make = (shared: StoreShared): EventLog.EventLog.Service => {
   /** The rows of one page of a visible stream, from `from`, at most `limit`, decoded. */
   const page = (stream: string, readOptions: EventLog.ReadOptions, from: number, limit: number) =>
     Effect.flatMap(
-      backend.query("read", (db) => {
-        let query = db
-          .selectFrom("events")
-          .select(eventColumns)
-          .where("stream_id", "=", stream)
-          .where("stream_version", ">=", from)
-        if (readOptions.to !== undefined) query = query.where("stream_version", "<=", readOptions.to)
-        return query.orderBy("stream_version").limit(limit).execute()
-      }),
+      backend.query("read", (db) => streamEvents(db, stream, { from, to: readOptions.to, limit }).execute()),
       (rows) => envelopesOf(rows, readOptions.verifiedByChain)
     )
 
@@ -222,25 +215,9 @@ export const make = (shared: StoreShared): EventLog.EventLog.Service => {
         Effect.gen(function* () {
           const size = Math.min(options.pageSize, remaining)
           if (size <= 0) return [Chunk.empty<EventLog.Envelope>(), Option.none()] as const
-          const rows = yield* backend.readGlobal("read all", (db, bound) => {
-            const base = db
-              .selectFrom("events")
-              .select(eventColumns)
-              .where("global_position", ">", after)
-              .where("global_position", "<=", bound)
-            return (
-              scope === undefined
-                ? base
-                : base.where(
-                    "stream_id",
-                    "in",
-                    db.selectFrom("stream_owners").select("stream_id").where("owner", "=", scope)
-                  )
-            )
-              .orderBy("global_position")
-              .limit(size)
-              .execute()
-          })
+          const rows = yield* backend.readGlobal("read all", (db, bound) =>
+            globalEvents(db, { after, bound, owner: scope, limit: size }).execute()
+          )
           const envelopes = yield* envelopesOf(rows)
           const last = rows[rows.length - 1]
           return [
@@ -254,43 +231,12 @@ export const make = (shared: StoreShared): EventLog.EventLog.Service => {
 
   const version: EventLog.EventLog.Service["version"] = (stream) =>
     backend
-      .query("version", (db) =>
-        (scope === undefined
-          ? db.selectFrom("streams").select("streams.version")
-          : db
-              .selectFrom("streams")
-              .innerJoin("stream_owners", "stream_owners.stream_id", "streams.stream_id")
-              .select("streams.version")
-              .where("stream_owners.owner", "=", scope)
-        )
-          .where("streams.stream_id", "=", stream)
-          .executeTakeFirst()
-      )
+      .query("version", (db) => streamRow(db, stream, scope).executeTakeFirst())
       .pipe(Effect.map((row) => row?.version ?? 0))
 
   const streams: EventLog.EventLog.Service["streams"] = () =>
     backend
-      .query("list streams", (db) => {
-        const base = db
-          .selectFrom("streams")
-          .select(["streams.stream_id", "streams.version", "streams.created_at", "streams.updated_at"])
-          .where("streams.version", ">", 0)
-        return (
-          scope === undefined
-            ? base
-            : base.where(
-                "streams.stream_id",
-                "in",
-                db
-                  .selectFrom("stream_owners")
-                  .select("stream_owners.stream_id")
-                  .where("stream_owners.owner", "=", scope)
-              )
-        )
-          .orderBy("streams.created_at")
-          .orderBy("streams.stream_id")
-          .execute()
-      })
+      .query("list streams", (db) => streamListing(db, scope, "created").execute())
       .pipe(
         Effect.map((rows) =>
           rows.map((row) => ({
