@@ -16,7 +16,7 @@ import type { InvalidRequest } from "../InvalidRequest.js"
 import * as RequestValidator from "../RequestValidator.js"
 import * as chatRender from "./chatRender.js"
 import { validTail } from "./renderCache.js"
-import { counters } from "./renderCounters.js"
+import { add, counters } from "./renderCounters.js"
 import * as requestBody from "./requestBody.js"
 import { orderTurns, type Sections, type Turn } from "./sections.js"
 import type { ChatCompletionsRequest, ChatMessage, ResponsesInputItem, ResponsesRequest } from "../ProviderRequest.js"
@@ -98,7 +98,7 @@ const renderCached = <Item extends object, Request extends object>(
   if (base === undefined) from = 0
   const calls = new Set<string>(base?.calls ?? [])
   if (!validTail(history, from, base?.calls ?? new Set(), calls)) return full()
-  if (base === undefined) counters.fullRenders++
+  if (base === undefined) add(counters.fullRenders)
   const items: Array<Item> = base === undefined ? [] : [...base.items]
   for (const turn of orderTurns(from === 0 ? history : history.slice(from))) {
     const rendered = format.turn(name, turn, settings)
