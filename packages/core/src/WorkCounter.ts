@@ -36,7 +36,7 @@ export const value = (counter: WorkCounter): number => counter.unsafeValue(noLab
 
 /**
  * A reading of a set of counters: each counter's change since the reading was taken or last
- * {@link Reading.reset}. The counts are enumerable properties read when asked (so `{ ...reading }` and
+ * `reset`. The counts are enumerable properties read when asked (so `{ ...reading }` and
  * `JSON.stringify(reading)` give the numbers at that moment); `reset` is not enumerable.
  *
  * @since 0.8.0
