@@ -96,73 +96,73 @@ export const candidates = (window: Window.Window, options: Options = {}): Readon
  * queued, so the next call retries.
  * @since 0.1.0
  */
-export const maybeSummarizeToolPair = (
+export const maybeSummarizeToolPair: (
   stream: EventLog.StreamId,
-  options: Options = {}
-): Effect.Effect<
+  options?: Options
+) => Effect.Effect<
   SummarizeResult,
   ContextService.LogError | Compactor.CompactionError,
   ContextService.ContextService | Compactor.Compactor | TokenCounter.TokenCounter
-> =>
-  Effect.gen(function* () {
-    const ctx = yield* ContextService.ContextService
-    const compactor = yield* Compactor.Compactor
-    const counter = yield* TokenCounter.TokenCounter
-    const cutoff = cutoffOf(options)
-    const maxSummaryTokens = options.maxSummaryTokens ?? Math.max(16, Math.min(256, Math.floor(cutoff / 4)))
-    const queuedOutcome = yield* ctx.run(
+> = Effect.fn("DeferredSummaries.maybeSummarizeToolPair")(function* (stream: EventLog.StreamId, options: Options = {}) {
+  yield* Effect.annotateCurrentSpan("stream", stream)
+  const ctx = yield* ContextService.ContextService
+  const compactor = yield* Compactor.Compactor
+  const counter = yield* TokenCounter.TokenCounter
+  const cutoff = cutoffOf(options)
+  const maxSummaryTokens = options.maxSummaryTokens ?? Math.max(16, Math.min(256, Math.floor(cutoff / 4)))
+  const queuedOutcome = yield* ctx.run(
+    stream,
+    (window) => {
+      const ids = candidates(window, options)
+      return Either.right<ReadonlyArray<WindowEvent.Draft>>(
+        ids.length === 0 ? [] : [{ _tag: "ToolPairsQueued", toolCallIds: ids }]
+      )
+    },
+    by("maybeSummarizeToolPair")
+  )
+  const queued = queuedOutcome.events.flatMap((event) => (event._tag === "ToolPairsQueued" ? event.toolCallIds : []))
+  const deferred: Array<string> = []
+  for (const toolCallId of queuedOutcome.window.pendingToolPairs) {
+    const pair = pairsOf(yield* ctx.load(stream)).get(toolCallId)
+    if (pair === undefined) continue
+    // Only this pair goes to the compactor: the call (with the assistant's text) and its result.
+    const callMessage: Message.Message = {
+      ...pair.callMessage,
+      parts: pair.callMessage.parts.filter((part) => part.type !== "tool_call" || part.id === toolCallId)
+    }
+    const resultMessage: Message.Message = { ...pair.resultMessage, parts: [pair.result] }
+    const output = yield* compactor.compact({
+      messages: [callMessage, resultMessage],
+      previousSummary: null,
+      maxSummaryTokens
+    })
+    const summary = `[summary of ${pair.call.name} output, ${pair.result.content.length} chars] ${withoutTitle(output.summary)}`
+    const outcome = yield* ctx.run(
       stream,
       (window) => {
-        const ids = candidates(window, options)
-        return Either.right<ReadonlyArray<WindowEvent.Draft>>(
-          ids.length === 0 ? [] : [{ _tag: "ToolPairsQueued", toolCallIds: ids }]
+        const current = pairsOf(window).get(toolCallId)
+        if (current === undefined || !window.pendingToolPairs.includes(toolCallId)) {
+          return Either.right<ReadonlyArray<WindowEvent.Draft>>([])
+        }
+        const parts = current.resultMessage.parts.map((part) =>
+          part.type === "tool_result" && part.toolCallId === toolCallId ? { ...part, content: summary } : part
         )
+        return Either.right<ReadonlyArray<WindowEvent.Draft>>([
+          {
+            _tag: "ToolPairSummaryDeferred",
+            toolCallId,
+            resultMessageId: current.resultMessage.id,
+            summary,
+            tokens: counter.countMessage({ parts })
+          }
+        ])
       },
       by("maybeSummarizeToolPair")
     )
-    const queued = queuedOutcome.events.flatMap((event) => (event._tag === "ToolPairsQueued" ? event.toolCallIds : []))
-    const deferred: Array<string> = []
-    for (const toolCallId of queuedOutcome.window.pendingToolPairs) {
-      const pair = pairsOf(yield* ctx.load(stream)).get(toolCallId)
-      if (pair === undefined) continue
-      // Only this pair goes to the compactor: the call (with the assistant's text) and its result.
-      const callMessage: Message.Message = {
-        ...pair.callMessage,
-        parts: pair.callMessage.parts.filter((part) => part.type !== "tool_call" || part.id === toolCallId)
-      }
-      const resultMessage: Message.Message = { ...pair.resultMessage, parts: [pair.result] }
-      const output = yield* compactor.compact({
-        messages: [callMessage, resultMessage],
-        previousSummary: null,
-        maxSummaryTokens
-      })
-      const summary = `[summary of ${pair.call.name} output, ${pair.result.content.length} chars] ${withoutTitle(output.summary)}`
-      const outcome = yield* ctx.run(
-        stream,
-        (window) => {
-          const current = pairsOf(window).get(toolCallId)
-          if (current === undefined || !window.pendingToolPairs.includes(toolCallId)) {
-            return Either.right<ReadonlyArray<WindowEvent.Draft>>([])
-          }
-          const parts = current.resultMessage.parts.map((part) =>
-            part.type === "tool_result" && part.toolCallId === toolCallId ? { ...part, content: summary } : part
-          )
-          return Either.right<ReadonlyArray<WindowEvent.Draft>>([
-            {
-              _tag: "ToolPairSummaryDeferred",
-              toolCallId,
-              resultMessageId: current.resultMessage.id,
-              summary,
-              tokens: counter.countMessage({ parts })
-            }
-          ])
-        },
-        by("maybeSummarizeToolPair")
-      )
-      if (outcome.events.length > 0) deferred.push(toolCallId)
-    }
-    return { queued, deferred }
-  }).pipe(Effect.withSpan("DeferredSummaries.maybeSummarizeToolPair", { attributes: { stream } }))
+    if (outcome.events.length > 0) deferred.push(toolCallId)
+  }
+  return { queued, deferred }
+})
 
 /**
  * The draft applying every deferred summary (newest first, as evolve applies them), if any. A summary

@@ -477,101 +477,102 @@ const fallbackCompactor = (maxSummaryTokens: number) =>
  * unseen tool results truncated to fit.
  * @since 0.1.0
  */
-export const maybeCompact = (stream: EventLog.StreamId, config: Config): Effect.Effect<Result, Failure, Requirements> =>
-  Effect.gen(function* () {
-    yield* validate(config)
-    const op = "maybeCompact" as const
-    const ctx = yield* ContextService.ContextService
-    const compactor = yield* Compactor.Compactor
-    const s = settings(config)
-    const before =
-      config.advanceTurn === true
-        ? (yield* ctx.run(stream, () => Either.right([{ _tag: "TurnCompleted" } as const]))).window
-        : yield* ctx.load(stream)
-    const initial = pressure(before, config)
-    if (initial === "None") {
-      const decision = declined(before, config, "soft", "below-threshold")
-      return { _tag: "NoChange", reason: "no pressure", window: before, decision } as const
-    }
-    if (initial === "Soft" && config.preferCachedPrefix === true) {
-      const decision = declined(before, config, "soft", "cached-prefix", "hard")
+export const maybeCompact: (stream: EventLog.StreamId, config: Config) => Effect.Effect<Result, Failure, Requirements> =
+  Effect.fn("TieredCompaction.maybeCompact")(
+    function* (stream: EventLog.StreamId, config: Config) {
+      yield* Effect.annotateCurrentSpan("stream", stream)
+      yield* validate(config)
+      const op = "maybeCompact" as const
+      const ctx = yield* ContextService.ContextService
+      const compactor = yield* Compactor.Compactor
+      const s = settings(config)
+      const before =
+        config.advanceTurn === true
+          ? (yield* ctx.run(stream, () => Either.right([{ _tag: "TurnCompleted" } as const]))).window
+          : yield* ctx.load(stream)
+      const initial = pressure(before, config)
+      if (initial === "None") {
+        const decision = declined(before, config, "soft", "below-threshold")
+        return { _tag: "NoChange", reason: "no pressure", window: before, decision } as const
+      }
+      if (initial === "Soft" && config.preferCachedPrefix === true) {
+        const decision = declined(before, config, "soft", "cached-prefix", "hard")
+        return yield* fitted(
+          stream,
+          config,
+          { _tag: "NoChange", reason: "keeping the cached prefix", window: before, decision },
+          op
+        )
+      }
+      yield* tierStarted(op, stream, "soft")
+      // Prune only to just under the Soft threshold, so the pruning strategy picks which outputs go.
+      const soft = yield* softStep(stream, config, s.soft - 1 / Math.max(1, s.budget))
+      const softResult: Result =
+        soft.events.length > 0
+          ? { _tag: "SoftCompacted", window: soft.window, events: soft.events }
+          : {
+              _tag: "NoChange",
+              reason: "soft tier found nothing to do",
+              window: soft.window,
+              decision: declined(soft.window, config, "soft", "nothing-to-do")
+            }
+      if (initial === "Soft") return yield* fitted(stream, config, softResult, op)
+      const window = soft.window
+      if (pressure(window, config) !== "Hard") {
+        const decision = declined(window, config, "hard", "below-threshold")
+        return yield* fitted(stream, config, { ...softResult, decision }, op)
+      }
+      // A summarization result also lists the soft-tier events that came before it.
+      const withSoftEvents = (result: Summarized): Result =>
+        result._tag === "Compacted"
+          ? { ...result, events: [...soft.events, ...result.events] }
+          : softResult._tag === "SoftCompacted"
+            ? { ...softResult, window: result.window }
+            : result
+      const cooling = window.compaction.cooldownRemaining > 0
+      const guarded = window.compaction.compactedThisTurn
+      // No model while cooling down or after a compaction this turn: only a window over the budget itself
+      // gets the deterministic template (recorded as the soft tier, without a cooldown).
+      if ((cooling || guarded) && sentTokens(window, config) <= s.budget) {
+        const decision = declined(window, config, "hard", cooling ? "cooldown" : "compacted-this-turn")
+        return softResult._tag === "SoftCompacted"
+          ? { ...softResult, decision }
+          : ({
+              _tag: "NoChange",
+              reason: cooling ? "cooling down" : "already compacted this turn",
+              window,
+              decision
+            } as const)
+      }
+      const template = cooling || guarded
+      const plan = CompressionPlan.compressionPlan(window, keepCeiling(window, config))
+      if (CompressionPlan.isEmpty(plan)) {
+        const decision = declined(window, config, "hard", "nothing-to-summarize")
+        return yield* fitted(stream, config, { ...softResult, decision }, op)
+      }
+      yield* tierStarted(op, stream, template ? "template" : "hard")
       return yield* fitted(
         stream,
         config,
-        { _tag: "NoChange", reason: "keeping the cached prefix", window: before, decision },
+        withSoftEvents(
+          yield* summarize(stream, window, {
+            tier: template ? "soft" : "hard",
+            plan,
+            maxSummaryTokens: s.maxSummaryTokens,
+            cooldownTurns: template ? 0 : s.cooldown,
+            timeout: s.timeout,
+            compactor: template ? fallbackCompactor(s.maxSummaryTokens) : compactor,
+            hooks: {},
+            guard: config.guard,
+            reason: template
+              ? `over the budget (${sentTokens(window, config)} of ${s.budget} tokens) while ${cooling ? "cooling down" : "already compacted this turn"}`
+              : `${sentTokens(window, config)} of ${s.budget} tokens used`
+          })
+        ),
         op
       )
-    }
-    yield* tierStarted(op, stream, "soft")
-    // Prune only to just under the Soft threshold, so the pruning strategy picks which outputs go.
-    const soft = yield* softStep(stream, config, s.soft - 1 / Math.max(1, s.budget))
-    const softResult: Result =
-      soft.events.length > 0
-        ? { _tag: "SoftCompacted", window: soft.window, events: soft.events }
-        : {
-            _tag: "NoChange",
-            reason: "soft tier found nothing to do",
-            window: soft.window,
-            decision: declined(soft.window, config, "soft", "nothing-to-do")
-          }
-    if (initial === "Soft") return yield* fitted(stream, config, softResult, op)
-    const window = soft.window
-    if (pressure(window, config) !== "Hard") {
-      const decision = declined(window, config, "hard", "below-threshold")
-      return yield* fitted(stream, config, { ...softResult, decision }, op)
-    }
-    // A summarization result also lists the soft-tier events that came before it.
-    const withSoftEvents = (result: Summarized): Result =>
-      result._tag === "Compacted"
-        ? { ...result, events: [...soft.events, ...result.events] }
-        : softResult._tag === "SoftCompacted"
-          ? { ...softResult, window: result.window }
-          : result
-    const cooling = window.compaction.cooldownRemaining > 0
-    const guarded = window.compaction.compactedThisTurn
-    // No model while cooling down or after a compaction this turn: only a window over the budget itself
-    // gets the deterministic template (recorded as the soft tier, without a cooldown).
-    if ((cooling || guarded) && sentTokens(window, config) <= s.budget) {
-      const decision = declined(window, config, "hard", cooling ? "cooldown" : "compacted-this-turn")
-      return softResult._tag === "SoftCompacted"
-        ? { ...softResult, decision }
-        : ({
-            _tag: "NoChange",
-            reason: cooling ? "cooling down" : "already compacted this turn",
-            window,
-            decision
-          } as const)
-    }
-    const template = cooling || guarded
-    const plan = CompressionPlan.compressionPlan(window, keepCeiling(window, config))
-    if (CompressionPlan.isEmpty(plan)) {
-      const decision = declined(window, config, "hard", "nothing-to-summarize")
-      return yield* fitted(stream, config, { ...softResult, decision }, op)
-    }
-    yield* tierStarted(op, stream, template ? "template" : "hard")
-    return yield* fitted(
-      stream,
-      config,
-      withSoftEvents(
-        yield* summarize(stream, window, {
-          tier: template ? "soft" : "hard",
-          plan,
-          maxSummaryTokens: s.maxSummaryTokens,
-          cooldownTurns: template ? 0 : s.cooldown,
-          timeout: s.timeout,
-          compactor: template ? fallbackCompactor(s.maxSummaryTokens) : compactor,
-          hooks: {},
-          guard: config.guard,
-          reason: template
-            ? `over the budget (${sentTokens(window, config)} of ${s.budget} tokens) while ${cooling ? "cooling down" : "already compacted this turn"}`
-            : `${sentTokens(window, config)} of ${s.budget} tokens used`
-        })
-      ),
-      op
-    )
-  }).pipe(
-    (run) => withStatus("maybeCompact", stream, run),
-    Effect.withSpan("TieredCompaction.maybeCompact", { attributes: { stream } })
+    },
+    (run, stream) => withStatus("maybeCompact", stream, run)
   )
 
 /**
@@ -580,44 +581,48 @@ export const maybeCompact = (stream: EventLog.StreamId, config: Config): Effect.
  * `NoChange` when there is nothing to summarize, else `Compacted`.
  * @since 0.1.0
  */
-export const compactContext = (
+export const compactContext: (
+  stream: EventLog.StreamId,
+  maxSummaryTokens?: number,
+  options?: CompactContextOptions
+) => Effect.Effect<Summarized, Failure, Requirements> = Effect.fn("TieredCompaction.compactContext")(function* (
   stream: EventLog.StreamId,
   maxSummaryTokens?: number,
   options: CompactContextOptions = {}
-): Effect.Effect<Summarized, Failure, Requirements> =>
-  Effect.gen(function* () {
-    if (maxSummaryTokens !== undefined && (!Number.isInteger(maxSummaryTokens) || maxSummaryTokens <= 0)) {
-      return yield* new InvalidConfig({
-        field: "maxSummaryTokens",
-        value: maxSummaryTokens,
-        detail: "must be a positive integer"
-      })
-    }
-    if (options.keepTokens !== undefined && !(options.keepTokens >= 0)) {
-      return yield* new InvalidConfig({
-        field: "keepTokens",
-        value: options.keepTokens,
-        detail: "must not be negative"
-      })
-    }
-    const ctx = yield* ContextService.ContextService
-    const compactor = yield* Compactor.Compactor
-    const window = yield* ctx.load(stream)
-    const keep = options.keepTokens ?? Math.floor(window.tokens.history / 4)
-    const plan = CompressionPlan.compressionPlan(window, keep)
-    if (CompressionPlan.isEmpty(plan)) return { _tag: "NoChange", reason: "nothing to summarize", window } as const
-    return yield* summarize(stream, window, {
-      tier: options.tier ?? "manual",
-      plan,
-      maxSummaryTokens: maxSummaryTokens ?? 1024,
-      cooldownTurns: 0,
-      timeout: options.compactorTimeout ?? Duration.seconds(120),
-      compactor,
-      hooks: options.hooks ?? {},
-      guard: options.guard,
-      reason: `asked for (compactContext), keeping ${keep} tokens`
+) {
+  yield* Effect.annotateCurrentSpan("stream", stream)
+  if (maxSummaryTokens !== undefined && (!Number.isInteger(maxSummaryTokens) || maxSummaryTokens <= 0)) {
+    return yield* new InvalidConfig({
+      field: "maxSummaryTokens",
+      value: maxSummaryTokens,
+      detail: "must be a positive integer"
     })
-  }).pipe(Effect.withSpan("TieredCompaction.compactContext", { attributes: { stream } }))
+  }
+  if (options.keepTokens !== undefined && !(options.keepTokens >= 0)) {
+    return yield* new InvalidConfig({
+      field: "keepTokens",
+      value: options.keepTokens,
+      detail: "must not be negative"
+    })
+  }
+  const ctx = yield* ContextService.ContextService
+  const compactor = yield* Compactor.Compactor
+  const window = yield* ctx.load(stream)
+  const keep = options.keepTokens ?? Math.floor(window.tokens.history / 4)
+  const plan = CompressionPlan.compressionPlan(window, keep)
+  if (CompressionPlan.isEmpty(plan)) return { _tag: "NoChange", reason: "nothing to summarize", window } as const
+  return yield* summarize(stream, window, {
+    tier: options.tier ?? "manual",
+    plan,
+    maxSummaryTokens: maxSummaryTokens ?? 1024,
+    cooldownTurns: 0,
+    timeout: options.compactorTimeout ?? Duration.seconds(120),
+    compactor,
+    hooks: options.hooks ?? {},
+    guard: options.guard,
+    reason: `asked for (compactContext), keeping ${keep} tokens`
+  })
+})
 
 /** Usage the provider reported for the last call, if known. @since 0.1.0 */
 export interface ProactiveUsage {
@@ -640,12 +645,13 @@ export const providerSideOverride = 0.95
  * compacts server-side, unless usage passes 95% of the budget. No cooldown applies.
  * @since 0.1.0
  */
-export const maybeProactiveCompress = (
+export const maybeProactiveCompress: (
   stream: EventLog.StreamId,
   config: Config,
   usage?: ProactiveUsage
-): Effect.Effect<Result, Failure, Requirements> =>
-  Effect.gen(function* () {
+) => Effect.Effect<Result, Failure, Requirements> = Effect.fn("TieredCompaction.maybeProactiveCompress")(
+  function* (stream: EventLog.StreamId, config: Config, usage?: ProactiveUsage) {
+    yield* Effect.annotateCurrentSpan("stream", stream)
     yield* validate(config)
     const ctx = yield* ContextService.ContextService
     const compactor = yield* Compactor.Compactor
@@ -697,10 +703,9 @@ export const maybeProactiveCompress = (
       guard: config.guard,
       reason: `${Math.round(used * 100)}% of the budget used (proactive threshold ${Math.round(s.proactive * 100)}%)`
     })
-  }).pipe(
-    (run) => withStatus("maybeProactiveCompress", stream, run),
-    Effect.withSpan("TieredCompaction.maybeProactiveCompress", { attributes: { stream } })
-  )
+  },
+  (run, stream) => withStatus("maybeProactiveCompress", stream, run)
+)
 
 /**
  * Between tool calls of one iteration: the Soft tier only, aimed at the Soft threshold. Returns at
@@ -710,42 +715,42 @@ export const maybeProactiveCompress = (
  * window is over the budget itself).
  * @since 0.1.0
  */
-export const maybeSoftCompactMidIteration = (
+export const maybeSoftCompactMidIteration: (
   stream: EventLog.StreamId,
   config: Config
-): Effect.Effect<
+) => Effect.Effect<
   Result,
   ContextService.LogError | InvalidConfig,
   ContextService.ContextService | TokenCounter.TokenCounter
-> =>
-  Effect.gen(function* () {
-    yield* validate(config)
-    const ctx = yield* ContextService.ContextService
-    const window = yield* ctx.load(stream)
-    if (window.compaction.compactedThisTurn) {
-      const decision = declined(window, config, "soft", "compacted-this-turn")
-      return { _tag: "NoChange", reason: "already compacted this turn", window, decision } as const
-    }
-    const level = pressure(window, config)
-    if (level === "None") {
-      const decision = declined(window, config, "soft", "below-threshold")
-      return { _tag: "NoChange", reason: "no pressure", window, decision } as const
-    }
-    if (level === "Soft" && config.preferCachedPrefix === true) {
-      const decision = declined(window, config, "soft", "cached-prefix", "hard")
-      return yield* fitted(stream, config, { _tag: "NoChange", reason: "keeping the cached prefix", window, decision })
-    }
-    const s = settings(config)
-    // Just under the Soft threshold: pressure counts `>=`.
-    const soft = yield* softStep(stream, config, s.soft - 1 / Math.max(1, s.budget))
-    const result: Result =
-      soft.events.length > 0
-        ? ({ _tag: "SoftCompacted", window: soft.window, events: soft.events } as const)
-        : ({
-            _tag: "NoChange",
-            reason: "soft tier found nothing to do",
-            window: soft.window,
-            decision: declined(soft.window, config, "soft", "nothing-to-do")
-          } as const)
-    return yield* fitted(stream, config, result)
-  }).pipe(Effect.withSpan("TieredCompaction.maybeSoftCompactMidIteration", { attributes: { stream } }))
+> = Effect.fn("TieredCompaction.maybeSoftCompactMidIteration")(function* (stream: EventLog.StreamId, config: Config) {
+  yield* Effect.annotateCurrentSpan("stream", stream)
+  yield* validate(config)
+  const ctx = yield* ContextService.ContextService
+  const window = yield* ctx.load(stream)
+  if (window.compaction.compactedThisTurn) {
+    const decision = declined(window, config, "soft", "compacted-this-turn")
+    return { _tag: "NoChange", reason: "already compacted this turn", window, decision } as const
+  }
+  const level = pressure(window, config)
+  if (level === "None") {
+    const decision = declined(window, config, "soft", "below-threshold")
+    return { _tag: "NoChange", reason: "no pressure", window, decision } as const
+  }
+  if (level === "Soft" && config.preferCachedPrefix === true) {
+    const decision = declined(window, config, "soft", "cached-prefix", "hard")
+    return yield* fitted(stream, config, { _tag: "NoChange", reason: "keeping the cached prefix", window, decision })
+  }
+  const s = settings(config)
+  // Just under the Soft threshold: pressure counts `>=`.
+  const soft = yield* softStep(stream, config, s.soft - 1 / Math.max(1, s.budget))
+  const result: Result =
+    soft.events.length > 0
+      ? ({ _tag: "SoftCompacted", window: soft.window, events: soft.events } as const)
+      : ({
+          _tag: "NoChange",
+          reason: "soft tier found nothing to do",
+          window: soft.window,
+          decision: declined(soft.window, config, "soft", "nothing-to-do")
+        } as const)
+  return yield* fitted(stream, config, result)
+})

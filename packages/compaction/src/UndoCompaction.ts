@@ -94,28 +94,28 @@ export const decide = (
  * get the removed messages back, then append `CompactionReverted`.
  * @since 0.1.0
  */
-export const undoCompaction = (
+export const undoCompaction: (
   stream: EventLog.StreamId,
   compactionEventId: string
-): Effect.Effect<
+) => Effect.Effect<
   ContextService.Outcome,
   CompactionNotFound | CompactionNotUndoable | ContextService.LogError,
   ContextService.ContextService | EventLog.EventLog
-> =>
-  Effect.gen(function* () {
-    const log = yield* EventLog.EventLog
-    const ctx = yield* ContextService.ContextService
-    const envelopes = Chunk.toReadonlyArray(yield* Stream.runCollect(log.read(stream)))
-    const at = envelopes.findIndex((envelope) => envelope.eventId === compactionEventId)
-    const found = envelopes[at]
-    if (found === undefined || found.event._tag !== "Compacted") {
-      return yield* new CompactionNotFound({ stream, compactionEventId })
-    }
-    const compacted = found.event
-    const before = Window.replay(envelopes.slice(0, at).map((envelope) => envelope.event))
-    return yield* ctx.run(
-      stream,
-      (window) => decide(stream, window, compacted, before),
-      by("undoCompaction", compactionEventId)
-    )
-  }).pipe(Effect.withSpan("UndoCompaction.undoCompaction", { attributes: { stream } }))
+> = Effect.fn("UndoCompaction.undoCompaction")(function* (stream: EventLog.StreamId, compactionEventId: string) {
+  yield* Effect.annotateCurrentSpan("stream", stream)
+  const log = yield* EventLog.EventLog
+  const ctx = yield* ContextService.ContextService
+  const envelopes = Chunk.toReadonlyArray(yield* Stream.runCollect(log.read(stream)))
+  const at = envelopes.findIndex((envelope) => envelope.eventId === compactionEventId)
+  const found = envelopes[at]
+  if (found === undefined || found.event._tag !== "Compacted") {
+    return yield* new CompactionNotFound({ stream, compactionEventId })
+  }
+  const compacted = found.event
+  const before = Window.replay(envelopes.slice(0, at).map((envelope) => envelope.event))
+  return yield* ctx.run(
+    stream,
+    (window) => decide(stream, window, compacted, before),
+    by("undoCompaction", compactionEventId)
+  )
+})

@@ -193,19 +193,21 @@ export const answer = (
  * {@link answer} over a stream read from the {@link EventLog.EventLog}.
  * @since 0.8.0
  */
-export const recall = (
+export const recall: (
   stream: EventLog.StreamId,
   request: Request
-): Effect.Effect<string, ArchiveNotFound | StoreError | EventDecodeError, EventLog.EventLog> =>
-  Effect.gen(function* () {
-    const log = yield* EventLog.EventLog
-    const envelopes = yield* Stream.runCollect(log.read(stream))
-    return yield* answer(
-      stream,
-      Chunk.toReadonlyArray(envelopes).map((envelope) => envelope.event),
-      request
-    )
-  }).pipe(Effect.withSpan("ArchiveRecall.recall", { attributes: { stream } }))
+) => Effect.Effect<string, ArchiveNotFound | StoreError | EventDecodeError, EventLog.EventLog> = Effect.fn(
+  "ArchiveRecall.recall"
+)(function* (stream: EventLog.StreamId, request: Request) {
+  yield* Effect.annotateCurrentSpan("stream", stream)
+  const log = yield* EventLog.EventLog
+  const envelopes = yield* Stream.runCollect(log.read(stream))
+  return yield* answer(
+    stream,
+    Chunk.toReadonlyArray(envelopes).map((envelope) => envelope.event),
+    request
+  )
+})
 
 /**
  * The tool the model calls: `recall_archived`, with an optional `id` (an archive's event id or its

@@ -13,7 +13,7 @@ import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import { fastEventJson } from "./internal/fastEncode.js"
 import { maxEventDepth, structureProblem } from "./internal/jsonDepth.js"
-import { work } from "./internal/work.js"
+import { add, work } from "./internal/work.js"
 import { type EventType, isEventType, schemaVersions, WindowEvent } from "./WindowEvent.js"
 
 /** An event as stored. @since 0.1.0 */
@@ -513,7 +513,7 @@ export const encodeAllEither = (
       continue
     }
     const event = events[index]
-    work.schemaEncodes += 1
+    add(work.schemaEncodes)
     const type = isRecord(event) && typeof event._tag === "string" ? event._tag : "unknown"
     // One pass: encoding an unknown value validates it against the typed side first, so a hand-built
     // object with a wrong field (or an extra one) is caught, and its encoded form is what is stored.

@@ -10,7 +10,7 @@
 import { createRequire } from "node:module"
 import * as Context from "effect/Context"
 import * as Layer from "effect/Layer"
-import { work } from "./internal/work.js"
+import { add, work } from "./internal/work.js"
 import type { Lru } from "./Lru.js"
 import { type MediaFormula, mediaTokensOf } from "./MediaTokens.js"
 import { type Part, tokenTextOf } from "./Message.js"
@@ -146,7 +146,7 @@ const memoized = (count: (text: string) => number, split: RegExp): ((text: strin
       let tokens = memo.get(chunk)
       if (tokens === undefined) {
         tokens = count(chunk)
-        work.chunksTokenized += 1
+        add(work.chunksTokenized)
         if (chunk.length <= memoChunkChars) {
           if (memo.size >= memoChunks) memo.clear()
           memo.set(chunk, tokens)

@@ -50,6 +50,8 @@ export * as Tracing from "./Tracing.js"
 export * as GenAi from "./GenAi.js"
 /** Input rules at the append boundary (stream ids, JSON values, text). @since 0.1.0 */
 export * as Validation from "./Validation.js"
+/** Work counters as effect `Metric`s: what tests count work with (ADR 0160). @since 0.8.0 */
+export * as WorkCounter from "./WorkCounter.js"
 /** The window projection. @since 0.1.0 */
 export * as Window from "./Window.js"
 /** Window events. @since 0.1.0 */

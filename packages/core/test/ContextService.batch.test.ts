@@ -8,8 +8,20 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
-import { ContextService, EventLog, Ids, Message, RecallSource, TokenCounter, WindowRepository } from "../src/index.js"
-import { resetWork, work } from "../src/internal/work.js"
+import {
+  ContextService,
+  EventLog,
+  Ids,
+  Message,
+  RecallSource,
+  TokenCounter,
+  WindowRepository,
+  WorkCounter
+} from "../src/index.js"
+import { work as counters } from "../src/internal/work.js"
+
+/** The projection's work counters, read as their change since the last `work.reset()`. */
+const work = WorkCounter.since(counters)
 
 /** The in-memory log, counting its appends and version reads: a test double of our own service, as a Layer. */
 const counted = (appends: { count: number; versions?: number }) =>
@@ -267,7 +279,7 @@ describe("ContextService.batch folds once", () => {
     Effect.gen(function* () {
       const ctx = yield* ContextService.ContextService
       yield* ctx.appendMessages("s", [Message.user("first")])
-      resetWork()
+      work.reset()
       const done = yield* ctx.batch("s", ctx.appendMessages("s", [Message.user("second")]))
       // One message appended to history: one item reference copied, by the one fold.
       assert.strictEqual(work.copied, 1)

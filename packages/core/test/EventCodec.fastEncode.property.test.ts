@@ -11,8 +11,11 @@ import * as Arbitrary from "effect/Arbitrary"
 import * as Either from "effect/Either"
 import * as fc from "effect/FastCheck"
 import { propertyRuns } from "../../../vitest.property.js"
-import { resetWork, work } from "../src/internal/work.js"
-import { EventCodec, type Message, Validation, WindowEvent } from "../src/index.js"
+import { work as counters } from "../src/internal/work.js"
+import { EventCodec, type Message, Validation, WindowEvent, WorkCounter } from "../src/index.js"
+
+/** The projection's work counters, read as their change since the last `work.reset()`. */
+const work = WorkCounter.since(counters)
 
 /** What the full path stores for `event`, or undefined when it refuses it. */
 const fullPath = (event: unknown): EventCodec.StoredEvent | undefined => {
@@ -232,11 +235,11 @@ describe("EventCodec.encodeKnown", () => {
       message: { id: `m${index}`, role: "user", kind: "chat", parts: [{ type: "text", text: "hi" }], tokens: 1 }
     }))
     const known = events.map(EventCodec.encodeKnown)
-    resetWork()
+    work.reset()
     const encoded = EventCodec.encodeAllEither(events, known)
     console.log(`Schema encodes for 3 known messages: ${work.schemaEncodes}; without known: 3 expected`)
     assert.strictEqual(work.schemaEncodes, 0)
-    resetWork()
+    work.reset()
     const again = EventCodec.encodeAllEither(events)
     assert.strictEqual(work.schemaEncodes, 3)
     assert.deepStrictEqual(encoded, again)

@@ -9,9 +9,12 @@ import { assert, describe, it } from "@effect/vitest"
 import fc from "fast-check"
 import * as Cl100k from "gpt-tokenizer/encoding/cl100k_base"
 import * as O200k from "gpt-tokenizer/encoding/o200k_base"
-import { Message, TokenCounter } from "../src/index.js"
-import { resetWork, work } from "../src/internal/work.js"
+import { Message, TokenCounter, WorkCounter } from "../src/index.js"
+import { work as counters } from "../src/internal/work.js"
 import { propertyRuns } from "../../../vitest.property.js"
+
+/** The projection's work counters, read as their change since the last `work.reset()`. */
+const work = WorkCounter.since(counters)
 
 const pieces = [
   " ",
@@ -117,7 +120,7 @@ describe("TokenCounter memo", () => {
   it("a message's words are tokenized once per counter: a second message of the same words hands none to the tokenizer", () => {
     const counter = TokenCounter.gpt()
     const message = Message.user("the context window of an agent keeps the last turns and their tool results")
-    resetWork()
+    work.reset()
     const first = counter.countMessage(message)
     const cold = work.chunksTokenized
     const second = counter.countMessage(message)

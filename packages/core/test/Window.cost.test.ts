@@ -8,8 +8,11 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import { ContextService, Decide, Message, Window, type WindowEvent } from "../src/index.js"
-import { resetWork, work } from "../src/internal/work.js"
+import { ContextService, Decide, Message, Window, type WindowEvent, WorkCounter } from "../src/index.js"
+import { work as counters } from "../src/internal/work.js"
+
+/** The projection's work counters, read as their change since the last `work.reset()`. */
+const work = WorkCounter.since(counters)
 
 /** A realistic log of `size` messages: turns of user, assistant tool call, tool result, answer; pruning, trims, compactions. */
 const log = (size: number): Array<WindowEvent.WindowEvent> => {
@@ -52,7 +55,7 @@ const log = (size: number): Array<WindowEvent.WindowEvent> => {
 
 /** The counters per event for folding `events` one by one from `from`. */
 const perEvent = (from: Window.Window, events: ReadonlyArray<WindowEvent.WindowEvent>) => {
-  resetWork()
+  work.reset()
   let window = from
   for (const event of events) window = Window.evolve(window, event)
   const count = events.length
@@ -85,10 +88,10 @@ describe("cost per event", () => {
   })
 
   it("replaying a 10k log costs 10x a 1k log, not 100x", () => {
-    resetWork()
+    work.reset()
     Window.replay(small)
     const smallWork = work.copied + work.spine + work.summed
-    resetWork()
+    work.reset()
     Window.replay(large)
     const largeWork = work.copied + work.spine + work.summed
     assert.isBelow(largeWork / smallWork, 20, `work ${smallWork} → ${largeWork}`)
@@ -96,7 +99,7 @@ describe("cost per event", () => {
 
   it("deciding an append or a trim reads indexes, not the history", () => {
     const window = Window.replay(large)
-    resetWork()
+    work.reset()
     const next: Message.Message = { id: "new", role: "user", kind: "chat", parts: [Message.text("hi")], tokens: 3 }
     assert.isTrue(Either.isRight(Decide.decide(window, { _tag: "AppendMessages", messages: [next] })))
     // Trimming 1% of the window walks the oldest groups only.
@@ -115,7 +118,7 @@ describe("cost per event", () => {
           Array.from({ length: 500 }, (_, i) => Message.user(`message ${batch * 500 + i}`))
         )
       }
-      resetWork()
+      work.reset()
       const outcome = yield* ctx.appendMessages("s", [Message.user("one more")])
       assert.strictEqual(outcome.window.version, 10_001)
       assert.isBelow(work.copied + work.spine, 100)

@@ -23,7 +23,7 @@ import { EventLog } from "@ctxlog/core"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import { betterSqlite3 } from "./internal/drivers.js"
-import { counters } from "./internal/workCounters.js"
+import { add, counters } from "./internal/workCounters.js"
 
 /** Where anchored heads go. @since 0.8.0 */
 export type Sink =
@@ -258,8 +258,8 @@ export const make = (options: Options): Effect.Effect<Anchorer, EventLog.StoreEr
           write({ anchoredAt, heads }).pipe(
             Effect.tap(() =>
               Effect.sync(() => {
-                counters.anchorWrites++
-                counters.headsAnchored += heads.length
+                add(counters.anchorWrites)
+                add(counters.headsAnchored, heads.length)
               })
             ),
             // Kept for the next write, unless a newer head of the stream was noted meanwhile.

@@ -27,7 +27,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import * as SnapshotState from "./internal/snapshotState.js"
-import { counters } from "./internal/workCounters.js"
+import { add, counters } from "./internal/workCounters.js"
 import { type Snapshot, SnapshotStore } from "./SnapshotStore.js"
 
 /** The projection name snapshots of the window are stored under. @since 0.1.0 */
@@ -83,10 +83,10 @@ interface Mark {
  */
 const intact = (snapshot: Snapshot, stateHash: string): boolean => {
   if (snapshot.stored !== undefined) {
-    counters.snapshotBytesHashed += snapshot.stored.bytes.length
+    add(counters.snapshotBytesHashed, snapshot.stored.bytes.length)
     return SnapshotState.digest(snapshot.stored.bytes) === snapshot.stored.sha256
   }
-  counters.snapshotBytesHashed += snapshot.state.length
+  add(counters.snapshotBytesHashed, snapshot.state.length)
   return EventHash.sha256(snapshot.state) === stateHash
 }
 

@@ -3,16 +3,20 @@
 // a command), read back by `Anchor.read`. And what signing costs an append (counted, not timed): one
 // signature and one statement (SQLite) per batch, no extra round trip (PostgreSQL), no event hashed twice.
 import { readFileSync } from "node:fs"
-import { EventLog } from "@ctxlog/core"
+import { EventLog, WorkCounter } from "@ctxlog/core"
 import { sampleEvents } from "@ctxlog/testing"
 import { assert, describe, it } from "@effect/vitest"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as TestClock from "effect/TestClock"
 import { Anchor, PostgresEventLog, Signing, SqliteEventLog } from "../src/index.js"
-import { counters, reset } from "../src/internal/workCounters.js"
+import { counters as metrics } from "../src/internal/workCounters.js"
 import { freshDatabase } from "./support/postgres.js"
 import { tempFile } from "./support/stores.js"
+
+/** The stores' work counters, read as their change since the last `reset()` (ADR 0160). */
+const counters = WorkCounter.since(metrics)
+const reset = counters.reset
 
 const appendSome = (log: EventLog.EventLog.Service, stream: string, batches: number, size = 1) =>
   Effect.gen(function* () {

@@ -3,14 +3,18 @@
  * three statements, writes one row and hashes only that event's bytes (nothing grows with the log), and
  * `ContextService.appendMessages` of one message is one append and no other query.
  */
-import { ContextService, EventLog, Message, TokenCounter, type WindowEvent } from "@ctxlog/core"
+import { ContextService, EventLog, Message, TokenCounter, type WindowEvent, WorkCounter } from "@ctxlog/core"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import BetterSqlite3 from "better-sqlite3"
 import { Ctxlog } from "../src/index.js"
-import { counters, reset } from "../src/internal/workCounters.js"
+import { counters as metrics } from "../src/internal/workCounters.js"
 import { tempFile } from "./support/stores.js"
+
+/** The stores' work counters, read as their change since the last `reset()` (ADR 0160). */
+const counters = WorkCounter.since(metrics)
+const reset = counters.reset
 
 let next = 0
 const event = (text: string): WindowEvent.WindowEvent => {

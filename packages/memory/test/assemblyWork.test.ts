@@ -1,11 +1,24 @@
-import { ContextService, Ids, Message, RecallSource, TokenCounter, Window, type WindowEvent } from "@ctxlog/core"
+import {
+  ContextService,
+  Ids,
+  Message,
+  RecallSource,
+  TokenCounter,
+  Window,
+  type WindowEvent,
+  WorkCounter
+} from "@ctxlog/core"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Equal from "effect/Equal"
 import type * as FiberId from "effect/FiberId"
 import * as Layer from "effect/Layer"
 import * as ContextAssembly from "../src/ContextAssembly.js"
-import { held, work } from "../src/internal/assembly.js"
+import { held } from "../src/internal/assembly.js"
+import { counters } from "../src/internal/workCounters.js"
+
+/** Context assembly's work counters, read as their change since the last `work.reset()` (ADR 0160). */
+const work = WorkCounter.since({ textsNormalized: counters.textsNormalized, messagesIndexed: counters.messagesIndexed })
 
 // The recall's dedupe reads what the window holds on every prepare: it must cost the new messages,
 // not the window (messages are immutable; a held window keeps the same message objects).
@@ -26,8 +39,7 @@ describe("recall dedupe work", () => {
     it(`normalizes each message once, not the window, at ${size} messages`, () => {
       let window = Window.replay(Array.from({ length: size }, (_, index) => appended(index)))
       const none = new Set<Message.MessageKind>()
-      work.textsNormalized = 0
-      work.messagesIndexed = 0
+      work.reset()
       const first = held(window, none)
       assert.strictEqual(work.textsNormalized, size)
       assert.strictEqual(work.messagesIndexed, size)
@@ -36,8 +48,7 @@ describe("recall dedupe work", () => {
       for (let turn = 0; turn < 3; turn++) {
         const newest = size + 2 * turn + 1
         window = Window.evolve(Window.evolve(window, appended(newest - 1)), appended(newest))
-        work.textsNormalized = 0
-        work.messagesIndexed = 0
+        work.reset()
         const next = held(window, none)
         // Only the two new messages: normalized once, indexed once.
         assert.strictEqual(work.textsNormalized, 2)

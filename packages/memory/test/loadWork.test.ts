@@ -3,7 +3,7 @@
  * second Schema pass (`EventCodec.decodeVerified`); a plain read, which checks nothing, validates every
  * row. Counted, not timed. (An edited row failing the verified load: `tamper.test.ts`.)
  */
-import { EventLog, Message, WindowRepository, type WindowEvent } from "@ctxlog/core"
+import { EventLog, Message, type WindowEvent, WindowRepository, WorkCounter } from "@ctxlog/core"
 import { assert, describe, it } from "@effect/vitest"
 import BetterSqlite3 from "better-sqlite3"
 import * as Effect from "effect/Effect"
@@ -11,8 +11,12 @@ import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import { SqliteEventLog } from "../src/index.js"
 import { cachedStatements } from "../src/internal/drivers.js"
-import { counters, reset } from "../src/internal/workCounters.js"
+import { counters as metrics } from "../src/internal/workCounters.js"
 import { tempFile } from "./support/stores.js"
+
+/** The stores' work counters, read as their change since the last `reset()` (ADR 0160). */
+const counters = WorkCounter.since(metrics)
+const reset = counters.reset
 
 const event = (n: number): WindowEvent.WindowEvent => ({
   _tag: "MessageAppended",

@@ -1,13 +1,18 @@
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { EventLog, Message } from "@ctxlog/core"
+import { EventLog, Message, WorkCounter } from "@ctxlog/core"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import { SqliteEventLog } from "../src/index.js"
 import BetterSqlite3 from "better-sqlite3"
-import { work } from "../src/internal/drivers.js"
-import { counters, reset } from "../src/internal/workCounters.js"
+import { counters as metrics } from "../src/internal/workCounters.js"
+
+/** The stores' work counters, read as their change since the last `reset()` (ADR 0160). */
+const counters = WorkCounter.since(metrics)
+const reset = counters.reset
+/** Driver imports, as their change since this file loaded. */
+const work = WorkCounter.since({ imports: metrics.imports })
 
 // Reopening a store does no work the first open did once for the process: the driver module is
 // imported once (an import per open was most of reopening a small conversation).

@@ -3,6 +3,7 @@
  * is taken, so appends go on during the read; and the background catch-up does not start while another
  * process runs one, so writers that pass a batch at once do not each read the whole batch.
  */
+import { WorkCounter } from "@ctxlog/core"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
@@ -10,8 +11,12 @@ import { appendGateKey } from "../src/internal/migrations.js"
 import { make } from "../src/internal/postgresBackend.js"
 import { claimKey } from "../src/internal/postgresGlobal.js"
 import { name as recallProjection } from "../src/internal/recallProjection.js"
-import { counters, reset } from "../src/internal/workCounters.js"
+import { counters as metrics } from "../src/internal/workCounters.js"
 import { client, doneOrWaiting, freshDatabase, logOver, message, query } from "./support/postgres.js"
+
+/** The stores' work counters, read as their change since the last `reset()` (ADR 0160). */
+const counters = WorkCounter.since(metrics)
+const reset = counters.reset
 
 describe("PostgreSQL global reads and the recall catch-up", () => {
   // Live clock: the polling sleeps between looks.

@@ -3,7 +3,16 @@
  * a reader of the whole log still never skips an event that commits after a larger position was read,
  * one stream's expected version still holds between writers, and the common append is one round trip.
  */
-import { ContextService, EventCodec, EventHash, EventLog, Message, TokenCounter, type WindowEvent } from "@ctxlog/core"
+import {
+  ContextService,
+  EventCodec,
+  EventHash,
+  EventLog,
+  Message,
+  TokenCounter,
+  type WindowEvent,
+  WorkCounter
+} from "@ctxlog/core"
 import { assert, describe, it } from "@effect/vitest"
 import * as Chunk from "effect/Chunk"
 import * as Context from "effect/Context"
@@ -18,8 +27,12 @@ import { Ctxlog, PostgresEventLog, RecallIndex } from "../src/index.js"
 import { rowsOf } from "../src/internal/appendPlan.js"
 import { migrations } from "../src/internal/migrations.js"
 import { appendCall } from "../src/internal/postgresBackend.js"
-import { counters, reset } from "../src/internal/workCounters.js"
+import { counters as metrics } from "../src/internal/workCounters.js"
 import { client, doneOrWaiting, freshDatabase, logOver, message, query } from "./support/postgres.js"
+
+/** The stores' work counters, read as their change since the last `reset()` (ADR 0160). */
+const counters = WorkCounter.since(metrics)
+const reset = counters.reset
 
 /**
  * Begin a transaction on `connection` that appends `event` to a new `stream` the way the store does

@@ -7,7 +7,7 @@
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { ContextService, Ids, Message, RecallSource, TokenCounter } from "@ctxlog/core"
+import { ContextService, Ids, Message, RecallSource, TokenCounter, WorkCounter } from "@ctxlog/core"
 import { afterAll, assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -15,8 +15,12 @@ import * as ContextAssembly from "../src/ContextAssembly.js"
 import * as FullTextRecall from "../src/FullTextRecall.js"
 import * as RecallIndex from "../src/RecallIndex.js"
 import * as SqliteEventLog from "../src/SqliteEventLog.js"
-import { entriesPage, searchWork } from "../src/internal/search.js"
+import { entriesPage } from "../src/internal/search.js"
+import { counters } from "../src/internal/workCounters.js"
 import { postgres } from "./support/stores.js"
+
+/** Recall's search work, read as its change since the last `searchWork.reset()` (ADR 0160). */
+const searchWork = WorkCounter.since({ statements: counters.searchStatements, entriesChecked: counters.entriesChecked })
 
 const dir = mkdtempSync(join(tmpdir(), "ctxlog-recall-held-"))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
@@ -51,8 +55,7 @@ const policy: ContextAssembly.RetrievalPolicy = {
 /** One prepare: its full-text statements and entries checked, and what it injected. */
 const prepare = (query: string) =>
   Effect.gen(function* () {
-    searchWork.statements = 0
-    searchWork.entriesChecked = 0
+    searchWork.reset()
     const delta = yield* ContextAssembly.prepareContext("mine", query, policy)
     return {
       statements: searchWork.statements,
@@ -186,7 +189,7 @@ describe("recall of a prepare: pending entries read for one stream count for ano
         yield* index.catchUp()
         const prepareOf = (stream: string) =>
           Effect.gen(function* () {
-            searchWork.statements = 0
+            searchWork.reset()
             yield* ContextAssembly.prepareContext(stream, "zeppelin parser failed", {
               budgets: { recall: 2000, graphFacts: 0 },
               dedupe: true

@@ -1,4 +1,4 @@
-import { EventLog, type WindowEvent } from "@ctxlog/core"
+import { EventLog, type WindowEvent, WorkCounter } from "@ctxlog/core"
 import { freshStream } from "@ctxlog/testing"
 import { assert, describe, it } from "@effect/vitest"
 import * as Context from "effect/Context"
@@ -7,8 +7,12 @@ import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
 import { PostgresEventLog, RecallIndex, SqliteEventLog } from "../src/index.js"
 import { freshDatabase } from "./support/postgres.js"
-import { counters, reset } from "../src/internal/workCounters.js"
+import { counters as metrics } from "../src/internal/workCounters.js"
 import { RawSql, sqliteRawLayer, postgresRawLayer, tempFile } from "./support/stores.js"
+
+/** The stores' work counters, read as their change since the last `reset()` (ADR 0160). */
+const counters = WorkCounter.since(metrics)
+const reset = counters.reset
 
 // The recall index is a projection of the log: appends write only events and the stream row; the index
 // catches up after commit and before every query, several writers may catch up at once, and it can be

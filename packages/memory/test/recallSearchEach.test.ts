@@ -6,7 +6,7 @@
  */
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
-import { ContextService, EventCodec, Message, RecallSource, TokenCounter, Transcript } from "@ctxlog/core"
+import { ContextService, EventCodec, Message, RecallSource, TokenCounter, Transcript, WorkCounter } from "@ctxlog/core"
 import { transcriptsDir } from "@ctxlog/testing"
 import { assert, describe, it } from "@effect/vitest"
 import BetterSqlite3 from "better-sqlite3"
@@ -14,8 +14,12 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { Ctxlog, RecallIndex } from "../src/index.js"
 import { messagesOf, registerRecallText, searchableText } from "../src/internal/indexing.js"
-import { searchWork, terms, tierBonus } from "../src/internal/search.js"
+import { terms, tierBonus } from "../src/internal/search.js"
+import { counters } from "../src/internal/workCounters.js"
 import { tempFile } from "./support/stores.js"
+
+/** Full-text statements run, as their change since this file loaded (ADR 0160). */
+const searchWork = WorkCounter.since({ statements: counters.searchStatements })
 
 const files = [
   "01-sweagent-enigma-ctf-i-got-id.json",

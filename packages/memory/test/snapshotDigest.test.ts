@@ -5,15 +5,19 @@
  * the edits that separate the two checks; the seal itself, keyed seals and PostgreSQL: `tamper.test.ts`.
  */
 import { deflateRawSync, inflateRawSync } from "node:zlib"
-import { EventHash, EventLog, Message, Window, WindowRepository, type WindowEvent } from "@ctxlog/core"
+import { EventHash, EventLog, Message, Window, type WindowEvent, WindowRepository, WorkCounter } from "@ctxlog/core"
 import { assert, describe, it } from "@effect/vitest"
 import BetterSqlite3 from "better-sqlite3"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import { SqliteEventLog } from "../src/index.js"
-import { counters, reset } from "../src/internal/workCounters.js"
+import { counters as metrics } from "../src/internal/workCounters.js"
 import { tempFile } from "./support/stores.js"
+
+/** The stores' work counters, read as their change since the last `reset()` (ADR 0160). */
+const counters = WorkCounter.since(metrics)
+const reset = counters.reset
 
 const events = 400
 

@@ -5,16 +5,20 @@
 import { spawn } from "node:child_process"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
-import { EventLog, type WindowEvent } from "@ctxlog/core"
+import { EventLog, type WindowEvent, WorkCounter } from "@ctxlog/core"
 import { assert, describe, it } from "@effect/vitest"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import { SqliteEventLog } from "../src/index.js"
-import { counters, reset } from "../src/internal/workCounters.js"
+import { counters as metrics } from "../src/internal/workCounters.js"
 import { tempFile } from "./support/stores.js"
 import { bundledEntrySync } from "../../../scripts/ts-bundle.mjs"
+
+/** The stores' work counters, read as their change since the last `reset()` (ADR 0160). */
+const counters = WorkCounter.since(metrics)
+const reset = counters.reset
 
 const packageDir = join(dirname(fileURLToPath(import.meta.url)), "..")
 

@@ -4,13 +4,17 @@
  * about the bytes it adds, and still builds the same request, to the byte and to the hash, as a render
  * from scratch. A changed prefix (a trim) or a new task state falls back and stays exact.
  */
-import { EventHash, Message, Window, type WindowEvent } from "@ctxlog/core"
+import { EventHash, Message, Window, type WindowEvent, WorkCounter } from "@ctxlog/core"
 import { assert, describe, it } from "@effect/vitest"
 import * as Either from "effect/Either"
 import { AnthropicCtx, RenderRecord } from "../src/index.js"
 import * as anthropicRender from "../src/internal/anthropicRender.js"
-import { counters, reset } from "../src/internal/renderCounters.js"
+import { counters as metrics } from "../src/internal/renderCounters.js"
 import { fromWindow } from "../src/internal/sections.js"
+
+/** The renders' work counters, read as their change since the last `reset()` (ADR 0160). */
+const counters = WorkCounter.since(metrics)
+const reset = counters.reset
 
 const prose = (i: number): string => `message ${i}: ${"lorem ipsum dolor sit amet ".repeat(4 + (i % 5))}`
 

@@ -6,11 +6,15 @@
  * of an equal window made of new message objects (which the cache cannot reuse), and a render record
  * that `RenderRecord.verifyAll` rebuilds to the same hash.
  */
-import { EventHash, Message, Window, type WindowEvent } from "@ctxlog/core"
+import { EventHash, Message, Window, type WindowEvent, WorkCounter } from "@ctxlog/core"
 import { assert, describe, it } from "@effect/vitest"
 import * as Either from "effect/Either"
 import { CtxBuilder, RenderRecord } from "../src/index.js"
-import { counters, reset } from "../src/internal/renderCounters.js"
+import { counters as metrics } from "../src/internal/renderCounters.js"
+
+/** The renders' work counters, read as their change since the last `reset()` (ADR 0160). */
+const counters = WorkCounter.since(metrics)
+const reset = counters.reset
 
 const prose = (i: number): string => `message ${i}: ${"lorem ipsum dolor sit amet ".repeat(4 + (i % 5))}`
 

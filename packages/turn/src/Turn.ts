@@ -357,80 +357,84 @@ const decisionsOf = (result: TieredCompaction.Result | undefined): ReadonlyArray
  * the compaction tiers. One load, one append.
  * @since 0.4.0
  */
-export const prepare = (
+export const prepare: (
   stream: EventLog.StreamId,
   input: Input,
   policy: Policy.Policy
-): Effect.Effect<Step, TurnError, Requirements> =>
-  Effect.gen(function* () {
-    const valid = yield* checked(policy)
-    const ctx = yield* ContextService.ContextService
-    const budget = Policy.budgetOf(valid, input.turnReminder)
-    const available = Budget.available(budget)
-    const tiers: Array<string> = []
-    let recorded = () => {}
-    const done = yield* ctx.batch(
-      stream,
-      Effect.gen(function* () {
-        recorded = yield* recordPolicy(stream, valid)
-        const query = input.query ?? input.messages.map((message) => Message.textOf(message)).join("\n")
-        const skills = skillPolicyOf(valid, input, available)
-        let chosen: ReadonlyArray<ContextAssembly.ChosenSkill> | undefined
-        if (input.injected !== undefined) {
-          for (const { kind, messages } of input.injected) {
-            yield* ctx.removeKind(stream, kind)
-            if (messages.length > 0) yield* ctx.inject(stream, kind, messages)
-          }
-        } else if (valid.recall !== undefined && valid.recall !== null) {
-          const recall = valid.recall
-          const owner = recall.owner
-          const recallBudget = Math.floor(available * (recall.recallShare ?? 0))
-          const crossBudget =
-            recall.crossSessionShare === undefined ? undefined : Math.floor(available * recall.crossSessionShare)
-          // Both look up the same query at one state of the index (nothing is appended before the batch
-          // ends): with both budgets, one search answers them (one statement on SQLite).
-          const shared: ReadonlyArray<FullTextRecall.SharedKind> =
-            recallBudget > 0 && crossBudget !== undefined && crossBudget > 0 ? ["recall", "cross_session"] : []
-          yield* Effect.gen(function* () {
-            const delta = yield* ContextAssembly.prepareContext(stream, query, {
-              budgets: { recall: recallBudget, graphFacts: 0 },
-              owner,
-              dedupe: true,
-              ...(skills === undefined ? {} : { skills })
-            })
-            chosen = delta.skills
-            if (crossBudget !== undefined) yield* ctx.injectCrossSessionContext(stream, query, crossBudget, owner)
-          }).pipe(FullTextRecall.together(shared))
-        } else if (skills !== undefined) {
-          chosen = yield* ContextAssembly.selectSkills(query, skills)
+) => Effect.Effect<Step, TurnError, Requirements> = Effect.fn("ctxlog.turn.prepare")(function* (
+  stream: EventLog.StreamId,
+  input: Input,
+  policy: Policy.Policy
+) {
+  yield* Effect.annotateCurrentSpan("ctxlog.stream", stream)
+  const valid = yield* checked(policy)
+  const ctx = yield* ContextService.ContextService
+  const budget = Policy.budgetOf(valid, input.turnReminder)
+  const available = Budget.available(budget)
+  const tiers: Array<string> = []
+  let recorded = () => {}
+  const done = yield* ctx.batch(
+    stream,
+    Effect.gen(function* () {
+      recorded = yield* recordPolicy(stream, valid)
+      const query = input.query ?? input.messages.map((message) => Message.textOf(message)).join("\n")
+      const skills = skillPolicyOf(valid, input, available)
+      let chosen: ReadonlyArray<ContextAssembly.ChosenSkill> | undefined
+      if (input.injected !== undefined) {
+        for (const { kind, messages } of input.injected) {
+          yield* ctx.removeKind(stream, kind)
+          if (messages.length > 0) yield* ctx.inject(stream, kind, messages)
         }
-        // The skills `prepareContext` (or `selectSkills`) chose are placed, replacing the last turn's.
-        if (chosen !== undefined && skills !== undefined) yield* ContextAssembly.placeSkills(stream, chosen)
-        const maxChars = inputChars(valid, budget)
-        if (input.messages.length > 0) {
-          yield* ctx.appendMessages(
-            stream,
-            input.messages.map((message) => cutInput(message, maxChars))
-          )
-        }
-        const tiered = Policy.tieredOf(valid, budget)
-        if (tiered !== undefined) {
-          const result = yield* nextTierOnRefusal(TieredCompaction.maybeCompact(stream, tiered), "hard", tiers)
-          const tier = result === undefined ? undefined : tierOf(result)
-          if (tier !== undefined) tiers.push(tier)
-          yield* recordDecisions(
-            stream,
-            "prepare",
-            TieredCompaction.thresholds(tiered).budget,
-            result === undefined ? yield* refusedDecision(stream, tiered, tiers) : decisionsOf(result)
-          )
-        }
-      }),
-      { actor: actors.prepare }
-    )
-    recorded()
-    return { window: done.window, events: done.events, tiers }
-  }).pipe(Effect.withSpan("ctxlog.turn.prepare", { attributes: { "ctxlog.stream": stream } }))
+      } else if (valid.recall !== undefined && valid.recall !== null) {
+        const recall = valid.recall
+        const owner = recall.owner
+        const recallBudget = Math.floor(available * (recall.recallShare ?? 0))
+        const crossBudget =
+          recall.crossSessionShare === undefined ? undefined : Math.floor(available * recall.crossSessionShare)
+        // Both look up the same query at one state of the index (nothing is appended before the batch
+        // ends): with both budgets, one search answers them (one statement on SQLite).
+        const shared: ReadonlyArray<FullTextRecall.SharedKind> =
+          recallBudget > 0 && crossBudget !== undefined && crossBudget > 0 ? ["recall", "cross_session"] : []
+        yield* Effect.gen(function* () {
+          const delta = yield* ContextAssembly.prepareContext(stream, query, {
+            budgets: { recall: recallBudget, graphFacts: 0 },
+            owner,
+            dedupe: true,
+            ...(skills === undefined ? {} : { skills })
+          })
+          chosen = delta.skills
+          if (crossBudget !== undefined) yield* ctx.injectCrossSessionContext(stream, query, crossBudget, owner)
+        }).pipe(FullTextRecall.together(shared))
+      } else if (skills !== undefined) {
+        chosen = yield* ContextAssembly.selectSkills(query, skills)
+      }
+      // The skills `prepareContext` (or `selectSkills`) chose are placed, replacing the last turn's.
+      if (chosen !== undefined && skills !== undefined) yield* ContextAssembly.placeSkills(stream, chosen)
+      const maxChars = inputChars(valid, budget)
+      if (input.messages.length > 0) {
+        yield* ctx.appendMessages(
+          stream,
+          input.messages.map((message) => cutInput(message, maxChars))
+        )
+      }
+      const tiered = Policy.tieredOf(valid, budget)
+      if (tiered !== undefined) {
+        const result = yield* nextTierOnRefusal(TieredCompaction.maybeCompact(stream, tiered), "hard", tiers)
+        const tier = result === undefined ? undefined : tierOf(result)
+        if (tier !== undefined) tiers.push(tier)
+        yield* recordDecisions(
+          stream,
+          "prepare",
+          TieredCompaction.thresholds(tiered).budget,
+          result === undefined ? yield* refusedDecision(stream, tiered, tiers) : decisionsOf(result)
+        )
+      }
+    }),
+    { actor: actors.prepare }
+  )
+  recorded()
+  return { window: done.window, events: done.events, tiers }
+})
 
 /** Options of one render. @since 0.4.0 */
 export interface RenderOptions {
@@ -501,212 +505,216 @@ export const fits = (built: CtxBuilder.Built<unknown>): boolean => RenderRecord.
  * rebuildable `PromptRendered`. One load, one append; nothing is written when the render fails.
  * @since 0.4.0
  */
-export const render = (
+export const render: (
+  stream: EventLog.StreamId,
+  policy: Policy.Policy,
+  options?: RenderOptions
+) => Effect.Effect<Rendered, TurnError, Requirements> = Effect.fn("ctxlog.turn.render")(function* (
   stream: EventLog.StreamId,
   policy: Policy.Policy,
   options: RenderOptions = {}
-): Effect.Effect<Rendered, TurnError, Requirements> =>
-  Effect.gen(function* () {
-    const valid = yield* checked(policy)
-    const ctx = yield* ContextService.ContextService
-    const counter = yield* TokenCounter.TokenCounter
-    const builder = CtxBuilder.forProvider(valid.builder)
-    const buildOptions: CtxBuilder.BuildOptions = {
-      ...Policy.buildOptions(valid, options.turnReminder),
-      ...(options.serverContext === undefined ? {} : { serverContext: options.serverContext }),
-      ...(options.cacheHints === undefined ? {} : { cacheHints: options.cacheHints })
-    }
-    const budget = builder.budget(buildOptions)
-    const available = Budget.available(budget)
-    const tiered = Policy.tieredOf(valid, budget)
-    const seamConfig = seamConfigOf(valid, budget)
-    const host = seamConfig === undefined ? undefined : yield* SeamHost.make(yield* seamConfig)
-    const tiers: Array<string> = []
-    const build = (window: Window.Window) =>
-      Either.match(builder.build(window, buildOptions), {
-        onLeft: (error) => Effect.fail(new RenderFailed({ stream, detail: error.message })),
-        onRight: Effect.succeed
-      })
-    let recorded = () => {}
-    const done = yield* ctx.batch(
-      stream,
-      Effect.gen(function* () {
-        recorded = yield* recordPolicy(stream, valid)
-        // The evaluations that did not act, per attempt of the batch (a conflict runs it again).
-        const declined: Array<WindowEvent.TierDecision> = []
-        // Between the calls of a turn: the soft tier only (no summary stalls the tool loop); when it is
-        // not enough, the oldest history is trimmed to the soft threshold (it stays in the log).
-        if ((options.iteration ?? 0) > 0 && tiered !== undefined && valid.compaction?.midIteration !== false) {
-          const soft = yield* TieredCompaction.maybeSoftCompactMidIteration(stream, tiered)
-          if (soft._tag !== "NoChange") tiers.push("soft-mid")
-          declined.push(...decisionsOf(soft))
-          if (TieredCompaction.pressure(soft.window, tiered) === "Hard") {
-            // To the soft threshold of what is sent: the reasoning the builder drops is added back.
-            const trimmed = yield* ctx.trimToBudget(
-              stream,
-              Math.floor(available * (valid.compaction?.softThreshold ?? TieredCompaction.defaults.softThreshold)) +
-                builder.unsentTokens(soft.window)
-            )
-            if (trimmed.events.length > 0) tiers.push("trim")
-          }
-        }
-        if (host !== undefined) {
-          const workspace = valid.seams?.workspace
-          const state = Briefing.stateText({ ...(workspace === undefined ? {} : { workspace }), ...options.briefing })
-          const seams = yield* host.run(stream, {
-            ...(workspace === undefined ? {} : { workspace }),
-            ...(state.length === 0 ? {} : { stateText: state })
-          })
-          if (seams.action !== "none") tiers.push(`seam-${seams.action}`)
-          if (seams.decision !== undefined) declined.push(seams.decision)
-        }
-        // The fit: escalate until the render plus its reserve fits the window. The render's stats count
-        // what it sends (`stats.unsentTokens` off the window's count); pruning and truncation never remove
-        // reasoning, so their targets in the window's own tokens are the budget plus the unsent tokens.
-        let built = yield* build(yield* ctx.load(stream))
-        const counted = (window: Window.Window) => available + builder.unsentTokens(window)
-        // A last-resort cut (the ask's, the unseen round's): on the window as it is when the stage runs and
-        // the render before it, one event or none, the whole text in the file store (ADR 0124, 0147).
-        const cutStage = (decideCut: typeof AskCut.decide) =>
-          Effect.gen(function* () {
-            const draft = yield* decideCut(
-              yield* ctx.load(stream),
-              built.stats,
-              (each) => builder.build(each, buildOptions),
-              AskCut.storeWhole(stream, valid.fileStore?.readTool ?? "read_output")
-            )
-            return yield* ctx.run(stream, () =>
-              Either.right<ReadonlyArray<WindowEvent.Draft>>(draft === undefined ? [] : [draft])
-            )
-          })
-        type Stage = readonly [
-          string,
-          Effect.Effect<ContextService.Outcome | TieredCompaction.Result, TurnError, Requirements>
-        ]
-        const ordered: ReadonlyArray<Stage> = [
-          [
-            "fit-prune",
-            Effect.suspend(() =>
-              ToolOutputPruning.pruneToolOutputs(stream, {
-                ...(tiered?.prune ?? {}),
-                keepRecent: 0,
-                targetTokens: available + built.stats.unsentTokens
-              })
-            )
-          ],
-          ...(tiered === undefined
-            ? []
-            : ([
-                [
-                  "fit-hard",
-                  Effect.flatMap(
-                    nextTierOnRefusal(
-                      // The keep ceiling of every tier (the fixed partitions and the cold zone off the
-                      // target; ADR 0126), at the fit's target (default 0.45 of the budget).
-                      Effect.flatMap(ctx.load(stream), (window) =>
-                        TieredCompaction.compactContext(stream, tiered.maxSummaryTokens, {
-                          keepTokens: TieredCompaction.keepCeiling(
-                            window,
-                            tiered,
-                            tiered.targetRatio ?? TieredCompaction.defaults.fitTargetRatio
-                          ),
-                          tier: "hard",
-                          guard: tiered.guard
-                        })
-                      ),
-                      "fit-hard",
-                      tiers
-                    ),
-                    (result): Effect.Effect<TieredCompaction.Result, ContextService.LogError> =>
-                      result !== undefined
-                        ? Effect.succeed(result)
-                        : Effect.map(ctx.load(stream), (window) => ({
-                            _tag: "NoChange",
-                            reason: "the summary was refused",
-                            window
-                          }))
-                  )
-                ]
-              ] as const)),
-          [
-            "fit-truncate",
-            ctx.run(stream, (window) =>
-              Either.right(ToolOutputPruning.decideFit(window, counted(window), counter.countMessage))
-            )
-          ],
-          // Trimming drops reasoning with the rest: to the sent budget first, then (when the dropped
-          // reasoning leaves it over) to the window's own count, which is never below what is sent.
-          ["fit-trim", Effect.suspend(() => ctx.trimToBudget(stream, available + built.stats.unsentTokens))],
-          ["fit-trim", ctx.trimToBudget(stream, available)],
-          // Last: the user's latest ask alone does not fit; its head and tail stay, the whole text goes to
-          // the file store (or stays in the log), one `UserAskCut` (issue 39, ADR 0124).
-          ["fit-cut-ask", cutStage(AskCut.decide)],
-          // Last of all: the newest unseen tool round alone does not fit (a result the model has not seen,
-          // or the text of the message making its call): its longest text keeps its head and tail, the
-          // whole text goes to the file store, one `UnseenCut` (ADR 0147). It stays in the render, cut.
-          ["fit-cut-unseen", cutStage(AskCut.decideUnseen)]
-        ]
-        // Cache-aware: cutting the unseen results at the tail keeps the cached prefix that pruning older
-        // outputs or summarizing would break, so it goes first when the policy prefers the prefix.
-        const stages: ReadonlyArray<Stage> =
-          valid.compaction?.preferCachedPrefix === true
-            ? [
-                ...ordered.filter(([name]) => name === "fit-truncate"),
-                ...ordered.filter(([name]) => name !== "fit-truncate")
-              ]
-            : ordered
-        for (const [name, stage] of stages) {
-          if (fits(built)) break
-          yield* CompactionStatus.report({ _tag: "TierStarted", operation: "maybeCompact", stream, tier: "fit" })
-          const outcome = yield* stage
-          if (!("events" in outcome) || outcome.events.length === 0) {
-            // A fit stage that ran and found nothing to do (ADR 0148): the render's size against the window.
-            declined.push({
-              tier: "fit",
-              reason: "nothing-to-do",
-              usedTokens: promptTokens(built),
-              thresholdTokens: built.stats.contextWindow - built.stats.outputReserve,
-              detail: name
-            })
-            continue
-          }
-          if (!tiers.includes(name)) tiers.push(name)
-          built = yield* build(yield* ctx.load(stream))
-        }
-        if (!fits(built)) {
-          return yield* new WindowOverflow({
+) {
+  yield* Effect.annotateCurrentSpan("ctxlog.stream", stream)
+  const valid = yield* checked(policy)
+  const ctx = yield* ContextService.ContextService
+  const counter = yield* TokenCounter.TokenCounter
+  const builder = CtxBuilder.forProvider(valid.builder)
+  const buildOptions: CtxBuilder.BuildOptions = {
+    ...Policy.buildOptions(valid, options.turnReminder),
+    ...(options.serverContext === undefined ? {} : { serverContext: options.serverContext }),
+    ...(options.cacheHints === undefined ? {} : { cacheHints: options.cacheHints })
+  }
+  const budget = builder.budget(buildOptions)
+  const available = Budget.available(budget)
+  const tiered = Policy.tieredOf(valid, budget)
+  const seamConfig = seamConfigOf(valid, budget)
+  const host = seamConfig === undefined ? undefined : yield* SeamHost.make(yield* seamConfig)
+  const tiers: Array<string> = []
+  const build = (window: Window.Window) =>
+    Either.match(builder.build(window, buildOptions), {
+      onLeft: (error) => Effect.fail(new RenderFailed({ stream, detail: error.message })),
+      onRight: Effect.succeed
+    })
+  let recorded = () => {}
+  const done = yield* ctx.batch(
+    stream,
+    Effect.gen(function* () {
+      recorded = yield* recordPolicy(stream, valid)
+      // The evaluations that did not act, per attempt of the batch (a conflict runs it again).
+      const declined: Array<WindowEvent.TierDecision> = []
+      // Between the calls of a turn: the soft tier only (no summary stalls the tool loop); when it is
+      // not enough, the oldest history is trimmed to the soft threshold (it stays in the log).
+      if ((options.iteration ?? 0) > 0 && tiered !== undefined && valid.compaction?.midIteration !== false) {
+        const soft = yield* TieredCompaction.maybeSoftCompactMidIteration(stream, tiered)
+        if (soft._tag !== "NoChange") tiers.push("soft-mid")
+        declined.push(...decisionsOf(soft))
+        if (TieredCompaction.pressure(soft.window, tiered) === "Hard") {
+          // To the soft threshold of what is sent: the reasoning the builder drops is added back.
+          const trimmed = yield* ctx.trimToBudget(
             stream,
-            promptTokens: promptTokens(built),
-            outputReserve: built.stats.outputReserve,
-            contextWindow: built.stats.contextWindow
-          })
+            Math.floor(available * (valid.compaction?.softThreshold ?? TieredCompaction.defaults.softThreshold)) +
+              builder.unsentTokens(soft.window)
+          )
+          if (trimmed.events.length > 0) tiers.push("trim")
         }
-        // Every evaluation of the render that did not act (the soft tier between calls, the seams, the fit's
-        // stages), folded into one `CompactionDecided` in the render's own append (ADR 0128, 0148).
-        yield* recordDecisions(
-          stream,
-          "render",
-          tiered === undefined ? available : TieredCompaction.thresholds(tiered).budget,
-          declined
-        )
-        yield* RenderRecord.recordRender(stream, built, targetOf(valid), {
-          config: valid.builder,
-          options: buildOptions
+      }
+      if (host !== undefined) {
+        const workspace = valid.seams?.workspace
+        const state = Briefing.stateText({ ...(workspace === undefined ? {} : { workspace }), ...options.briefing })
+        const seams = yield* host.run(stream, {
+          ...(workspace === undefined ? {} : { workspace }),
+          ...(state.length === 0 ? {} : { stateText: state })
         })
-        return built
-      }),
-      { actor: actors.render }
-    )
-    recorded()
-    return {
-      window: done.window,
-      events: done.events,
-      tiers,
-      built: done.value,
-      body: RenderRecord.serialize(done.value.request),
-      budget
-    }
-  }).pipe(Effect.withSpan("ctxlog.turn.render", { attributes: { "ctxlog.stream": stream } }))
+        if (seams.action !== "none") tiers.push(`seam-${seams.action}`)
+        if (seams.decision !== undefined) declined.push(seams.decision)
+      }
+      // The fit: escalate until the render plus its reserve fits the window. The render's stats count
+      // what it sends (`stats.unsentTokens` off the window's count); pruning and truncation never remove
+      // reasoning, so their targets in the window's own tokens are the budget plus the unsent tokens.
+      let built = yield* build(yield* ctx.load(stream))
+      const counted = (window: Window.Window) => available + builder.unsentTokens(window)
+      // A last-resort cut (the ask's, the unseen round's): on the window as it is when the stage runs and
+      // the render before it, one event or none, the whole text in the file store (ADR 0124, 0147).
+      const cutStage = (decideCut: typeof AskCut.decide) =>
+        Effect.gen(function* () {
+          const draft = yield* decideCut(
+            yield* ctx.load(stream),
+            built.stats,
+            (each) => builder.build(each, buildOptions),
+            AskCut.storeWhole(stream, valid.fileStore?.readTool ?? "read_output")
+          )
+          return yield* ctx.run(stream, () =>
+            Either.right<ReadonlyArray<WindowEvent.Draft>>(draft === undefined ? [] : [draft])
+          )
+        })
+      type Stage = readonly [
+        string,
+        Effect.Effect<ContextService.Outcome | TieredCompaction.Result, TurnError, Requirements>
+      ]
+      const ordered: ReadonlyArray<Stage> = [
+        [
+          "fit-prune",
+          Effect.suspend(() =>
+            ToolOutputPruning.pruneToolOutputs(stream, {
+              ...(tiered?.prune ?? {}),
+              keepRecent: 0,
+              targetTokens: available + built.stats.unsentTokens
+            })
+          )
+        ],
+        ...(tiered === undefined
+          ? []
+          : ([
+              [
+                "fit-hard",
+                Effect.flatMap(
+                  nextTierOnRefusal(
+                    // The keep ceiling of every tier (the fixed partitions and the cold zone off the
+                    // target; ADR 0126), at the fit's target (default 0.45 of the budget).
+                    Effect.flatMap(ctx.load(stream), (window) =>
+                      TieredCompaction.compactContext(stream, tiered.maxSummaryTokens, {
+                        keepTokens: TieredCompaction.keepCeiling(
+                          window,
+                          tiered,
+                          tiered.targetRatio ?? TieredCompaction.defaults.fitTargetRatio
+                        ),
+                        tier: "hard",
+                        guard: tiered.guard
+                      })
+                    ),
+                    "fit-hard",
+                    tiers
+                  ),
+                  (result): Effect.Effect<TieredCompaction.Result, ContextService.LogError> =>
+                    result !== undefined
+                      ? Effect.succeed(result)
+                      : Effect.map(ctx.load(stream), (window) => ({
+                          _tag: "NoChange",
+                          reason: "the summary was refused",
+                          window
+                        }))
+                )
+              ]
+            ] as const)),
+        [
+          "fit-truncate",
+          ctx.run(stream, (window) =>
+            Either.right(ToolOutputPruning.decideFit(window, counted(window), counter.countMessage))
+          )
+        ],
+        // Trimming drops reasoning with the rest: to the sent budget first, then (when the dropped
+        // reasoning leaves it over) to the window's own count, which is never below what is sent.
+        ["fit-trim", Effect.suspend(() => ctx.trimToBudget(stream, available + built.stats.unsentTokens))],
+        ["fit-trim", ctx.trimToBudget(stream, available)],
+        // Last: the user's latest ask alone does not fit; its head and tail stay, the whole text goes to
+        // the file store (or stays in the log), one `UserAskCut` (issue 39, ADR 0124).
+        ["fit-cut-ask", cutStage(AskCut.decide)],
+        // Last of all: the newest unseen tool round alone does not fit (a result the model has not seen,
+        // or the text of the message making its call): its longest text keeps its head and tail, the
+        // whole text goes to the file store, one `UnseenCut` (ADR 0147). It stays in the render, cut.
+        ["fit-cut-unseen", cutStage(AskCut.decideUnseen)]
+      ]
+      // Cache-aware: cutting the unseen results at the tail keeps the cached prefix that pruning older
+      // outputs or summarizing would break, so it goes first when the policy prefers the prefix.
+      const stages: ReadonlyArray<Stage> =
+        valid.compaction?.preferCachedPrefix === true
+          ? [
+              ...ordered.filter(([name]) => name === "fit-truncate"),
+              ...ordered.filter(([name]) => name !== "fit-truncate")
+            ]
+          : ordered
+      for (const [name, stage] of stages) {
+        if (fits(built)) break
+        yield* CompactionStatus.report({ _tag: "TierStarted", operation: "maybeCompact", stream, tier: "fit" })
+        const outcome = yield* stage
+        if (!("events" in outcome) || outcome.events.length === 0) {
+          // A fit stage that ran and found nothing to do (ADR 0148): the render's size against the window.
+          declined.push({
+            tier: "fit",
+            reason: "nothing-to-do",
+            usedTokens: promptTokens(built),
+            thresholdTokens: built.stats.contextWindow - built.stats.outputReserve,
+            detail: name
+          })
+          continue
+        }
+        if (!tiers.includes(name)) tiers.push(name)
+        built = yield* build(yield* ctx.load(stream))
+      }
+      if (!fits(built)) {
+        return yield* new WindowOverflow({
+          stream,
+          promptTokens: promptTokens(built),
+          outputReserve: built.stats.outputReserve,
+          contextWindow: built.stats.contextWindow
+        })
+      }
+      // Every evaluation of the render that did not act (the soft tier between calls, the seams, the fit's
+      // stages), folded into one `CompactionDecided` in the render's own append (ADR 0128, 0148).
+      yield* recordDecisions(
+        stream,
+        "render",
+        tiered === undefined ? available : TieredCompaction.thresholds(tiered).budget,
+        declined
+      )
+      yield* RenderRecord.recordRender(stream, built, targetOf(valid), {
+        config: valid.builder,
+        options: buildOptions
+      })
+      return built
+    }),
+    { actor: actors.render }
+  )
+  recorded()
+  return {
+    window: done.window,
+    events: done.events,
+    tiers,
+    built: done.value,
+    body: RenderRecord.serialize(done.value.request),
+    budget
+  }
+})
 
 /**
  * The tool results with every output over the policy's threshold stored in the `FileStore` (when one
@@ -743,87 +751,88 @@ const offloadResults = (
  * subgoals; at the end of the turn the proactive tier and `TurnCompleted`. One load, one append.
  * @since 0.4.0
  */
-export const complete = (
+export const complete: (
   stream: EventLog.StreamId,
   completion: Completion,
   policy: Policy.Policy
-): Effect.Effect<Step, TurnError, Requirements> =>
-  Effect.gen(function* () {
-    const valid = yield* checked(policy)
-    const ctx = yield* ContextService.ContextService
-    const builder = CtxBuilder.forProvider(valid.builder)
-    const budget = Policy.budgetOf(valid, completion.turnReminder)
-    const available = Budget.available(budget)
-    const tiered = Policy.tieredOf(valid, budget)
-    const target = targetOf(valid)
-    const tiers: Array<string> = []
-    const answer = completion.answer.length === 0 ? [Message.text("(no answer)")] : completion.answer
-    const names = new Map(Message.toolCallsOf({ parts: answer }).map((call) => [call.id, call.name]))
-    // Large outputs go to the file store first (the preview with its handle takes their place), so
-    // the whole output is kept and only what is left inline is cut to the builder's limit.
-    const stored = yield* offloadResults(stream, valid, completion.results ?? [], names)
-    const done = yield* ctx.batch(
-      stream,
-      Effect.gen(function* () {
-        const results = stored.map(
-          (result): Message.MessageInput => ({
-            role: "tool",
-            parts: [
-              FileStore.handleOf(result) === undefined
-                ? builder.truncateToolOutput(result, names.get(result.toolCallId) ?? "")
-                : result
-            ]
-          })
+) => Effect.Effect<Step, TurnError, Requirements> = Effect.fn("ctxlog.turn.complete")(function* (
+  stream: EventLog.StreamId,
+  completion: Completion,
+  policy: Policy.Policy
+) {
+  yield* Effect.annotateCurrentSpan("ctxlog.stream", stream)
+  const valid = yield* checked(policy)
+  const ctx = yield* ContextService.ContextService
+  const builder = CtxBuilder.forProvider(valid.builder)
+  const budget = Policy.budgetOf(valid, completion.turnReminder)
+  const available = Budget.available(budget)
+  const tiered = Policy.tieredOf(valid, budget)
+  const target = targetOf(valid)
+  const tiers: Array<string> = []
+  const answer = completion.answer.length === 0 ? [Message.text("(no answer)")] : completion.answer
+  const names = new Map(Message.toolCallsOf({ parts: answer }).map((call) => [call.id, call.name]))
+  // Large outputs go to the file store first (the preview with its handle takes their place), so
+  // the whole output is kept and only what is left inline is cut to the builder's limit.
+  const stored = yield* offloadResults(stream, valid, completion.results ?? [], names)
+  const done = yield* ctx.batch(
+    stream,
+    Effect.gen(function* () {
+      const results = stored.map(
+        (result): Message.MessageInput => ({
+          role: "tool",
+          parts: [
+            FileStore.handleOf(result) === undefined
+              ? builder.truncateToolOutput(result, names.get(result.toolCallId) ?? "")
+              : result
+          ]
+        })
+      )
+      const answerMessage: Message.MessageInput =
+        completion.answerId === undefined
+          ? { role: "assistant", parts: answer }
+          : { role: "assistant", parts: answer, id: completion.answerId }
+      yield* ctx.appendMessages(stream, [answerMessage, ...results])
+      for (const signal of completion.signals ?? []) yield* ctx.raiseSignal(stream, signal)
+      if (completion.usage !== undefined) {
+        yield* RenderRecord.recordUsage(stream, completion.usage, completion.estimatedInputTokens ?? 0, {
+          ...target,
+          ...(completion.contextEdits === undefined ? {} : { contextEdits: completion.contextEdits })
+        })
+      }
+      if (valid.subgoals === "heuristic") {
+        const window = yield* ctx.load(stream)
+        const next = yield* TaskGoalRefresh.heuristicExtractor.subgoals(
+          window.history.slice(-6),
+          window.taskState.subgoals
         )
-        const answerMessage: Message.MessageInput =
-          completion.answerId === undefined
-            ? { role: "assistant", parts: answer }
-            : { role: "assistant", parts: answer, id: completion.answerId }
-        yield* ctx.appendMessages(stream, [answerMessage, ...results])
-        for (const signal of completion.signals ?? []) yield* ctx.raiseSignal(stream, signal)
-        if (completion.usage !== undefined) {
-          yield* RenderRecord.recordUsage(stream, completion.usage, completion.estimatedInputTokens ?? 0, {
-            ...target,
-            ...(completion.contextEdits === undefined ? {} : { contextEdits: completion.contextEdits })
-          })
-        }
-        if (valid.subgoals === "heuristic") {
-          const window = yield* ctx.load(stream)
-          const next = yield* TaskGoalRefresh.heuristicExtractor.subgoals(
-            window.history.slice(-6),
-            window.taskState.subgoals
-          )
-          if (next.join("\n") !== window.taskState.subgoals.join("\n")) yield* ctx.setSubgoals(stream, next)
-        }
-        if (valid.deferred !== undefined && valid.deferred !== null && results.length > 0) {
-          const cutoffTokens = Math.max(
-            valid.deferred.minTokens ?? 0,
-            Math.floor(available * valid.deferred.cutoffShare)
-          )
-          yield* DeferredSummaries.maybeSummarizeToolPair(stream, { cutoffTokens })
-        }
-        if (!completion.endTurn) return
-        if (tiered !== undefined) {
-          const usage =
-            completion.usage === undefined || valid.compaction?.proactiveFromUsage === false
-              ? undefined
-              : {
-                  inputTokens: completion.usage.inputTokens,
-                  ...(completion.contextEdits?.clearedInputTokens === undefined
-                    ? {}
-                    : { clearedInputTokens: completion.contextEdits.clearedInputTokens })
-                }
-          const proactive = yield* TieredCompaction.maybeProactiveCompress(stream, tiered, usage)
-          const tier = tierOf(proactive)
-          if (tier !== undefined) tiers.push(tier)
-          yield* recordDecisions(stream, "complete", TieredCompaction.thresholds(tiered).budget, decisionsOf(proactive))
-        }
-        yield* ctx.completeTurn(stream)
-      }),
-      { actor: actors.complete }
-    )
-    return { window: done.window, events: done.events, tiers }
-  }).pipe(Effect.withSpan("ctxlog.turn.complete", { attributes: { "ctxlog.stream": stream } }))
+        if (next.join("\n") !== window.taskState.subgoals.join("\n")) yield* ctx.setSubgoals(stream, next)
+      }
+      if (valid.deferred !== undefined && valid.deferred !== null && results.length > 0) {
+        const cutoffTokens = Math.max(valid.deferred.minTokens ?? 0, Math.floor(available * valid.deferred.cutoffShare))
+        yield* DeferredSummaries.maybeSummarizeToolPair(stream, { cutoffTokens })
+      }
+      if (!completion.endTurn) return
+      if (tiered !== undefined) {
+        const usage =
+          completion.usage === undefined || valid.compaction?.proactiveFromUsage === false
+            ? undefined
+            : {
+                inputTokens: completion.usage.inputTokens,
+                ...(completion.contextEdits?.clearedInputTokens === undefined
+                  ? {}
+                  : { clearedInputTokens: completion.contextEdits.clearedInputTokens })
+              }
+        const proactive = yield* TieredCompaction.maybeProactiveCompress(stream, tiered, usage)
+        const tier = tierOf(proactive)
+        if (tier !== undefined) tiers.push(tier)
+        yield* recordDecisions(stream, "complete", TieredCompaction.thresholds(tiered).budget, decisionsOf(proactive))
+      }
+      yield* ctx.completeTurn(stream)
+    }),
+    { actor: actors.complete }
+  )
+  return { window: done.window, events: done.events, tiers }
+})
 
 /**
  * Reload the turn's policy mid-session (the seed's `ReloadConfig`): another provider, model, context
@@ -834,21 +843,23 @@ export const complete = (
  * turn applies to that turn's replay from its start.
  * @since 0.4.0
  */
-export const reload = (
+export const reload: (
   stream: EventLog.StreamId,
   policy: Policy.Policy
-): Effect.Effect<Step, Policy.InvalidPolicy | ContextService.ContextError, ContextService.ContextService> =>
-  Effect.gen(function* () {
-    const valid = yield* checked(policy)
-    const ctx = yield* ContextService.ContextService
-    const json = Policy.toJson(valid)
-    const done = yield* ctx.run(stream, () => Either.right([{ _tag: "TurnPolicySet" as const, policy: json }]), {
-      actor: actors.reload
-    })
-    const byStream = yield* recordsOf(ctx)
-    byStream.set(stream, policyHash(json))
-    return { window: done.window, events: done.events, tiers: [] }
-  }).pipe(Effect.withSpan("ctxlog.turn.reload", { attributes: { "ctxlog.stream": stream } }))
+) => Effect.Effect<Step, Policy.InvalidPolicy | ContextService.ContextError, ContextService.ContextService> = Effect.fn(
+  "ctxlog.turn.reload"
+)(function* (stream: EventLog.StreamId, policy: Policy.Policy) {
+  yield* Effect.annotateCurrentSpan("ctxlog.stream", stream)
+  const valid = yield* checked(policy)
+  const ctx = yield* ContextService.ContextService
+  const json = Policy.toJson(valid)
+  const done = yield* ctx.run(stream, () => Either.right([{ _tag: "TurnPolicySet" as const, policy: json }]), {
+    actor: actors.reload
+  })
+  const byStream = yield* recordsOf(ctx)
+  byStream.set(stream, policyHash(json))
+  return { window: done.window, events: done.events, tiers: [] }
+})
 
 /**
  * A process killed between a tool call and its result leaves the call open, and a render would be

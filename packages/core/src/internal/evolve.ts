@@ -17,7 +17,7 @@ import { isUserAsk, type Message, type MessageKind, toolCallsOf, toolResultsOf }
 import type { CompactionState, DeferredSummary, SeamRef, Signal, TaskState, Tokens, Window } from "../Window.js"
 import type { EventOf, WindowEvent } from "../WindowEvent.js"
 import { Seq } from "./seq.js"
-import { work } from "./work.js"
+import { add, work } from "./work.js"
 
 /** An append-only ordered set of strings, grown in place by the one version that owns its end. */
 export class GrowSet {
@@ -40,7 +40,7 @@ export class GrowSet {
       if (HashSet.has(set, value)) continue
       if (items.length !== length) {
         items = items.slice(0, length)
-        work.copied += length
+        add(work.copied, length)
       }
       items.push(value)
       length += 1
@@ -52,7 +52,7 @@ export class GrowSet {
   toArray(): ReadonlyArray<string> {
     if (this.#array === undefined) {
       this.#array = this.items.length === this.length ? this.items.slice() : this.items.slice(0, this.length)
-      work.materialized += this.length
+      add(work.materialized, this.length)
     }
     return this.#array
   }
@@ -112,7 +112,7 @@ export interface State {
 const zeroTokens: Tokens = { system: 0, knowledge: 0, taskState: 0, signals: 0, history: 0, total: 0 }
 
 const sum = (messages: ReadonlyArray<Message>): number => {
-  work.summed += messages.length
+  add(work.summed, messages.length)
   let total = 0
   for (const message of messages) total += message.tokens
   return total

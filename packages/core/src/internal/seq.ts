@@ -17,7 +17,7 @@
  * Every copy is counted in {@link work} so tests can check the cost per event without timing anything.
  */
 import * as HashMap from "effect/HashMap"
-import { work } from "./work.js"
+import { add, work } from "./work.js"
 
 /** What the sequence holds. */
 export interface Item {
@@ -73,7 +73,7 @@ export class Seq<T extends Item> {
     const last = spine[spine.length - 1]
     if (last !== undefined && last.length !== this.tail)
       spine[spine.length - 1] = { leaf: last.leaf, length: this.tail }
-    work.spine += spine.length
+    add(work.spine, spine.length)
     return spine
   }
 
@@ -132,7 +132,7 @@ export class Seq<T extends Item> {
       const length = this.lengthOf(i)
       for (let j = 0; j < length; j++) out[at++] = items[j] as T
     }
-    work.materialized += this.length
+    add(work.materialized, this.length)
     this.#array = out
     return out
   }
@@ -187,7 +187,7 @@ export class Seq<T extends Item> {
     const spine = (): Array<Entry<T>> => {
       if (entries === undefined) {
         entries = this.entries.slice()
-        work.spine += entries.length
+        add(work.spine, entries.length)
       }
       const last = entries[entries.length - 1]
       if (last !== undefined && last.length !== tail) entries[entries.length - 1] = { leaf: last.leaf, length: tail }
@@ -196,7 +196,7 @@ export class Seq<T extends Item> {
     for (const item of added) {
       const current = entries ?? this.entries
       const last = current[current.length - 1]
-      work.copied += 1
+      add(work.copied)
       if (last !== undefined && tail < leafSize) {
         if (last.leaf.items.length === tail) {
           // Nobody grew this leaf past our version: grow the shared leaf in place.
@@ -209,7 +209,7 @@ export class Seq<T extends Item> {
             leaf: { keys: [...last.leaf.keys.slice(0, tail), key], items: [...last.leaf.items.slice(0, tail), item] },
             length: tail + 1
           }
-          work.copied += tail
+          add(work.copied, tail)
         }
         tail += 1
       } else {
@@ -238,7 +238,7 @@ export class Seq<T extends Item> {
     items[at.offset] = item
     const spine = this.spine()
     spine[at.leaf] = { leaf: { keys: entry.leaf.keys.slice(0, length), items }, length }
-    work.copied += length
+    add(work.copied, length)
     return new Seq(spine, this.tail, this.length, this.tokens - old.tokens + item.tokens, this.index)
   }
 
@@ -280,10 +280,10 @@ export class Seq<T extends Item> {
           items.push(item)
         }
       }
-      work.copied += length
+      add(work.copied, length)
       if (items.length > 0) spine.push({ leaf: { keys, items }, length: items.length })
     }
-    work.spine += this.entries.length
+    add(work.spine, this.entries.length)
     const tail = spine[spine.length - 1]?.length ?? 0
     return { seq: new Seq(spine, tail, this.length - removed.length, tokens, index), removed }
   }
@@ -350,7 +350,7 @@ export class Seq<T extends Item> {
     }
     const newKeys = [...entry.leaf.keys.slice(0, offset), ...keys, ...entry.leaf.keys.slice(offset, length)]
     const newItems = [...entry.leaf.items.slice(0, offset), ...added, ...entry.leaf.items.slice(offset, length)]
-    work.copied += newItems.length
+    add(work.copied, newItems.length)
     const pieces: Array<Entry<T>> = []
     for (let i = 0; i < newItems.length; i += leafSize) {
       const items = newItems.slice(i, i + leafSize)
@@ -382,7 +382,7 @@ export class Seq<T extends Item> {
       const slice = items.slice(i, i + leafSize)
       spine.push({ leaf: { keys: slice.map((_, j) => i + j), items: slice }, length: slice.length })
     }
-    work.copied += items.length
+    add(work.copied, items.length)
     return new Seq(spine, spine[spine.length - 1]?.length ?? 0, items.length, tokens, index)
   }
 

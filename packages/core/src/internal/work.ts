@@ -1,29 +1,30 @@
 /**
  * Work counters of the projection's data structures: how many item references were copied, how many
- * spine references, how many materialized into arrays. Tests read them to check the cost per event
- * (at 1k vs 10k messages) without timing anything. Incrementing a number costs nothing measurable.
+ * spine references, how many materialized into arrays. Tests read them (`WorkCounter.since(work)`) to
+ * check the cost per event (at 1k vs 10k messages) without timing anything. Each is an effect `Metric`
+ * counter incremented through its synchronous hook (`WorkCounter.add`, ADR 0160).
  */
+import * as WorkCounter from "../WorkCounter.js"
+
 export const work = {
   /** Item references copied into new leaves (appends count 1). */
-  copied: 0,
+  copied: WorkCounter.make("ctxlog.core.copied", "Item references copied into new leaves (appends count 1)."),
   /** Leaf references copied into new spines. */
-  spine: 0,
+  spine: WorkCounter.make("ctxlog.core.spine", "Leaf references copied into new spines."),
   /** Items copied into arrays handed to readers (`toArray`). */
-  materialized: 0,
+  materialized: WorkCounter.make("ctxlog.core.materialized", "Items copied into arrays handed to readers."),
   /** Messages whose tokens were summed to compute a partition total. */
-  summed: 0,
+  summed: WorkCounter.make("ctxlog.core.summed", "Messages whose tokens were summed to compute a partition total."),
   /** Pre-tokens the gpt counter handed to the tokenizer (not found in its memo). */
-  chunksTokenized: 0,
+  chunksTokenized: WorkCounter.make(
+    "ctxlog.core.chunks_tokenized",
+    "Pre-tokens the gpt counter handed to the tokenizer (not found in its memo)."
+  ),
   /** Events encoded by the Schema pass (`EventCodec.encodeAllEither`), not by its fast path. */
-  schemaEncodes: 0
+  schemaEncodes: WorkCounter.make(
+    "ctxlog.core.schema_encodes",
+    "Events encoded by the Schema pass (EventCodec.encodeAllEither), not by its fast path."
+  )
 }
 
-/** Zero every counter. */
-export const resetWork = (): void => {
-  work.copied = 0
-  work.spine = 0
-  work.materialized = 0
-  work.summed = 0
-  work.chunksTokenized = 0
-  work.schemaEncodes = 0
-}
+export const { add } = WorkCounter

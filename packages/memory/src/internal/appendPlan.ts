@@ -2,7 +2,7 @@ import { type EventCodec, EventHash, EventLog } from "@ctxlog/core"
 import * as Effect from "effect/Effect"
 import * as Signing from "../Signing.js"
 import type { NewEvent } from "./statements.js"
-import { counters } from "./workCounters.js"
+import { add, counters } from "./workCounters.js"
 
 // The append decision and row building both backends share. The common case (new ids, expected version
 // matches) is decided here in plain code, inside the backend's transaction; every other case is handed to
@@ -107,7 +107,7 @@ export const rowsOf = (
     if (record === undefined) continue
     const version = current + 1 + index
     const eventId = request.ids[index] ?? ""
-    counters.charsHashed += record.data.length
+    add(counters.charsHashed, record.data.length)
     hash = EventHash.chain(
       hash,
       {
@@ -162,7 +162,7 @@ export const signatureOf = (
   const first = rows[0]
   const last = rows[rows.length - 1]
   if (signer === undefined || first === undefined || last === undefined) return undefined
-  counters.batchesSigned++
+  add(counters.batchesSigned)
   const batch = {
     stream: request.stream,
     firstVersion: first.stream_version,

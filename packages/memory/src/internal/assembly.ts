@@ -1,6 +1,7 @@
 import { Lru, Message, type RecallSource, type Window } from "@ctxlog/core"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
+import { add, counters } from "./workCounters.js"
 
 /** Texts compare equal when they differ only in case and whitespace. */
 export const normalize = (text: string): string => text.replace(/\s+/g, " ").trim().toLowerCase()
@@ -58,7 +59,7 @@ const historyIndexOf = (
   for (let at = from; at < history.length; at++) {
     const message = history[at]
     if (message === undefined || refreshed.has(message.kind)) continue
-    work.messagesIndexed++
+    add(counters.messagesIndexed)
     const text = normalizedTextOf(message)
     if (text.length > 0 && !index.texts.has(text)) index.texts.set(text, at)
     if (!index.ids.has(message.id)) index.ids.set(message.id, at)
@@ -102,14 +103,11 @@ export const held = (window: Window.Window, refreshed: ReadonlySet<Message.Messa
 // message objects from load to load), so a recall's dedupe costs the new messages, not the window.
 const normalizedTexts = new WeakMap<Message.Message, string>()
 
-/** Messages whose text was normalized and history messages indexed, for tests that count work (never read on the recall path). */
-export const work = { textsNormalized: 0, messagesIndexed: 0 }
-
 /** The normalized token text of a message, computed once per message object. */
 export const normalizedTextOf = (message: Message.Message): string => {
   const known = normalizedTexts.get(message)
   if (known !== undefined) return known
-  work.textsNormalized++
+  add(counters.textsNormalized)
   const text = normalize(Message.tokenTextOf(message))
   normalizedTexts.set(message, text)
   return text

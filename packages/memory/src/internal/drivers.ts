@@ -3,10 +3,7 @@ import type { SqliteDatabase, SqliteStatement } from "kysely"
 import { Lru } from "@ctxlog/core"
 import * as Effect from "effect/Effect"
 import { DriverMissing, type Package } from "../Driver.js"
-import { counters } from "./workCounters.js"
-
-/** Driver imports done, for tests that count work (never read on the open path). */
-export const work = { imports: 0 }
+import { add, counters } from "./workCounters.js"
 
 /**
  * The driver module, imported on first use and then kept: an `import()` per opened store goes through
@@ -20,7 +17,7 @@ const load = <A>(driver: Package, backend: string, importer: () => Promise<A>): 
       ? Effect.succeed(loaded)
       : Effect.tryPromise({
           try: () => {
-            work.imports++
+            add(counters.imports)
             return importer()
           },
           catch: (cause) =>
@@ -69,7 +66,7 @@ export const cachedStatements = (raw: BetterSqlite3.Database): SqliteDatabase =>
     prepare: (text) => {
       const known = kept.get(text)
       if (known !== undefined) return known
-      counters.statementsPrepared++
+      add(counters.statementsPrepared)
       const statement = rowsAsObjects(raw.prepare(text))
       kept.set(text, statement)
       return statement

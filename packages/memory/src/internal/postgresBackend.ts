@@ -24,7 +24,7 @@ import type { Database } from "./schema.js"
 import { filterSql, tierBonus } from "./search.js"
 import { appendStatements, bind, type Compiled } from "./statements.js"
 import { claimed, globalBound } from "./postgresGlobal.js"
-import { counters } from "./workCounters.js"
+import { add, counters } from "./workCounters.js"
 
 export interface PostgresOptions {
   readonly url: string
@@ -184,7 +184,7 @@ export const make = (
       }).pipe(
         Effect.ensuring(
           Effect.sync(() => {
-            counters.postgresRoundTrips++
+            add(counters.postgresRoundTrips)
           })
         )
       )
@@ -308,14 +308,14 @@ export const make = (
     const makeTx = (client: pg.PoolClient): WriteTx => ({
       indexEntry: (entry) =>
         Effect.suspend(() => {
-          counters.indexStatements++
+          add(counters.indexStatements)
           return Effect.asVoid(run(client, "index message", "insert_entry", compiled.insertEntry, entry))
         }),
       // A catch-up's batch in one round trip (it was one per entry: as many as the appends themselves).
       indexEntries: (entries) =>
         Effect.suspend(() => {
           if (entries.length === 0) return Effect.void
-          counters.indexStatements++
+          add(counters.indexStatements)
           return Effect.asVoid(
             run(client, "index messages", "insert_entries", insertEntries, { entries: JSON.stringify(entries) })
           )
@@ -434,7 +434,7 @@ export const make = (
     const query: Backend["query"] = (operation, runQuery) =>
       Effect.tryPromise({
         try: () => {
-          counters.queries++
+          add(counters.queries)
           return runQuery(db)
         },
         catch: storeError(operation)

@@ -5,7 +5,7 @@ import * as Option from "effect/Option"
 import type pg from "pg"
 import { type Backend, describe } from "./backend.js"
 import { appendGateKey } from "./migrations.js"
-import { counters } from "./workCounters.js"
+import { add, counters } from "./workCounters.js"
 
 // What PostgreSQL's readers of the whole log and its background catch-up take (ADR 0078): the bound of a
 // global read, and a claim only one process holds at a time.
@@ -34,7 +34,7 @@ export const globalBound = (pool: pg.Pool, operation: string): Effect.Effect<num
     (client) =>
       Effect.tryPromise({
         try: async () => {
-          counters.globalBounds++
+          add(counters.globalBounds)
           const results: unknown = await client.query(boundQuery)
           const bound: unknown = Array.isArray(results) ? results[2]?.rows?.[0]?.bound : undefined
           if (typeof bound !== "number") throw new Error(`no bound in the gate's answer: ${String(bound)}`)
@@ -67,7 +67,7 @@ export const claimed =
     const claim = Effect.flatMap(connect(pool, operation), (client) =>
       Effect.tryPromise({
         try: async () => {
-          counters.claimsTried++
+          add(counters.claimsTried)
           const result = await client.query<{ mine: boolean }>("select pg_try_advisory_lock($1) as mine", [key])
           return { client, mine: result.rows[0]?.mine === true }
         },

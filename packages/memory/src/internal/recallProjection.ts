@@ -9,7 +9,7 @@ import type { Backend } from "./backend.js"
 import type { EventRow } from "./schema.js"
 import { factsOf, type Indexed, indexedOf, indexedTypes, messagesOf, searchableText } from "./indexing.js"
 import type { NewEntry, NewFact } from "./statements.js"
-import { counters } from "./workCounters.js"
+import { add, counters } from "./workCounters.js"
 
 // The recall index (message entries, FTS5 / tsvector, facts) as a projection of the log. An append writes
 // only the event rows and the stream row; the projection reads the events after its checkpoint (a row of
@@ -97,7 +97,7 @@ export const make = (
         order by e.global_position
         limit ${limit}`.execute(db)
       const rows = result.rows.filter((row): row is Row => row.global_position !== null)
-      counters.rowsReadToIndex += rows.length
+      add(counters.rowsReadToIndex, rows.length)
       return { checkpoint: result.rows[0]?.checkpoint, rows }
     })
   const readBatch = readAfterCheckpoint(batchSize)

@@ -3,6 +3,7 @@ import * as Effect from "effect/Effect"
 import { type Kysely, sql } from "kysely"
 import type { Backend, SearchFilter, SearchRow, SearchTerms } from "./backend.js"
 import type { Database, Dialect } from "./schema.js"
+import { add, counters } from "./workCounters.js"
 
 /** The WHERE conditions of a search, shared by both dialects (`e` = recall_entries, `o` = stream_owners). */
 export const filterSql = (filter: SearchFilter) => {
@@ -38,12 +39,6 @@ export const terms = (query: string): SearchTerms => {
 /** Tier bonus added to a row's relevance: a phrase match outranks an all-terms match, which outranks the rest. */
 export const tierBonus = { phrase: 2000, all: 1000 } as const
 
-/**
- * Full-text statements run (one per `searchEach` on SQLite, one per filter on PostgreSQL), and recall
- * entries read to check what a caller holds (see `entriesAfter`), for tests that count work.
- */
-export const searchWork = { statements: 0, entriesChecked: 0 }
-
 /** Entries `entriesAfter` reads at a time. */
 export const entriesPage = 512
 
@@ -67,7 +62,7 @@ export const entriesAfter = async (
     where e.entry_id > ${after} and ${streamColumn} = ${stream} and e.source = 'message' and ${kindList}
     order by e.entry_id
     limit ${entriesPage}`.execute(db)
-  searchWork.entriesChecked += result.rows.length
+  add(counters.entriesChecked, result.rows.length)
   return result.rows.map((row) => ({ entry_id: Number(row.entry_id), ref: row.ref }))
 }
 
@@ -110,7 +105,7 @@ export const searchEach = (
   if (filters.length === 0) return Effect.succeed([])
   if (backend.dialect !== "sqlite") {
     return Effect.forEach(filters, (filter) => {
-      searchWork.statements++
+      add(counters.searchStatements)
       return backend.search(query, filter, limit)
     })
   }
@@ -152,7 +147,7 @@ export const searchEach = (
   )
   return backend
     .query("search", async (db) => {
-      searchWork.statements++
+      add(counters.searchStatements)
       const result = await sql<SearchRow & { scope: number }>`
         with hits as materialized (${hits}),
         top as (${tops})

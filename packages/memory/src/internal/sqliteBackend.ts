@@ -23,7 +23,7 @@ import { type Backend, describe, type EraseOutcome, type WriteTx } from "./backe
 import { registerRecallText } from "./indexing.js"
 import { ensureMigrated } from "./sqliteMigrate.js"
 import type { Database } from "./schema.js"
-import { counters } from "./workCounters.js"
+import { add, counters } from "./workCounters.js"
 import { searchEach } from "./search.js"
 import * as SqliteConnection from "./sqliteConnection.js"
 import * as WriteLock from "./writeLock.js"
@@ -209,7 +209,7 @@ export const make = (
     /** Where the batch's ids are stored already (one statement for the whole batch). */
     const locateIds = (ids: ReadonlyArray<string>): Located => {
       const located = new Map<string, { stream: string; version: number }>()
-      if (ids.length > 0) counters.appendStatements++
+      if (ids.length > 0) add(counters.appendStatements)
       const found =
         ids.length === 1 ? hot.locateOne.all(ids[0] ?? "") : ids.length > 1 ? hot.locate.all(JSON.stringify(ids)) : []
       for (const row of found) located.set(row.event_id, { stream: row.stream_id, version: row.stream_version })
@@ -222,15 +222,15 @@ export const make = (
     // events. The ids are not looked up first: the unique index on `event_id` refuses a stored one, which
     // rolls the whole transaction back (see `append`, which then settles the batch as core decides).
     const appendBlock = raw.transaction((request: AppendRequest): Outcome => {
-      counters.appends++
-      counters.appendStatements++
+      add(counters.appends)
+      add(counters.appendStatements)
       const read = hot.selectHead.get(request.stream)
       const head =
         read === undefined || read.version === null || read.head_hash === null
           ? undefined
           : { version: read.version, head_hash: read.head_hash }
       const current = head?.version ?? 0
-      if (request.owner !== undefined) counters.appendStatements++
+      if (request.owner !== undefined) add(counters.appendStatements)
       const owned = request.owner === undefined ? undefined : hot.selectOwner.get(request.stream)?.owner
       const foreign = ownerRefusal(request, current, owned)
       if (foreign !== undefined) return { _tag: "Foreign", error: foreign }
@@ -242,14 +242,14 @@ export const make = (
       // The stream row first: events reference it.
       if (head === undefined) hot.insertStream.run(request.stream, rows.length, headHash, request.now, request.now)
       else hot.updateStream.run(current + rows.length, headHash, request.now, request.stream)
-      counters.appendStatements++
+      add(counters.appendStatements)
       if (request.owner !== undefined && owned === undefined) {
-        counters.appendStatements++
+        add(counters.appendStatements)
         hot.claimOwner.run(request.stream, request.owner)
       }
       let lastPosition = read?.last ?? 0
       for (const row of rows) {
-        counters.appendStatements++
+        add(counters.appendStatements)
         lastPosition += 1
         hot.insertEvent.run(
           lastPosition,
@@ -266,11 +266,11 @@ export const make = (
       }
       const signature = signatureOf(request, rows, head?.head_hash ?? EventHash.genesis)
       if (signature !== undefined) {
-        counters.appendStatements++
+        add(counters.appendStatements)
         hot.insertSignature.run(signature)
       }
       // Counted once every insert succeeded (a stored id rolls them all back).
-      counters.rowsWritten += rows.length
+      add(counters.rowsWritten, rows.length)
       return {
         _tag: "Written",
         result: {
@@ -286,7 +286,7 @@ export const make = (
     // After a stored id rolled the block back: the head and the ids as they are now, in one read
     // transaction, for core's rules (an idempotent retry, a duplicate, or a conflict).
     const storedBlock = raw.transaction((request: AppendRequest): Outcome => {
-      counters.appendStatements++
+      add(counters.appendStatements)
       const current = hot.selectStream.get(request.stream)?.version ?? 0
       return { _tag: "Refused", current, located: locateIds(request.ids) }
     })
@@ -322,7 +322,7 @@ export const make = (
     const indexEntries = (entries: ReadonlyArray<NewEntry>) =>
       attempt("index message", () => {
         for (const entry of entries) {
-          counters.indexStatements++
+          add(counters.indexStatements)
           // A message's text is kept once, in its event: the entry holds none, and the index reads it
           // through the view `recall_text` (ADR 0072). A document's chunk, which has no event, keeps its text,
           // and so does a sealed message (its event holds only the seal, ADR 0139).
@@ -341,7 +341,7 @@ export const make = (
           )
           // No change: the message is indexed already (ON CONFLICT DO NOTHING).
           if (info.changes === 0) continue
-          counters.indexStatements++
+          add(counters.indexStatements)
           statements.insertFts.run(Number(info.lastInsertRowid), entry.text)
         }
       })
@@ -443,7 +443,7 @@ export const make = (
       connection.reading(
         Effect.tryPromise({
           try: () => {
-            counters.queries++
+            add(counters.queries)
             return run(db)
           },
           catch: storeError(operation)

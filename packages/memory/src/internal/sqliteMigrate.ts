@@ -4,7 +4,7 @@ import { type Kysely, sql } from "kysely"
 import { EventLog } from "@ctxlog/core"
 import { describe } from "./backend.js"
 import { migrations } from "./migrations.js"
-import { counters } from "./workCounters.js"
+import { add, counters } from "./workCounters.js"
 
 // The SQLite migration runner: the check every open makes, and the one transaction that applies what is
 // pending (the migrations themselves are in `migrations.ts`).
@@ -27,7 +27,7 @@ const sqliteMigrationNames = (): ReadonlySet<string> => {
 const appliedNames = (connection: SqliteConnection): Set<string> | undefined => {
   let rows: ReadonlyArray<unknown>
   try {
-    counters.migrationReads++
+    add(counters.migrationReads)
     rows = connection.prepare(`select "name" from "kysely_migration"`).all()
   } catch (cause) {
     if (cause instanceof Error && cause.message.startsWith("no such table")) return undefined

@@ -9,7 +9,7 @@ import * as Redaction from "../Redaction.js"
 import type { EventRow } from "./schema.js"
 import { globalEvents, streamEvents, streamListing, streamRow } from "./logQueries.js"
 import { metadataOf, type StoreShared } from "./storeShared.js"
-import { counters } from "./workCounters.js"
+import { add, counters } from "./workCounters.js"
 
 /**
  * The envelopes of one page of rows, decoded in one synchronous loop (no effect per row); the first row
@@ -22,8 +22,8 @@ const envelopesOf = (
 ): Effect.Effect<ReadonlyArray<EventLog.Envelope>, EventCodec.EventDecodeError> =>
   Effect.suspend(() => {
     const decode = verifiedByChain ? EventCodec.decodeVerifiedEither : EventCodec.decodeEither
-    if (verifiedByChain) counters.rowsVerifiedByChain += rows.length
-    else counters.rowsDecoded += rows.length
+    if (verifiedByChain) add(counters.rowsVerifiedByChain, rows.length)
+    else add(counters.rowsDecoded, rows.length)
     const envelopes: Array<EventLog.Envelope> = []
     let raw: unknown
     let metadata: EventLog.EventMetadata = {}
@@ -119,7 +119,7 @@ export const make = (shared: StoreShared): EventLog.EventLog.Service => {
           changed = true
           known[index] = undefined
         }
-        if (known[index] === undefined) counters.eventsEncodedBySchema++
+        if (known[index] === undefined) add(counters.eventsEncodedBySchema)
       }
       const encoded = EventCodec.encodeAllEither(redacted, known)
       if (Either.isLeft(encoded)) return Effect.fail(encoded.left)
@@ -179,7 +179,7 @@ export const make = (shared: StoreShared): EventLog.EventLog.Service => {
   const readVisible = (stream: string, readOptions: EventLog.ReadOptions) =>
     Stream.paginateChunkEffect(Math.max(1, readOptions.from ?? 1), (from) =>
       Effect.map(page(stream, readOptions, from, options.pageSize), (envelopes) => {
-        counters.streamPages++
+        add(counters.streamPages)
         const last = envelopes[envelopes.length - 1]
         return [
           Chunk.unsafeFromArray(envelopes),
@@ -200,7 +200,7 @@ export const make = (shared: StoreShared): EventLog.EventLog.Service => {
           ),
       (from, limit) => {
         const paged = Effect.tap(page(stream, readOptions, Math.max(1, from), Math.max(1, limit)), () => {
-          counters.effectPages++
+          add(counters.effectPages)
         })
         return scope === undefined
           ? paged

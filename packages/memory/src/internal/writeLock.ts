@@ -1,5 +1,5 @@
 import type BetterSqlite3 from "better-sqlite3"
-import { counters } from "./workCounters.js"
+import { add, counters } from "./workCounters.js"
 
 // Taking SQLite's write lock (BEGIN IMMEDIATE) without SQLite's busy handler. That handler sleeps 1, 2,
 // 5, 10, 15, 20, 25, 25, 25, 50, 50, 100, 100, … ms between tries: with several writer processes on one
@@ -42,7 +42,7 @@ export const make = (raw: BetterSqlite3.Database, timeoutMs: number) => {
         } catch (cause) {
           if (!busy(cause) || performance.now() >= deadline) throw cause
         }
-        counters.lockWaits++
+        add(counters.lockWaits)
         // Blocks this thread for the pause, as SQLite's own handler does (better-sqlite3 is synchronous).
         Atomics.wait(sleeper, 0, 0, pause * (0.5 + Math.random()))
         pause = Math.min(pause * 1.5, longestPauseMs)

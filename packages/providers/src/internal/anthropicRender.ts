@@ -7,7 +7,7 @@ import { type LanguageModel, Message, type WindowEvent } from "@ctxlog/core"
 import * as Either from "effect/Either"
 import { type InvalidRequest, make as invalid } from "../InvalidRequest.js"
 import { cacheControlCount, anthropic as validateAnthropic, maxCacheBreakpoints } from "../RequestValidator.js"
-import { counters } from "./renderCounters.js"
+import { add, counters } from "./renderCounters.js"
 import { roughTokens, type Sections, type Turn, type UserContent, wrapContext } from "./sections.js"
 import type {
   AnthropicContentBlock,
@@ -450,7 +450,7 @@ export const turnDrafts = (sections: Sections, settings: Settings): Either.Eithe
   const keepAll = (settings.thinking ?? "all") === "all"
   const hints = hintsOf(settings)
   for (const [index, turn] of sections.turns.entries()) {
-    counters.turnsRendered++
+    add(counters.turnsRendered)
     const draft = draftOf(turn, keepAll || index === current, hints)
     if (Either.isLeft(draft)) return Either.left(draft.left)
     drafts.push(draft.right)

@@ -10,13 +10,13 @@
  * hash state of the unchanged prefix, copied). Anything the cache cannot prove the same (a changed
  * history prefix, a new result answering an old call, an invalid window) renders from scratch.
  */
-import type { Message } from "@ctxlog/core"
+import { Lru, type Message } from "@ctxlog/core"
 import * as Either from "effect/Either"
 import type { InvalidRequest } from "../InvalidRequest.js"
 import * as RequestValidator from "../RequestValidator.js"
 import * as chatRender from "./chatRender.js"
 import { validTail } from "./renderCache.js"
-import { counters } from "./renderCounters.js"
+import { add, counters } from "./renderCounters.js"
 import * as requestBody from "./requestBody.js"
 import { orderTurns, type Sections, type Turn } from "./sections.js"
 import type { ChatCompletionsRequest, ChatMessage, ResponsesInputItem, ResponsesRequest } from "../ProviderRequest.js"
@@ -34,11 +34,14 @@ interface State<Item> {
 }
 
 const maxStates = 16
-const clearers: Array<() => void> = []
+// Each format's states: the one LRU (`Lru`), read without refreshing (`peek`), the newest set last.
+const chatStates = Lru.make<string, State<ChatMessage>>(maxStates)
+const responsesStates = Lru.make<string, State<ResponsesInputItem>>(maxStates)
 
 /** Forget every state (tests). */
 export const clear = (): void => {
-  for (const clearOne of clearers) clearOne()
+  chatStates.clear()
+  responsesStates.clear()
 }
 
 /** How one chat format renders and assembles. */
@@ -61,9 +64,10 @@ interface Format<Item extends object, Request extends object> {
 }
 
 /** A cached render for one format, with its own states. */
-const cacheOf = <Item extends object, Request extends object>(format: Format<Item, Request>) => {
-  const states = new Map<string, State<Item>>()
-  clearers.push(() => states.clear())
+const cacheOf = <Item extends object, Request extends object>(
+  format: Format<Item, Request>,
+  states: Lru.Lru<string, State<Item>>
+) => {
   return (
     name: string,
     slots: Omit<Sections, "turns">,
@@ -74,7 +78,7 @@ const cacheOf = <Item extends object, Request extends object>(format: Format<Ite
 }
 
 const renderCached = <Item extends object, Request extends object>(
-  states: Map<string, State<Item>>,
+  states: Lru.Lru<string, State<Item>>,
   name: string,
   format: Format<Item, Request>,
   slots: Omit<Sections, "turns">,
@@ -83,7 +87,7 @@ const renderCached = <Item extends object, Request extends object>(
   full: () => Either.Either<Request, InvalidRequest>
 ): Either.Either<Request, InvalidRequest> => {
   const key = `${format.field}\u0000${name}\u0000${JSON.stringify({ ...settings, reminder: undefined, tools: undefined })}\u0000${history[0]?.id ?? ""}`
-  const previous = states.get(key)
+  const previous = states.peek(key)
   let from = 0
   if (previous !== undefined && previous.history.length <= history.length) {
     from = previous.history.length
@@ -98,7 +102,7 @@ const renderCached = <Item extends object, Request extends object>(
   if (base === undefined) from = 0
   const calls = new Set<string>(base?.calls ?? [])
   if (!validTail(history, from, base?.calls ?? new Set(), calls)) return full()
-  if (base === undefined) counters.fullRenders++
+  if (base === undefined) add(counters.fullRenders)
   const items: Array<Item> = base === undefined ? [] : [...base.items]
   for (const turn of orderTurns(from === 0 ? history : history.slice(from))) {
     const rendered = format.turn(name, turn, settings)
@@ -111,32 +115,33 @@ const renderCached = <Item extends object, Request extends object>(
   const { request, stable } = format.assemble(lead, items, settings)
   if (Either.isLeft(format.validate(name, request))) return full()
   requestBody.register(key, request, format.field, format.itemsOf(request), stable)
-  states.delete(key)
   states.set(key, { history, items, calls, leadText, lead })
-  if (states.size > maxStates) {
-    const oldest = states.keys().next().value
-    if (oldest !== undefined) states.delete(oldest)
-  }
   return Either.right(request)
 }
 
-const chatCache = cacheOf<ChatMessage, ChatCompletionsRequest>({
-  field: "messages",
-  lead: chatRender.chatLead,
-  turn: (provider, turn, options) => chatRender.chatTurn(provider, turn, options),
-  assemble: chatRender.assembleChat,
-  validate: (provider, request) => RequestValidator.chatCompletions(request, provider),
-  itemsOf: (request) => request.messages
-})
+const chatCache = cacheOf<ChatMessage, ChatCompletionsRequest>(
+  {
+    field: "messages",
+    lead: chatRender.chatLead,
+    turn: (provider, turn, options) => chatRender.chatTurn(provider, turn, options),
+    assemble: chatRender.assembleChat,
+    validate: (provider, request) => RequestValidator.chatCompletions(request, provider),
+    itemsOf: (request) => request.messages
+  },
+  chatStates
+)
 
-const responsesCache = cacheOf<ResponsesInputItem, ResponsesRequest>({
-  field: "input",
-  lead: chatRender.responsesLead,
-  turn: (_provider, turn, options) => chatRender.responsesTurn(turn, options),
-  assemble: chatRender.assembleResponses,
-  validate: (_provider, request) => RequestValidator.responses(request),
-  itemsOf: (request) => request.input
-})
+const responsesCache = cacheOf<ResponsesInputItem, ResponsesRequest>(
+  {
+    field: "input",
+    lead: chatRender.responsesLead,
+    turn: (_provider, turn, options) => chatRender.responsesTurn(turn, options),
+    assemble: chatRender.assembleResponses,
+    validate: (_provider, request) => RequestValidator.responses(request),
+    itemsOf: (request) => request.input
+  },
+  responsesStates
+)
 
 /**
  * A Chat Completions request for `history` with `slots`, validated, rendering only the messages an

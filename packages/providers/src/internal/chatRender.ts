@@ -9,7 +9,7 @@ import * as Either from "effect/Either"
 import { type InvalidRequest, make as invalid } from "../InvalidRequest.js"
 import * as RequestValidator from "../RequestValidator.js"
 import { sendsReasoning } from "../SentTokens.js"
-import { counters } from "./renderCounters.js"
+import { add, counters } from "./renderCounters.js"
 import { dataUrlOf, mediaStub, type Sections, type Turn, type UserContent, wrapContext } from "./sections.js"
 import type {
   ChatCompletionsRequest,
@@ -171,7 +171,7 @@ export const chatTurn = (
   turn: Turn,
   settings: Settings
 ): Either.Either<ReadonlyArray<ChatMessage>, InvalidRequest> => {
-  counters.turnsRendered++
+  add(counters.turnsRendered)
   switch (turn._tag) {
     case "User":
       return Either.right([
@@ -328,7 +328,7 @@ export const responsesTurn = (
   turn: Turn,
   settings: Settings
 ): Either.Either<ReadonlyArray<ResponsesInputItem>, InvalidRequest> => {
-  counters.turnsRendered++
+  add(counters.turnsRendered)
   switch (turn._tag) {
     case "User": {
       const content = responsesContent(turn.content)

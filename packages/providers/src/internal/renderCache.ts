@@ -24,7 +24,7 @@ import {
   type Settings,
   stateDraft
 } from "./anthropicRender.js"
-import { counters } from "./renderCounters.js"
+import { add, counters } from "./renderCounters.js"
 import * as requestBody from "./requestBody.js"
 import { orderTurns, type Sections } from "./sections.js"
 import type { AnthropicMessage } from "../ProviderRequest.js"
@@ -142,7 +142,7 @@ export const renderAnthropic = (
   // Validate the new messages (the whole history on a fresh start).
   const calls = new Set<string>(base?.calls ?? [])
   if (!validTail(history, from, base?.calls ?? new Set(), calls)) return full()
-  if (base === undefined) counters.fullRenders++
+  if (base === undefined) add(counters.fullRenders)
   // Render the new turns and merge them onto the old drafts' last one.
   const fresh: Array<Draft> = []
   if (base === undefined) {
@@ -150,7 +150,7 @@ export const renderAnthropic = (
     if (state !== undefined) fresh.push(state)
   }
   for (const turn of orderTurns(from === 0 ? history : history.slice(from))) {
-    counters.turnsRendered++
+    add(counters.turnsRendered)
     const draft = draftOf(turn, true)
     if (Either.isLeft(draft)) return full()
     fresh.push(draft.right)
@@ -184,7 +184,7 @@ export const renderAnthropic = (
   if (tail >= 0 && messages[tail]?.content.some((block) => block.cache_control !== undefined)) markers++
   if (markers > maxCacheBreakpoints) return full()
   for (let index = recheck; index < messages.length; index++) {
-    counters.messagesValidated++
+    add(counters.messagesValidated)
     if (anthropicMessage(messages, index, seenIds) !== undefined) return full()
   }
   // Hash and body: the kept prefix state, then the messages up to the new stable prefix (everything

@@ -10,7 +10,7 @@
  */
 import { createHash, type Hash } from "node:crypto"
 import { Lru } from "@ctxlog/core"
-import { counters } from "./renderCounters.js"
+import { add, counters } from "./renderCounters.js"
 
 const jsonOfItem = new WeakMap<object, string>()
 const shaOfRequest = new WeakMap<object, () => string>()
@@ -110,7 +110,7 @@ export const register = (key: string, request: object, field: string, items: Rea
   } else {
     prefixHash = createHash("sha256").update(head)
     prefixText = head
-    counters.charsHashed += head.length
+    add(counters.charsHashed, head.length)
     hashed = 0
   }
   const upTo = Math.max(hashed, Math.min(stable, items.length - 1))
@@ -121,7 +121,7 @@ export const register = (key: string, request: object, field: string, items: Rea
     const json = `${jsonOf(item)},`
     prefixHash.update(json)
     added.push(json)
-    counters.charsHashed += json.length
+    add(counters.charsHashed, json.length)
   }
   if (added.length > 0) prefixText = `${prefixText}${added.join("")}`
   hashed = upTo
@@ -143,7 +143,7 @@ export const register = (key: string, request: object, field: string, items: Rea
     () => {
       if (digest !== undefined) return digest
       const text = restOf()
-      counters.charsHashed += text.length
+      add(counters.charsHashed, text.length)
       digest = done.update(text).digest("hex")
       return digest
     },
