@@ -6,8 +6,8 @@
 //
 // Usage: node scripts/api-report.mjs           (writes api/*.api.md)
 //        node scripts/api-report.mjs --check   (exits 1 when a report is out of date; a step of `pnpm check`)
-// The declarations are emitted in memory by one TypeScript program over every entry (as `pnpm typecheck`
-// sees them: workspace packages resolve to their sources), so no build is needed first.
+// The declarations are emitted in memory from `pnpm typecheck`'s program (tsconfig.check.json: workspace
+// packages resolve to their sources), before it is checked, so no build is needed first (ADR 0150).
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import path from "node:path"
 import { fileURLToPath } from "node:url"
@@ -16,12 +16,17 @@ import { exportEntries, packageDirs } from "./package-entries.mjs"
 
 const isInternal = (fileName) => /[\\/]src[\\/]internal[\\/]/.test(fileName)
 
-const compilerOptions = (root) => {
-  const read = ts.readConfigFile(path.join(root, "tsconfig.base.json"), ts.sys.readFile)
+/** The options of `configFile` (default: the base config) with the report's declaration emit on top. */
+export const reportOptions = (root, configFile = "tsconfig.base.json") => {
+  const read = ts.readConfigFile(path.join(root, configFile), ts.sys.readFile)
   if (read.error !== undefined) throw new Error(ts.flattenDiagnosticMessageText(read.error.messageText, "\n"))
   const parsed = ts.parseJsonConfigFileContent(read.config, ts.sys, root)
+  return { parsed, options: withReportEmit(root, parsed.options) }
+}
+
+const withReportEmit = (root, options) => {
   return {
-    ...parsed.options,
+    ...options,
     noEmit: false,
     declaration: true,
     emitDeclarationOnly: true,
@@ -61,26 +66,63 @@ const publicModules = (program, entries) => {
   return [...seen].sort()
 }
 
-/** Every report as `{ file, text }` (`file` relative to `root`), sorted by package. */
-export const apiReports = (root) => {
-  const packages = packageDirs(root)
+/** The published packages with public entries: `{ dir, manifest, entries }`. */
+const publicPackages = (root) =>
+  packageDirs(root)
     .map((dir) => ({ dir, manifest: JSON.parse(readFileSync(path.join(dir, "package.json"), "utf8")) }))
     .filter(({ manifest }) => manifest.private !== true)
     .map(({ dir, manifest }) => ({ dir, manifest, entries: exportEntries(dir) }))
     .filter(({ entries }) => entries.length > 0)
-  const options = compilerOptions(root)
-  const program = ts.createProgram({
-    rootNames: packages.flatMap(({ entries }) => entries.map((entry) => entry.file)),
-    options
-  })
+
+/**
+ * `pnpm check`'s program (tsconfig.check.json, or where a workspace has none — the scripts' tests — the base
+ * config over the public entries) with the reports' emit options, not yet checked, and `diagnostics()`: what
+ * `tsc --noEmit` reports for it (options, syntactic, global, semantic; not declaration-emit diagnostics).
+ * A union's or an object type's members are printed in the order the checker created them, so the reports
+ * are emitted before the program is checked, from the public modules alone (`reportsOf`): then no other
+ * file — a test — decides their order, and scripts/typecheck.mjs, `pnpm api:report` and `api:check` print
+ * the same text (ADR 0150).
+ */
+export const checkProgram = (root) => {
+  const own = existsSync(path.join(root, "tsconfig.check.json"))
+  const { parsed, options } = reportOptions(root, own ? "tsconfig.check.json" : "tsconfig.base.json")
+  const rootNames = own
+    ? parsed.fileNames
+    : publicPackages(root).flatMap(({ entries }) => entries.map((entry) => entry.file))
+  const program = ts.createProgram({ rootNames, options, projectReferences: parsed.projectReferences })
+  const diagnostics = () =>
+    ts.sortAndDeduplicateDiagnostics([
+      ...(own ? parsed.errors : []),
+      ...program.getConfigFileParsingDiagnostics(),
+      ...program.getOptionsDiagnostics(),
+      ...program.getSyntacticDiagnostics(),
+      ...program.getGlobalDiagnostics(),
+      ...program.getSemanticDiagnostics()
+    ])
+  return { program, diagnostics }
+}
+
+/** Every report as `{ file, text }` (`file` relative to `root`), sorted by package. */
+export const apiReports = (root) => reportsOf(root, checkProgram(root).program)
+
+/**
+ * The reports from `checkProgram`'s program, before it is checked (see there): only the public modules'
+ * declarations are emitted, in memory.
+ */
+export const reportsOf = (root, program, packages = publicPackages(root)) => {
+  const options = program.getCompilerOptions()
   const declarations = new Map()
-  const emitted = program.emit(undefined, (file, text) => declarations.set(path.resolve(file), text), undefined, true)
-  if (emitted.diagnostics.length > 0) {
-    const shown = emitted.diagnostics.map((diagnostic) => ts.flattenDiagnosticMessageText(diagnostic.messageText, "\n"))
-    throw new Error(`declaration emit failed:\n${shown.join("\n")}`)
-  }
   const declarationOf = (file) => {
     const out = path.join(options.outDir, path.relative(root, file)).replace(/\.tsx?$/, ".d.ts")
+    if (!declarations.has(out)) {
+      const source = program.getSourceFile(file)
+      if (source === undefined) throw new Error(`${path.relative(root, file)} is not in the program`)
+      const emitted = program.emit(source, (name, text) => declarations.set(path.resolve(name), text), undefined, true)
+      if (emitted.diagnostics.length > 0) {
+        const shown = emitted.diagnostics.map((d) => ts.flattenDiagnosticMessageText(d.messageText, "\n"))
+        throw new Error(`declaration emit failed:\n${shown.join("\n")}`)
+      }
+    }
     const text = declarations.get(out)
     if (text === undefined) throw new Error(`no declarations emitted for ${path.relative(root, file)}`)
     return text.trimEnd()
@@ -104,10 +146,11 @@ export const apiReports = (root) => {
   })
 }
 
-const main = () => {
-  const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
-  const check = process.argv.includes("--check")
-  const reports = apiReports(root)
+/**
+ * `--check`'s comparison: each report against its committed file, and committed reports of no package.
+ * Prints what is out of date; true when every report is current.
+ */
+export const reportsCurrent = (root, reports) => {
   const dir = path.join(root, "api")
   const wanted = new Set(reports.map((report) => report.file))
   const stale = existsSync(dir)
@@ -115,20 +158,35 @@ const main = () => {
         .map((name) => `api/${name}`)
         .filter((file) => file.endsWith(".api.md") && !wanted.has(file))
     : []
+  const outdated = reports.filter(
+    (report) =>
+      !existsSync(path.join(root, report.file)) || readFileSync(path.join(root, report.file), "utf8") !== report.text
+  )
+  for (const report of outdated) console.error(`api report out of date: ${report.file}`)
+  for (const file of stale) console.error(`api report of no package: ${file}`)
+  if (outdated.length + stale.length > 0) {
+    console.error("The public API changed: run `pnpm api:report` and commit api/ (the diff shows the change).")
+    return false
+  }
+  console.log(`api reports up to date (${reports.length} packages)`)
+  return true
+}
+
+const main = () => {
+  const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
+  const check = process.argv.includes("--check")
+  const reports = apiReports(root)
   if (check) {
-    const outdated = reports.filter(
-      (report) =>
-        !existsSync(path.join(root, report.file)) || readFileSync(path.join(root, report.file), "utf8") !== report.text
-    )
-    for (const report of outdated) console.error(`api report out of date: ${report.file}`)
-    for (const file of stale) console.error(`api report of no package: ${file}`)
-    if (outdated.length + stale.length > 0) {
-      console.error("The public API changed: run `pnpm api:report` and commit api/ (the diff shows the change).")
-      process.exit(1)
-    }
-    console.log(`api reports up to date (${reports.length} packages)`)
+    if (!reportsCurrent(root, reports)) process.exit(1)
     return
   }
+  const dir = path.join(root, "api")
+  const wanted = new Set(reports.map((report) => report.file))
+  const stale = existsSync(dir)
+    ? readdirSync(dir)
+        .map((name) => `api/${name}`)
+        .filter((file) => file.endsWith(".api.md") && !wanted.has(file))
+    : []
   mkdirSync(dir, { recursive: true })
   for (const file of stale) rmSync(path.join(root, file))
   for (const report of reports) writeFileSync(path.join(root, report.file), report.text)

@@ -1,5 +1,5 @@
 // The packages as a user gets them: packs every publishable package, lints each tarball with publint and
-// @arethetypeswrong/cli (exports map, files, types resolution — the checks this script used to hand-write),
+// @arethetypeswrong/core (exports map, files, types resolution — the checks this script used to hand-write),
 // then installs the tarballs with npm into an empty project in the temp dir next to `effect` and
 // `better-sqlite3` (not `pg`), and checks there:
 //   - one copy of `effect` (`npm ls effect`), the peer every package shares;
@@ -27,6 +27,9 @@ import {
 } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
+import { checkPackage, createPackageFromTarballData } from "@arethetypeswrong/core"
+import { publint } from "publint"
+import { formatMessage } from "publint/utils"
 import { packOnce } from "./pack-packages.mjs"
 import { sqliteInstall } from "./sqlite-binding.mjs"
 
@@ -38,7 +41,8 @@ const dirs =
 const work = mkdtempSync(join(tmpdir(), "ctxlog-pack-"))
 const run = (cmd, args, cwd, env = process.env) =>
   execFileSync(cmd, args, { cwd, env, stdio: ["ignore", "pipe", "inherit"], encoding: "utf8" })
-const bin = (name) => join(root, "node_modules", ".bin", name)
+// What attw's `--profile esm-only` ignores (its profiles.js): CommonJS resolution modes.
+const esmOnlyIgnores = ["node10", "node16-cjs"]
 const check = (ok, what) => {
   if (!ok) throw new Error(`pack-check: ${what}`)
   console.log(`ok: ${what}`)
@@ -58,13 +62,31 @@ try {
     })
     const files = run("tar", ["-tzf", tarball], work)
     check(files.includes("package/LICENSE"), `${manifest.name} tarball holds LICENSE`)
-    // publint: exports/files/types consistency; --strict turns its warnings into failures.
-    run(bin("publint"), ["run", tarball, "--strict"], work)
-    console.log(`ok: publint ${manifest.name}`)
+    // publint and attw run in this process through their libraries (what their CLIs call), so TypeScript
+    // and the linters load once for all the tarballs, not once per tarball per tool (ADR 0150).
+    const data = readFileSync(tarball)
+    // publint: exports/files/types consistency; strict turns its warnings into failures (as `--strict`).
+    const linted = await publint({
+      pack: { tarball: data.buffer.slice(data.byteOffset, data.byteOffset + data.byteLength) },
+      strict: true
+    })
+    const lintErrors = linted.messages.filter((m) => m.type === "error")
+    check(
+      lintErrors.length === 0,
+      `publint ${manifest.name}${lintErrors.map((m) => `\n  ${formatMessage(m, linted.pkg) ?? m.code}`).join("")}`
+    )
     // attw, esm-only profile: the packages are ESM-only (stated in each README); CommonJS callers use
     // Node's require(esm), which TypeScript's node16-cjs resolution (the skipped check) does not model.
-    run(bin("attw"), [tarball, "--profile", "esm-only", "--format", "ascii", "--no-color"], work)
-    console.log(`ok: attw ${manifest.name}`)
+    // The CLI's `--profile esm-only` is these two ignored resolutions; any other problem fails.
+    const analysis = await checkPackage(createPackageFromTarballData(new Uint8Array(data)))
+    check(analysis.types !== false, `attw ${manifest.name}: the package has types`)
+    const problems = analysis.problems.filter(
+      (problem) => !("resolutionKind" in problem) || !esmOnlyIgnores.includes(problem.resolutionKind)
+    )
+    check(
+      problems.length === 0,
+      `attw ${manifest.name}${problems.map((problem) => `\n  ${JSON.stringify(problem)}`).join("")}`
+    )
   }
 
   const consumer = join(work, "consumer")
@@ -101,23 +123,33 @@ try {
   // but not imported; the rest must load without any optional peer installed.
   const needsPeer = new Set(["@ctxlog/providers/langchain", "@ctxlog/testing", "@ctxlog/providers/otel"])
   const runtimeEntries = packages.flatMap((p) => p.entries).filter((entry) => !needsPeer.has(entry))
-  for (const entry of runtimeEntries) {
-    const keys = run(
+  // Every entry imported in one process and required in another (ADR 0150: two node processes, not two
+  // per entry); each entry's export names are printed as one JSON line, and a failed load names the entry.
+  const loadAll = (how) =>
+    run(
       "node",
       [
-        "--input-type=module",
+        "--no-warnings",
+        ...(how === "import" ? ["--input-type=module"] : []),
         "-e",
-        `import(${JSON.stringify(entry)}).then((m) => console.log(Object.keys(m).join(",")))`
+        `for (const entry of ${JSON.stringify(runtimeEntries)}) {
+  let keys
+  try { keys = Object.keys(${how === "import" ? "await import(entry)" : "require(entry)"}) }
+  catch (error) { console.error(\`${how} \${entry} failed: \${error?.stack ?? error}\`); process.exit(1) }
+  console.log(JSON.stringify([entry, keys.join(",")]))
+}`
       ],
       consumer
-    ).trim()
+    )
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line))
+  const imported = new Map(loadAll("import"))
+  const required = new Map(loadAll("require"))
+  for (const entry of runtimeEntries) {
+    const keys = imported.get(entry) ?? ""
     check(keys !== "", `import ${entry}: ${keys.slice(0, 120)}`)
-    const required = run(
-      "node",
-      ["--no-warnings", "-e", `console.log(Object.keys(require(${JSON.stringify(entry)})).join(","))`],
-      consumer
-    ).trim()
-    check(required === keys, `require ${entry}`)
+    check(required.get(entry) === keys, `require ${entry}`)
   }
 
   writeFileSync(

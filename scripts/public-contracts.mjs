@@ -34,14 +34,23 @@ const compilerOptions = (root) => {
 
 /**
  * Every public definition declared in an `internal/` file of the workspace under `root`:
- * `{ file, name, publicAs }`, `file` relative to `root`, sorted.
+ * `{ file, name, publicAs }`, `file` relative to `root`, sorted. `program`: one of the caller's holding every
+ * entry (`pnpm check`'s typecheck program, scripts/typecheck.mjs, ADR 0150); by default one over the entries.
  */
-export const publicDefinitionsInInternal = (root) => {
+export const publicDefinitionsInInternal = (root, given = undefined) => {
   const entries = packageDirs(root).flatMap(exportEntries)
-  const program = ts.createProgram({
-    rootNames: entries.map((entry) => entry.file),
-    options: compilerOptions(root)
-  })
+  const program =
+    given ??
+    ts.createProgram({
+      rootNames: entries.map((entry) => entry.file),
+      options: compilerOptions(root)
+    })
+  const missing = entries.filter((entry) => program.getSourceFile(entry.file) === undefined)
+  if (given !== undefined && missing.length > 0) {
+    throw new Error(
+      `contracts: entries not in the program: ${missing.map((e) => path.relative(root, e.file)).join(", ")}`
+    )
+  }
   const checker = program.getTypeChecker()
   const found = new Map()
   const visited = new Set()
@@ -94,9 +103,8 @@ export const publicDefinitionsInInternal = (root) => {
   return [...found.values()].sort((a, b) => a.file.localeCompare(b.file) || a.name.localeCompare(b.name))
 }
 
-const main = () => {
-  const root = path.resolve(process.argv[2] ?? path.join(path.dirname(fileURLToPath(import.meta.url)), ".."))
-  const found = publicDefinitionsInInternal(root)
+/** Prints what `publicDefinitionsInInternal` found; the exit code (0: none). */
+export const reportContracts = (found) => {
   if (found.length === 0) {
     console.log("contracts: no public definition in an internal/ file")
     return 0
@@ -104,6 +112,11 @@ const main = () => {
   console.error(`contracts: ${found.length} public definition(s) in internal/ files (move each to its module):`)
   for (const item of found) console.error(`  ${item.file}: ${item.name}  (public as ${item.publicAs})`)
   return 1
+}
+
+const main = () => {
+  const root = path.resolve(process.argv[2] ?? path.join(path.dirname(fileURLToPath(import.meta.url)), ".."))
+  return reportContracts(publicDefinitionsInInternal(root))
 }
 
 if (process.argv[1] !== undefined && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
