@@ -10,7 +10,7 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Arbitrary from "effect/Arbitrary"
 import * as Either from "effect/Either"
 import * as fc from "effect/FastCheck"
-import { propertyRuns } from "../../../vitest.property.js"
+import { propertyRuns, yieldToEventLoop } from "../../../vitest.property.js"
 import { work as counters } from "../src/internal/work.js"
 import { EventCodec, type Message, Validation, WindowEvent, WorkCounter } from "../src/index.js"
 
@@ -138,10 +138,11 @@ const mutated = fc
   })
 
 describe("EventCodec.encodeKnown", () => {
-  it("stores what the full path stores, and answers for every valid event of a shape it knows", () => {
+  it("stores what the full path stores, and answers for every valid event of a shape it knows", async () => {
     let known = 0
-    fc.assert(
-      fc.property(events, (event) => {
+    await fc.assert(
+      fc.asyncProperty(events, async (event) => {
+        await yieldToEventLoop()
         const fast = EventCodec.encodeKnown(event)
         const full = fullPath(event)
         if (fast !== undefined) {
@@ -158,11 +159,12 @@ describe("EventCodec.encodeKnown", () => {
     assert.isAbove(known, 0)
   })
 
-  it("never answers for an event the full path refuses, and stores the same bytes when it answers", () => {
+  it("never answers for an event the full path refuses, and stores the same bytes when it answers", async () => {
     let answered = 0
     let refused = 0
-    fc.assert(
-      fc.property(mutated, (event) => {
+    await fc.assert(
+      fc.asyncProperty(mutated, async (event) => {
+        await yieldToEventLoop()
         const fast = EventCodec.encodeKnown(event)
         const full = fullPath(event)
         if (full === undefined) refused++
@@ -177,7 +179,7 @@ describe("EventCodec.encodeKnown", () => {
     assert.isAbove(refused, 0)
   })
 
-  it("every single value replaced by every bad value, every key removed, in sampled events: never a wrong answer", () => {
+  it("every single value replaced by every bad value, every key removed, in sampled events: never a wrong answer", async () => {
     const samples = fc.sample(Arbitrary.make(WindowEvent.MessageAppended), { numRuns: propertyRuns(40), seed: 24 })
     let tried = 0
     let answered = 0
@@ -185,6 +187,8 @@ describe("EventCodec.encodeKnown", () => {
       const base = copy(sample)
       const places = containers(base).length
       for (let place = 0; place < places; place++) {
+        // One turn of the event loop per container: the whole loop is a minute of work on a loaded machine.
+        await yieldToEventLoop()
         const keys = Object.keys(containers(base)[place] as object)
         for (const key of keys) {
           for (let pick = -1; pick < badValues.length; pick++) {

@@ -8,7 +8,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Arbitrary from "effect/Arbitrary"
 import * as fc from "effect/FastCheck"
-import { propertyRuns } from "../../../vitest.property.js"
+import { propertyRuns, yieldToEventLoop } from "../../../vitest.property.js"
 import { Window, WindowEvent } from "../src/index.js"
 
 const anyEvent = Arbitrary.make(WindowEvent.WindowEvent)
@@ -45,9 +45,10 @@ const stepByStep = (list: ReadonlyArray<WindowEvent.WindowEvent>, from: Window.W
 }
 
 describe("Window.replay of message runs", () => {
-  it("equals folding the events one by one, and stays equal after more events", () => {
-    fc.assert(
-      fc.property(events, events, (first, then) => {
+  it("equals folding the events one by one, and stays equal after more events", async () => {
+    await fc.assert(
+      fc.asyncProperty(events, events, async (first, then) => {
+        await yieldToEventLoop()
         const replayed = Window.replay(first, Window.empty)
         const stepped = stepByStep(first, Window.empty)
         assert.deepStrictEqual(seen(replayed), seen(stepped))

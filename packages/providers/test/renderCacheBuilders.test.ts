@@ -11,6 +11,7 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Either from "effect/Either"
 import { CtxBuilder, RenderRecord } from "../src/index.js"
 import { counters as metrics } from "../src/internal/renderCounters.js"
+import { yieldToEventLoop } from "../../../vitest.property.js"
 
 /** The renders' work counters, read as their change since the last `reset()` (ADR 0160). */
 const counters = WorkCounter.since(metrics)
@@ -64,10 +65,13 @@ const builderName = (config: CtxBuilder.ProviderConfig): string =>
 
 describe("render cache of every builder", () => {
   for (const config of configs) {
-    it(`${builderName(config)}: renders no old message again at 1k and 10k history messages, byte-identical and verifiable`, () => {
+    it(`${builderName(config)}: renders no old message again at 1k and 10k history messages, byte-identical and verifiable`, async () => {
       const builder = CtxBuilder.forProvider(config)
       const { spec, blobs } = RenderRecord.specOf({ config, options })
       for (const size of [1000, 10_000]) {
+        // One turn of the event loop per size and per turn: seconds of synchronous work must not hold the
+        // worker (vitest's RPC times out on a loaded machine).
+        await yieldToEventLoop()
         const events = historyOf(size)
         let window = Window.replay(events)
         const build = (of: Window.Window) => {
@@ -81,6 +85,7 @@ describe("render cache of every builder", () => {
         const bodies: Array<{ readonly whole: string; readonly events: number }> = []
         const perTurn: Array<{ rendered: number; full: number; hashed: number; added: number }> = []
         for (let turn = 0; turn < 4; turn++) {
+          await yieldToEventLoop()
           const added =
             turn % 2 === 0 ? [user(size + turn), ...toolRound(size + turn)] : [user(size + turn), assistant(turn)]
           // The new history turns: the user's, then an assistant turn and its results, or a plain assistant turn.
