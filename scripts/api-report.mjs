@@ -146,18 +146,23 @@ export const reportsOf = (root, program, packages = publicPackages(root)) => {
   })
 }
 
+/** Committed reports (`api/*.api.md`) of no package in `reports`. */
+const staleReports = (root, reports) => {
+  const dir = path.join(root, "api")
+  const wanted = new Set(reports.map((report) => report.file))
+  return existsSync(dir)
+    ? readdirSync(dir)
+        .map((name) => `api/${name}`)
+        .filter((file) => file.endsWith(".api.md") && !wanted.has(file))
+    : []
+}
+
 /**
  * `--check`'s comparison: each report against its committed file, and committed reports of no package.
  * Prints what is out of date; true when every report is current.
  */
 export const reportsCurrent = (root, reports) => {
-  const dir = path.join(root, "api")
-  const wanted = new Set(reports.map((report) => report.file))
-  const stale = existsSync(dir)
-    ? readdirSync(dir)
-        .map((name) => `api/${name}`)
-        .filter((file) => file.endsWith(".api.md") && !wanted.has(file))
-    : []
+  const stale = staleReports(root, reports)
   const outdated = reports.filter(
     (report) =>
       !existsSync(path.join(root, report.file)) || readFileSync(path.join(root, report.file), "utf8") !== report.text
@@ -181,12 +186,7 @@ const main = () => {
     return
   }
   const dir = path.join(root, "api")
-  const wanted = new Set(reports.map((report) => report.file))
-  const stale = existsSync(dir)
-    ? readdirSync(dir)
-        .map((name) => `api/${name}`)
-        .filter((file) => file.endsWith(".api.md") && !wanted.has(file))
-    : []
+  const stale = staleReports(root, reports)
   mkdirSync(dir, { recursive: true })
   for (const file of stale) rmSync(path.join(root, file))
   for (const report of reports) writeFileSync(path.join(root, report.file), report.text)

@@ -18,7 +18,7 @@ import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint"
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite"
 import BetterSqlite3 from "better-sqlite3"
 import * as ManagedRuntime from "effect/ManagedRuntime"
-import { compare, type Row, rows, summarize } from "./harness.js"
+import { compare, type Figures, type Row, rows, summarize } from "./harness.js"
 import { messageAt, turnMessages } from "./langgraph.js"
 import type { Scenario } from "./scenarios.js"
 import type { Verdict } from "./targets.js"
@@ -164,6 +164,24 @@ export const kib = (bytes: number): string => `${(bytes / 1024).toFixed(1)} KiB`
 export const mib = (bytes: number): string => `${(bytes / 1048576).toFixed(1)} MiB`
 export const ms = (us: number): string => (us >= 1000 ? `${(us / 1000).toFixed(2)} ms` : `${us.toFixed(0)} µs`)
 
+/** A size's rows of a per-turn comparison: `<name> turn` (each subject's notes joined) and `<name> cold resume`. */
+export const turnAndResumeRows = (
+  name: string,
+  size: number,
+  turns: ReadonlyArray<Figures>,
+  resumes: ReadonlyArray<Figures>,
+  notes: Readonly<Record<string, ReadonlyArray<string>>>
+): ReadonlyArray<Row> => [
+  ...rows(
+    `${name} turn`,
+    `${size} messages`,
+    "turn",
+    turns,
+    Object.fromEntries(Object.entries(notes).map(([subject, list]) => [subject, list.join("; ")]))
+  ),
+  ...rows(`${name} cold resume`, `${size} messages`, "resume", resumes)
+]
+
 export const langgraphDeltaScenario: Scenario = {
   name: "langgraph-delta",
   describe:
@@ -250,16 +268,7 @@ export const langgraphDeltaScenario: Scenario = {
         const spread = figure.medianUs > 0 ? Math.round(((figure.p90Us - figure.p10Us) / figure.medianUs) * 100) : 0
         notes[figure.name]?.push(`cold resume ${ms(figure.medianUs)} (±${spread}%)`)
       }
-      out.push(
-        ...rows(
-          "langgraph-delta turn",
-          `${size} messages`,
-          "turn",
-          figures,
-          Object.fromEntries(Object.entries(notes).map(([name, list]) => [name, list.join("; ")]))
-        )
-      )
-      out.push(...rows("langgraph-delta cold resume", `${size} messages`, "resume", resumes))
+      out.push(...turnAndResumeRows("langgraph-delta", size, figures, resumes, notes))
       rmSync(dir, { recursive: true, force: true })
     }
     return out

@@ -11,7 +11,7 @@ import { dirname, join } from "node:path"
 import { createInterface } from "node:readline"
 import { fileURLToPath } from "node:url"
 import type { Message } from "@ctxlog/core"
-import { compare, type Row, rows, summarize } from "./harness.js"
+import { compare, type Row, summarize } from "./harness.js"
 import {
   ctxlogThread,
   databaseSize,
@@ -20,6 +20,7 @@ import {
   mib,
   ms,
   type Thread,
+  turnAndResumeRows,
   turnInputs,
   writtenBytes
 } from "./langgraphDelta.js"
@@ -204,16 +205,7 @@ export const mastraScenario: Scenario = {
           { warmup: 0, rounds: resumeRounds, perRound: 1, maxRounds: resumeRounds }
         )
         for (const figure of resumes) notes[figure.name]?.push(`cold resume ${ms(figure.medianUs)}`)
-        out.push(
-          ...rows(
-            "mastra turn",
-            `${size} messages`,
-            "turn",
-            figures,
-            Object.fromEntries(Object.entries(notes).map(([name, list]) => [name, list.join("; ")]))
-          )
-        )
-        out.push(...rows("mastra cold resume", `${size} messages`, "resume", resumes))
+        out.push(...turnAndResumeRows("mastra", size, figures, resumes, notes))
         rmSync(dir, { recursive: true, force: true })
       }
     } finally {
