@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import type { WindowEvent } from "@ctxlog/core"
-import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages"
+import { AIMessage, type BaseMessage, HumanMessage, ToolMessage } from "@langchain/core/messages"
 import { MessagesAnnotation, MessagesDeltaValue, START, StateGraph, StateSchema } from "@langchain/langgraph"
 import { afterAll, describe, expect, it } from "vitest"
 import { CtxlogSaver } from "../src/index.js"
@@ -19,15 +19,28 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }))
 let files = 0
 const file = () => join(dir, `group-${++files}.db`)
 
-/** The bench's graph (`bench/src/langgraphDelta.ts`): one node after the input, a turn is one `invoke`. */
-const graphOf = (saver: CtxlogSaver, delta: boolean) => {
-  const schema = delta ? new StateSchema({ messages: MessagesDeltaValue }) : MessagesAnnotation
-  // biome-ignore lint/suspicious/noExplicitAny: the two schemas differ in type only
-  return new StateGraph(schema as any)
-    .addNode("agent", () => ({}))
-    .addEdge(START, "agent")
-    .compile({ checkpointer: saver })
+/** The thread a turn runs on. */
+interface ThreadConfig {
+  readonly configurable: { readonly thread_id: string }
 }
+
+/** What a turn uses of a compiled graph (the plain and the DeltaChannel graphs differ in their types only). */
+interface TurnGraph {
+  readonly invoke: (input: { messages: Array<BaseMessage> }, options: ThreadConfig) => Promise<unknown>
+  readonly getState: (options: ThreadConfig) => Promise<{ values: { messages: ReadonlyArray<unknown> } }>
+}
+
+/** The bench's graph (`bench/src/langgraphDelta.ts`): one node after the input, a turn is one `invoke`. */
+const graphOf = (saver: CtxlogSaver, delta: boolean): TurnGraph =>
+  delta
+    ? new StateGraph(new StateSchema({ messages: MessagesDeltaValue }))
+        .addNode("agent", () => ({}))
+        .addEdge(START, "agent")
+        .compile({ checkpointer: saver })
+    : new StateGraph(MessagesAnnotation)
+        .addNode("agent", () => ({}))
+        .addEdge(START, "agent")
+        .compile({ checkpointer: saver })
 
 const turnInput = (turn: number) => ({
   messages: [

@@ -80,7 +80,7 @@ export const streamListing = (db: Kysely<Database>, owner: string | undefined, o
     : scoped.orderBy("streams.stream_id")
 }
 
-/** A stream's row (its version and stored head), only when `owner` owns it (undefined: any owner). */
+/** A stream's row (its version and stored head), only when `owner` owns it (undefined: whoever owns it). */
 export const streamRow = (db: Kysely<Database>, stream: string, owner: string | undefined) => {
   const base = db.selectFrom("streams").select(["streams.version", "streams.head_hash"])
   return (
