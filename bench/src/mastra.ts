@@ -11,7 +11,7 @@ import { dirname, join } from "node:path"
 import { createInterface } from "node:readline"
 import { fileURLToPath } from "node:url"
 import type { Message } from "@ctxlog/core"
-import { compare, type Row, summarize } from "./harness.js"
+import { compare, noteRow, type Row, summarize } from "./harness.js"
 import {
   ctxlogThread,
   databaseSize,
@@ -128,17 +128,7 @@ export const mastraScenario: Scenario = {
     const resumeRounds = run.size("MASTRA_RESUME_ROUNDS", 2, 3)
     const peer = startPeer()
     if (typeof peer === "string")
-      return sizes.map((size) => ({
-        scenario: "mastra turn",
-        size: `${size} messages`,
-        subject: subjects.mastra,
-        unit: "",
-        medianUs: null,
-        spreadPct: null,
-        ratioVsCtxlog: null,
-        note: `not run: ${peer}`,
-        rssMiB: 0
-      }))
+      return sizes.map((size) => noteRow("mastra turn", `${size} messages`, subjects.mastra, `not run: ${peer}`))
     const out: Array<Row> = []
     try {
       // What a command costs the bench by itself: every Mastra figure below includes one per operation.
