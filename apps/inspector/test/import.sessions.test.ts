@@ -474,3 +474,77 @@ describe("the tool's own compaction", () => {
     })
   )
 })
+
+// Claude Code 2.1 writes `attachment` lines for what it adds to the next prompt itself. The fixtures
+// (2.0.x) hold none: this test derives one from full-session-four's real lines, linked the way 2.1
+// links it (after a tool result, the next assistant line its child).
+describe("attachment lines", () => {
+  it.effect("a nested_memory file is carried into the next render; other kinds are counted, not carried", () =>
+    Effect.gen(function* () {
+      const result = conversation.find(
+        (line) =>
+          line.type === "user" &&
+          Array.isArray(field(line, "message", "content")) &&
+          conversation.some((other) => other.type === "assistant" && other.parentUuid === line.uuid)
+      )
+      const next = conversation.find((line) => line.type === "assistant" && line.parentUuid === result?.uuid)
+      if (result === undefined || next === undefined) return assert.fail("fixture shape")
+      const body = "# apps/app\n\nRun `pnpm --filter app test` before each commit; routes live in src/routes.ts."
+      const envelope = { isSidechain: false, sessionId: result.sessionId, timestamp: result.timestamp }
+      const memory = {
+        ...envelope,
+        type: "attachment",
+        uuid: "attach-1",
+        parentUuid: result.uuid,
+        attachment: {
+          type: "nested_memory",
+          path: "/repo/apps/app/CLAUDE.md",
+          content: { path: "/repo/apps/app/CLAUDE.md", type: "Project", content: body, contentDiffersFromDisk: false },
+          displayPath: "apps/app/CLAUDE.md"
+        }
+      }
+      const listing = {
+        ...envelope,
+        type: "attachment",
+        uuid: "attach-2",
+        parentUuid: "attach-1",
+        attachment: { type: "skill_listing", content: "..." }
+      }
+      const lines = fourLines.flatMap((line) =>
+        line === result ? [line, memory, listing] : line === next ? [{ ...next, parentUuid: "attach-2" }] : [line]
+      )
+      const plain = yield* recordAll(four)
+      const attached = yield* recordAll(four, jsonl(lines))
+      assert.deepStrictEqual(attached.read.unknown, { "attachment:skill_listing": 1 })
+      const events = attached.recorded[0]?.recorded.events ?? []
+      const plainEvents = plain.recorded[0]?.recorded.events ?? []
+      assert.deepStrictEqual(verify(events).failures, [])
+      // The same calls and turns as without it: an attachment is neither a call nor the end of a turn.
+      const tags = (list: ReadonlyArray<WindowEvent.WindowEvent>, tag: string) =>
+        list.filter((event) => event._tag === tag).length
+      assert.strictEqual(tags(events, "PromptRendered"), tags(plainEvents, "PromptRendered"))
+      assert.strictEqual(tags(events, "TurnCompleted"), tags(plainEvents, "TurnCompleted"))
+      // Appended as a user message after the tool result, and in every later render's window.
+      const at = events.findIndex((event) => event._tag === "MessageAppended" && event.message.id === "attach-1")
+      const appended = events[at]
+      if (appended?._tag !== "MessageAppended") return assert.fail("attachment not appended")
+      assert.strictEqual(appended.message.role, "user")
+      const text = appended.message.parts.map((part) => (part.type === "text" ? part.text : "")).join("")
+      assert.include(text, "Contents of /repo/apps/app/CLAUDE.md:")
+      assert.include(text, body)
+      let window = Window.empty
+      let rendersAfter = 0
+      for (const [index, current] of events.entries()) {
+        if (index > at && current._tag === "PromptRendered") {
+          rendersAfter++
+          assert.include(
+            Window.messages(window).map((message) => message.id),
+            "attach-1"
+          )
+        }
+        window = Window.evolve(window, current)
+      }
+      assert.isAbove(rendersAfter, 0)
+    })
+  )
+})

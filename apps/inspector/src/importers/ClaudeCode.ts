@@ -15,6 +15,12 @@
  *   message), to that call.
  * - `model: "<synthetic>"` assistant lines (an API error, an interruption) are messages, not calls.
  * - Images are kept as references (`claude-code-image:sha256:<hex>`), not their bytes.
+ * - An `attachment` line (Claude Code 2.0.x late and 2.1) is what the tool itself put into the next
+ *   prompt. A `nested_memory` one (a `CLAUDE.md` or rule file loaded when the agent worked under its
+ *   directory) is carried as a user message of the file's text under its path, in a
+ *   `<system-reminder>`. The session file records the text, not the words Claude Code wraps around
+ *   it, so those few tokens are an approximation. Other attachment kinds are counted in the import
+ *   report as `attachment:<kind>`, not carried.
  *
  * @since 0.8.0
  */
@@ -33,8 +39,7 @@ const bookkeeping: ReadonlySet<string> = new Set([
   "custom-title",
   "agent-name",
   "last-prompt",
-  "pr-link",
-  "attachment"
+  "pr-link"
 ])
 
 interface Line {
@@ -209,10 +214,29 @@ const parseLines = (file: string, text: string): Effect.Effect<ReadonlyArray<Lin
     return lines
   })
 
+/** The kind of an `attachment` line (`attachment.type`), or undefined when it names none. */
+const attachmentKind = (raw: Record<string, unknown>): string | undefined =>
+  isRecord(raw.attachment) ? str(raw.attachment.type) : undefined
+
+/**
+ * The text a carried attachment put into the prompt: a `nested_memory` file's content under its path.
+ * Its `content` is `{ path, content }` (2.1) or the text itself (earlier).
+ */
+const attachmentText = (raw: Record<string, unknown>): string | undefined => {
+  const attachment = raw.attachment
+  if (!isRecord(attachment) || attachment.type !== "nested_memory") return undefined
+  const inner = attachment.content
+  const body = typeof inner === "string" ? inner : isRecord(inner) ? str(inner.content) : undefined
+  const path = str(attachment.path) ?? (isRecord(inner) ? str(inner.path) : undefined)
+  if (body === undefined || path === undefined) return undefined
+  return `<system-reminder>\nContents of ${path}:\n\n${body}\n</system-reminder>`
+}
+
 const isMessageLine = (line: Line) =>
   line.type === "user" ||
   line.type === "assistant" ||
-  (line.type === "system" && line.raw.subtype === "compact_boundary")
+  (line.type === "system" && line.raw.subtype === "compact_boundary") ||
+  (line.type === "attachment" && attachmentText(line.raw) !== undefined)
 
 /** The path from the root to `leaf`, root first (a cycle or a missing parent ends it). */
 const pathTo = (leaf: Line, byUuid: ReadonlyMap<string, Line>): ReadonlyArray<Line> => {
@@ -290,6 +314,18 @@ const stepsOf = (
         if (callsInTurn > 0) steps.push({ _tag: "TurnEnd", at, line: line.line })
         callsInTurn = 0
         boundary = { at, line: line.line }
+        continue
+      }
+      if (line.type === "attachment") {
+        // The tool's own addition to the next prompt: neither the user's words nor the end of a turn.
+        flush()
+        const text = attachmentText(line.raw) ?? ""
+        const input: Message.MessageInput = {
+          role: "user",
+          parts: [Message.text(text)],
+          ...(line.uuid === undefined ? {} : { id: line.uuid })
+        }
+        steps.push({ _tag: "Messages", at, line: line.line, messages: [input] })
         continue
       }
       const message = line.raw.message
@@ -379,7 +415,9 @@ export const read = (file: string, text: string): Effect.Effect<FileRead, Import
     }
     const byUuid = new Map<string, Line>()
     for (const line of lines) {
-      if (!isMessageLine(line) && line.type !== "system" && !bookkeeping.has(line.type)) unknown(line.type)
+      if (line.type === "attachment") {
+        if (!isMessageLine(line)) unknown(`attachment:${attachmentKind(line.raw) ?? "?"}`)
+      } else if (!isMessageLine(line) && line.type !== "system" && !bookkeeping.has(line.type)) unknown(line.type)
       if (line.uuid !== undefined) byUuid.set(line.uuid, line)
     }
     const messageLines = lines.filter(isMessageLine)
