@@ -475,16 +475,19 @@ export const make = (options: Options = {}) =>
       const effective = kind ?? input.kind ?? "chat"
       const label = effective !== "chat" ? effective : history && input.role === "system" ? "system" : undefined
       const own = counter.countMessage(input)
-      return {
+      const message: { -readonly [K in keyof Message]: Message[K] } = {
         id,
         role: input.role,
         kind: effective,
         parts: input.parts,
-        tokens: label === undefined ? own : Window.wrappedTokens(counter, label, input, own),
-        ...(input.pinned === true ? { pinned: true } : {}),
-        ...(input.name === undefined ? {} : { name: input.name }),
-        ...(input.providerOptions === undefined ? {} : { providerOptions: input.providerOptions })
+        tokens: label === undefined ? own : Window.wrappedTokens(counter, label, input, own)
       }
+      // The optional fields in the order the spreads gave them, assigned only when present (no object per
+      // absent one: this runs for every message that enters the log).
+      if (input.pinned === true) message.pinned = true
+      if (input.name !== undefined) message.name = input.name
+      if (input.providerOptions !== undefined) message.providerOptions = input.providerOptions
+      return message
     }
     // The ids in input order (a message's own, else the next one): one effect for the usual one message.
     const countFor = (
