@@ -15,6 +15,7 @@ import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import type * as Fiber from "effect/Fiber"
 import * as FiberRef from "effect/FiberRef"
 import * as Layer from "effect/Layer"
 import * as Schedule from "effect/Schedule"
@@ -37,6 +38,7 @@ import {
   type TamperDetected
 } from "./EventLog.js"
 import { Ids } from "./Ids.js"
+import { drawOf } from "./internal/draw.js"
 import * as Lru from "./Lru.js"
 import type { InjectedKind, Message, MessageInput } from "./Message.js"
 import { type RecallError, RecallSource } from "./RecallSource.js"
@@ -252,6 +254,8 @@ export const make = (options: Options = {}) =>
     const repository = yield* WindowRepository
     const counter = yield* TokenCounter
     const ids = yield* Ids
+    // The built-in id services are drawn in plain code (the same ids `next` gives): no effect per id.
+    const draw = drawOf(ids)
     const recallSource = yield* RecallSource
     // Each window is kept with the hash of its last event: a catch-up checks the new events from it.
     const cache = Lru.make<StreamId, Held>(options.cacheStreams ?? 1000)
@@ -314,17 +318,19 @@ export const make = (options: Options = {}) =>
     // add to its events instead of appending. `self` tells this service's units from another's.
     const self = Symbol("ContextService")
     // Read off the running fiber: one effect on every operation's path, not a FiberRef.get and a map.
+    const unitIn = (fiber: Fiber.RuntimeFiber<unknown, unknown>, stream: StreamId): Unit | undefined => {
+      const unit = fiber.getFiberRef(currentUnit)
+      return unit !== undefined && unit.owner === self && unit.stream === stream ? unit : undefined
+    }
     const unitOf = (stream: StreamId) =>
-      Effect.withFiberRuntime<Unit | undefined>((fiber) => {
-        const unit = fiber.getFiberRef(currentUnit)
-        return Effect.succeed(unit !== undefined && unit.owner === self && unit.stream === stream ? unit : undefined)
-      })
+      Effect.withFiberRuntime<Unit | undefined>((fiber) => Effect.succeed(unitIn(fiber, stream)))
 
     const load: ContextService.Service["load"] = (stream) =>
       Effect.flatMap(unitOf(stream), (unit) => (unit === undefined ? fresh(stream) : Effect.succeed(unit.window)))
 
     /** Give drafts their event ids: one effect for the common one-event decision, one per draft otherwise. */
     const stampAll = (drafts: ReadonlyArray<Draft>): Effect.Effect<Array<WindowEvent>> => {
+      if (draw !== undefined) return Effect.sync(() => drafts.map((draft) => stamp(draft, draw())))
       if (drafts.length === 1) {
         const draft = drafts[0] as Draft
         return Effect.map(ids.next, (id) => [stamp(draft, id)])
@@ -342,16 +348,31 @@ export const make = (options: Options = {}) =>
       drafts: ReadonlyArray<Draft>,
       metadata: EventMetadata | undefined
     ): Effect.Effect<Outcome, LogError> =>
-      Effect.flatMap(stampAll(drafts), (stamped) => {
-        // Every event that replaces or removes messages gets its receipt here, on the decided-on window.
-        const events = Receipt.attach(window, stamped)
-        return Effect.flatMap(log.append(stream, events, window.version, metadata), (appended) => {
-          // Fold what the log holds (a store may have redacted a secret), so the cache equals a replay.
-          const written = appended.stored ?? events
-          const next = remember(stream, { window: Window.replay(written, window), hash: appended.lastHash })
-          return Effect.as(repository.committed(stream, next), { window: next, events: written })
-        })
+      // Drawn in plain code when the id service allows it (this runs inside the attempt's effect).
+      draw === undefined
+        ? Effect.flatMap(stampAll(drafts), (stamped) => appendStamped(stream, window, stamped, metadata))
+        : appendStamped(
+            stream,
+            window,
+            drafts.map((draft) => stamp(draft, draw())),
+            metadata
+          )
+
+    const appendStamped = (
+      stream: StreamId,
+      window: Window.Window,
+      stamped: Array<WindowEvent>,
+      metadata: EventMetadata | undefined
+    ): Effect.Effect<Outcome, LogError> => {
+      // Every event that replaces or removes messages gets its receipt here, on the decided-on window.
+      const events = Receipt.attach(window, stamped)
+      return Effect.flatMap(log.append(stream, events, window.version, metadata), (appended) => {
+        // Fold what the log holds (a store may have redacted a secret), so the cache equals a replay.
+        const written = appended.stored ?? events
+        const next = remember(stream, { window: Window.replay(written, window), hash: appended.lastHash })
+        return Effect.as(repository.committed(stream, next), { window: next, events: written })
       })
+    }
 
     /** Decide on `window` and write what the decision returns (nothing for no events). */
     const decideAndWrite = <E>(
@@ -399,10 +420,12 @@ export const make = (options: Options = {}) =>
         return { window: unit.window, events }
       })
 
+    // The unit is read off the fiber in the same effect that picks the path (one effect, not two).
     const run: ContextService.Service["run"] = (stream, decideFn, metadata) =>
-      Effect.flatMap(unitOf(stream), (unit) =>
-        unit === undefined ? runDirect(stream, decideFn, metadata) : runInUnit(unit, decideFn)
-      )
+      Effect.withFiberRuntime((fiber) => {
+        const unit = unitIn(fiber, stream)
+        return unit === undefined ? runDirect(stream, decideFn, metadata) : runInUnit(unit, decideFn)
+      })
 
     const batch: ContextService.Service["batch"] = (stream, effect, metadata) =>
       Effect.flatMap(unitOf(stream), (outer) =>
@@ -452,16 +475,19 @@ export const make = (options: Options = {}) =>
       const effective = kind ?? input.kind ?? "chat"
       const label = effective !== "chat" ? effective : history && input.role === "system" ? "system" : undefined
       const own = counter.countMessage(input)
-      return {
+      const message: { -readonly [K in keyof Message]: Message[K] } = {
         id,
         role: input.role,
         kind: effective,
         parts: input.parts,
-        tokens: label === undefined ? own : Window.wrappedTokens(counter, label, input, own),
-        ...(input.pinned === true ? { pinned: true } : {}),
-        ...(input.name === undefined ? {} : { name: input.name }),
-        ...(input.providerOptions === undefined ? {} : { providerOptions: input.providerOptions })
+        tokens: label === undefined ? own : Window.wrappedTokens(counter, label, input, own)
       }
+      // The optional fields in the order the spreads gave them, assigned only when present (no object per
+      // absent one: this runs for every message that enters the log).
+      if (input.pinned === true) message.pinned = true
+      if (input.name !== undefined) message.name = input.name
+      if (input.providerOptions !== undefined) message.providerOptions = input.providerOptions
+      return message
     }
     // The ids in input order (a message's own, else the next one): one effect for the usual one message.
     const countFor = (
@@ -481,11 +507,21 @@ export const make = (options: Options = {}) =>
         )
       )
     }
+    /** The messages in plain code, ids drawn by `drawn` in input order (a message's own id, else the next). */
+    const countNow = (
+      inputs: ReadonlyArray<MessageInput>,
+      kind: InjectedKind | undefined,
+      history: boolean,
+      drawn: () => string
+    ): ReadonlyArray<Message> => inputs.map((input) => messageOf(input, input.id ?? drawn(), kind, history))
     // Validation first: counting stringifies tool inputs, which a BigInt, a cycle or a deep array breaks.
     const prepareFor = (inputs: ReadonlyArray<MessageInput>, kind: InjectedKind | undefined, history: boolean) =>
       Effect.suspend(() => {
         const problem = Validation.messagesProblem(inputs)
-        return problem === undefined ? countFor(inputs, kind, history) : Effect.fail(problem)
+        if (problem !== undefined) return Effect.fail(problem)
+        return draw === undefined
+          ? countFor(inputs, kind, history)
+          : Effect.succeed(countNow(inputs, kind, history, draw))
       })
     const prepare = (inputs: ReadonlyArray<MessageInput>, kind?: InjectedKind) => prepareFor(inputs, kind, false)
 
@@ -613,10 +649,17 @@ export const make = (options: Options = {}) =>
           })
         )
       )
+    // Validated, counted and given ids in the effect that runs the command when ids are drawn in plain code.
     const appendMessages = (stream: StreamId, inputs: ReadonlyArray<MessageInput>) =>
-      Effect.flatMap(prepareFor(inputs, undefined, true), (messages) =>
-        command(stream, { _tag: "AppendMessages", messages })
-      )
+      draw === undefined
+        ? Effect.flatMap(prepareFor(inputs, undefined, true), (messages) =>
+            command(stream, { _tag: "AppendMessages", messages })
+          )
+        : Effect.suspend(() => {
+            const problem = Validation.messagesProblem(inputs)
+            if (problem !== undefined) return Effect.fail(problem)
+            return command(stream, { _tag: "AppendMessages", messages: countNow(inputs, undefined, true, draw) })
+          })
 
     /** One span per command, named after it, at the one place every operation goes through. */
     const traced = <E>(name: string, stream: StreamId, effect: Effect.Effect<Outcome, E>) =>

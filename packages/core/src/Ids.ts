@@ -10,6 +10,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { v7 as uuidv7 } from "uuid"
+import { withDraw } from "./internal/draw.js"
 
 /** Makes ids for events and messages. @since 0.1.0 */
 export class Ids extends Context.Tag("@ctxlog/core/Ids")<Ids, Ids.Service>() {}
@@ -23,7 +24,7 @@ export declare namespace Ids {
 }
 
 /** UUIDv7 ids (RFC 9562), from the `uuid` package: the service itself. @since 0.3.0 */
-export const uuidV7: Ids.Service = { next: Effect.sync(() => uuidv7()) }
+export const uuidV7: Ids.Service = withDraw({ next: Effect.sync(() => uuidv7()) }, () => uuidv7())
 
 /** UUIDv7 ids (RFC 9562), from the `uuid` package. @since 0.1.0 */
 export const layerUuidV7: Layer.Layer<Ids> = Layer.succeed(Ids, uuidV7)
@@ -32,12 +33,11 @@ export const layerUuidV7: Layer.Layer<Ids> = Layer.succeed(Ids, uuidV7)
 export const makeSequential = (prefix = "id"): Effect.Effect<Ids.Service> =>
   Effect.sync(() => {
     let counter = 0
-    return {
-      next: Effect.sync(() => {
-        counter += 1
-        return `${prefix}-${String(counter).padStart(6, "0")}`
-      })
+    const draw = (): string => {
+      counter += 1
+      return `${prefix}-${String(counter).padStart(6, "0")}`
     }
+    return withDraw({ next: Effect.sync(draw) }, draw)
   })
 
 /** Deterministic sequential ids. @since 0.1.0 */

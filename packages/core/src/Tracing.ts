@@ -83,8 +83,10 @@ export const span = <A, E, R>(
   attributes: Attributes,
   after?: (value: A) => Attributes
 ): Effect.Effect<A, E, R> =>
-  Effect.flatMap(TracingEnabled, (on) =>
-    on
+  // The switch read off the running fiber's context: one effect around every operation, not three (a
+  // reference's lookup is a service lookup, then a step to read it).
+  Effect.withFiberRuntime<A, E, R>((fiber) =>
+    Context.get(fiber.currentContext, TracingEnabled)
       ? Effect.withSpan(
           after === undefined ? self : Effect.tap(self, (value) => Effect.annotateCurrentSpan(after(value))),
           name,

@@ -27,8 +27,10 @@
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { EventEncodeError } from "./EventCodec.js"
+import { knownMessageInput } from "./internal/fastEncode.js"
 import { keyProblem } from "./internal/jsonDepth.js"
 import { loneSurrogate, textForbidden } from "./internal/textRules.js"
+import { add, work } from "./internal/work.js"
 
 /** Longest stream id, in UTF-16 code units. @since 0.1.0 */
 export const maxStreamIdLength = 256
@@ -149,6 +151,7 @@ export const valueProblem = (
 ): { readonly path: string; readonly detail: string } | undefined => {
   // The commonest metadata, `{}`: nothing to walk (and no walker to build).
   if (isEmptyPlainObject(value)) return undefined
+  add(work.valueWalks)
   // Frames of containers being walked; `onPath` holds the containers from the root to the current one. A
   // path is spelled out only for the offender (a frame knows its parent and its key under it).
   interface Frame {
@@ -304,6 +307,8 @@ export const messagesProblem = (inputs: ReadonlyArray<unknown>): EventEncodeErro
   }
   for (let index = 0; index < inputs.length; index += 1) {
     const input: unknown = inputs[index]
+    // The commonest input (known fields, known parts, every string storable) has nothing to name: no walk.
+    if (knownMessageInput(input)) continue
     const at = (path: string, detail: string) => new EventEncodeError({ type: "message", index, path, detail })
     const root = `messages.${index}`
     if (typeof input !== "object" || input === null || Array.isArray(input)) {

@@ -104,32 +104,73 @@ const textPartKeys: ReadonlySet<string> = new Set(["type", "text"])
 const toolCallKeys: ReadonlySet<string> = new Set(["type", "id", "name", "input"])
 const toolResultKeys: ReadonlySet<string> = new Set(["type", "toolCallId", "content", "isError"])
 
+/** A storable string (non-empty when asked). */
+const storable = (value: unknown, nonEmpty = false): value is string =>
+  typeof value === "string" && (!nonEmpty || value.length > 0) && storableText(value)
+
+/**
+ * Whether `part` (level `depth`) is of a shape this path knows and valid as it is: a text part, a tool call
+ * or a tool result, with exactly its fields, of their types, storable. The one test of a known part, for
+ * the encoder here and for the check of message inputs (`Validation.messagesProblem`).
+ */
+export const knownPart = (part: unknown, depth: number): part is Record<string, unknown> => {
+  if (!isPlain(part)) return false
+  switch (part.type) {
+    case "text":
+      return keysWithin(part, textPartKeys, 2) !== undefined && storable(part.text)
+    case "tool_call":
+      return (
+        keysWithin(part, toolCallKeys, 4) !== undefined &&
+        storable(part.id, true) &&
+        storable(part.name, true) &&
+        plainJson(part.input, depth + 1)
+      )
+    case "tool_result":
+      return (
+        keysWithin(part, toolResultKeys, 4) !== undefined &&
+        storable(part.toolCallId, true) &&
+        storable(part.content) &&
+        typeof part.isError === "boolean"
+      )
+    default:
+      return false
+  }
+}
+
 /** One part's JSON (level `depth`), or undefined. */
 const partJson = (part: unknown, depth: number): string | undefined => {
-  if (!isPlain(part)) return undefined
+  if (!knownPart(part, depth)) return undefined
   switch (part.type) {
-    case "text": {
-      if (keysWithin(part, textPartKeys, 2) === undefined) return undefined
-      const body = text(part.text)
-      return body === undefined ? undefined : `{"type":"text","text":${body}}`
-    }
-    case "tool_call": {
-      if (keysWithin(part, toolCallKeys, 4) === undefined) return undefined
-      const id = text(part.id, true)
-      const name = text(part.name, true)
-      if (id === undefined || name === undefined || !plainJson(part.input, depth + 1)) return undefined
-      return `{"type":"tool_call","id":${id},"name":${name},"input":${JSON.stringify(part.input)}}`
-    }
-    case "tool_result": {
-      if (keysWithin(part, toolResultKeys, 4) === undefined) return undefined
-      const id = text(part.toolCallId, true)
-      const content = text(part.content)
-      if (id === undefined || content === undefined || typeof part.isError !== "boolean") return undefined
-      return `{"type":"tool_result","toolCallId":${id},"content":${content},"isError":${part.isError}}`
-    }
+    case "text":
+      return `{"type":"text","text":${JSON.stringify(part.text)}}`
+    case "tool_call":
+      return `{"type":"tool_call","id":${JSON.stringify(part.id)},"name":${JSON.stringify(part.name)},"input":${JSON.stringify(part.input)}}`
     default:
-      return undefined
+      return `{"type":"tool_result","toolCallId":${JSON.stringify(part.toolCallId)},"content":${JSON.stringify(part.content)},"isError":${part.isError}}`
   }
+}
+
+const inputKeys: ReadonlySet<string> = new Set(["role", "parts", "kind", "pinned", "id", "name"])
+
+/**
+ * Whether a message input (level 1) is of the commonest shape and a storable JSON value as it is: a plain
+ * object with `role` and `parts` and at most `kind`, `pinned`, `id` and `name`, of their types, every
+ * part a {@link knownPart}. True means `Validation.valueProblem` finds nothing in it; false says nothing
+ * (the full walk decides, and names the offender).
+ */
+export const knownMessageInput = (input: unknown): boolean => {
+  if (!isPlain(input) || keysWithin(input, inputKeys, 2) === undefined) return false
+  if (!storable(input.role) || !has(input, "parts")) return false
+  if (has(input, "kind") && !storable(input.kind)) return false
+  if (has(input, "id") && !storable(input.id)) return false
+  if (has(input, "name") && !storable(input.name)) return false
+  if (has(input, "pinned") && typeof input.pinned !== "boolean") return false
+  const parts = input.parts
+  if (!Array.isArray(parts)) return false
+  for (let index = 0; index < parts.length; index++) {
+    if (!(index in parts) || !knownPart(parts[index], 3)) return false
+  }
+  return true
 }
 
 const messageKeys: ReadonlySet<string> = new Set(["id", "role", "kind", "parts", "tokens", "pinned", "origin"])

@@ -26,8 +26,12 @@ export const make = (key?: EventHash.ChainKey): Effect.Effect<EventLog.Service> 
       lock.withPermits(1)(
         Effect.gen(function* () {
           // The boundary rules every backend applies (Validation): bad input is refused before any write.
-          yield* Validation.validateAppendInput(stream, events, metadata)
-          const stored = yield* EventCodec.encodeAll(events)
+          // As in the durable stores, an event of the commonest shape is encoded in plain code, which also
+          // tells it is valid (ADR 0079): no walk and no Schema pass for it.
+          const known = events.map(EventCodec.encodeKnown)
+          const problem = Validation.appendInputProblem(stream, events, metadata, known)
+          if (problem !== undefined) return yield* Effect.fail(problem)
+          const stored = yield* EventCodec.encodeAllEither(events, known)
           const now = yield* Clock.currentTimeMillis
           const current = yield* Ref.get(state)
           const info = current.streams.get(stream)

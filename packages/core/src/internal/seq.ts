@@ -219,9 +219,13 @@ export class Seq<T extends Item> {
       tokens += item.tokens
       key += 1
     }
-    const index = HashMap.mutate(this.index, (map) => {
-      for (let at = 0; at < added.length; at++) HashMap.set(map, (added[at] as T).id, first + at)
-    })
+    // One id (the usual append) is one persistent insert; more grow one transient map.
+    const index =
+      added.length === 1
+        ? HashMap.set(this.index, (added[0] as T).id, first)
+        : HashMap.mutate(this.index, (map) => {
+            for (let at = 0; at < added.length; at++) HashMap.set(map, (added[at] as T).id, first + at)
+          })
     return new Seq(entries ?? this.entries, tail, this.length + added.length, tokens, index)
   }
 

@@ -20,6 +20,15 @@ export const work = {
     "ctxlog.core.chunks_tokenized",
     "Pre-tokens the gpt counter handed to the tokenizer (not found in its memo)."
   ),
+  /** Values walked by the full check (`Validation.valueProblem`), not passed by a fast path. */
+  valueWalks: WorkCounter.make(
+    "ctxlog.core.value_walks",
+    "Values walked by the full check (Validation.valueProblem), not passed by a fast path."
+  ),
+  /** Events folded into a window (`Window.replay`, one event at a time or as a run of messages). */
+  eventsFolded: WorkCounter.make("ctxlog.core.events_folded", "Events folded into a window (Window.replay)."),
+  /** Windows made from a state (`view`): one per fold, whatever its length. */
+  views: WorkCounter.make("ctxlog.core.views", "Windows made from a state (one per fold)."),
   /** Events encoded by the Schema pass (`EventCodec.encodeAllEither`), not by its fast path. */
   schemaEncodes: WorkCounter.make(
     "ctxlog.core.schema_encodes",
