@@ -18,7 +18,8 @@
  * - The `messages` channel (a list of LangChain messages) is also mirrored into the ctxlog window as
  *   `MessageAppended` / `MessagesRemoved` events, so `ctxlog window`, `blame`, `diff` and the viewer show
  *   the thread's conversation. A checkpoint saved on an older one (time travel, `updateState` on a past
- *   config) records `forkOf` and moves the window to the fork's messages.
+ *   config) records `forkOf` and moves the window to the fork's messages. A `DeltaChannel` messages list
+ *   is stored once, as its writes, and mirrored only with `mirrorDeltaChannel: true` (ADR 0164).
  *
  * @since 0.5.0
  */
@@ -73,6 +74,14 @@ export type CtxlogSaverOptions = (
   readonly durability?: "full" | "normal"
   /** The channel mirrored into the ctxlog window (default `"messages"`). */
   readonly messagesChannel?: string
+  /**
+   * Mirror a `DeltaChannel` messages list (`MessagesDeltaValue`) into the ctxlog window from its pending
+   * writes (default `false`: its messages are stored once, as the writes, and its thread has no window;
+   * `true` writes each message a second time, as `MessageAppended`: ADR 0164). A plain messages list is
+   * always mirrored.
+   * @since 0.8.0
+   */
+  readonly mirrorDeltaChannel?: boolean
   /** Counts the tokens of mirrored messages (default `gpt-tokenizer`, o200k_base). */
   readonly tokenCounter?: Layer.Layer<TokenCounter.TokenCounter>
 }
@@ -298,6 +307,7 @@ export class CtxlogSaver extends BaseCheckpointSaver {
   /** The Effect runtime underneath (the log, ids, token counter), for mixing in Effect code. @since 0.5.0 */
   readonly runtime: ManagedRuntime.ManagedRuntime<Services, unknown>
   private readonly messagesChannel: string
+  private readonly mirrorDeltaChannel: boolean
   private readonly threads = new Map<string, thread.ThreadState>()
   private readonly queues = new Map<string, Promise<unknown>>()
   /** Tasks queued on a stream and not started yet, and how many of them are writes. */
@@ -333,6 +343,7 @@ export class CtxlogSaver extends BaseCheckpointSaver {
       )
     }
     this.messagesChannel = options.messagesChannel ?? "messages"
+    this.mirrorDeltaChannel = options.mirrorDeltaChannel === true
     this.runtime = ManagedRuntime.make(
       Layer.mergeAll(storeLayer(options), options.tokenCounter ?? TokenCounter.layerGpt(), Ids.layerUuidV7)
     )
@@ -935,6 +946,7 @@ export class CtxlogSaver extends BaseCheckpointSaver {
       }
     }
     if (
+      this.mirrorDeltaChannel &&
       window === undefined &&
       !fork &&
       target.checkpointId !== undefined &&
@@ -943,7 +955,8 @@ export class CtxlogSaver extends BaseCheckpointSaver {
       !(Array.isArray(messages) && isMessageList(messages))
     ) {
       // A DeltaChannel (`MessagesDeltaValue`) keeps no list in the checkpoint: its change is the parent's
-      // pending writes to the channel, mirrored with the messages reducer's rules.
+      // pending writes to the channel, mirrored with the messages reducer's rules (only when asked: by
+      // default the writes are the one copy of its messages, ADR 0164).
       window = await this.windowFromWrites(state, target.checkpointId)
     }
     const windowSource = window === undefined ? undefined : (writer ?? checkpoint.id)

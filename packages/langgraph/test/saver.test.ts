@@ -180,9 +180,8 @@ describe("what a put writes", () => {
     await saver.close()
   })
 
-  it("a DeltaChannel messages list (MessagesDeltaValue) is stored as its writes and mirrored into the window", async () => {
-    const saver = new CtxlogSaver({ sqlite: file() })
-    const graph = new StateGraph(new StateSchema({ messages: MessagesDeltaValue }))
+  const deltaGraph = (saver: CtxlogSaver) =>
+    new StateGraph(new StateSchema({ messages: MessagesDeltaValue }))
       .addNode("agent", (state) => ({
         messages: [
           new AIMessage({ id: `ai-${state.messages.length}`, content: "ok" }),
@@ -192,6 +191,10 @@ describe("what a put writes", () => {
       .addEdge(START, "agent")
       .addEdge("agent", END)
       .compile({ checkpointer: saver })
+
+  it("a DeltaChannel messages list (MessagesDeltaValue) is stored as its writes, mirrored into the window when asked", async () => {
+    const saver = new CtxlogSaver({ sqlite: file(), mirrorDeltaChannel: true })
+    const graph = deltaGraph(saver)
     const config = { configurable: { thread_id: "delta-channel" } }
     await graph.invoke({ messages: [new HumanMessage({ id: "q-0", content: "hi" })] }, config)
     await graph.invoke({ messages: [new HumanMessage({ id: "q-1", content: "again" })] }, config)
@@ -210,6 +213,38 @@ describe("what a put writes", () => {
           : []
     )
     expect(window).toEqual(["+q-0", "+ai-1", "+q-1", "-q-0", "+ai-3"])
+    await saver.close()
+  })
+
+  it("by default a DeltaChannel thread's messages are stored once, as its writes: no window events, the same state", async () => {
+    const saver = new CtxlogSaver({ sqlite: file() })
+    const graph = deltaGraph(saver)
+    const config = { configurable: { thread_id: "delta-unmirrored" } }
+    await graph.invoke({ messages: [new HumanMessage({ id: "q-0", content: "hi" })] }, config)
+    await graph.invoke({ messages: [new HumanMessage({ id: "q-1", content: "again" })] }, config)
+    expect((await graph.getState(config)).values.messages.map((message: { id?: string }) => message.id)).toEqual([
+      "ai-1",
+      "q-1",
+      "ai-3"
+    ])
+    const events = await eventsOf(saver, CtxlogSaver.streamFor("delta-unmirrored"))
+    expect(events.filter((event) => event._tag === "MessageAppended" || event._tag === "MessagesRemoved")).toEqual([])
+    expect(events.some((event) => event._tag === "CheckpointSaved" && event.windowOf !== undefined)).toBe(false)
+    // Each message is in the log once: in the pending writes of the task that returned it (q-0 twice: the
+    // message, and the RemoveMessage naming it).
+    const written = events.flatMap((event) =>
+      event._tag === "CheckpointWritesSaved"
+        ? event.writes.filter((write) => write.channel === "messages").map((write) => write.value.data)
+        : []
+    )
+    for (const [id, times] of [
+      ["q-0", 2],
+      ["ai-1", 1],
+      ["q-1", 1],
+      ["ai-3", 1]
+    ] as const) {
+      expect(written.filter((data) => data.includes(`"id":"${id}"`))).toHaveLength(times)
+    }
     await saver.close()
   })
 
