@@ -48,7 +48,7 @@ const history = Number(process.env.HISTORY ?? 0)
 for (const [name, delta, make] of [
   ["CtxlogSaver plain", false, (f: string) => new CtxlogSaver({ sqlite: f })],
   ["CtxlogSaver delta", true, (f: string) => new CtxlogSaver({ sqlite: f })],
-  ["CtxlogSaver delta mirrored", true, (f: string) => new CtxlogSaver({ sqlite: f, mirrorDeltaChannel: true })],
+  ["CtxlogSaver delta unmirrored", true, (f: string) => new CtxlogSaver({ sqlite: f, mirrorDeltaChannel: false })],
   ["SqliteSaver delta", true, (f: string) => SqliteSaver.fromConnString(f)]
 ] as const) {
   const file = join(dir, `${name.replace(/ /g, "-")}.db`)

@@ -19,7 +19,7 @@
  *   `MessageAppended` / `MessagesRemoved` events, so `ctxlog window`, `blame`, `diff` and the viewer show
  *   the thread's conversation. A checkpoint saved on an older one (time travel, `updateState` on a past
  *   config) records `forkOf` and moves the window to the fork's messages. A `DeltaChannel` messages list
- *   is stored once, as its writes, and mirrored only with `mirrorDeltaChannel: true` (ADR 0164).
+ *   is mirrored from its writes; `mirrorDeltaChannel: false` stores it once, as the writes (ADR 0164).
  *
  * @since 0.5.0
  */
@@ -76,9 +76,9 @@ export type CtxlogSaverOptions = (
   readonly messagesChannel?: string
   /**
    * Mirror a `DeltaChannel` messages list (`MessagesDeltaValue`) into the ctxlog window from its pending
-   * writes (default `false`: its messages are stored once, as the writes, and its thread has no window;
-   * `true` writes each message a second time, as `MessageAppended`: ADR 0164). A plain messages list is
-   * always mirrored.
+   * writes (default `true`: each message is written a second time, as `MessageAppended`, so `ctxlog window`,
+   * `blame` and the viewer show the thread; `false` stores its messages once, as the writes — about 3 WAL
+   * pages a turn fewer — and its thread has no window: ADR 0164). A plain messages list is always mirrored.
    * @since 0.8.0
    */
   readonly mirrorDeltaChannel?: boolean
@@ -343,7 +343,7 @@ export class CtxlogSaver extends BaseCheckpointSaver {
       )
     }
     this.messagesChannel = options.messagesChannel ?? "messages"
-    this.mirrorDeltaChannel = options.mirrorDeltaChannel === true
+    this.mirrorDeltaChannel = options.mirrorDeltaChannel !== false
     this.runtime = ManagedRuntime.make(
       Layer.mergeAll(storeLayer(options), options.tokenCounter ?? TokenCounter.layerGpt(), Ids.layerUuidV7)
     )
@@ -955,8 +955,8 @@ export class CtxlogSaver extends BaseCheckpointSaver {
       !(Array.isArray(messages) && isMessageList(messages))
     ) {
       // A DeltaChannel (`MessagesDeltaValue`) keeps no list in the checkpoint: its change is the parent's
-      // pending writes to the channel, mirrored with the messages reducer's rules (only when asked: by
-      // default the writes are the one copy of its messages, ADR 0164).
+      // pending writes to the channel, mirrored with the messages reducer's rules (unless the saver was made
+      // with `mirrorDeltaChannel: false`: then the writes are the one copy of its messages, ADR 0164).
       window = await this.windowFromWrites(state, target.checkpointId)
     }
     const windowSource = window === undefined ? undefined : (writer ?? checkpoint.id)

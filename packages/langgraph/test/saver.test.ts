@@ -192,8 +192,8 @@ describe("what a put writes", () => {
       .addEdge("agent", END)
       .compile({ checkpointer: saver })
 
-  it("a DeltaChannel messages list (MessagesDeltaValue) is stored as its writes, mirrored into the window when asked", async () => {
-    const saver = new CtxlogSaver({ sqlite: file(), mirrorDeltaChannel: true })
+  it("a DeltaChannel messages list (MessagesDeltaValue) is stored as its writes, mirrored into the window by default", async () => {
+    const saver = new CtxlogSaver({ sqlite: file() })
     const graph = deltaGraph(saver)
     const config = { configurable: { thread_id: "delta-channel" } }
     await graph.invoke({ messages: [new HumanMessage({ id: "q-0", content: "hi" })] }, config)
@@ -216,8 +216,8 @@ describe("what a put writes", () => {
     await saver.close()
   })
 
-  it("by default a DeltaChannel thread's messages are stored once, as its writes: no window events, the same state", async () => {
-    const saver = new CtxlogSaver({ sqlite: file() })
+  it("mirrorDeltaChannel: false stores a DeltaChannel thread's messages once, as its writes: no window events, the same state", async () => {
+    const saver = new CtxlogSaver({ sqlite: file(), mirrorDeltaChannel: false })
     const graph = deltaGraph(saver)
     const config = { configurable: { thread_id: "delta-unmirrored" } }
     await graph.invoke({ messages: [new HumanMessage({ id: "q-0", content: "hi" })] }, config)

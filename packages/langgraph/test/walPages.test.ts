@@ -87,14 +87,14 @@ const measure = async (
 }
 
 describe("the pages a turn writes (SQLite WAL, counted)", () => {
-  it("DeltaChannel: five events and three commits a turn, no window copy, within 1.2x LangGraph's saver's pages; plain messages within their bound", async () => {
+  it("DeltaChannel with mirrorDeltaChannel: false: five events and three commits a turn, no window copy, within 1.2x LangGraph's saver's pages; plain messages within their bound", async () => {
     const langgraph = await measure("sqlitesaver-delta", true, (file) => SqliteSaver.fromConnString(file))
-    const delta = await measure("ctxlog-delta", true, (file) => new CtxlogSaver({ sqlite: file }))
-    const mirrored = await measure(
-      "ctxlog-delta-mirrored",
+    const delta = await measure(
+      "ctxlog-delta-unmirrored",
       true,
-      (file) => new CtxlogSaver({ sqlite: file, mirrorDeltaChannel: true })
+      (file) => new CtxlogSaver({ sqlite: file, mirrorDeltaChannel: false })
     )
+    const mirrored = await measure("ctxlog-delta", true, (file) => new CtxlogSaver({ sqlite: file }))
     const plain = await measure("ctxlog-plain", false, (file) => new CtxlogSaver({ sqlite: file }))
     // Only the log's own b-trees: no recall index, snapshot or other table is written by a saver's turn.
     const logTrees = ["page1", "streams", "events", "sqlite_autoindex_events_1", "sqlite_autoindex_events_2"]
