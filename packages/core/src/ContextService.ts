@@ -661,9 +661,61 @@ export const make = (options: Options = {}) =>
             return command(stream, { _tag: "AppendMessages", messages: countNow(inputs, undefined, true, draw) })
           })
 
-    /** One span per command, named after it, at the one place every operation goes through. */
-    const traced = <E>(name: string, stream: StreamId, effect: Effect.Effect<Outcome, E>) =>
-      Tracing.span(effect, `ctxlog.context.${name}`, { "ctxlog.stream": stream }, Tracing.outcomeAttributes)
+    /**
+     * One span per command, named after it, at the one place every operation goes through: an
+     * `Effect.fn` per name (`Tracing.fn`), made on first use and kept by this service (a name per
+     * operation, so a handful).
+     */
+    const spans = new Map<
+      string,
+      (stream: StreamId, effect: Effect.Effect<Outcome, unknown>) => Effect.Effect<Outcome, unknown>
+    >()
+    const streamAttributes = (stream: StreamId): Tracing.Attributes => ({ "ctxlog.stream": stream })
+    const traced = <E>(
+      name: string,
+      stream: StreamId,
+      effect: Effect.Effect<Outcome, E>
+    ): Effect.Effect<Outcome, E> => {
+      let span = spans.get(name)
+      if (span === undefined) {
+        span = Tracing.fn(
+          `ctxlog.context.${name}`,
+          (_stream: StreamId, effect: Effect.Effect<Outcome, unknown>) => effect,
+          streamAttributes,
+          Tracing.outcomeAttributes
+        )
+        spans.set(name, span)
+      }
+      // The span passes `effect`'s failure through untouched: its error type is `E`.
+      return span(stream, effect) as Effect.Effect<Outcome, E>
+    }
+    const tracedLoad = Tracing.fn("ctxlog.context.load", load, streamAttributes, Tracing.windowAttributes)
+    const tracedBatch = Tracing.fn(
+      "ctxlog.context.batch",
+      batch,
+      (stream) => streamAttributes(stream),
+      (done) => Tracing.outcomeAttributes(done)
+    )
+    const tracedPrepare = Tracing.fn(
+      "ctxlog.context.prepare",
+      (inputs: ReadonlyArray<MessageInput>, kind?: InjectedKind) => countFor(inputs, kind, false),
+      (inputs) => ({ "ctxlog.messages": inputs.length })
+    )
+    const tracedReset = Tracing.fn(
+      "ctxlog.context.resetConversation",
+      resetConversation,
+      streamAttributes,
+      (outcome) => ({
+        ...Tracing.outcomeAttributes(outcome),
+        "ctxlog.new_stream": outcome.stream
+      })
+    )
+    const tracedFork = Tracing.fn(
+      "ctxlog.context.forkAt",
+      forkAt,
+      (stream, _version, into) => ({ "ctxlog.stream": stream, "ctxlog.into": into }),
+      Tracing.outcomeAttributes
+    )
 
     const perform = (stream: StreamId, cmd: Command): Effect.Effect<Outcome, CommandError<Command>> =>
       Command.$match(cmd, {
@@ -691,8 +743,7 @@ export const make = (options: Options = {}) =>
     const execute: ContextService.Service["execute"] = (stream, cmd) => executeAs(nameOf(cmd._tag), stream, cmd)
 
     const service: ContextService.Service = {
-      load: (stream) =>
-        Tracing.span(load(stream), "ctxlog.context.load", { "ctxlog.stream": stream }, Tracing.windowAttributes),
+      load: tracedLoad,
       // A compaction is a span of its own (Tracing.compactionSpans): `run` is where every one is written.
       run: (stream, decideFn, metadata) =>
         traced(
@@ -709,13 +760,9 @@ export const make = (options: Options = {}) =>
             )
           })
         ),
-      batch: (stream, effect, metadata) =>
-        Tracing.span(batch(stream, effect, metadata), "ctxlog.context.batch", { "ctxlog.stream": stream }, (done) =>
-          Tracing.outcomeAttributes(done)
-        ),
+      batch: tracedBatch,
       // Unchecked, its type unchanged: callers pass messages they built (compaction, seams, assembly).
-      prepare: (inputs, kind) =>
-        Tracing.span(countFor(inputs, kind, false), "ctxlog.context.prepare", { "ctxlog.messages": inputs.length }),
+      prepare: tracedPrepare,
       execute,
       // The named operations: typed helpers over `execute`, each building its command.
       setSystemPrompt: (stream, prompt) => executeAs("setSystemPrompt", stream, Command.SetSystemPrompt({ prompt })),
@@ -735,20 +782,8 @@ export const make = (options: Options = {}) =>
       injectSummaries: (stream, budget) => executeAs("injectSummaries", stream, Command.InjectSummaries({ budget })),
       pin: (stream, messageId, pinned = true) => executeAs("pin", stream, Command.Pin({ messageId, pinned })),
       completeTurn: (stream) => executeAs("completeTurn", stream, Command.CompleteTurn()),
-      resetConversation: (stream) =>
-        Tracing.span(
-          resetConversation(stream),
-          "ctxlog.context.resetConversation",
-          { "ctxlog.stream": stream },
-          (outcome) => ({ ...Tracing.outcomeAttributes(outcome), "ctxlog.new_stream": outcome.stream })
-        ),
-      forkAt: (stream, version, into) =>
-        Tracing.span(
-          forkAt(stream, version, into),
-          "ctxlog.context.forkAt",
-          { "ctxlog.stream": stream, "ctxlog.into": into },
-          Tracing.outcomeAttributes
-        )
+      resetConversation: tracedReset,
+      forkAt: tracedFork
     }
     return service
   })

@@ -7,6 +7,7 @@
  * @since 0.1.0
  */
 import * as Schema from "effect/Schema"
+import * as Caches from "./Caches.js"
 
 /** The kinds that tag injected context, in declaration order. @since 0.1.0 */
 export const injectedKinds = [
@@ -520,9 +521,9 @@ export const tool = (toolCallId: string, content: string, isError = false): Mess
 // checks ask for it on every message of the window, every turn. A single text part needs no memo.
 const noCalls: ReadonlyArray<ToolCallPart> = []
 const noResults: ReadonlyArray<ToolResultPart> = []
-const callsMemo = new WeakMap<ReadonlyArray<Part>, ReadonlyArray<ToolCallPart>>()
-const resultsMemo = new WeakMap<ReadonlyArray<Part>, ReadonlyArray<ToolResultPart>>()
-const textMemo = new WeakMap<ReadonlyArray<Part>, string>()
+const callsMemo = Caches.weak<ReadonlyArray<Part>, ReadonlyArray<ToolCallPart>>("core.Message.callsMemo")
+const resultsMemo = Caches.weak<ReadonlyArray<Part>, ReadonlyArray<ToolResultPart>>("core.Message.resultsMemo")
+const textMemo = Caches.weak<ReadonlyArray<Part>, string>("core.Message.textMemo")
 
 const onlyText = (parts: ReadonlyArray<Part>): boolean => parts.length === 1 && parts[0]?.type === "text"
 

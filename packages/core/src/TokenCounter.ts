@@ -10,6 +10,7 @@
 import { createRequire } from "node:module"
 import * as Context from "effect/Context"
 import * as Layer from "effect/Layer"
+import * as Caches from "./Caches.js"
 import { add, work } from "./internal/work.js"
 import type { Lru } from "./Lru.js"
 import { type MediaFormula, mediaTokensOf } from "./MediaTokens.js"
@@ -62,15 +63,22 @@ export const make = (
     (hasMedia(message.parts) ? mediaTokensOf(message.parts, media, count) : 0)
 })
 
+/** What {@link rememberTexts} keeps counts in: an {@link Lru} or a `Caches.lru` of strings to counts. @since 0.8.0 */
+export interface TextMemo {
+  get(text: string): number | undefined
+  set(text: string, tokens: number): unknown
+}
+
 /**
  * `count` with each whole text counted once and kept in `memo` (a bounded LRU the caller owns, so the
- * state lives where the caller keeps it): for callers that count the same texts again and again, as a
- * replay or a cache prediction over the same recording does once per policy. A text's count depends on
- * the text alone, so the answers are `count`'s.
+ * state lives where the caller keeps it: an {@link Lru}, or a cache of the cache layer, `Caches.lru`):
+ * for callers that count the same texts again and again, as a replay or a cache prediction over the
+ * same recording does once per policy. A text's count depends on the text alone, so the answers are
+ * `count`'s.
  * @since 0.8.0
  */
 export const rememberTexts =
-  (count: (text: string) => number, memo: Lru<string, number>): ((text: string) => number) =>
+  (count: (text: string) => number, memo: TextMemo): ((text: string) => number) =>
   (text) => {
     let tokens = memo.get(text)
     if (tokens === undefined) {
@@ -90,7 +98,7 @@ interface Loaded {
   readonly countTokens: (text: string) => number
   readonly split: RegExp
 }
-const loaded = new Map<Encoding, Loaded>()
+const loaded = Caches.lru<Encoding, Loaded>("core.TokenCounter.loaded", 2)
 
 /**
  * The encoding's `countTokens` and split regex, loaded on first use and kept for the process. An
@@ -100,7 +108,7 @@ const loaded = new Map<Encoding, Loaded>()
  * counter must be. Each path is a literal, so bundlers still see both.
  */
 const load = (encoding: Encoding): Loaded => {
-  let found = loaded.get(encoding)
+  let found = loaded.peek(encoding)
   if (found === undefined) {
     const constants: { readonly O200K_TOKEN_SPLIT_REGEX: RegExp; readonly CL100K_TOKEN_SPLIT_REGEX: RegExp } =
       requireHere("gpt-tokenizer/encodingParams/constants")

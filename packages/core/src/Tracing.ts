@@ -1,6 +1,7 @@
 /**
- * Spans for window operations and model calls, through Effect's tracer (`Effect.withSpan`). Off by
- * default: an operation checks one context reference and runs untouched. `layer` turns them on; with
+ * Spans for window operations and model calls, through Effect's tracer (`Effect.fn` for an operation,
+ * {@link fn}; `Effect.withSpan` for a model call's stream). Off by default: an operation checks one
+ * context reference and runs untouched. `layer` turns them on; with
  * `@effect/opentelemetry`'s tracer layer (or `@ctxlog/providers/otel`, which provides both) they
  * are exported as OpenTelemetry spans. Spans wrap whole operations at the service boundary, never
  * single events, so the cost per operation is one span whatever it writes.
@@ -94,6 +95,28 @@ export const span = <A, E, R>(
         )
       : self
   )
+
+/**
+ * An operation whose span is an `Effect.fn(name)`, made once here, run only when tracing is on: `start`
+ * gives the attributes known from the arguments (set as the span starts), `after` those from the
+ * result. With tracing off the call is `body(...args)` and nothing else: no span and no call-site
+ * `Error`, which `Effect.fn` makes on every call (ADR 0162).
+ * @since 0.8.0
+ */
+export const fn = <Args extends ReadonlyArray<unknown>, A, E, R>(
+  name: string,
+  body: (...args: Args) => Effect.Effect<A, E, R>,
+  start: (...args: Args) => Attributes,
+  after?: (value: A) => Attributes
+): ((...args: Args) => Effect.Effect<A, E, R>) => {
+  const traced = Effect.fn(name)(function* (...args: Args) {
+    yield* Effect.annotateCurrentSpan(start(...args))
+    const value = yield* body(...args)
+    if (after !== undefined) yield* Effect.annotateCurrentSpan(after(value))
+    return value
+  })
+  return (...args) => Effect.flatMap(TracingEnabled, (on) => (on ? traced(...args) : body(...args)))
+}
 
 /**
  * What the caller of a model call knows and the provider does not: the conversation (the stream), the

@@ -8,6 +8,8 @@
 export * as Budget from "./Budget.js"
 /** What a summary, seam or cycle replaced, read back from the log (`recall_archived`, issue 39). @since 0.8.0 */
 export * as ArchiveRecall from "./ArchiveRecall.js"
+/** The cache layer: every process-wide memo and LRU, by name, with a layer that scopes them (ADR 0162). @since 0.8.0 */
+export * as Caches from "./Caches.js"
 /** Compactor port. @since 0.1.0 */
 export * as Compactor from "./Compactor.js"
 /** What a compaction removes and summarizes: the one planner. @since 0.1.0 */

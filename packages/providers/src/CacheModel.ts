@@ -25,7 +25,7 @@
  *
  * @since 0.5.0
  */
-import { EventHash, Lru, Message, TokenCounter, Window, type WindowEvent } from "@ctxlog/core"
+import { Caches, EventHash, Message, TokenCounter, Window, type WindowEvent } from "@ctxlog/core"
 import * as Either from "effect/Either"
 import * as CacheTable from "./CacheTable.js"
 import * as RenderRecord from "./RenderRecord.js"
@@ -340,8 +340,11 @@ const rawBlocks = (
 
 // One tokenizer and one memo of block texts for every prediction in this thread: a sweep predicts each
 // stream once per policy, over the same blocks (its pre-token memo stays warm across streams too).
-const blockMemo = Lru.make<string, number>(20_000)
-const blockCount = TokenCounter.rememberTexts(TokenCounter.gpt("o200k_base").count, blockMemo)
+// Both are caches of the cache layer (`Caches`): the counter keeps its own pre-token memo.
+const blockMemo = Caches.lru<string, number>("providers.CacheModel.blockMemo", 20_000)
+const blockCounter = Caches.slot<TokenCounter.TokenCounter.Service>("providers.CacheModel.blockCounter")
+const gptCounter = () => TokenCounter.gpt("o200k_base")
+const blockCount = TokenCounter.rememberTexts((text) => blockCounter.get(gptCounter).count(text), blockMemo)
 
 const warmLabel = "unknown prefix (cached before the stream)"
 
@@ -518,7 +521,7 @@ const kindOfEvent = (event: WindowEvent.WindowEvent): CauseKind | undefined => {
 }
 
 /** A message's content signature, kept per message object (messages are immutable). */
-const signatures = new WeakMap<Message.Message, string>()
+const signatures = Caches.weak<Message.Message, string>("providers.CacheModel.signatures")
 const signatureOf = (message: Message.Message): string => {
   let signature = signatures.get(message)
   if (signature === undefined) {

@@ -8,7 +8,16 @@
  *
  * @since 0.1.0
  */
-import { ContextService, EventHash, EventLog, LanguageModel, Message, Window, type WindowEvent } from "@ctxlog/core"
+import {
+  Caches,
+  ContextService,
+  EventHash,
+  EventLog,
+  LanguageModel,
+  Message,
+  Window,
+  type WindowEvent
+} from "@ctxlog/core"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
@@ -90,7 +99,7 @@ export const specOf = (
 // Blob hashes each stream already holds, per log: filled by one read of the stream the first time a
 // process records a render into it, then kept up to date by this process's own appends. A miss only
 // stores a blob again, which rebuilds the same way.
-const storedBlobs = new WeakMap<object, Map<string, Set<string>>>()
+const storedBlobs = Caches.weak<object, Map<string, Set<string>>>("providers.RenderRecord.storedBlobs")
 
 const blobsOf = (event: WindowEvent.WindowEvent): ReadonlyArray<WindowEvent.RenderBlob> =>
   event._tag === "PromptRendered" ? (event.blobs ?? []) : []

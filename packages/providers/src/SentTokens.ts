@@ -17,7 +17,7 @@
  *
  * @since 0.8.0
  */
-import { MediaTokens, Message, TokenCounter, type Window } from "@ctxlog/core"
+import { Caches, MediaTokens, Message, TokenCounter, type Window } from "@ctxlog/core"
 
 /**
  * Which reasoning a builder sends back: `signed` (Anthropic: a signature or redacted data), `item`
@@ -58,10 +58,11 @@ export interface Drops {
 const carriesOutput = (message: Message.Message): boolean =>
   message.parts.some((part) => (part.type === "text" && part.text.length > 0) || part.type === "tool_call")
 
-const weighed = new Map<string, WeakMap<Message.Message, number>>()
+// One weak memo per drop rules (4 reasoning rules x 2 media rules: the 8 the LRU holds, so none leaves).
+const weighed = Caches.lru<string, WeakMap<Message.Message, number>>("providers.SentTokens.weighed", 8)
 const weighedFor = (drops: Drops): WeakMap<Message.Message, number> => {
   const key = `${drops.reasoning}/${drops.toolResultMedia}`
-  let found = weighed.get(key)
+  let found = weighed.peek(key)
   if (found === undefined) {
     found = new WeakMap()
     weighed.set(key, found)

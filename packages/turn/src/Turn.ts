@@ -35,6 +35,7 @@ import {
 import { createHash } from "node:crypto"
 import {
   Budget,
+  Caches,
   type Compactor,
   ContextService,
   EventLog,
@@ -198,7 +199,7 @@ interface Prepared {
   readonly hash: string
   readonly valid: Either.Either<Policy.Policy, Policy.InvalidPolicy>
 }
-const preparedPolicies = new WeakMap<Policy.Policy, Prepared>()
+const preparedPolicies = Caches.weak<Policy.Policy, Prepared>("turn.Turn.preparedPolicies")
 const preparedOf = (policy: Policy.Policy): Prepared => {
   const known = preparedPolicies.get(policy)
   if (known !== undefined) return known
@@ -224,7 +225,7 @@ const targetOf = (policy: Policy.Policy): RenderRecord.Target =>
 // stream (see `lastRecorded`), so a new process under the same policy records nothing either. The
 // hashes live in the `Records` service ({@link layer}); a caller without it (the inspector's replay)
 // keeps them per window service here.
-const recordedPolicies = new WeakMap<object, Map<string, string>>()
+const recordedPolicies = Caches.weak<object, Map<string, string>>("turn.Turn.recordedPolicies")
 
 /**
  * The hash of the policy each stream last recorded (`TurnPolicySet`), for the window service it is

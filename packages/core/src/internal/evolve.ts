@@ -13,6 +13,7 @@
  */
 import * as HashMap from "effect/HashMap"
 import * as HashSet from "effect/HashSet"
+import * as Caches from "../Caches.js"
 import { isUserAsk, type Message, type MessageKind, toolCallsOf, toolResultsOf } from "../Message.js"
 import type { CompactionState, DeferredSummary, SeamRef, Signal, TaskState, Tokens, Window } from "../Window.js"
 import type { EventOf, WindowEvent } from "../WindowEvent.js"
@@ -145,7 +146,7 @@ const emptyState: State = {
   open: []
 }
 
-const states = new WeakMap<Window, State>()
+const states = Caches.weak<Window, State>("core.evolve.states")
 
 /** The state of a window `view` made (its getters read their partition from it). */
 const viewed = (window: object): State => states.get(window as Window) as State

@@ -1,4 +1,4 @@
-import { Lru, Message, type RecallSource, type Window } from "@ctxlog/core"
+import { Caches, Message, type RecallSource, type Window } from "@ctxlog/core"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import { add, counters } from "./workCounters.js"
@@ -34,7 +34,7 @@ interface HistoryIndex {
 }
 
 const maxIndexes = 16
-const indexes = Lru.make<string, HistoryIndex>(maxIndexes)
+const indexes = Caches.lru<string, HistoryIndex>("memory.assembly.indexes", maxIndexes)
 
 const historyIndexOf = (
   history: ReadonlyArray<Message.Message>,
@@ -101,7 +101,7 @@ export const held = (window: Window.Window, refreshed: ReadonlySet<Message.Messa
 
 // Messages are immutable: each one's normalized text is computed once (a window holds the same
 // message objects from load to load), so a recall's dedupe costs the new messages, not the window.
-const normalizedTexts = new WeakMap<Message.Message, string>()
+const normalizedTexts = Caches.weak<Message.Message, string>("memory.assembly.normalizedTexts")
 
 /** The normalized token text of a message, computed once per message object. */
 export const normalizedTextOf = (message: Message.Message): string => {

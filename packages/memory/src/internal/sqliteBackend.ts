@@ -1,4 +1,4 @@
-import { EventHash, EventLog } from "@ctxlog/core"
+import { Caches, EventHash, EventLog } from "@ctxlog/core"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Exit from "effect/Exit"
@@ -54,7 +54,7 @@ const storedId = (cause: unknown): boolean =>
   cause.message.includes("events.event_id")
 
 /** The append path's statements, compiled on the first open (they depend on the dialect only). */
-let sqliteStatements: ReturnType<typeof appendStatements> | undefined
+const sqliteStatements = Caches.slot<ReturnType<typeof appendStatements>>("memory.sqliteBackend.sqliteStatements")
 
 /** Open (and migrate) a SQLite database; closed when the scope closes. */
 export const make = (
@@ -88,8 +88,7 @@ export const make = (
     const connection = yield* SqliteConnection.make
 
     // The same SQL on every SQLite connection: compiled by kysely once per process, not once per open.
-    sqliteStatements ??= appendStatements(db)
-    const compiled = sqliteStatements
+    const compiled = sqliteStatements.get(() => appendStatements(db))
     const prepare = (statement: Compiled) => {
       const prepared = raw.prepare(statement.sql)
       return {

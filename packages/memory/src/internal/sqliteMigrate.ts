@@ -1,7 +1,7 @@
 import * as Effect from "effect/Effect"
 import * as Schedule from "effect/Schedule"
 import { type Kysely, sql } from "kysely"
-import { EventLog } from "@ctxlog/core"
+import { Caches, EventLog } from "@ctxlog/core"
 import { describe } from "./backend.js"
 import { migrations } from "./migrations.js"
 import { add, counters } from "./workCounters.js"
@@ -17,11 +17,9 @@ export interface SqliteConnection {
 }
 
 /** The names of the SQLite migrations, in order (made once: the open path reads them). */
-let sqliteNames: ReadonlySet<string> | undefined
-const sqliteMigrationNames = (): ReadonlySet<string> => {
-  sqliteNames ??= new Set(Object.keys(migrations("sqlite")))
-  return sqliteNames
-}
+const sqliteNames = Caches.slot<ReadonlySet<string>>("memory.sqliteMigrate.sqliteNames")
+const sqliteMigrationNames = (): ReadonlySet<string> =>
+  sqliteNames.get(() => new Set(Object.keys(migrations("sqlite"))))
 
 /** The names recorded in `kysely_migration`, or undefined when the table does not exist (a new file). */
 const appliedNames = (connection: SqliteConnection): Set<string> | undefined => {

@@ -10,7 +10,7 @@
  * hash state of the unchanged prefix, copied). Anything the cache cannot prove the same (a changed
  * history prefix, a new result answering an old call, an invalid window) renders from scratch.
  */
-import { Lru, type Message } from "@ctxlog/core"
+import { Caches, type Message } from "@ctxlog/core"
 import * as Either from "effect/Either"
 import type { InvalidRequest } from "../InvalidRequest.js"
 import * as RequestValidator from "../RequestValidator.js"
@@ -34,9 +34,9 @@ interface State<Item> {
 }
 
 const maxStates = 16
-// Each format's states: the one LRU (`Lru`), read without refreshing (`peek`), the newest set last.
-const chatStates = Lru.make<string, State<ChatMessage>>(maxStates)
-const responsesStates = Lru.make<string, State<ResponsesInputItem>>(maxStates)
+// Each format's states: the one LRU (`Lru`, through the cache layer), read without refreshing (`peek`), the newest set last.
+const chatStates = Caches.lru<string, State<ChatMessage>>("providers.chatCache.chatStates", maxStates)
+const responsesStates = Caches.lru<string, State<ResponsesInputItem>>("providers.chatCache.responsesStates", maxStates)
 
 /** Forget every state (tests). */
 export const clear = (): void => {
@@ -66,7 +66,7 @@ interface Format<Item extends object, Request extends object> {
 /** A cached render for one format, with its own states. */
 const cacheOf = <Item extends object, Request extends object>(
   format: Format<Item, Request>,
-  states: Lru.Lru<string, State<Item>>
+  states: Caches.Bounded<string, State<Item>>
 ) => {
   return (
     name: string,
@@ -78,7 +78,7 @@ const cacheOf = <Item extends object, Request extends object>(
 }
 
 const renderCached = <Item extends object, Request extends object>(
-  states: Lru.Lru<string, State<Item>>,
+  states: Caches.Bounded<string, State<Item>>,
   name: string,
   format: Format<Item, Request>,
   slots: Omit<Sections, "turns">,

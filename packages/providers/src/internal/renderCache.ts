@@ -10,7 +10,7 @@
  * incremental path cannot prove the same (a changed history prefix, a new task state, `thinking:
  * "current"`, server context, an invalid window) renders from scratch.
  */
-import { Lru, Message } from "@ctxlog/core"
+import { Caches, Message } from "@ctxlog/core"
 import * as Either from "effect/Either"
 import type { InvalidRequest } from "../InvalidRequest.js"
 import { anthropicMessage, maxCacheBreakpoints } from "../RequestValidator.js"
@@ -45,7 +45,7 @@ interface State {
 }
 
 // Request messages by draft: an unchanged draft maps to the same message (and so the same JSON text).
-const messageOfDraft = new WeakMap<Draft, AnthropicMessage>()
+const messageOfDraft = Caches.weak<Draft, AnthropicMessage>("providers.renderCache.messageOfDraft")
 
 const messageOf = (draft: Draft): AnthropicMessage => {
   const cached = messageOfDraft.get(draft)
@@ -59,7 +59,7 @@ const messageOf = (draft: Draft): AnthropicMessage => {
 export const sha256Of = requestBody.sha256Of
 
 const maxStates = 16
-const states = Lru.make<string, State>(maxStates)
+const states = Caches.lru<string, State>("providers.renderCache.states", maxStates)
 
 const remember = (key: string, state: State): void => {
   states.set(key, state)

@@ -9,12 +9,12 @@
  * registered here for a request object; a request nothing registered is serialized and hashed whole.
  */
 import { createHash, type Hash } from "node:crypto"
-import { Lru } from "@ctxlog/core"
+import { Caches } from "@ctxlog/core"
 import { add, counters } from "./renderCounters.js"
 
-const jsonOfItem = new WeakMap<object, string>()
-const shaOfRequest = new WeakMap<object, () => string>()
-const bodyOfRequest = new WeakMap<object, () => string>()
+const jsonOfItem = Caches.weak<object, string>("providers.requestBody.jsonOfItem")
+const shaOfRequest = Caches.weak<object, () => string>("providers.requestBody.shaOfRequest")
+const bodyOfRequest = Caches.weak<object, () => string>("providers.requestBody.bodyOfRequest")
 
 /** The JSON text of an immutable request item (a message), serialized once per object. */
 export const jsonOf = (item: object): string => {
@@ -76,7 +76,7 @@ interface State {
 }
 
 const maxStates = 16
-const states = Lru.make<string, State>(maxStates)
+const states = Caches.lru<string, State>("providers.requestBody.states", maxStates)
 
 /** Forget every state (tests). */
 export const clear = (): void => states.clear()
