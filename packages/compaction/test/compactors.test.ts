@@ -169,7 +169,10 @@ describe("TemplateCompactor", () => {
       const summarized = (compactor: Compactor.Compactor.Service, stream: string) =>
         Effect.gen(function* () {
           const ctx = yield* ContextService.ContextService
-          yield* ctx.appendMessages(stream, conversation)
+          yield* ctx.appendMessages(
+            stream,
+            conversation.map(({ role, parts }): Message.MessageInput => ({ role, parts }))
+          )
           return yield* TieredCompaction.compactContext(stream, 200, { keepTokens: 0 })
         }).pipe(Effect.provideService(Compactor.Compactor, compactor))
       const now = yield* summarized(both, "now")
