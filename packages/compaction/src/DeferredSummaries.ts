@@ -12,6 +12,7 @@ import {
   type EventLog,
   Message,
   TokenCounter,
+  Tracing,
   Window,
   type WindowEvent
 } from "@ctxlog/core"
@@ -104,7 +105,7 @@ export const maybeSummarizeToolPair: (
   ContextService.LogError | Compactor.CompactionError,
   ContextService.ContextService | Compactor.Compactor | TokenCounter.TokenCounter
 > = Effect.fn("DeferredSummaries.maybeSummarizeToolPair")(function* (stream: EventLog.StreamId, options: Options = {}) {
-  yield* Effect.annotateCurrentSpan("stream", stream)
+  yield* Tracing.annotate("stream", stream)
   const ctx = yield* ContextService.ContextService
   const compactor = yield* Compactor.Compactor
   const counter = yield* TokenCounter.TokenCounter

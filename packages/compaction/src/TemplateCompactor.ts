@@ -7,6 +7,7 @@
  */
 import { Compactor } from "@ctxlog/core"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as internal from "./internal/templateSummary.js"
 
@@ -22,41 +23,44 @@ export const defaultMaxBytes = 4096
 // A token is rarely shorter than 3 bytes of English or code; used to turn `maxSummaryTokens` into bytes.
 const bytesPerToken = 3
 
-/** Build a template compactor. @since 0.1.0 */
+/** Build a template compactor: a pure function of its input, so it answers at once too (`compactNow`). @since 0.1.0 */
 export const make = (options: Options = {}): Compactor.Compactor.Service => {
   const maxBytes = options.maxBytes ?? defaultMaxBytes
+  const compactNow = (
+    input: Compactor.CompactionInput
+  ): Either.Either<Compactor.CompactionOutput, Compactor.CompactionError> => {
+    if (!Number.isInteger(maxBytes) || maxBytes < 64) {
+      return Either.left(
+        new Compactor.CompactionError({
+          compactor: "template",
+          reason: "input",
+          detail: `maxBytes must be an integer of at least 64, got ${maxBytes}`
+        })
+      )
+    }
+    if (input.messages.length === 0 && input.previousSummary === null) {
+      return Either.left(
+        new Compactor.CompactionError({
+          compactor: "template",
+          reason: "input",
+          detail: "nothing to summarize: no messages and no previous summary"
+        })
+      )
+    }
+    const cap =
+      input.maxSummaryTokens === undefined
+        ? maxBytes
+        : Math.max(64, Math.min(maxBytes, input.maxSummaryTokens * bytesPerToken))
+    const sections = internal.extract(input.messages, input.previousSummary, input.goal ?? null)
+    // Relative paths only shorten the text, so the cap still holds.
+    return Either.right({
+      summary: Compactor.relativeToWorkspace(internal.renderWithin(sections, cap), input.workspace)
+    })
+  }
   return {
     name: "template",
-    compact: (input) =>
-      Effect.suspend(() => {
-        if (!Number.isInteger(maxBytes) || maxBytes < 64) {
-          return Effect.fail(
-            new Compactor.CompactionError({
-              compactor: "template",
-              reason: "input",
-              detail: `maxBytes must be an integer of at least 64, got ${maxBytes}`
-            })
-          )
-        }
-        if (input.messages.length === 0 && input.previousSummary === null) {
-          return Effect.fail(
-            new Compactor.CompactionError({
-              compactor: "template",
-              reason: "input",
-              detail: "nothing to summarize: no messages and no previous summary"
-            })
-          )
-        }
-        const cap =
-          input.maxSummaryTokens === undefined
-            ? maxBytes
-            : Math.max(64, Math.min(maxBytes, input.maxSummaryTokens * bytesPerToken))
-        const sections = internal.extract(input.messages, input.previousSummary, input.goal ?? null)
-        // Relative paths only shorten the text, so the cap still holds.
-        return Effect.succeed({
-          summary: Compactor.relativeToWorkspace(internal.renderWithin(sections, cap), input.workspace)
-        })
-      })
+    compact: (input) => Effect.suspend(() => compactNow(input)),
+    compactNow
   }
 }
 

@@ -32,6 +32,7 @@ import {
   type EventLog,
   type Message,
   type TokenCounter,
+  Tracing,
   Window,
   WindowEvent
 } from "@ctxlog/core"
@@ -480,7 +481,7 @@ const fallbackCompactor = (maxSummaryTokens: number) =>
 export const maybeCompact: (stream: EventLog.StreamId, config: Config) => Effect.Effect<Result, Failure, Requirements> =
   Effect.fn("TieredCompaction.maybeCompact")(
     function* (stream: EventLog.StreamId, config: Config) {
-      yield* Effect.annotateCurrentSpan("stream", stream)
+      yield* Tracing.annotate("stream", stream)
       yield* validate(config)
       const op = "maybeCompact" as const
       const ctx = yield* ContextService.ContextService
@@ -590,7 +591,7 @@ export const compactContext: (
   maxSummaryTokens?: number,
   options: CompactContextOptions = {}
 ) {
-  yield* Effect.annotateCurrentSpan("stream", stream)
+  yield* Tracing.annotate("stream", stream)
   if (maxSummaryTokens !== undefined && (!Number.isInteger(maxSummaryTokens) || maxSummaryTokens <= 0)) {
     return yield* new InvalidConfig({
       field: "maxSummaryTokens",
@@ -651,7 +652,7 @@ export const maybeProactiveCompress: (
   usage?: ProactiveUsage
 ) => Effect.Effect<Result, Failure, Requirements> = Effect.fn("TieredCompaction.maybeProactiveCompress")(
   function* (stream: EventLog.StreamId, config: Config, usage?: ProactiveUsage) {
-    yield* Effect.annotateCurrentSpan("stream", stream)
+    yield* Tracing.annotate("stream", stream)
     yield* validate(config)
     const ctx = yield* ContextService.ContextService
     const compactor = yield* Compactor.Compactor
@@ -723,7 +724,7 @@ export const maybeSoftCompactMidIteration: (
   ContextService.LogError | InvalidConfig,
   ContextService.ContextService | TokenCounter.TokenCounter
 > = Effect.fn("TieredCompaction.maybeSoftCompactMidIteration")(function* (stream: EventLog.StreamId, config: Config) {
-  yield* Effect.annotateCurrentSpan("stream", stream)
+  yield* Tracing.annotate("stream", stream)
   yield* validate(config)
   const ctx = yield* ContextService.ContextService
   const window = yield* ctx.load(stream)

@@ -4,7 +4,7 @@
  *
  * @since 0.1.0
  */
-import { ContextService, EventLog, type Message, Window, type WindowEvent } from "@ctxlog/core"
+import { ContextService, EventLog, type Message, Tracing, Window, type WindowEvent } from "@ctxlog/core"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -102,7 +102,7 @@ export const undoCompaction: (
   CompactionNotFound | CompactionNotUndoable | ContextService.LogError,
   ContextService.ContextService | EventLog.EventLog
 > = Effect.fn("UndoCompaction.undoCompaction")(function* (stream: EventLog.StreamId, compactionEventId: string) {
-  yield* Effect.annotateCurrentSpan("stream", stream)
+  yield* Tracing.annotate("stream", stream)
   const log = yield* EventLog.EventLog
   const ctx = yield* ContextService.ContextService
   const envelopes = Chunk.toReadonlyArray(yield* Stream.runCollect(log.read(stream)))

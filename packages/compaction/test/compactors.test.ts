@@ -131,6 +131,61 @@ describe("TemplateCompactor", () => {
     })
   )
 
+  it.effect("compactNow answers what compact answers, at once, failures included (ADR 0168)", () =>
+    Effect.gen(function* () {
+      const compactor = TemplateCompactor.make({ maxBytes: 600 })
+      const compactNow = compactor.compactNow
+      if (compactNow === undefined) return assert.fail("the template compactor answers at once")
+      for (const input of [
+        { messages: conversation, previousSummary: null, goal: "make the parser tests pass" },
+        { messages: conversation, previousSummary: "before", maxSummaryTokens: 50, workspace: "/repo" },
+        { messages: [], previousSummary: null }
+      ]) {
+        assert.deepStrictEqual(compactNow(input), yield* Effect.either(compactor.compact(input)))
+      }
+    })
+  )
+
+  it.effect("a tier summarizes with compactNow when the compactor has one, and with compact otherwise", () =>
+    Effect.gen(function* () {
+      const asked: Array<string> = []
+      const template = TemplateCompactor.make()
+      const both: Compactor.Compactor.Service = {
+        name: "both",
+        compact: (input) =>
+          Effect.flatMap(
+            Effect.sync(() => asked.push("compact")),
+            () => template.compact(input)
+          ),
+        compactNow: (input) => {
+          asked.push("compactNow")
+          return (
+            template.compactNow?.(input) ??
+            Either.left(new Compactor.CompactionError({ compactor: "both", reason: "input", detail: "none" }))
+          )
+        }
+      }
+      const effectOnly: Compactor.Compactor.Service = { name: "effect-only", compact: both.compact }
+      const summarized = (compactor: Compactor.Compactor.Service, stream: string) =>
+        Effect.gen(function* () {
+          const ctx = yield* ContextService.ContextService
+          yield* ctx.appendMessages(
+            stream,
+            conversation.map(({ role, parts }): Message.MessageInput => ({ role, parts }))
+          )
+          return yield* TieredCompaction.compactContext(stream, 200, { keepTokens: 0 })
+        }).pipe(Effect.provideService(Compactor.Compactor, compactor))
+      const now = yield* summarized(both, "now")
+      const later = yield* summarized(effectOnly, "later")
+      assert.deepStrictEqual(asked, ["compactNow", "compact"])
+      assert.strictEqual(now._tag, "Compacted")
+      assert.strictEqual(later._tag, "Compacted")
+      if (now._tag === "Compacted" && later._tag === "Compacted") {
+        assert.strictEqual(Message.textOf(now.summary), Message.textOf(later.summary))
+      }
+    }).pipe(Effect.provide(coreLayer))
+  )
+
   it.effect("the layer provides the Compactor service", () =>
     Effect.gen(function* () {
       const compactor = yield* Compactor.Compactor

@@ -16,6 +16,7 @@ import type { StoreError } from "./EventLogError.js"
 import type { ToolSpec } from "./LanguageModel.js"
 import { type JsonValue, type Message, textOf, toolCallsOf, toolResultsOf } from "./Message.js"
 import * as TokenCounter from "./TokenCounter.js"
+import * as Tracing from "./Tracing.js"
 import * as Window from "./Window.js"
 import type { WindowEvent } from "./WindowEvent.js"
 
@@ -199,7 +200,7 @@ export const recall: (
 ) => Effect.Effect<string, ArchiveNotFound | StoreError | EventDecodeError, EventLog.EventLog> = Effect.fn(
   "ArchiveRecall.recall"
 )(function* (stream: EventLog.StreamId, request: Request) {
-  yield* Effect.annotateCurrentSpan("stream", stream)
+  yield* Tracing.annotate("stream", stream)
   const log = yield* EventLog.EventLog
   const envelopes = yield* Stream.runCollect(log.read(stream))
   return yield* answer(

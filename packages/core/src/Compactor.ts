@@ -6,6 +6,7 @@
  */
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
+import type * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import type { Message } from "./Message.js"
 
@@ -63,5 +64,11 @@ export declare namespace Compactor {
   export interface Service {
     readonly name: string
     readonly compact: (input: CompactionInput) => Effect.Effect<CompactionOutput, CompactionError>
+    /**
+     * The same answer at once, for a compactor that is a pure function of its input (the template
+     * compactor): the compaction tiers take it instead of `compact`, with no timeout to race and no
+     * fiber (ADR 0168). A compactor that calls a model leaves it out. Since 0.8.0.
+     */
+    readonly compactNow?: ((input: CompactionInput) => Either.Either<CompactionOutput, CompactionError>) | undefined
   }
 }

@@ -21,6 +21,7 @@ import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
+import * as Tracer from "effect/Tracer"
 import * as GenAi from "./GenAi.js"
 import type { ModelChunk, ModelResponse, Usage } from "./LanguageModel.js"
 import type * as Message from "./Message.js"
@@ -34,6 +35,26 @@ export class TracingEnabled extends Context.Reference<TracingEnabled>()("@ctxlog
 
 /** Turns ctxlog's spans on (export them with an OpenTelemetry tracer layer). @since 0.2.0 */
 export const layer: Layer.Layer<never> = Layer.succeed(TracingEnabled, true)
+
+/**
+ * Set one attribute on the current span, as `Effect.annotateCurrentSpan(key, value)` does (a span whose
+ * propagation is disabled hands it to its parent), without its cost when there is no span to annotate:
+ * `annotateCurrentSpan` then fails internally with an exception (a stack trace) it ignores, on every
+ * call of every `Effect.fn` step a replay runs with the tracer off (ADR 0168).
+ * @since 0.8.0
+ */
+export const annotate = (key: string, value: unknown): Effect.Effect<void> =>
+  Effect.contextWith((context) => {
+    let current = Context.getOption(context, Tracer.ParentSpan)
+    while (
+      Option.isSome(current) &&
+      current.value._tag === "Span" &&
+      Context.get(current.value.context, Tracer.DisablePropagation)
+    ) {
+      current = current.value.parent
+    }
+    if (Option.isSome(current) && current.value._tag === "Span") current.value.attribute(key, value)
+  })
 
 /** Span attributes (since 0.8.0 arrays too, as the GenAI conventions use them). @since 0.2.0 */
 export type Attributes = GenAi.Attributes

@@ -44,6 +44,7 @@ import {
   type RecallSource,
   TokenCounter,
   ToolPairs,
+  Tracing,
   type Window,
   type WindowEvent
 } from "@ctxlog/core"
@@ -367,7 +368,7 @@ export const prepare: (
   input: Input,
   policy: Policy.Policy
 ) {
-  yield* Effect.annotateCurrentSpan("ctxlog.stream", stream)
+  yield* Tracing.annotate("ctxlog.stream", stream)
   const valid = yield* checked(policy)
   const ctx = yield* ContextService.ContextService
   const budget = Policy.budgetOf(valid, input.turnReminder)
@@ -515,7 +516,7 @@ export const render: (
   policy: Policy.Policy,
   options: RenderOptions = {}
 ) {
-  yield* Effect.annotateCurrentSpan("ctxlog.stream", stream)
+  yield* Tracing.annotate("ctxlog.stream", stream)
   const valid = yield* checked(policy)
   const ctx = yield* ContextService.ContextService
   const counter = yield* TokenCounter.TokenCounter
@@ -761,7 +762,7 @@ export const complete: (
   completion: Completion,
   policy: Policy.Policy
 ) {
-  yield* Effect.annotateCurrentSpan("ctxlog.stream", stream)
+  yield* Tracing.annotate("ctxlog.stream", stream)
   const valid = yield* checked(policy)
   const ctx = yield* ContextService.ContextService
   const builder = CtxBuilder.forProvider(valid.builder)
@@ -850,7 +851,7 @@ export const reload: (
 ) => Effect.Effect<Step, Policy.InvalidPolicy | ContextService.ContextError, ContextService.ContextService> = Effect.fn(
   "ctxlog.turn.reload"
 )(function* (stream: EventLog.StreamId, policy: Policy.Policy) {
-  yield* Effect.annotateCurrentSpan("ctxlog.stream", stream)
+  yield* Tracing.annotate("ctxlog.stream", stream)
   const valid = yield* checked(policy)
   const ctx = yield* ContextService.ContextService
   const json = Policy.toJson(valid)

@@ -71,17 +71,21 @@ export const summarize = (
     const timeout = Duration.decode(job.timeout)
     const produce = Effect.gen(function* () {
       if (hooks.archive !== undefined) yield* hooks.archive(plan)
-      const output = yield* (hooks.summarize ?? job.compactor.compact)(input).pipe(
-        Effect.timeoutFail({
-          duration: timeout,
-          onTimeout: () =>
-            new Compactor.CompactionError({
-              compactor: job.compactor.name,
-              reason: "timeout",
-              detail: `no summary within ${Duration.format(timeout)}`
+      // A compactor that answers at once (a pure function of its input) has no timeout to race (ADR 0168).
+      const now = hooks.summarize === undefined ? job.compactor.compactNow : undefined
+      const output = yield* now !== undefined
+        ? now(input)
+        : (hooks.summarize ?? job.compactor.compact)(input).pipe(
+            Effect.timeoutFail({
+              duration: timeout,
+              onTimeout: () =>
+                new Compactor.CompactionError({
+                  compactor: job.compactor.name,
+                  reason: "timeout",
+                  detail: `no summary within ${Duration.format(timeout)}`
+                })
             })
-        })
-      )
+          )
       // The guards, before anything is written (issue 39): a refusal is recorded below like any failure.
       const removed = new Set(plan.removeIds)
       yield* SummaryGuard.guard(output.summary, {
