@@ -1,6 +1,6 @@
 // Packs workspace packages into a folder as a user gets them (`pnpm pack`: `workspace:` ranges rewritten,
-// `files` applied), once their `dist` is current. `turbo run build` for them comes first: a cache hit after
-// CI's build step or an earlier pack, otherwise one build of each. Then `pnpm pack` runs without the
+// `files` applied), once their `dist` is current. `node scripts/build.mjs --if-changed` comes first (ADR
+// 0170): nothing after CI's build step or an earlier pack, otherwise one build of every package. Then `pnpm pack` runs without the
 // packages' `prepack` script, which would run tsc again for every package (3–6 s each, twice per CI run:
 // scripts/pack-check.mjs and integration's packed-tarball tests). A publish still runs `prepack`.
 // A folder packed once (`pnpm release:pack`, which .ci/run runs as its "pack" step and names in
@@ -22,7 +22,7 @@ const exec = async (cmd, args, cwd, env = process.env) => {
 }
 
 /**
- * Build (through turbo's cache) and pack each package directory in `dirs` (relative to the repository root,
+ * Build (unless every dist is current) and pack each package directory in `dirs` (relative to the repository root,
  * e.g. `packages/core`) into `destination`; each one's directory, manifest and tarball path, in order.
  */
 export const packPackages = async (dirs, destination) => {
@@ -31,8 +31,7 @@ export const packPackages = async (dirs, destination) => {
     const file = `${manifest.name.replace("@", "").replace("/", "-")}-${manifest.version}.tgz`
     return { dir, manifest, tarball: join(destination, file) }
   })
-  const filters = packed.map(({ manifest }) => `--filter=${manifest.name}`)
-  await exec("pnpm", ["exec", "turbo", "run", "build", "--output-logs=errors-only", ...filters], root)
+  await exec(process.execPath, [join(root, "scripts", "build.mjs"), "--if-changed"], root)
   for (const { dir } of packed) {
     await exec("pnpm", ["pack", "--pack-destination", destination], join(root, dir), {
       ...process.env,

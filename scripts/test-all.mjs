@@ -131,7 +131,7 @@ const main = async () => {
   await step("cycles", "pnpm", ["cycles"])
   await step("contracts", "pnpm", ["contracts"])
   await step("versions", "pnpm", ["versions"])
-  await step("build", "pnpm", ["exec", "turbo", "run", "build", "--output-logs=errors-only"])
+  await step("build", "node", ["scripts/build.mjs"])
   await step("docs", "pnpm", ["docs"])
   // Packed once for the tests, the pack check and the publish dry run, as in .ci/run.
   const packedDir = mkdtempSync(join(tmpdir(), "ctxlog-test-all-packed-"))

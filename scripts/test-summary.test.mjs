@@ -44,6 +44,18 @@ test("a failed test prints its package in full; a crash counts as one failure; f
   ])
 })
 
+test("two test logs (the packages' and .ci/run's test:integration beside them) count together, steps once", () => {
+  const passed = log("turbo-test-passed.log")
+  const failed = log("turbo-test-failed.log")
+  const result = summarize(`${failed}\n${passed}`, {
+    prefix: "ci",
+    status: 1,
+    failedSteps: ["test", "test:integration"]
+  })
+  // 32 + 33 passed; the failed log's client test and memory crash; neither test step counted again.
+  assert.equal(result.line, "ci: 65 passed, 2 failed")
+})
+
 test("a red run with nothing counted still reports a failure", () => {
   assert.equal(summarize("", { status: 2 }).line, "ci: 0 passed, 1 failed")
 })
