@@ -13,10 +13,12 @@
  * are counted once with o200k (the local counter every package uses); a prefix is the chain hash of
  * its blocks, so two renders share a cache entry exactly when their bytes agree up to it. A Responses
  * input item is counted as the server reads it (ADR 0141): its strings (not the JSON that escapes them
- * again) plus 3 framing tokens; an encrypted reasoning item by its ciphertext's size (the table's
- * `encryptedReasoning`); reasoning before the last user message as nothing (the server drops earlier
- * turns' reasoning, cause `reasoning-dropped`); and the previous call's output items, which follow its
- * prompt, are read back with it (the server caches what it generated).
+ * again) plus its framing (3 for a message, the table's `itemFramingTokens` for a reasoning item, a
+ * function call or its output; ADR 0172); an encrypted reasoning item by its
+ * ciphertext's size (the table's `encryptedReasoning`); reasoning before the last user message as
+ * nothing (the server drops earlier turns' reasoning, cause `reasoning-dropped`); and the previous
+ * call's output items, which follow its prompt, are read back with it (the server caches what it
+ * generated).
  *
  * What the prediction reads: the renders (rebuilt from the log), the events' `recordedAt`, and the
  * usage of the stream's first call only, to estimate an *unknown prefix* — the system prompt and tool
@@ -269,7 +271,8 @@ const rawBlocks = (
   family: string,
   request: unknown,
   json: (value: unknown) => string = JSON.stringify,
-  reasoning?: CacheTable.EncryptedReasoning
+  reasoning?: CacheTable.EncryptedReasoning,
+  itemFraming = 3
 ): ReadonlyArray<RawBlock> => {
   const out: Array<RawBlock> = []
   arrayAt(request, "tools").forEach((tool, index) => {
@@ -325,8 +328,10 @@ const rawBlocks = (
     }
     const text = json(item)
     const counted = items === "input" ? responsesText(item) : undefined
-    // Each item is framed by tokens of the chat format (3 per message: OpenAI's token-counting cookbook).
-    const hidden = items === "input" ? hiddenTokens(item, reasoning) + (counted === undefined ? 0 : 3) : 0
+    // Each item is framed by tokens of the chat format: a message by 3 (OpenAI's token-counting cookbook),
+    // the model's own items and tool outputs by the table's `itemFramingTokens` (ADR 0172).
+    const framing = counted === undefined ? 0 : isRecord(item) && item.type === "message" ? 3 : itemFraming
+    const hidden = items === "input" ? hiddenTokens(item, reasoning) + framing : 0
     out.push({
       label: `${items}[${index}]`,
       text,
@@ -802,7 +807,7 @@ export const predict = (events: ReadonlyArray<TimedEvent>, options: Options = {}
       const scope = `${priced.provider}/${event.model}`
       const rebuilt = options.rebuilt?.(entry.version) ?? RenderRecord.rebuild(window, event, entry.version, blobs)
       const raws: ReadonlyArray<RawBlock> = Either.isRight(rebuilt)
-        ? rawBlocks(priced.provider, rebuilt.right.request, json, priced.encryptedReasoning)
+        ? rawBlocks(priced.provider, rebuilt.right.request, json, priced.encryptedReasoning, priced.itemFramingTokens)
         : [{ label: "render", text: event.sha256 }]
       // A render that cannot be rebuilt: one opaque block of its recorded size.
       // Counted with o200k, scaled to the provider's tokenizer (the table's ratio).

@@ -16,7 +16,9 @@
  *   {@link current}). An OpenAI reasoning item's `encrypted_content` stands for reasoning no text shows:
  *   `encryptedReasoning` sizes it from the ciphertext (735 bytes of overhead, 4.7 bytes a token: a least-
  *   squares line of each Codex fixture call's reasoning output tokens on its one item's ciphertext bytes,
- *   50 calls, in-sample; ADR 0141).
+ *   50 calls, in-sample; ADR 0141). A Responses reasoning item, function call or function call output is
+ *   framed by `itemFramingTokens` tokens of the chat format past its strings (OpenAI: 9, measured on two
+ *   Codex rollouts and checked on three others; ADR 0172), a message by 3.
  *
  * @since 0.5.0
  */
@@ -77,6 +79,12 @@ export interface ProviderDefaults {
   readonly tokensPerCounted?: number
   /** Tokens of an encrypted reasoning item (OpenAI Responses). @since 0.8.0 */
   readonly encryptedReasoning?: EncryptedReasoning
+  /**
+   * Tokens of the chat format around each Responses reasoning item, function call and function call
+   * output, past its strings (3 when absent: the "tokens per message" of OpenAI's token-counting
+   * cookbook, which a message item keeps). @since 0.8.0
+   */
+  readonly itemFramingTokens?: number
 }
 
 /** A dated table. @since 0.5.0 */
@@ -93,13 +101,20 @@ const minute = 60_000
 
 /** The table this release predicts with. @since 0.5.0 */
 export const current: Table = {
-  version: "2026-11-28.3",
+  version: "2026-11-28.4",
   sources: [
     // anthropic tokensPerCounted 1.07: the median, over the 45 consecutive call pairs of the four real
     // Claude Code sessions in fixtures/sessions whose prompt grew by a known part (recorded growth over
     // the o200k count of the same new blocks; ratios 0.72-1.66, aggregate 1.055). In-sample: measured on
     // the sessions the accuracy test scores (ADR 0138).
     "fixtures/sessions/claude-code (recorded usage against o200k counts, 2026-11-28)",
+    // openai itemFramingTokens 9 (reasoning, function call and output items; a message keeps 3): the
+    // framing at which the median, over the consecutive call pairs of the two Codex rollouts first in
+    // fixtures/sessions (…24T20-12-23…, …25T15-12-14…; 50 pairs), of (recorded prompt growth − predicted
+    // growth) is nearest 0 (3 → +19 tokens a step, 8 → +4, 9 → +1, 10 → −2). Derived on those two,
+    // checked on the three added later (263 pairs): +23 → +5 tokens a step, median prompt error
+    // −1.90% → −0.03% (ADR 0172).
+    "fixtures/sessions/codex (recorded usage against o200k counts, 2026-11-28)",
     "https://platform.claude.com/docs/en/build-with-claude/prompt-caching",
     "https://docs.anthropic.com/en/docs/about-claude/pricing",
     "https://developers.openai.com/api/docs/guides/prompt-caching",
@@ -123,7 +138,7 @@ export const current: Table = {
   },
   defaults: {
     anthropic: { input: 3, minCacheableTokens: 1024, tokensPerCounted: 1.07 },
-    openai: { input: 1.25, encryptedReasoning: { overheadBytes: 735, bytesPerToken: 4.7 } },
+    openai: { input: 1.25, encryptedReasoning: { overheadBytes: 735, bytesPerToken: 4.7 }, itemFramingTokens: 9 },
     ollama: { input: 0 },
     default: { input: 1 }
   },
@@ -171,6 +186,8 @@ export interface Resolved {
   readonly tokensPerCounted: number
   /** Tokens of an encrypted reasoning item, when the provider's defaults give a rate. @since 0.8.0 */
   readonly encryptedReasoning?: EncryptedReasoning | undefined
+  /** Tokens of the chat format around each Responses item that is not a message, past its strings. @since 0.8.0 */
+  readonly itemFramingTokens: number
   /** Whether the model has its own row (false: the provider's default price). */
   readonly listed: boolean
 }
@@ -220,6 +237,7 @@ export const resolve = (
       rules.kind === "prefix" ? rules.minTokens : (row?.minCacheableTokens ?? fallback.minCacheableTokens ?? 0),
     tokensPerCounted: row?.tokensPerCounted ?? fallback.tokensPerCounted ?? 1,
     ...(fallback.encryptedReasoning === undefined ? {} : { encryptedReasoning: fallback.encryptedReasoning }),
+    itemFramingTokens: fallback.itemFramingTokens ?? 3,
     listed: row !== undefined
   }
 }

@@ -110,7 +110,12 @@ layer(live)("CacheModel on Responses renders", (it) => {
         yield* answer("c", 1)
         const request = yield* record("c", stateless)
         const report = CacheModel.predict(yield* timed("c", 1000))
-        const rate = CacheTable.resolve("openai", "gpt-5-codex").encryptedReasoning
+        const resolved = CacheTable.resolve("openai", "gpt-5-codex")
+        const rate = resolved.encryptedReasoning
+        // A message is framed by 3 tokens, every other item by the table's (9 for OpenAI, measured on the
+        // Codex rollouts; ADR 0172).
+        const framing = resolved.itemFramingTokens
+        assert.strictEqual(framing, 9)
         if (rate === undefined) return assert.fail("the table gives OpenAI an encrypted-reasoning rate")
         const expected = request.input.reduce((sum, item) => {
           switch (item.type) {
@@ -119,14 +124,14 @@ layer(live)("CacheModel on Responses renders", (it) => {
             case "reasoning":
               return (
                 sum +
-                3 +
+                framing +
                 o200k(item.summary.map((piece) => piece.text).join("\n")) +
                 Math.round((3000 - rate.overheadBytes) / rate.bytesPerToken)
               )
             case "function_call":
-              return sum + 3 + o200k(`${item.name}\n${item.arguments}`)
+              return sum + framing + o200k(`${item.name}\n${item.arguments}`)
             case "function_call_output":
-              return sum + 3 + o200k(typeof item.output === "string" ? item.output : "")
+              return sum + framing + o200k(typeof item.output === "string" ? item.output : "")
             default:
               return assert.fail(`an item the test does not expect: ${JSON.stringify(item)}`)
           }
