@@ -136,7 +136,11 @@ export const fn = <Args extends ReadonlyArray<unknown>, A, E, R>(
     if (after !== undefined) yield* Effect.annotateCurrentSpan(after(value))
     return value
   })
-  return (...args) => Effect.flatMap(TracingEnabled, (on) => (on ? traced(...args) : body(...args)))
+  // The switch read off the running fiber's context, in one effect (as `span` does).
+  return (...args) =>
+    Effect.withFiberRuntime<A, E, R>((fiber) =>
+      Context.get(fiber.currentContext, TracingEnabled) ? traced(...args) : body(...args)
+    )
 }
 
 /**

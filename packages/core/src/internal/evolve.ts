@@ -146,10 +146,20 @@ const emptyState: State = {
   open: []
 }
 
+/** The states of windows `view` did not make (hand-built, spread), computed once: a cache. */
 const states = Caches.weak<Window, State>("core.evolve.states")
 
+/**
+ * The state behind a window `view` made, held by the window itself under this symbol (non-enumerable: no
+ * key, spread, JSON or equality sees it). It is the window's own representation — its lazy getters read
+ * their partition from it — not a cache, so it lives on the window and not in the cache layer, which may
+ * be cleared or scoped (ADR 0162).
+ */
+const stateKey: unique symbol = Symbol("ctxlog.window.state")
+type Viewed = { readonly [stateKey]?: State }
+
 /** The state of a window `view` made (its getters read their partition from it). */
-const viewed = (window: object): State => states.get(window as Window) as State
+const viewed = (window: object): State => (window as Viewed)[stateKey] as State
 
 // The two lazy partitions, as accessors shared by every window: one pair of functions for all of them, so
 // every window has the same hidden class. Getters written in an object literal are new closures per object,
@@ -177,13 +187,13 @@ type Building = { -readonly [K in keyof Window]?: Window[K] }
 export const view = (state: State): Window => {
   // Fields in the order they always had (`history` and `completedToolIds` own, enumerable getters where
   // the literal had them), so keys, spreads and JSON are what they were.
-  const window: Building = {
-    version: state.version,
-    system: state.system,
-    knowledge: state.knowledge,
-    taskState: state.taskState,
-    signals: state.signals
-  }
+  const window: Building = {}
+  Object.defineProperty(window, stateKey, { value: state })
+  window.version = state.version
+  window.system = state.system
+  window.knowledge = state.knowledge
+  window.taskState = state.taskState
+  window.signals = state.signals
   Object.defineProperty(window, "history", historyAccessor)
   window.tokens = state.tokens
   Object.defineProperty(window, "completedToolIds", completedAccessor)
@@ -196,13 +206,14 @@ export const view = (state: State): Window => {
   window.watermark = state.watermark
   window.calibration = state.calibration
   const made = window as Window
-  states.set(made, state)
   add(work.views)
   return made
 }
 
 /** The state behind a window (built once, in O(n), for a window that did not come from here). */
 export const stateOf = (window: Window): State => {
+  const own = (window as Viewed)[stateKey]
+  if (own !== undefined) return own
   const known = states.get(window)
   if (known !== undefined) return known
   const history = Seq.from(window.history)
