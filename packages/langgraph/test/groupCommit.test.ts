@@ -8,10 +8,10 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import type { WindowEvent } from "@ctxlog/core"
-import { AIMessage, type BaseMessage, HumanMessage, ToolMessage } from "@langchain/core/messages"
-import { MessagesAnnotation, MessagesDeltaValue, START, StateGraph, StateSchema } from "@langchain/langgraph"
+import { HumanMessage } from "@langchain/core/messages"
 import { afterAll, describe, expect, it } from "vitest"
 import { CtxlogSaver } from "../src/index.js"
+import { graphOf, turnInput as inputOf } from "./support/turnGraph.js"
 import { eventsOf } from "./support/graphs.js"
 
 const dir = mkdtempSync(join(tmpdir(), "ctxlog-langgraph-group-"))
@@ -19,39 +19,8 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }))
 let files = 0
 const file = () => join(dir, `group-${++files}.db`)
 
-/** The thread a turn runs on. */
-interface ThreadConfig {
-  readonly configurable: { readonly thread_id: string }
-}
-
-/** What a turn uses of a compiled graph (the plain and the DeltaChannel graphs differ in their types only). */
-interface TurnGraph {
-  readonly invoke: (input: { messages: Array<BaseMessage> }, options: ThreadConfig) => Promise<unknown>
-  readonly getState: (options: ThreadConfig) => Promise<{ values: { messages: ReadonlyArray<unknown> } }>
-}
-
-/** The bench's graph (`bench/src/langgraphDelta.ts`): one node after the input, a turn is one `invoke`. */
-const graphOf = (saver: CtxlogSaver, delta: boolean): TurnGraph =>
-  delta
-    ? new StateGraph(new StateSchema({ messages: MessagesDeltaValue }))
-        .addNode("agent", () => ({}))
-        .addEdge(START, "agent")
-        .compile({ checkpointer: saver })
-    : new StateGraph(MessagesAnnotation)
-        .addNode("agent", () => ({}))
-        .addEdge(START, "agent")
-        .compile({ checkpointer: saver })
-
-const turnInput = (turn: number) => ({
-  messages: [
-    new AIMessage({
-      id: `call-${turn}`,
-      content: "",
-      tool_calls: [{ type: "tool_call", id: `c${turn}`, name: "read", args: { path: `f${turn}.ts` } }]
-    }),
-    new ToolMessage({ id: `result-${turn}`, tool_call_id: `c${turn}`, content: `contents of f${turn}.ts `.repeat(40) })
-  ]
-})
+/** A turn's input here: the result ~0.9 KB. */
+const turnInput = (turn: number) => inputOf(turn, 40)
 
 /** Counts the saver's `put` and `putWrites` calls (the object's own methods, LangGraph calls them). */
 const counting = (saver: CtxlogSaver) => {

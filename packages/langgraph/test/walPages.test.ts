@@ -9,12 +9,12 @@
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { AIMessage, type BaseMessage, HumanMessage, ToolMessage } from "@langchain/core/messages"
-import { MessagesAnnotation, MessagesDeltaValue, START, StateGraph, StateSchema } from "@langchain/langgraph"
+import { HumanMessage } from "@langchain/core/messages"
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint"
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite"
 import { afterAll, describe, expect, it } from "vitest"
 import { CtxlogSaver } from "../src/index.js"
+import { graphOf, turnInput as inputOf } from "./support/turnGraph.js"
 import { truncateWal, walCommits } from "./support/walPages.js"
 
 const dir = mkdtempSync(join(tmpdir(), "ctxlog-langgraph-wal-"))
@@ -24,33 +24,8 @@ const config = { configurable: { thread_id: "t" } }
 const history = 40
 const turns = 10
 
-/** What a turn uses of a compiled graph (the plain and the DeltaChannel graphs differ in their types only). */
-interface TurnGraph {
-  readonly invoke: (input: { messages: Array<BaseMessage> }, options: typeof config) => Promise<unknown>
-  readonly getState: (options: typeof config) => Promise<{ values: { messages: ReadonlyArray<unknown> } }>
-}
-
-const graphOf = (saver: BaseCheckpointSaver, delta: boolean): TurnGraph =>
-  delta
-    ? new StateGraph(new StateSchema({ messages: MessagesDeltaValue }))
-        .addNode("agent", () => ({}))
-        .addEdge(START, "agent")
-        .compile({ checkpointer: saver })
-    : new StateGraph(MessagesAnnotation)
-        .addNode("agent", () => ({}))
-        .addEdge(START, "agent")
-        .compile({ checkpointer: saver })
-
-const turnInput = (turn: number) => ({
-  messages: [
-    new AIMessage({
-      id: `call-${turn}`,
-      content: "",
-      tool_calls: [{ type: "tool_call", id: `c${turn}`, name: "read", args: { path: `f${turn}.ts` } }]
-    }),
-    new ToolMessage({ id: `result-${turn}`, tool_call_id: `c${turn}`, content: `contents of f${turn}.ts `.repeat(100) })
-  ]
-})
+/** A turn's input here: the result ~2 KB. */
+const turnInput = (turn: number) => inputOf(turn, 100)
 
 interface Measured {
   readonly commits: number
